@@ -1,0 +1,169 @@
+"""Chip profiles: every hardware number of the simulator lives here.
+
+Each number carries its source and a tag: [OFF] official Huawei/CANN,
+[DER] arithmetic on official values, [EST] third-party or our own estimate,
+[CAL] an estimate calibrated against a published measurement (see
+benchmarks/RESULTS.md). Sources are abbreviated as in
+../shared/reference/ascend_facts.md (DK = asc-devkit, HW = its hardware docs).
+
+Derive a custom chip with ``dataclasses.replace(Ascend910B(), ub_bytes=...)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KB = 1024
+MB = 1024 * KB
+GB = 1024 * MB
+
+
+@dataclass(frozen=True)
+class ChipProfile:
+    """A simulated Ascend chip: structure, capacities and the cycle-model costs."""
+
+    name: str
+    npu_arch: int                   # __NPU_ARCH__ code
+    separated: bool                 # True: AIC and AIV are separate cores (A2/A3)
+    aic_count: int                  # cube cores (coupled chips: AI Cores)
+    aiv_count: int                  # vector cores (coupled chips: equal to aic_count)
+    clock_ghz: float
+    # --- on-chip capacities per core (bytes) ---
+    ub_bytes: int
+    ub_usable_bytes: int            # what TPipe.InitBuffer may hand out
+    l1_bytes: int
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+    l2_bytes: int
+    gm_bytes: int
+    # --- alignment rules (bytes) [OFF, HW NPU架构版本2201.md] ---
+    ub_align: int = 32
+    l1_align: int = 32
+    l0ab_align: int = 512
+    l0c_align: int = 64
+    gm_burst_align: int = 512       # GM addresses below this alignment lose bandwidth
+    # --- vector unit [OFF, DK 高维切分.md: 256 B repeat, <=255 repeats] ---
+    vec_repeat_bytes: int = 256
+    vec_max_repeat: int = 255
+    # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
+    scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
+    scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
+    scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
+    flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction
+    sync_all_cycles: int = 500              # [EST] SyncAll across cores
+    cross_core_flag_cycles: int = 100       # [EST] CrossCoreSetFlag -> WaitFlag latency
+    gm_read_startup: int = 80               # [CAL] MTE2 GM->UB/L1 startup latency
+    gm_read_bytes_per_cycle: float = 32.0   # [CAL] one core's MTE2 GM read rate
+    gm_write_startup: int = 80              # [CAL] MTE3 UB->GM startup latency
+    gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
+    hbm_bytes_per_cycle: float = 760.0      # [CAL] chip-wide HBM limit (~1.4 TB/s at 1.85 GHz)
+    gm_unaligned_efficiency: float = 0.7    # [OFF] 32 B- vs 512 B-aligned GM: as little as 70 %
+    burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided DataCopy
+    l1_to_l0a_bytes_per_cycle: float = 512.0  # [EST] 310P compile-info l1->l0a
+    l1_to_l0b_bytes_per_cycle: float = 256.0  # [EST] 310P compile-info l1->l0b
+    mte1_startup: int = 20                  # [EST]
+    ub_to_l1_bytes_per_cycle: float = 256.0   # [EST] 310P compile-info ub->l1
+    ub_to_ub_bytes_per_cycle: float = 128.0   # [EST]
+    fix_startup: int = 40                   # [EST] Fixpipe startup
+    l0c_to_gm_bytes_per_cycle: float = 32.0   # [EST] Fixpipe to GM, bounded like MTE3
+    vec_startup: int = 20                   # [CAL] vector instruction startup
+    vec_cycles_per_repeat: dict = field(default_factory=lambda: {
+        "simple": 1.0,          # [DER] Add case: one 256 B repeat per cycle per AIV
+        "transcendental": 4.0,  # [EST] Exp, Ln, Sqrt, Div, Reciprocal
+        "reduction": 2.0,       # [EST] ReduceMax/ReduceSum/WholeReduceSum
+        "cast": 2.0,            # [EST] Cast
+    })
+    cube_startup: int = 30                  # [EST]
+    cube_fractals_per_cycle: float = 1.0    # [OFF] 4096 fp16 MAC/cycle = one 16x16x16 fractal
+
+    @property
+    def clock_hz(self) -> float:
+        return self.clock_ghz * 1e9
+
+    def cores_for(self, core_type: str) -> int:
+        """Physical cores that run a kernel of this type ("AIV", "AIC" or "MIX" groups)."""
+        if core_type == "AIV":
+            return self.aiv_count
+        return self.aic_count
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e3)
+
+
+def Ascend910B() -> ChipProfile:
+    """Atlas A2 / 910B2-like, separated architecture (arch 2201). The default."""
+    return ChipProfile(
+        name="Ascend910B",
+        npu_arch=2201,
+        separated=True,
+        aic_count=24,                 # [OFF] torchair limit_core_num.md; 910B2 ini ai_core_cnt=24
+        aiv_count=48,                 # [OFF] same; vector_core_cnt=48 (1:2 ratio)
+        clock_ghz=1.85,               # [DER] Add case study implies ~1.85 GHz (ini cube_freq 1800 [EST])
+        ub_bytes=192 * KB,            # [OFF] DK kernel_utils_constants.h TOTAL_UB_SIZE
+        ub_usable_bytes=184 * KB,     # [OFF] 8 KB reserved as tmp buffer
+        l1_bytes=512 * KB,            # [OFF] same header
+        l0a_bytes=64 * KB,            # [OFF]
+        l0b_bytes=64 * KB,            # [OFF]
+        l0c_bytes=128 * KB,           # [OFF]
+        l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size
+        gm_bytes=64 * GB,             # [EST] 910B2 platform ini memory_size
+    )
+
+
+def Ascend910() -> ChipProfile:
+    """Ascend 910 (arch 1001), coupled: one AI Core holds cube and vector units."""
+    return ChipProfile(
+        name="Ascend910",
+        npu_arch=1001,
+        separated=False,
+        aic_count=32,                 # [OFF] Hot Chips 2019: 32 Da Vinci cores
+        aiv_count=32,                 # coupled: the vector unit is inside each AI Core
+        clock_ghz=0.98,               # [DER] 256 TFLOPS / (32 * 4096 * 2)
+        ub_bytes=256 * KB,            # [OFF] DK kernel_utils_constants.h
+        ub_usable_bytes=248 * KB,     # [OFF]
+        l1_bytes=1 * MB,              # [OFF]
+        l0a_bytes=64 * KB,            # [OFF]
+        l0b_bytes=64 * KB,            # [OFF]
+        l0c_bytes=256 * KB,           # [OFF]
+        l2_bytes=32 * MB,             # [EST]
+        gm_bytes=32 * GB,             # [EST] 32 GB HBM2
+        hbm_bytes_per_cycle=1200.0,   # [EST] ~1.2 TB/s at 0.98 GHz
+    )
+
+
+def Ascend310B() -> ChipProfile:
+    """Ascend 310B (arch 3002), edge inference, coupled mode."""
+    return ChipProfile(
+        name="Ascend310B",
+        npu_arch=3002,
+        separated=False,
+        aic_count=1,                  # [EST] one AI Core on the Orange Pi AIpro class boards
+        aiv_count=1,
+        clock_ghz=1.0,                # [EST]
+        ub_bytes=248 * KB,            # [OFF] DK kernel_utils_constants.h
+        ub_usable_bytes=248 * KB,     # [OFF]
+        l1_bytes=1 * MB,              # [OFF]
+        l0a_bytes=64 * KB,            # [OFF]
+        l0b_bytes=64 * KB,            # [OFF]
+        l0c_bytes=128 * KB,           # [OFF]
+        l2_bytes=4 * MB,              # [EST]
+        gm_bytes=8 * GB,              # [EST] LPDDR4X
+        gm_read_bytes_per_cycle=17.0,   # [EST] 310P compile-info ddr 17
+        gm_write_bytes_per_cycle=17.0,  # [EST] 310P compile-info ub->ddr 17
+        hbm_bytes_per_cycle=51.0,     # [EST] ~51 GB/s LPDDR4X
+    )
+
+
+CHIPS = {"Ascend910B": Ascend910B, "Ascend910": Ascend910, "Ascend310B": Ascend310B}
+
+
+def get_chip(chip: "ChipProfile | str | None") -> ChipProfile:
+    """Resolve a profile, a profile name or None (the default 910B)."""
+    if chip is None:
+        return Ascend910B()
+    if isinstance(chip, ChipProfile):
+        return chip
+    try:
+        return CHIPS[chip]()
+    except KeyError:
+        raise ValueError(f"unknown chip {chip!r}; choose one of {sorted(CHIPS)}") from None

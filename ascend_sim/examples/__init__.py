@@ -1,0 +1,1 @@
+"""Tested example kernels: the canonical add_custom and a small cube matmul."""

@@ -1,0 +1,49 @@
+"""The instruction record: one per hardware instruction the kernel issued."""
+from __future__ import annotations
+
+import linecache
+import os
+
+PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+
+
+class Instr:
+    """One executed instruction: where, when, what it moved, and the kernel line."""
+
+    __slots__ = ("index", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
+                 "nbytes", "src", "dst", "flops", "site", "klass")
+
+    def __init__(self, index, core, core_type, pipe, op, ready, start, end, wait_on,
+                 nbytes, src, dst, flops, site, klass):
+        self.index, self.core, self.core_type, self.pipe, self.op = index, core, core_type, pipe, op
+        self.ready, self.start, self.end, self.wait_on = ready, start, end, wait_on
+        self.nbytes, self.src, self.dst, self.flops, self.site = nbytes, src, dst, flops, site
+        self.klass = klass
+
+    @property
+    def cycles(self) -> float:
+        return self.end - self.start
+
+    @property
+    def stall(self) -> float:
+        return self.start - self.ready
+
+    @property
+    def line(self) -> str:
+        fn, ln = self.site
+        return f"{os.path.basename(fn)}:{ln}"
+
+    @property
+    def source(self) -> str:
+        return linecache.getline(self.site[0], self.site[1]).strip()
+
+    def as_dict(self) -> dict:
+        return {"index": self.index, "core": self.core, "core_type": self.core_type, "pipe": self.pipe,
+                "op": self.op, "class": self.klass, "ready": self.ready, "start": self.start, "end": self.end,
+                "wait_on": self.wait_on, "nbytes": self.nbytes, "src": self.src, "dst": self.dst,
+                "flops": self.flops, "line": self.line, "source": self.source}
+
+    def __repr__(self) -> str:
+        return (f"Instr(core={self.core}, {self.pipe}, {self.op}, {self.start:.0f}..{self.end:.0f}, "
+                f"{self.nbytes}B {self.src}->{self.dst}, {self.line})")

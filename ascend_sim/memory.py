@@ -1,0 +1,244 @@
+"""Global memory (GM) and on-chip tiers, GlobalTensor and LocalTensor.
+
+GM buffers are the learner's numpy arrays, written in place. On-chip tiers
+(UB, L1, L0A, L0B, L0C) are byte arenas per core with shadow state for the
+sanitizer: an init bit, the last writer and the last reader of each pipe per
+32-byte granule (see sync.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import as_dtype, ascend_name
+from .errors import AlignmentError, ArgumentError, OutOfBoundsError
+
+GRANULE = 32          # bytes per shadow granule (one DataBlock)
+NPIPES = 7            # S, V, M, MTE1, MTE2, MTE3, FIX
+NO_PIPE = NPIPES      # index of the "never written" column in clock lookups
+
+
+# ----------------------------------------------------------------------------- GM
+class GmBuffer:
+    """One GM allocation: a launch argument array, viewed as bytes."""
+
+    def __init__(self, array: np.ndarray, name: str, base_addr: int):
+        if not array.flags.c_contiguous:
+            raise ArgumentError(
+                f"launch argument {name!r} is not C-contiguous (strides {array.strides}); "
+                "GM buffers are flat memory", fix="pass np.ascontiguousarray(arr) and copy results back")
+        self.array = array
+        self.name = name
+        self.raw = array.reshape(-1).view(np.uint8)
+        self.nbytes = self.raw.size
+        self.base_addr = base_addr
+        self.dtype = array.dtype
+        self._owner: np.ndarray | None = None   # block that wrote each 32 B chunk, -1 none
+        self._partial: dict[int, np.ndarray] = {}
+
+    def owners(self) -> np.ndarray:
+        if self._owner is None:
+            self._owner = np.full((self.nbytes + GRANULE - 1) // GRANULE, -1, np.int16)
+        return self._owner
+
+
+class GmPtr:
+    """A typed GM address (``__gm__ T*``): supports ``ptr + n`` in elements."""
+
+    __slots__ = ("buf", "offset", "dtype")
+
+    def __init__(self, buf: GmBuffer, offset: int, dtype: np.dtype):
+        self.buf, self.offset, self.dtype = buf, offset, dtype
+
+    def __add__(self, n: int) -> "GmPtr":
+        return GmPtr(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
+
+    __radd__ = __add__
+
+    def __sub__(self, n: int) -> "GmPtr":
+        return self + (-int(n))
+
+    def cast(self, dtype) -> "GmPtr":
+        """``(__gm__ T*)ptr``: the same address read as another dtype."""
+        return GmPtr(self.buf, self.offset, as_dtype(dtype))
+
+    @property
+    def address(self) -> int:
+        return self.buf.base_addr + self.offset
+
+    def __repr__(self) -> str:
+        return f"GmPtr({self.buf.name}+{self.offset}B, {ascend_name(self.dtype)})"
+
+
+class GlobalTensor:
+    """``GlobalTensor<T>``: a typed window onto GM."""
+
+    position = "GM"
+
+    def __init__(self, dtype=None):
+        self.dtype = as_dtype(dtype) if dtype is not None else None
+        self.ptr: GmPtr | None = None
+        self.size = 0
+
+    def SetGlobalBuffer(self, ptr: GmPtr, bufferSize: int | None = None) -> None:
+        """Point this tensor at ``ptr`` holding ``bufferSize`` elements."""
+        if not isinstance(ptr, GmPtr):
+            raise ArgumentError(f"SetGlobalBuffer expects a GM address (a kernel argument, maybe "
+                                f"plus an offset), got {type(ptr).__name__}",
+                                fix="pass the kernel's GM_ADDR argument, e.g. x + offset")
+        dtype = self.dtype or ptr.dtype
+        self.dtype = dtype
+        self.ptr = GmPtr(ptr.buf, ptr.offset, dtype)
+        if bufferSize is None:
+            bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
+        self.size = int(bufferSize)
+
+    def _require(self) -> GmPtr:
+        if self.ptr is None:
+            raise ArgumentError("GlobalTensor used before SetGlobalBuffer",
+                                fix="call xGm.SetGlobalBuffer(x + offset, length) in Init")
+        return self.ptr
+
+    def __getitem__(self, offset: int) -> "GlobalTensor":
+        """``xGm[offset]``: the tensor starting ``offset`` elements further."""
+        ptr = self._require()
+        sub = GlobalTensor(self.dtype)
+        sub.ptr = ptr + int(offset)
+        sub.size = self.size - int(offset)
+        return sub
+
+    def GetSize(self) -> int:
+        return self.size
+
+    def GetPhyAddr(self) -> GmPtr:
+        return self._require()
+
+    @property
+    def address(self) -> int:
+        return self._require().address
+
+    def gm_view(self, count: int, what: str = "access") -> np.ndarray:
+        """Typed numpy view of ``count`` elements, bounds-checked against the allocation."""
+        ptr = self._require()
+        nbytes = count * self.dtype.itemsize
+        self.check_range(ptr.offset, nbytes, what)
+        return ptr.buf.raw[ptr.offset:ptr.offset + nbytes].view(self.dtype)
+
+    def check_range(self, byte_offset: int, nbytes: int, what: str) -> None:
+        buf = self._require().buf
+        if byte_offset < 0 or byte_offset + nbytes > buf.nbytes:
+            isz = self.dtype.itemsize
+            raise OutOfBoundsError(
+                f"{what} of GM buffer {buf.name!r} out of bounds: bytes {byte_offset}..{byte_offset + nbytes - 1} "
+                f"(elements {byte_offset // isz}..{(byte_offset + nbytes) // isz - 1}) but the allocation has "
+                f"{buf.nbytes} bytes ({buf.nbytes // isz} {ascend_name(self.dtype)} elements)",
+                fix="check the block offset (GetBlockIdx() * blockLength) and the tile loop bounds; "
+                    "the last tile may need a shorter length")
+
+    def __repr__(self) -> str:
+        return f"GlobalTensor<{ascend_name(self.dtype)}>({self.ptr}, size={self.size})"
+
+
+# ----------------------------------------------------------------------------- on-chip
+class Tier:
+    """One on-chip memory of one core (UB, L1, L0A, L0B, L0C) with shadow state."""
+
+    def __init__(self, name: str, capacity: int, usable: int, align: int):
+        self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
+        self.arena = np.zeros(capacity, np.uint8)
+        ng = (capacity + GRANULE - 1) // GRANULE
+        self.init = np.zeros(ng, bool)
+        self.w_pipe = np.full(ng, NO_PIPE, np.int8)
+        self.w_seq = np.zeros(ng, np.int64)
+        self.w_rec = np.full(ng, -1, np.int64)
+        self.r_seq = np.zeros((ng, NPIPES), np.int64)
+        self.next_free = 0
+        self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
+
+
+class LocalTensor:
+    """``LocalTensor<T>``: a typed window onto one tier of the current core."""
+
+    __slots__ = ("tier", "addr", "dtype", "size", "position", "slot", "core")
+
+    def __init__(self, core, tier: Tier, addr: int, dtype: np.dtype, size: int, position, slot=None):
+        self.core, self.tier, self.addr, self.dtype = core, tier, addr, dtype
+        self.size, self.position, self.slot = size, position, slot
+
+    # --- views and slicing -------------------------------------------------
+    def __getitem__(self, key) -> "LocalTensor":
+        """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.size)
+            if step != 1:
+                raise ArgumentError("LocalTensor slices must be contiguous (step 1)",
+                                    fix="use the repeat/stride form of the instruction for strided access")
+            return self._sub(start, stop - start)
+        off = int(key)
+        if off < 0 or off > self.size:
+            raise OutOfBoundsError(
+                f"offset {off} outside LocalTensor of {self.size} {ascend_name(self.dtype)} elements "
+                f"({self.tier.name} bytes {self.addr}..{self.addr + self.nbytes - 1})",
+                fix="keep offsets below the tensor's length")
+        return self._sub(off, self.size - off)
+
+    def _sub(self, off: int, n: int) -> "LocalTensor":
+        return LocalTensor(self.core, self.tier, self.addr + off * self.dtype.itemsize, self.dtype, n,
+                           self.position, self.slot)
+
+    def ReinterpretCast(self, dtype) -> "LocalTensor":
+        """Read the same bytes as another dtype."""
+        d = as_dtype(dtype)
+        return LocalTensor(self.core, self.tier, self.addr, d, self.nbytes // d.itemsize, self.position, self.slot)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def GetSize(self) -> int:
+        return self.size
+
+    def GetLength(self) -> int:
+        return self.nbytes
+
+    def GetPhyAddr(self) -> int:
+        return self.addr
+
+    def GetPosition(self):
+        return self.position
+
+    def view(self, count: int | None = None) -> np.ndarray:
+        """Numpy view of the first ``count`` elements (simulator internal)."""
+        n = self.size if count is None else count
+        return self.tier.arena[self.addr:self.addr + n * self.dtype.itemsize].view(self.dtype)
+
+    def peek(self) -> np.ndarray:
+        """Debug aid (like DumpTensor): a host copy of the tensor. Not an instruction."""
+        return self.view().copy()
+
+    # --- scalar access (PIPE_S) ---------------------------------------------
+    def GetValue(self, index: int):
+        from .ops.scalar import local_get_value
+        return local_get_value(self, index)
+
+    def SetValue(self, index: int, value) -> None:
+        from .ops.scalar import local_set_value
+        local_set_value(self, index, value)
+
+    def __repr__(self) -> str:
+        return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
+                f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+def check_local_range(t: LocalTensor, count: int, what: str) -> None:
+    """Raise if ``count`` elements from ``t`` run past the tensor."""
+    if count > t.size or count < 0:
+        raise OutOfBoundsError(
+            f"{what} touches {count} {ascend_name(t.dtype)} elements but the LocalTensor holds {t.size} "
+            f"({t.tier.name} bytes {t.addr}..{t.addr + t.nbytes - 1})",
+            fix="lower the count or allocate a larger buffer with pipe.InitBuffer(que, num, bytes)")
+
+
+def check_aligned(addr: int, align: int, what: str, fix: str) -> None:
+    if addr % align:
+        raise AlignmentError(f"{what} address {addr} is not {align}-byte aligned ({addr} % {align} = {addr % align})",
+                             fix=fix)

@@ -1,0 +1,1 @@
+"""The instructions a kernel issues: data movement, vector, cube and scalar."""

@@ -1,0 +1,208 @@
+"""Cube path: LoadData (L1 -> L0A/L0B, MTE1), Mmad (PIPE_M), Fixpipe (L0C -> GM, PIPE_FIX).
+
+Layout model: the simulator keeps matrices row-major (ND) in L1, L0A, L0B and
+L0C; the hardware's NZ/ZZ/ZN fractal layouts are not modelled, but their
+rules are: L0A/L0B addresses 512-byte aligned, operands sized in whole
+fractals (16 x 16 for fp16/bf16, 16 x 32 for int8), fp32 (int32) accumulation.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import timing
+from ..core import FIX, M, MTE1, region
+from ..dtypes import ascend_name, bfloat16, float32, half, int8, int32
+from ..errors import ArgumentError, CubeFormatError, DtypeError, PositionError, caller_site
+from ..memory import GlobalTensor, LocalTensor
+from ..runtime import current_core
+from .datacopy import _claim, _Plan
+
+FRACTAL_BYTES = 512
+
+
+@dataclass
+class LoadData2DParams:
+    """``LoadData2DParams``: copy ``repeatTimes`` 512-byte fractals from L1 to L0A/L0B."""
+
+    startIndex: int = 0
+    repeatTimes: int = 1
+    srcStride: int = 1
+    sid: int = 0
+    dstGap: int = 0
+    ifTranspose: bool = False
+    addrMode: int = 0
+
+
+@dataclass
+class MmadParams:
+    """``MmadParams``: C[m, n] (+)= A[m, k] @ B[k, n]; ``cmatrixInitVal`` True starts from zero."""
+
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    cmatrixInitVal: bool = True
+    cmatrixSource: bool = False
+    isBias: bool = False
+
+
+class QuantMode_t(enum.Enum):
+    NoQuant = "none"
+    F322F16 = "f32_to_f16"
+    F322BF16 = "f32_to_bf16"
+
+
+@dataclass
+class FixpipeParams:
+    """``FixpipeParamsV220``: move an m x n block of L0C to GM, converting and optionally ReLU."""
+
+    nSize: int = 0
+    mSize: int = 0
+    srcStride: int = 0          # L0C row pitch in elements (0: nSize)
+    dstStride: int = 0          # GM row pitch in elements (0: nSize)
+    quantPre: QuantMode_t = QuantMode_t.NoQuant
+    reluEn: bool = False
+
+
+FixpipeParamsV220 = FixpipeParams
+
+# input dtype -> (accumulator dtype, fractal m0, k0, n0)
+_CUBE = {half: (float32, 16, 16, 16), bfloat16: (float32, 16, 16, 16), int8: (int32, 16, 32, 16)}
+
+
+def _tier(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
+    if not isinstance(t, LocalTensor) or t.tier.name not in names:
+        where = getattr(getattr(t, "tier", None), "name", type(t).__name__)
+        raise PositionError(f"{op}: {role} must live in {' or '.join(names)}, got {where}",
+                            fix={"L0A": "LoadData the left matrix into an A2 (L0A) tensor",
+                                 "L0B": "LoadData the right matrix into a B2 (L0B) tensor",
+                                 "L0C": "Mmad writes a CO1 (L0C) tensor",
+                                 "L1": "DataCopy GM into an A1/B1 (L1) tensor first"}.get(names[0], ""), site=site)
+    return t
+
+
+def LoadData(dst, src, params: LoadData2DParams) -> None:
+    """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
+    site = caller_site()
+    _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
+    _tier(src, ("L1",), "LoadData", "src", site)
+    if dst.dtype != src.dtype:
+        raise DtypeError(f"LoadData from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
+                         fix="LoadData does not convert dtypes", site=site)
+    if params.ifTranspose:
+        raise ArgumentError("LoadData ifTranspose is not modelled (the simulator keeps ND layout)",
+                            fix="load B already laid out as k x n", site=site)
+    if dst.addr % FRACTAL_BYTES:
+        raise CubeFormatError(f"LoadData: {dst.tier.name} address {dst.addr} is not 512-byte aligned "
+                              f"({dst.addr} % 512 = {dst.addr % 512})",
+                              fix="L0A/L0B tensors start on fractal (512 B) boundaries", site=site)
+    reps = int(params.repeatTimes)
+    if not 1 <= reps <= 255:
+        raise ArgumentError(f"LoadData repeatTimes {reps} outside 1..255",
+                            fix="split the load into several LoadData calls", site=site)
+    src_off = params.startIndex * FRACTAL_BYTES
+    pitch = params.srcStride * FRACTAL_BYTES
+    span_src = src_off + (reps - 1) * pitch + FRACTAL_BYTES
+    span_dst = reps * (FRACTAL_BYTES + params.dstGap * FRACTAL_BYTES) - params.dstGap * FRACTAL_BYTES
+    for t, span, role in ((src, span_src, "source"), (dst, span_dst, "destination")):
+        if span > t.nbytes:
+            from ..errors import OutOfBoundsError
+            raise OutOfBoundsError(f"LoadData {role} needs {span} bytes but the {t.tier.name} tensor holds "
+                                   f"{t.nbytes}", fix="lower repeatTimes or startIndex", site=site)
+    core = current_core()
+    rate = core.chip.l1_to_l0a_bytes_per_cycle if dst.tier.name == "L0A" else core.chip.l1_to_l0b_bytes_per_cycle
+    nbytes = reps * FRACTAL_BYTES
+    core.issue(MTE1, "LoadData", timing.local_transfer(core, nbytes, rate, core.chip.mte1_startup),
+               reads=(region(src[src_off // src.dtype.itemsize:], span_src - src_off),),
+               writes=(region(dst, span_dst),), nbytes=nbytes, src="L1", dst=dst.tier.name, site=site, klass="copy")
+    s = src.tier.arena
+    d = dst.tier.arena
+    dpitch = FRACTAL_BYTES * (1 + params.dstGap)
+    for r in range(reps) if (pitch != FRACTAL_BYTES or dpitch != FRACTAL_BYTES) else ():
+        a = src.addr + src_off + r * pitch
+        b = dst.addr + r * dpitch
+        d[b:b + FRACTAL_BYTES] = s[a:a + FRACTAL_BYTES]
+    if pitch == FRACTAL_BYTES and dpitch == FRACTAL_BYTES:
+        a = src.addr + src_off
+        d[dst.addr:dst.addr + nbytes] = s[a:a + nbytes]
+
+
+def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
+    """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
+    site = caller_site()
+    _tier(dst, ("L0C",), "Mmad", "dst", site)
+    _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
+    _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
+    if fmA.dtype != fmB.dtype or fmA.dtype not in _CUBE:
+        raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube takes "
+                         "two half, two bfloat16_t or two int8_t matrices",
+                         fix="Cast in UB before moving the operands to L1", site=site)
+    acc, m0, k0, n0 = _CUBE[fmA.dtype]
+    if dst.dtype != acc:
+        raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
+                         f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}", site=site)
+    m, n, k = int(params.m), int(params.n), int(params.k)
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if not 1 <= v <= 4095:
+            raise CubeFormatError(f"Mmad {name}={v} outside 1..4095", fix="tile the matmul", site=site)
+    if k % k0:
+        raise CubeFormatError(f"Mmad k={k} is not a multiple of the {ascend_name(fmA.dtype)} fractal depth {k0} "
+                              f"(fractal {m0}x{k0}x{n0})", fix=f"pad K to a multiple of {k0} with zeros", site=site)
+    for t, need, what in ((fmA, m * k, "m*k"), (fmB, k * n, "k*n"), (dst, m * n, "m*n")):
+        if t.size < need:
+            raise CubeFormatError(f"Mmad needs {what} = {need} elements in {t.tier.name} but the tensor holds {t.size}",
+                                  fix="check m, n, k against the L0 tensors' sizes", site=site)
+    core = current_core()
+    fractals = -(-m // m0) * -(-n // n0) * (k // k0)
+    reads = [region(fmA, m * k * fmA.dtype.itemsize), region(fmB, k * n * fmB.dtype.itemsize)]
+    if not params.cmatrixInitVal:
+        reads.append(region(dst, m * n * dst.dtype.itemsize))
+    core.issue(M, "Mmad", timing.cube(core, fractals), reads=reads, writes=(region(dst, m * n * acc.itemsize),),
+               nbytes=(m * k + k * n) * fmA.dtype.itemsize, src="L0A", dst="L0C", flops=2 * m * n * k,
+               klass="cube", site=site)
+    a = fmA.view(m * k).reshape(m, k).astype(acc)
+    b = fmB.view(k * n).reshape(k, n).astype(acc)
+    c = np.matmul(a, b)
+    out = dst.view(m * n).reshape(m, n)
+    if params.cmatrixInitVal:
+        out[...] = c
+    else:
+        out[...] = out + c
+
+
+def Fixpipe(dst, src, params: FixpipeParams) -> None:
+    """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
+    site = caller_site()
+    _tier(src, ("L0C",), "Fixpipe", "src", site)
+    if not isinstance(dst, GlobalTensor):
+        raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor", site=site)
+    m, n = int(params.mSize), int(params.nSize)
+    sp = params.srcStride or n
+    dp = params.dstStride or n
+    want = {QuantMode_t.NoQuant: src.dtype, QuantMode_t.F322F16: half, QuantMode_t.F322BF16: bfloat16}[params.quantPre]
+    if dst.dtype != want:
+        raise DtypeError(f"Fixpipe with quantPre={params.quantPre.name} produces {ascend_name(want)} but the GM "
+                         f"tensor is {ascend_name(dst.dtype)}",
+                         fix="use QuantMode_t.F322F16 to write half from float L0C, or NoQuant for float", site=site)
+    if (m - 1) * sp + n > src.size:
+        from ..errors import OutOfBoundsError
+        raise OutOfBoundsError(f"Fixpipe reads {m} rows of {n} (pitch {sp}) but L0C holds {src.size} elements",
+                               fix="check mSize, nSize and srcStride", site=site)
+    isz = dst.dtype.itemsize
+    off = dst._require().offset
+    dst.check_range(off, ((m - 1) * dp + n) * isz, "Fixpipe write")
+    core = current_core()
+    nbytes = m * n * isz
+    core.issue(FIX, "Fixpipe", timing.gm_transfer(core, FIX, nbytes, dst.address, m),
+               reads=(region(src, ((m - 1) * sp + n) * src.dtype.itemsize),), nbytes=nbytes, src="L0C", dst="GM",
+               site=site, klass="copy")
+    _claim(core, dst.ptr.buf, off, _Plan(m, n * isz, sp * isz, dp * isz, n * isz), dst.dtype, site)
+    vals = src.view((m - 1) * sp + n)
+    rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
+    if params.reluEn:
+        rows = np.maximum(rows, 0)
+    out = np.lib.stride_tricks.as_strided(dst.ptr.buf.raw[off:].view(dst.dtype), shape=(m, n),
+                                          strides=(dp * isz, isz), writeable=True)
+    out[...] = rows.astype(dst.dtype)

@@ -1,0 +1,355 @@
+"""Kernels and launches: ``@kernel``, ``launch``, the block scheduler, GetBlockIdx.
+
+Blocks run one at a time in a fixed order (block 0 first), each in its own
+thread that hands a baton back to the scheduler when it finishes or must wait
+for another block (``SyncAll``, ``CrossCoreWaitFlag``). The execution, the
+results and the trace are therefore deterministic. Blocks beyond the physical
+core count run in waves: block b starts on core b % cores when block
+b - cores has finished.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from .chips import ChipProfile, get_chip
+from .core import Core
+from .errors import DeadlockError, KernelError, LaunchError, SyncError, format_site
+from .memory import GmBuffer, GmPtr
+
+_current: Core | None = None        # the core whose block holds the baton
+
+
+def current_core() -> Core:
+    """The core running the calling kernel code."""
+    c = _current
+    if c is None:
+        raise LaunchError("this Ascend C API can only be called inside a kernel that is running",
+                          fix="call it from a function marked @kernel and started with launch(...)")
+    return c
+
+
+# ----------------------------------------------------------------------------- kernel
+class Kernel:
+    """A function marked as a kernel (``__global__ __aicore__``)."""
+
+    def __init__(self, fn: Callable, core: str = "AIV"):
+        if core not in ("AIV", "AIC", "MIX"):
+            raise ValueError(f"core must be 'AIV' (vector), 'AIC' (cube) or 'MIX', got {core!r}")
+        self.fn, self.core = fn, core
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __getitem__(self, block_dim):
+        """``k[block_dim](*args)`` or ``k[block_dim, chip](*args)``: the ``<<<...>>>`` analog."""
+        chip = None
+        if isinstance(block_dim, tuple):
+            block_dim, chip = block_dim
+        return lambda *args, **kw: launch(self, block_dim, *args, chip=chip, **kw)
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"kernel {self.__name__} cannot be called directly",
+                          fix=f"launch it: launch({self.__name__}, block_dim, *args) or "
+                              f"{self.__name__}[block_dim](*args)")
+
+
+def kernel(fn: Callable | None = None, *, core: str = "AIV"):
+    """Mark a function as a kernel. ``core``: "AIV" vector, "AIC" cube, "MIX" fused."""
+    if fn is None:
+        return lambda f: Kernel(f, core)
+    return Kernel(fn, core)
+
+
+# ----------------------------------------------------------------------------- launch
+class _Block:
+    def __init__(self, core: Core):
+        self.core = core
+        self.resume = threading.Event()
+        self.waiting_for: Callable[[], bool] | None = None
+        self.done = False
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+
+class _Abort(BaseException):
+    """Unwinds blocked block threads after another block failed."""
+
+
+class Launch:
+    """One kernel launch: the cores, GM buffers, records and the scheduler."""
+
+    def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None):
+        self.kernel, self.chip, self.block_dim = k, chip, block_dim
+        self.records: list = []
+        self.gm_buffers: list[GmBuffer] = []
+        self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
+        self.blocks: list[_Block] = []
+        self.cores: list[Core] = []
+        self.baton = threading.Event()
+        self.aborting = False
+        self.barrier_waiting: set[int] = set()
+        self.barrier_gen = 0
+        self.cross_flags: dict[tuple, list] = {}
+        self.physical = chip.cores_for(k.core)
+        self.concurrency = min(block_dim, self.physical)
+        self.waves = -(-block_dim // self.physical)
+
+    def _wrap_arg(self, a, i: int, names) -> Any:
+        if isinstance(a, np.ndarray):
+            name = names[i] if names and i < len(names) else f"arg{i}"
+            buf = GmBuffer(a, name, base_addr=0x1000_0000 + sum(b.nbytes + 4096 for b in self.gm_buffers)
+                           // 4096 * 4096)
+            self.gm_buffers.append(buf)
+            return GmPtr(buf, 0, a.dtype)
+        return a
+
+    # --- cores ---------------------------------------------------------------
+    def _make_cores(self) -> list[Core]:
+        cores: list[Core] = []
+        k = self.kernel
+        if k.core == "MIX" and self.chip.separated:
+            for g in range(self.block_dim):
+                cores.append(Core(self, g, "AIC", 0.0, 0, g))
+                for sub in range(2):
+                    cores.append(Core(self, g * 2 + sub, "AIV", 0.0, sub, g))
+            return cores
+        ctype = {"AIV": "AIV", "AIC": "AIC", "MIX": "CORE"}[k.core]
+        if not self.chip.separated:
+            ctype = "CORE"
+        for b in range(self.block_dim):
+            cores.append(Core(self, b, ctype, 0.0, 0, b))
+        return cores
+
+    # --- scheduler -----------------------------------------------------------
+    def run(self) -> None:
+        global _current
+        self.cores = self._make_cores()
+        self.blocks = [_Block(c) for c in self.cores]
+        wave_end: dict[int, float] = {}
+        pending = list(range(len(self.blocks)))
+        try:
+            while pending:
+                progressed = False
+                for i in list(pending):
+                    b = self.blocks[i]
+                    if b.thread is None:
+                        slot = self._slot(i)
+                        if slot in wave_end:
+                            b.core.__init__(self, b.core.block_idx, b.core.core_type, wave_end[slot],
+                                            b.core.sub_block_idx, b.core.group)
+                    elif b.waiting_for is not None and not b.waiting_for():
+                        continue
+                    b.waiting_for = None
+                    self._run_block(b)
+                    progressed = True
+                    if b.error is not None:
+                        raise b.error
+                    if b.done:
+                        pending.remove(i)
+                        wave_end[self._slot(i)] = b.core.end_time()
+                if not progressed:
+                    raise self._deadlock(pending)
+        finally:
+            _current = None
+            self._abort_all()
+
+    def _slot(self, i: int) -> int:
+        groups = len(self.blocks) // self.block_dim
+        return (i // groups) % self.physical
+
+    def _run_block(self, b: _Block) -> None:
+        global _current
+        _current = b.core
+        self.baton.clear()
+        if b.thread is None:
+            b.thread = threading.Thread(target=self._block_main, args=(b,), daemon=True)
+            b.thread.start()
+        else:
+            b.resume.set()
+        self.baton.wait()
+        _current = None
+
+    def _block_main(self, b: _Block) -> None:
+        try:
+            self.kernel.fn(*self.args)
+            self._finish_checks(b.core)
+            b.done = True
+        except _Abort:
+            b.done = True
+        except BaseException as e:          # delivered to the launching thread
+            b.error = e
+        finally:
+            self.baton.set()
+
+    def block_wait(self, ready: Callable[[], bool]) -> None:
+        """Called from a block thread: give the baton back until ``ready()`` holds."""
+        global _current
+        me = next(b for b in self.blocks if b.core is _current)
+        if ready():
+            return
+        me.waiting_for = ready
+        me.resume.clear()
+        self.baton.set()
+        me.resume.wait()
+        if self.aborting:
+            raise _Abort()
+
+    def _abort_all(self) -> None:
+        self.aborting = True
+        for b in self.blocks:
+            if b.thread is not None and b.thread.is_alive():
+                b.resume.set()
+                b.thread.join(timeout=5)
+
+    def _deadlock(self, pending: list[int]) -> DeadlockError:
+        lines = []
+        for i in pending:
+            b = self.blocks[i]
+            what = getattr(b.waiting_for, "what", "a condition")
+            lines.append(f"block {b.core.block_idx} ({b.core.core_type}) waits for {what}")
+        return DeadlockError("every unfinished block is waiting and none can go on:\n    " + "\n    ".join(lines),
+                             fix="every block must reach each SyncAll(), and each CrossCoreWaitFlag needs a "
+                                 "matching CrossCoreSetFlag on the partner core", site=("<launch>", 0))
+
+    # --- end-of-kernel checks ---------------------------------------------------
+    def _finish_checks(self, core: Core) -> None:
+        for (event, eid), ev in core.flags.items():
+            raise SyncError(f"SetFlag({event.name}, {eid}) at {format_site(ev.site)} has no matching WaitFlag "
+                            "before the kernel ends", fix=f"add WaitFlag({event.name}, {eid}) on the "
+                            f"consumer side, or remove the SetFlag", site=ev.site)
+        for q in core.queues:
+            q.check_finished()
+        for p in core.pipes_objs:
+            p.check_finished()
+
+
+def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
+           gm_names: list[str] | None = None):
+    """Run ``k`` on ``block_dim`` blocks (the ``<<<blockDim>>>`` launch). Returns a LaunchResult.
+
+    numpy arrays among ``args`` become GM buffers (outputs are written in place);
+    other arguments (ints, a tiling dataclass) are passed through unchanged.
+    """
+    from .trace import LaunchResult
+    if not isinstance(k, Kernel):
+        raise LaunchError(f"launch expects a function marked @kernel, got {type(k).__name__}",
+                          fix="decorate the kernel function with @kernel", site=("<launch>", 0))
+    if not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= 65535:
+        raise LaunchError(f"block_dim must be an integer in [1, 65535], got {block_dim!r}",
+                          fix="pass the number of blocks, e.g. launch(k, 8, ...)", site=("<launch>", 0))
+    chip = get_chip(chip)
+    run = Launch(k, int(block_dim), args, chip, gm_names)
+    if _current is not None:
+        raise LaunchError("launch called from inside a running kernel",
+                          fix="launch kernels from host code only")
+    run.run()
+    return LaunchResult(run)
+
+
+# ----------------------------------------------------------------------------- block API
+def GetBlockIdx() -> int:
+    """Index of the block running this code (AIV index in MIX kernels)."""
+    return current_core().block_idx
+
+
+def GetBlockNum() -> int:
+    """Number of blocks in the launch (``blockDim``)."""
+    c = current_core()
+    return c.launch.block_dim * (2 if c.core_type == "AIV" and c.launch.kernel.core == "MIX" else 1)
+
+
+def GetSubBlockIdx() -> int:
+    """0 or 1: which AIV of its AIC group (MIX kernels on separated chips)."""
+    return current_core().sub_block_idx
+
+
+def GetSubBlockNum() -> int:
+    c = current_core()
+    return 2 if c.launch.kernel.core == "MIX" and c.launch.chip.separated else 1
+
+
+def ASCEND_IS_AIV() -> bool:
+    """True on a vector core (or a coupled AI Core)."""
+    return current_core().core_type in ("AIV", "CORE")
+
+
+def ASCEND_IS_AIC() -> bool:
+    """True on a cube core (or a coupled AI Core)."""
+    return current_core().core_type in ("AIC", "CORE")
+
+
+def SyncAll() -> None:
+    """Barrier across every block of the launch (all pipes drain first)."""
+    core = current_core()
+    run: Launch = core.launch
+    if run.waves > 1:
+        raise DeadlockError(
+            f"SyncAll with {run.block_dim} blocks on {run.physical} physical cores: the blocks of the second "
+            f"wave never start while the first wave waits, so the barrier can never complete",
+            fix=f"launch at most {run.physical} blocks when the kernel uses SyncAll")
+    core.barrier_all()
+    gen = run.barrier_gen
+    me = next(i for i, b in enumerate(run.blocks) if b.core is core)
+    run.barrier_waiting.add(me)
+    arrived = getattr(run, "_arrive_times", {})
+    arrived[me] = core.end_time()
+    run._arrive_times = arrived
+    live = {i for i, b in enumerate(run.blocks) if not b.done}
+    if run.barrier_waiting >= live:
+        run.barrier_gen += 1
+        run._release_time = max(arrived.values()) + run.chip.sync_all_cycles
+        run.barrier_waiting = set()
+        run._arrive_times = {}
+    else:
+        def ready() -> bool:
+            return run.barrier_gen > gen
+        ready.what = "SyncAll (the other blocks have not all arrived)"
+        run.block_wait(ready)
+    t = run._release_time
+    for p in range(len(core.tail)):
+        core.tail[p] = max(core.tail[p], t)
+    core.scalar_time = max(core.scalar_time, t)
+
+
+def CrossCoreSetFlag(modeId: int, pipe, flagId: int) -> None:
+    """Signal the partner cores (mode 2: AIC <-> AIV of one group) after ``pipe`` finishes."""
+    core = current_core()
+    from .sync import pipe_index
+    p = pipe_index(pipe)
+    run: Launch = core.launch
+    t = max(core.tail[p], core.scalar_time) + run.chip.cross_core_flag_cycles
+    targets = _cross_targets(core, modeId)
+    for tgt in targets:
+        run.cross_flags.setdefault((tgt, flagId), []).append(t)
+    core.scalar_tick()
+
+
+def CrossCoreWaitFlag(flagId: int) -> None:
+    """Wait for a CrossCoreSetFlag from a partner core with the same flag id."""
+    core = current_core()
+    run: Launch = core.launch
+    key = (id(core), flagId)
+
+    def ready() -> bool:
+        return bool(run.cross_flags.get(key))
+    ready.what = f"CrossCoreWaitFlag({flagId}) (no partner has set it)"
+    run.block_wait(ready)
+    t = run.cross_flags[key].pop(0)
+    core.scalar_time = max(core.scalar_time, t)
+    for p in range(len(core.gate)):
+        core.gate[p] = max(core.gate[p], t)
+
+
+def _cross_targets(core: Core, mode: int) -> list[int]:
+    run: Launch = core.launch
+    if mode == 0:
+        return [id(c) for c in run.cores if c is not core]
+    if mode == 1:
+        return [id(c) for c in run.cores if c is not core and c.group == core.group and c.core_type == core.core_type]
+    if mode == 2:
+        return [id(c) for c in run.cores if c is not core and c.group == core.group and c.core_type != core.core_type]
+    raise KernelError(f"CrossCoreSetFlag mode {mode} is not 0, 1 or 2",
+                      fix="mode 0: all cores, 1: AIV cores of a group, 2: AIC <-> AIV of a group")

@@ -1,0 +1,205 @@
+"""One columnar view of a launch trace: the only module that reads trace records.
+
+Every view takes "a trace" in any of these forms and calls :func:`as_table`:
+a ``LaunchResult`` (has ``.trace``), a ``Trace`` (has ``.records``), a list of
+``Instr`` records, or a :class:`TraceTable` already made. Record fields follow
+the trace record format of docs/architecture.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .style import CLASS_NAMES, PIPES, classify
+
+_INT_FIELDS = ("core", "wait_on", "nbytes", "flops")
+_FLOAT_FIELDS = ("ready", "start", "end")
+_STR_FIELDS = ("core_type", "pipe", "op", "src", "dst", "line", "source", "klass")
+
+
+@dataclass(frozen=True)
+class TraceTable:
+    """Trace records as numpy columns (one entry per record, in record order).
+
+    ``index`` is the record's position in the original trace, the number that
+    ``wait_on`` refers to. ``cls`` is the instruction class (see style.CLASSES).
+    """
+
+    index: np.ndarray
+    core: np.ndarray
+    core_type: np.ndarray
+    pipe: np.ndarray
+    op: np.ndarray
+    ready: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    wait_on: np.ndarray
+    nbytes: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    flops: np.ndarray
+    line: np.ndarray
+    source: np.ndarray
+    klass: np.ndarray
+    cls: np.ndarray
+    cycles: float
+    label: str = ""
+    clock_ghz: float | None = None
+    chip: Any = None
+    allocs: tuple = field(default=(), repr=False)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def cores(self) -> list[int]:
+        """Core (block) indices present, ascending."""
+        return sorted({int(c) for c in self.core})
+
+    @property
+    def pipes(self) -> list[str]:
+        """Pipes present, in display order (unknown pipe names last)."""
+        present = set(self.pipe.tolist())
+        return [p for p in PIPES if p in present] + sorted(present - set(PIPES))
+
+    @property
+    def us(self) -> float | None:
+        """Duration in microseconds, when the clock is known."""
+        return self.cycles / (self.clock_ghz * 1e3) if self.clock_ghz else None
+
+    def core_types(self) -> dict[int, str]:
+        """``{core: "AIV" | "AIC" | ...}`` from the first record of each core."""
+        out: dict[int, str] = {}
+        for c, t in zip(self.core.tolist(), self.core_type.tolist()):
+            out.setdefault(int(c), str(t))
+        return out
+
+    def select(self, mask: np.ndarray) -> "TraceTable":
+        """The rows where ``mask`` is true (``index`` keeps the original numbers)."""
+        cols = {f: getattr(self, f)[mask] for f in _COLUMNS}
+        return TraceTable(**cols, cycles=self.cycles, label=self.label,
+                          clock_ghz=self.clock_ghz, chip=self.chip, allocs=self.allocs)
+
+
+_COLUMNS = ("index", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
+            "nbytes", "src", "dst", "flops", "line", "source", "klass", "cls")
+
+
+def _records_of(obj: Any) -> tuple[Sequence[Any], Any]:
+    """(records, the object carrying launch metadata) for any accepted trace form."""
+    trace = getattr(obj, "trace", None)
+    if trace is not None and hasattr(trace, "records"):
+        return trace.records, obj
+    if hasattr(obj, "records"):
+        return obj.records, obj
+    if isinstance(obj, (list, tuple)):
+        return obj, None
+    raise TypeError(f"expected a LaunchResult, Trace or list of records, got {type(obj).__name__}")
+
+
+def _meta(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj.trace.name``, whichever exists first."""
+    for o in (obj, getattr(obj, "trace", None)):
+        if o is not None:
+            v = getattr(o, name, None)
+            if v is not None and not callable(v):
+                return v
+    return None
+
+
+def _norm_pipe(p: Any) -> str:
+    s = str(getattr(p, "name", p))
+    return s[5:] if s.startswith("PIPE_") else s
+
+
+def as_table(obj: Any, label: str | None = None) -> TraceTable:
+    """Columnar :class:`TraceTable` of a LaunchResult, Trace, record list or table."""
+    if isinstance(obj, TraceTable):
+        if label is None or label == obj.label:
+            return obj
+        return TraceTable(**{f: getattr(obj, f) for f in _COLUMNS}, cycles=obj.cycles,
+                          label=label, clock_ghz=obj.clock_ghz, chip=obj.chip, allocs=obj.allocs)
+    records, owner = _records_of(obj)
+    cols: dict[str, list] = {f: [] for f in _INT_FIELDS + _FLOAT_FIELDS + _STR_FIELDS + ("index",)}
+    for i, r in enumerate(records):
+        get = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
+        cols["index"].append(get("index", i))
+        for f in _INT_FIELDS:
+            cols[f].append(int(get(f, -1 if f == "wait_on" else 0) or 0))
+        for f in _FLOAT_FIELDS:
+            cols[f].append(float(get(f, 0.0)))
+        cols["pipe"].append(_norm_pipe(get("pipe", "S")))
+        for f in ("core_type", "op", "src", "dst", "line", "source"):
+            cols[f].append(str(get(f, "") or ""))
+        cols["klass"].append(str(get("klass", get("class", "")) or ""))
+    n = len(cols["index"])
+    arr: dict[str, np.ndarray] = {"index": np.asarray(cols["index"], np.int64).reshape(n)}
+    for f in _INT_FIELDS:
+        arr[f] = np.asarray(cols[f], np.int64).reshape(n)
+    for f in _FLOAT_FIELDS:
+        arr[f] = np.asarray(cols[f], np.float64).reshape(n)
+    for f in _STR_FIELDS:
+        arr[f] = np.asarray(cols[f], dtype=object).reshape(n)
+    arr["cls"] = np.asarray([classify(p, o) for p, o in zip(cols["pipe"], cols["op"])],
+                            dtype=object).reshape(n)
+    cycles = _meta(owner, "cycles")
+    if cycles is None:
+        cycles = float(arr["end"].max()) if n else 0.0
+    chip = _meta(owner, "chip")
+    clock = _meta(owner, "clock_ghz") or getattr(chip, "clock_ghz", None)
+    allocs = _meta(owner, "allocs") or ()
+    if label is None:
+        label = str(_meta(owner, "label") or _meta(owner, "name") or "")
+    return TraceTable(**arr, cycles=float(cycles), label=label,
+                      clock_ghz=float(clock) if clock else None, chip=chip, allocs=tuple(allocs))
+
+
+def parse_cores(spec: str | Iterable[int] | None, available: Sequence[int]) -> list[int]:
+    """Cores chosen by ``"0-3,8"``, a list, or None (all); keeps only available ones."""
+    if spec is None or spec == "" or spec == "all":
+        return list(available)
+    chosen: set[int] = set()
+    if isinstance(spec, str):
+        for part in spec.replace(" ", "").split(","):
+            if not part:
+                continue
+            lo, _, hi = part.partition("-")
+            a = int(lo)
+            b = int(hi) if hi else a
+            chosen.update(range(min(a, b), max(a, b) + 1))
+    else:
+        chosen = {int(c) for c in spec}
+    return [c for c in available if c in chosen]
+
+
+@dataclass(frozen=True)
+class PipeStats:
+    """Per-pipe totals over the chosen cores (msprof PipeUtilization analog)."""
+
+    pipe: str
+    count: int
+    busy: float        # cycles the pipe executed instructions, summed over cores
+    stall: float       # cycles instructions waited on a sync edge, summed over cores
+    ratio: float       # busy / (cycles * cores): the aiv_vec_ratio-style share
+    nbytes: int
+
+
+def pipe_stats(table: TraceTable) -> list[PipeStats]:
+    """One :class:`PipeStats` per pipe present, in display order."""
+    ncores = max(len(table.cores), 1)
+    denom = max(table.cycles, 1e-9) * ncores
+    out = []
+    for p in table.pipes:
+        m = table.pipe == p
+        busy = float((table.end[m] - table.start[m]).sum())
+        stall = float((table.start[m] - table.ready[m]).clip(min=0).sum())
+        out.append(PipeStats(p, int(m.sum()), busy, stall, busy / denom, int(table.nbytes[m].sum())))
+    return out
+
+
+def class_index(names: Sequence[str]) -> np.ndarray:
+    """Positions of class names in style.CLASS_NAMES."""
+    lut = {c: i for i, c in enumerate(CLASS_NAMES)}
+    return np.asarray([lut.get(n, lut["scalar"]) for n in names], np.int64)
