@@ -50,6 +50,7 @@ class ChipProfile:
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction
+    event_latency_cycles: int = 25          # [CAL] from a SetFlag (EnQue, FreeTensor) to the waiting pipe starting
     sync_all_cycles: int = 500              # [EST] SyncAll across cores
     cross_core_flag_cycles: int = 100       # [EST] CrossCoreSetFlag -> WaitFlag latency
     gm_read_startup: int = 80               # [CAL] MTE2 GM->UB/L1 startup latency

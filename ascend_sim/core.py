@@ -153,10 +153,11 @@ class Core:
     def wait(self, pipe: int, ev: Event) -> None:
         """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
         np.maximum(self.vc[pipe], ev.vc, out=self.vc[pipe])
+        t = ev.time + self.chip.event_latency_cycles
         if pipe == S:
-            self.scalar_time = max(self.scalar_time, ev.time)
-        elif ev.time > self.gate[pipe]:
-            self.gate[pipe] = ev.time
+            self.scalar_time = max(self.scalar_time, t)
+        elif t > self.gate[pipe]:
+            self.gate[pipe] = t
             self.gate_rec[pipe] = ev.rec
 
     def barrier_all(self) -> None:

@@ -19,11 +19,13 @@ import io
 import os
 import zipfile
 from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = [
     "MNIST_DIR_ENV",

@@ -69,13 +69,12 @@ class _Block:
         self.core = core
         self.resume = threading.Event()
         self.waiting_for: Callable[[], bool] | None = None
+        self.started = False
         self.done = False
-        self.error: BaseException | None = None
-        self.thread: threading.Thread | None = None
 
 
 class _Abort(BaseException):
-    """Unwinds blocked block threads after another block failed."""
+    """Unwinds suspended block threads after another block failed."""
 
 
 class Launch:
@@ -88,11 +87,12 @@ class Launch:
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
-        self.baton = threading.Event()
         self.aborting = False
         self.barrier_waiting: set[int] = set()
         self.barrier_gen = 0
         self.cross_flags: dict[tuple, list] = {}
+        self._arrive_times: dict[int, float] = {}
+        self._release_time = 0.0
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
         self.waves = -(-block_dim // self.physical)
@@ -124,85 +124,109 @@ class Launch:
         return cores
 
     # --- scheduler -----------------------------------------------------------
+    # Blocks run inline, one after another, in the thread that drives the launch.
+    # Only a block that must wait (SyncAll, CrossCoreWaitFlag) parks its thread and
+    # hands the driving to a new thread; exactly one thread runs at any moment, and
+    # the next block to run is always the lowest-numbered runnable one.
     def run(self) -> None:
         global _current
         self.cores = self._make_cores()
+        for i, c in enumerate(self.cores):
+            c.uid = i
         self.blocks = [_Block(c) for c in self.cores]
-        wave_end: dict[int, float] = {}
-        pending = list(range(len(self.blocks)))
+        self.wave_end: dict[int, float] = {}
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
         try:
-            while pending:
-                progressed = False
-                for i in list(pending):
-                    b = self.blocks[i]
-                    if b.thread is None:
-                        slot = self._slot(i)
-                        if slot in wave_end:
-                            b.core.__init__(self, b.core.block_idx, b.core.core_type, wave_end[slot],
-                                            b.core.sub_block_idx, b.core.group)
-                    elif b.waiting_for is not None and not b.waiting_for():
-                        continue
-                    b.waiting_for = None
-                    self._run_block(b)
-                    progressed = True
-                    if b.error is not None:
-                        raise b.error
-                    if b.done:
-                        pending.remove(i)
-                        wave_end[self._slot(i)] = b.core.end_time()
-                if not progressed:
-                    raise self._deadlock(pending)
+            try:
+                self._drive()
+            except _Abort:          # this thread's block was parked when another block failed
+                pass
+            self.finished.wait()
         finally:
             _current = None
             self._abort_all()
+        if self.error is not None:
+            raise self.error
+
+    def _drive(self) -> None:
+        """Run runnable blocks until all are done, or hand over to a parked one."""
+        global _current
+        while True:
+            pending = [b for b in self.blocks if not b.done]
+            if not pending:
+                self.finished.set()
+                return
+            b = next((b for b in pending if not b.started or (b.waiting_for is not None and b.waiting_for())), None)
+            if b is None:
+                self._fail(self._deadlock([self.blocks.index(p) for p in pending]))
+                return
+            if b.started:                       # wake the parked thread; it drives from here on
+                b.waiting_for = None
+                _current = b.core
+                b.resume.set()
+                return
+            self._start(b)
+            if self.error is not None:
+                return
+
+    def _start(self, b: _Block) -> None:
+        global _current
+        i = self.blocks.index(b)
+        slot = self._slot(i)
+        if slot in self.wave_end:
+            c = b.core
+            c.__init__(self, c.block_idx, c.core_type, self.wave_end[slot], c.sub_block_idx, c.group)
+            c.uid = i
+        b.started = True
+        _current = b.core
+        try:
+            self.kernel.fn(*self.args)
+            self._finish_checks(b.core)
+        except _Abort:
+            raise
+        except BaseException as e:          # delivered to the launching thread
+            self._fail(e)
+            return
+        finally:
+            b.done = True
+        self.wave_end[slot] = b.core.end_time()
+
+    def _fail(self, e: BaseException) -> None:
+        if self.error is None:
+            self.error = e
+        self._abort_all()
+        self.finished.set()
 
     def _slot(self, i: int) -> int:
         groups = len(self.blocks) // self.block_dim
         return (i // groups) % self.physical
 
-    def _run_block(self, b: _Block) -> None:
-        global _current
-        _current = b.core
-        self.baton.clear()
-        if b.thread is None:
-            b.thread = threading.Thread(target=self._block_main, args=(b,), daemon=True)
-            b.thread.start()
-        else:
-            b.resume.set()
-        self.baton.wait()
-        _current = None
-
-    def _block_main(self, b: _Block) -> None:
-        try:
-            self.kernel.fn(*self.args)
-            self._finish_checks(b.core)
-            b.done = True
-        except _Abort:
-            b.done = True
-        except BaseException as e:          # delivered to the launching thread
-            b.error = e
-        finally:
-            self.baton.set()
-
     def block_wait(self, ready: Callable[[], bool]) -> None:
-        """Called from a block thread: give the baton back until ``ready()`` holds."""
+        """Called by a running block: park this thread until ``ready()`` holds."""
         global _current
         me = next(b for b in self.blocks if b.core is _current)
         if ready():
             return
         me.waiting_for = ready
         me.resume.clear()
-        self.baton.set()
+        threading.Thread(target=self._drive_thread, daemon=True).start()
         me.resume.wait()
         if self.aborting:
             raise _Abort()
+        _current = me.core
+
+    def _drive_thread(self) -> None:
+        try:
+            self._drive()
+        except _Abort:
+            pass
 
     def _abort_all(self) -> None:
         self.aborting = True
         for b in self.blocks:
-            if b.thread is not None and b.thread.is_alive():
+            if b.started and not b.done:
                 b.resume.set()
-                b.thread.join(timeout=5)
 
     def _deadlock(self, pending: list[int]) -> DeadlockError:
         lines = []
@@ -294,9 +318,8 @@ def SyncAll() -> None:
     gen = run.barrier_gen
     me = next(i for i, b in enumerate(run.blocks) if b.core is core)
     run.barrier_waiting.add(me)
-    arrived = getattr(run, "_arrive_times", {})
+    arrived = run._arrive_times
     arrived[me] = core.end_time()
-    run._arrive_times = arrived
     live = {i for i, b in enumerate(run.blocks) if not b.done}
     if run.barrier_waiting >= live:
         run.barrier_gen += 1

@@ -25,15 +25,17 @@ class AddCustomTilingData:
     totalLength: int
     tileNum: int
     bufferNum: int = 2
+    dtype: np.dtype = half          # the template parameter T of KernelAdd<T>
 
 
 class KernelAdd:
-    def Init(self, x, y, z, totalLength: int, tileNum: int, bufferNum: int) -> None:
+    def Init(self, x, y, z, totalLength: int, tileNum: int, bufferNum: int, dtype=half) -> None:
+        self.T = T = dtype
         self.blockLength = totalLength // GetBlockNum()
         self.tileNum = tileNum
         self.bufferNum = bufferNum
         self.tileLength = self.blockLength // tileNum // bufferNum
-        self.xGm, self.yGm, self.zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
+        self.xGm, self.yGm, self.zGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
         self.xGm.SetGlobalBuffer(x + self.blockLength * GetBlockIdx(), self.blockLength)
         self.yGm.SetGlobalBuffer(y + self.blockLength * GetBlockIdx(), self.blockLength)
         self.zGm.SetGlobalBuffer(z + self.blockLength * GetBlockIdx(), self.blockLength)
@@ -41,9 +43,9 @@ class KernelAdd:
         self.inQueueX = TQue(TPosition.VECIN, bufferNum)
         self.inQueueY = TQue(TPosition.VECIN, bufferNum)
         self.outQueueZ = TQue(TPosition.VECOUT, bufferNum)
-        self.pipe.InitBuffer(self.inQueueX, bufferNum, self.tileLength * 2)
-        self.pipe.InitBuffer(self.inQueueY, bufferNum, self.tileLength * 2)
-        self.pipe.InitBuffer(self.outQueueZ, bufferNum, self.tileLength * 2)
+        self.pipe.InitBuffer(self.inQueueX, bufferNum, self.tileLength * T.itemsize)
+        self.pipe.InitBuffer(self.inQueueY, bufferNum, self.tileLength * T.itemsize)
+        self.pipe.InitBuffer(self.outQueueZ, bufferNum, self.tileLength * T.itemsize)
 
     def Process(self) -> None:
         for i in range(self.tileNum * self.bufferNum):
@@ -52,24 +54,24 @@ class KernelAdd:
             self.CopyOut(i)
 
     def CopyIn(self, progress: int) -> None:
-        xLocal = self.inQueueX.AllocTensor(half)
-        yLocal = self.inQueueY.AllocTensor(half)
+        xLocal = self.inQueueX.AllocTensor(self.T)
+        yLocal = self.inQueueY.AllocTensor(self.T)
         DataCopy(xLocal, self.xGm[progress * self.tileLength], self.tileLength)
         DataCopy(yLocal, self.yGm[progress * self.tileLength], self.tileLength)
         self.inQueueX.EnQue(xLocal)
         self.inQueueY.EnQue(yLocal)
 
     def Compute(self, progress: int) -> None:
-        xLocal = self.inQueueX.DeQue(half)
-        yLocal = self.inQueueY.DeQue(half)
-        zLocal = self.outQueueZ.AllocTensor(half)
+        xLocal = self.inQueueX.DeQue(self.T)
+        yLocal = self.inQueueY.DeQue(self.T)
+        zLocal = self.outQueueZ.AllocTensor(self.T)
         Add(zLocal, xLocal, yLocal, self.tileLength)
         self.outQueueZ.EnQue(zLocal)
         self.inQueueX.FreeTensor(xLocal)
         self.inQueueY.FreeTensor(yLocal)
 
     def CopyOut(self, progress: int) -> None:
-        zLocal = self.outQueueZ.DeQue(half)
+        zLocal = self.outQueueZ.DeQue(self.T)
         DataCopy(self.zGm[progress * self.tileLength], zLocal, self.tileLength)
         self.outQueueZ.FreeTensor(zLocal)
 
@@ -78,7 +80,7 @@ class KernelAdd:
 def add_custom(x, y, z, tiling: AddCustomTilingData) -> None:
     """``extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR tiling)``."""
     op = KernelAdd()
-    op.Init(x, y, z, tiling.totalLength, tiling.tileNum, tiling.bufferNum)
+    op.Init(x, y, z, tiling.totalLength, tiling.tileNum, tiling.bufferNum, tiling.dtype)
     op.Process()
 
 

@@ -16,7 +16,8 @@ MAX_EXPANDED_ROWS = 24
 
 @dataclass(frozen=True)
 class Row:
-    """One lane: a pipe of a core, or (``pipe is None``) a core's summary row."""
+    """One lane: a pipe of a core (``core`` is the table's unit number), or
+    (``pipe is None``) a core's summary row."""
 
     core: int
     pipe: str | None
@@ -35,7 +36,8 @@ def timeline_rows(table: TraceTable, cores: str | Iterable[int] | None = None,
                   expanded: Iterable[int] | None = None,
                   pipes: Sequence[str] | None = None) -> list[Row]:
     """Rows top to bottom: per chosen core, its pipe rows if expanded, else one summary row."""
-    chosen = parse_cores(cores, table.cores)
+    chosen = parse_cores(cores, table.cores, table.unit_blocks())
+    names = table.unit_names()
     exp = set(default_expanded(table, chosen) if expanded is None else expanded)
     pipe_order = list(pipes) if pipes is not None else table.pipes
     multi = len(table.cores) > 1
@@ -43,7 +45,7 @@ def timeline_rows(table: TraceTable, cores: str | Iterable[int] | None = None,
     for c in chosen:
         if c in exp:
             for p in pipe_order:
-                rows.append(Row(c, p, f"core {c} {p}" if multi else p))
+                rows.append(Row(c, p, f"{names[c]} {p}" if multi else p))
         else:
-            rows.append(Row(c, None, f"core {c} (all pipes)"))
+            rows.append(Row(c, None, f"{names[c]} (all pipes)"))
     return rows

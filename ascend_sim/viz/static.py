@@ -52,7 +52,7 @@ def _row_positions(table: TraceTable, rows: Sequence[Row],
     npipes = max(len(pipe_order), 1)
     lane = 0.8 / npipes
     for i, row in enumerate(rows):
-        on_core = table.core == row.core
+        on_core = table.unit == row.core
         if row.pipe is not None:
             m = on_core & (table.pipe == row.pipe)
             y[m] = i

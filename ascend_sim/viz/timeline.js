@@ -24,7 +24,8 @@ function h(tag, attrs = {}, ...kids) {
   for (const k of kids) e.append(k);
   return e;
 }
-function parseCores(spec, available) {
+// Units whose block index (blocks[i] for available[i]) matches "0-3,8"; all if empty.
+function parseCores(spec, available, blocks) {
   spec = (spec || "").replace(/\s+/g, "");
   if (spec === "" || spec === "all") return available.slice();
   const chosen = new Set();
@@ -35,7 +36,7 @@ function parseCores(spec, available) {
     const hi = Number.isNaN(b) || b === undefined ? a : b;
     for (let c = Math.min(a, hi); c <= Math.max(a, hi); c++) chosen.add(c);
   }
-  return available.filter((c) => chosen.has(c));
+  return available.filter((c, i) => chosen.has(blocks ? blocks[i] : c));
 }
 
 // Index a trace group: lanes (core, pipe) -> record positions sorted by start.
@@ -74,17 +75,18 @@ function computeRows(data, st) {
   const multi = data.groups.length > 1;
   data.groups.forEach((g, gi) => {
     if (multi) { rows.push({ type: "head", g: gi, y, h: HEAD_H, label: g.header }); y += HEAD_H; }
-    const cores = parseCores(st.cores, g.cores);
+    const cores = parseCores(st.cores, g.cores, g.core_blocks);
     const many = g.cores.length > 1;
     for (const c of cores) {
+      const cname = g.core_names[g.cores.indexOf(c)];
       if (st.expanded.has(c)) {
         for (const p of g.pipes) {
           const name = data.pipes[p];
-          rows.push({ type: "pipe", g: gi, core: c, pipe: p, y, h: ROW_H, label: many ? `core ${c} ${name}` : name });
+          rows.push({ type: "pipe", g: gi, core: c, pipe: p, y, h: ROW_H, label: many ? `${cname} ${name}` : name });
           y += ROW_H;
         }
       } else {
-        rows.push({ type: "sum", g: gi, core: c, y, h: ROW_H, label: `▸ core ${c} (all pipes)` });
+        rows.push({ type: "sum", g: gi, core: c, y, h: ROW_H, label: `▸ ${cname} (all pipes)` });
         y += ROW_H;
       }
     }
@@ -342,7 +344,7 @@ function render({ model, el }) {
       waited = ` after <b>${esc(g.ops[g.cols.o[q]])}</b> on ${data.pipes[g.cols.p[q]]} (record ${C.w[k]})`;
     }
     const kl = g.klasses[C.x[k]];
-    return `<b>${esc(g.ops[C.o[k]])}</b> on core ${C.c[k]} ${data.pipes[C.p[k]]}`
+    return `<b>${esc(g.ops[C.o[k]])}</b> on ${esc(g.core_names[g.cores.indexOf(C.c[k])])} ${data.pipes[C.p[k]]}`
       + ` <span style="color:${data.classes[C.k[k]][1]}">■</span> ${esc(data.classes[C.k[k]][0])}${kl ? " / " + esc(kl) : ""}`
       + (data.groups.length > 1 ? ` <i>(${esc(g.label)})</i>` : "")
       + `<br>cycles ${fmtInt(C.s[k])} – ${fmtInt(C.e[k])} (<b>${fmtInt(C.e[k] - C.s[k])}</b>)`
@@ -434,8 +436,8 @@ function render({ model, el }) {
     const a = Number(fromIn.value), b = Number(toIn.value);
     if (Number.isFinite(a) && Number.isFinite(b) && b > a) { clampView(a, b); draw(); pushView(); }
   };
-  const allCores = () => [...new Set(data.groups.flatMap((g) => g.cores))];
-  bExp.onclick = () => { st.expanded = new Set(parseCores(st.cores, allCores())); model.set("expanded", [...st.expanded]); model.save_changes(); draw(); };
+  const shownCores = () => data.groups.flatMap((g) => parseCores(st.cores, g.cores, g.core_blocks));
+  bExp.onclick = () => { st.expanded = new Set(shownCores()); model.set("expanded", [...st.expanded]); model.save_changes(); draw(); };
   bCol.onclick = () => { st.expanded = new Set(); model.set("expanded", []); model.save_changes(); draw(); };
   coresIn.addEventListener("change", () => { st.cores = coresIn.value.trim(); model.set("cores", st.cores); model.save_changes(); draw(); });
   arrowsCb.addEventListener("change", () => { st.arrows = arrowsCb.checked; model.set("show_arrows", st.arrows); model.save_changes(); draw(); });

@@ -5,11 +5,12 @@ core choice); ``timeline_figure(result)`` the static matplotlib figure.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import anywidget
 import numpy as np
 import traitlets
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ._widget import CSS, HERE, StaticFallbackMixin
@@ -41,16 +42,19 @@ def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
     pairs = np.asarray([f"{a}\x00{b}" for a, b in zip(table.line, table.source)], dtype=object)
     pair_vals, li = _encode(pairs)
     klasses, x = _encode(table.klass)
+    names, blocks = table.unit_names(), table.unit_blocks()
     header = table.label or "trace"
     header += f" · {table.cycles:,.0f} cycles" + (f" ({table.us:.2f} µs)" if table.us else "")
     return {
         "label": table.label, "header": header, "cycles": float(table.cycles), "n": n,
         "cores": table.cores, "pipes": [pipe_ix[p] for p in table.pipes],
+        "core_names": [names[u] for u in table.cores],
+        "core_blocks": [blocks[u] for u in table.cores],
         "ops": ops, "tiers": tiers, "klasses": klasses,
         "lines": [v.split("\x00", 1)[0] for v in pair_vals],
         "sources": [v.split("\x00", 1)[1] for v in pair_vals],
         "cols": {
-            "i": table.index.tolist(), "c": table.core.tolist(),
+            "i": table.index.tolist(), "c": table.unit.tolist(),
             "p": [pipe_ix[p] for p in table.pipe.tolist()],
             "k": class_index(table.cls).tolist(),
             "r": _rounded(table.ready), "s": _rounded(table.start), "e": _rounded(table.end),
@@ -123,7 +127,7 @@ class TimelineView(StaticFallbackMixin, anywidget.AnyWidget):
         self._tables = list(tables)
         if expanded is None:
             all_cores = sorted(set().union(*(t.cores for t in tables))) if tables else []
-            chosen = parse_cores(self.cores or None, all_cores)
+            chosen = parse_cores(self.cores or None, all_cores, tables[0].unit_blocks())
             expanded = default_expanded(self._tables[0], chosen) if tables else []
         with self.hold_sync():
             self.expanded = [int(c) for c in expanded]
@@ -146,13 +150,23 @@ class TimelineView(StaticFallbackMixin, anywidget.AnyWidget):
 def timelines_figure(tables: Sequence[TraceTable], cores: str | Iterable[int] | None = None,
                      expanded: Iterable[int] | None = None,
                      xlim: tuple[float, float] | None = None, title: str = "",
-                     width: float = 11.0) -> Figure:
-    """Static timeline of one or more traces, stacked on one shared cycle axis."""
+                     width: float = 11.0,
+                     footer: Callable[[Axes], None] | None = None,
+                     footer_height: float = 2.2) -> Figure:
+    """Static timeline of one or more traces, stacked on one shared cycle axis.
+
+    ``footer`` draws into one more axes below the timelines (the comparison uses it).
+    """
     rows_per = [timeline_rows(t, cores, expanded) for t in tables]
     heights = [max(len(r), 1) * 0.28 + 0.9 for r in rows_per]
-    fig = new_figure(width, sum(heights) + (0.3 if title else 0))
-    axes = fig.subplots(len(tables), 1, sharex=True, squeeze=False,
-                        gridspec_kw={"height_ratios": heights})[:, 0]
+    fig = new_figure(width, sum(heights) + (0.3 if title else 0) + (footer_height if footer else 0))
+    grid = fig.add_gridspec(len(tables) + bool(footer), 1,
+                            height_ratios=heights + ([footer_height] if footer else []))
+    axes: list[Axes] = []
+    for i in range(len(tables)):
+        axes.append(fig.add_subplot(grid[i, 0], sharex=axes[0] if axes else None))
+    if footer:
+        footer(fig.add_subplot(grid[len(tables), 0]))
     hi = xlim or (0.0, max((t.cycles for t in tables), default=1.0) or 1.0)
     for i, (ax, t, rows) in enumerate(zip(axes, tables, rows_per)):
         draw_timeline(ax, t, rows, xlim=hi, legend=(i == 0))

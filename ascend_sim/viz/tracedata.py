@@ -25,9 +25,12 @@ class TraceTable:
 
     ``index`` is the record's position in the original trace, the number that
     ``wait_on`` refers to. ``cls`` is the instruction class (see style.CLASSES).
+    ``unit`` numbers the physical cores: the block index, except in MIX
+    launches where AIC and AIV blocks share indices (then AIC cores come first).
     """
 
     index: np.ndarray
+    unit: np.ndarray
     core: np.ndarray
     core_type: np.ndarray
     pipe: np.ndarray
@@ -55,8 +58,23 @@ class TraceTable:
 
     @property
     def cores(self) -> list[int]:
-        """Core (block) indices present, ascending."""
-        return sorted({int(c) for c in self.core})
+        """Units (cores) present, ascending; equal to block indices unless MIX."""
+        return sorted({int(c) for c in self.unit})
+
+    def unit_names(self) -> dict[int, str]:
+        """``{unit: "core 3"}``, or ``"AIC 0"`` / ``"AIV 1"`` when core types mix."""
+        mixed = len(set(self.core_type.tolist())) > 1
+        out: dict[int, str] = {}
+        for u, c, t in zip(self.unit.tolist(), self.core.tolist(), self.core_type.tolist()):
+            out.setdefault(int(u), f"{t} {c}" if mixed else f"core {c}")
+        return out
+
+    def unit_blocks(self) -> dict[int, int]:
+        """``{unit: block index}``: what a core filter such as ``"0-3"`` matches."""
+        out: dict[int, int] = {}
+        for u, c in zip(self.unit.tolist(), self.core.tolist()):
+            out.setdefault(int(u), int(c))
+        return out
 
     @property
     def pipes(self) -> list[str]:
@@ -69,13 +87,6 @@ class TraceTable:
         """Duration in microseconds, when the clock is known."""
         return self.cycles / (self.clock_ghz * 1e3) if self.clock_ghz else None
 
-    def core_types(self) -> dict[int, str]:
-        """``{core: "AIV" | "AIC" | ...}`` from the first record of each core."""
-        out: dict[int, str] = {}
-        for c, t in zip(self.core.tolist(), self.core_type.tolist()):
-            out.setdefault(int(c), str(t))
-        return out
-
     def select(self, mask: np.ndarray) -> "TraceTable":
         """The rows where ``mask`` is true (``index`` keeps the original numbers)."""
         cols = {f: getattr(self, f)[mask] for f in _COLUMNS}
@@ -83,7 +94,7 @@ class TraceTable:
                           clock_ghz=self.clock_ghz, chip=self.chip, allocs=self.allocs)
 
 
-_COLUMNS = ("index", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
+_COLUMNS = ("index", "unit", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
             "nbytes", "src", "dst", "flops", "line", "source", "klass", "cls")
 
 
@@ -142,8 +153,9 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
         arr[f] = np.asarray(cols[f], np.float64).reshape(n)
     for f in _STR_FIELDS:
         arr[f] = np.asarray(cols[f], dtype=object).reshape(n)
-    arr["cls"] = np.asarray([classify(p, o) for p, o in zip(cols["pipe"], cols["op"])],
-                            dtype=object).reshape(n)
+    arr["cls"] = np.asarray([classify(p, o, k) for p, o, k in
+                             zip(cols["pipe"], cols["op"], cols["klass"])], dtype=object).reshape(n)
+    arr["unit"] = _units(arr["core"], arr["core_type"])
     cycles = _meta(owner, "cycles")
     if cycles is None:
         cycles = float(arr["end"].max()) if n else 0.0
@@ -151,13 +163,28 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
     clock = _meta(owner, "clock_ghz") or getattr(chip, "clock_ghz", None)
     allocs = _meta(owner, "allocs") or ()
     if label is None:
-        label = str(_meta(owner, "label") or _meta(owner, "name") or "")
+        label = str(_meta(owner, "label") or _meta(owner, "kernel_name") or "")
     return TraceTable(**arr, cycles=float(cycles), label=label,
                       clock_ghz=float(clock) if clock else None, chip=chip, allocs=tuple(allocs))
 
 
-def parse_cores(spec: str | Iterable[int] | None, available: Sequence[int]) -> list[int]:
-    """Cores chosen by ``"0-3,8"``, a list, or None (all); keeps only available ones."""
+def _units(core: np.ndarray, core_type: np.ndarray) -> np.ndarray:
+    """Unit number per record: the block index, or a rank when core types mix."""
+    types = set(core_type.tolist())
+    if len(types) <= 1:
+        return core.copy()
+    keys = sorted({(t != "AIC", t, int(c)) for t, c in zip(core_type.tolist(), core.tolist())})
+    rank = {(t, c): i for i, (_, t, c) in enumerate(keys)}
+    return np.asarray([rank[(t, int(c))] for t, c in zip(core_type.tolist(), core.tolist())], np.int64)
+
+
+def parse_cores(spec: str | Iterable[int] | None, available: Sequence[int],
+                blocks: dict[int, int] | None = None) -> list[int]:
+    """Units chosen by ``"0-3,8"``, a list, or None (all); keeps only available ones.
+
+    ``blocks`` maps unit to block index when they differ (MIX launches): the
+    filter then matches block indices.
+    """
     if spec is None or spec == "" or spec == "all":
         return list(available)
     chosen: set[int] = set()
@@ -171,7 +198,8 @@ def parse_cores(spec: str | Iterable[int] | None, available: Sequence[int]) -> l
             chosen.update(range(min(a, b), max(a, b) + 1))
     else:
         chosen = {int(c) for c in spec}
-    return [c for c in available if c in chosen]
+    blocks = blocks or {}
+    return [c for c in available if blocks.get(c, c) in chosen]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,271 @@
+"""Shared helpers of the simulator-core tests: tiny launch harnesses, error checks, references.
+
+- ``run_on_ub(body, *arrays)``: one AIV block copies every array GM -> UB, runs
+  ``body(*ub_tensors)`` (vector instructions) and copies the ``out`` tensors back.
+- ``run_on_cube(a, b, ...)``: one AIC block, GM -> L1 -> L0A/L0B -> Mmad -> Fixpipe -> GM.
+- ``raises_rule(ErrorType, *words, at=snippet)``: the error is that KernelError
+  subclass, its message holds ``words`` and a ``Fix:``, and it names the kernel
+  line of the test file that contains ``snippet``.
+- references written independently of the simulator: ``repeat_lanes`` (mask/repeat
+  addressing), ``round_to`` (float narrowing with every RoundMode).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+from ascend_sim import (DataCopyExtParams, DataCopyPad, DataCopy, DataCopyParams, Fixpipe, FixpipeParams,
+                        GlobalTensor, HardEvent, KernelError, LoadData, LoadData2DParams, Mmad, MmadParams,
+                        QuantMode_t, SetFlag, TBuf, TPipe, TPosition, TQue, WaitFlag, kernel, launch)
+from ascend_sim.dtypes import bfloat16, float32, half, int8, int32
+
+FLOAT_DTYPES = (half, float32, bfloat16)
+
+
+# ----------------------------------------------------------------------------- sync shorthand
+def handoff(event: HardEvent, eid: int = 0) -> None:
+    """SetFlag + WaitFlag of one event: pipe ``event.dst`` waits for everything ``event.src`` issued."""
+    SetFlag(event, eid)
+    WaitFlag(event, eid)
+
+
+# ----------------------------------------------------------------------------- vector harness
+@kernel
+def _on_ub(body, specs, outs, *ptrs):
+    pipe = TPipe()
+    gms, ubs = [], []
+    for ptr, (dtype, n) in zip(ptrs, specs):
+        gm = GlobalTensor(dtype)
+        gm.SetGlobalBuffer(ptr, n)
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, n * dtype.itemsize)
+        whole = buf.Get(dtype)                      # rounded up to 32 B: room for the padded burst
+        DataCopyPad(whole, gm, DataCopyExtParams(1, n * dtype.itemsize, 0, 0, 0))
+        gms.append(gm)
+        ubs.append(whole[0:n])                      # the body sees exactly n elements
+    handoff(HardEvent.MTE2_V)
+    body(*ubs)
+    handoff(HardEvent.V_MTE3)
+    for i in outs:
+        DataCopyPad(gms[i], ubs[i], DataCopyExtParams(1, ubs[i].nbytes, 0, 0, 0))
+
+
+def run_on_ub(body, *arrays: np.ndarray, out=(-1,), chip=None):
+    """Run ``body(*ub_tensors)`` on one AIV block; arrays at indices ``out`` receive their UB tensor.
+
+    Every array (outputs too) is copied in first, so untouched output lanes keep their values.
+    """
+    specs = [(a.dtype, a.size) for a in arrays]
+    return launch(_on_ub, 1, body, specs, tuple(out), *arrays, chip=chip)
+
+
+def vector_result(body, *inputs: np.ndarray, out_like: np.ndarray) -> np.ndarray:
+    """The output of ``body(*inputs_ub, out_ub)``; ``out_like`` gives its shape, dtype and start values."""
+    out = out_like.copy()
+    run_on_ub(body, *inputs, out)
+    return out
+
+
+# ----------------------------------------------------------------------------- cube harness
+@kernel(core="AIC")
+def _on_cube(a_ptr, b_ptr, c_ptr, cfg):
+    m, n, k, steps, dtype, acc, quant, relu = cfg
+    pipe = TPipe()
+    queues = {}
+    for name, pos, nbytes in (("a1", TPosition.A1, m * k * steps), ("b1", TPosition.B1, k * n * steps),
+                              ("a2", TPosition.A2, m * k), ("b2", TPosition.B2, k * n), ("co1", TPosition.CO1, 0)):
+        queues[name] = TQue(pos, 1)
+        pipe.InitBuffer(queues[name], 1, nbytes * dtype.itemsize or m * n * acc.itemsize)
+    a_gm, b_gm = GlobalTensor(dtype), GlobalTensor(dtype)
+    a_gm.SetGlobalBuffer(a_ptr)
+    b_gm.SetGlobalBuffer(b_ptr)
+    c_gm = GlobalTensor(c_ptr.dtype)
+    c_gm.SetGlobalBuffer(c_ptr)
+    a1, b1 = queues["a1"].AllocTensor(dtype), queues["b1"].AllocTensor(dtype)
+    DataCopy(a1, a_gm, m * k * steps)
+    DataCopy(b1, b_gm, k * n * steps)
+    queues["a1"].EnQue(a1)
+    queues["b1"].EnQue(b1)
+    a1, b1 = queues["a1"].DeQue(dtype), queues["b1"].DeQue(dtype)
+    c = queues["co1"].AllocTensor(acc)
+    a_fr, b_fr = m * k * dtype.itemsize // 512, k * n * dtype.itemsize // 512
+    for s in range(steps):            # K split in `steps` blocks stored one after the other
+        a2, b2 = queues["a2"].AllocTensor(dtype), queues["b2"].AllocTensor(dtype)
+        LoadData(a2, a1, LoadData2DParams(startIndex=s * a_fr, repeatTimes=a_fr))
+        LoadData(b2, b1, LoadData2DParams(startIndex=s * b_fr, repeatTimes=b_fr))
+        queues["a2"].EnQue(a2)
+        queues["b2"].EnQue(b2)
+        a2, b2 = queues["a2"].DeQue(dtype), queues["b2"].DeQue(dtype)
+        Mmad(c, a2, b2, MmadParams(m, n, k, cmatrixInitVal=s == 0))
+        queues["a2"].FreeTensor(a2)
+        queues["b2"].FreeTensor(b2)
+    queues["a1"].FreeTensor(a1)
+    queues["b1"].FreeTensor(b1)
+    queues["co1"].EnQue(c)
+    c = queues["co1"].DeQue(acc)
+    Fixpipe(c_gm, c, FixpipeParams(nSize=n, mSize=m, quantPre=quant, reluEn=relu))
+    queues["co1"].FreeTensor(c)
+
+
+def run_on_cube(a_steps: list[np.ndarray], b_steps: list[np.ndarray], out_dtype, *,
+                quant=QuantMode_t.NoQuant, relu: bool = False) -> np.ndarray:
+    """C = sum_s A_s @ B_s through the cube (one Mmad per K step, accumulate from the second on).
+
+    A_s is m x k and B_s is k x n; m*k and k*n must be whole 512-byte fractals.
+    """
+    (m, k), n = a_steps[0].shape, b_steps[0].shape[1]
+    dtype = a_steps[0].dtype
+    acc = int32 if dtype == int8 else float32
+    c = np.zeros((m, n), out_dtype)
+    cfg = (m, n, k, len(a_steps), dtype, acc, quant, relu)
+    launch(_on_cube, 1, np.concatenate([x.ravel() for x in a_steps]), np.concatenate([x.ravel() for x in b_steps]),
+           c, cfg)
+    return c
+
+
+# ----------------------------------------------------------------------------- error checks
+class raises_rule:
+    """``with raises_rule(RaceError, "MTE2", "V", at="Add(z, x"):`` -- see the module docstring.
+
+    ``at`` must occur on exactly one line of the calling test file; the error must name that
+    line as ``file.py:N``. ``at=None`` skips the line check (errors with no kernel line).
+    """
+
+    def __init__(self, exc_type: type[KernelError], *words: str, at: str | None = None):
+        assert issubclass(exc_type, KernelError)
+        self.exc_type, self.words, self.at = exc_type, words, at
+        self.file = sys._getframe(1).f_code.co_filename
+        self._cm = None
+        self.value: KernelError | None = None
+
+    def __enter__(self):
+        self._cm = pytest.raises(self.exc_type)
+        self._info = self._cm.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        suppressed = self._cm.__exit__(*exc)
+        err = self.value = self._info.value
+        msg = str(err)
+        assert type(err) is self.exc_type, f"expected exactly {self.exc_type.__name__}, got {type(err).__name__}"
+        for w in self.words:
+            assert w in msg, f"{w!r} not in the message:\n{msg}"
+        assert "\n  Fix: " in msg, f"no Fix: in the message:\n{msg}"
+        if self.at is not None:
+            expected = f"{os.path.basename(self.file)}:{line_of(self.file, self.at)}"
+            assert msg.splitlines()[0].split()[1] == expected, f"expected the site {expected}, got:\n{msg}"
+        return suppressed
+
+
+def line_of(path: str, snippet: str) -> int:
+    """The 1-based number of the only line of ``path`` containing ``snippet``."""
+    with open(path, encoding="utf-8") as f:
+        hits = [i for i, line in enumerate(f, 1) if snippet in line]
+    assert len(hits) == 1, f"{snippet!r} is on lines {hits} of {path}; make it unique"
+    return hits[0]
+
+
+@contextmanager
+def no_warnings():
+    """Any warning (numpy RuntimeWarning included) raised inside becomes an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+# ----------------------------------------------------------------------------- comparisons
+def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Bit-exact equality in the same dtype (NaNs compared by position)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    if actual.dtype.kind in "iub":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
+    same = (a64 == e64) | (np.isnan(a64) & np.isnan(e64))
+    bad = np.flatnonzero(~same.ravel())
+    assert bad.size == 0, (f"{bad.size} of {actual.size} elements differ, first at {bad[0]}: "
+                           f"{a64.ravel()[bad[0]]!r} != {e64.ravel()[bad[0]]!r}")
+
+
+def random_array(rng: np.random.Generator, dtype, n: int, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
+    """``n`` values of ``dtype`` in [lo, hi) (integers for integer dtypes)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(int(lo), info.min), min(int(hi), info.max) + 1, n).astype(dtype)
+    return rng.uniform(lo, hi, n).astype(dtype)
+
+
+def repeat_lanes(itemsize: int, mask, repeat: int, blk_stride: int, rep_stride: int) -> np.ndarray:
+    """Element offsets the mask/repeat form touches, lane by lane (reference for the vector unit).
+
+    A repeat is 8 DataBlocks of 32 bytes; block ``j`` of repeat ``r`` starts at
+    ``(r * rep_stride + j * blk_stride) * 32`` bytes; ``mask`` is an int (first lanes) or
+    ``[low64, high64]`` (lane ``i`` active when bit ``i`` is set).
+    """
+    per_block = 32 // itemsize
+    out = []
+    for r in range(repeat):
+        for lane in range(8 * per_block):
+            active = lane < mask if isinstance(mask, int) else (mask[lane // 64] >> (lane % 64)) & 1
+            if active:
+                j, e = divmod(lane, per_block)
+                out.append((r * rep_stride + j * blk_stride) * per_block + e)
+    return np.array(out, np.int64)
+
+
+def all_finite(dtype) -> np.ndarray:
+    """Every finite value of a 16-bit float dtype, sorted ascending (one of -0/+0)."""
+    vals = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(dtype).astype(np.float64)
+    return np.unique(vals[np.isfinite(vals)])
+
+
+def round_to(x: np.ndarray, dtype, mode: str) -> np.ndarray:
+    """Reference narrowing of finite or infinite floats to a 16-bit float by table look-up.
+
+    ``mode``: floor, ceil, trunc, round (ties away from zero), rint (ties to even), odd
+    (truncate, then set the last mantissa bit when inexact). Overflow follows IEEE directed
+    rounding: rint and round go to inf from half an ulp past the largest finite value, the
+    modes rounding toward zero stop at the largest finite value.
+    """
+    table = all_finite(dtype)
+    big, top_ulp = table[-1], table[-1] - table[-2]
+    w = np.asarray(x, np.float64).ravel()
+    i = np.searchsorted(table, w, side="right") - 1           # largest table value <= w
+    j = np.searchsorted(table, w, side="left")                # smallest table value >= w
+    lo = np.where(i >= 0, table[np.clip(i, 0, None)], -np.inf)
+    hi = np.where(j < table.size, table[np.clip(j, None, table.size - 1)], np.inf)
+    toward_zero = np.clip(np.where(w >= 0, lo, hi), -big, big)
+    if mode == "floor":
+        r = lo
+    elif mode == "ceil":
+        r = hi
+    elif mode == "trunc":
+        r = toward_zero
+    elif mode in ("rint", "round"):
+        tie = np.where(w >= 0, hi, lo) if mode == "round" else np.where(_last_bit(lo, dtype) == 0, lo, hi)
+        r = np.where(w - lo < hi - w, lo, np.where(hi - w < w - lo, hi, tie))
+        r = np.where(np.abs(w) >= big + top_ulp / 2, np.sign(w) * np.inf, r)
+    elif mode == "odd":
+        t = np.where(toward_zero == 0, np.copysign(0.0, w), toward_zero)
+        r = np.where(_last_bit(t, dtype) == 1, t, _next_away(t, dtype))
+    else:
+        raise ValueError(mode)
+    r = np.where((lo == w) | np.isinf(w), w, r)
+    return r.astype(dtype).reshape(np.shape(x))
+
+
+def _last_bit(v: np.ndarray, dtype) -> np.ndarray:
+    return np.asarray(v).astype(dtype).view(np.uint16) & 1
+
+
+def _next_away(v: np.ndarray, dtype) -> np.ndarray:
+    """The neighbour of ``v`` one unit in the last place further from zero (bit pattern + 1)."""
+    return (np.asarray(v).astype(dtype).view(np.uint16) + np.uint16(1)).view(dtype).astype(np.float64)
