@@ -82,6 +82,7 @@ class TQue:
                                 fix="use TBuf for VECCALC scratch space; queues are VECIN, VECOUT, A1, B1, "
                                     "A2, B2 or CO1")
         self.position, self.depth = position, int(depth)
+        self.producer, self.consumer = FLOW[position]
         self.slots: list[_Slot] = []
         self.nbytes = 0
         self.fifo: list = []
@@ -115,13 +116,11 @@ class TQue:
                 f"AllocTensor on {self.name} with all {n} buffer(s) in use (allocated at: {held}): on the device "
                 "this waits forever (deadlock)",
                 fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers")
-        producer = FLOW[self.position][0]
         if slot.free_event is not None:
-            core.wait(producer, slot.free_event)
+            core.wait(self.producer, slot.free_event)
         slot.state, slot.alloc_site = "alloc", caller_site()
         core.scalar_tick()
-        tier = _tier_for(core, self.position)
-        return LocalTensor(core, tier, slot.addr, dtype, self.nbytes // dtype.itemsize, self.position, slot)
+        return LocalTensor(core, self.tier, slot.addr, dtype, self.nbytes // dtype.itemsize, self.position, slot)
 
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
@@ -135,7 +134,7 @@ class TQue:
                              "already queued and not DeQue'd",
                              fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)")
         slot.state = "queued"
-        self.fifo.append((slot, tensor, core.snapshot(FLOW[self.position][0], caller_site())))
+        self.fifo.append((slot, tensor, core.snapshot(self.producer, caller_site())))
         core.scalar_tick()
         return True
 
@@ -147,7 +146,7 @@ class TQue:
                              "this waits forever",
                              fix="EnQue the tensor after filling it (CopyIn) before DeQue in Compute")
         slot, tensor, ev = self.fifo.pop(0)
-        core.wait(FLOW[self.position][1], ev)
+        core.wait(self.consumer, ev)
         slot.state = "dequeued"
         core.scalar_tick()
         return tensor.ReinterpretCast(dtype) if dtype is not None and as_dtype(dtype) != tensor.dtype else tensor
@@ -162,7 +161,7 @@ class TQue:
         if slot.state == "queued":
             raise QueueError("FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd)",
                              fix="DeQue it first, or free it before EnQue if it is not needed")
-        slot.free_event = core.snapshot(FLOW[self.position][1], caller_site())
+        slot.free_event = core.snapshot(self.consumer, caller_site())
         slot.state = "free"
         core.scalar_tick()
 
@@ -252,7 +251,7 @@ class TPipe:
                 f"usable on {core.chip.name}. Buffers so far:{listing or ' none'}",
                 fix="use smaller tiles (a shorter tileLength), fewer buffers, or split the work over more "
                     "loop iterations")
-        que.core, que.name = core, label
+        que.core, que.name, que.tier = core, label, tier
         que.nbytes = size if isinstance(que, TBuf) else nbytes
         if isinstance(que, TBuf):
             que.addr = tier.next_free

@@ -223,10 +223,12 @@ def repeat_lanes(itemsize: int, mask, repeat: int, blk_stride: int, rep_stride: 
 
 def all_finite(dtype) -> np.ndarray:
     """Every finite value of a 16-bit float dtype, sorted ascending (one of -0/+0)."""
-    vals = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(dtype).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        vals = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(dtype).astype(np.float64)
     return np.unique(vals[np.isfinite(vals)])
 
 
+@np.errstate(invalid="ignore", over="ignore")     # inf - inf in the neighbour distances is intended
 def round_to(x: np.ndarray, dtype, mode: str) -> np.ndarray:
     """Reference narrowing of finite or infinite floats to a 16-bit float by table look-up.
 
@@ -258,7 +260,7 @@ def round_to(x: np.ndarray, dtype, mode: str) -> np.ndarray:
         r = np.where(_last_bit(t, dtype) == 1, t, _next_away(t, dtype))
     else:
         raise ValueError(mode)
-    r = np.where((lo == w) | np.isinf(w), w, r)
+    r = np.where((lo == w) | ~np.isfinite(w), w, r)          # exact, inf and NaN pass through
     return r.astype(dtype).reshape(np.shape(x))
 
 
@@ -269,3 +271,26 @@ def _last_bit(v: np.ndarray, dtype) -> np.ndarray:
 def _next_away(v: np.ndarray, dtype) -> np.ndarray:
     """The neighbour of ``v`` one unit in the last place further from zero (bit pattern + 1)."""
     return (np.asarray(v).astype(dtype).view(np.uint16) + np.uint16(1)).view(dtype).astype(np.float64)
+
+
+def assert_within_ulp(actual: np.ndarray, expected: np.ndarray, ulps: int = 1) -> None:
+    """Equal up to ``ulps`` units in the last place of the (float) dtype, NaNs by position."""
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    e = expected.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ulp = np.abs(np.nextafter(expected, np.array(np.inf, expected.dtype)).astype(np.float64) - e)
+        ok = (np.abs(actual.astype(np.float64) - e) <= ulps * ulp) | (np.isnan(e) & np.isnan(actual.astype(
+            np.float64))) | (actual.astype(np.float64) == e)
+    bad = np.flatnonzero(~ok.ravel())
+    assert bad.size == 0, f"{bad.size} elements off by more than {ulps} ulp, first at {bad[0]}: " \
+                          f"{actual.ravel()[bad[0]]!r} vs {expected.ravel()[bad[0]]!r}"
+
+
+def exact_reference(fn, dtype, *xs: np.ndarray) -> np.ndarray:
+    """``fn`` on the exact inputs (float64, or int64 for integers), rounded once to ``dtype`` (ties to even)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return fn(*(x.astype(np.int64) for x in xs)).astype(dtype)
+    with np.errstate(all="ignore"):
+        w = np.asarray(fn(*(x.astype(np.float64) for x in xs)), np.float64)
+    return w.astype(dtype) if dtype == float32 else round_to(w, dtype, "rint")

@@ -118,6 +118,7 @@ def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = (
         "PYTHONPATH": os.pathsep.join(pythonpath),
         "PYTHONUSERBASE": site.getuserbase(),
         "PYTHONHASHSEED": "0",
+        "PYTHONFAULTHANDLER": "1",
         "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
         "IPYTHONDIR": os.path.join(home, ".ipython"),
@@ -175,7 +176,7 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
                     elif run.status == "timeout" and not _responsive(client, limits):
                         stop = f"not run: the kernel did not recover after interrupting cell {cell.id}"
         except Exception as e:  # noqa: BLE001 - a kernel that cannot start must not lose the report
-            result.kernel_error = f"{type(e).__name__}: {e}".strip()
+            result.kernel_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
             for _, cell in cells:
                 result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.kernel_error}"))
     result.seconds = time.monotonic() - start

@@ -83,6 +83,17 @@ def _tier(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
     return t
 
 
+def _check_l0_address(op: str, t: LocalTensor, site) -> None:
+    """L0A/L0B tensors start on a 512-byte fractal, L0C tensors on 64 bytes."""
+    align = t.core.chip.l0c_align if t.tier.name == "L0C" else FRACTAL_BYTES
+    if t.addr % align:
+        what = "a 64-byte boundary" if t.tier.name == "L0C" else "fractal (512 B) boundaries"
+        raise CubeFormatError(f"{op}: {t.tier.name} address {t.addr} is not {align}-byte aligned "
+                              f"({t.addr} % {align} = {t.addr % align})",
+                              fix=f"{t.tier.name} tensors start on {what}: offset sub-tensors by whole "
+                                  f"{align}-byte units", site=site)
+
+
 def LoadData(dst, src, params: LoadData2DParams) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
     site = caller_site()
@@ -94,10 +105,7 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
     if params.ifTranspose:
         raise ArgumentError("LoadData ifTranspose is not modelled (the simulator keeps ND layout)",
                             fix="load B already laid out as k x n", site=site)
-    if dst.addr % FRACTAL_BYTES:
-        raise CubeFormatError(f"LoadData: {dst.tier.name} address {dst.addr} is not 512-byte aligned "
-                              f"({dst.addr} % 512 = {dst.addr % 512})",
-                              fix="L0A/L0B tensors start on fractal (512 B) boundaries", site=site)
+    _check_l0_address("LoadData", dst, site)
     reps = int(params.repeatTimes)
     if not 1 <= reps <= 255:
         raise ArgumentError(f"LoadData repeatTimes {reps} outside 1..255",
@@ -139,6 +147,8 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
         raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube takes "
                          "two half, two bfloat16_t or two int8_t matrices",
                          fix="Cast in UB before moving the operands to L1", site=site)
+    for t in (dst, fmA, fmB):
+        _check_l0_address("Mmad", t, site)
     acc, m0, k0, n0 = _CUBE[fmA.dtype]
     if dst.dtype != acc:
         raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
@@ -205,4 +215,5 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
         rows = np.maximum(rows, 0)
     out = np.lib.stride_tricks.as_strided(dst.ptr.buf.raw[off:].view(dst.dtype), shape=(m, n),
                                           strides=(dp * isz, isz), writeable=True)
-    out[...] = rows.astype(dst.dtype)
+    with np.errstate(over="ignore"):        # fp32 beyond the fp16 range becomes inf, as on the device
+        out[...] = rows.astype(dst.dtype)

@@ -55,15 +55,13 @@ class DataCopyPadExtParams:
 DataCopyPadParams = DataCopyPadExtParams
 
 
-@dataclass(frozen=True)
 class _Plan:
-    """A copy as bursts: byte offsets and pitches on both sides."""
+    """A copy as bursts: ``count`` bursts of ``blen`` bytes read, ``dst_blen`` (>= blen) written."""
 
-    count: int        # bursts
-    blen: int         # bytes per burst read from src
-    src_pitch: int
-    dst_pitch: int
-    dst_blen: int     # bytes per burst written to dst (>= blen with padding)
+    __slots__ = ("count", "blen", "src_pitch", "dst_pitch", "dst_blen")
+
+    def __init__(self, count: int, blen: int, src_pitch: int, dst_pitch: int, dst_blen: int):
+        self.count, self.blen, self.src_pitch, self.dst_pitch, self.dst_blen = count, blen, src_pitch, dst_pitch, dst_blen
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -184,7 +182,8 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
         dt = dst.dtype
         cur = np.ascontiguousarray(d).view(dt)
         add = np.ascontiguousarray(s).view(dt)
-        d[...] = (cur + add).astype(dt).view(np.uint8)
+        with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
+            d[...] = (cur + add).astype(dt).view(np.uint8)
     else:
         _claim(core, buf, dst_off, plan, dst.dtype, site)
         d[...] = s

@@ -19,7 +19,7 @@ import numpy as np
 from .. import timing
 from ..core import V, region
 from ..dtypes import ascend_name, as_dtype, is_float
-from ..errors import ArgumentError, DtypeError, OutOfBoundsError, PositionError, caller_site
+from ..errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError, caller_site
 from ..memory import GRANULE, LocalTensor
 from ..runtime import current_core
 
@@ -67,6 +67,11 @@ class SELMODE(enum.Enum):
     VSEL_TENSOR_TENSOR_MODE = 2
 
 
+def _quiet():
+    """numpy floating-point warnings off: overflow to inf or a NaN is the vector unit's result, not an error."""
+    return np.errstate(all="ignore")
+
+
 # ----------------------------------------------------------------------------- operand checks
 def _ub(t, op: str, role: str, site) -> LocalTensor:
     if not isinstance(t, LocalTensor):
@@ -76,7 +81,7 @@ def _ub(t, op: str, role: str, site) -> LocalTensor:
         raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
     if t.addr % 32:
-        raise ArgumentError(f"{op}: {role} starts at UB+{t.addr}, not 32-byte aligned ({t.addr} % 32 = {t.addr % 32})",
+        raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not 32-byte aligned ({t.addr} % 32 = {t.addr % 32})",
                             fix="offset sub-tensors by a multiple of 32 bytes "
                                 f"({32 // t.dtype.itemsize} {ascend_name(t.dtype)} elements)", site=site)
     return t
@@ -129,6 +134,10 @@ def _mask_key(op: str, mask, itemsize: int, site):
         if len(mask) != 2:
             raise ArgumentError(f"{op}: a bit mask is a list of two uint64, got {len(mask)} values",
                                 fix="mask=[low64, high64]", site=site)
+        if lanes > 128:
+            raise ArgumentError(f"{op}: {lanes} lanes per repeat for {itemsize}-byte elements, but a bit mask "
+                                f"[low64, high64] selects at most 128",
+                                fix=f"use a continuous mask (an int in 1..{lanes}) or the count form", site=site)
         lo, hi = (int(m) & (2**64 - 1) for m in mask)
         if lanes == 64 and hi:
             raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
@@ -178,7 +187,8 @@ class _Access:
         return self.t.tier.arena.view(self.t.dtype)[base + self.idx]
 
     def put(self, values: np.ndarray) -> None:
-        values = np.asarray(values).astype(self.t.dtype, copy=False)
+        with _quiet():
+            values = np.asarray(values).astype(self.t.dtype, copy=False)
         if self.idx is None:
             self.t.view(self.n)[...] = values
         else:
@@ -233,7 +243,8 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
             _require_float(op, dst, site)
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
         _issue(op, klass, d, [a, b], reps, site)
-        d.put(fn(a.get(), b.get()))
+        with _quiet():
+            d.put(fn(a.get(), b.get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src0, src1, count)``: elementwise {op.lower()} on UB."
     return instr
@@ -249,7 +260,7 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
             _require_float(op, dst, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         _issue(op, klass, d, [a], reps, site)
-        with np.errstate(all="ignore"):
+        with _quiet():
             d.put(fn(a.get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
@@ -264,8 +275,8 @@ def _scalar(op: str, fn, klass: str = "simple"):
         _same(op, site, dst, src)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         _issue(op, klass, d, [a], reps, site)
-        s = np.asarray(scalar).astype(dst.dtype)
-        d.put(fn(a.get(), s))
+        with _quiet():
+            d.put(fn(a.get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
     return instr
@@ -302,8 +313,9 @@ def Axpy(dst, src, scalar, count) -> None:
     _same("Axpy", site, dst, src)
     d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
     _issue("Axpy", "simple", d, [a], reps, site, extra_reads=(d.region,))
-    s = np.asarray(scalar).astype(dst.dtype)
-    d.put(np.add(np.multiply(a.get(), s), d.get()))
+    with _quiet():
+        s = np.asarray(scalar).astype(dst.dtype)
+        d.put(np.add(np.multiply(a.get(), s), d.get()))
 
 
 def Duplicate(dst, scalar, *args) -> None:
@@ -315,7 +327,8 @@ def Duplicate(dst, scalar, *args) -> None:
         args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
     d, _, reps = _accesses("Duplicate", site, dst, [], args)
     _issue("Duplicate", "simple", d, [], reps, site)
-    d.put(np.full(d.n, scalar, dst.dtype))
+    with _quiet():
+        d.put(np.full(d.n, scalar, dst.dtype))
 
 
 def Cast(dst, src, round_mode: RoundMode, count) -> None:
@@ -334,48 +347,52 @@ def Cast(dst, src, round_mode: RoundMode, count) -> None:
 
 
 def cast_values(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
-    """Reference conversion used by Cast (and by tests)."""
+    """Reference conversion used by Cast (and by tests).
+
+    To an integer: round by ``mode`` (CAST_NONE and CAST_RINT: half to even), saturate to the
+    range, NaN gives 0. To a float (from a float or an integer): one correct rounding of the
+    exact value by ``mode``; CAST_NONE is CAST_RINT.
+    """
     dtype = as_dtype(dtype)
-    if not is_float(dtype):
-        f = x.astype(np.float64)
-        rounded = {RoundMode.CAST_FLOOR: np.floor, RoundMode.CAST_CEIL: np.ceil, RoundMode.CAST_TRUNC: np.trunc,
-                   RoundMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}.get(mode, np.rint)(f)
-        info = np.iinfo(dtype)
-        return np.clip(np.nan_to_num(rounded), info.min, info.max).astype(dtype)
-    if not is_float(x.dtype) or np.dtype(dtype).itemsize >= x.dtype.itemsize and mode in (
-            RoundMode.CAST_NONE, RoundMode.CAST_RINT):
-        return x.astype(dtype)
-    return _narrow_float(x, np.dtype(dtype), mode)
+    with _quiet():
+        if not is_float(dtype):
+            f = x.astype(np.float64)
+            rounded = {RoundMode.CAST_FLOOR: np.floor, RoundMode.CAST_CEIL: np.ceil, RoundMode.CAST_TRUNC: np.trunc,
+                       RoundMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}.get(mode, np.rint)(f)
+            info = np.iinfo(dtype)
+            return np.clip(np.nan_to_num(rounded), info.min, info.max).astype(dtype)
+        return _round_float(x, dtype, mode)
 
 
-def _narrow_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarray:
+def _round_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarray:
+    """``x`` rounded once to the float ``dtype`` by ``mode``, from its exact (float64) value.
+
+    numpy's own cast gives the nearest value, except that an integer source may be rounded
+    twice (int -> float32 -> bfloat16); so take its two neighbours ``lo <= x <= hi`` and choose.
+    """
     wide = x.astype(np.float64)
-    if mode in (RoundMode.CAST_NONE, RoundMode.CAST_RINT):
-        return x.astype(dtype)
-    if mode == RoundMode.CAST_ROUND:
-        r = x.astype(dtype)
-        ties = (r.astype(np.float64) != wide) & (np.abs(r.astype(np.float64) - wide) == np.abs(
-            np.nextafter(r, _away(r, wide)).astype(np.float64) - wide))
-        return np.where(ties, np.nextafter(r, _away(r, wide)), r).astype(dtype)
-    r = x.astype(dtype)
-    rw = r.astype(np.float64)
+    r0 = x.astype(dtype) if is_float(x.dtype) else wide.astype(dtype)
+    r0w = r0.astype(np.float64)
+    lo = np.where(r0w <= wide, r0, np.nextafter(r0, np.array(-np.inf, dtype))).astype(dtype)
+    hi = np.where(r0w >= wide, r0, np.nextafter(r0, np.array(np.inf, dtype))).astype(dtype)
     if mode == RoundMode.CAST_FLOOR:
-        return np.where(rw > wide, np.nextafter(r, np.array(-np.inf, dtype)), r).astype(dtype)
+        return lo
     if mode == RoundMode.CAST_CEIL:
-        return np.where(rw < wide, np.nextafter(r, np.array(np.inf, dtype)), r).astype(dtype)
-    toward_zero = np.where(np.abs(rw) > np.abs(wide), np.nextafter(r, np.zeros((), dtype)), r).astype(dtype)
+        return hi
+    toward_zero = np.where(wide >= 0, lo, hi).astype(dtype)
     if mode == RoundMode.CAST_TRUNC:
         return toward_zero
-    # CAST_ODD: truncate, then set the last mantissa bit when the result is inexact
-    inexact = toward_zero.astype(np.float64) != wide
-    bits = toward_zero.view(np.uint16 if dtype.itemsize == 2 else np.uint32).copy()
-    bits[inexact & np.isfinite(wide)] |= 1
-    return bits.view(dtype)
-
-
-def _away(r: np.ndarray, wide: np.ndarray) -> np.ndarray:
-    """Direction away from zero, in r's dtype."""
-    return np.where(wide >= 0, np.array(np.inf, r.dtype), np.array(-np.inf, r.dtype)).astype(r.dtype)
+    if mode == RoundMode.CAST_ODD:       # von Neumann: truncate, then set the last mantissa bit when inexact
+        bits = toward_zero.view(np.uint16 if dtype.itemsize == 2 else np.uint32).copy()
+        bits[(toward_zero.astype(np.float64) != wide) & np.isfinite(wide)] |= 1
+        return bits.view(dtype)
+    below, above = wide - lo.astype(np.float64), hi.astype(np.float64) - wide
+    if mode == RoundMode.CAST_ROUND:     # ties away from zero
+        tie = np.where(wide >= 0, hi, lo)
+    else:                                # CAST_RINT / CAST_NONE: ties to the even mantissa
+        tie = np.where(lo.view(np.uint16 if dtype.itemsize == 2 else np.uint32) & 1, hi, lo)
+    nearest = np.where(below < above, lo, np.where(above < below, hi, tie))
+    return np.where(np.isinf(r0) | np.isnan(r0), r0, nearest).astype(dtype)   # overflow as the IEEE cast
 
 
 _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
@@ -421,7 +438,8 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
     acc = [_Access(s, n, "Select", site) for s in srcs]
     _issue("Select", "simple", d, acc + [m], timing.vector_repeats(n, dst.dtype.itemsize), site)
     bits = np.unpackbits(m.get(), bitorder="little")[:n].astype(bool)
-    other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
+    with _quiet():
+        other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
     d.put(np.where(bits, acc[0].get(), other))
 
 
@@ -445,7 +463,8 @@ def _reduce(op: str, fn, with_index: bool):
         tier, g = w.region
         tier.init[g] = True      # the work buffer is scratch the instruction fills
         vals = a.get()
-        res = fn(vals)
+        with _quiet():
+            res = fn(vals)
         out = np.zeros(out_n, dst.dtype)
         out[0] = res
         if out_n == 2:
@@ -470,34 +489,77 @@ ReduceMin = _reduce("ReduceMin", np.min, True)
 ReduceSum = _reduce("ReduceSum", _sum_fp32, False)
 
 
-def _whole(op: str, fn):
+class ReduceOrder(enum.Enum):
+    """What WholeReduceMax/Min write per repeat: value and index (the default), or one of them."""
+
+    ORDER_VALUE_INDEX = 0
+    ORDER_INDEX_VALUE = 1
+    ORDER_ONLY_VALUE = 2
+    ORDER_ONLY_INDEX = 3
+
+
+def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Lane indices stored in ``dtype`` slots as raw unsigned bits (read back with ReinterpretCast)."""
+    return idx.astype(np.uint16 if dtype.itemsize == 2 else np.uint32).view(dtype)
+
+
+def _whole(op: str, fn, arg=None):
     def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
-              srcRepStride: int = 8) -> None:
+              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
         site = caller_site()
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
         isz = src.dtype.itemsize
         key = _mask_key(op, mask, isz, site)
+        lanes = np.flatnonzero(_lane_mask(key, 256 // isz))
+        if lanes.size == 0:
+            raise ArgumentError(f"{op}: the mask selects no lane, so there is nothing to reduce",
+                                fix="set at least one bit of the mask", site=site)
         r = _check_repeat(op, repeatTimes, site, current_core().chip.vec_max_repeat)
-        idx = _lane_index(isz, key, r, srcBlkStride, srcRepStride)
-        a = _Access(src, idx, op, site)
-        d = _Access(dst, np.arange(r, dtype=np.int64) * int(dstRepStride), op, site)
+        a = _Access(src, _lane_index(isz, key, r, srcBlkStride, srcRepStride), op, site)
+        if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:      # one value per repeat
+            out, slots = dst, (0,)
+            step = int(dstRepStride)
+        elif order == ReduceOrder.ORDER_ONLY_INDEX:                   # one uint32 index per repeat
+            out, slots = dst.ReinterpretCast(np.uint32), (0,)
+            step = int(dstRepStride)
+        else:                                                         # (value, index) pairs
+            out, slots = dst, (0, 1)
+            step = 2 * int(dstRepStride)
+        pos = (np.arange(r, dtype=np.int64)[:, None] * step + np.array(slots)).reshape(-1)
+        d = _Access(out, pos, op, site)
         _issue(op, "reduction", d, [a], max(r, 1), site)
-        d.put(fn(a.get().reshape(r, -1)) if r else np.zeros(0, dst.dtype))
+        if not r:
+            return
+        with _quiet():
+            rows = a.get().reshape(r, -1)
+            value = fn(rows)
+            if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:
+                d.put(value)
+                return
+            index = lanes[arg(rows)]
+            if order == ReduceOrder.ORDER_ONLY_INDEX:
+                d.put(index.astype(np.uint32))
+                return
+            pair = (value, _index_bits(index, dst.dtype))
+            if order == ReduceOrder.ORDER_INDEX_VALUE:
+                pair = pair[::-1]
+            d.put(np.stack(pair, axis=1).reshape(-1))
     instr.__name__ = op
-    instr.__doc__ = (f"``{op}(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride)``: "
-                     "one result per repeat (row) of the masked lanes.")
+    what = "the sum" if arg is None else f"the {op[11:].lower()} and its lane index (``order``)"
+    instr.__doc__ = (f"``{op}(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride"
+                     f"{'' if arg is None else ', order'})``: {what} of the masked lanes of each repeat.")
     return instr
 
 
 WholeReduceSum = _whole("WholeReduceSum", lambda v: np.sum(v, axis=1, dtype=np.float32 if is_float(v.dtype)
                                                               else np.int64).astype(v.dtype))
-WholeReduceMax = _whole("WholeReduceMax", lambda v: np.max(v, axis=1))
-WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1))
+WholeReduceMax = _whole("WholeReduceMax", lambda v: np.max(v, axis=1), lambda v: np.argmax(v, axis=1))
+WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v: np.argmin(v, axis=1))
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
            "Reciprocal", "Abs", "Relu", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
-           "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "BinaryRepeatParams",
+           "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]

@@ -23,9 +23,16 @@ from .tracedata import TraceTable
 MAX_ARROWS = 150
 
 
+class VizFigure(Figure):
+    """A matplotlib Figure that Jupyter shows as PNG even when pyplot was never imported."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+
 def new_figure(width: float, height: float) -> Figure:
     """A figure not attached to pyplot (no global state, nothing to close)."""
-    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return VizFigure(figsize=(width, height), dpi=100, layout="constrained")
 
 
 def figure_png(fig: Figure, dpi: int = 100) -> bytes:

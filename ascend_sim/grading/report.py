@@ -1,0 +1,136 @@
+"""Grading reports: report.json and report.csv per submission, one gradebook CSV for many."""
+from __future__ import annotations
+
+import csv
+import json
+import platform
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+__all__ = ["STATUSES", "ExerciseResult", "Report", "write_report", "write_gradebook", "read_report",
+           "REPORT_SCHEMA"]
+
+REPORT_SCHEMA = 1
+STATUSES = ("pass", "fail", "error", "timeout", "not_attempted", "not_run")
+
+
+@dataclass
+class ExerciseResult:
+    """One exercise of one submission."""
+
+    exercise: str
+    status: str
+    score: float
+    max: float
+    messages: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown exercise status {self.status!r} (one of {', '.join(STATUSES)})")
+
+
+@dataclass
+class Report:
+    """The grade of one submission against one lab."""
+
+    lab: str
+    submission: str
+    sha256: str
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    tampered: list[dict] = field(default_factory=list)      # {cell_id, role, kind}
+    warnings: list[str] = field(default_factory=list)
+    grader_error: str = ""
+    graded_at: str = ""
+    seconds: float = 0.0
+    versions: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(e.score for e in self.exercises)
+
+    @property
+    def max_score(self) -> float:
+        return sum(e.max for e in self.exercises)
+
+    def status_of(self, ex_id: str) -> str:
+        return next(e.status for e in self.exercises if e.exercise == ex_id)
+
+    def to_json(self) -> dict:
+        return {"schema_version": REPORT_SCHEMA, **asdict(self), "score": self.score, "max_score": self.max_score}
+
+    def summary(self) -> str:
+        """'alice.ipynb: 5/7 (ex1 pass, ex2 fail, ex3 timeout); tampered: ex2-check edited'."""
+        parts = ", ".join(f"{e.exercise} {e.status}" for e in self.exercises)
+        text = f"{Path(self.submission).name}: {_num(self.score)}/{_num(self.max_score)} ({parts})"
+        if self.tampered:
+            text += "; tampered: " + ", ".join(f"{t['cell_id']} {t['kind']}" for t in self.tampered)
+        if self.grader_error:
+            text += f"; grader error: {self.grader_error}"
+        return text
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def versions() -> dict[str, str]:
+    """Versions that can change a grade: Python, numpy, nbclient, ipykernel."""
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "nbclient", "ipykernel", "nbformat"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - a missing version is not worth failing a report
+            out[mod] = "?"
+    return out
+
+
+def write_report(report: Report, directory: str | Path) -> tuple[Path, Path]:
+    """Write ``report.json`` and ``report.csv`` (one row per exercise) into ``directory``."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    jpath, cpath = d / "report.json", d / "report.csv"
+    jpath.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    tampered_cells = {t["cell_id"] for t in report.tampered}
+    with open(cpath, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["lab", "submission", "sha256", "exercise", "status", "score", "max", "check_tampered",
+                    "message"])
+        for e in report.exercises:
+            w.writerow([report.lab, report.submission, report.sha256, e.exercise, e.status, _num(e.score),
+                        _num(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
+                        e.messages[0].splitlines()[0] if e.messages else ""])
+    return jpath, cpath
+
+
+def read_report(path: str | Path) -> Report:
+    """Load a report.json written by ``write_report``."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data.pop("schema_version", None)
+    data.pop("score", None)
+    data.pop("max_score", None)
+    data["exercises"] = [ExerciseResult(**e) for e in data["exercises"]]
+    return Report(**data)
+
+
+def write_gradebook(reports: list[Report], path: str | Path) -> Path:
+    """One row per submission: total, then score and status per exercise, tampering and errors."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ex_ids: list[str] = []
+    for r in reports:
+        ex_ids += [e.exercise for e in r.exercises if e.exercise not in ex_ids]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["submission", "lab", "sha256", "score", "max_score",
+                    *[c for ex in ex_ids for c in (ex, f"{ex}_status")], "tampered", "grader_error"])
+        for r in reports:
+            by = {e.exercise: e for e in r.exercises}
+            cells = []
+            for ex in ex_ids:
+                e = by.get(ex)
+                cells += [_num(e.score), e.status] if e else ["", ""]
+            w.writerow([r.submission, r.lab, r.sha256, _num(r.score), _num(r.max_score), *cells,
+                        ";".join(f"{t['cell_id']}:{t['kind']}" for t in r.tampered), r.grader_error])
+    return path
