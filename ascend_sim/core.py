@@ -7,14 +7,14 @@ then does its numpy work.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .errors import RaceError, UninitializedReadError, caller_site, format_site
 from .instr import PIPE_INDEX, PIPES, Instr
-from .memory import GRANULE, NO_PIPE, NPIPES, Tier
+from .memory import GRANULE, NPIPES, Tier
+from .shadow import runs
 
 S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
-_NEVER = np.iinfo(np.int64).max // 2
+_NEVER = 1 << 62
 
 
 class Event:
@@ -22,7 +22,7 @@ class Event:
 
     __slots__ = ("vc", "time", "rec", "site")
 
-    def __init__(self, vc: np.ndarray, time: float, rec: int, site=None):
+    def __init__(self, vc: list, time: float, rec: int, site=None):
         self.vc, self.time, self.rec, self.site = vc, time, rec, site
 
 
@@ -49,8 +49,7 @@ class Core:
             self.tiers["L0A"] = Tier("L0A", chip.l0a_bytes, chip.l0a_bytes, chip.l0ab_align)
             self.tiers["L0B"] = Tier("L0B", chip.l0b_bytes, chip.l0b_bytes, chip.l0ab_align)
             self.tiers["L0C"] = Tier("L0C", chip.l0c_bytes, chip.l0c_bytes, chip.l0c_align)
-        self.vc = np.zeros((NPIPES, NPIPES + 1), np.int64)
-        self.vc[:, NO_PIPE] = _NEVER
+        self.vc = [[0] * NPIPES + [_NEVER] for _ in range(NPIPES)]   # vector clock of each pipe
         self.start_time = start
         self.tail = [start] * NPIPES
         self.busy = [0.0] * NPIPES
@@ -65,40 +64,46 @@ class Core:
         self.records: list[Instr] = launch.records
 
     # ------------------------------------------------------------------ sanitizer
-    def _check_read(self, q: int, tier: Tier, g: slice, op: str, site) -> None:
-        if not tier.init[g].all():
-            bad = np.flatnonzero(~tier.init[g]) + g.start
-            lo, hi = bad[0] * GRANULE, (bad[-1] + 1) * GRANULE - 1
-            raise UninitializedReadError(
-                f"{op} on {PIPES[q]} reads {tier.name} bytes {lo}..{hi} that nothing wrote "
-                f"({len(bad)} of {g.stop - g.start} 32-byte blocks uninitialised)",
-                fix="copy data in (DataCopy) or fill it (Duplicate) before reading, and check the "
-                    "count and offset of the read", site=site)
-        self._check_writer(q, tier, g, op, site, "reads")
+    def _check_read(self, q: int, tier: Tier, lo: int, hi: int, op: str, site) -> None:
+        vcq = self.vc[q]
+        for s in tier.shadow.peek(lo, hi):
+            if not s.init:
+                self._uninit(q, tier, lo, hi, op, site)
+            if s.ws > vcq[s.wp]:
+                self._race_raw(q, s, tier, max(lo, s.lo), op, site, "reads")
 
-    def _check_writer(self, q, tier, g, op, site, verb) -> None:
-        wp = tier.w_pipe[g]
-        bad = tier.w_seq[g] > self.vc[q][wp]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            p = int(wp[i])
-            rec = self.records[int(tier.w_rec[g][i])]
-            raise RaceError(
-                f"{op} on pipe {PIPES[q]} {verb} {tier.name} bytes from {(g.start + i) * GRANULE} that "
-                f"pipe {PIPES[p]} wrote at {format_site(rec.site)} ({rec.op}), with no synchronisation "
-                f"between the two pipes",
-                fix=_sync_fix(p, q), site=site)
+    def _check_write(self, q: int, tier: Tier, lo: int, hi: int, op: str, site) -> None:
+        vcq = self.vc[q]
+        for s in tier.shadow.peek(lo, hi):
+            if s.ws > vcq[s.wp]:
+                self._race_raw(q, s, tier, max(lo, s.lo), op, site, "overwrites")
+            rs = s.rs
+            for p in range(NPIPES):
+                if rs[p] > vcq[p]:
+                    rec = self.records[s.rr[p]]
+                    raise RaceError(
+                        f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {max(lo, s.lo) * GRANULE} "
+                        f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
+                        f"reading, with no synchronisation between them",
+                        fix=_sync_fix(p, q, war=True), site=site)
 
-    def _check_write(self, q: int, tier: Tier, g: slice, op: str, site) -> None:
-        self._check_writer(q, tier, g, op, site, "overwrites")
-        rs = tier.r_seq[g]
-        bad = rs > self.vc[q][:NPIPES]
-        if bad.any():
-            gi, p = (int(v[0]) for v in np.nonzero(bad))
-            raise RaceError(
-                f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {(g.start + gi) * GRANULE} "
-                f"that pipe {PIPES[p]} may still be reading, with no synchronisation between them",
-                fix=_sync_fix(p, q, war=True), site=site)
+    def _uninit(self, q, tier, lo, hi, op, site):
+        bad = [s for s in tier.shadow.peek(lo, hi) if not s.init]
+        a, b = max(lo, bad[0].lo) * GRANULE, min(hi, bad[-1].hi) * GRANULE - 1
+        count = sum(min(hi, s.hi) - max(lo, s.lo) for s in bad)
+        raise UninitializedReadError(
+            f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
+            f"({count} of {hi - lo} 32-byte blocks uninitialised)",
+            fix="copy data in (DataCopy) or fill it (Duplicate) before reading, and check the "
+                "count and offset of the read", site=site)
+
+    def _race_raw(self, q, s, tier, at, op, site, verb):
+        rec = self.records[s.wr]
+        raise RaceError(
+            f"{op} on pipe {PIPES[q]} {verb} {tier.name} bytes from {at * GRANULE} that "
+            f"pipe {PIPES[s.wp]} wrote at {format_site(rec.site)} ({rec.op}), with no synchronisation "
+            f"between the two pipes",
+            fix=_sync_fix(s.wp, q), site=site)
 
     # ------------------------------------------------------------------ issue
     def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
@@ -106,25 +111,25 @@ class Core:
         """Check, place on ``pipe`` and record one instruction; ``cost`` may be a function of start."""
         if site is None:
             site = caller_site()
-        for tier, g in reads:
-            self._check_read(pipe, tier, g, op, site)
-        for tier, g in writes:
-            self._check_write(pipe, tier, g, op, site)
+        rd = _ranges(reads)
+        wr = _ranges(writes)
+        for t, lo, hi in rd:
+            self._check_read(pipe, t, lo, hi, op, site)
+        for t, lo, hi in wr:
+            self._check_write(pipe, t, lo, hi, op, site)
         vc = self.vc[pipe]
         vc[pipe] += 1
         seq = vc[pipe]
         idx = len(self.records)
-        for tier, g in reads:
-            tier.r_seq[g, pipe] = seq
-        for tier, g in writes:
-            tier.init[g] = True
-            tier.w_pipe[g] = pipe
-            tier.w_seq[g] = seq
-            tier.w_rec[g] = idx
+        for t, lo, hi in rd:
+            t.shadow.read(lo, hi, pipe, seq, idx)
+        for t, lo, hi in wr:
+            t.shadow.write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         issue_t = self.scalar_time + self.chip.scalar_issue_cycles
         self.scalar_time = issue_t
-        ready = max(self.tail[pipe], issue_t)
+        tail = self.tail[pipe]
+        ready = tail if tail > issue_t else issue_t
         start, wait_on = ready, -1
         if self.gate[pipe] > ready:
             start, wait_on = self.gate[pipe], self.gate_rec[pipe]
@@ -148,11 +153,11 @@ class Core:
     def snapshot(self, pipe: int, site=None) -> Event:
         """The point after everything ``pipe`` has issued so far (SetFlag, EnQue, FreeTensor)."""
         t = self.scalar_time if pipe == S else max(self.tail[pipe], self.scalar_time)
-        return Event(self.vc[pipe].copy(), t, self.last_rec[pipe], site)
+        return Event(self.vc[pipe][:], t, self.last_rec[pipe], site)
 
     def wait(self, pipe: int, ev: Event) -> None:
         """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
-        np.maximum(self.vc[pipe], ev.vc, out=self.vc[pipe])
+        self.vc[pipe] = list(map(max, self.vc[pipe], ev.vc))
         t = ev.time + self.chip.event_latency_cycles
         if pipe == S:
             self.scalar_time = max(self.scalar_time, t)
@@ -162,8 +167,8 @@ class Core:
 
     def barrier_all(self) -> None:
         """PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued."""
-        merged = self.vc.max(axis=0)
-        self.vc[:] = merged
+        merged = list(map(max, *self.vc))
+        self.vc = [merged[:] for _ in range(NPIPES)]
         t = max(max(self.tail), self.scalar_time)
         rec = max(self.last_rec)
         for p in range(NPIPES):
@@ -173,6 +178,18 @@ class Core:
 
     def end_time(self) -> float:
         return max(max(self.tail), self.scalar_time)
+
+
+def _ranges(regions) -> list[tuple]:
+    """(tier, lo, hi) granule ranges of (tier, slice or granule array) regions."""
+    out = []
+    for t, g in regions:
+        if g.__class__ is slice:
+            if g.stop > g.start:
+                out.append((t, g.start, g.stop))
+        else:
+            out.extend((t, lo, hi) for lo, hi in runs(g))
+    return out
 
 
 def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:

@@ -11,10 +11,9 @@ import numpy as np
 
 from .dtypes import as_dtype, ascend_name
 from .errors import AlignmentError, ArgumentError, OutOfBoundsError
+from .shadow import NO_PIPE, NPIPES, Shadow  # noqa: F401  (re-exported for core)
 
 GRANULE = 32          # bytes per shadow granule (one DataBlock)
-NPIPES = 7            # S, V, M, MTE1, MTE2, MTE3, FIX
-NO_PIPE = NPIPES      # index of the "never written" column in clock lookups
 
 
 # ----------------------------------------------------------------------------- GM
@@ -145,12 +144,7 @@ class Tier:
     def __init__(self, name: str, capacity: int, usable: int, align: int):
         self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
         self.arena = np.zeros(capacity, np.uint8)
-        ng = (capacity + GRANULE - 1) // GRANULE
-        self.init = np.zeros(ng, bool)
-        self.w_pipe = np.full(ng, NO_PIPE, np.int8)
-        self.w_seq = np.zeros(ng, np.int64)
-        self.w_rec = np.full(ng, -1, np.int64)
-        self.r_seq = np.zeros((ng, NPIPES), np.int64)
+        self.shadow = Shadow((capacity + GRANULE - 1) // GRANULE)
         self.next_free = 0
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .chips import ChipProfile, get_chip
 from .core import Core
-from .errors import DeadlockError, KernelError, LaunchError, SyncError, format_site
+from .errors import ArgumentError, DeadlockError, LaunchError, SyncError, caller_site, format_site
 from .memory import GmBuffer, GmPtr
 
 _current: Core | None = None        # the core whose block holds the baton
@@ -157,7 +157,8 @@ class Launch:
             if not pending:
                 self.finished.set()
                 return
-            b = next((b for b in pending if not b.started or (b.waiting_for is not None and b.waiting_for())), None)
+            b = next((b for b in pending if (not b.started and self._core_free(b))
+                      or (b.waiting_for is not None and b.waiting_for())), None)
             if b is None:
                 self._fail(self._deadlock([self.blocks.index(p) for p in pending]))
                 return
@@ -181,7 +182,8 @@ class Launch:
         b.started = True
         _current = b.core
         try:
-            self.kernel.fn(*self.args)
+            with np.errstate(all="ignore"):     # fp16 overflow to inf is the device's behaviour, not a warning
+                self.kernel.fn(*self.args)
             self._finish_checks(b.core)
         except _Abort:
             raise
@@ -197,6 +199,12 @@ class Launch:
             self.error = e
         self._abort_all()
         self.finished.set()
+
+    def _core_free(self, b: _Block) -> bool:
+        """A block of a later wave starts only once the block before it on its core has ended."""
+        i = self.blocks.index(b)
+        before = i - (len(self.blocks) // self.block_dim) * self.physical
+        return before < 0 or self.blocks[before].done
 
     def _slot(self, i: int) -> int:
         groups = len(self.blocks) // self.block_dim
@@ -229,14 +237,19 @@ class Launch:
                 b.resume.set()
 
     def _deadlock(self, pending: list[int]) -> DeadlockError:
-        lines = []
+        lines, site = [], ("<launch>", 0)
         for i in pending:
             b = self.blocks[i]
             what = getattr(b.waiting_for, "what", "a condition")
+            site = getattr(b.waiting_for, "site", None) if site[1] == 0 else site
+            site = site or ("<launch>", 0)
             lines.append(f"block {b.core.block_idx} ({b.core.core_type}) waits for {what}")
+        done = [str(b.core.block_idx) for b in self.blocks if b.done]
+        if done:
+            lines.append(f"block(s) {', '.join(done)} already ended without arriving")
         return DeadlockError("every unfinished block is waiting and none can go on:\n    " + "\n    ".join(lines),
                              fix="every block must reach each SyncAll(), and each CrossCoreWaitFlag needs a "
-                                 "matching CrossCoreSetFlag on the partner core", site=("<launch>", 0))
+                                 "matching CrossCoreSetFlag on the partner core", site=site)
 
     # --- end-of-kernel checks ---------------------------------------------------
     def _finish_checks(self, core: Core) -> None:
@@ -320,8 +333,7 @@ def SyncAll() -> None:
     run.barrier_waiting.add(me)
     arrived = run._arrive_times
     arrived[me] = core.end_time()
-    live = {i for i, b in enumerate(run.blocks) if not b.done}
-    if run.barrier_waiting >= live:
+    if len(run.barrier_waiting) == len(run.blocks):     # every block, finished ones included, must arrive
         run.barrier_gen += 1
         run._release_time = max(arrived.values()) + run.chip.sync_all_cycles
         run.barrier_waiting = set()
@@ -329,7 +341,9 @@ def SyncAll() -> None:
     else:
         def ready() -> bool:
             return run.barrier_gen > gen
-        ready.what = "SyncAll (the other blocks have not all arrived)"
+        missing = len(run.blocks) - len(run.barrier_waiting)
+        ready.what = f"SyncAll at {format_site(caller_site())} ({missing} block(s) have not arrived)"
+        ready.site = caller_site()
         run.block_wait(ready)
     t = run._release_time
     for p in range(len(core.tail)):
@@ -358,7 +372,8 @@ def CrossCoreWaitFlag(flagId: int) -> None:
 
     def ready() -> bool:
         return bool(run.cross_flags.get(key))
-    ready.what = f"CrossCoreWaitFlag({flagId}) (no partner has set it)"
+    ready.what = f"CrossCoreWaitFlag({flagId}) at {format_site(caller_site())} (no partner has set it)"
+    ready.site = caller_site()
     run.block_wait(ready)
     t = run.cross_flags[key].pop(0)
     core.scalar_time = max(core.scalar_time, t)
@@ -374,5 +389,5 @@ def _cross_targets(core: Core, mode: int) -> list[int]:
         return [id(c) for c in run.cores if c is not core and c.group == core.group and c.core_type == core.core_type]
     if mode == 2:
         return [id(c) for c in run.cores if c is not core and c.group == core.group and c.core_type != core.core_type]
-    raise KernelError(f"CrossCoreSetFlag mode {mode} is not 0, 1 or 2",
+    raise ArgumentError(f"CrossCoreSetFlag mode {mode} is not 0, 1 or 2",
                       fix="mode 0: all cores, 1: AIV cores of a group, 2: AIC <-> AIV of a group")

@@ -1,27 +1,38 @@
-"""Shared helpers of the simulator-core tests: tiny launch harnesses, error checks, references.
+"""Shared helpers of the simulator-core tests: launch harnesses, error checks, references.
 
-- ``run_on_ub(body, *arrays)``: one AIV block copies every array GM -> UB, runs
-  ``body(*ub_tensors)`` (vector instructions) and copies the ``out`` tensors back.
-- ``run_on_cube(a, b, ...)``: one AIC block, GM -> L1 -> L0A/L0B -> Mmad -> Fixpipe -> GM.
-- ``raises_rule(ErrorType, *words, at=snippet)``: the error is that KernelError
-  subclass, its message holds ``words`` and a ``Fix:``, and it names the kernel
-  line of the test file that contains ``snippet``.
-- references written independently of the simulator: ``repeat_lanes`` (mask/repeat
-  addressing), ``round_to`` (float narrowing with every RoundMode).
+Kernel building blocks: ``handoff(event)`` (SetFlag + WaitFlag), ``gm(ptr)`` (a GlobalTensor),
+``scratch(nbytes, dtype)`` (a TBuf as one LocalTensor).
+
+Harnesses (one launch each, kernels defined here once):
+- ``run_on_ub(body, *arrays)`` / ``vector_result``: one AIV block copies every array GM -> UB,
+  runs ``body(*ub_tensors)`` and copies the ``out`` tensors back;
+- ``run_staged(src, out, copy_in, copy_out, n_ub)``: GM -> UB -> GM through a filled UB buffer;
+- ``run_block_writes(x, z, write, blocks)``: every block stages ``x`` and writes GM its own way;
+- ``run_on_cube(a_steps, b_steps, out_dtype)``: GM -> L1 -> L0A/L0B -> Mmad (K steps) -> Fixpipe -> GM.
+
+Checks: ``raises_rule(ErrorType, *words, at=...)`` (the exact KernelError subclass, the words,
+a ``Fix:``, the kernel line), ``no_warnings()``, ``assert_same`` (bit-exact),
+``assert_within_ulp``.
+
+References written independently of the simulator: ``exact_reference`` (float64 then one
+rounding), ``round_to`` (float narrowing in every RoundMode, by table look-up),
+``repeat_lanes`` (mask/repeat addressing), ``burst_index`` (strided copies).
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from contextlib import contextmanager
+from functools import lru_cache
 
 import numpy as np
 import pytest
 
-from ascend_sim import (DataCopyExtParams, DataCopyPad, DataCopy, DataCopyParams, Fixpipe, FixpipeParams,
-                        GlobalTensor, HardEvent, KernelError, LoadData, LoadData2DParams, Mmad, MmadParams,
-                        QuantMode_t, SetFlag, TBuf, TPipe, TPosition, TQue, WaitFlag, kernel, launch)
+from ascend_sim import (DataCopy, DataCopyExtParams, DataCopyPad, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
+                        GlobalTensor, HardEvent, KernelError, LoadData, LoadData2DParams, Mmad, MmadParams, QuantMode_t,
+                        SetFlag, TBuf, TPipe, TPosition, TQue, WaitFlag, kernel, launch)
 from ascend_sim.dtypes import bfloat16, float32, half, int8, int32
 
 FLOAT_DTYPES = (half, float32, bfloat16)
@@ -34,19 +45,44 @@ def handoff(event: HardEvent, eid: int = 0) -> None:
     WaitFlag(event, eid)
 
 
+# ----------------------------------------------------------------------------- kernel building blocks
+def gm(ptr, dtype=None, size: int | None = None) -> GlobalTensor:
+    """``GlobalTensor<T>`` on a GM address (T: the address's dtype unless given)."""
+    g = GlobalTensor(dtype if dtype is not None else ptr.dtype)
+    g.SetGlobalBuffer(ptr if dtype is None else ptr.cast(dtype), size)
+    return g
+
+
+def scratch(nbytes: int, dtype, position=TPosition.VECCALC, pipe: TPipe | None = None):
+    """A ``TBuf`` of ``nbytes`` at ``position`` (on a new TPipe unless given), as one LocalTensor."""
+    buf = TBuf(position)
+    (pipe or TPipe()).InitBuffer(buf, nbytes)
+    return buf.Get(dtype)
+
+
+@kernel
+def _stage_and_write(x, z, write):
+    xg, zg = gm(x), gm(z)
+    t = scratch(xg.GetSize() * xg.dtype.itemsize, xg.dtype)
+    DataCopy(t, xg, xg.GetSize())
+    handoff(HardEvent.MTE2_MTE3)
+    write(zg, t, GetBlockIdx())
+
+
+def run_block_writes(x: np.ndarray, z: np.ndarray, write, blocks: int = 2, **kw):
+    """Each of ``blocks`` AIV blocks copies all of ``x`` to UB, then calls ``write(z_gm, ub, block_idx)``."""
+    return launch(_stage_and_write, blocks, x, z, write, **kw)
+
+
 # ----------------------------------------------------------------------------- vector harness
 @kernel
 def _on_ub(body, specs, outs, *ptrs):
     pipe = TPipe()
     gms, ubs = [], []
     for ptr, (dtype, n) in zip(ptrs, specs):
-        gm = GlobalTensor(dtype)
-        gm.SetGlobalBuffer(ptr, n)
-        buf = TBuf(TPosition.VECCALC)
-        pipe.InitBuffer(buf, n * dtype.itemsize)
-        whole = buf.Get(dtype)                      # rounded up to 32 B: room for the padded burst
-        DataCopyPad(whole, gm, DataCopyExtParams(1, n * dtype.itemsize, 0, 0, 0))
-        gms.append(gm)
+        whole = scratch(n * dtype.itemsize, dtype, pipe=pipe)     # rounded up to 32 B: room for the padded burst
+        gms.append(gm(ptr, size=n))
+        DataCopyPad(whole, gms[-1], DataCopyExtParams(1, n * dtype.itemsize, 0, 0, 0))
         ubs.append(whole[0:n])                      # the body sees exactly n elements
     handoff(HardEvent.MTE2_V)
     body(*ubs)
@@ -71,29 +107,48 @@ def vector_result(body, *inputs: np.ndarray, out_like: np.ndarray) -> np.ndarray
     return out
 
 
+@kernel
+def _staged(src_ptr, out_ptr, cfg):
+    dtype, n_ub, fill, copy_in, copy_out = cfg
+    ub = scratch(n_ub * dtype.itemsize, dtype)
+    src, out = gm(src_ptr), gm(out_ptr)
+    Duplicate(ub, fill, n_ub)                  # a known background, so gaps are visible (and initialised)
+    handoff(HardEvent.V_MTE2)
+    copy_in(ub, src)
+    handoff(HardEvent.MTE2_MTE3)
+    copy_out(out, ub)
+
+
+def run_staged(src: np.ndarray, out: np.ndarray, copy_in, copy_out, n_ub: int, fill=0):
+    """One AIV block: fill ``n_ub`` UB elements with ``fill``, ``copy_in(ub, src_gm)``, ``copy_out(out_gm, ub)``."""
+    return launch(_staged, 1, src, out, (src.dtype, n_ub, fill, copy_in, copy_out))
+
+
+def burst_index(count: int, length: int, pitch: int, offset: int = 0) -> np.ndarray:
+    """Element indices of ``count`` bursts of ``length`` elements, ``pitch`` elements apart (reference)."""
+    return (offset + np.arange(count)[:, None] * pitch + np.arange(length)[None, :]).ravel()
+
+
 # ----------------------------------------------------------------------------- cube harness
 @kernel(core="AIC")
 def _on_cube(a_ptr, b_ptr, c_ptr, cfg):
-    m, n, k, steps, dtype, acc, quant, relu = cfg
+    m, n, k, steps, a_fr, b_fr, dtype, acc, quant, relu = cfg
+    fractal = 512 // dtype.itemsize                   # elements per 512-byte fractal
     pipe = TPipe()
     queues = {}
-    for name, pos, nbytes in (("a1", TPosition.A1, m * k * steps), ("b1", TPosition.B1, k * n * steps),
-                              ("a2", TPosition.A2, m * k), ("b2", TPosition.B2, k * n), ("co1", TPosition.CO1, 0)):
+    for name, pos, nbytes in (("a1", TPosition.A1, a_fr * steps * 512), ("b1", TPosition.B1, b_fr * steps * 512),
+                              ("a2", TPosition.A2, a_fr * 512), ("b2", TPosition.B2, b_fr * 512),
+                              ("co1", TPosition.CO1, m * n * acc.itemsize)):
         queues[name] = TQue(pos, 1)
-        pipe.InitBuffer(queues[name], 1, nbytes * dtype.itemsize or m * n * acc.itemsize)
-    a_gm, b_gm = GlobalTensor(dtype), GlobalTensor(dtype)
-    a_gm.SetGlobalBuffer(a_ptr)
-    b_gm.SetGlobalBuffer(b_ptr)
-    c_gm = GlobalTensor(c_ptr.dtype)
-    c_gm.SetGlobalBuffer(c_ptr)
+        pipe.InitBuffer(queues[name], 1, nbytes)
+    a_gm, b_gm, c_gm = gm(a_ptr), gm(b_ptr), gm(c_ptr)
     a1, b1 = queues["a1"].AllocTensor(dtype), queues["b1"].AllocTensor(dtype)
-    DataCopy(a1, a_gm, m * k * steps)
-    DataCopy(b1, b_gm, k * n * steps)
+    DataCopy(a1, a_gm, a_fr * steps * fractal)
+    DataCopy(b1, b_gm, b_fr * steps * fractal)
     queues["a1"].EnQue(a1)
     queues["b1"].EnQue(b1)
     a1, b1 = queues["a1"].DeQue(dtype), queues["b1"].DeQue(dtype)
     c = queues["co1"].AllocTensor(acc)
-    a_fr, b_fr = m * k * dtype.itemsize // 512, k * n * dtype.itemsize // 512
     for s in range(steps):            # K split in `steps` blocks stored one after the other
         a2, b2 = queues["a2"].AllocTensor(dtype), queues["b2"].AllocTensor(dtype)
         LoadData(a2, a1, LoadData2DParams(startIndex=s * a_fr, repeatTimes=a_fr))
@@ -112,19 +167,26 @@ def _on_cube(a_ptr, b_ptr, c_ptr, cfg):
     queues["co1"].FreeTensor(c)
 
 
+def _fractals(mats: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    """The matrices flattened one after the other, each zero-padded to whole 512-byte fractals."""
+    per = 512 // mats[0].dtype.itemsize
+    fr = -(-mats[0].size // per)
+    return np.concatenate([np.pad(x.ravel(), (0, fr * per - x.size)) for x in mats]), fr
+
+
 def run_on_cube(a_steps: list[np.ndarray], b_steps: list[np.ndarray], out_dtype, *,
                 quant=QuantMode_t.NoQuant, relu: bool = False) -> np.ndarray:
     """C = sum_s A_s @ B_s through the cube (one Mmad per K step, accumulate from the second on).
 
-    A_s is m x k and B_s is k x n; m*k and k*n must be whole 512-byte fractals.
+    A_s is m x k and B_s is k x n (row-major, as the simulator keeps them); each is stored
+    zero-padded to whole fractals, so any m and n work.
     """
     (m, k), n = a_steps[0].shape, b_steps[0].shape[1]
     dtype = a_steps[0].dtype
     acc = int32 if dtype == int8 else float32
     c = np.zeros((m, n), out_dtype)
-    cfg = (m, n, k, len(a_steps), dtype, acc, quant, relu)
-    launch(_on_cube, 1, np.concatenate([x.ravel() for x in a_steps]), np.concatenate([x.ravel() for x in b_steps]),
-           c, cfg)
+    (a, a_fr), (b, b_fr) = _fractals(a_steps), _fractals(b_steps)
+    launch(_on_cube, 1, a, b, c, (m, n, k, len(a_steps), a_fr, b_fr, dtype, acc, quant, relu))
     return c
 
 
@@ -132,11 +194,12 @@ def run_on_cube(a_steps: list[np.ndarray], b_steps: list[np.ndarray], out_dtype,
 class raises_rule:
     """``with raises_rule(RaceError, "MTE2", "V", at="Add(z, x"):`` -- see the module docstring.
 
-    ``at`` must occur on exactly one line of the calling test file; the error must name that
-    line as ``file.py:N``. ``at=None`` skips the line check (errors with no kernel line).
+    The error must name, as ``file.py:N``, the kernel line ``at``: a snippet found outside string
+    literals on exactly one line of the calling test file (see ``line_of``), or a one-line lambda
+    (its line). ``at=None`` skips the line check (errors with no kernel line).
     """
 
-    def __init__(self, exc_type: type[KernelError], *words: str, at: str | None = None):
+    def __init__(self, exc_type: type[KernelError], *words: str, at=None):
         assert issubclass(exc_type, KernelError)
         self.exc_type, self.words, self.at = exc_type, words, at
         self.file = sys._getframe(1).f_code.co_filename
@@ -149,7 +212,8 @@ class raises_rule:
         return self
 
     def __exit__(self, *exc):
-        suppressed = self._cm.__exit__(*exc)
+        if not self._cm.__exit__(*exc):          # another exception: let it through unchanged
+            return False
         err = self.value = self._info.value
         msg = str(err)
         assert type(err) is self.exc_type, f"expected exactly {self.exc_type.__name__}, got {type(err).__name__}"
@@ -157,15 +221,22 @@ class raises_rule:
             assert w in msg, f"{w!r} not in the message:\n{msg}"
         assert "\n  Fix: " in msg, f"no Fix: in the message:\n{msg}"
         if self.at is not None:
-            expected = f"{os.path.basename(self.file)}:{line_of(self.file, self.at)}"
+            line = self.at.__code__.co_firstlineno if callable(self.at) else line_of(self.file, self.at)
+            expected = f"{os.path.basename(self.file)}:{line}"
             assert msg.splitlines()[0].split()[1] == expected, f"expected the site {expected}, got:\n{msg}"
-        return suppressed
+        return True
+
+
+_STRING = re.compile(r"""(['"])(?:\\.|(?!\1).)*\1""")
 
 
 def line_of(path: str, snippet: str) -> int:
-    """The 1-based number of the only line of ``path`` containing ``snippet``."""
+    """The 1-based number of the only line of ``path`` holding ``snippet`` outside a string literal
+    (code or a ``# <- marker`` comment; the test's own ``at="snippet"`` does not count)."""
+    def uses(line: str) -> bool:
+        return line.count(snippet) > sum(m.group(0).count(snippet) for m in _STRING.finditer(line))
     with open(path, encoding="utf-8") as f:
-        hits = [i for i, line in enumerate(f, 1) if snippet in line]
+        hits = [i for i, line in enumerate(f, 1) if uses(line)]
     assert len(hits) == 1, f"{snippet!r} is on lines {hits} of {path}; make it unique"
     return hits[0]
 
@@ -221,6 +292,7 @@ def repeat_lanes(itemsize: int, mask, repeat: int, blk_stride: int, rep_stride: 
     return np.array(out, np.int64)
 
 
+@lru_cache(maxsize=None)
 def all_finite(dtype) -> np.ndarray:
     """Every finite value of a 16-bit float dtype, sorted ascending (one of -0/+0)."""
     with np.errstate(invalid="ignore"):

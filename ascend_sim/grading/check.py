@@ -19,7 +19,10 @@ namespace, prints one deterministic line and displays a bundle whose
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import html
+import json
 import os
 import sys
 import traceback
@@ -31,6 +34,7 @@ import numpy as np
 
 from .. import verify
 from ..errors import KernelError
+from .report import fmt_points
 
 __all__ = ["MIME", "CHECK_STATUSES", "Lab", "Context", "CheckResult", "Exercise", "NotAttempted",
            "CheckFailed", "LearnerError"]
@@ -39,7 +43,10 @@ MIME = "application/vnd.ascend-sim.check+json"
 SCHEMA = 1
 CHECK_STATUSES = ("pass", "fail", "error", "not_attempted")
 STRICT_ENV = "ASCEND_SIM_CHECK_STRICT"      # "1": a check that does not pass raises (nbval on solved labs)
+KEY_ENV = "ASCEND_SIM_GRADER_KEY"           # set by the grader only; read once and removed from os.environ
+_KEY = os.environ.pop(KEY_ENV, "").encode()
 MAX_HINTS = 3
+LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIB_MARKERS = ("site-packages", "dist-packages", os.path.dirname(os.__file__))
@@ -76,21 +83,30 @@ class CheckResult:
 
     def line(self) -> str:
         """The one short deterministic line printed under the check cell."""
-        pts = f"{_num(self.score)}/{_num(self.max)} points"
+        pts = f"{fmt_points(self.score)}/{fmt_points(self.max)} points"
         head = {"pass": f"PASS {pts}", "fail": f"FAIL {pts}", "error": f"ERROR {pts}",
                 "not_attempted": f"not attempted ({pts})"}[self.status]
-        first = self.messages[0].splitlines()[0] if self.messages else ""
-        return f"[{self.exercise}] {head}" + (f": {first}" if first else "")
+        first = self._first_line()
+        text = f"[{self.exercise}] {head}" + (f": {first}" if first else "")
+        if len(text) > LINE_MAX:
+            text = text[:LINE_MAX].rsplit(" ", 1)[0] + " …"
+        return text
+
+    def _first_line(self) -> str:
+        return self.messages[0].splitlines()[0] if self.messages and self.messages[0] else ""
 
     def details(self) -> list[str]:
         """Everything beyond the line: the rest of the messages, then the hints revealed so far."""
         first, *more = self.messages or [""]
-        tail = "\n".join(first.splitlines()[1:])
-        return [m for m in [tail, *more] if m] + [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
+        shown = first if self.line().endswith(" …") else "\n".join(first.splitlines()[1:])
+        return [m for m in [shown, *more] if m] + [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
 
     def payload(self) -> dict[str, Any]:
-        """JSON for the custom MIME type: what the grader reads."""
-        return {"schema": SCHEMA, **asdict(self)}
+        """JSON for the custom MIME type: what the grader reads (signed when run by the grader)."""
+        data = {"schema": SCHEMA, **asdict(self)}
+        if _KEY:
+            data["signature"] = sign(data, _KEY)
+        return data
 
     def bundle(self) -> dict[str, Any]:
         """A display bundle: the custom MIME plus text/plain and text/html renderings of the details."""
@@ -104,8 +120,15 @@ class CheckResult:
                               f"padding-left:6px'><ul style='margin:0'>{items}</ul></div>") if details else ""}
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+def sign(payload: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 of a payload (without its signature): the grader's proof that ``check`` produced it."""
+    body = {k: v for k, v in payload.items() if k != "signature"}
+    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def authentic(payload: dict[str, Any], key: bytes) -> bool:
+    """True when ``payload`` carries a valid signature for ``key``."""
+    return hmac.compare_digest(str(payload.get("signature", "")), sign(payload, key))
 
 
 # ----------------------------------------------------------------------------- context
@@ -156,12 +179,16 @@ class Context:
             raise CheckFailed(f"case {label}: {e}") from e.__cause__
 
     def expect_close(self, actual: Any, golden: np.ndarray, *, dtype=None, sentinel=None,
-                     segment: int | None = None, what: str = "output") -> verify.CompareResult:
-        """Compare by the verify convention; on failure diagnose unwritten tails and misplaced blocks."""
+                     segment: int | None = None, tile: int | None = None,
+                     what: str = "output") -> verify.CompareResult:
+        """Compare by the verify convention; on failure diagnose unwritten tails and misplaced blocks.
+
+        ``sentinel``: the output's fill before the launch; ``segment``/``tile``: elements per block/tile.
+        """
         from .diagnose import diagnose
         result = verify.compare(actual, golden, dtype)
         if not result.passed:
-            self.fail(diagnose(actual, golden, result, sentinel=sentinel, segment=segment, what=what))
+            self.fail(diagnose(actual, golden, result, sentinel=sentinel, segment=segment, tile=tile, what=what))
         return result
 
     def expect_cycles(self, cycles: float, budget: float, advice: str = "") -> None:

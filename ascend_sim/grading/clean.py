@@ -1,6 +1,7 @@
 """Committed notebooks carry no bulky outputs (nbstripout-style, enforced by a test).
 
 A cell keeps its outputs and execution count only when tagged ``keep_output``
+(or with ``"keep_output": true`` in its metadata, as nbstripout understands it)
 (e.g. a small expected output that nbval compares, tagged
 ``nbval-check-output`` too). Everything else is stripped: outputs, execution
 counts, the notebook's widget state and per-cell execution timings.
@@ -16,7 +17,9 @@ VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
 def _kept(cell: NotebookNode) -> bool:
-    return KEEP_TAG in cell.get("metadata", {}).get("tags", [])
+    """Tagged ``keep_output`` or with ``keep_output: true`` in its metadata (nbstripout's convention)."""
+    meta = cell.get("metadata", {})
+    return KEEP_TAG in meta.get("tags", []) or meta.get(KEEP_TAG) is True
 
 
 def strip_problems(nb: NotebookNode) -> list[str]:

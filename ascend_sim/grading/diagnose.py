@@ -14,11 +14,12 @@ __all__ = ["diagnose", "misplaced_segments"]
 
 
 def diagnose(actual, golden, result: CompareResult, *, sentinel=None, segment: int | None = None,
-             what: str = "output") -> str:
+             tile: int | None = None, what: str = "output") -> str:
     """One explanation of why ``actual`` does not match ``golden``.
 
     ``sentinel``: the value the output was filled with before the launch.
     ``segment``: elements per block, to recognise per-block mistakes.
+    ``tile``: elements per tile, to tell a skipped tile from an unhandled tail.
     """
     if result.problem:
         return f"{what}: {result.problem}"
@@ -27,7 +28,7 @@ def diagnose(actual, golden, result: CompareResult, *, sentinel=None, segment: i
     if sentinel is not None:
         ranges = [r for r in unwritten_ranges(a, sentinel) if not _golden_is(g, r, sentinel)]
         if ranges:
-            return f"{format_ranges(ranges)} of the {what} were never written: {_cause(ranges, a.size, segment)}"
+            return f"{format_ranges(ranges)} of the {what} were never written: {_cause(ranges, a.size, segment, tile)}"
     if segment:
         moved = misplaced_segments(a, g, segment)
         if moved:
@@ -46,7 +47,7 @@ def _golden_is(g: np.ndarray, r: tuple[int, int], sentinel) -> bool:
     return bool(unwritten_ranges(part, sentinel) == [(0, part.size - 1)])
 
 
-def _cause(ranges: list[tuple[int, int]], n: int, segment: int | None) -> str:
+def _cause(ranges: list[tuple[int, int]], n: int, segment: int | None, tile: int | None) -> str:
     if ranges == [(0, n - 1)]:
         return "nothing was written: copy the result out to GM (DataCopy from the VECOUT queue to the output)"
     seg = segment or n
@@ -56,7 +57,9 @@ def _cause(ranges: list[tuple[int, int]], n: int, segment: int | None) -> str:
         return (f"block {names} wrote nothing in its own range: offset each block's GlobalTensor by "
                 f"GetBlockIdx() * blockLength")
     if all((b + 1) % seg == 0 or b == n - 1 for a, b in ranges):
-        return "the tail is not handled (the length is not a multiple of the tile; copy the rest with DataCopyPad)"
+        if tile and all((b - a + 1) % tile == 0 for a, b in ranges):
+            return "the last tile of a block was skipped: check the loop bound (blockLength // tileLength tiles)"
+        return "the tail is not handled (when the length is not a multiple of the tile, copy the rest with DataCopyPad)"
     return "some tiles were skipped: check the loop bounds and the offset of each tile"
 
 

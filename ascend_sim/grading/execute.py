@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
@@ -27,6 +27,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
+from .check import MIME
 from .kernel import CPU_ENV, MEMORY_ENV
 
 __all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
@@ -94,7 +95,6 @@ class _Client(NotebookClient):
         content = msg.get("content", {})
         data = content.get("data", {})
         size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in data.values())
-        from .check import MIME
         if MIME not in data:
             used = self._sizes.get(cell_index, 0)
             self._sizes[cell_index] = used + size
@@ -118,7 +118,6 @@ def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = (
         "PYTHONPATH": os.pathsep.join(pythonpath),
         "PYTHONUSERBASE": site.getuserbase(),
         "PYTHONHASHSEED": "0",
-        "PYTHONFAULTHANDLER": "1",
         "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
         "IPYTHONDIR": os.path.join(home, ".ipython"),
@@ -138,11 +137,11 @@ def _spec() -> KernelSpec:
 
 
 def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits(),
-            paths: Iterable[str | os.PathLike] = ()) -> Execution:
+            paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None) -> Execution:
     """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh limited kernel.
 
-    ``paths`` are prepended to the kernel's PYTHONPATH (e.g. the lab's folder).
-    ``nb`` is modified in place (outputs) and returned in the Execution.
+    ``paths`` are prepended to the kernel's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
+    its environment. ``nb`` is modified in place (outputs) and returned in the Execution.
     """
     wanted = set(run_ids)
     cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("id") in wanted]
@@ -162,7 +161,8 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
         log_path = Path(tmp) / "kernel.log"
         try:
             with open(log_path, "wb") as log, \
-                    client.setup_kernel(env=kernel_env(tmp, limits, paths), cwd=tmp, stdout=log, stderr=log):
+                    client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {})}, cwd=tmp,
+                                        stdout=log, stderr=log):
                 for index, cell in cells:
                     stop = stop or _out_of_time(deadline, limits)
                     if stop:

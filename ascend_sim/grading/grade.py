@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
+import secrets
 import time
 import traceback
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Iterable
 
 import nbformat
 
-from .check import CHECK_STATUSES, MIME
+from .check import CHECK_STATUSES, KEY_ENV, MIME, authentic
 from .execute import CellRun, Execution, Limits, execute
 from .notebook import SETUP, LabTemplate, Rebuilt, read_notebook, rebuild, role
 from .report import ExerciseResult, Report, versions, write_gradebook, write_report
@@ -35,7 +36,7 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
         data = submission.read_bytes()              # the only access to the learner's file
         report.sha256 = _sha(data)
         try:
-            learner = read_notebook(data)
+            learner, report.warnings = read_notebook(data)
         except Exception as e:  # noqa: BLE001 - any parse failure is the submission's problem
             _all_not_run(report, template, f"the submission is not a readable notebook: {_short(e)}")
         else:
@@ -67,8 +68,12 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
     report.warnings += rebuilt.warnings
-    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent])
-    report.exercises = exercise_results(template, rebuilt, execution)
+    key = secrets.token_hex(16)
+    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent],
+                        extra_env={KEY_ENV: key})
+    report.exercises = exercise_results(template, rebuilt, execution, key.encode())
+    report.tampered += [{"cell_id": f"{e.exercise}-check", "role": "check", "kind": "forged_result"}
+                        for e in report.exercises if e.messages and e.messages[0] == FORGED]
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
@@ -79,14 +84,21 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     return execution.nb
 
 
-def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Execution) -> list[ExerciseResult]:
-    """Per exercise: the check's own verdict, overridden by what happened to its cells."""
+FORGED = "the check result is not authentic: `check` was redefined or its output forged"
+
+
+def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Execution,
+                     key: bytes = b"") -> list[ExerciseResult]:
+    """Per exercise: the check's own verdict, overridden by what happened to its cells.
+
+    With ``key``, a result without a valid signature counts as an error (FORGED).
+    """
     cells = {c.id: c for c in execution.nb.cells}
     out = []
     for spec in template.exercises:
         answer_runs = [execution.runs.get(cid, CellRun("not_run")) for cid in rebuilt.exercise_cells[spec.id]]
         check_run = execution.runs.get(spec.check_id, CellRun("not_run", "not run"))
-        status, messages, hints = _check_verdict(spec.id, check_run, cells.get(spec.check_id))
+        status, messages, hints = _check_verdict(spec.id, check_run, cells.get(spec.check_id), key)
         status, messages = _answer_override(status, messages, answer_runs)
         seconds = sum(r.seconds for r in answer_runs) + check_run.seconds
         out.append(ExerciseResult(spec.id, status, spec.points if status == "pass" else 0.0, spec.points,
@@ -94,7 +106,7 @@ def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Executi
     return out
 
 
-def _check_verdict(ex: str, run: CellRun, cell) -> tuple[str, list[str], list[str]]:
+def _check_verdict(ex: str, run: CellRun, cell, key: bytes) -> tuple[str, list[str], list[str]]:
     if run.status == "not_run":
         return "not_run", [run.message or "not run"], []
     if run.status == "timeout":
@@ -109,6 +121,8 @@ def _check_verdict(ex: str, run: CellRun, cell) -> tuple[str, list[str], list[st
     if not payloads:
         return "error", ["the check produced no result"], []
     p = payloads[-1]
+    if key and not authentic(p, key):
+        return "error", [FORGED], []
     status = p.get("status") if p.get("status") in CHECK_STATUSES else "error"
     return status, [str(m) for m in p.get("messages", [])], [str(h) for h in p.get("hints", [])]
 

@@ -21,9 +21,18 @@ def apply_limits(memory_mb: int = 0, cpu_seconds: int = 0) -> None:
     """Lower RLIMIT_AS / RLIMIT_CPU of the current process (0 keeps a limit as it is)."""
     import resource
     if memory_mb > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
+        _lower(resource.RLIMIT_AS, memory_mb * 2**20, memory_mb * 2**20)
     if cpu_seconds > 0:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+        _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the hard limit this process already has (raising it is not allowed)."""
+    import resource
+    _, current = resource.getrlimit(which)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    resource.setrlimit(which, (soft, hard))
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,10 +55,16 @@ def _norm(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.strip().splitlines())
 
 
-def read_notebook(data: bytes | str) -> NotebookNode:
-    """Parse notebook JSON (bytes or text) as nbformat v4 without touching any file."""
+def read_notebook(data: bytes | str) -> tuple[NotebookNode, list[str]]:
+    """Parse notebook JSON (bytes or text) as nbformat v4 without touching any file.
+
+    Returns the notebook and nbformat's warnings (e.g. duplicate cell ids it renamed).
+    """
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    return nbformat.reads(text, as_version=4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nb = nbformat.reads(text, as_version=4)
+    return nb, [f"nbformat: {w.message}" for w in caught]
 
 
 # ----------------------------------------------------------------------------- template

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 __all__ = ["STATUSES", "ExerciseResult", "Report", "write_report", "write_gradebook", "read_report",
-           "REPORT_SCHEMA"]
+           "REPORT_SCHEMA", "fmt_points"]
 
 REPORT_SCHEMA = 1
 STATUSES = ("pass", "fail", "error", "timeout", "not_attempted", "not_run")
@@ -63,7 +63,7 @@ class Report:
     def summary(self) -> str:
         """'alice.ipynb: 5/7 (ex1 pass, ex2 fail, ex3 timeout); tampered: ex2-check edited'."""
         parts = ", ".join(f"{e.exercise} {e.status}" for e in self.exercises)
-        text = f"{Path(self.submission).name}: {_num(self.score)}/{_num(self.max_score)} ({parts})"
+        text = f"{Path(self.submission).name}: {fmt_points(self.score)}/{fmt_points(self.max_score)} ({parts})"
         if self.tampered:
             text += "; tampered: " + ", ".join(f"{t['cell_id']} {t['kind']}" for t in self.tampered)
         if self.grader_error:
@@ -71,7 +71,8 @@ class Report:
         return text
 
 
-def _num(x: float) -> str:
+def fmt_points(x: float) -> str:
+    """2.0 -> '2', 1.5 -> '1.5'."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
@@ -98,8 +99,8 @@ def write_report(report: Report, directory: str | Path) -> tuple[Path, Path]:
         w.writerow(["lab", "submission", "sha256", "exercise", "status", "score", "max", "check_tampered",
                     "message"])
         for e in report.exercises:
-            w.writerow([report.lab, report.submission, report.sha256, e.exercise, e.status, _num(e.score),
-                        _num(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
+            w.writerow([report.lab, report.submission, report.sha256, e.exercise, e.status, fmt_points(e.score),
+                        fmt_points(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
                         e.messages[0].splitlines()[0] if e.messages else ""])
     return jpath, cpath
 
@@ -130,7 +131,7 @@ def write_gradebook(reports: list[Report], path: str | Path) -> Path:
             cells = []
             for ex in ex_ids:
                 e = by.get(ex)
-                cells += [_num(e.score), e.status] if e else ["", ""]
-            w.writerow([r.submission, r.lab, r.sha256, _num(r.score), _num(r.max_score), *cells,
+                cells += [fmt_points(e.score), e.status] if e else ["", ""]
+            w.writerow([r.submission, r.lab, r.sha256, fmt_points(r.score), fmt_points(r.max_score), *cells,
                         ";".join(f"{t['cell_id']}:{t['kind']}" for t in r.tampered), r.grader_error])
     return path

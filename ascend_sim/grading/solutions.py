@@ -32,7 +32,7 @@ from .notebook import ANSWER, LabTemplate, course, load_template, role
 from .report import Report, write_report
 
 __all__ = ["Solution", "parse_solutions", "fill", "solved_notebook", "wrong_rounds", "SolveRun",
-           "SolveOutcome", "solve_lab"]
+           "SolveOutcome", "solve_lab", "lint_lab"]
 
 MARKER = re.compile(r"^# %%\s*(?P<ex>\S+)?(?P<rest>.*)$")
 WRONG = re.compile(r"^\s*wrong\s*(?::\s*(?P<label>.*))?$")
@@ -155,6 +155,52 @@ def solve_lab(lab: LabFiles, *, limits: Limits = Limits(), out_dir: str | Path |
         if out_dir is not None:
             write_report(report, Path(out_dir) / name)
     return outcome
+
+
+def lint_lab(lab: LabFiles) -> list[str]:
+    """Problems of a lab found without running it: conventions, stripping, the check registry, solutions."""
+    from .clean import strip_problems
+    from .notebook import LabFormatError
+    try:
+        template = load_template(lab.template)
+    except LabFormatError as e:
+        return [str(e)]
+    problems = strip_problems(template.nb) + _registry(template)
+    if not lab.solutions.is_file():
+        return problems + [f"no solutions file {lab.solutions}"]
+    try:
+        return problems + _coverage(template, parse_solutions(lab.solutions))
+    except ValueError as e:
+        return problems + [str(e)]
+
+
+def _registry(template: LabTemplate) -> list[str]:
+    """The checks module named in the notebook registers exactly the template's exercises and points."""
+    import importlib
+    import sys
+    sys.path.insert(0, str(template.path.parent))
+    try:
+        module = importlib.import_module(template.checks)
+    except Exception as e:  # noqa: BLE001 - report any import failure of the checks module
+        return [f"checks module {template.checks} does not import: {type(e).__name__}: {e}"]
+    finally:
+        sys.path.remove(str(template.path.parent))
+    lab = getattr(module, "LAB", None)
+    if lab is None or not hasattr(module, "check"):
+        return [f"checks module {template.checks} must define LAB (a Lab) and check = LAB.check"]
+    problems = []
+    registered = {e.id: e.points for e in lab.exercises.values()}
+    for spec in template.exercises:
+        if spec.id not in registered:
+            problems.append(f"{spec.id} has no check registered in {template.checks}")
+        elif registered[spec.id] != spec.points:
+            problems.append(f"{spec.id}: {spec.points:g} points in the notebook, {registered[spec.id]:g} in "
+                            f"{template.checks}")
+    for ex in sorted(set(registered) - {e.id for e in template.exercises}):
+        problems.append(f"{template.checks} registers {ex}, which the notebook does not have")
+    if lab.name != template.name:
+        problems.append(f"{template.checks} names its lab {lab.name!r}, the notebook {template.name!r}")
+    return problems
 
 
 def _coverage(template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:

@@ -191,6 +191,11 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     m, n = int(params.mSize), int(params.nSize)
     sp = params.srcStride or n
     dp = params.dstStride or n
+    if params.quantPre != QuantMode_t.NoQuant and src.dtype != float32:
+        raise DtypeError(f"Fixpipe quantPre={params.quantPre.name} converts float L0C results, but this L0C tensor is "
+                         f"{ascend_name(src.dtype)}",
+                         fix="write int32 results (int8 matmul) with QuantMode_t.NoQuant to an int32_t GM tensor",
+                         site=site)
     want = {QuantMode_t.NoQuant: src.dtype, QuantMode_t.F322F16: half, QuantMode_t.F322BF16: bfloat16}[params.quantPre]
     if dst.dtype != want:
         raise DtypeError(f"Fixpipe with quantPre={params.quantPre.name} produces {ascend_name(want)} but the GM "

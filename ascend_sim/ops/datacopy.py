@@ -172,6 +172,11 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
     dst.check_range(dst_off, dst_span, f"{op} write")
     g = region(src, src_span)
     atomic = core.atomic is not None
+    if atomic and core.atomic is not True and core.atomic != dst.dtype:
+        raise DtypeError(f"{op} of {ascend_name(dst.dtype)} data while SetAtomicAdd({ascend_name(core.atomic)}) is "
+                         f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
+                         fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
+                             "if it should overwrite", site=site)
     core.issue(MTE3, op + ("(atomic add)" if atomic else ""),
                timing.gm_transfer(core, MTE3, plan.count * plan.blen, dst.address, plan.count),
                reads=(g,), nbytes=plan.count * plan.blen, src="UB", dst="GM", site=site, klass="copy")
@@ -244,30 +249,36 @@ def _same_dtype(dst, src, op: str, site) -> None:
 
 
 def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
-    """memcheck: record which core wrote each GM byte; two cores on the same bytes is an error."""
+    """memcheck: record which core wrote each GM byte; two cores on the same bytes is an error.
+
+    A 32-byte chunk written whole has one owner (``buf.owners()``); a chunk written in part keeps
+    an owner per byte (``buf._partial``). Each write is checked against both.
+    """
     own = buf.owners()
     me = core.launch.cores.index(core)
+
+    def check(owners: np.ndarray, first_byte: int, unit: int, start: int, end: int) -> None:
+        clash = (owners >= 0) & (owners != me)
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            _conflict(core, buf, int(owners[i]), first_byte + i * unit, start, end, dtype, site)
+
     for b in range(plan.count):
         start = off + b * plan.dst_pitch
         end = start + plan.dst_blen
-        c0, c1 = -(-start // BLOCK), end // BLOCK
+        c0, c1 = -(-start // BLOCK), end // BLOCK               # chunks written whole
         if c1 > c0:
-            seg = own[c0:c1]
-            clash = (seg >= 0) & (seg != me)
-            if clash.any():
-                _conflict(core, buf, int(seg[clash][0]), (c0 + int(np.flatnonzero(clash)[0])) * BLOCK,
-                          start, end, dtype, site)
-            seg[...] = me
-        for c in {start // BLOCK, (end - 1) // BLOCK}:
+            check(own[c0:c1], c0 * BLOCK, BLOCK, start, end)
+            for c in [c for c in buf._partial if c0 <= c < c1]:
+                check(buf._partial[c], c * BLOCK, 1, start, end)
+            own[c0:c1] = me
+        for c in {start // BLOCK, (end - 1) // BLOCK} - set(range(c0, c1)):    # chunks written in part
             lo, hi = max(start, c * BLOCK), min(end, (c + 1) * BLOCK)
-            if hi - lo == BLOCK:
-                continue
+            if own[c] >= 0 and own[c] != me:
+                _conflict(core, buf, int(own[c]), lo, start, end, dtype, site)
             part = buf._partial.setdefault(c, np.full(BLOCK, -1, np.int16))
-            seg = part[lo - c * BLOCK:hi - c * BLOCK]
-            clash = (seg >= 0) & (seg != me)
-            if clash.any():
-                _conflict(core, buf, int(seg[clash][0]), lo, start, end, dtype, site)
-            seg[...] = me
+            check(part[lo - c * BLOCK:hi - c * BLOCK], lo, 1, start, end)
+            part[lo - c * BLOCK:hi - c * BLOCK] = me
 
 
 def _conflict(core, buf, other: int, at: int, start: int, end: int, dtype, site) -> None:

@@ -22,6 +22,7 @@ from ..dtypes import ascend_name, as_dtype, is_float
 from ..errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError, caller_site
 from ..memory import GRANULE, LocalTensor
 from ..runtime import current_core
+from ..shadow import runs
 
 
 @dataclass
@@ -82,8 +83,8 @@ def _ub(t, op: str, role: str, site) -> LocalTensor:
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
     if t.addr % 32:
         raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not 32-byte aligned ({t.addr} % 32 = {t.addr % 32})",
-                            fix="offset sub-tensors by a multiple of 32 bytes "
-                                f"({32 // t.dtype.itemsize} {ascend_name(t.dtype)} elements)", site=site)
+                             fix="offset sub-tensors by a multiple of 32 bytes "
+                                 f"({32 // t.dtype.itemsize} {ascend_name(t.dtype)} elements)", site=site)
     return t
 
 
@@ -461,7 +462,8 @@ def _reduce(op: str, fn, with_index: bool):
         _issue(op, "reduction", d, [a], reps, site)
         core = current_core()
         tier, g = w.region
-        tier.init[g] = True      # the work buffer is scratch the instruction fills
+        for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
+            tier.shadow.mark_init(lo, hi)
         vals = a.get()
         with _quiet():
             res = fn(vals)
@@ -553,8 +555,12 @@ def _whole(op: str, fn, arg=None):
     return instr
 
 
-WholeReduceSum = _whole("WholeReduceSum", lambda v: np.sum(v, axis=1, dtype=np.float32 if is_float(v.dtype)
-                                                              else np.int64).astype(v.dtype))
+def _sum_rows(v: np.ndarray) -> np.ndarray:
+    """Row sums accumulated in fp32 (integers in int64), rounded once to the dtype."""
+    return np.sum(v, axis=1, dtype=np.float32 if is_float(v.dtype) else np.int64).astype(v.dtype)
+
+
+WholeReduceSum = _whole("WholeReduceSum", _sum_rows)
 WholeReduceMax = _whole("WholeReduceMax", lambda v: np.max(v, axis=1), lambda v: np.argmax(v, axis=1))
 WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v: np.argmin(v, axis=1))
 

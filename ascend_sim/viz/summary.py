@@ -53,7 +53,7 @@ def _f(x: float) -> str:
 
 
 def _signed(x: float) -> str:
-    return f"{x:+,.0f}" if x else "0"
+    return f"{x:+,.0f}" if round(x) else "0"
 
 
 def profile_html(table: TraceTable, result: Any = None) -> str:

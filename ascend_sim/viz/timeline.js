@@ -80,11 +80,12 @@ function computeRows(data, st) {
     for (const c of cores) {
       const cname = g.core_names[g.cores.indexOf(c)];
       if (st.expanded.has(c)) {
-        for (const p of g.pipes) {
+        g.pipes.forEach((p, j) => {
           const name = data.pipes[p];
-          rows.push({ type: "pipe", g: gi, core: c, pipe: p, y, h: ROW_H, label: many ? `${cname} ${name}` : name });
+          const label = many ? `${j === 0 ? "▾ " : "  "}${cname} ${name}` : name;
+          rows.push({ type: "pipe", g: gi, core: c, pipe: p, y, h: ROW_H, label });
           y += ROW_H;
-        }
+        });
       } else {
         rows.push({ type: "sum", g: gi, core: c, y, h: ROW_H, label: `▸ ${cname} (all pipes)` });
         y += ROW_H;
@@ -179,7 +180,8 @@ function render({ model, el }) {
     ctx.strokeStyle = "#999"; ctx.beginPath();
     for (let t = Math.ceil(st.view[0] / step) * step; t <= st.view[1]; t += step) {
       const x = x2px(t, w); ctx.moveTo(x, RULER_H - 6); ctx.lineTo(x, RULER_H);
-      ctx.fillText(fmtInt(t), x + 2, RULER_H / 2 - 2);
+      const label = fmtInt(t);
+      if (x + 2 + ctx.measureText(label).width < w) ctx.fillText(label, x + 2, RULER_H / 2 - 2);
     }
     ctx.stroke();
     if (brush) {

@@ -1,4 +1,4 @@
-// Memory-tier traffic (存储层级流量) and per-tier occupancy. anywidget ES module, no build step.
+// Memory-tier traffic and per-tier occupancy. anywidget ES module, no build step.
 // Geometry comes from Python (traffic_view.py): this file only draws it.
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -24,12 +24,7 @@ function fmtBytes(n) {
 
 function diagram(d) {
   const svg = s("svg", { viewBox: `0 0 ${d.width} ${d.height}`, width: "100%", class: "asim-diagram",
-    style: `max-width:${d.width * 1.25}px` });
-  const defs = s("defs");
-  const marker = s("marker", { id: "asim-arrow", viewBox: "0 0 10 10", refX: "9", refY: "5",
-    markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" });
-  marker.append(s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#3b6ea5" }));
-  defs.append(marker); svg.append(defs);
+    style: `max-width:${d.width}px` });
   for (const n of d.nodes) {
     const g = s("g", { class: "asim-tier", "data-tier": n.id });
     g.append(s("rect", { x: n.x - d.node_w / 2, y: n.y - d.node_h / 2, width: d.node_w, height: d.node_h, rx: 5,
@@ -41,10 +36,12 @@ function diagram(d) {
     const g = s("g", { class: "asim-edge", "data-edge": e.key });
     const tip = `${e.label[0]}\n${e.label[1]}\n${e.count ? e.count + " instructions on " + e.cores + " core(s)" : ""}`;
     g.append(s("title", {}, tip));
-    for (const p of e.paths) {
-      g.append(s("polyline", { points: p.map((q) => q.join(",")).join(" "), fill: "none", stroke: "#3b6ea5",
-        "stroke-width": e.width, "stroke-opacity": 0.75, "marker-end": "url(#asim-arrow)" }));
-    }
+    const pts = (p) => p.map((q) => q.join(",")).join(" ");
+    e.lines.forEach((line, i) => {
+      g.append(s("polyline", { points: pts(line), fill: "none", stroke: "#3b6ea5",
+        "stroke-width": e.width, "stroke-opacity": 0.75 }));
+      g.append(s("polygon", { points: pts(e.heads[i]), fill: "#3b6ea5" }));
+    });
     const t = s("text", { x: e.at[0], y: e.at[1] - 2, "font-size": "10" });
     t.append(s("tspan", { x: e.at[0], dy: "0", "font-weight": "600" }, e.label[0]));
     t.append(s("tspan", { x: e.at[0], dy: "12" }, e.label[1]));
@@ -57,7 +54,7 @@ function diagram(d) {
 }
 
 function occChart(o, cycles, fullScale) {
-  const W = 320, H = 120, L = 56, R = 8, T = 22, B = 20;
+  const W = 360, H = 132, L = 56, R = 8, T = 34, B = 20;
   const top = fullScale && o.capacity ? o.capacity : Math.max(o.peak, o.allocated, 1) * 1.25;
   const x = (t) => L + (t / Math.max(cycles, 1)) * (W - L - R);
   const y = (v) => H - B - (v / top) * (H - T - B);
@@ -84,8 +81,10 @@ function occChart(o, cycles, fullScale) {
   const used = Math.max(o.peak, o.allocated);
   const pct = o.capacity ? ` (${((100 * used) / o.capacity).toFixed(1)}%)` : "";
   svg.append(s("text", { x: 2, y: 12, "font-size": 10.5, "font-weight": 600 },
-    `${o.tier}: peak ${fmtBytes(o.peak)} live` + (o.allocated ? `, ${fmtBytes(o.allocated)} reserved` : "")
-    + (o.capacity ? ` of ${fmtBytes(o.capacity)}${pct}` : "") + (o.source === "estimate" ? " [estimate]" : "")));
+    `${o.tier}: peak ${fmtBytes(o.peak)} live` + (o.allocated ? `, ${fmtBytes(o.allocated)} reserved` : "")));
+  svg.append(s("text", { x: 2, y: 25, "font-size": 10 },
+    (o.capacity ? `of ${fmtBytes(o.capacity)} capacity${pct}` : "capacity unknown")
+    + (o.source === "estimate" ? " · estimated from record bytes" : "")));
   return svg;
 }
 
@@ -100,7 +99,7 @@ function render({ model, el }) {
   const diag = h("div");
   const occ = h("div", { class: "asim-occ" });
   const legend = h("div", { class: "asim-hint" });
-  root.append(toolbar, diag, h("div", { class: "asim-hint", text: "Occupancy (占用) over time:" }), occ, legend);
+  root.append(toolbar, diag, h("div", { class: "asim-hint", text: "Occupancy over time:" }), occ, legend);
 
   function draw() {
     const d = model.get("data") || {};

@@ -15,6 +15,7 @@ import numpy as np
 import traitlets
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Polygon
+from matplotlib.ticker import MultipleLocator
 
 from ._widget import CSS, HERE, StaticFallbackMixin
 from .occupancy import Occupancy, occupancy
@@ -45,7 +46,7 @@ _LABEL_AT: dict[tuple[str, str], tuple[float, float]] = {
     ("L2", "L1"): (190, 176),
     ("L2", "UB"): (60, 262), ("UB", "L2"): (60, 292),
     ("L1", "L0A"): (330, 42), ("L1", "L0B"): (420, 104),
-    ("L0A", "L0C"): (668, 128), ("L0B", "L0C"): (668, 128),
+    ("L0A", "L0C"): (672, 128), ("L0B", "L0C"): (672, 128),
     ("L0C", "L2"): (300, 332), ("L0C", "L1"): (450, 182),
     ("UB", "L1"): (346, 190), ("L1", "UB"): (346, 222),
 }
@@ -62,6 +63,24 @@ class DrawnEdge:
     width: float
     label: tuple[str, str]
     at: tuple[float, float]
+
+    @property
+    def head(self) -> float:
+        """Arrowhead length in diagram units."""
+        return round(6 + 1.5 * self.width, 1)
+
+    def lines_and_heads(self) -> tuple[list[list[tuple[float, float]]], list[list[tuple[float, float]]]]:
+        """Each path shortened so its arrowhead covers the line's end, and the arrowhead triangles."""
+        lines, heads = [], []
+        for pts in self.paths:
+            (x0, y0), (x1, y1) = pts[-2], pts[-1]
+            ang = math.atan2(y1 - y0, x1 - x0)
+            k, back = self.head, self.head * 0.7
+            end = (round(x1 - back * math.cos(ang), 1), round(y1 - back * math.sin(ang), 1))
+            lines.append([*pts[:-1], end])
+            heads.append([(x1, y1)] + [(round(x1 - k * math.cos(ang + da), 1), round(y1 - k * math.sin(ang + da), 1))
+                                       for da in (-0.45, 0.45)])
+        return lines, heads
 
 
 def _node(tier: str) -> str:
@@ -100,7 +119,7 @@ def _midpoint(p: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def _label(e: Edge) -> tuple[str, str]:
-    name = "Mmad: L0A+L0B → L0C" if (e.src, e.dst) == CUBE_EDGE else f"{e.src} → {e.dst}"
+    name = "Mmad → L0C" if (e.src, e.dst) == CUBE_EDGE else f"{e.src} → {e.dst}"
     first = f"{name}  {format_bytes(e.nbytes)}"
     if e.tflops is not None:
         peak = f" of {e.peak_tflops:,.0f}" if e.peak_tflops else ""
@@ -179,9 +198,10 @@ class TrafficData:
             "cycles": self.table.cycles,
             "nodes": [{"id": k, "x": x, "y": y, "label": lab, "used": k in used, "fill": _NODE_COLOR[k]}
                       for k, (x, y, lab) in NODES.items()],
-            "edges": [{"key": d.edge.key, "paths": d.paths, "width": d.width, "label": list(d.label),
-                       "at": list(d.at), "nbytes": d.edge.nbytes, "count": d.edge.count,
-                       "cores": d.edge.cores} for d in self.drawn],
+            "edges": [{"key": d.edge.key, "lines": lh[0], "heads": lh[1], "width": d.width,
+                       "label": list(d.label), "at": list(d.at), "nbytes": d.edge.nbytes,
+                       "count": d.edge.count, "cores": d.edge.cores}
+                      for d, lh in ((d, d.lines_and_heads()) for d in self.drawn)],
             "occupancy": [_occ_payload(o, names) for o in self.occupancy],
             "units": sorted({o.unit for o in self.occupancy}),
             "unit_names": {str(u): n for u, n in names.items()},
@@ -253,15 +273,11 @@ def _draw_diagram(ax: Any, data: TrafficData) -> None:
                                     edgecolor="#333" if used else "#bbb", linewidth=1))
         ax.text(x, y, lab, ha="center", va="center", fontsize=8, color="#111" if used else "#999")
     for d in data.drawn:
-        for pts in d.paths:
+        lines, heads = d.lines_and_heads()
+        for pts, head in zip(lines, heads):
             xs, ys = zip(*pts)
             ax.plot(xs, ys, color="#3b6ea5", linewidth=d.width * 0.75, alpha=0.75,
                     solid_capstyle="butt", gid=f"edge:{d.edge.key}")
-            (x0, y0), (x1, y1) = pts[-2], pts[-1]
-            ang = math.atan2(y1 - y0, x1 - x0)
-            s = 5 + d.width * 0.6
-            head = [(x1, y1), (x1 - s * math.cos(ang - 0.45), y1 - s * math.sin(ang - 0.45)),
-                    (x1 - s * math.cos(ang + 0.45), y1 - s * math.sin(ang + 0.45))]
             ax.add_patch(Polygon(head, closed=True, color="#3b6ea5"))
         ax.text(d.at[0], d.at[1], "\n".join(d.label), fontsize=6.5, ha="left", va="center",
                 gid=f"label:{d.edge.key}",
@@ -285,6 +301,7 @@ def _draw_occupancy(ax: Any, o: Occupancy, cycles: float) -> None:
     alloc = f", {format_bytes(o.allocated)} reserved" if o.allocated else ""
     est = " [estimate]" if o.source == "estimate" else ""
     ax.set_title(f"{o.tier}: peak {format_bytes(o.peak)} live{alloc}{cap}{pct}{est}", fontsize=8, loc="left")
+    ax.yaxis.set_major_locator(MultipleLocator(2 ** max(0, math.floor(math.log2(top / 3)))))
     ax.yaxis.set_major_formatter(lambda y, _: format_bytes(y))
     ax.tick_params(labelsize=7)
     ax.set_xlabel("cycles", fontsize=7)

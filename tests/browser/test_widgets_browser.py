@@ -39,10 +39,20 @@ def _cell_indices() -> dict[str, int]:
     return {c.id: i for i, c in enumerate(nb.cells)}, sum(c.cell_type == "code" for c in nb.cells)
 
 
+def _accept_kernel_dialog(page) -> None:
+    """Answer JupyterLab's "Select Kernel" dialog (shown when several kernels could match)."""
+    dialog = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+    try:
+        dialog.wait_for(state="visible", timeout=5_000)
+    except Exception:  # noqa: BLE001 - no dialog: the kernel started by itself
+        return
+    dialog.click()
+
+
 def _run_all(page) -> None:
     """Run → Run All Cells, through the menu as a learner would."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator('.lm-Menu-item[data-command="notebook:run-all-cells"]').click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
 
 
 def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
@@ -61,6 +71,7 @@ def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
             page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
             page.goto(f"{jupyterlab.url}/lab/tree/{NOTEBOOK}", wait_until="domcontentloaded")
             page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-cell", timeout=120_000)
+            _accept_kernel_dialog(page)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
             _run_all(page)
             # every code cell gets an execution count, and the kernel goes idle again
@@ -91,6 +102,7 @@ def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
             # hover shows a record's details; "+" zooms in
             tl = cells.nth(index["timeline"]).locator(".asim-timeline").first
             canvas = tl.locator("canvas.asim-canvas")
+            canvas.scroll_into_view_if_needed()
             box = canvas.bounding_box()
             before = tl.get_attribute("data-view")
             page.mouse.move(box["x"] + 132 + 40, box["y"] + 9)       # first MTE2 bar of core 0

@@ -1,0 +1,22 @@
+"""LeNet-5 operators as simulated Ascend C kernels.
+
+One module per operator; each has the kernel (``@kernel``), its host-side
+tiling and a wrapper with the same calling convention::
+
+    out, result = conv2d(x, w, b, pad, dtype="float16", block_dim=None)
+    out, result = maxpool2d(x, k=2, s=2, dtype=...)
+    out, result = relu(x, dtype=...)
+    out, result = linear(x, w, b, dtype=...)      # float16: cube; float32: vector unit
+    out, result = softmax(x, dtype=...)
+
+Inputs are NCHW / [N, K] numpy arrays; ``result`` is the LaunchResult.
+"""
+from ._common import resolve_dtype
+from .conv2d import conv2d, conv2d_kernel
+from .linear import linear, linear_cube_kernel, linear_vector_kernel
+from .maxpool import maxpool2d, maxpool2d_kernel
+from .relu import relu, relu_kernel
+from .softmax import softmax, softmax_kernel
+
+__all__ = ["conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel", "relu_kernel",
+           "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype"]

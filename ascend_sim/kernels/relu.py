@@ -1,0 +1,94 @@
+"""ReLU: an elementwise vector kernel over the flattened batch (layout does not matter).
+
+Each block takes a 32-byte-aligned share of the elements and walks it in
+double-buffered tiles: CopyIn, ``Relu``, CopyOut. The last tile of the
+tensor may end mid-block; it moves with DataCopyPad.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import Relu, TPipe, TPosition, TQue, kernel
+from ..trace import LaunchResult
+from ._common import (BLOCK, block_range, copy_flat, default_blocks, gm, resolve_dtype, round_up, run)
+
+TILE_BYTES = 32 * 1024      # per tile; 2 in + 2 out buffers = 128 KB of UB
+MIN_TILE_BYTES = 2048       # below this, another block costs more than it saves
+
+
+@dataclass(frozen=True)
+class ReluTiling:
+    """``total`` elements in tiles of ``tile`` elements (a whole number of 32-byte blocks)."""
+
+    total: int
+    tile: int
+    dtype: np.dtype
+
+    @property
+    def tiles(self) -> int:
+        return -(-self.total // self.tile)
+
+
+class KernelRelu:
+    """One block: its contiguous range of tiles, each CopyIn -> Relu -> CopyOut."""
+
+    def Init(self, x, y, t: ReluTiling) -> None:
+        self.t = t
+        self.xGm, self.yGm = gm(x, t.dtype, t.total), gm(y, t.dtype, t.total)
+        self.pipe = TPipe()
+        self.inQueue, self.outQueue = TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2)
+        self.pipe.InitBuffer(self.inQueue, 2, t.tile * t.dtype.itemsize)
+        self.pipe.InitBuffer(self.outQueue, 2, t.tile * t.dtype.itemsize)
+
+    def Process(self) -> None:
+        t = self.t
+        for i in block_range(t.tiles):
+            n = min(t.tile, t.total - i * t.tile)
+            self.CopyIn(i, n)
+            self.Compute(n)
+            self.CopyOut(i, n)
+
+    def CopyIn(self, i: int, n: int) -> None:
+        xLocal = self.inQueue.AllocTensor(self.t.dtype)
+        copy_flat(xLocal, self.xGm[i * self.t.tile], n)
+        self.inQueue.EnQue(xLocal)
+
+    def Compute(self, n: int) -> None:
+        xLocal = self.inQueue.DeQue(self.t.dtype)
+        yLocal = self.outQueue.AllocTensor(self.t.dtype)
+        Relu(yLocal, xLocal, n)
+        self.outQueue.EnQue(yLocal)
+        self.inQueue.FreeTensor(xLocal)
+
+    def CopyOut(self, i: int, n: int) -> None:
+        yLocal = self.outQueue.DeQue(self.t.dtype)
+        copy_flat(self.yGm[i * self.t.tile], yLocal, n)
+        self.outQueue.FreeTensor(yLocal)
+
+
+@kernel
+def relu_kernel(x, y, tiling: ReluTiling) -> None:
+    """y = max(x, 0) elementwise over ``tiling.total`` elements."""
+    op = KernelRelu()
+    op.Init(x, y, tiling)
+    op.Process()
+
+
+def relu(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=None,
+         tile_bytes: int = TILE_BYTES) -> tuple[np.ndarray, LaunchResult]:
+    """Simulated ReLU of an array of any shape; returns the result in ``dtype`` and the LaunchResult."""
+    d = resolve_dtype(dtype)
+    x = np.ascontiguousarray(x, d)
+    if x.size == 0:
+        raise ValueError("relu: the input is empty")
+    share = -(-x.nbytes // default_blocks(x.nbytes // BLOCK + 1, "AIV", chip, block_dim))
+    tile = max(BLOCK, min(round_up(tile_bytes, BLOCK), round_up(max(share, MIN_TILE_BYTES), BLOCK))) // d.itemsize
+    t = ReluTiling(x.size, tile, d)
+    y = np.zeros_like(x)
+    res = run(relu_kernel, default_blocks(t.tiles, "AIV", chip, block_dim), x, y, t, chip=chip, names=["x", "y"])
+    return y, res
+
+
+__all__ = ["ReluTiling", "relu", "relu_kernel"]

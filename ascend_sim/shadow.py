@@ -1,0 +1,95 @@
+"""Shadow memory of one on-chip tier for the initcheck and the racecheck.
+
+The tier is split into segments of 32-byte granules that share one history:
+whether they were written, the last writer (pipe, sequence number, record)
+and the last reader of each pipe. Kernels touch a handful of buffers, so a
+short sorted list of segments is far cheaper than state per granule: an
+access looks up its segments by bisection, splits at most two of them, and
+a write merges everything it covers back into one segment.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+NPIPES = 7
+NO_PIPE = NPIPES          # "never written": its clock entry is always ahead
+
+
+class Seg:
+    """Granules [lo, hi) with one access history."""
+
+    __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rs", "rr")
+
+    def __init__(self, lo: int, hi: int, init: bool, wp: int, ws: int, wr: int, rs: list, rr: list):
+        self.lo, self.hi, self.init, self.wp, self.ws, self.wr, self.rs, self.rr = lo, hi, init, wp, ws, wr, rs, rr
+
+    def split_copy(self, at: int) -> "Seg":
+        return Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, self.rs[:], self.rr[:])
+
+
+def runs(g) -> list[tuple[int, int]]:
+    """Granule ranges of a region given as a slice or a sorted array of granule indices."""
+    if isinstance(g, slice):
+        return [(g.start, g.stop)] if g.stop > g.start else []
+    g = np.asarray(g)
+    if g.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(g) != 1)
+    lo = np.concatenate(([g[0]], g[breaks + 1]))
+    hi = np.concatenate((g[breaks], [g[-1]])) + 1
+    return list(zip(lo.tolist(), hi.tolist()))
+
+
+class Shadow:
+    """The access history of one tier, as sorted non-overlapping segments."""
+
+    def __init__(self, granules: int):
+        self.size = granules
+        self.starts = [0]
+        self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, [0] * NPIPES, [-1] * NPIPES)]
+
+    def _cut(self, g: int) -> int:
+        """Make a segment start at granule ``g``; return its index (len(segs) at the end)."""
+        if g >= self.size:
+            return len(self.segs)
+        i = bisect_right(self.starts, g) - 1
+        s = self.segs[i]
+        if s.lo == g:
+            return i
+        t = s.split_copy(g)
+        s.hi = g
+        self.segs.insert(i + 1, t)
+        self.starts.insert(i + 1, g)
+        return i + 1
+
+    def span(self, lo: int, hi: int) -> list[Seg]:
+        """The segments that cover exactly [lo, hi)."""
+        i = self._cut(lo)
+        j = self._cut(hi)
+        return self.segs[i:j]
+
+    def peek(self, lo: int, hi: int) -> list[Seg]:
+        """The segments overlapping [lo, hi), without splitting (for checks only)."""
+        i = bisect_right(self.starts, lo) - 1
+        j = bisect_right(self.starts, hi - 1)
+        return self.segs[max(i, 0):j]
+
+    def write(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
+        """Record a write: [lo, hi) becomes one segment written by ``pipe``."""
+        i = self._cut(lo)
+        j = self._cut(hi)
+        self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, [0] * NPIPES, [-1] * NPIPES)]
+        self.starts[i:j] = [lo]
+
+    def read(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
+        """Record a read of [lo, hi) by ``pipe``."""
+        for s in self.span(lo, hi):
+            s.rs[pipe] = seq
+            s.rr[pipe] = rec
+
+    def mark_init(self, lo: int, hi: int) -> None:
+        """Scratch an instruction fills as a side effect (reduction work buffers)."""
+        for s in self.span(lo, hi):
+            s.init = True
