@@ -17,7 +17,7 @@ from .ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPad
                            DataCopyParams, SetAtomicAdd, SetAtomicNone)
 from .ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare, Div,
                          Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal, ReduceMax, ReduceMin,
-                         ReduceSum, Relu, RoundMode, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax,
+                         ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax,
                          WholeReduceMin, WholeReduceSum)
 from .pipe import QuePosition, TBuf, TPipe, TPosition, TQue
 from .runtime import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,

@@ -119,7 +119,8 @@ def grade(args: argparse.Namespace) -> int:
     from .grading.labfiles import find_lab
     from .grading.notebook import load_template
     template = load_template(find_lab(args.lab, args.root).template)
-    subs = _notebooks(args.submissions)
+    out = Path(args.out).resolve()
+    subs = [p for p in _notebooks(args.submissions) if out not in p.resolve().parents]   # not our own output
     if not subs:
         raise FileNotFoundError("no notebooks to grade")
     reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args),
@@ -185,6 +186,10 @@ def clean(args: argparse.Namespace) -> int:
             print(f"{path}: {p}")
             dirty += 1
     return 1 if dirty else 0
+
+
+from .demo import DEMO_ARGS, DEMO_HELP, run_demo  # noqa: E402  (argparse only; the demo imports inside run_demo)
+command("demo", help=DEMO_HELP, args=[arg(*flags, **kw) for flags, kw in DEMO_ARGS])(run_demo)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,14 +12,15 @@ class Instr:
     """One executed instruction: where, when, what it moved, and the kernel line."""
 
     __slots__ = ("index", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
-                 "nbytes", "src", "dst", "flops", "site", "klass")
+                 "nbytes", "src", "dst", "flops", "site", "klass", "reads", "writes")
 
     def __init__(self, index, core, core_type, pipe, op, ready, start, end, wait_on,
-                 nbytes, src, dst, flops, site, klass):
+                 nbytes, src, dst, flops, site, klass, reads=(), writes=()):
         self.index, self.core, self.core_type, self.pipe, self.op = index, core, core_type, pipe, op
         self.ready, self.start, self.end, self.wait_on = ready, start, end, wait_on
         self.nbytes, self.src, self.dst, self.flops, self.site = nbytes, src, dst, flops, site
         self.klass = klass
+        self.reads, self.writes = reads, writes      # ((tier, first byte, end byte), ...) of local memory
 
     @property
     def cycles(self) -> float:
@@ -42,7 +43,8 @@ class Instr:
         return {"index": self.index, "core": self.core, "core_type": self.core_type, "pipe": self.pipe,
                 "op": self.op, "class": self.klass, "ready": self.ready, "start": self.start, "end": self.end,
                 "wait_on": self.wait_on, "nbytes": self.nbytes, "src": self.src, "dst": self.dst,
-                "flops": self.flops, "line": self.line, "source": self.source}
+                "flops": self.flops, "line": self.line, "source": self.source,
+                "reads": list(self.reads), "writes": list(self.writes)}
 
     def __repr__(self) -> str:
         return (f"Instr(core={self.core}, {self.pipe}, {self.op}, {self.start:.0f}..{self.end:.0f}, "

@@ -33,14 +33,10 @@ import numpy as np
 
 from . import kernels
 from .chips import get_chip
+from .lenet_reference import LENET_PARAM_SHAPES
 from .trace import LaunchResult
 
 OpFn = Callable[..., Any]
-
-LENET_PARAM_SHAPES: dict[str, tuple[int, ...]] = {
-    "conv1.w": (6, 1, 5, 5), "conv1.b": (6,), "conv2.w": (16, 6, 5, 5), "conv2.b": (16,),
-    "fc1.w": (120, 400), "fc1.b": (120,), "fc2.w": (84, 120), "fc2.b": (84,), "fc3.w": (10, 84), "fc3.b": (10,),
-}
 
 
 # ----------------------------------------------------------------------------- graph
@@ -199,6 +195,7 @@ class EvalReport:
     dtype: str
     table: TimeTable
     wall_seconds: float
+    predictions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def __str__(self) -> str:
         return (f"accuracy {self.accuracy:.2%} ({self.correct}/{self.total}) in {self.dtype}, "
@@ -309,7 +306,7 @@ class LeNetRuntime:
         pred = self.predict(images, batch, progress)
         correct = int((pred == labels).sum())
         return EvalReport(correct / max(len(labels), 1), correct, len(labels), self.dtype.name, self.time_table(),
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, pred)
 
     def time_table(self) -> TimeTable:
         """The per-operator simulated time accumulated since the last reset."""

@@ -9,6 +9,7 @@ b - cores has finished.
 """
 from __future__ import annotations
 
+import heapq
 import threading
 from typing import Any, Callable
 
@@ -134,7 +135,9 @@ class Launch:
         for i, c in enumerate(self.cores):
             c.uid = i
         self.blocks = [_Block(c) for c in self.cores]
-        self.wave_end: dict[int, float] = {}
+        self.per_group = len(self.blocks) // self.block_dim     # cores per block: 3 for MIX on 910B, else 1
+        self.group_start: dict[int, float] = {}                 # block (group) -> the cycle it got its core
+        self.free_at: list[float] = []                          # heap: when each released core became free
         self.finished = threading.Event()
         self.error: BaseException | None = None
         try:
@@ -157,7 +160,7 @@ class Launch:
             if not pending:
                 self.finished.set()
                 return
-            b = next((b for b in pending if (not b.started and self._core_free(b))
+            b = next((b for b in pending if (not b.started and self._can_start(b))
                       or (b.waiting_for is not None and b.waiting_for())), None)
             if b is None:
                 self._fail(self._deadlock([self.blocks.index(p) for p in pending]))
@@ -174,10 +177,14 @@ class Launch:
     def _start(self, b: _Block) -> None:
         global _current
         i = self.blocks.index(b)
-        slot = self._slot(i)
-        if slot in self.wave_end:
+        g = i // self.per_group
+        if g not in self.group_start:           # a core never used yet, else the one that became free first
+            fresh = len(self.group_start) < self.physical
+            self.group_start[g] = 0.0 if fresh else heapq.heappop(self.free_at)
+        t = self.group_start[g]
+        if t:
             c = b.core
-            c.__init__(self, c.block_idx, c.core_type, self.wave_end[slot], c.sub_block_idx, c.group)
+            c.__init__(self, c.block_idx, c.core_type, t, c.sub_block_idx, c.group)
             c.uid = i
         b.started = True
         _current = b.core
@@ -192,7 +199,9 @@ class Launch:
             return
         finally:
             b.done = True
-        self.wave_end[slot] = b.core.end_time()
+        group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
+        if all(x.done for x in group):
+            heapq.heappush(self.free_at, max(x.core.end_time() for x in group))
 
     def _fail(self, e: BaseException) -> None:
         if self.error is None:
@@ -200,15 +209,14 @@ class Launch:
         self._abort_all()
         self.finished.set()
 
-    def _core_free(self, b: _Block) -> bool:
-        """A block of a later wave starts only once the block before it on its core has ended."""
-        i = self.blocks.index(b)
-        before = i - (len(self.blocks) // self.block_dim) * self.physical
-        return before < 0 or self.blocks[before].done
-
-    def _slot(self, i: int) -> int:
-        groups = len(self.blocks) // self.block_dim
-        return (i // groups) % self.physical
+    def _can_start(self, b: _Block) -> bool:
+        """A block starts when its group already holds a core or a physical core is free."""
+        g = self.blocks.index(b) // self.per_group
+        if g in self.group_start:
+            return True
+        busy = sum(1 for h in self.group_start
+                   if not all(x.done for x in self.blocks[h * self.per_group:(h + 1) * self.per_group]))
+        return busy < self.physical
 
     def block_wait(self, ready: Callable[[], bool]) -> None:
         """Called by a running block: park this thread until ``ready()`` holds."""
@@ -240,12 +248,16 @@ class Launch:
         lines, site = [], ("<launch>", 0)
         for i in pending:
             b = self.blocks[i]
+            if not b.started:
+                lines.append(f"block {b.core.block_idx} ({b.core.core_type}) has not started: all "
+                             f"{self.physical} cores are held by waiting blocks")
+                continue
             what = getattr(b.waiting_for, "what", "a condition")
             site = getattr(b.waiting_for, "site", None) if site[1] == 0 else site
             site = site or ("<launch>", 0)
             lines.append(f"block {b.core.block_idx} ({b.core.core_type}) waits for {what}")
         done = [str(b.core.block_idx) for b in self.blocks if b.done]
-        if done:
+        if done and self.barrier_waiting:
             lines.append(f"block(s) {', '.join(done)} already ended without arriving")
         return DeadlockError("every unfinished block is waiting and none can go on:\n    " + "\n    ".join(lines),
                              fix="every block must reach each SyncAll(), and each CrossCoreWaitFlag needs a "

@@ -8,6 +8,8 @@ wrong-answer case the same comparison must reject.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -261,3 +263,32 @@ def test_lane_layout_round_trips_and_pads_with_zeros():
     lanes = to_lanes(x, np.float16)
     assert lanes.shape == (2, 5, 16) and not lanes[..., 3:].any()
     assert np.array_equal(from_lanes(lanes, 3), x)
+
+
+# ----------------------------------------------------------------------------- random shapes (hypothesis)
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=int(os.environ.get("LENET_HYPOTHESIS_EXAMPLES", 12)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 40), C=st.integers(1, 3), H=st.integers(3, 12), W=st.integers(3, 12), O=st.integers(1, 4),
+       K=st.sampled_from([1, 3, 5]), pad=st.integers(0, 2), dtype=st.sampled_from(DTYPES),
+       blocks=st.sampled_from([None, 1, 2, 5]), seed=st.integers(0, 2**16))
+def test_conv2d_random_shapes(n, C, H, W, O, K, pad, dtype, blocks, seed):
+    if H + 2 * pad < K or W + 2 * pad < K:
+        return
+    rng = np.random.default_rng(seed)
+    x, w, b = rand(rng, (n, C, H, W), dtype), rand(rng, (O, C, K, K), dtype), rand(rng, O, dtype)
+    y, _ = conv2d(x, w, b, pad, dtype=dtype, block_dim=blocks)
+    check(y, golden(conv2d_ref, dtype, x, w, b, pad=pad), dtype)
+
+
+@settings(max_examples=int(os.environ.get("LENET_HYPOTHESIS_EXAMPLES", 12)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 40), C=st.integers(1, 4), H=st.integers(2, 15), W=st.integers(2, 15),
+       k=st.integers(2, 3), s=st.integers(1, 3), dtype=st.sampled_from(DTYPES), blocks=st.sampled_from([None, 1, 3]),
+       seed=st.integers(0, 2**16))
+def test_maxpool2d_random_shapes(n, C, H, W, k, s, dtype, blocks, seed):
+    if H < k or W < k:
+        return
+    x = rand(np.random.default_rng(seed), (n, C, H, W), dtype)
+    y, _ = maxpool2d(x, k, s, dtype=dtype, block_dim=blocks)
+    assert np.array_equal(y, maxpool2d_ref(x, k, s))

@@ -187,5 +187,5 @@ def ub_bytes(*sizes: int) -> int:
 
 
 __all__ = ["BLOCK", "MAX_BURSTS", "MAX_STRIDE", "resolve_dtype", "lane_granule", "round_up", "to_lanes",
-           "from_lanes", "chunk_widths", "to_chunks", "from_chunks", "check_batch", "default_blocks", "run", "share", "block_range", "gm", "copy_flat", "copy_lanes",
-           "load_scalars", "ub_bytes"]
+           "from_lanes", "chunk_widths", "to_chunks", "from_chunks", "check_batch", "default_blocks", "run", "share",
+           "block_range", "gm", "copy_flat", "copy_lanes", "load_scalars", "ub_bytes"]

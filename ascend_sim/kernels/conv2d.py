@@ -1,9 +1,10 @@
 """Conv2D (stride 1, zero padding) as a direct sliding-window kernel on the vector unit.
 
 Per chunk of ``nb`` images the padded input ``[C, Hp, Wp, nb]`` sits in UB
-(batch innermost; GM holds the chunked layout of ``_common``). Flatten a plane to ``p = y * Wp + x``: output pixel ``p``
-of channel ``o`` is ``bias[o] + sum_{c,i,j} w[o,c,i,j] * in[c, p + i*Wp + j]``,
-so each weight tap is ONE ``Axpy`` over a contiguous range of
+(batch innermost; GM holds the chunked layout of ``_common``). Flatten a
+plane to ``p = y * Wp + x``: output pixel ``p`` of channel ``o`` is
+``bias[o] + sum_{c,i,j} w[o,c,i,j] * in[c, p + i*Wp + j]``, so each
+weight tap is ONE ``Axpy`` over a contiguous range of
 ``((rows - 1) * Wp + OW) * nb`` elements that updates every output pixel of
 every image of the chunk. Columns ``x >= OW`` of that range are garbage and
 are skipped when the rows are copied out. The weights are scalars read once
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import (Axpy, Cast, DataCopy, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, RoundMode, TBuf, TPipe, TPosition, TQue, float32,
-                kernel)
+from .. import (Axpy, Cast, DataCopy, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, RoundMode, TBuf, TPipe,
+                TPosition, TQue, float32, kernel)
 from ..chips import get_chip
 from ..trace import LaunchResult
 from ._common import (BLOCK, MAX_STRIDE, check_batch, from_chunks, gm, lane_granule, load_scalars, resolve_dtype, run,
@@ -80,9 +81,11 @@ class Conv2dTiling:
     def chunks(self) -> int:
         return -(-self.lanes // self.nb)
 
-    @property
-    def o_per_group(self) -> int:
-        return -(-self.O // self.o_groups)
+    def __post_init__(self) -> None:
+        g = lane_granule(self.dtype)
+        if self.nb % g or self.lanes % g or not 1 <= self.o_groups <= self.O or min(self.rows, self.nb) < 1:
+            raise ValueError(f"Conv2dTiling: nb ({self.nb}) and lanes ({self.lanes}) must be multiples of {g}, "
+                             f"rows >= 1 and 1 <= o_groups ({self.o_groups}) <= O ({self.O})")
 
 
 def conv_ub_bytes(C, H, W, O, KH, KW, pad, nb, rows, in_depth, dtype, out_depth: int = 2) -> int:
@@ -105,6 +108,8 @@ def choose_tiling(C, H, W, O, KH, KW, pad, n, dtype, chip=None, block_dim: int |
     divide it.
     """
     dtype = resolve_dtype(dtype)
+    if pad < 0:
+        raise ValueError(f"conv2d: pad must be >= 0, got {pad}")
     g = lane_granule(dtype)
     lanes = -(-n // g) * g
     chip = get_chip(chip)
@@ -204,6 +209,9 @@ class KernelConv2d:
     def Init(self, x, w, b, y, t: Conv2dTiling) -> None:
         self.t = t
         dt = t.dtype
+        if GetBlockNum() % t.o_groups:
+            raise ValueError(f"conv2d_kernel: {GetBlockNum()} blocks do not split into {t.o_groups} output-channel "
+                             "groups; launch a multiple of tiling.o_groups blocks")
         part, group = divmod(GetBlockIdx(), t.o_groups)
         self.chunks = share(t.chunks, GetBlockNum() // t.o_groups, part)
         self.outs = share(t.O, t.o_groups, group)
@@ -325,10 +333,14 @@ def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, dtype="
                          "expected w [O, C, KH, KW] and b [O]")
     O, _, KH, KW = w.shape
     t = tiling or choose_tiling(C, H, W, O, KH, KW, int(pad), n, d, chip, block_dim)
+    if (t.C, t.H, t.W, t.O, t.KH, t.KW, t.pad, t.dtype) != (C, H, W, O, KH, KW, pad, d) or t.lanes < n:
+        raise ValueError(f"conv2d: the tiling {t} does not describe this call ({n} images {C}x{H}x{W}, "
+                         f"{O} filters {KH}x{KW}, pad {pad}, {d})")
     y = np.zeros(O * t.OH * t.OW * t.lanes, d)
     res = run(conv2d_kernel, conv_blocks(t, chip, block_dim), to_chunks(x, d, t.nb), np.ascontiguousarray(w, d),
               np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
     return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
 
 
-__all__ = ["Conv2dTiling", "choose_tiling", "conv_blocks", "conv2d", "conv2d_kernel", "conv_ub_bytes", "pad_runs", "zero_runs"]
+__all__ = ["Conv2dTiling", "choose_tiling", "conv_blocks", "conv2d", "conv2d_kernel", "conv_ub_bytes", "pad_runs",
+           "zero_runs"]

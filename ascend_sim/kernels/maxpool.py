@@ -24,7 +24,7 @@ import numpy as np
 from .. import BinaryRepeatParams, DataCopy, DataCopyParams, Max, TPipe, TPosition, TQue, kernel
 from ..chips import get_chip
 from ..trace import LaunchResult
-from ._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks, gm, lane_granule,
+from ._common import (BLOCK, MAX_BURSTS, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks, gm, lane_granule,
                       resolve_dtype, run, to_chunks, ub_bytes)
 
 
@@ -55,17 +55,18 @@ class MaxPoolTiling:
 
 
 def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=None) -> MaxPoolTiling:
-    """The most channels per tile that fit UB with double-buffered input and output."""
+    """The most channels per tile that fit UB (double-buffered input and output) and one copy's bursts."""
     dtype = resolve_dtype(dtype)
     if k < 2 or s < 1 or H < k or W < k:
         raise ValueError(f"maxpool2d: window {k} (>= 2) and stride {s} (>= 1) must fit the {H}x{W} input")
     g = lane_granule(dtype)
     OH, OW = (H - k) // s + 1, (W - k) // s + 1
     cap = get_chip(chip).ub_usable_bytes
-    cg = next((c for c in range(C, 0, -1)
-               if ub_bytes(*[k * c * H * OW * BLOCK] * 2, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
+    cg = next((c for c in range(C, 0, -1) if c * H * OW <= MAX_BURSTS
+               and ub_bytes(*[k * c * H * OW * BLOCK] * 2, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
     if not cg:
-        raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB")
+        raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB or one copy of "
+                         f"{MAX_BURSTS} bursts; pool smaller images")
     return MaxPoolTiling(C, H, W, k, s, -(-n // g) * g, cg, dtype)
 
 

@@ -83,9 +83,9 @@ def relu(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=N
     x = np.ascontiguousarray(x, d)
     if x.size == 0:
         raise ValueError("relu: the input is empty")
-    share = -(-x.nbytes // default_blocks(x.nbytes // BLOCK + 1, "AIV", chip, block_dim))
-    tile = max(BLOCK, min(round_up(tile_bytes, BLOCK), round_up(max(share, MIN_TILE_BYTES), BLOCK))) // d.itemsize
-    t = ReluTiling(x.size, tile, d)
+    blocks = default_blocks(-(-x.nbytes // MIN_TILE_BYTES), "AIV", chip, block_dim)    # blocks worth a tile
+    tile = min(round_up(tile_bytes, BLOCK), round_up(-(-x.nbytes // blocks), BLOCK))      # about one tile per block
+    t = ReluTiling(x.size, max(tile, BLOCK) // d.itemsize, d)
     y = np.zeros_like(x)
     res = run(relu_kernel, default_blocks(t.tiles, "AIV", chip, block_dim), x, y, t, chip=chip, names=["x", "y"])
     return y, res

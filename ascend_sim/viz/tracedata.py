@@ -87,12 +87,6 @@ class TraceTable:
         """Duration in microseconds, when the clock is known."""
         return self.cycles / (self.clock_ghz * 1e3) if self.clock_ghz else None
 
-    def select(self, mask: np.ndarray) -> "TraceTable":
-        """The rows where ``mask`` is true (``index`` keeps the original numbers)."""
-        cols = {f: getattr(self, f)[mask] for f in _COLUMNS}
-        return TraceTable(**cols, cycles=self.cycles, label=self.label,
-                          clock_ghz=self.clock_ghz, chip=self.chip, allocs=self.allocs)
-
 
 _COLUMNS = ("index", "unit", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
             "nbytes", "src", "dst", "flops", "line", "source", "klass", "cls")
