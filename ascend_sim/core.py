@@ -141,9 +141,7 @@ class Core:
         if pipe == S:
             self.scalar_time = end
         rec = Instr(idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
-                    nbytes, src, dst, flops, site, klass,
-                    tuple((t.name, lo * GRANULE, hi * GRANULE) for t, lo, hi in rd),
-                    tuple((t.name, lo * GRANULE, hi * GRANULE) for t, lo, hi in wr))
+                    nbytes, src, dst, flops, site, klass, rd, wr)
         self.records.append(rec)
         return rec
 

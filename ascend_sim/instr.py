@@ -12,7 +12,7 @@ class Instr:
     """One executed instruction: where, when, what it moved, and the kernel line."""
 
     __slots__ = ("index", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
-                 "nbytes", "src", "dst", "flops", "site", "klass", "reads", "writes")
+                 "nbytes", "src", "dst", "flops", "site", "klass", "_rd", "_wr")
 
     def __init__(self, index, core, core_type, pipe, op, ready, start, end, wait_on,
                  nbytes, src, dst, flops, site, klass, reads=(), writes=()):
@@ -20,7 +20,17 @@ class Instr:
         self.ready, self.start, self.end, self.wait_on = ready, start, end, wait_on
         self.nbytes, self.src, self.dst, self.flops, self.site = nbytes, src, dst, flops, site
         self.klass = klass
-        self.reads, self.writes = reads, writes      # ((tier, first byte, end byte), ...) of local memory
+        self._rd, self._wr = reads, writes           # [(Tier, first granule, end granule), ...]
+
+    @property
+    def reads(self) -> tuple:
+        """((tier name, first byte, end byte), ...) of the local memory this instruction read."""
+        return tuple((t.name, lo * 32, hi * 32) for t, lo, hi in self._rd)
+
+    @property
+    def writes(self) -> tuple:
+        """((tier name, first byte, end byte), ...) of the local memory this instruction wrote."""
+        return tuple((t.name, lo * 32, hi * 32) for t, lo, hi in self._wr)
 
     @property
     def cycles(self) -> float:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chips import get_chip
 from ..grading import Context, Lab
 from ..kernels._common import from_chunks, to_chunks
 from ..lenet_reference import conv2d_ref, linear_ref, maxpool2d_ref, softmax_ref
@@ -43,7 +44,6 @@ __all__ = ["LAB", "check", "EltTiling", "PoolTiling", "ConvTiling", "LinearTilin
 LENET_IMAGES = 300          # ex6: held-out digits the assembled network must classify
 MIN_ACCURACY = 0.90
 LANES = 16                  # halves per 32-byte DataBlock: images per pixel block of the batch-innermost layout
-UB_BYTES = 184 * 1024       # usable UB of the default chip (Ascend910B)
 L0AB_TILE_BYTES = 32 * 1024  # the FC tiles: half of L0A / L0B, as in examples/matmul.py
 L0C_BYTES = 128 * 1024
 BASE_K = 128                # FC K step (halves); several steps for K = 400, so the accumulation is tested
@@ -159,7 +159,7 @@ def conv_tiling(n: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: i
         raise ValueError(f"conv2d: a {KH}x{KW} kernel does not fit a {H}x{W} input with pad {pad}")
     lanes = _round_up(max(n, 1), LANES)
     fits = [nb for nb in range(LANES, min(lanes, 4 * LANES) + 1, LANES)
-            if conv_ub_bytes(C, Hp, Wp, OH, OW, nb, O, C * KH * KW) <= UB_BYTES]
+            if conv_ub_bytes(C, Hp, Wp, OH, OW, nb, O, C * KH * KW) <= get_chip(None).ub_usable_bytes]
     if not fits:
         raise ValueError(f"conv2d: one chunk of {LANES} images of a {C}x{Hp}x{Wp} padded input does not fit UB")
     nb = fits[-1]
@@ -293,7 +293,7 @@ def _ex1(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- ex2 MaxPool
 @LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints=(
-    "Plane p (tile i = p) is x[p * H * W * 16 ...], H rows of W pixels, one pixel = one 32-byte block of 16 "
+    "Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one 32-byte block of 16 "
     "images. Vertical pairs: rows 2r and 2r+1 are W * 16 elements apart, so one count-form Max per output row "
     "over the first 2 * OW pixels gives v[r] = max(row 2r, row 2r+1).",
     "Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, 8, 16, 16)): "

@@ -255,7 +255,21 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
     an owner per byte (``buf._partial``). Each write is checked against both.
     """
     own = buf.owners()
-    me = core.launch.cores.index(core)
+    me = core.uid
+    if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
+        # fast path: every burst covers whole chunks; check and claim them in one vectorised step
+        chunks = (off // BLOCK + np.arange(plan.count)[:, None] * (plan.dst_pitch // BLOCK)
+                  + np.arange(plan.dst_blen // BLOCK)).ravel() if plan.count > 1 else \
+            slice(off // BLOCK, (off + plan.dst_blen) // BLOCK)
+        seg = own[chunks]
+        clash = (seg >= 0) & (seg != me)
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            burst, k = divmod(i, plan.dst_blen // BLOCK)
+            start = off + burst * plan.dst_pitch
+            _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
+        own[chunks] = me
+        return
 
     def check(owners: np.ndarray, first_byte: int, unit: int, start: int, end: int) -> None:
         clash = (owners >= 0) & (owners != me)

@@ -249,7 +249,9 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
             _require_float(op, dst, site)
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
         _issue(op, klass, d, [a, b], reps, site)
-        with _quiet():
+        if d.idx is None and isinstance(fn, np.ufunc):      # count form: compute straight into UB
+            fn(a.get(), b.get(), out=d.get())
+        else:
             d.put(fn(a.get(), b.get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src0, src1, count)``: elementwise {op.lower()} on UB."
