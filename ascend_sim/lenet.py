@@ -276,6 +276,8 @@ class LeNetRuntime:
 
     def predict_proba(self, images: np.ndarray, batch: int = 2048, progress: bool = True) -> np.ndarray:
         """Probabilities ``[N, 10]`` for uint8 images ``[N, 28, 28]`` (or normalized ``[N, 1, 28, 28]``)."""
+        if int(batch) < 1:
+            raise ValueError(f"batch must be at least 1 image, got {batch}")
         x = _as_input(images)
         outs = []
         bar = _progress(len(x), progress, f"LeNet-5 {self.dtype.name}")

@@ -115,8 +115,10 @@ def test_demo_writes_the_timeline_and_the_trace(tmp_path, capsys):
     png, = tmp_path.glob("timeline_*.png")
     trace, = tmp_path.glob("*.trace.json")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    node = trace.name.removesuffix(".trace.json")
+    assert png.name == f"timeline_{node}.png" and f"{node} " in out          # the slowest row of the table
     events = json.loads(trace.read_text())["traceEvents"]
-    assert any(e.get("name") == "Axpy" for e in events)
+    assert sum(e["ph"] == "X" for e in events) > 5 and any(e.get("name") == "DataCopy" for e in events)
 
 
 def test_demo_parser_registers_on_subparsers():
@@ -126,3 +128,10 @@ def test_demo_parser_registers_on_subparsers():
     add_demo_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["demo", "--limit", "5", "--mnist-dir", "/x"])
     assert args._fn is run_demo and args.limit == 5 and args.mnist_dir == "/x" and args.out == "ascend_sim_demo_out"
+
+
+def test_cli_has_the_demo_subcommand(tmp_path):
+    from ascend_sim import cli
+    assert "demo" in cli.COMMANDS
+    assert cli.main(["demo", "--limit", "4", "--out", str(tmp_path / "o"), "--no-progress", "--batch", "2"]) == 0
+    assert cli.main(["demo", "--mnist-dir", str(tmp_path / "missing")]) == 2        # a message, not a traceback

@@ -1,17 +1,15 @@
-"""MaxPool2D (k x k windows, stride s, no padding) on the vector unit.
+"""MaxPool2D (k x k windows, stride s, no padding) on the vector unit with the mask/repeat form.
 
 A chunk is one 32-byte DataBlock of lanes (16 half or 8 float images; GM
 holds the chunked layout of ``_common``), so a pixel of all the chunk's
-images is exactly one block. Per tile of ``cg``
-channels:
+images is exactly one block, and block strides address pixels. Per tile of
+``cg`` channels, loaded with one contiguous DataCopy:
 
-1. CopyIn de-interleaves the columns: for each window column ``dx`` one
-   strided DataCopy gathers ``in[r, s*x + dx]`` into a contiguous plane
-   ``D_dx[r, x]`` (one-block bursts, ``s - 1`` blocks apart in GM).
-2. Horizontal max, contiguous count form: ``h = max_dx D_dx`` (k - 1 ``Max``).
-3. Vertical max in the mask/repeat form: 8 output columns in the blocks of a
-   repeat, one repeat per output row, the source rows ``s`` rows apart
-   (``out[c, y, x] = max_dy h[c, s*y + dy, x]``).
+1. horizontal ``h[r, x] = max_dx in[r, s*x + dx]``: ``Max`` in the repeat
+   form, 8 output pixels in the blocks of a repeat (block stride ``s``),
+   one repeat per row (repeat stride ``W``);
+2. vertical ``out[c, y, x] = max_dy h[c, s*y + dy, x]``: the same with the
+   rows ``s`` rows apart.
 
 Exact in any dtype.
 """
@@ -21,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import BinaryRepeatParams, DataCopy, DataCopyParams, Max, TPipe, TPosition, TQue, kernel
+from .. import BinaryRepeatParams, DataCopy, Max, TBuf, TPipe, TPosition, TQue, kernel
 from ..chips import get_chip
 from ..trace import LaunchResult
-from ._common import (BLOCK, MAX_BURSTS, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks, gm, lane_granule,
+from ._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks, gm, lane_granule,
                       resolve_dtype, run, to_chunks, ub_bytes)
 
 
@@ -55,18 +53,17 @@ class MaxPoolTiling:
 
 
 def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=None) -> MaxPoolTiling:
-    """The most channels per tile that fit UB (double-buffered input and output) and one copy's bursts."""
+    """The most channels per tile that fit UB with double-buffered input and output."""
     dtype = resolve_dtype(dtype)
     if k < 2 or s < 1 or H < k or W < k:
         raise ValueError(f"maxpool2d: window {k} (>= 2) and stride {s} (>= 1) must fit the {H}x{W} input")
     g = lane_granule(dtype)
     OH, OW = (H - k) // s + 1, (W - k) // s + 1
     cap = get_chip(chip).ub_usable_bytes
-    cg = next((c for c in range(C, 0, -1) if c * H * OW <= MAX_BURSTS
-               and ub_bytes(*[k * c * H * OW * BLOCK] * 2, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
+    cg = next((c for c in range(C, 0, -1)
+               if ub_bytes(*[c * H * W * BLOCK] * 2, c * H * OW * BLOCK, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
     if not cg:
-        raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB or one copy of "
-                         f"{MAX_BURSTS} bursts; pool smaller images")
+        raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB; pool smaller images")
     return MaxPoolTiling(C, H, W, k, s, -(-n // g) * g, cg, dtype)
 
 
@@ -101,15 +98,16 @@ def max_2d(dst, a, b, rows: int, cols: int, d: tuple[int, int], sa: tuple[int, i
 
 
 class KernelMaxPool:
-    """One block: for each of its chunks and each tile of ``cg`` channels: gather columns, two max passes, store."""
+    """One block: for each of its chunks and each tile of ``cg`` channels: load, two max passes, store."""
 
     def Init(self, x, y, t: MaxPoolTiling) -> None:
         self.t = t
         self.xGm = gm(x, t.dtype, t.C * t.H * t.W * t.lanes)
         self.yGm = gm(y, t.dtype, t.C * t.OH * t.OW * t.lanes)
         self.pipe = TPipe()
-        self.inQueue, self.outQueue = TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2)
-        self.pipe.InitBuffer(self.inQueue, 2, t.k * t.cg * t.H * t.OW * BLOCK)
+        self.inQueue, self.outQueue, self.hBuf = TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2), TBuf()
+        self.pipe.InitBuffer(self.inQueue, 2, t.cg * t.H * t.W * BLOCK)
+        self.pipe.InitBuffer(self.hBuf, t.cg * t.H * t.OW * BLOCK)
         self.pipe.InitBuffer(self.outQueue, 2, t.cg * t.OH * t.OW * BLOCK)
 
     def Process(self) -> None:
@@ -123,29 +121,21 @@ class KernelMaxPool:
                 self.CopyOut(n0, c0, cg)
 
     def CopyIn(self, n0: int, c0: int, cg: int) -> None:
-        """Plane dx of the input tensor holds columns s*x + dx of every row: [k][cg*H][OW] pixels."""
         t = self.t
-        src = self.xGm[n0 * t.C * t.H * t.W + c0 * t.H * t.W * t.nb]        # the chunk's channel c0
         xLocal = self.inQueue.AllocTensor(t.dtype)
-        rows, plane = cg * t.H, cg * t.H * t.OW
-        every_s = DataCopyParams(plane, 1, t.s - 1, 0)                       # one 1-block pixel of every s
-        for dx in range(t.k):
-            if t.W == t.s * t.OW:                              # rows continue the column pattern
-                DataCopy(xLocal[dx * plane * t.nb], src[dx * t.nb], every_s)
-            else:
-                for r in range(rows):
-                    DataCopy(xLocal[(dx * plane + r * t.OW) * t.nb], src[(r * t.W + dx) * t.nb],
-                             DataCopyParams(t.OW, 1, t.s - 1, 0))
+        DataCopy(xLocal, self.xGm[n0 * t.C * t.H * t.W + c0 * t.H * t.W * t.nb], cg * t.H * t.W * t.nb)
         self.inQueue.EnQue(xLocal)
 
     def Compute(self, cg: int) -> None:
         t = self.t
-        lanes, plane = t.nb, cg * t.H * t.OW
+        lanes = t.nb
         xLocal = self.inQueue.DeQue(t.dtype)
+        h = self.hBuf.Get(t.dtype)
         yLocal = self.outQueue.AllocTensor(t.dtype)
-        h = xLocal                                             # plane 0 becomes the horizontal max
-        for dx in range(1, t.k):
-            Max(h, h, xLocal[dx * plane * lanes], plane * lanes)
+        hd, xs = (t.OW, 1), (t.W, t.s)                         # h rows / input rows, in pixels
+        max_2d(h, xLocal, xLocal[lanes], cg * t.H, t.OW, hd, xs, xs)
+        for dx in range(2, t.k):
+            max_2d(h, h, xLocal[dx * lanes], cg * t.H, t.OW, hd, hd, xs)
         uniform = t.H == t.s * t.OH                           # out row c*OH + y reads h row s*(c*OH + y)
         groups = [(0, cg * t.OH)] if uniform else [(c * t.OH, t.OH) for c in range(cg)]
         hv, ov = (t.s * t.OW, 1), (t.OW, 1)
