@@ -32,6 +32,15 @@ def region(t, nbytes: int | None = None) -> tuple:
     return (t.tier, slice(t.addr // GRANULE, -(-(t.addr + n) // GRANULE)))
 
 
+def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
+    """(tier, granule runs) of ``count`` bursts of ``blen`` bytes, ``pitch`` bytes apart, from a LocalTensor."""
+    if count == 1 or pitch <= blen:
+        return region(t, (count - 1) * pitch + blen)
+    first = t.addr // GRANULE
+    return (t.tier, [(first + (b * pitch) // GRANULE, -(-(t.addr + b * pitch + blen) // GRANULE))
+                     for b in range(count)])
+
+
 class Core:
     """State of one block while it runs on a simulated AIV, AIC or AI Core."""
 
@@ -64,22 +73,37 @@ class Core:
         self.records: list[Instr] = launch.records
 
     # ------------------------------------------------------------------ sanitizer
-    def _check_read(self, q: int, tier: Tier, lo: int, hi: int, op: str, site) -> None:
+    def _touched(self, tier: Tier, rs: list) -> list:
+        """The segments that overlap the runs ``rs`` (one bisection, then a merge walk)."""
+        segs = tier.shadow.peek(rs[0][0], rs[-1][1])
+        if len(rs) == 1:
+            return segs
+        out, k = [], 0
+        for s in segs:
+            while k < len(rs) and rs[k][1] <= s.lo:
+                k += 1
+            if k < len(rs) and rs[k][0] < s.hi:
+                out.append(s)
+        return out
+
+    def _check_read(self, q: int, tier: Tier, rs: list, op: str, site) -> None:
         vcq = self.vc[q]
-        for s in tier.shadow.peek(lo, hi):
+        lo = rs[0][0]
+        for s in self._touched(tier, rs):
             if not s.init:
-                self._uninit(q, tier, lo, hi, op, site)
+                self._uninit(q, tier, rs, op, site)
             if s.ws > vcq[s.wp]:
                 self._race_raw(q, s, tier, max(lo, s.lo), op, site, "reads")
 
-    def _check_write(self, q: int, tier: Tier, lo: int, hi: int, op: str, site) -> None:
+    def _check_write(self, q: int, tier: Tier, rs: list, op: str, site) -> None:
         vcq = self.vc[q]
-        for s in tier.shadow.peek(lo, hi):
+        lo = rs[0][0]
+        for s in self._touched(tier, rs):
             if s.ws > vcq[s.wp]:
                 self._race_raw(q, s, tier, max(lo, s.lo), op, site, "overwrites")
-            rs = s.rs
+            rsq = s.rs
             for p in range(NPIPES):
-                if rs[p] > vcq[p]:
+                if rsq[p] > vcq[p]:
                     rec = self.records[s.rr[p]]
                     raise RaceError(
                         f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {max(lo, s.lo) * GRANULE} "
@@ -87,13 +111,15 @@ class Core:
                         f"reading, with no synchronisation between them",
                         fix=_sync_fix(p, q, war=True), site=site)
 
-    def _uninit(self, q, tier, lo, hi, op, site):
-        bad = [s for s in tier.shadow.peek(lo, hi) if not s.init]
+    def _uninit(self, q, tier, rs, op, site):
+        lo, hi = rs[0][0], rs[-1][1]
+        bad = [s for s in self._touched(tier, rs) if not s.init]
         a, b = max(lo, bad[0].lo) * GRANULE, min(hi, bad[-1].hi) * GRANULE - 1
         count = sum(min(hi, s.hi) - max(lo, s.lo) for s in bad)
+        total = sum(h - l for l, h in rs)
         raise UninitializedReadError(
             f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
-            f"({count} of {hi - lo} 32-byte blocks uninitialised)",
+            f"({min(count, total)} of {total} 32-byte blocks uninitialised)",
             fix="copy data in (DataCopy) or fill it (Duplicate) before reading, and check the "
                 "count and offset of the read", site=site)
 
@@ -113,18 +139,19 @@ class Core:
             site = caller_site()
         rd = _ranges(reads)
         wr = _ranges(writes)
-        for t, lo, hi in rd:
-            self._check_read(pipe, t, lo, hi, op, site)
-        for t, lo, hi in wr:
-            self._check_write(pipe, t, lo, hi, op, site)
+        for t, rs in rd:
+            self._check_read(pipe, t, rs, op, site)
+        for t, rs in wr:
+            self._check_write(pipe, t, rs, op, site)
         vc = self.vc[pipe]
         vc[pipe] += 1
         seq = vc[pipe]
         idx = len(self.records)
-        for t, lo, hi in rd:
-            t.shadow.read(lo, hi, pipe, seq, idx)
-        for t, lo, hi in wr:
-            t.shadow.write(lo, hi, pipe, seq, idx)
+        for t, rs in rd:       # a strided read is recorded over its whole span (one segment, not hundreds)
+            t.shadow.read(rs[0][0], rs[-1][1], pipe, seq, idx)
+        for t, rs in wr:       # writes are exact: the gaps of a strided write stay as they were
+            for lo, hi in rs:
+                t.shadow.write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         issue_t = self.scalar_time + self.chip.scalar_issue_cycles
         self.scalar_time = issue_t
@@ -181,14 +208,16 @@ class Core:
 
 
 def _ranges(regions) -> list[tuple]:
-    """(tier, lo, hi) granule ranges of (tier, slice or granule array) regions."""
+    """(tier, [(lo, hi), ...]) of (tier, slice | list of granule runs | granule array) regions."""
     out = []
     for t, g in regions:
         if g.__class__ is slice:
             if g.stop > g.start:
-                out.append((t, g.start, g.stop))
+                out.append((t, [(g.start, g.stop)]))
         else:
-            out.extend((t, lo, hi) for lo, hi in runs(g))
+            rs = g if g.__class__ is list else runs(g)
+            if rs:
+                out.append((t, rs))
     return out
 
 

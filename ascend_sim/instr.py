@@ -20,17 +20,17 @@ class Instr:
         self.ready, self.start, self.end, self.wait_on = ready, start, end, wait_on
         self.nbytes, self.src, self.dst, self.flops, self.site = nbytes, src, dst, flops, site
         self.klass = klass
-        self._rd, self._wr = reads, writes           # [(Tier, first granule, end granule), ...]
+        self._rd, self._wr = reads, writes           # [(Tier, [(first granule, end granule), ...]), ...]
 
     @property
     def reads(self) -> tuple:
         """((tier name, first byte, end byte), ...) of the local memory this instruction read."""
-        return tuple((t.name, lo * 32, hi * 32) for t, lo, hi in self._rd)
+        return tuple((t.name, lo * 32, hi * 32) for t, rs in self._rd for lo, hi in rs)
 
     @property
     def writes(self) -> tuple:
         """((tier name, first byte, end byte), ...) of the local memory this instruction wrote."""
-        return tuple((t.name, lo * 32, hi * 32) for t, lo, hi in self._wr)
+        return tuple((t.name, lo * 32, hi * 32) for t, rs in self._wr for lo, hi in rs)
 
     @property
     def cycles(self) -> float:

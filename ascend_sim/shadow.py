@@ -30,9 +30,11 @@ class Seg:
 
 
 def runs(g) -> list[tuple[int, int]]:
-    """Granule ranges of a region given as a slice or a sorted array of granule indices."""
+    """Granule ranges of a region given as a slice, a list of runs or a sorted array of granule indices."""
     if isinstance(g, slice):
         return [(g.start, g.stop)] if g.stop > g.start else []
+    if isinstance(g, list):
+        return g
     g = np.asarray(g)
     if g.size == 0:
         return []

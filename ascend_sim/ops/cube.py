@@ -153,6 +153,10 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     if dst.dtype != acc:
         raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
                          f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}", site=site)
+    if params.isBias or params.cmatrixSource:
+        raise ArgumentError("Mmad with isBias/cmatrixSource needs the bias table (C2/BT), which the simulator does "
+                            "not model", fix="fold the bias into K (a column of ones in A and the bias as a row of "
+                            "B), or add it after Fixpipe on the vector unit", site=site)
     m, n, k = int(params.m), int(params.n), int(params.k)
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not 1 <= v <= 4095:

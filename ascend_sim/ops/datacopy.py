@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import timing
-from ..core import MTE1, MTE2, MTE3, region
+from ..core import MTE1, MTE2, MTE3, burst_region
 from ..dtypes import ascend_name, as_dtype
 from ..errors import AlignmentError, ArgumentError, DtypeError, GMWriteConflictError, PositionError, caller_site
 from ..memory import GlobalTensor, LocalTensor, check_aligned
@@ -147,7 +147,7 @@ def _gm_to_local(core, dst: LocalTensor, src: GlobalTensor, plan: _Plan, op, sit
     src.check_range(src_off, src_span, f"{op} read")
     dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
     _check_local_span(dst, dst_span, op, site)
-    g = region(dst, dst_span)
+    g = burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch)
     core.issue(MTE2, op, timing.gm_transfer(core, MTE2, plan.count * plan.blen, src.address, plan.count),
                writes=(g,), nbytes=plan.count * plan.blen, src="GM", dst=dst.tier.name, site=site, klass="copy")
     raw = src.ptr.buf.raw
@@ -170,7 +170,7 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
     dst_off = dst._require().offset
     dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
     dst.check_range(dst_off, dst_span, f"{op} write")
-    g = region(src, src_span)
+    g = burst_region(src, plan.count, plan.blen, plan.src_pitch)
     atomic = core.atomic is not None
     if atomic and core.atomic is not True and core.atomic != dst.dtype:
         raise DtypeError(f"{op} of {ascend_name(dst.dtype)} data while SetAtomicAdd({ascend_name(core.atomic)}) is "
@@ -210,7 +210,8 @@ def _local_to_local(core, dst: LocalTensor, src: LocalTensor, plan: _Plan, op, s
     _check_local_span(dst, dst_span, op, site)
     core.issue(pipe, op, timing.local_transfer(core, plan.count * plan.blen, rate, core.chip.mte1_startup,
                                                plan.count),
-               reads=(region(src, src_span),), writes=(region(dst, dst_span),), nbytes=plan.count * plan.blen,
+               reads=(burst_region(src, plan.count, plan.blen, plan.src_pitch),),
+               writes=(burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),), nbytes=plan.count * plan.blen,
                src=key[0], dst=key[1], site=site, klass="copy")
     s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch).copy()
     _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)[:, :plan.blen] = s

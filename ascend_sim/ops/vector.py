@@ -164,6 +164,19 @@ def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
     return r
 
 
+_PATTERNS: dict = {}
+
+
+def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list]:
+    """(largest element index, granule runs relative to the operand) of a lane pattern, cached."""
+    key = (id(idx), itemsize)
+    hit = _PATTERNS.get(key)
+    if hit is None or hit[0] is not idx:
+        rel = runs(np.unique(idx * itemsize // GRANULE)) if idx.size else []
+        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel)
+    return hit[1], hit[2]
+
+
 class _Access:
     """One operand of an instruction: its element indices into the tier and its shadow region."""
 
@@ -179,12 +192,13 @@ class _Access:
         else:
             self.idx = idx
             self.n = idx.size
-            if idx.size and int(idx.max()) >= t.size:
+            top, rel = _pattern(idx, isz)
+            if top >= t.size:
                 raise OutOfBoundsError(
-                    f"{op}: the repeat/stride pattern reaches element {int(idx.max())} but the tensor holds "
+                    f"{op}: the repeat/stride pattern reaches element {top} but the tensor holds "
                     f"{t.size} {ascend_name(t.dtype)} elements", fix="lower repeatTimes or the strides", site=site)
-            g = np.unique((t.addr + idx * isz) // GRANULE)
-            self.region = (t.tier, g)
+            base = t.addr // GRANULE            # operands are 32-byte aligned (checked in _ub)
+            self.region = (t.tier, [(base + lo, base + hi) for lo, hi in rel])
 
     def get(self) -> np.ndarray:
         if self.idx is None:
