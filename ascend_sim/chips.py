@@ -6,6 +6,13 @@ Each number carries its source and a tag: [OFF] official Huawei/CANN,
 benchmarks/RESULTS.md). Sources are abbreviated as in
 ../shared/reference/ascend_facts.md (DK = asc-devkit, HW = its hardware docs).
 
+Calibration: the [CAL] costs of the default Ascend910B profile were fitted so that Huawei's
+published Ascend C Add case study (Atlas A2 / 910B, z = x + y over 8192 x 8192 half; ascend_facts.md
+section 6) comes out right: one vector core measured 6,909.6 us with MTE2 busy 87.3 %, simulated
+6,854.9 us (-0.8 %); 48 vector cores with 8 KB copies measured 306.58 us with MTE2 busy 72.5 %,
+simulated 335.4 us (+9.4 %), MTE2-bound in both. Reproduce with
+``python benchmarks/add_case_study.py``; the table is in benchmarks/RESULTS.md.
+
 Derive a custom chip with ``dataclasses.replace(Ascend910B(), ub_bytes=...)``.
 """
 from __future__ import annotations

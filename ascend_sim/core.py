@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .errors import RaceError, UninitializedReadError, caller_site, format_site
 from .instr import PIPE_INDEX, PIPES, Instr
-from .memory import GRANULE, NPIPES, Tier
-from .shadow import runs
+from .memory import GRANULE, Tier
+from .shadow import NPIPES, runs
 
 S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
 _NEVER = 1 << 62

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import as_dtype, ascend_name
 from .errors import AlignmentError, ArgumentError, OutOfBoundsError
-from .shadow import NO_PIPE, NPIPES, Shadow  # noqa: F401  (re-exported for core)
+from .shadow import Shadow
 
 GRANULE = 32          # bytes per shadow granule (one DataBlock)
 

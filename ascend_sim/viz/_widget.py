@@ -12,6 +12,11 @@ from .static import figure_png
 HERE = Path(__file__).parent
 CSS = HERE / "viz.css"
 
+
+def esm(name: str) -> str:
+    """The ES module of a view: the shared DOM helper (dom.js) followed by ``name``."""
+    return (HERE / "dom.js").read_text(encoding="utf-8") + "\n" + (HERE / name).read_text(encoding="utf-8")
+
 _settings = {"static_png": True}
 
 

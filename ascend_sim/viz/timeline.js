@@ -16,14 +16,6 @@ function fmtBytes(n) {
 function esc(s) {
   return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 }
-function h(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
-  }
-  for (const k of kids) e.append(k);
-  return e;
-}
 // Units whose block index (blocks[i] for available[i]) matches "0-3,8"; all if empty.
 function parseCores(spec, available, blocks) {
   spec = (spec || "").replace(/\s+/g, "");

@@ -13,7 +13,7 @@ import traitlets
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._widget import CSS, HERE, StaticFallbackMixin
+from ._widget import CSS, StaticFallbackMixin, esm
 from .layout import default_expanded, timeline_rows
 from .static import draw_timeline, new_figure
 from .style import CLASSES, PIPES, STALL_COLOR
@@ -93,7 +93,7 @@ class TimelineView(StaticFallbackMixin, anywidget.AnyWidget):
         title: text above the timeline.
     """
 
-    _esm = HERE / "timeline.js"
+    _esm = esm("timeline.js")
     _css = CSS
     data = traitlets.Dict().tag(sync=True)
     cores = traitlets.Unicode("").tag(sync=True)

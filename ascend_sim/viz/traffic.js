@@ -8,14 +8,6 @@ function s(tag, attrs = {}, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-function h(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
-  }
-  for (const k of kids) e.append(k);
-  return e;
-}
 function fmtBytes(n) {
   const u = ["B", "KiB", "MiB", "GiB"]; let i = 0;
   while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Polygon
 from matplotlib.ticker import MultipleLocator
 
-from ._widget import CSS, HERE, StaticFallbackMixin
+from ._widget import CSS, StaticFallbackMixin, esm
 from .occupancy import Occupancy, occupancy
 from .static import new_figure
 from .style import format_bytes
@@ -220,7 +220,7 @@ class TrafficView(StaticFallbackMixin, anywidget.AnyWidget):
         core: the core whose occupancy is shown first.
     """
 
-    _esm = HERE / "traffic.js"
+    _esm = esm("traffic.js")
     _css = CSS
     data = traitlets.Dict().tag(sync=True)
     core = traitlets.Int(-1).tag(sync=True)
