@@ -155,6 +155,7 @@ class Core:
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         issue_t = self.scalar_time + self.chip.scalar_issue_cycles
         self.scalar_time = issue_t
+        self.busy[S] += self.chip.scalar_issue_cycles
         tail = self.tail[pipe]
         ready = tail if tail > issue_t else issue_t
         start, wait_on = ready, -1
@@ -175,6 +176,7 @@ class Core:
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""
         self.scalar_time += self.chip.scalar_issue_cycles
+        self.busy[S] += self.chip.scalar_issue_cycles
 
     # ------------------------------------------------------------------ happens-before
     def snapshot(self, pipe: int, site=None) -> Event:

@@ -303,3 +303,29 @@ def test_custom_chip_changes_the_cost():
     fast_res = run_add_custom()[3]
     slow_res = run_add_custom(chip=slow)[3]
     assert slow_res.cycles > fast_res.cycles
+
+
+@kernel
+def scalar_loop(x, n):
+    g = GlobalTensor(float32)
+    g.SetGlobalBuffer(x, n)
+    pipe = TPipe()
+    q = TQue(TPosition.VECIN, 1)
+    pipe.InitBuffer(q, 1, n * 4)
+    t = q.AllocTensor(float32)
+    DataCopy(t, g, n)
+    PipeBarrier(PIPE_ALL)               # the scalar unit reads what MTE2 wrote
+    total = 0.0
+    for i in range(n):
+        total += t.GetValue(i)
+    q.FreeTensor(t)
+
+
+def test_a_getvalue_loop_is_scalar_bound_and_the_advice_says_so():
+    n = 256
+    res = launch(scalar_loop, 1, np.ones(n, np.float32), n)
+    prof = res.profile()
+    busy_s = sum(r.cycles for r in res.trace if r.pipe == "S")
+    assert busy_s >= n * CHIP.scalar_mem_cycles
+    assert prof.bound == "S" and prof.ratios["aiv_scalar_ratio"] > 0.8
+    assert any("scalar" in a for a in prof.advice)
