@@ -7,9 +7,8 @@ then does its numpy work.
 """
 from __future__ import annotations
 
-
 from .errors import RaceError, UninitializedReadError, caller_site, format_site
-from .instr import PIPE_INDEX, PIPES, Instr
+from .instr import PIPES, Instr
 from .memory import GRANULE, Tier
 from .shadow import NPIPES, runs
 
@@ -233,5 +232,3 @@ def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:
     return (f"pass the tensor through a queue (EnQue after the {a} instruction, DeQue before the {b} one), "
             f"or put SetFlag({ev}, id) after it and WaitFlag({ev}, id) before the reader")
 
-
-PIPE_NAMES = PIPE_INDEX

@@ -481,21 +481,16 @@ def _reduce(op: str, fn, with_index: bool):
         w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
         reps = timing.vector_repeats(n, src.dtype.itemsize)
         _issue(op, "reduction", d, [a], reps, site)
-        core = current_core()
         tier, g = w.region
         for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
             tier.shadow.mark_init(lo, hi)
         vals = a.get()
-        with _quiet():
-            res = fn(vals)
         out = np.zeros(out_n, dst.dtype)
-        out[0] = res
-        if out_n == 2:
+        out[0] = fn(vals)
+        if out_n == 2:           # the index of the extreme value, stored in the bits of a dst element
             idx = int(np.argmax(vals)) if op == "ReduceMax" else int(np.argmin(vals))
-            out[1] = np.array([idx], np.uint32).view(dst.dtype)[0] if dst.dtype.itemsize == 4 else \
-                np.array([idx], np.uint16).view(dst.dtype)[0]
+            out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
         d.put(out)
-        del core
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, workLocal, count, calIndex=False)``: dst[0] = {op[6:].lower()} of src."
     return instr
