@@ -162,7 +162,7 @@ def _advice(r: dict[str, float]) -> list[str]:
     mte2, vec = r.get("mte2_ratio", 0), r.get("vec_ratio", 0)
     if mte2 > 0.6 and vec < 0.5:
         out.append("MTE2 (GM -> UB) is busy while the vector pipe idles: the kernel is memory-bound. Use larger "
-                   "copies (at least 16 KB), double buffering (BUFFER_NUM = 2), or more cores.")
+                   "copies (at least 16 KB), double buffering (BUFFER_NUM = 2) if it is not on yet, or more cores.")
     if r.get("scalar_ratio", 0) > 0.5:
         out.append("The scalar pipe dominates: replace GetValue/SetValue loops with vector instructions.")
     if vec > 0.7:
