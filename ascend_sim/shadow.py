@@ -78,8 +78,22 @@ class Shadow:
         j = bisect_right(self.starts, hi - 1)
         return self.segs[max(i, 0):j]
 
+    def _exact(self, lo: int, hi: int) -> Seg | None:
+        """The segment that is exactly [lo, hi), if there is one.
+
+        Fast path: kernels re-access the same buffers, so most accesses match one
+        segment and need no cut, no insert and no list splice.
+        """
+        i = bisect_right(self.starts, lo) - 1
+        s = self.segs[i]
+        return s if s.lo == lo and s.hi == hi else None
+
     def write(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
         """Record a write: [lo, hi) becomes one segment written by ``pipe``."""
+        s = self._exact(lo, hi)
+        if s is not None:               # same result as the splice below, reusing the segment
+            s.init, s.wp, s.ws, s.wr, s.rs, s.rr = True, pipe, seq, rec, [0] * NPIPES, [-1] * NPIPES
+            return
         i = self._cut(lo)
         j = self._cut(hi)
         self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, [0] * NPIPES, [-1] * NPIPES)]
@@ -87,6 +101,11 @@ class Shadow:
 
     def read(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
         """Record a read of [lo, hi) by ``pipe``."""
+        s = self._exact(lo, hi)
+        if s is not None:
+            s.rs[pipe] = seq
+            s.rr[pipe] = rec
+            return
         for s in self.span(lo, hi):
             s.rs[pipe] = seq
             s.rr[pipe] = rec
