@@ -65,6 +65,7 @@ class Core:
         self.gate_rec = [-1] * NPIPES
         self.last_rec = [-1] * NPIPES
         self.scalar_time = start
+        self.tick = chip.scalar_issue_cycles      # scalar cycles per issued call (hot path: one lookup)
         self.flags: dict[tuple, Event] = {}
         self.queues: list = []
         self.pipes_objs: list = []
@@ -143,39 +144,43 @@ class Core:
         for t, rs in wr:
             self._check_write(pipe, t, rs, op, site)
         vc = self.vc[pipe]
-        vc[pipe] += 1
-        seq = vc[pipe]
-        idx = len(self.records)
+        seq = vc[pipe] = vc[pipe] + 1
+        records = self.records
+        idx = len(records)
         for t, rs in rd:       # a strided read is recorded over its whole span (one segment, not hundreds)
             t.shadow.read(rs[0][0], rs[-1][1], pipe, seq, idx)
         for t, rs in wr:       # writes are exact: the gaps of a strided write stay as they were
+            write = t.shadow.write
             for lo, hi in rs:
-                t.shadow.write(lo, hi, pipe, seq, idx)
+                write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
-        issue_t = self.scalar_time + self.chip.scalar_issue_cycles
+        tick = self.tick
+        issue_t = self.scalar_time + tick
         self.scalar_time = issue_t
-        self.busy[S] += self.chip.scalar_issue_cycles
+        busy = self.busy
+        busy[S] += tick
         tail = self.tail[pipe]
         ready = tail if tail > issue_t else issue_t
         start, wait_on = ready, -1
-        if self.gate[pipe] > ready:
-            start, wait_on = self.gate[pipe], self.gate_rec[pipe]
+        gate = self.gate[pipe]
+        if gate > ready:
+            start, wait_on = gate, self.gate_rec[pipe]
         c = cost(start) if callable(cost) else cost
         end = start + c
         self.tail[pipe] = end
-        self.busy[pipe] += c
+        busy[pipe] += c
         self.last_rec[pipe] = idx
         if pipe == S:
             self.scalar_time = end
         rec = Instr(idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
                     nbytes, src, dst, flops, site, klass, rd, wr)
-        self.records.append(rec)
+        records.append(rec)
         return rec
 
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""
-        self.scalar_time += self.chip.scalar_issue_cycles
-        self.busy[S] += self.chip.scalar_issue_cycles
+        self.scalar_time += self.tick
+        self.busy[S] += self.tick
 
     # ------------------------------------------------------------------ happens-before
     def snapshot(self, pipe: int, site=None) -> Event:
@@ -213,8 +218,9 @@ def _ranges(regions) -> list[tuple]:
     out = []
     for t, g in regions:
         if g.__class__ is slice:
-            if g.stop > g.start:
-                out.append((t, [(g.start, g.stop)]))
+            lo, hi = g.start, g.stop
+            if hi > lo:
+                out.append((t, [(lo, hi)]))
         else:
             rs = g if g.__class__ is list else runs(g)
             if rs:

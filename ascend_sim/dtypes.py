@@ -34,6 +34,8 @@ _NAMES = {half: "half", float32: "float", bfloat16: "bfloat16_t", int8: "int8_t"
 
 def as_dtype(dtype) -> np.dtype:
     """Normalise a dtype-like (np.float16, "half", ml_dtypes.bfloat16 ...) to np.dtype."""
+    if isinstance(dtype, np.dtype):     # hot path (every AllocTensor/DeQue): np.dtype(d) is d itself
+        return dtype
     if isinstance(dtype, str):
         aliases = {"float": float32, "half": half, "bfloat16_t": bfloat16, "bfloat16": bfloat16}
         if dtype in aliases:
