@@ -150,11 +150,9 @@ def _gm_to_local(core, dst: LocalTensor, src: GlobalTensor, plan: _Plan, op, sit
     g = burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch)
     core.issue(MTE2, op, timing.gm_transfer(core, MTE2, plan.count * plan.blen, src.address, plan.count),
                writes=(g,), nbytes=plan.count * plan.blen, src="GM", dst=dst.tier.name, site=site, klass="copy")
-    raw = src.ptr.buf.raw
-    s = _bursts(raw, src_off, plan.count, plan.blen, plan.src_pitch)
-    d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
-    d[:, :plan.blen] = s
+    _move(dst.tier.arena, dst.addr, plan.dst_pitch, src.ptr.buf.raw, src_off, plan.src_pitch, plan.count, plan.blen)
     if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
+        d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
         fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
         d[:, plan.blen:] = fill.view(np.uint8)
 
@@ -181,9 +179,9 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
                timing.gm_transfer(core, MTE3, plan.count * plan.blen, dst.address, plan.count),
                reads=(g,), nbytes=plan.count * plan.blen, src="UB", dst="GM", site=site, klass="copy")
     buf = dst.ptr.buf
-    s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
-    d = _bursts(buf.raw, dst_off, plan.count, plan.dst_blen, plan.dst_pitch)
     if atomic:
+        s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
+        d = _bursts(buf.raw, dst_off, plan.count, plan.dst_blen, plan.dst_pitch)
         dt = dst.dtype
         cur = np.ascontiguousarray(d).view(dt)
         add = np.ascontiguousarray(s).view(dt)
@@ -191,7 +189,7 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
             d[...] = (cur + add).astype(dt).view(np.uint8)
     else:
         _claim(core, buf, dst_off, plan, dst.dtype, site)
-        d[...] = s
+        _move(buf.raw, dst_off, plan.dst_pitch, src.tier.arena, src.addr, plan.src_pitch, plan.count, plan.blen)
 
 
 def _local_to_local(core, dst: LocalTensor, src: LocalTensor, plan: _Plan, op, site) -> None:
@@ -223,6 +221,15 @@ def _bursts(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.
     if count == 1:
         return raw[off:off + blen].reshape(1, blen)
     return as_strided(raw[off:], shape=(count, blen), strides=(pitch, 1), writeable=True)
+
+
+def _move(dst_raw: np.ndarray, dst_off: int, dst_pitch: int, src_raw: np.ndarray, src_off: int, src_pitch: int,
+          count: int, blen: int) -> None:
+    """Copy ``count`` bursts of ``blen`` bytes between two byte arrays (GM and a tier: never overlapping)."""
+    if count == 1:      # fast path, most copies: one slice assignment, no 2-D views
+        dst_raw[dst_off:dst_off + blen] = src_raw[src_off:src_off + blen]
+    else:
+        _bursts(dst_raw, dst_off, count, blen, dst_pitch)[...] = _bursts(src_raw, src_off, count, blen, src_pitch)
 
 
 def _check_params(count: int, blen: int, site, max_len: int = 65535) -> None:
