@@ -185,12 +185,15 @@ class Core:
     # ------------------------------------------------------------------ happens-before
     def snapshot(self, pipe: int, site=None) -> Event:
         """The point after everything ``pipe`` has issued so far (SetFlag, EnQue, FreeTensor)."""
-        t = self.scalar_time if pipe == S else max(self.tail[pipe], self.scalar_time)
+        t = self.scalar_time
+        if pipe != S and self.tail[pipe] > t:
+            t = self.tail[pipe]
         return Event(self.vc[pipe][:], t, self.last_rec[pipe], site)
 
     def wait(self, pipe: int, ev: Event) -> None:
         """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
-        self.vc[pipe] = list(map(max, self.vc[pipe], ev.vc))
+        # a comprehension is twice as fast as list(map(max, ...)) on these 8-entry clocks (hot: every DeQue)
+        self.vc[pipe] = [a if a > b else b for a, b in zip(self.vc[pipe], ev.vc)]
         t = ev.time + self.chip.event_latency_cycles
         if pipe == S:
             self.scalar_time = max(self.scalar_time, t)

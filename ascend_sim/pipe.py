@@ -104,9 +104,10 @@ class TQue:
         """Take a free buffer (waits on the device until its last reader is done)."""
         core = self._ready("AllocTensor")
         dtype = as_dtype(dtype) if dtype is not None else _default_dtype()
-        n = len(self.slots)
+        slots = self.slots
+        n = len(slots)
         for k in range(n):
-            slot = self.slots[(self._next + k) % n]
+            slot = slots[(self._next + k) % n]
             if slot.state == "free":
                 self._next = (self._next + k + 1) % n
                 break
@@ -149,7 +150,9 @@ class TQue:
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
         core.scalar_tick()
-        return tensor.ReinterpretCast(dtype) if dtype is not None and as_dtype(dtype) != tensor.dtype else tensor
+        if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
+            return tensor
+        return tensor.ReinterpretCast(dtype) if as_dtype(dtype) != tensor.dtype else tensor
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
