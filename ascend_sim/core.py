@@ -66,6 +66,7 @@ class Core:
         self.last_rec = [-1] * NPIPES
         self.scalar_time = start
         self.tick = chip.scalar_issue_cycles      # scalar cycles per issued call (hot path: one lookup)
+        self.gm_paths: dict = {}                  # timing.gm_transfer's per-pipe constants
         self.flags: dict[tuple, Event] = {}
         self.queues: list = []
         self.pipes_objs: list = []

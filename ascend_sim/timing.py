@@ -19,18 +19,29 @@ def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 
     aligned run at ``gm_unaligned_efficiency`` of the rate.
     """
     chip = core.chip
-    write = pipe != MTE2
-    path = chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle
-    startup = chip.gm_write_startup if write else chip.gm_read_startup
-    share = chip.hbm_bytes_per_cycle / core.launch.concurrency
-    other = MTE2 if write else MTE3
+    path, startup, share, other = _gm_path(core, pipe)
     eff = 1.0 if gm_addr % chip.gm_burst_align == 0 else chip.gm_unaligned_efficiency
+    tail = core.tail
 
     def cost(start: float) -> float:
-        s = share / 2 if core.tail[other] > start else share
+        s = share / 2 if tail[other] > start else share
         rate = min(path, s) * eff
         return startup + (bursts - 1) * chip.burst_overhead_cycles + nbytes / rate
     return cost
+
+
+def _gm_path(core: Core, pipe: int) -> tuple:
+    """(path rate, startup, HBM share, the other GM pipe) of a GM pipe, fixed for a launch: cached on the core."""
+    cache = core.gm_paths
+    hit = cache.get(pipe)
+    if hit is None:
+        chip = core.chip
+        write = pipe != MTE2
+        hit = cache[pipe] = (chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle,
+                             chip.gm_write_startup if write else chip.gm_read_startup,
+                             chip.hbm_bytes_per_cycle / core.launch.concurrency,
+                             MTE2 if write else MTE3)
+    return hit
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

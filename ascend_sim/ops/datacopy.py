@@ -140,8 +140,9 @@ def _gm_to_local(core, dst: LocalTensor, src: GlobalTensor, plan: _Plan, op, sit
         raise PositionError(f"{op} from GM goes to UB (VECIN/VECCALC) or L1 (A1/B1), not "
                             f"{getattr(dst, 'tier', None) and dst.tier.name}",
                             fix="copy into a tensor from a VECIN queue or an A1/B1 queue", site=site)
-    check_aligned(dst.addr, 32, f"{op} destination {dst.tier.name}",
-                  "UB/L1 tensors must start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
+    if dst.addr % 32:       # test first: the message is only formatted when it fails (hot path)
+        check_aligned(dst.addr, 32, f"{op} destination {dst.tier.name}",
+                      "UB/L1 tensors must start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
     src_off = src._require().offset
     src_span = (plan.count - 1) * plan.src_pitch + plan.blen
     src.check_range(src_off, src_span, f"{op} read")
@@ -162,7 +163,8 @@ def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, sit
         raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
                             "results leave through Fixpipe (L0C) or via UB",
                             fix="copy out of a VECOUT tensor, or use Fixpipe for L0C", site=site)
-    check_aligned(src.addr, 32, f"{op} source UB", "UB tensors must start on a 32-byte boundary")
+    if src.addr % 32:       # as above
+        check_aligned(src.addr, 32, f"{op} source UB", "UB tensors must start on a 32-byte boundary")
     src_span = (plan.count - 1) * plan.src_pitch + plan.blen
     _check_local_span(src, src_span, op, site)
     dst_off = dst._require().offset
