@@ -7,6 +7,8 @@ then does its numpy work.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from .errors import RaceError, UninitializedReadError, caller_site, format_site
 from .instr import PIPES, Instr
 from .memory import GRANULE, Tier
@@ -76,9 +78,13 @@ class Core:
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:
         """The segments that overlap the runs ``rs`` (one bisection, then a merge walk)."""
-        segs = tier.shadow.peek(rs[0][0], rs[-1][1])
-        if len(rs) == 1:
-            return segs
+        sh = tier.shadow
+        if len(rs) == 1:        # contiguous (the common case): Shadow.peek inlined, one call less per check
+            lo, hi = rs[0]
+            starts = sh.starts
+            i = bisect_right(starts, lo) - 1
+            return sh.segs[i if i > 0 else 0:bisect_right(starts, hi - 1)]
+        segs = sh.peek(rs[0][0], rs[-1][1])
         out, k = [], 0
         for s in segs:
             while k < len(rs) and rs[k][1] <= s.lo:

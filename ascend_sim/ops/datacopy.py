@@ -272,12 +272,13 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
                   + np.arange(plan.dst_blen // BLOCK)).ravel() if plan.count > 1 else \
             slice(off // BLOCK, (off + plan.dst_blen) // BLOCK)
         seg = own[chunks]
-        clash = (seg >= 0) & (seg != me)
-        if clash.any():
-            i = int(np.flatnonzero(clash)[0])
-            burst, k = divmod(i, plan.dst_blen // BLOCK)
-            start = off + burst * plan.dst_pitch
-            _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
+        if seg.max() >= 0:      # one reduction decides the usual case: chunks no block has written yet
+            clash = (seg >= 0) & (seg != me)
+            if clash.any():
+                i = int(np.flatnonzero(clash)[0])
+                burst, k = divmod(i, plan.dst_blen // BLOCK)
+                start = off + burst * plan.dst_pitch
+                _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
         own[chunks] = me
         return
 
