@@ -222,6 +222,9 @@ def _bursts(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.
     """A (count, blen) byte view of ``count`` bursts starting at ``off``, ``pitch`` bytes apart."""
     if count == 1:
         return raw[off:off + blen].reshape(1, blen)
+    end = off + count * pitch
+    if blen <= pitch and end <= raw.size:   # the same view by slicing: several times cheaper than as_strided
+        return raw[off:end].reshape(count, pitch)[:, :blen]
     return as_strided(raw[off:], shape=(count, blen), strides=(pitch, 1), writeable=True)
 
 
