@@ -100,9 +100,11 @@ class GlobalTensor:
     def __getitem__(self, offset: int) -> "GlobalTensor":
         """``xGm[offset]``: the tensor starting ``offset`` elements further."""
         ptr = self._require()
-        sub = GlobalTensor(self.dtype)
-        sub.ptr = ptr + int(offset)
-        sub.size = self.size - int(offset)
+        off = int(offset)
+        sub = GlobalTensor.__new__(GlobalTensor)      # hot (every tile): skip __init__'s dtype normalising
+        sub.dtype = self.dtype
+        sub.ptr = GmPtr(ptr.buf, ptr.offset + off * ptr.dtype.itemsize, ptr.dtype)
+        sub.size = self.size - off
         return sub
 
     def GetSize(self) -> int:
