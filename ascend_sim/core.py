@@ -24,7 +24,10 @@ class Event:
     __slots__ = ("vc", "time", "rec", "site")
 
     def __init__(self, vc: list, time: float, rec: int, site=None):
-        self.vc, self.time, self.rec, self.site = vc, time, rec, site
+        self.vc = vc            # one statement each: faster than tuple unpacking (hot: every EnQue/FreeTensor)
+        self.time = time
+        self.rec = rec
+        self.site = site
 
 
 def region(t, nbytes: int | None = None) -> tuple:

@@ -16,11 +16,24 @@ class Instr:
 
     def __init__(self, index, core, core_type, pipe, op, ready, start, end, wait_on,
                  nbytes, src, dst, flops, site, klass, reads=(), writes=()):
-        self.index, self.core, self.core_type, self.pipe, self.op = index, core, core_type, pipe, op
-        self.ready, self.start, self.end, self.wait_on = ready, start, end, wait_on
-        self.nbytes, self.src, self.dst, self.flops, self.site = nbytes, src, dst, flops, site
+        # one attribute per statement: twice as fast as tuple unpacking into slots (one record per instruction)
+        self.index = index
+        self.core = core
+        self.core_type = core_type
+        self.pipe = pipe
+        self.op = op
+        self.ready = ready
+        self.start = start
+        self.end = end
+        self.wait_on = wait_on
+        self.nbytes = nbytes
+        self.src = src
+        self.dst = dst
+        self.flops = flops
+        self.site = site
         self.klass = klass
-        self._rd, self._wr = reads, writes           # [(Tier, [(first granule, end granule), ...]), ...]
+        self._rd = reads            # [(Tier, [(first granule, end granule), ...]), ...]
+        self._wr = writes
 
     @property
     def reads(self) -> tuple:

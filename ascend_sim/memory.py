@@ -46,7 +46,9 @@ class GmPtr:
     __slots__ = ("buf", "offset", "dtype")
 
     def __init__(self, buf: GmBuffer, offset: int, dtype: np.dtype):
-        self.buf, self.offset, self.dtype = buf, offset, dtype
+        self.buf = buf
+        self.offset = offset
+        self.dtype = dtype
 
     def __add__(self, n: int) -> "GmPtr":
         return GmPtr(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
@@ -157,8 +159,13 @@ class LocalTensor:
     __slots__ = ("tier", "addr", "dtype", "size", "position", "slot", "core")
 
     def __init__(self, core, tier: Tier, addr: int, dtype: np.dtype, size: int, position, slot=None):
-        self.core, self.tier, self.addr, self.dtype = core, tier, addr, dtype
-        self.size, self.position, self.slot = size, position, slot
+        self.core = core        # one statement each: faster than tuple unpacking into slots (hot path)
+        self.tier = tier
+        self.addr = addr
+        self.dtype = dtype
+        self.size = size
+        self.position = position
+        self.slot = slot
 
     # --- views and slicing -------------------------------------------------
     def __getitem__(self, key) -> "LocalTensor":

@@ -23,7 +23,14 @@ class Seg:
     __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rs", "rr")
 
     def __init__(self, lo: int, hi: int, init: bool, wp: int, ws: int, wr: int, rs: list, rr: list):
-        self.lo, self.hi, self.init, self.wp, self.ws, self.wr, self.rs, self.rr = lo, hi, init, wp, ws, wr, rs, rr
+        self.lo = lo            # one statement each: faster than tuple unpacking into slots
+        self.hi = hi
+        self.init = init
+        self.wp = wp
+        self.ws = ws
+        self.wr = wr
+        self.rs = rs
+        self.rr = rr
 
     def split_copy(self, at: int) -> "Seg":
         return Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, self.rs[:], self.rr[:])
@@ -92,7 +99,12 @@ class Shadow:
         """Record a write: [lo, hi) becomes one segment written by ``pipe``."""
         s = self._exact(lo, hi)
         if s is not None:               # same result as the splice below, reusing the segment
-            s.init, s.wp, s.ws, s.wr, s.rs, s.rr = True, pipe, seq, rec, [0] * NPIPES, [-1] * NPIPES
+            s.init = True
+            s.wp = pipe
+            s.ws = seq
+            s.wr = rec
+            s.rs = [0] * NPIPES
+            s.rr = [-1] * NPIPES
             return
         i = self._cut(lo)
         j = self._cut(hi)

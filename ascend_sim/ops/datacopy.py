@@ -61,7 +61,11 @@ class _Plan:
     __slots__ = ("count", "blen", "src_pitch", "dst_pitch", "dst_blen")
 
     def __init__(self, count: int, blen: int, src_pitch: int, dst_pitch: int, dst_blen: int):
-        self.count, self.blen, self.src_pitch, self.dst_pitch, self.dst_blen = count, blen, src_pitch, dst_pitch, dst_blen
+        self.count = count
+        self.blen = blen
+        self.src_pitch = src_pitch
+        self.dst_pitch = dst_pitch
+        self.dst_blen = dst_blen
 
 
 # ----------------------------------------------------------------------------- entry points
