@@ -71,11 +71,13 @@ class Core:
         self.last_rec = [-1] * NPIPES
         self.scalar_time = start
         self.tick = chip.scalar_issue_cycles      # scalar cycles per issued call (hot path: one lookup)
+        self.event_latency = chip.event_latency_cycles
         self.gm_paths: dict = {}                  # timing.gm_transfer's per-pipe constants
         self.flags: dict[tuple, Event] = {}
         self.queues: list = []
         self.pipes_objs: list = []
         self.atomic = None
+        self.plans: dict = {}                     # checked instructions by operands (ops/vector, ops/datacopy)
         self.records: list[Instr] = launch.records
 
     # ------------------------------------------------------------------ sanitizer
@@ -95,31 +97,6 @@ class Core:
             if k < len(rs) and rs[k][0] < s.hi:
                 out.append(s)
         return out
-
-    def _check_read(self, q: int, tier: Tier, rs: list, op: str, site) -> None:
-        vcq = self.vc[q]
-        lo = rs[0][0]
-        for s in self._touched(tier, rs):
-            if not s.init:
-                self._uninit(q, tier, rs, op, site)
-            if s.ws > vcq[s.wp]:
-                self._race_raw(q, s, tier, max(lo, s.lo), op, site, "reads")
-
-    def _check_write(self, q: int, tier: Tier, rs: list, op: str, site) -> None:
-        vcq = self.vc[q]
-        lo = rs[0][0]
-        for s in self._touched(tier, rs):
-            if s.ws > vcq[s.wp]:
-                self._race_raw(q, s, tier, max(lo, s.lo), op, site, "overwrites")
-            rsq = s.rs
-            for p in range(NPIPES):
-                if rsq[p] > vcq[p]:
-                    rec = self.records[s.rr[p]]
-                    raise RaceError(
-                        f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {max(lo, s.lo) * GRANULE} "
-                        f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
-                        f"reading, with no synchronisation between them",
-                        fix=_sync_fix(p, q, war=True), site=site)
 
     def _uninit(self, q, tier, rs, op, site):
         lo, hi = rs[0][0], rs[-1][1]
@@ -141,24 +118,67 @@ class Core:
             f"between the two pipes",
             fix=_sync_fix(s.wp, q), site=site)
 
+    def _war(self, q: int, s, tier: Tier, at: int, op: str, site) -> None:
+        vcq = self.vc[q]
+        for p, (seq, r) in s.rd.items():
+            if seq > vcq[p]:
+                rec = self.records[r]
+                raise RaceError(
+                    f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
+                    f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
+                    f"reading, with no synchronisation between them",
+                    fix=_sync_fix(p, q, war=True), site=site)
+
     # ------------------------------------------------------------------ issue
     def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
               src: str = "", dst: str = "", flops: int = 0, klass: str = "", site=None) -> Instr:
-        """Check, place on ``pipe`` and record one instruction; ``cost`` may be a function of start."""
+        """Check, place on ``pipe`` and record one instruction; ``cost`` may be a function of start.
+
+        ``reads``/``writes`` are (tier, slice | list of granule runs | granule array) regions.
+        """
         if site is None:
             site = caller_site()
-        rd = _ranges(reads)
-        wr = _ranges(writes)
-        for t, rs in rd:
-            self._check_read(pipe, t, rs, op, site)
-        for t, rs in wr:
-            self._check_write(pipe, t, rs, op, site)
-        vc = self.vc[pipe]
-        seq = vc[pipe] = vc[pipe] + 1
+        return self.issue_n(pipe, op, cost, _ranges(reads), _ranges(writes), nbytes, src, dst, flops, klass, site)
+
+    def issue_n(self, pipe: int, op: str, cost, rd: list, wr: list, nbytes: int, src: str, dst: str,
+                flops: int, klass: str, site) -> Instr:
+        """``issue`` with the regions already as [(tier, [(first granule, end granule), ...]), ...].
+
+        The hot path of every instruction: the sanitizer checks, the shadow update, the placement
+        on the pipe and the record, inlined for the usual one-run, one-segment access.
+        ``cost`` is cycles, a tuple (GM pipe, bytes, bursts, aligned) priced by ``gm_cost``,
+        or a function of the start cycle.
+        """
+        vcq = self.vc[pipe]
+        seq = vcq[pipe] + 1
         records = self.records
         idx = len(records)
-        for t, rs in rd:       # a strided read is recorded over its whole span (one segment, not hundreds)
-            t.shadow.read(rs[0][0], rs[-1][1], pipe, seq, idx)
+        # sanitizer: initcheck and read-after-write on reads; write-after-write/read on writes
+        hits = []       # (segment, granule runs) of each read, to record it once every check has passed
+        for t, rs in rd:
+            segs = self._touched(t, rs)
+            for s in segs:
+                if not s.init:
+                    self._uninit(pipe, t, rs, op, site)
+                if s.ws > vcq[s.wp]:
+                    self._race_raw(pipe, s, t, max(rs[0][0], s.lo), op, site, "reads")
+            hits.append((segs[0] if len(segs) == 1 else None, t.shadow, rs))
+        for t, rs in wr:
+            for s in self._touched(t, rs):
+                if s.ws > vcq[s.wp]:
+                    self._race_raw(pipe, s, t, max(rs[0][0], s.lo), op, site, "overwrites")
+                if s.rd:
+                    for p, mark in s.rd.items():
+                        if mark[0] > vcq[p]:
+                            self._war(pipe, s, t, max(rs[0][0], s.lo), op, site)
+        vcq[pipe] = seq
+        for s, sh, rs in hits:  # a strided read is recorded over its whole span (one segment, not hundreds)
+            lo = rs[0][0]
+            hi = rs[-1][1]
+            if s is not None and s.lo == lo and s.hi == hi:
+                s.rd[pipe] = (seq, idx)
+            else:
+                sh.read(lo, hi, pipe, seq, idx)
         for t, rs in wr:       # writes are exact: the gaps of a strided write stay as they were
             write = t.shadow.write
             for lo, hi in rs:
@@ -175,7 +195,13 @@ class Core:
         gate = self.gate[pipe]
         if gate > ready:
             start, wait_on = gate, self.gate_rec[pipe]
-        c = cost(start) if callable(cost) else cost
+        cc = cost.__class__
+        if cc is tuple:
+            c = self.gm_cost(start, *cost)
+        elif cc is float or cc is int or not callable(cost):
+            c = cost
+        else:
+            c = cost(start)
         end = start + c
         self.tail[pipe] = end
         busy[pipe] += c
@@ -186,6 +212,26 @@ class Core:
                     nbytes, src, dst, flops, site, klass, rd, wr)
         records.append(rec)
         return rec
+
+    def gm_cost(self, start: float, pipe: int, nbytes: int, bursts: int, aligned: bool) -> float:
+        """Cycles of a GM read (MTE2) or write (MTE3/FIX) of ``nbytes`` in ``bursts`` bursts.
+
+        Rate = min(the core's path rate, its share of the chip's HBM bandwidth).
+        The share is the HBM limit over the cores of the wave, halved while the
+        core's other GM pipe is streaming too. GM addresses that are not 512 B
+        aligned run at ``gm_unaligned_efficiency`` of the rate.
+        """
+        path = self.gm_paths.get(pipe)
+        if path is None:
+            path = self.gm_paths[pipe] = _gm_path(self, pipe)
+        rate, startup, share, other, burst = path
+        if self.tail[other] > start:
+            share = share / 2
+        if share < rate:
+            rate = share
+        if not aligned:
+            rate = rate * self.chip.gm_unaligned_efficiency
+        return startup + (bursts - 1) * burst + nbytes / rate
 
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""
@@ -203,10 +249,12 @@ class Core:
     def wait(self, pipe: int, ev: Event) -> None:
         """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
         # a comprehension is twice as fast as list(map(max, ...)) on these 8-entry clocks (hot: every DeQue)
-        self.vc[pipe] = [a if a > b else b for a, b in zip(self.vc[pipe], ev.vc)]
-        t = ev.time + self.chip.event_latency_cycles
+        vc = self.vc
+        vc[pipe] = [a if a > b else b for a, b in zip(vc[pipe], ev.vc)]
+        t = ev.time + self.event_latency
         if pipe == S:
-            self.scalar_time = max(self.scalar_time, t)
+            if t > self.scalar_time:
+                self.scalar_time = t
         elif t > self.gate[pipe]:
             self.gate[pipe] = t
             self.gate_rec[pipe] = ev.rec
@@ -224,6 +272,16 @@ class Core:
 
     def end_time(self) -> float:
         return max(max(self.tail), self.scalar_time)
+
+
+def _gm_path(core: Core, pipe: int) -> tuple:
+    """(path rate, startup, HBM share, the other GM pipe, burst overhead) of a GM pipe, fixed for a launch."""
+    chip = core.chip
+    write = pipe != MTE2
+    return (chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle,
+            chip.gm_write_startup if write else chip.gm_read_startup,
+            chip.hbm_bytes_per_cycle / core.launch.concurrency,
+            MTE2 if write else MTE3, chip.burst_overhead_cycles)
 
 
 def _ranges(regions) -> list[tuple]:

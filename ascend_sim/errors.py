@@ -22,7 +22,10 @@ _internal_cache: dict[str, bool] = {}
 
 def caller_site() -> tuple[str, int]:
     """(filename, lineno) of the innermost frame outside the simulator core."""
-    f = sys._getframe(1)
+    try:
+        f = sys._getframe(2)    # caller_site's caller is simulator code; usually its caller is the kernel
+    except ValueError:          # called from a shallow stack
+        f = sys._getframe(1)
     cache = _internal_cache
     while f is not None:
         fn = f.f_code.co_filename

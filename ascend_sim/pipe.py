@@ -11,6 +11,7 @@ import enum
 import linecache
 import re
 
+from . import runtime as _runtime
 from .core import FIX, M, MTE1, MTE2, MTE3, V
 from .dtypes import as_dtype, ascend_name
 from .errors import CapacityError, PositionError, QueueError, caller_site, format_site
@@ -67,10 +68,17 @@ def _tier_for(core, position: TPosition):
 
 
 class _Slot:
-    __slots__ = ("addr", "state", "free_event", "alloc_site")
+    """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
 
-    def __init__(self, addr: int):
-        self.addr, self.state, self.free_event, self.alloc_site = addr, "free", None, None
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors")
+
+    def __init__(self, que: "TQue", addr: int):
+        self.que = que
+        self.addr = addr
+        self.state = "free"
+        self.free_event = None      # the FreeTensor point the next AllocTensor's producer waits for
+        self.alloc_site = None
+        self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
 
 
 class TQue:
@@ -91,6 +99,8 @@ class TQue:
         self._next = 0
 
     # --- protocol ---------------------------------------------------------------
+    # The four calls run for every tile of every kernel: each checks its rule with one
+    # comparison on the usual path and only builds an error message when the rule is broken.
     def _ready(self, what: str):
         if not self.slots:
             raise QueueError(f"{what} on a queue that has no buffers",
@@ -102,46 +112,70 @@ class TQue:
 
     def AllocTensor(self, dtype=None) -> LocalTensor:
         """Take a free buffer (waits on the device until its last reader is done)."""
-        core = self._ready("AllocTensor")
-        dtype = as_dtype(dtype) if dtype is not None else _default_dtype()
+        core = _runtime._current
+        if core is not self.core or core is None:
+            core = self._ready("AllocTensor")
+        slots = self.slots
+        slot = slots[self._next]
+        if slot.state == "free":
+            self._next = (self._next + 1) % len(slots)
+        else:
+            slot = self._next_free()
+        if slot.free_event is not None:
+            core.wait(self.producer, slot.free_event)
+        slot.state = "alloc"
+        slot.alloc_site = caller_site()
+        core.scalar_time += core.tick
+        core.busy[0] += core.tick
+        tensor = slot.tensors.get(dtype)
+        if tensor is None:
+            d = as_dtype(dtype) if dtype is not None else _default_dtype()
+            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
+                                                       self.position, slot)
+        return tensor
+
+    def _next_free(self) -> _Slot:
+        """The first free buffer after the last one handed out (round robin), or the deadlock error."""
         slots = self.slots
         n = len(slots)
         for k in range(n):
             slot = slots[(self._next + k) % n]
             if slot.state == "free":
                 self._next = (self._next + k + 1) % n
-                break
-        else:
-            held = "; ".join(format_site(s.alloc_site) for s in self.slots)
-            raise QueueError(
-                f"AllocTensor on {self.name} with all {n} buffer(s) in use (allocated at: {held}): on the device "
-                "this waits forever (deadlock)",
-                fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers")
-        if slot.free_event is not None:
-            core.wait(self.producer, slot.free_event)
-        slot.state, slot.alloc_site = "alloc", caller_site()
-        core.scalar_tick()
-        return LocalTensor(core, self.tier, slot.addr, dtype, self.nbytes // dtype.itemsize, self.position, slot)
+                return slot
+        held = "; ".join(format_site(s.alloc_site) for s in slots)
+        raise QueueError(
+            f"AllocTensor on {self.name} with all {n} buffer(s) in use (allocated at: {held}): on the device "
+            "this waits forever (deadlock)",
+            fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers")
 
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
-        core = self._ready("EnQue")
-        slot = self._own(tensor, "EnQue")
+        core = _runtime._current
+        if core is not self.core or core is None:
+            core = self._ready("EnQue")
+        slot = getattr(tensor, "slot", None)
+        if slot is None or slot.que is not self:
+            self._not_mine("EnQue")
         if slot.state != "alloc":
             raise QueueError(f"EnQue of a tensor that is {slot.state} (allocated at {format_site(slot.alloc_site)})",
                              fix="EnQue each AllocTensor result once, then DeQue it")
-        if len(self.fifo) >= self.depth:
-            raise QueueError(f"EnQue on {self.name} past its depth {self.depth}: {len(self.fifo)} tensor(s) "
+        fifo = self.fifo
+        if len(fifo) >= self.depth:
+            raise QueueError(f"EnQue on {self.name} past its depth {self.depth}: {len(fifo)} tensor(s) "
                              "already queued and not DeQue'd",
                              fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)")
         slot.state = "queued"
-        self.fifo.append((slot, tensor, core.snapshot(self.producer, caller_site())))
-        core.scalar_tick()
+        fifo.append((slot, tensor, core.snapshot(self.producer)))
+        core.scalar_time += core.tick
+        core.busy[0] += core.tick
         return True
 
     def DeQue(self, dtype=None) -> LocalTensor:
         """Take the oldest queued tensor (the consumer pipe waits for its producer)."""
-        core = self._ready("DeQue")
+        core = _runtime._current
+        if core is not self.core or core is None:
+            core = self._ready("DeQue")
         if not self.fifo:
             raise QueueError(f"DeQue from {self.name} while it is empty: nothing was EnQue'd, so on the device "
                              "this waits forever",
@@ -149,31 +183,35 @@ class TQue:
         slot, tensor, ev = self.fifo.pop(0)
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
-        core.scalar_tick()
+        core.scalar_time += core.tick
+        core.busy[0] += core.tick
         if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
             return tensor
         return tensor.ReinterpretCast(dtype) if as_dtype(dtype) != tensor.dtype else tensor
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
-        core = self._ready("FreeTensor")
-        slot = self._own(tensor, "FreeTensor")
-        if slot.state == "free":
-            raise QueueError("FreeTensor of a tensor that is already free (double free)",
-                             fix="free each AllocTensor result exactly once")
-        if slot.state == "queued":
+        core = _runtime._current
+        if core is not self.core or core is None:
+            core = self._ready("FreeTensor")
+        slot = getattr(tensor, "slot", None)
+        if slot is None or slot.que is not self:
+            self._not_mine("FreeTensor")
+        state = slot.state
+        if state != "dequeued" and state != "alloc":
+            if state == "free":
+                raise QueueError("FreeTensor of a tensor that is already free (double free)",
+                                 fix="free each AllocTensor result exactly once")
             raise QueueError("FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd)",
                              fix="DeQue it first, or free it before EnQue if it is not needed")
-        slot.free_event = core.snapshot(self.consumer, caller_site())
+        slot.free_event = core.snapshot(self.consumer)
         slot.state = "free"
-        core.scalar_tick()
+        core.scalar_time += core.tick
+        core.busy[0] += core.tick
 
-    def _own(self, tensor: LocalTensor, what: str) -> _Slot:
-        slot = getattr(tensor, "slot", None)
-        if slot is None or slot not in self.slots:
-            raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
-                             fix="EnQue/FreeTensor a tensor on the queue that allocated it")
-        return slot
+    def _not_mine(self, what: str) -> None:
+        raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
+                         fix="EnQue/FreeTensor a tensor on the queue that allocated it")
 
     def VacantInQue(self) -> bool:
         return len(self.fifo) < self.depth
@@ -259,7 +297,7 @@ class TPipe:
         if isinstance(que, TBuf):
             que.addr = tier.next_free
         else:
-            que.slots = [_Slot(tier.next_free + i * size) for i in range(num)]
+            que.slots = [_Slot(que, tier.next_free + i * size) for i in range(num)]
             core.queues.append(que)
         tier.buffers.append((label, tier.next_free, num * size))
         tier.next_free = total

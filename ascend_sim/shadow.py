@@ -2,10 +2,12 @@
 
 The tier is split into segments of 32-byte granules that share one history:
 whether they were written, the last writer (pipe, sequence number, record)
-and the last reader of each pipe. Kernels touch a handful of buffers, so a
-short sorted list of segments is far cheaper than state per granule: an
-access looks up its segments by bisection, splits at most two of them, and
-a write merges everything it covers back into one segment.
+and, per pipe that read them since, its last read (a dict pipe -> (sequence
+number, record): usually one entry, so the write-after-read check is short).
+Kernels touch a handful of buffers, so a short sorted list of segments is far
+cheaper than state per granule: an access looks up its segments by bisection,
+splits at most two of them, and a write merges everything it covers back into
+one segment.
 """
 from __future__ import annotations
 
@@ -20,20 +22,19 @@ NO_PIPE = NPIPES          # "never written": its clock entry is always ahead
 class Seg:
     """Granules [lo, hi) with one access history."""
 
-    __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rs", "rr")
+    __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rd")
 
-    def __init__(self, lo: int, hi: int, init: bool, wp: int, ws: int, wr: int, rs: list, rr: list):
+    def __init__(self, lo: int, hi: int, init: bool, wp: int, ws: int, wr: int, rd: dict):
         self.lo = lo            # one statement each: faster than tuple unpacking into slots
         self.hi = hi
         self.init = init
-        self.wp = wp
+        self.wp = wp            # last writer: pipe, its sequence number, its record index
         self.ws = ws
         self.wr = wr
-        self.rs = rs
-        self.rr = rr
+        self.rd = rd            # {reading pipe: (sequence number, record index)} since that write
 
     def split_copy(self, at: int) -> "Seg":
-        return Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, self.rs[:], self.rr[:])
+        return Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, dict(self.rd))
 
 
 def runs(g) -> list[tuple[int, int]]:
@@ -57,7 +58,7 @@ class Shadow:
     def __init__(self, granules: int):
         self.size = granules
         self.starts = [0]
-        self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, [0] * NPIPES, [-1] * NPIPES)]
+        self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
 
     def _cut(self, g: int) -> int:
         """Make a segment start at granule ``g``; return its index (len(segs) at the end)."""
@@ -103,24 +104,22 @@ class Shadow:
             s.wp = pipe
             s.ws = seq
             s.wr = rec
-            s.rs = [0] * NPIPES
-            s.rr = [-1] * NPIPES
+            s.rd = {}
             return
         i = self._cut(lo)
         j = self._cut(hi)
-        self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, [0] * NPIPES, [-1] * NPIPES)]
+        self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
         self.starts[i:j] = [lo]
 
     def read(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
         """Record a read of [lo, hi) by ``pipe``."""
         s = self._exact(lo, hi)
         if s is not None:
-            s.rs[pipe] = seq
-            s.rr[pipe] = rec
+            s.rd[pipe] = (seq, rec)
             return
+        mark = (seq, rec)
         for s in self.span(lo, hi):
-            s.rs[pipe] = seq
-            s.rr[pipe] = rec
+            s.rd[pipe] = mark
 
     def mark_init(self, lo: int, hi: int) -> None:
         """Scratch an instruction fills as a side effect (reduction work buffers)."""

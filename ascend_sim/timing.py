@@ -7,41 +7,16 @@ from __future__ import annotations
 
 import math
 
-from .core import MTE2, MTE3, Core
+from .core import Core
 
 
-def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 1):
-    """Cost function of a GM read (MTE2) or write (MTE3/FIX) of ``nbytes`` in ``bursts`` bursts.
+def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 1) -> tuple:
+    """The cost of a GM read (MTE2) or write (MTE3/FIX), priced at its start by ``Core.gm_cost``.
 
-    Rate = min(the core's path rate, its share of the chip's HBM bandwidth).
-    The share is the HBM limit over the cores of the wave, halved while the
-    core's other GM pipe is streaming too. GM addresses that are not 512 B
-    aligned run at ``gm_unaligned_efficiency`` of the rate.
+    It depends on the start cycle (the HBM share is halved while the core's other
+    GM pipe streams), so it is handed to ``issue`` as (pipe, bytes, bursts, 512 B aligned).
     """
-    chip = core.chip
-    path, startup, share, other = _gm_path(core, pipe)
-    eff = 1.0 if gm_addr % chip.gm_burst_align == 0 else chip.gm_unaligned_efficiency
-    tail = core.tail
-
-    def cost(start: float) -> float:
-        s = share / 2 if tail[other] > start else share
-        rate = min(path, s) * eff
-        return startup + (bursts - 1) * chip.burst_overhead_cycles + nbytes / rate
-    return cost
-
-
-def _gm_path(core: Core, pipe: int) -> tuple:
-    """(path rate, startup, HBM share, the other GM pipe) of a GM pipe, fixed for a launch: cached on the core."""
-    cache = core.gm_paths
-    hit = cache.get(pipe)
-    if hit is None:
-        chip = core.chip
-        write = pipe != MTE2
-        hit = cache[pipe] = (chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle,
-                             chip.gm_write_startup if write else chip.gm_read_startup,
-                             chip.hbm_bytes_per_cycle / core.launch.concurrency,
-                             MTE2 if write else MTE3)
-    return hit
+    return (pipe, nbytes, bursts, gm_addr % core.chip.gm_burst_align == 0)
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

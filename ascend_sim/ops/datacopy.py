@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import timing
-from ..core import MTE1, MTE2, MTE3, burst_region
+from ..core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ..dtypes import ascend_name, as_dtype
 from ..errors import AlignmentError, ArgumentError, DtypeError, GMWriteConflictError, PositionError, caller_site
 from ..memory import GlobalTensor, LocalTensor, check_aligned
@@ -72,14 +72,15 @@ class _Plan:
 def DataCopy(dst, src, count_or_params) -> None:
     """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
     site = caller_site()
-    _same_dtype(dst, src, "DataCopy", site)
-    isz = dst.dtype.itemsize
-    if isinstance(count_or_params, DataCopyParams):
-        p = count_or_params
-        _check_params(p.blockCount, p.blockLen, site)
-        blen = p.blockLen * BLOCK
-        plan = _Plan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
-    else:
+
+    def geometry() -> _Plan:
+        _same_dtype(dst, src, "DataCopy", site)
+        isz = dst.dtype.itemsize
+        if isinstance(count_or_params, DataCopyParams):
+            p = count_or_params
+            _check_params(p.blockCount, p.blockLen, site)
+            blen = p.blockLen * BLOCK
+            return _Plan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
         count = int(count_or_params)
         if count <= 0:
             raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
@@ -90,25 +91,33 @@ def DataCopy(dst, src, count_or_params) -> None:
                 f"bytes, and {count * isz} % 32 = {count * isz % 32}",
                 fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
                 site=site)
-        plan = _Plan(1, count * isz, count * isz, count * isz, count * isz)
-    _copy(dst, src, plan, "DataCopy", site)
+        return _Plan(1, count * isz, count * isz, count * isz, count * isz)
+    p = count_or_params
+    shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyParams else p
+    _copy(dst, src, "DataCopy", shape, geometry, site)
 
 
 def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
     """Copy bursts of any byte length between GM and UB, padding UB bursts to 32 bytes."""
     site = caller_site()
-    _same_dtype(dst, src, "DataCopyPad", site)
-    if not isinstance(params, DataCopyExtParams):
-        raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
-                            "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
-    _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
-    blen = params.blockLen
-    ub_blen = -(-blen // BLOCK) * BLOCK
-    if isinstance(src, GlobalTensor):       # GM -> UB: GM stride in bytes, UB stride in blocks
-        plan = _Plan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
-    else:                                   # UB -> GM
-        plan = _Plan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
-    _copy(dst, src, plan, "DataCopyPad", site, pad=padParams)
+
+    def geometry() -> _Plan:
+        _same_dtype(dst, src, "DataCopyPad", site)
+        if not isinstance(params, DataCopyExtParams):
+            raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
+                                "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
+        _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
+        blen = params.blockLen
+        ub_blen = -(-blen // BLOCK) * BLOCK
+        if isinstance(src, GlobalTensor):       # GM -> UB: GM stride in bytes, UB stride in blocks
+            return _Plan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK,
+                         ub_blen)
+        return _Plan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride,
+                     blen)                      # UB -> GM
+    p = params
+    shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
+             else None)
+    _copy(dst, src, "DataCopyPad", shape, geometry, site, pad=padParams)
 
 
 def SetAtomicAdd(dtype=None) -> None:
@@ -126,79 +135,93 @@ def SetAtomicNone() -> None:
 
 
 # ----------------------------------------------------------------------------- the copy
-def _copy(dst, src, plan: _Plan, op: str, site, pad: DataCopyPadExtParams | None = None) -> None:
+# A copy is checked once per shape: the operands' local side (tier, address, size, dtype), the GM
+# buffer and dtype, and the count or parameters key a _CopyPlan cached on the core. Each call then
+# only checks its GM offset, issues the instruction and moves the bytes.
+class _CopyPlan:
+    """A checked copy: its bursts, local region, pipe, cost parameters and the local side's bytes."""
+
+    __slots__ = ("kind", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
+
+    def __init__(self, kind: str, plan: _Plan, pipe: int, regions: list, span: int, local,
+                 src_name: str, dst_name: str, rate: float = 0.0):
+        self.kind = kind            # "in" (GM -> local), "out" (local -> GM), "local"
+        self.plan = plan
+        self.pipe = pipe
+        self.rate = rate            # bytes per cycle of a local path
+        self.regions = regions      # normalised shadow regions: writes for "in", reads for "out"
+        self.nbytes = plan.count * plan.blen
+        self.span = span            # bytes the GM side spans
+        self.local = local          # a single burst's bytes in the tier (count 1), else None
+        self.src_name = src_name
+        self.dst_name = dst_name
+
+
+def _side(t):
+    """The cache-key part of one operand: where a LocalTensor is, or which GM buffer (its offset varies)."""
+    c = t.__class__
+    if c is LocalTensor:
+        return (t.tier, t.addr, t.size, t.dtype)
+    if c is GlobalTensor and t.ptr is not None:
+        return (t.ptr.buf, t.dtype)
+    return None
+
+
+def _copy(dst, src, op: str, shape, geometry, site, pad: DataCopyPadExtParams | None = None) -> None:
     core = current_core()
+    ds, ss = _side(dst), _side(src)
+    if ds is None or ss is None or shape is None:
+        cp = _check_copy(core, dst, src, op, geometry(), site)
+    else:
+        key = (op, shape, ds, ss)
+        try:
+            cp = core.plans.get(key)
+        except TypeError:           # an unhashable count: checked (and reported) by geometry()
+            cp = None
+            key = None
+        if cp is None:
+            cp = _check_copy(core, dst, src, op, geometry(), site)
+            if key is not None:
+                core.plans[key] = cp
+    kind = cp.kind
+    if kind == "in":
+        _copy_in(core, dst, src, cp, op, site, pad)
+    elif kind == "out":
+        _copy_out(core, dst, src, cp, op, site)
+    else:
+        _copy_local(core, dst, src, cp, op, site)
+
+
+def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
+    """Every rule of the copy that does not depend on the GM offset; the plan of the copy."""
     dst_gm, src_gm = isinstance(dst, GlobalTensor), isinstance(src, GlobalTensor)
     if dst_gm and src_gm:
         raise PositionError(f"{op} from GM to GM is not a hardware path", fix="stage the data through UB", site=site)
+    src_span = (plan.count - 1) * plan.src_pitch + plan.blen
+    dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
     if src_gm:
-        _gm_to_local(core, dst, src, plan, op, site, pad)
-    elif dst_gm:
-        _local_to_gm(core, dst, src, plan, op, site)
-    else:
-        _local_to_local(core, dst, src, plan, op, site)
-
-
-def _gm_to_local(core, dst: LocalTensor, src: GlobalTensor, plan: _Plan, op, site, pad) -> None:
-    if not isinstance(dst, LocalTensor) or dst.tier.name not in ("UB", "L1"):
-        raise PositionError(f"{op} from GM goes to UB (VECIN/VECCALC) or L1 (A1/B1), not "
-                            f"{getattr(dst, 'tier', None) and dst.tier.name}",
-                            fix="copy into a tensor from a VECIN queue or an A1/B1 queue", site=site)
-    if dst.addr % 32:       # test first: the message is only formatted when it fails (hot path)
+        if not isinstance(dst, LocalTensor) or dst.tier.name not in ("UB", "L1"):
+            raise PositionError(f"{op} from GM goes to UB (VECIN/VECCALC) or L1 (A1/B1), not "
+                                f"{getattr(dst, 'tier', None) and dst.tier.name}",
+                                fix="copy into a tensor from a VECIN queue or an A1/B1 queue", site=site)
         check_aligned(dst.addr, 32, f"{op} destination {dst.tier.name}",
                       "UB/L1 tensors must start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
-    src_off = src._require().offset
-    src_span = (plan.count - 1) * plan.src_pitch + plan.blen
-    src.check_range(src_off, src_span, f"{op} read")
-    dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
-    _check_local_span(dst, dst_span, op, site)
-    g = burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch)
-    core.issue(MTE2, op, timing.gm_transfer(core, MTE2, plan.count * plan.blen, src.address, plan.count),
-               writes=(g,), nbytes=plan.count * plan.blen, src="GM", dst=dst.tier.name, site=site, klass="copy")
-    _move(dst.tier.arena, dst.addr, plan.dst_pitch, src.ptr.buf.raw, src_off, plan.src_pitch, plan.count, plan.blen)
-    if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
-        d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
-        fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
-        d[:, plan.blen:] = fill.view(np.uint8)
-
-
-def _local_to_gm(core, dst: GlobalTensor, src: LocalTensor, plan: _Plan, op, site) -> None:
-    if not isinstance(src, LocalTensor) or src.tier.name != "UB":
-        raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
-                            "results leave through Fixpipe (L0C) or via UB",
-                            fix="copy out of a VECOUT tensor, or use Fixpipe for L0C", site=site)
-    if src.addr % 32:       # as above
+        src._require()
+        _check_local_span(dst, dst_span, op, site)
+        regions = _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
+        local = dst.tier.arena[dst.addr:dst.addr + plan.blen] if plan.count == 1 else None
+        return _CopyPlan("in", plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+    if dst_gm:
+        if not isinstance(src, LocalTensor) or src.tier.name != "UB":
+            raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
+                                "results leave through Fixpipe (L0C) or via UB",
+                                fix="copy out of a VECOUT tensor, or use Fixpipe for L0C", site=site)
         check_aligned(src.addr, 32, f"{op} source UB", "UB tensors must start on a 32-byte boundary")
-    src_span = (plan.count - 1) * plan.src_pitch + plan.blen
-    _check_local_span(src, src_span, op, site)
-    dst_off = dst._require().offset
-    dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
-    dst.check_range(dst_off, dst_span, f"{op} write")
-    g = burst_region(src, plan.count, plan.blen, plan.src_pitch)
-    atomic = core.atomic is not None
-    if atomic and core.atomic is not True and core.atomic != dst.dtype:
-        raise DtypeError(f"{op} of {ascend_name(dst.dtype)} data while SetAtomicAdd({ascend_name(core.atomic)}) is "
-                         f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
-                         fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
-                             "if it should overwrite", site=site)
-    core.issue(MTE3, op + ("(atomic add)" if atomic else ""),
-               timing.gm_transfer(core, MTE3, plan.count * plan.blen, dst.address, plan.count),
-               reads=(g,), nbytes=plan.count * plan.blen, src="UB", dst="GM", site=site, klass="copy")
-    buf = dst.ptr.buf
-    if atomic:
-        s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
-        d = _bursts(buf.raw, dst_off, plan.count, plan.dst_blen, plan.dst_pitch)
-        dt = dst.dtype
-        cur = np.ascontiguousarray(d).view(dt)
-        add = np.ascontiguousarray(s).view(dt)
-        with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
-            d[...] = (cur + add).astype(dt).view(np.uint8)
-    else:
-        _claim(core, buf, dst_off, plan, dst.dtype, site)
-        _move(buf.raw, dst_off, plan.dst_pitch, src.tier.arena, src.addr, plan.src_pitch, plan.count, plan.blen)
-
-
-def _local_to_local(core, dst: LocalTensor, src: LocalTensor, plan: _Plan, op, site) -> None:
+        _check_local_span(src, src_span, op, site)
+        dst._require()
+        regions = _ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),))
+        local = src.tier.arena[src.addr:src.addr + plan.blen] if plan.count == 1 else None
+        return _CopyPlan("out", plan, MTE3, regions, dst_span, local, "UB", "GM")
     paths = {("UB", "UB"): (MTE3, core.chip.ub_to_ub_bytes_per_cycle),
              ("UB", "L1"): (MTE3, core.chip.ub_to_l1_bytes_per_cycle),
              ("L1", "UB"): (MTE1, core.chip.ub_to_l1_bytes_per_cycle)}
@@ -208,15 +231,68 @@ def _local_to_local(core, dst: LocalTensor, src: LocalTensor, plan: _Plan, op, s
                             fix="L1 -> L0A/L0B is LoadData; L0C -> GM is Fixpipe; GM <-> UB/L1 is DataCopy",
                             site=site)
     pipe, rate = paths[key]
-    src_span = (plan.count - 1) * plan.src_pitch + plan.blen
-    dst_span = (plan.count - 1) * plan.dst_pitch + plan.dst_blen
     _check_local_span(src, src_span, op, site)
     _check_local_span(dst, dst_span, op, site)
-    core.issue(pipe, op, timing.local_transfer(core, plan.count * plan.blen, rate, core.chip.mte1_startup,
-                                               plan.count),
-               reads=(burst_region(src, plan.count, plan.blen, plan.src_pitch),),
-               writes=(burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),), nbytes=plan.count * plan.blen,
-               src=key[0], dst=key[1], site=site, klass="copy")
+    regions = (_ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
+               _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),)))
+    return _CopyPlan("local", plan, pipe, regions, 0, None, key[0], key[1], rate)
+
+
+def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site, pad) -> None:
+    ptr = src.ptr
+    buf = ptr.buf
+    off = ptr.offset
+    if off < 0 or off + cp.span > buf.nbytes:
+        src.check_range(off, cp.span, f"{op} read")
+    plan = cp.plan
+    core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
+                 (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
+    if cp.local is not None:
+        cp.local[...] = buf.raw[off:off + plan.blen]
+    else:
+        _move(dst.tier.arena, dst.addr, plan.dst_pitch, buf.raw, off, plan.src_pitch, plan.count, plan.blen)
+    if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
+        d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
+        fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
+        d[:, plan.blen:] = fill.view(np.uint8)
+
+
+def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site) -> None:
+    ptr = dst.ptr
+    buf = ptr.buf
+    off = ptr.offset
+    if off < 0 or off + cp.span > buf.nbytes:
+        dst.check_range(off, cp.span, f"{op} write")
+    plan = cp.plan
+    atomic = core.atomic is not None
+    if atomic and core.atomic is not True and core.atomic != dst.dtype:
+        raise DtypeError(f"{op} of {ascend_name(dst.dtype)} data while SetAtomicAdd({ascend_name(core.atomic)}) is "
+                         f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
+                         fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
+                             "if it should overwrite", site=site)
+    core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
+                 (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
+                 cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
+    if atomic:
+        s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
+        d = _bursts(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
+        dt = dst.dtype
+        cur = np.ascontiguousarray(d).view(dt)
+        add = np.ascontiguousarray(s).view(dt)
+        with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
+            d[...] = (cur + add).astype(dt).view(np.uint8)
+        return
+    _claim(core, buf, off, plan, dst.dtype, site)
+    if cp.local is not None:
+        buf.raw[off:off + plan.blen] = cp.local
+    else:
+        _move(buf.raw, off, plan.dst_pitch, src.tier.arena, src.addr, plan.src_pitch, plan.count, plan.blen)
+
+
+def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, site) -> None:
+    plan = cp.plan
+    core.issue_n(cp.pipe, op, timing.local_transfer(core, cp.nbytes, cp.rate, core.chip.mte1_startup, plan.count),
+                 cp.regions[0], cp.regions[1], cp.nbytes, cp.src_name, cp.dst_name, 0, "copy", site)
     s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch).copy()
     _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)[:, :plan.blen] = s
 

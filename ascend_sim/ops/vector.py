@@ -16,8 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import runtime as _runtime
 from .. import timing
-from ..core import V, region
+from ..core import V, _ranges, region
 from ..dtypes import ascend_name, as_dtype, is_float
 from ..errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError, caller_site
 from ..memory import GRANULE, LocalTensor
@@ -170,10 +171,11 @@ def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list]:
 class _Access:
     """One operand of an instruction: its element indices into the tier and its shadow region."""
 
-    __slots__ = ("t", "idx", "region", "n")
+    __slots__ = ("t", "idx", "region", "n", "_view")
 
     def __init__(self, t: LocalTensor, idx, op: str, site):
         self.t = t
+        self._view = None
         isz = t.dtype.itemsize
         if isinstance(idx, int):            # count form: first idx elements
             self.n = idx
@@ -191,15 +193,18 @@ class _Access:
             self.region = (t.tier, [(base + lo, base + hi) for lo, hi in rel])
 
     def get(self) -> np.ndarray:
-        if self.idx is None:
-            return self.t.view(self.n)
+        if self.idx is None:                # count form: a view, made once (plans reuse their operands)
+            v = self._view
+            if v is None:
+                v = self._view = self.t.view(self.n)
+            return v
         base = self.t.addr // self.t.dtype.itemsize
         return self.t.tier.arena.view(self.t.dtype)[base + self.idx]
 
     def put(self, values: np.ndarray) -> None:
         values = np.asarray(values).astype(self.t.dtype, copy=False)
         if self.idx is None:
-            self.t.view(self.n)[...] = values
+            self.get()[...] = values
         else:
             base = self.t.addr // self.t.dtype.itemsize
             self.t.tier.arena.view(self.t.dtype)[base + self.idx] = values
@@ -228,11 +233,58 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
     return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
 
 
+class _VecPlan:
+    """A checked vector instruction: its operands, shadow regions, cost and size, ready to issue.
+
+    Count-form plans are cached per core under the operands' (tier, address, size, dtype) and
+    the count, so an instruction repeated every tile is checked once and then only issued.
+    """
+
+    __slots__ = ("d", "srcs", "rd", "wr", "cost", "nbytes", "flops")
+
+    def __init__(self, core, d: _Access, srcs: list[_Access], repeats: int, klass: str, extra_reads=()):
+        self.d = d
+        self.srcs = srcs
+        self.rd = _ranges([a.region for a in srcs] + list(extra_reads))
+        self.wr = _ranges((d.region,))
+        self.cost = timing.vector(core, repeats, klass)
+        isz = d.t.dtype.itemsize
+        self.nbytes = sum(a.n for a in srcs) * isz + d.n * isz
+        self.flops = d.n
+
+
+def _operands(*ts) -> tuple | None:
+    """The plan-cache key part of count-form operands, or None if one is not a LocalTensor."""
+    try:
+        return tuple((t.tier, t.addr, t.size, t.dtype) for t in ts)
+    except AttributeError:
+        return None
+
+
+def _planned(op: str, count, ts: tuple, build):
+    """The cached plan of a count-form instruction on tensors ``ts``, built (and checked) on a miss."""
+    core = _runtime._current
+    key = _operands(*ts)
+    if core is None or key is None:
+        return build()
+    key = (op, count, key)
+    try:
+        plan = core.plans.get(key)
+    except TypeError:           # an unhashable count: checked (and reported) by build
+        return build()
+    if plan is None:
+        plan = build()
+        core.plans[key] = plan
+    return plan
+
+
 def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int, site, extra_reads=()):
     core = current_core()
-    core.issue(V, op, timing.vector(core, repeats, klass), reads=[a.region for a in srcs] + list(extra_reads),
-               writes=(dst.region,), nbytes=sum(a.n for a in srcs) * dst.t.dtype.itemsize + dst.n *
-               dst.t.dtype.itemsize, src="UB", dst="UB", flops=dst.n, klass=klass, site=site)
+    _run(_VecPlan(core, dst, srcs, repeats, klass, extra_reads), op, klass, site)
+
+
+def _run(plan: _VecPlan, op: str, klass: str, site) -> None:
+    _runtime._current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
 
 
 def _require_float(op: str, t: LocalTensor, site) -> None:
@@ -243,16 +295,26 @@ def _require_float(op: str, t: LocalTensor, site) -> None:
 
 # ----------------------------------------------------------------------------- families
 def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
-    def instr(dst, src0, src1, *args) -> None:
-        site = caller_site()
+    ufunc = isinstance(fn, np.ufunc)
+
+    def build(site, dst, src0, src1, args) -> _VecPlan:
         for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
             _ub(t, op, role, site)
         _same(op, site, dst, src0, src1)
         if float_only:
             _require_float(op, dst, site)
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
-        _issue(op, klass, d, [a, b], reps, site)
-        if d.idx is None and isinstance(fn, np.ufunc):      # count form: compute straight into UB
+        return _VecPlan(current_core(), d, [a, b], reps, klass)
+
+    def instr(dst, src0, src1, *args) -> None:
+        site = caller_site()
+        if len(args) == 1:
+            plan = _planned(op, args[0], (dst, src0, src1), lambda: build(site, dst, src0, src1, args))
+        else:
+            plan = build(site, dst, src0, src1, args)
+        _run(plan, op, klass, site)
+        d, (a, b) = plan.d, plan.srcs
+        if d.idx is None and ufunc:         # count form: compute straight into UB
             fn(a.get(), b.get(), out=d.get())
         else:
             d.put(fn(a.get(), b.get()))
@@ -262,30 +324,44 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
 
 
 def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
-    def instr(dst, src, *args) -> None:
-        site = caller_site()
+    def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
         if float_only:
             _require_float(op, dst, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
-        _issue(op, klass, d, [a], reps, site)
-        d.put(fn(a.get()))
+        return _VecPlan(current_core(), d, [a], reps, klass)
+
+    def instr(dst, src, *args) -> None:
+        site = caller_site()
+        if len(args) == 1:
+            plan = _planned(op, args[0], (dst, src), lambda: build(site, dst, src, args))
+        else:
+            plan = build(site, dst, src, args)
+        _run(plan, op, klass, site)
+        plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
     return instr
 
 
 def _scalar(op: str, fn, klass: str = "simple"):
-    def instr(dst, src, scalar, *args) -> None:
-        site = caller_site()
+    def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
-        _issue(op, klass, d, [a], reps, site)
-        d.put(fn(a.get(), np.asarray(scalar).astype(dst.dtype)))
+        return _VecPlan(current_core(), d, [a], reps, klass)
+
+    def instr(dst, src, scalar, *args) -> None:
+        site = caller_site()
+        if len(args) == 1:
+            plan = _planned(op, args[0], (dst, src), lambda: build(site, dst, src, args))
+        else:
+            plan = build(site, dst, src, args)
+        _run(plan, op, klass, site)
+        plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
     return instr
@@ -317,13 +393,18 @@ Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
 def Axpy(dst, src, scalar, count) -> None:
     """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
     site = caller_site()
-    _ub(dst, "Axpy", "dst", site)
-    _ub(src, "Axpy", "src", site)
-    _same("Axpy", site, dst, src)
-    d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
-    _issue("Axpy", "simple", d, [a], reps, site, extra_reads=(d.region,))
+
+    def build() -> _VecPlan:
+        _ub(dst, "Axpy", "dst", site)
+        _ub(src, "Axpy", "src", site)
+        _same("Axpy", site, dst, src)
+        d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
+        return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
+    plan = _planned("Axpy", count, (dst, src), build)
+    _run(plan, "Axpy", "simple", site)
+    d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
-    d.put(np.add(np.multiply(a.get(), s), d.get()))
+    d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
 
 
 def Duplicate(dst, scalar, *args) -> None:
