@@ -32,18 +32,18 @@ class Instr:
         self.flops = flops
         self.site = site
         self.klass = klass
-        self._rd = reads            # [(Tier, [(first granule, end granule), ...]), ...]
+        self._rd = reads            # [core.Region, ...]: a tier and its granule runs
         self._wr = writes
 
     @property
     def reads(self) -> tuple:
         """((tier name, first byte, end byte), ...) of the local memory this instruction read."""
-        return tuple((t.name, lo * 32, hi * 32) for t, rs in self._rd for lo, hi in rs)
+        return tuple((r.tier.name, lo * 32, hi * 32) for r in self._rd for lo, hi in r.runs)
 
     @property
     def writes(self) -> tuple:
         """((tier name, first byte, end byte), ...) of the local memory this instruction wrote."""
-        return tuple((t.name, lo * 32, hi * 32) for t, rs in self._wr for lo, hi in rs)
+        return tuple((r.tier.name, lo * 32, hi * 32) for r in self._wr for lo, hi in r.runs)
 
     @property
     def cycles(self) -> float:

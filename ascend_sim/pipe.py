@@ -301,6 +301,8 @@ class TPipe:
             core.queues.append(que)
         tier.buffers.append((label, tier.next_free, num * size))
         tier.next_free = total
+        if total > tier.high:
+            tier.high = total
         return True
 
     def FetchEventID(self, event) -> int:

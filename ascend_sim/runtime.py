@@ -188,6 +188,9 @@ class Launch:
             c.uid = i
         b.started = True
         _current = b.core
+        tiers = b.core.tiers.values()
+        for tier in tiers:
+            tier.attach()
         try:
             with np.errstate(all="ignore"):     # fp16 overflow to inf is the device's behaviour, not a warning
                 self.kernel.fn(*self.args)
@@ -199,6 +202,8 @@ class Launch:
             return
         finally:
             b.done = True
+            for tier in tiers:
+                tier.release()
         group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
         if all(x.done for x in group):
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))

@@ -57,6 +57,7 @@ class Shadow:
 
     def __init__(self, granules: int):
         self.size = granules
+        self.version = 0        # bumped whenever segments are split or merged (core.Region caches one)
         self.starts = [0]
         self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
 
@@ -69,6 +70,7 @@ class Shadow:
         if s.lo == g:
             return i
         t = s.split_copy(g)
+        self.version += 1
         s.hi = g
         self.segs.insert(i + 1, t)
         self.starts.insert(i + 1, g)
@@ -108,6 +110,7 @@ class Shadow:
             return
         i = self._cut(lo)
         j = self._cut(hi)
+        self.version += 1
         self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
         self.starts[i:j] = [lo]
 

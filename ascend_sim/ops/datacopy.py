@@ -347,21 +347,42 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
     A 32-byte chunk written whole has one owner (``buf.owners()``); a chunk written in part keeps
     an owner per byte (``buf._partial``). Each write is checked against both.
     """
-    own = buf.owners()
+    own = buf._owner
+    if own is None:
+        own = buf.owners()
+    if plan.count == 1 and not (off | plan.dst_blen) & 31 and not buf._partial:
+        # the usual copy-out: one burst of whole chunks; one reduction decides it when nobody wrote them yet
+        seg = own[off >> 5:(off + plan.dst_blen) >> 5]
+        if _max(seg) >= 0:
+            _check_chunks(core, buf, seg, off, plan, dtype, site)
+        seg.fill(core.uid)
+        return
+    _claim_bursts(core, buf, own, off, plan, dtype, site)
+
+
+_max = np.maximum.reduce
+
+
+def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
+    """Raise if a block other than ``core`` owns one of the whole chunks ``seg`` (burst by burst)."""
+    clash = (seg >= 0) & (seg != core.uid)
+    if clash.any():
+        i = int(np.flatnonzero(clash)[0])
+        burst, k = divmod(i, plan.dst_blen // BLOCK)
+        start = off + burst * plan.dst_pitch
+        _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
+
+
+def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
+    """``_claim`` for strided copies and copies that cover chunks in part."""
     me = core.uid
     if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
-        # fast path: every burst covers whole chunks; check and claim them in one vectorised step
+        # every burst covers whole chunks; check and claim them in one vectorised step
         chunks = (off // BLOCK + np.arange(plan.count)[:, None] * (plan.dst_pitch // BLOCK)
-                  + np.arange(plan.dst_blen // BLOCK)).ravel() if plan.count > 1 else \
-            slice(off // BLOCK, (off + plan.dst_blen) // BLOCK)
+                  + np.arange(plan.dst_blen // BLOCK)).ravel()
         seg = own[chunks]
-        if seg.max() >= 0:      # one reduction decides the usual case: chunks no block has written yet
-            clash = (seg >= 0) & (seg != me)
-            if clash.any():
-                i = int(np.flatnonzero(clash)[0])
-                burst, k = divmod(i, plan.dst_blen // BLOCK)
-                start = off + burst * plan.dst_pitch
-                _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
+        if _max(seg) >= 0:
+            _check_chunks(core, buf, seg, off, plan, dtype, site)
         own[chunks] = me
         return
 
