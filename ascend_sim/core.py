@@ -69,6 +69,19 @@ def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
                      for b in range(count)])
 
 
+def make_tiers(chip, core_type: str) -> dict[str, Tier]:
+    """The on-chip memories of an AIV (UB), an AIC (L1, L0A, L0B, L0C) or a coupled AI Core (all)."""
+    tiers: dict[str, Tier] = {}
+    if core_type in ("AIV", "CORE"):
+        tiers["UB"] = Tier("UB", chip.ub_bytes, chip.ub_usable_bytes, chip.ub_align)
+    if core_type in ("AIC", "CORE"):
+        tiers["L1"] = Tier("L1", chip.l1_bytes, chip.l1_bytes, chip.l1_align)
+        tiers["L0A"] = Tier("L0A", chip.l0a_bytes, chip.l0a_bytes, chip.l0ab_align)
+        tiers["L0B"] = Tier("L0B", chip.l0b_bytes, chip.l0b_bytes, chip.l0ab_align)
+        tiers["L0C"] = Tier("L0C", chip.l0c_bytes, chip.l0c_bytes, chip.l0c_align)
+    return tiers
+
+
 class Core:
     """State of one block while it runs on a simulated AIV, AIC or AI Core."""
 
@@ -78,14 +91,8 @@ class Core:
         self.launch, self.chip = launch, chip
         self.block_idx, self.core_type = block_idx, core_type
         self.sub_block_idx, self.group = sub_block_idx, group
-        self.tiers: dict[str, Tier] = {}
-        if core_type in ("AIV", "CORE"):
-            self.tiers["UB"] = Tier("UB", chip.ub_bytes, chip.ub_usable_bytes, chip.ub_align)
-        if core_type in ("AIC", "CORE"):
-            self.tiers["L1"] = Tier("L1", chip.l1_bytes, chip.l1_bytes, chip.l1_align)
-            self.tiers["L0A"] = Tier("L0A", chip.l0a_bytes, chip.l0a_bytes, chip.l0ab_align)
-            self.tiers["L0B"] = Tier("L0B", chip.l0b_bytes, chip.l0b_bytes, chip.l0ab_align)
-            self.tiers["L0C"] = Tier("L0C", chip.l0c_bytes, chip.l0c_bytes, chip.l0c_align)
+        self.tiers: dict[str, Tier] = {}          # attached by the launch while the block runs (make_tiers)
+        self.buffers: dict[str, list] = {}        # each tier's buffers, kept when the block hands its tiers back
         self.vc = [[0] * NPIPES + [_NEVER] for _ in range(NPIPES)]   # vector clock of each pipe
         self.start_time = start
         self.tail = [start] * NPIPES
@@ -101,7 +108,7 @@ class Core:
         self.queues: list = []
         self.pipes_objs: list = []
         self.atomic = None
-        self.plans: dict = {}                     # checked instructions by operands (ops/vector, ops/datacopy)
+        self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
         self.records: list[Instr] = launch.records
 
     # ------------------------------------------------------------------ sanitizer

@@ -145,34 +145,35 @@ class GlobalTensor:
 class Tier:
     """One on-chip memory of one core (UB, L1, L0A, L0B, L0C) with shadow state.
 
-    Its bytes (``arena``) are attached while the core runs a block and handed back to a pool
-    when the block ends, so a launch of many blocks zeroes only the bytes its buffers used.
+    A launch hands a core's tiers from block to block (``reset`` in between, so every block
+    starts from zeroed bytes and a blank shadow); its arena comes from a pool shared by launches.
     """
 
     def __init__(self, name: str, capacity: int, usable: int, align: int):
         self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
-        self.arena: np.ndarray | None = None
+        pool = _ARENAS.get(capacity)
+        self.arena = pool.pop() if pool else np.zeros(capacity, np.uint8)
         self.shadow = Shadow((capacity + GRANULE - 1) // GRANULE)
         self.next_free = 0
-        self.high = 0           # the highest next_free so far: the bytes a block may have written
+        self.high = 0           # the highest next_free since the last reset: the bytes a block may have written
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
 
-    def attach(self) -> None:
-        """Give the tier zeroed bytes (from the pool when one of this size is free)."""
-        if self.arena is None:
-            pool = _ARENAS.get(self.capacity)
-            self.arena = pool.pop() if pool else np.zeros(self.capacity, np.uint8)
+    def reset(self) -> None:
+        """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
+        self.arena[:self.high] = 0
+        self.shadow.reset()
+        self.next_free = 0
+        self.high = 0
+        self.buffers = []
 
     def release(self) -> None:
-        """Zero the bytes the block's buffers covered and return the arena to the pool."""
-        arena = self.arena
-        if arena is not None:
-            self.arena = None
-            arena[:self.high] = 0
-            _ARENAS.setdefault(self.capacity, []).append(arena)
+        """Reset, and return the arena to the pool for the next launch."""
+        self.reset()
+        _ARENAS.setdefault(self.capacity, []).append(self.arena)
+        self.arena = None
 
 
-_ARENAS: dict[int, list[np.ndarray]] = {}      # capacity -> zeroed arenas not attached to a running core
+_ARENAS: dict[int, list[np.ndarray]] = {}      # capacity -> zeroed arenas no tier holds
 
 
 class LocalTensor:

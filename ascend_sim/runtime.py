@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .chips import ChipProfile, get_chip
-from .core import Core
+from .core import Core, make_tiers
 from .errors import ArgumentError, DeadlockError, LaunchError, SyncError, caller_site, format_site
 from .memory import GmBuffer, GmPtr
 
@@ -84,6 +84,8 @@ class Launch:
     def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.records: list = []
+        self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
+        self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         self.blocks: list[_Block] = []
@@ -149,6 +151,11 @@ class Launch:
         finally:
             _current = None
             self._abort_all()
+            for tiers in (t for pool in self.tier_pool.values() for t in pool):
+                for tier in tiers.values():
+                    tier.release()
+            self.tier_pool.clear()
+            self.plans.clear()
         if self.error is not None:
             raise self.error
 
@@ -188,9 +195,9 @@ class Launch:
             c.uid = i
         b.started = True
         _current = b.core
-        tiers = b.core.tiers.values()
-        for tier in tiers:
-            tier.attach()
+        core = b.core
+        pool = self.tier_pool.setdefault(core.core_type, [])
+        core.tiers = pool.pop() if pool else make_tiers(self.chip, core.core_type)
         try:
             with np.errstate(all="ignore"):     # fp16 overflow to inf is the device's behaviour, not a warning
                 self.kernel.fn(*self.args)
@@ -202,8 +209,10 @@ class Launch:
             return
         finally:
             b.done = True
-            for tier in tiers:
-                tier.release()
+            core.buffers = {n: t.buffers for n, t in core.tiers.items()}
+            for tier in core.tiers.values():
+                tier.reset()
+            pool.append(core.tiers)     # the next block to start gets these tiers, and the plans made on them
         group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
         if all(x.done for x in group):
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))

@@ -58,8 +58,13 @@ class Shadow:
     def __init__(self, granules: int):
         self.size = granules
         self.version = 0        # bumped whenever segments are split or merged (core.Region caches one)
+        self.reset()
+
+    def reset(self) -> None:
+        """Nothing written, nothing read: one blank segment (a new version, so no cached segment matches)."""
+        self.version += 1
         self.starts = [0]
-        self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
+        self.segs = [Seg(0, self.size, False, NO_PIPE, 0, -1, {})]
 
     def _cut(self, g: int) -> int:
         """Make a segment start at granule ``g``; return its index (len(segs) at the end)."""
