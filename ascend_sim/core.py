@@ -109,7 +109,7 @@ class Core:
         self.pipes_objs: list = []
         self.atomic = None
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
-        self.records: list[Instr] = launch.records
+        self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
 
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:
@@ -151,7 +151,7 @@ class Core:
                 "count and offset of the read", site=site)
 
     def _race_raw(self, q, s, tier, at, op, site, verb):
-        rec = self.records[s.wr]
+        rec = Instr(*self.records[s.wr])
         raise RaceError(
             f"{op} on pipe {PIPES[q]} {verb} {tier.name} bytes from {at * GRANULE} that "
             f"pipe {PIPES[s.wp]} wrote at {format_site(rec.site)} ({rec.op}), with no synchronisation "
@@ -162,7 +162,7 @@ class Core:
         vcq = self.vc[q]
         for p, (seq, r) in s.rd.items():
             if seq > vcq[p]:
-                rec = self.records[r]
+                rec = Instr(*self.records[r])
                 raise RaceError(
                     f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
                     f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
@@ -171,22 +171,22 @@ class Core:
 
     # ------------------------------------------------------------------ issue
     def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
-              src: str = "", dst: str = "", flops: int = 0, klass: str = "", site=None) -> Instr:
+              src: str = "", dst: str = "", flops: int = 0, klass: str = "", site=None) -> None:
         """Check, place on ``pipe`` and record one instruction; ``cost`` may be a function of start.
 
         ``reads``/``writes`` are (tier, slice | list of granule runs | granule array) regions.
         """
         if site is None:
             site = caller_site()
-        return self.issue_n(pipe, op, cost, _ranges(reads), _ranges(writes), nbytes, src, dst, flops, klass, site)
+        self.issue_n(pipe, op, cost, _ranges(reads), _ranges(writes), nbytes, src, dst, flops, klass, site)
 
     def issue_n(self, pipe: int, op: str, cost, rd: list, wr: list, nbytes: int, src: str, dst: str,
-                flops: int, klass: str, site) -> Instr:
+                flops: int, klass: str, site) -> None:
         """``issue`` with the regions already normalised: lists of ``Region``.
 
         The hot path of every instruction: the sanitizer checks, the shadow update, the placement
         on the pipe and the record, inlined for the usual access that matches one shadow segment.
-        ``cost`` is cycles, a tuple (GM pipe, bytes, bursts, aligned) priced by ``gm_cost``,
+        ``cost`` is cycles, a tuple (GM pipe, bytes, bursts, aligned) of a GM transfer,
         or a function of the start cycle.
         """
         vcq = self.vc[pipe]
@@ -246,7 +246,21 @@ class Core:
             start, wait_on = gate, self.gate_rec[pipe]
         cc = cost.__class__
         if cc is tuple:
-            c = self.gm_cost(start, *cost)
+            # a GM transfer: rate = min(the core's path rate, its share of the chip's HBM bandwidth);
+            # the share is the HBM limit over the cores of the wave, halved while the core's other
+            # GM pipe is streaming too; GM addresses not 512 B aligned run at gm_unaligned_efficiency
+            gp, nb, bursts, aligned = cost
+            path = self.gm_paths.get(gp)
+            if path is None:
+                path = self.gm_paths[gp] = _gm_path(self, gp)
+            rate, startup, share, other, burst = path
+            if self.tail[other] > start:
+                share = share / 2
+            if share < rate:
+                rate = share
+            if not aligned:
+                rate = rate * self.chip.gm_unaligned_efficiency
+            c = startup + (bursts - 1) * burst + nb / rate
         elif cc is float or cc is int or not callable(cost):
             c = cost
         else:
@@ -257,10 +271,9 @@ class Core:
         self.last_rec[pipe] = idx
         if pipe == S:
             self.scalar_time = end
-        rec = Instr(idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
-                    nbytes, src, dst, flops, site, klass, rd, wr)
-        records.append(rec)
-        return rec
+        # the record: Instr's fields as a tuple (the trace makes the Instr objects when it is read)
+        records.append((idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
+                        nbytes, src, dst, flops, site, klass, rd, wr))
 
     def _segments(self, r: Region) -> list:
         """The shadow segments ``r`` touches; remembered on ``r`` when one segment is exactly ``r``."""
@@ -271,26 +284,6 @@ class Core:
                 r.seg = s
                 r.ver = r.tier.shadow.version
         return segs
-
-    def gm_cost(self, start: float, pipe: int, nbytes: int, bursts: int, aligned: bool) -> float:
-        """Cycles of a GM read (MTE2) or write (MTE3/FIX) of ``nbytes`` in ``bursts`` bursts.
-
-        Rate = min(the core's path rate, its share of the chip's HBM bandwidth).
-        The share is the HBM limit over the cores of the wave, halved while the
-        core's other GM pipe is streaming too. GM addresses that are not 512 B
-        aligned run at ``gm_unaligned_efficiency`` of the rate.
-        """
-        path = self.gm_paths.get(pipe)
-        if path is None:
-            path = self.gm_paths[pipe] = _gm_path(self, pipe)
-        rate, startup, share, other, burst = path
-        if self.tail[other] > start:
-            share = share / 2
-        if share < rate:
-            rate = share
-        if not aligned:
-            rate = rate * self.chip.gm_unaligned_efficiency
-        return startup + (bursts - 1) * burst + nbytes / rate
 
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""

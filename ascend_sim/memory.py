@@ -14,6 +14,7 @@ from .errors import AlignmentError, ArgumentError, OutOfBoundsError
 from .shadow import Shadow
 
 GRANULE = 32          # bytes per shadow granule (one DataBlock)
+_new = object.__new__
 
 
 # ----------------------------------------------------------------------------- GM
@@ -73,6 +74,7 @@ class GmPtr:
 class GlobalTensor:
     """``GlobalTensor<T>``: a typed window onto GM."""
 
+    __slots__ = ("dtype", "ptr", "size")
     position = "GM"
 
     def __init__(self, dtype=None):
@@ -101,11 +103,16 @@ class GlobalTensor:
 
     def __getitem__(self, offset: int) -> "GlobalTensor":
         """``xGm[offset]``: the tensor starting ``offset`` elements further."""
-        ptr = self._require()
-        off = int(offset)
-        sub = GlobalTensor.__new__(GlobalTensor)      # hot (every tile): skip __init__'s dtype normalising
+        ptr = self.ptr
+        if ptr is None:
+            self._require()
+        off = offset if offset.__class__ is int else int(offset)
+        sub = _new(GlobalTensor)        # hot (every tile): no __init__ (dtype normalising) and no GmPtr.__init__
         sub.dtype = self.dtype
-        sub.ptr = GmPtr(ptr.buf, ptr.offset + off * ptr.dtype.itemsize, ptr.dtype)
+        sub.ptr = p = _new(GmPtr)
+        p.buf = ptr.buf
+        p.offset = ptr.offset + off * ptr.dtype.itemsize
+        p.dtype = ptr.dtype
         sub.size = self.size - off
         return sub
 

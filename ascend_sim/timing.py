@@ -11,7 +11,7 @@ from .core import Core
 
 
 def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 1) -> tuple:
-    """The cost of a GM read (MTE2) or write (MTE3/FIX), priced at its start by ``Core.gm_cost``.
+    """The cost of a GM read (MTE2) or write (MTE3/FIX), priced at its start by ``Core.issue_n``.
 
     It depends on the start cycle (the HBM share is halved while the core's other
     GM pipe streams), so it is handed to ``issue`` as (pipe, bytes, bursts, 512 B aligned).

@@ -15,11 +15,21 @@ RATIO_NAMES = {"V": "vec_ratio", "S": "scalar_ratio", "MTE2": "mte2_ratio", "MTE
 class Trace:
     """The instruction records of one launch, in issue order."""
 
-    def __init__(self, records: list[Instr], chip, n_cores: int):
-        self.records, self.chip, self.n_cores = records, chip, n_cores
+    def __init__(self, records: list[tuple], chip, n_cores: int):
+        self._raw = records         # the launch appends one tuple per instruction (Instr's fields)
+        self._records: list[Instr] | None = None
+        self.chip, self.n_cores = chip, n_cores
+
+    @property
+    def records(self) -> list[Instr]:
+        """The ``Instr`` records, made from the launch's tuples on first use."""
+        if self._records is None:
+            self._records = [Instr(*t) for t in self._raw]
+            self._raw = None
+        return self._records
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self._raw) if self._records is None else len(self._records)
 
     def __iter__(self):
         return iter(self.records)

@@ -169,20 +169,27 @@ def _side(t):
 
 def _copy(dst, src, op: str, shape, geometry, site, pad: DataCopyPadExtParams | None = None) -> None:
     core = current_core()
-    ds, ss = _side(dst), _side(src)
-    if ds is None or ss is None or shape is None:
-        cp = _check_copy(core, dst, src, op, geometry(), site)
-    else:
-        key = (op, shape, ds, ss)
+    dc, sc = dst.__class__, src.__class__
+    key = None
+    if shape is not None:       # the two usual directions inline, anything else through _side
+        if dc is LocalTensor and sc is GlobalTensor and src.ptr is not None:
+            key = (op, shape, dst.tier, dst.addr, dst.size, dst.dtype, src.ptr.buf, src.dtype)
+        elif dc is GlobalTensor and sc is LocalTensor and dst.ptr is not None:
+            key = (op, shape, dst.ptr.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype)
+        else:
+            ds, ss = _side(dst), _side(src)
+            if ds is not None and ss is not None:
+                key = (op, shape, ds, ss)
+    cp = None
+    if key is not None:
         try:
             cp = core.plans.get(key)
         except TypeError:           # an unhashable count: checked (and reported) by geometry()
-            cp = None
             key = None
-        if cp is None:
-            cp = _check_copy(core, dst, src, op, geometry(), site)
-            if key is not None:
-                core.plans[key] = cp
+    if cp is None:
+        cp = _check_copy(core, dst, src, op, geometry(), site)
+        if key is not None:
+            core.plans[key] = cp
     kind = cp.kind
     if kind == "in":
         _copy_in(core, dst, src, cp, op, site, pad)

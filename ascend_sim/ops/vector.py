@@ -253,28 +253,24 @@ class _VecPlan:
         self.flops = d.n
 
 
-def _operands(*ts) -> tuple | None:
-    """The plan-cache key part of count-form operands, or None if one is not a LocalTensor."""
-    try:
-        return tuple((t.tier, t.addr, t.size, t.dtype) for t in ts)
-    except AttributeError:
-        return None
-
-
 def _planned(op: str, count, ts: tuple, build):
-    """The cached plan of a count-form instruction on tensors ``ts``, built (and checked) on a miss."""
+    """The cached plan of a count-form instruction on tensors ``ts``, built (and checked) on a miss.
+
+    The key: the op, the count and each operand's (tier, address, size, dtype).
+    """
     core = _runtime._current
-    key = _operands(*ts)
-    if core is None or key is None:
-        return build()
-    key = (op, count, key)
     try:
+        if len(ts) == 3:
+            a, b, c = ts
+            key = (op, count, a.tier, a.addr, a.size, a.dtype, b.tier, b.addr, b.size, b.dtype,
+                   c.tier, c.addr, c.size, c.dtype)
+        else:
+            key = (op, count) + tuple(x for t in ts for x in (t.tier, t.addr, t.size, t.dtype))
         plan = core.plans.get(key)
-    except TypeError:           # an unhashable count: checked (and reported) by build
+    except (AttributeError, TypeError):     # not LocalTensors, an unhashable count, or no core: build() says
         return build()
     if plan is None:
-        plan = build()
-        core.plans[key] = plan
+        plan = core.plans[key] = build()
     return plan
 
 
