@@ -17,6 +17,7 @@ from .shadow import NPIPES, runs
 
 S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
 _NEVER = 1 << 62
+_VC0 = [0] * NPIPES + [_NEVER]     # a clock before anything: the last entry is the never-written pipe
 
 
 class Event(tuple):
@@ -93,7 +94,7 @@ class Core:
         self.sub_block_idx, self.group = sub_block_idx, group
         self.tiers: dict[str, Tier] = {}          # attached by the launch while the block runs (make_tiers)
         self.buffers: dict[str, list] = {}        # each tier's buffers, kept when the block hands its tiers back
-        self.vc = [[0] * NPIPES + [_NEVER] for _ in range(NPIPES)]   # vector clock of each pipe
+        self.vc = [_VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:]]   # vector clock of each pipe
         self.start_time = start
         self.tail = [start] * NPIPES
         self.busy = [0.0] * NPIPES

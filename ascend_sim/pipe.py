@@ -269,6 +269,7 @@ def _default_dtype():
 
 
 _INIT_ARG = re.compile(r"InitBuffer\(\s*([^,()]+)")
+_LABELS: dict[tuple, str] = {}      # call site -> the buffer's name in the source (read once per site)
 
 
 class TPipe:
@@ -283,8 +284,10 @@ class TPipe:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
         core = current_core()
         site = caller_site()
-        m = _INIT_ARG.search(linecache.getline(*site))
-        label = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
+        label = _LABELS.get(site)
+        if label is None:
+            m = _INIT_ARG.search(linecache.getline(*site))
+            label = _LABELS[site] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
         if isinstance(que, TBuf):
             num, nbytes = 1, int(num_or_len)
         else:

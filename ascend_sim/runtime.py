@@ -66,9 +66,10 @@ def kernel(fn: Callable | None = None, *, core: str = "AIV"):
 
 # ----------------------------------------------------------------------------- launch
 class _Block:
-    def __init__(self, core: Core):
+    def __init__(self, core: Core, index: int):
         self.core = core
-        self.resume = threading.Event()
+        self.index = index                      # position in Launch.blocks
+        self.resume = threading.Event()         # set to wake the block's thread when it is parked
         self.waiting_for: Callable[[], bool] | None = None
         self.started = False
         self.done = False
@@ -136,7 +137,7 @@ class Launch:
         self.cores = self._make_cores()
         for i, c in enumerate(self.cores):
             c.uid = i
-        self.blocks = [_Block(c) for c in self.cores]
+        self.blocks = [_Block(c, i) for i, c in enumerate(self.cores)]
         self.per_group = len(self.blocks) // self.block_dim     # cores per block: 3 for MIX on 910B, else 1
         self.group_start: dict[int, float] = {}                 # block (group) -> the cycle it got its core
         self.free_at: list[float] = []                          # heap: when each released core became free
@@ -170,7 +171,7 @@ class Launch:
             b = next((b for b in pending if (not b.started and self._can_start(b))
                       or (b.waiting_for is not None and b.waiting_for())), None)
             if b is None:
-                self._fail(self._deadlock([self.blocks.index(p) for p in pending]))
+                self._fail(self._deadlock([p.index for p in pending]))
                 return
             if b.started:                       # wake the parked thread; it drives from here on
                 b.waiting_for = None
@@ -183,7 +184,7 @@ class Launch:
 
     def _start(self, b: _Block) -> None:
         global _current
-        i = self.blocks.index(b)
+        i = b.index
         g = i // self.per_group
         if g not in self.group_start:           # a core never used yet, else the one that became free first
             fresh = len(self.group_start) < self.physical
@@ -225,7 +226,7 @@ class Launch:
 
     def _can_start(self, b: _Block) -> bool:
         """A block starts when its group already holds a core or a physical core is free."""
-        g = self.blocks.index(b) // self.per_group
+        g = b.index // self.per_group
         if g in self.group_start:
             return True
         busy = sum(1 for h in self.group_start

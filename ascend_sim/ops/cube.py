@@ -103,7 +103,7 @@ def _plan(op: str, shape: tuple, ts: tuple, build):
     """
     core = current_core()
     try:
-        key = (op, shape) + tuple(_side(t) for t in ts)
+        key = (op, shape, *map(_side, ts))
         plan = core.plans.get(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: build() reports it
         return build(core)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .. import timing
 from ..core import MTE1, MTE2, MTE3, _ranges, burst_region
@@ -306,13 +305,14 @@ def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, sit
 
 # ----------------------------------------------------------------------------- helpers
 def _bursts(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.ndarray:
-    """A (count, blen) byte view of ``count`` bursts starting at ``off``, ``pitch`` bytes apart."""
+    """A (count, blen) view of ``count`` bursts of ``raw`` starting at ``off``, ``pitch`` apart (all in elements)."""
     if count == 1:
         return raw[off:off + blen].reshape(1, blen)
     end = off + count * pitch
-    if blen <= pitch and end <= raw.size:   # the same view by slicing: several times cheaper than as_strided
+    if blen <= pitch and end <= raw.size:   # the same view by slicing
         return raw[off:end].reshape(count, pitch)[:, :blen]
-    return as_strided(raw[off:], shape=(count, blen), strides=(pitch, 1), writeable=True)
+    isz = raw.itemsize                      # the last burst ends before a whole pitch (or bursts overlap)
+    return np.ndarray((count, blen), raw.dtype, raw, off * isz, (pitch * isz, isz))
 
 
 def _move(dst_raw: np.ndarray, dst_off: int, dst_pitch: int, src_raw: np.ndarray, src_off: int, src_pitch: int,
@@ -372,6 +372,7 @@ _max = np.maximum.reduce
 
 def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
     """Raise if a block other than ``core`` owns one of the whole chunks ``seg`` (burst by burst)."""
+    seg = seg.reshape(-1)
     clash = (seg >= 0) & (seg != core.uid)
     if clash.any():
         i = int(np.flatnonzero(clash)[0])
@@ -384,13 +385,11 @@ def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: _Plan, dtype, site
     """``_claim`` for strided copies and copies that cover chunks in part."""
     me = core.uid
     if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
-        # every burst covers whole chunks; check and claim them in one vectorised step
-        chunks = (off // BLOCK + np.arange(plan.count)[:, None] * (plan.dst_pitch // BLOCK)
-                  + np.arange(plan.dst_blen // BLOCK)).ravel()
-        seg = own[chunks]
-        if _max(seg) >= 0:
+        # every burst covers whole chunks: check and claim them through one (bursts, chunks) view
+        seg = _bursts(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
+        if _max(seg, axis=None) >= 0:
             _check_chunks(core, buf, seg, off, plan, dtype, site)
-        own[chunks] = me
+        seg[...] = me
         return
 
     def check(owners: np.ndarray, first_byte: int, unit: int, start: int, end: int) -> None:
