@@ -22,6 +22,8 @@ from .runtime import current_core
 class TPosition(enum.Enum):
     """Logical buffer positions; each maps to a physical tier."""
 
+    __hash__ = object.__hash__      # members are singletons: hash by identity in C, not Enum's hash(name)
+
     GM = "GM"
     A1 = "A1"
     A2 = "A2"

@@ -69,7 +69,7 @@ class _Block:
     def __init__(self, core: Core, index: int):
         self.core = core
         self.index = index                      # position in Launch.blocks
-        self.resume = threading.Event()         # set to wake the block's thread when it is parked
+        self.resume: threading.Event | None = None     # made when the block parks; set to wake it
         self.waiting_for: Callable[[], bool] | None = None
         self.started = False
         self.done = False
@@ -240,7 +240,7 @@ class Launch:
         if ready():
             return
         me.waiting_for = ready
-        me.resume.clear()
+        me.resume = threading.Event()
         threading.Thread(target=self._drive_thread, daemon=True).start()
         me.resume.wait()
         if self.aborting:
@@ -256,7 +256,7 @@ class Launch:
     def _abort_all(self) -> None:
         self.aborting = True
         for b in self.blocks:
-            if b.started and not b.done:
+            if b.started and not b.done and b.resume is not None:
                 b.resume.set()
 
     def _deadlock(self, pending: list[int]) -> DeadlockError:

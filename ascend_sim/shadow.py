@@ -58,13 +58,21 @@ class Shadow:
     def __init__(self, granules: int):
         self.size = granules
         self.version = 0        # bumped whenever segments are split or merged (core.Region caches one)
-        self.reset()
+        self.starts = [0]
+        self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
 
     def reset(self) -> None:
-        """Nothing written, nothing read: one blank segment (a new version, so no cached segment matches)."""
-        self.version += 1
-        self.starts = [0]
-        self.segs = [Seg(0, self.size, False, NO_PIPE, 0, -1, {})]
+        """Nothing written, nothing read, for the next block on this tier.
+
+        The segment boundaries stay (adjacent blank segments mean the same as one), so the next
+        block, which usually allocates the same buffers, finds its segments where they were.
+        """
+        for s in self.segs:
+            s.init = False
+            s.wp = NO_PIPE
+            s.ws = 0
+            s.wr = -1
+            s.rd = {}
 
     def _cut(self, g: int) -> int:
         """Make a segment start at granule ``g``; return its index (len(segs) at the end)."""
