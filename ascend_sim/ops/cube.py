@@ -12,14 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import runtime as _runtime
 from .. import timing
 from ..core import FIX, M, MTE1, _ranges, region
 from ..dtypes import ascend_name, bfloat16, float32, half, int8, int32
 from ..errors import ArgumentError, CubeFormatError, DtypeError, PositionError, caller_site
 from ..memory import GlobalTensor, LocalTensor
 from ..runtime import current_core
-from .datacopy import _bursts, _claim, _Plan, _side
+from .datacopy import _bursts, _claim, _Plan
 
 FRACTAL_BYTES = 512
 
@@ -50,6 +49,8 @@ class MmadParams:
 
 
 class QuantMode_t(enum.Enum):
+    __hash__ = object.__hash__      # members are singletons: hash by identity (plan keys hold them)
+
     NoQuant = "none"
     F322F16 = "f32_to_f16"
     F322BF16 = "f32_to_bf16"
@@ -95,27 +96,21 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
                                   f"{align}-byte units", site=site)
 
 
-def _plan(op: str, shape: tuple, ts: tuple, build):
-    """The cached plan of a cube instruction on the operands ``ts``; ``build()`` checks and makes one on a miss.
+def _cached(core, key, build):
+    """The plan cached under ``key`` (None: not cacheable), or ``build()`` checks the call and makes it.
 
-    Like the vector and DataCopy plans: keyed by the parameters and each operand's (tier, address,
+    Like the vector and DataCopy plans, keys hold the parameters and each operand's (tier, address,
     size, dtype), or for GM its buffer and dtype (the GM offset is checked on every call).
     """
-    core = current_core()
+    if key is None:
+        return build()
     try:
-        key = (op, shape, *map(_side, ts))
         plan = core.plans.get(key)
-    except (AttributeError, TypeError):     # not tensors, or unhashable parameters: build() reports it
-        return build(core)
+    except TypeError:                   # unhashable parameters: build() reports them
+        return build()
     if plan is None:
-        plan = core.plans[key] = build(core)
+        plan = core.plans[key] = build()
     return plan
-
-
-def _fields(params) -> tuple | None:
-    """The field values of a parameter dataclass, as part of a plan key."""
-    d = getattr(params, "__dict__", None)
-    return (type(params),) + tuple(d.values()) if d is not None else None
 
 
 class _CubePlan:
@@ -136,8 +131,9 @@ class _CubePlan:
 def LoadData(dst, src, params: LoadData2DParams) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
     site = caller_site()
+    core = current_core()
 
-    def build(core) -> _CubePlan:
+    def build() -> _CubePlan:
         _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
         _tier(src, ("L1",), "LoadData", "src", site)
         if dst.dtype != src.dtype:
@@ -176,8 +172,14 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
         return _CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
                          _ranges((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
                          _ranges((region(dst, span_dst),)), nbytes, 0, views)
-    plan = _plan("LoadData", _fields(params), (dst, src), build)
-    current_core().issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0,
+    try:
+        p = params
+        key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose,
+               dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
+    except AttributeError:
+        key = None
+    plan = _cached(core, key, build)
+    core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0,
                            "copy", site)
     for d, s in plan.views:
         d[...] = s
@@ -186,8 +188,9 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
 def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
     site = caller_site()
+    core = current_core()
 
-    def build(core) -> _CubePlan:
+    def build() -> _CubePlan:
         _tier(dst, ("L0C",), "Mmad", "dst", site)
         _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
         _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
@@ -226,23 +229,29 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
         return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
                          (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views,
                          (acc, bool(params.cmatrixInitVal)))
-    plan = _plan("Mmad", _fields(params), (dst, fmA, fmB), build)
-    current_core().issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube",
+    try:
+        p = params
+        key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, dst.tier, dst.addr, dst.size,
+               dst.dtype, fmA.tier, fmA.addr, fmA.size, fmA.dtype, fmB.tier, fmB.addr, fmB.size, fmB.dtype)
+    except AttributeError:
+        key = None
+    plan = _cached(core, key, build)
+    core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube",
                            site)
     av, bv, out = plan.views
     acc, init = plan.extra
-    c = np.matmul(av.astype(acc), bv.astype(acc))
     if init:
-        out[...] = c
+        np.matmul(av.astype(acc), bv.astype(acc), out=out)
     else:
-        np.add(out, c, out=out)
+        np.add(out, np.matmul(av.astype(acc), bv.astype(acc)), out=out)
 
 
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
     """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
     site = caller_site()
+    core = current_core()
 
-    def build(core) -> _CubePlan:
+    def build() -> _CubePlan:
         _tier(src, ("L0C",), "Fixpipe", "src", site)
         if not isinstance(dst, GlobalTensor):
             raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor",
@@ -273,14 +282,19 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
         return _CubePlan(None, _ranges((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
                          0, (rows,), (_Plan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
                                       bool(params.reluEn)))
-    plan = _plan("Fixpipe", _fields(params), (dst, src), build)
+    try:
+        p = params
+        key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.ptr.buf, dst.dtype,
+               src.tier, src.addr, src.size, src.dtype)
+    except AttributeError:
+        key = None
+    plan = _cached(core, key, build)
     bursts, span, relu = plan.extra
     ptr = dst.ptr
     buf = ptr.buf
     off = ptr.offset
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
-    core = _runtime._current
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     _claim(core, buf, off, bursts, dst.dtype, site)

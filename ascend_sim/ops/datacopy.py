@@ -151,7 +151,7 @@ class _CopyPlan:
         self.regions = regions      # normalised shadow regions: writes for "in", reads for "out"
         self.nbytes = plan.count * plan.blen
         self.span = span            # bytes the GM side spans
-        self.local = local          # a single burst's bytes in the tier (count 1), else None
+        self.local = local          # the bytes in the tier: a 1-D view (one burst) or (count, blen)
         self.src_name = src_name
         self.dst_name = dst_name
 
@@ -215,7 +215,7 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
         src._require()
         _check_local_span(dst, dst_span, op, site)
         regions = _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
-        local = dst.tier.arena[dst.addr:dst.addr + plan.blen] if plan.count == 1 else None
+        local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
         return _CopyPlan("in", plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
     if dst_gm:
         if not isinstance(src, LocalTensor) or src.tier.name != "UB":
@@ -226,7 +226,7 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
         _check_local_span(src, src_span, op, site)
         dst._require()
         regions = _ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),))
-        local = src.tier.arena[src.addr:src.addr + plan.blen] if plan.count == 1 else None
+        local = _local_bursts(src, plan.count, plan.blen, plan.src_pitch)
         return _CopyPlan("out", plan, MTE3, regions, dst_span, local, "UB", "GM")
     paths = {("UB", "UB"): (MTE3, core.chip.ub_to_ub_bytes_per_cycle),
              ("UB", "L1"): (MTE3, core.chip.ub_to_l1_bytes_per_cycle),
@@ -253,10 +253,10 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     plan = cp.plan
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
-    if cp.local is not None:
+    if plan.count == 1:
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
-        _move(dst.tier.arena, dst.addr, plan.dst_pitch, buf.raw, off, plan.src_pitch, plan.count, plan.blen)
+        cp.local[...] = _bursts(buf.raw, off, plan.count, plan.blen, plan.src_pitch)
     if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
         d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
         fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
@@ -289,10 +289,10 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
             d[...] = (cur + add).astype(dt).view(np.uint8)
         return
     _claim(core, buf, off, plan, dst.dtype, site)
-    if cp.local is not None:
+    if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local
     else:
-        _move(buf.raw, off, plan.dst_pitch, src.tier.arena, src.addr, plan.src_pitch, plan.count, plan.blen)
+        _bursts(buf.raw, off, plan.count, plan.blen, plan.dst_pitch)[...] = cp.local
 
 
 def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, site) -> None:
@@ -315,13 +315,10 @@ def _bursts(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.
     return np.ndarray((count, blen), raw.dtype, raw, off * isz, (pitch * isz, isz))
 
 
-def _move(dst_raw: np.ndarray, dst_off: int, dst_pitch: int, src_raw: np.ndarray, src_off: int, src_pitch: int,
-          count: int, blen: int) -> None:
-    """Copy ``count`` bursts of ``blen`` bytes between two byte arrays (GM and a tier: never overlapping)."""
-    if count == 1:      # fast path, most copies: one slice assignment, no 2-D views
-        dst_raw[dst_off:dst_off + blen] = src_raw[src_off:src_off + blen]
-    else:
-        _bursts(dst_raw, dst_off, count, blen, dst_pitch)[...] = _bursts(src_raw, src_off, count, blen, src_pitch)
+def _local_bursts(t: LocalTensor, count: int, blen: int, pitch: int) -> np.ndarray:
+    """The local side of a copy: one burst as a 1-D byte view, several as a (count, blen) view."""
+    arena = t.tier.arena
+    return arena[t.addr:t.addr + blen] if count == 1 else _bursts(arena, t.addr, count, blen, pitch)
 
 
 def _check_params(count: int, blen: int, site, max_len: int = 65535) -> None:
