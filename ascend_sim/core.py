@@ -86,6 +86,10 @@ def make_tiers(chip, core_type: str) -> dict[str, Tier]:
 class Core:
     """State of one block while it runs on a simulated AIV, AIC or AI Core."""
 
+    __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
+                 "start_time", "tail", "busy", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
+                 "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid")
+
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
         chip = launch.chip

@@ -97,6 +97,9 @@ def _point(core, pipe: int) -> tuple:
 class TQue:
     """``TQue<pos, depth>``: buffers handed out by AllocTensor and passed by EnQue/DeQue."""
 
+    __slots__ = ("position", "depth", "producer", "consumer", "slots", "nbytes", "fifo", "core", "name", "tier",
+                 "_next")
+
     def __init__(self, position: TPosition, depth: int = 1):
         if position not in FLOW:
             raise PositionError(f"TQue cannot live at TPosition.{position.name}",
