@@ -141,6 +141,7 @@ class Launch:
         self.per_group = len(self.blocks) // self.block_dim     # cores per block: 3 for MIX on 910B, else 1
         self.group_start: dict[int, float] = {}                 # block (group) -> the cycle it got its core
         self.free_at: list[float] = []                          # heap: when each released core became free
+        self.groups_done = 0                                    # groups whose blocks have all ended
         self.finished = threading.Event()
         self.error: BaseException | None = None
         try:
@@ -217,6 +218,7 @@ class Launch:
         group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
         if all(x.done for x in group):
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))
+            self.groups_done += 1
 
     def _fail(self, e: BaseException) -> None:
         if self.error is None:
@@ -229,9 +231,7 @@ class Launch:
         g = b.index // self.per_group
         if g in self.group_start:
             return True
-        busy = sum(1 for h in self.group_start
-                   if not all(x.done for x in self.blocks[h * self.per_group:(h + 1) * self.per_group]))
-        return busy < self.physical
+        return len(self.group_start) - self.groups_done < self.physical
 
     def block_wait(self, ready: Callable[[], bool]) -> None:
         """Called by a running block: park this thread until ``ready()`` holds."""
