@@ -44,11 +44,13 @@ class Region:
     an instruction repeated on the same buffer finds its segment without a search.
     """
 
-    __slots__ = ("tier", "runs", "lo", "hi", "ver", "seg")
+    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "seg")
 
     def __init__(self, tier: Tier, runs: list):
         self.tier = tier
+        self.shadow = tier.shadow
         self.runs = runs            # [(first granule, end granule), ...], sorted, non-empty
+        self.single = len(runs) == 1
         self.lo = runs[0][0]
         self.hi = runs[-1][1]
         self.ver = -1               # the shadow version ``seg`` is valid for
@@ -200,7 +202,7 @@ class Core:
         idx = len(records)
         # sanitizer: initcheck and read-after-write on reads; write-after-write/read on writes
         for r in rd:
-            if r.ver == r.tier.shadow.version:
+            if r.ver == r.shadow.version:
                 s = r.seg
                 if not s.init or s.ws > vcq[s.wp]:
                     self._read_fault(pipe, r, op, site)
@@ -209,7 +211,7 @@ class Core:
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
         for r in wr:
-            for s in ((r.seg,) if r.ver == r.tier.shadow.version else self._segments(r)):
+            for s in ((r.seg,) if r.ver == r.shadow.version else self._segments(r)):
                 if s.ws > vcq[s.wp]:
                     self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
                 if s.rd:
@@ -220,14 +222,12 @@ class Core:
         # shadow: a strided read is recorded over its whole span (one segment, not hundreds);
         # writes are exact (the gaps of a strided write stay as they were)
         for r in rd:
-            sh = r.tier.shadow
-            if r.ver == sh.version:
+            if r.ver == r.shadow.version:
                 r.seg.rd[pipe] = (seq, idx)
             else:
-                sh.read(r.lo, r.hi, pipe, seq, idx)
+                r.shadow.read(r.lo, r.hi, pipe, seq, idx)
         for r in wr:
-            sh = r.tier.shadow
-            if r.ver == sh.version and len(r.runs) == 1:
+            if r.single and r.ver == r.shadow.version:
                 s = r.seg
                 s.init = True
                 s.wp = pipe
@@ -235,8 +235,9 @@ class Core:
                 s.wr = idx
                 s.rd = {}
             else:
+                write = r.shadow.write
                 for lo, hi in r.runs:
-                    sh.write(lo, hi, pipe, seq, idx)
+                    write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         tick = self.tick
         issue_t = self.scalar_time + tick
@@ -287,7 +288,7 @@ class Core:
             s = segs[0]
             if s.lo == r.lo and s.hi == r.hi:
                 r.seg = s
-                r.ver = r.tier.shadow.version
+                r.ver = r.shadow.version
         return segs
 
     def scalar_tick(self) -> None:

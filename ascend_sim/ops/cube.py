@@ -96,20 +96,20 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
                                   f"{align}-byte units", site=site)
 
 
-def _cached(core, key, build):
-    """The plan cached under ``key`` (None: not cacheable), or ``build()`` checks the call and makes it.
+def _cached(core, key, build, *args):
+    """The plan cached under ``key`` (None: not cacheable), or ``build(*args)`` checks the call and makes it.
 
     Like the vector and DataCopy plans, keys hold the parameters and each operand's (tier, address,
     size, dtype), or for GM its buffer and dtype (the GM offset is checked on every call).
     """
     if key is None:
-        return build()
+        return build(*args)
     try:
         plan = core.plans.get(key)
     except TypeError:                   # unhashable parameters: build() reports them
-        return build()
+        return build(*args)
     if plan is None:
-        plan = core.plans[key] = build()
+        plan = core.plans[key] = build(*args)
     return plan
 
 
@@ -132,112 +132,72 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
     site = caller_site()
     core = current_core()
-
-    def build() -> _CubePlan:
-        _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
-        _tier(src, ("L1",), "LoadData", "src", site)
-        if dst.dtype != src.dtype:
-            raise DtypeError(f"LoadData from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
-                             fix="LoadData does not convert dtypes", site=site)
-        if params.ifTranspose:
-            raise ArgumentError("LoadData ifTranspose is not modelled (the simulator keeps ND layout)",
-                                fix="load B already laid out as k x n", site=site)
-        _check_l0_address("LoadData", dst, site)
-        reps = int(params.repeatTimes)
-        if not 1 <= reps <= 255:
-            raise ArgumentError(f"LoadData repeatTimes {reps} outside 1..255",
-                                fix="split the load into several LoadData calls", site=site)
-        src_off = params.startIndex * FRACTAL_BYTES
-        pitch = params.srcStride * FRACTAL_BYTES
-        span_src = src_off + (reps - 1) * pitch + FRACTAL_BYTES
-        span_dst = reps * (FRACTAL_BYTES + params.dstGap * FRACTAL_BYTES) - params.dstGap * FRACTAL_BYTES
-        for t, span, role in ((src, span_src, "source"), (dst, span_dst, "destination")):
-            if span > t.nbytes:
-                from ..errors import OutOfBoundsError
-                raise OutOfBoundsError(f"LoadData {role} needs {span} bytes but the {t.tier.name} tensor holds "
-                                       f"{t.nbytes}", fix="lower repeatTimes or startIndex", site=site)
-        chip = core.chip
-        rate = chip.l1_to_l0a_bytes_per_cycle if dst.tier.name == "L0A" else chip.l1_to_l0b_bytes_per_cycle
-        nbytes = reps * FRACTAL_BYTES
-        s = src.tier.arena
-        d = dst.tier.arena
-        dpitch = FRACTAL_BYTES * (1 + params.dstGap)
-        if pitch == FRACTAL_BYTES and dpitch == FRACTAL_BYTES:      # contiguous fractals: one slice each side
-            a = src.addr + src_off
-            views = ((d[dst.addr:dst.addr + nbytes], s[a:a + nbytes]),)
-        else:
-            views = tuple((d[dst.addr + r * dpitch:dst.addr + r * dpitch + FRACTAL_BYTES],
-                           s[src.addr + src_off + r * pitch:src.addr + src_off + r * pitch + FRACTAL_BYTES])
-                          for r in range(reps))
-        return _CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
-                         _ranges((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
-                         _ranges((region(dst, span_dst),)), nbytes, 0, views)
     try:
         p = params
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose,
                dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
     except AttributeError:
         key = None
-    plan = _cached(core, key, build)
-    core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0,
-                           "copy", site)
+    plan = _cached(core, key, _loaddata_plan, core, dst, src, params, site)
+    core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
     for d, s in plan.views:
         d[...] = s
+
+
+def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
+    """LoadData's rules, regions, cost and views."""
+    _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
+    _tier(src, ("L1",), "LoadData", "src", site)
+    if dst.dtype != src.dtype:
+        raise DtypeError(f"LoadData from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
+                         fix="LoadData does not convert dtypes", site=site)
+    if params.ifTranspose:
+        raise ArgumentError("LoadData ifTranspose is not modelled (the simulator keeps ND layout)",
+                            fix="load B already laid out as k x n", site=site)
+    _check_l0_address("LoadData", dst, site)
+    reps = int(params.repeatTimes)
+    if not 1 <= reps <= 255:
+        raise ArgumentError(f"LoadData repeatTimes {reps} outside 1..255",
+                            fix="split the load into several LoadData calls", site=site)
+    src_off = params.startIndex * FRACTAL_BYTES
+    pitch = params.srcStride * FRACTAL_BYTES
+    span_src = src_off + (reps - 1) * pitch + FRACTAL_BYTES
+    span_dst = reps * (FRACTAL_BYTES + params.dstGap * FRACTAL_BYTES) - params.dstGap * FRACTAL_BYTES
+    for t, span, role in ((src, span_src, "source"), (dst, span_dst, "destination")):
+        if span > t.nbytes:
+            from ..errors import OutOfBoundsError
+            raise OutOfBoundsError(f"LoadData {role} needs {span} bytes but the {t.tier.name} tensor holds "
+                                   f"{t.nbytes}", fix="lower repeatTimes or startIndex", site=site)
+    chip = core.chip
+    rate = chip.l1_to_l0a_bytes_per_cycle if dst.tier.name == "L0A" else chip.l1_to_l0b_bytes_per_cycle
+    nbytes = reps * FRACTAL_BYTES
+    s = src.tier.arena
+    d = dst.tier.arena
+    dpitch = FRACTAL_BYTES * (1 + params.dstGap)
+    if pitch == FRACTAL_BYTES and dpitch == FRACTAL_BYTES:      # contiguous fractals: one slice each side
+        a = src.addr + src_off
+        views = ((d[dst.addr:dst.addr + nbytes], s[a:a + nbytes]),)
+    else:
+        views = tuple((d[dst.addr + r * dpitch:dst.addr + r * dpitch + FRACTAL_BYTES],
+                       s[src.addr + src_off + r * pitch:src.addr + src_off + r * pitch + FRACTAL_BYTES])
+                      for r in range(reps))
+    return _CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
+                     _ranges((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
+                     _ranges((region(dst, span_dst),)), nbytes, 0, views)
 
 
 def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
     site = caller_site()
     core = current_core()
-
-    def build() -> _CubePlan:
-        _tier(dst, ("L0C",), "Mmad", "dst", site)
-        _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
-        _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
-        if fmA.dtype != fmB.dtype or fmA.dtype not in _CUBE:
-            raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube "
-                             "takes two half, two bfloat16_t or two int8_t matrices",
-                             fix="Cast in UB before moving the operands to L1", site=site)
-        for t in (dst, fmA, fmB):
-            _check_l0_address("Mmad", t, site)
-        acc, m0, k0, n0 = _CUBE[fmA.dtype]
-        if dst.dtype != acc:
-            raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
-                             f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}",
-                             site=site)
-        if params.isBias or params.cmatrixSource:
-            raise ArgumentError("Mmad with isBias/cmatrixSource needs the bias table (C2/BT), which the simulator "
-                                "does not model", fix="fold the bias into K (a column of ones in A and the bias as "
-                                "a row of B), or add it after Fixpipe on the vector unit", site=site)
-        m, n, k = int(params.m), int(params.n), int(params.k)
-        for name, v in (("m", m), ("n", n), ("k", k)):
-            if not 1 <= v <= 4095:
-                raise CubeFormatError(f"Mmad {name}={v} outside 1..4095", fix="tile the matmul", site=site)
-        if k % k0:
-            raise CubeFormatError(f"Mmad k={k} is not a multiple of the {ascend_name(fmA.dtype)} fractal depth {k0} "
-                                  f"(fractal {m0}x{k0}x{n0})", fix=f"pad K to a multiple of {k0} with zeros",
-                                  site=site)
-        for t, need, what in ((fmA, m * k, "m*k"), (fmB, k * n, "k*n"), (dst, m * n, "m*n")):
-            if t.size < need:
-                raise CubeFormatError(f"Mmad needs {what} = {need} elements in {t.tier.name} but the tensor holds "
-                                      f"{t.size}", fix="check m, n, k against the L0 tensors' sizes", site=site)
-        fractals = -(-m // m0) * -(-n // n0) * (k // k0)
-        reads = [region(fmA, m * k * fmA.dtype.itemsize), region(fmB, k * n * fmB.dtype.itemsize)]
-        if not params.cmatrixInitVal:
-            reads.append(region(dst, m * n * dst.dtype.itemsize))
-        views = (fmA.view(m * k).reshape(m, k), fmB.view(k * n).reshape(k, n), dst.view(m * n).reshape(m, n))
-        return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
-                         (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views,
-                         (acc, bool(params.cmatrixInitVal)))
     try:
         p = params
         key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, dst.tier, dst.addr, dst.size,
                dst.dtype, fmA.tier, fmA.addr, fmA.size, fmA.dtype, fmB.tier, fmB.addr, fmB.size, fmB.dtype)
     except AttributeError:
         key = None
-    plan = _cached(core, key, build)
-    core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube",
-                           site)
+    plan = _cached(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
+    core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out = plan.views
     acc, init = plan.extra
     if init:
@@ -246,57 +206,68 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
         np.add(out, np.matmul(av.astype(acc), bv.astype(acc)), out=out)
 
 
+def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
+    """Mmad's rules (positions, dtypes, fractals, sizes), regions, cost and views."""
+    _tier(dst, ("L0C",), "Mmad", "dst", site)
+    _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
+    _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
+    if fmA.dtype != fmB.dtype or fmA.dtype not in _CUBE:
+        raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube "
+                         "takes two half, two bfloat16_t or two int8_t matrices",
+                         fix="Cast in UB before moving the operands to L1", site=site)
+    for t in (dst, fmA, fmB):
+        _check_l0_address("Mmad", t, site)
+    acc, m0, k0, n0 = _CUBE[fmA.dtype]
+    if dst.dtype != acc:
+        raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
+                         f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}",
+                         site=site)
+    if params.isBias or params.cmatrixSource:
+        raise ArgumentError("Mmad with isBias/cmatrixSource needs the bias table (C2/BT), which the simulator "
+                            "does not model", fix="fold the bias into K (a column of ones in A and the bias as "
+                            "a row of B), or add it after Fixpipe on the vector unit", site=site)
+    m, n, k = int(params.m), int(params.n), int(params.k)
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if not 1 <= v <= 4095:
+            raise CubeFormatError(f"Mmad {name}={v} outside 1..4095", fix="tile the matmul", site=site)
+    if k % k0:
+        raise CubeFormatError(f"Mmad k={k} is not a multiple of the {ascend_name(fmA.dtype)} fractal depth {k0} "
+                              f"(fractal {m0}x{k0}x{n0})", fix=f"pad K to a multiple of {k0} with zeros",
+                              site=site)
+    for t, need, what in ((fmA, m * k, "m*k"), (fmB, k * n, "k*n"), (dst, m * n, "m*n")):
+        if t.size < need:
+            raise CubeFormatError(f"Mmad needs {what} = {need} elements in {t.tier.name} but the tensor holds "
+                                  f"{t.size}", fix="check m, n, k against the L0 tensors' sizes", site=site)
+    fractals = -(-m // m0) * -(-n // n0) * (k // k0)
+    reads = [region(fmA, m * k * fmA.dtype.itemsize), region(fmB, k * n * fmB.dtype.itemsize)]
+    if not params.cmatrixInitVal:
+        reads.append(region(dst, m * n * dst.dtype.itemsize))
+    views = (fmA.view(m * k).reshape(m, k), fmB.view(k * n).reshape(k, n), dst.view(m * n).reshape(m, n))
+    return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
+                     (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views,
+                     (acc, bool(params.cmatrixInitVal)))
+
+
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
     """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
     site = caller_site()
     core = current_core()
-
-    def build() -> _CubePlan:
-        _tier(src, ("L0C",), "Fixpipe", "src", site)
-        if not isinstance(dst, GlobalTensor):
-            raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor",
-                                site=site)
-        m, n = int(params.mSize), int(params.nSize)
-        sp = params.srcStride or n
-        dp = params.dstStride or n
-        if params.quantPre != QuantMode_t.NoQuant and src.dtype != float32:
-            raise DtypeError(f"Fixpipe quantPre={params.quantPre.name} converts float L0C results, but this L0C "
-                             f"tensor is {ascend_name(src.dtype)}",
-                             fix="write int32 results (int8 matmul) with QuantMode_t.NoQuant to an int32_t GM tensor",
-                             site=site)
-        want = {QuantMode_t.NoQuant: src.dtype, QuantMode_t.F322F16: half,
-                QuantMode_t.F322BF16: bfloat16}[params.quantPre]
-        if dst.dtype != want:
-            raise DtypeError(f"Fixpipe with quantPre={params.quantPre.name} produces {ascend_name(want)} but the GM "
-                             f"tensor is {ascend_name(dst.dtype)}",
-                             fix="use QuantMode_t.F322F16 to write half from float L0C, or NoQuant for float",
-                             site=site)
-        if (m - 1) * sp + n > src.size:
-            from ..errors import OutOfBoundsError
-            raise OutOfBoundsError(f"Fixpipe reads {m} rows of {n} (pitch {sp}) but L0C holds {src.size} elements",
-                                   fix="check mSize, nSize and srcStride", site=site)
-        dst._require()
-        isz = dst.dtype.itemsize
-        vals = src.view((m - 1) * sp + n)
-        rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
-        return _CubePlan(None, _ranges((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
-                         0, (rows,), (_Plan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
-                                      bool(params.reluEn)))
     try:
         p = params
         key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.ptr.buf, dst.dtype,
                src.tier, src.addr, src.size, src.dtype)
     except AttributeError:
         key = None
-    plan = _cached(core, key, build)
+    plan = _cached(core, key, _fixpipe_plan, core, dst, src, params, site)
     bursts, span, relu = plan.extra
     ptr = dst.ptr
     buf = ptr.buf
     off = ptr.offset
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
-    core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
-                 plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
+    aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
+    core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned), plan.rd, plan.wr, plan.nbytes, "L0C",
+                 "GM", 0, "copy", site)
     _claim(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:
@@ -304,3 +275,37 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     out = rows.astype(dst.dtype)          # fp32 beyond the fp16 range becomes inf, as on the device
     _bursts(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch)[...] = out.view(np.uint8).reshape(
         bursts.count, bursts.blen)
+
+
+def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:
+    """Fixpipe's rules (dtypes, conversion, sizes), its L0C region, bursts and views."""
+    _tier(src, ("L0C",), "Fixpipe", "src", site)
+    if not isinstance(dst, GlobalTensor):
+        raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor",
+                            site=site)
+    m, n = int(params.mSize), int(params.nSize)
+    sp = params.srcStride or n
+    dp = params.dstStride or n
+    if params.quantPre != QuantMode_t.NoQuant and src.dtype != float32:
+        raise DtypeError(f"Fixpipe quantPre={params.quantPre.name} converts float L0C results, but this L0C "
+                         f"tensor is {ascend_name(src.dtype)}",
+                         fix="write int32 results (int8 matmul) with QuantMode_t.NoQuant to an int32_t GM tensor",
+                         site=site)
+    want = {QuantMode_t.NoQuant: src.dtype, QuantMode_t.F322F16: half,
+            QuantMode_t.F322BF16: bfloat16}[params.quantPre]
+    if dst.dtype != want:
+        raise DtypeError(f"Fixpipe with quantPre={params.quantPre.name} produces {ascend_name(want)} but the GM "
+                         f"tensor is {ascend_name(dst.dtype)}",
+                         fix="use QuantMode_t.F322F16 to write half from float L0C, or NoQuant for float",
+                         site=site)
+    if (m - 1) * sp + n > src.size:
+        from ..errors import OutOfBoundsError
+        raise OutOfBoundsError(f"Fixpipe reads {m} rows of {n} (pitch {sp}) but L0C holds {src.size} elements",
+                               fix="check mSize, nSize and srcStride", site=site)
+    dst._require()
+    isz = dst.dtype.itemsize
+    vals = src.view((m - 1) * sp + n)
+    rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
+    return _CubePlan(None, _ranges((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
+                     0, (rows,), (_Plan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
+                                  bool(params.reluEn)))

@@ -70,53 +70,53 @@ class _Plan:
 # ----------------------------------------------------------------------------- entry points
 def DataCopy(dst, src, count_or_params) -> None:
     """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
-    site = caller_site()
-
-    def geometry() -> _Plan:
-        _same_dtype(dst, src, "DataCopy", site)
-        isz = dst.dtype.itemsize
-        if isinstance(count_or_params, DataCopyParams):
-            p = count_or_params
-            _check_params(p.blockCount, p.blockLen, site)
-            blen = p.blockLen * BLOCK
-            return _Plan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
-        count = int(count_or_params)
-        if count <= 0:
-            raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
-                                site=site)
-        if (count * isz) % BLOCK:
-            raise AlignmentError(
-                f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {count * isz} "
-                f"bytes, and {count * isz} % 32 = {count * isz % 32}",
-                fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
-                site=site)
-        return _Plan(1, count * isz, count * isz, count * isz, count * isz)
     p = count_or_params
     shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyParams else p
-    _copy(dst, src, "DataCopy", shape, geometry, site)
+    _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, caller_site())
+
+
+def _datacopy_bursts(dst, src, count_or_params, site) -> _Plan:
+    """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
+    _same_dtype(dst, src, "DataCopy", site)
+    isz = dst.dtype.itemsize
+    if isinstance(count_or_params, DataCopyParams):
+        p = count_or_params
+        _check_params(p.blockCount, p.blockLen, site)
+        blen = p.blockLen * BLOCK
+        return _Plan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
+    count = int(count_or_params)
+    if count <= 0:
+        raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
+                            site=site)
+    if (count * isz) % BLOCK:
+        raise AlignmentError(
+            f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {count * isz} "
+            f"bytes, and {count * isz} % 32 = {count * isz % 32}",
+            fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
+            site=site)
+    return _Plan(1, count * isz, count * isz, count * isz, count * isz)
 
 
 def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
     """Copy bursts of any byte length between GM and UB, padding UB bursts to 32 bytes."""
-    site = caller_site()
-
-    def geometry() -> _Plan:
-        _same_dtype(dst, src, "DataCopyPad", site)
-        if not isinstance(params, DataCopyExtParams):
-            raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
-                                "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
-        _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
-        blen = params.blockLen
-        ub_blen = -(-blen // BLOCK) * BLOCK
-        if isinstance(src, GlobalTensor):       # GM -> UB: GM stride in bytes, UB stride in blocks
-            return _Plan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK,
-                         ub_blen)
-        return _Plan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride,
-                     blen)                      # UB -> GM
     p = params
     shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
              else None)
-    _copy(dst, src, "DataCopyPad", shape, geometry, site, pad=padParams)
+    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, caller_site(), pad=padParams)
+
+
+def _datacopypad_bursts(dst, src, params, site) -> _Plan:
+    """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
+    _same_dtype(dst, src, "DataCopyPad", site)
+    if not isinstance(params, DataCopyExtParams):
+        raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
+                            "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
+    _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
+    blen = params.blockLen
+    ub_blen = -(-blen // BLOCK) * BLOCK
+    if isinstance(src, GlobalTensor):       # GM -> UB
+        return _Plan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
+    return _Plan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
 
 
 def SetAtomicAdd(dtype=None) -> None:
@@ -166,7 +166,8 @@ def _side(t):
     return None
 
 
-def _copy(dst, src, op: str, shape, geometry, site, pad: DataCopyPadExtParams | None = None) -> None:
+def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtParams | None = None) -> None:
+    """Check (once per plan key) and run a copy; ``bursts(dst, src, params, site)`` checks the parameters."""
     core = current_core()
     dc, sc = dst.__class__, src.__class__
     key = None
@@ -183,10 +184,10 @@ def _copy(dst, src, op: str, shape, geometry, site, pad: DataCopyPadExtParams | 
     if key is not None:
         try:
             cp = core.plans.get(key)
-        except TypeError:           # an unhashable count: checked (and reported) by geometry()
+        except TypeError:           # an unhashable count: checked (and reported) by bursts()
             key = None
     if cp is None:
-        cp = _check_copy(core, dst, src, op, geometry(), site)
+        cp = _check_copy(core, dst, src, op, bursts(dst, src, params, site), site)
         if key is not None:
             core.plans[key] = cp
     kind = cp.kind

@@ -253,8 +253,8 @@ class _VecPlan:
         self.flops = d.n
 
 
-def _planned(op: str, count, ts: tuple, build):
-    """The cached plan of a count-form instruction on tensors ``ts``, built (and checked) on a miss.
+def _planned(op: str, count, ts: tuple, build, *args):
+    """The cached plan of a count-form instruction on tensors ``ts``; ``build(*args)`` checks and makes it.
 
     The key: the op, the count and each operand's (tier, address, size, dtype).
     """
@@ -268,9 +268,9 @@ def _planned(op: str, count, ts: tuple, build):
             key = (op, count) + tuple(x for t in ts for x in (t.tier, t.addr, t.size, t.dtype))
         plan = core.plans.get(key)
     except (AttributeError, TypeError):     # not LocalTensors, an unhashable count, or no core: build() says
-        return build()
+        return build(*args)
     if plan is None:
-        plan = core.plans[key] = build()
+        plan = core.plans[key] = build(*args)
     return plan
 
 
@@ -305,7 +305,7 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
     def instr(dst, src0, src1, *args) -> None:
         site = caller_site()
         if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src0, src1), lambda: build(site, dst, src0, src1, args))
+            plan = _planned(op, args[0], (dst, src0, src1), build, site, dst, src0, src1, args)
         else:
             plan = build(site, dst, src0, src1, args)
         _run(plan, op, klass, site)
@@ -332,7 +332,7 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
     def instr(dst, src, *args) -> None:
         site = caller_site()
         if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src), lambda: build(site, dst, src, args))
+            plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
         else:
             plan = build(site, dst, src, args)
         _run(plan, op, klass, site)
@@ -353,7 +353,7 @@ def _scalar(op: str, fn, klass: str = "simple"):
     def instr(dst, src, scalar, *args) -> None:
         site = caller_site()
         if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src), lambda: build(site, dst, src, args))
+            plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
         else:
             plan = build(site, dst, src, args)
         _run(plan, op, klass, site)
@@ -389,18 +389,19 @@ Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
 def Axpy(dst, src, scalar, count) -> None:
     """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
     site = caller_site()
-
-    def build() -> _VecPlan:
-        _ub(dst, "Axpy", "dst", site)
-        _ub(src, "Axpy", "src", site)
-        _same("Axpy", site, dst, src)
-        d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
-        return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
-    plan = _planned("Axpy", count, (dst, src), build)
+    plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
     d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
     d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
+
+
+def _axpy_plan(site, dst, src, count) -> _VecPlan:
+    _ub(dst, "Axpy", "dst", site)
+    _ub(src, "Axpy", "src", site)
+    _same("Axpy", site, dst, src)
+    d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
+    return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
 
 
 def Duplicate(dst, scalar, *args) -> None:
