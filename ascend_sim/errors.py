@@ -18,28 +18,66 @@ def _is_internal(filename: str) -> bool:
 
 
 _internal_cache: dict[str, bool] = {}
+_getframe = sys._getframe
 
 
 def caller_site() -> tuple[str, int]:
     """(filename, lineno) of the innermost frame outside the simulator core."""
     try:
-        f = sys._getframe(2)    # caller_site's caller is simulator code; usually its caller is the kernel
+        f = _getframe(2)        # caller_site's caller is simulator code; usually its caller is the kernel
     except ValueError:          # called from a shallow stack
-        f = sys._getframe(1)
+        f = _getframe(1)
+    return resolve_site(_outside(f))
+
+
+def kernel_point() -> tuple:
+    """``caller_site()`` for the hot paths: the kernel frame's (code, byte offset), made into a line later.
+
+    Reading ``f_lineno`` decodes the code's line table on every call; the offset is free, and
+    ``resolve_site`` turns it into the same line when a trace is read or an error is raised.
+    """
+    f = _getframe(2)            # the frame that called the API function: the kernel, most of the time
+    code = f.f_code
+    if _internal_cache.get(code.co_filename) is False:
+        return code, f.f_lasti
+    return _outside(f)
+
+
+def _outside(f) -> tuple:
+    """(code, f_lasti) of the innermost frame from ``f`` outwards that is outside the simulator core."""
     cache = _internal_cache
     while f is not None:
-        fn = f.f_code.co_filename
+        code = f.f_code
+        fn = code.co_filename
         internal = cache.get(fn)
         if internal is None:
             internal = cache[fn] = _is_internal(fn)
         if not internal:
-            return fn, f.f_lineno
+            return code, f.f_lasti
         f = f.f_back
     return "<unknown>", 0
 
 
+_lines: dict[tuple, int] = {}
+
+
+def resolve_site(site):
+    """(filename, lineno) of a site, or of a ``kernel_point`` (code, byte offset); None stays None."""
+    if site is None or site[0].__class__ is str:
+        return site
+    line = _lines.get(site)
+    if line is None:
+        code, lasti = site
+        line = next((ln for start, end, ln in code.co_lines() if start <= lasti < end), None)
+        if len(_lines) > 100_000:       # notebooks make new code objects on every run of a cell
+            _lines.clear()
+        line = _lines[site] = line if line is not None else code.co_firstlineno
+    return site[0].co_filename, line
+
+
 def format_site(site: tuple[str, int] | None) -> str:
     """'file.py:12  `source text`' for a (filename, lineno) site."""
+    site = resolve_site(site)
     if not site or site[1] == 0:
         return "<unknown line>"
     fn, ln = site
@@ -53,7 +91,7 @@ class KernelError(Exception):
     check = "memcheck"
 
     def __init__(self, message: str, fix: str = "", site: tuple[str, int] | None = None):
-        self.site = site if site is not None else caller_site()
+        self.site = resolve_site(site) if site is not None else caller_site()
         self.rule_message = message
         self.fix = fix
         text = f"[{self.check}] {format_site(self.site)}\n  {message}"

@@ -14,7 +14,7 @@ import re
 from . import runtime as _runtime
 from .core import FIX, M, MTE1, MTE2, MTE3, V
 from .dtypes import as_dtype, ascend_name
-from .errors import CapacityError, PositionError, QueueError, caller_site, format_site
+from .errors import CapacityError, PositionError, QueueError, caller_site, format_site, kernel_point
 from .memory import LocalTensor
 from .runtime import current_core
 
@@ -140,7 +140,7 @@ class TQue:
         if slot.free_event is not None:
             core.wait(self.producer, slot.free_event)
         slot.state = "alloc"
-        slot.alloc_site = caller_site()
+        slot.alloc_site = kernel_point()
         core.scalar_time += core.tick
         core.busy[0] += core.tick
         tensor = slot.tensors.get(dtype)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 
 from .core import S
-from .errors import ArgumentError, SyncError, caller_site, format_site
+from .errors import ArgumentError, SyncError, format_site, kernel_point
 from .instr import PIPE_INDEX
 from .runtime import current_core
 
@@ -95,7 +95,7 @@ def SetFlag(event: HardEvent, eventID: int = 0) -> None:
     """Set flag ``eventID`` once pipe ``event.src`` has finished everything issued before."""
     _check_id(event, eventID, "SetFlag")
     core = current_core()
-    site = caller_site()
+    site = kernel_point()
     key = (event, int(eventID))
     if key in core.flags:
         prev = core.flags[key]
@@ -111,7 +111,7 @@ def WaitFlag(event: HardEvent, eventID: int = 0) -> None:
     """Hold pipe ``event.dst`` until the matching SetFlag has fired, then clear the flag."""
     _check_id(event, eventID, "WaitFlag")
     core = current_core()
-    site = caller_site()
+    site = kernel_point()
     ev = core.flags.pop((event, int(eventID)), None)
     if ev is None:
         raise SyncError(f"WaitFlag({event.name}, {eventID}) has no SetFlag({event.name}, {eventID}) before it: "

@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .errors import resolve_site
 from .instr import PIPES, Instr
 
 RATIO_NAMES = {"V": "vec_ratio", "S": "scalar_ratio", "MTE2": "mte2_ratio", "MTE3": "mte3_ratio",
@@ -23,8 +24,8 @@ class Trace:
     @property
     def records(self) -> list[Instr]:
         """The ``Instr`` records, made from the launch's tuples on first use."""
-        if self._records is None:
-            self._records = [Instr(*t) for t in self._raw]
+        if self._records is None:       # kernel_point sites become (file, line) here
+            self._records = [Instr(*t[:13], resolve_site(t[13]), *t[14:]) for t in self._raw]
             self._raw = None
         return self._records
 

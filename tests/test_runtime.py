@@ -227,3 +227,29 @@ def test_an_exception_in_one_block_ends_the_launch_while_others_wait():
     with pytest.raises(RuntimeError, match="boom in block 2"):
         launch(fails_in_block_2, 4, np.zeros(16, half))
     launch(copy_tile, 1, np.zeros(16, half), 16)                 # the runtime is usable afterwards
+
+
+def test_kernel_points_resolve_to_the_line_the_frame_reports():
+    """Trace sites are kept as (code, byte offset) and made into lines later: the same lines as f_lineno."""
+    import sys
+
+    from ascend_sim.errors import resolve_site
+
+    def probe():
+        f = sys._getframe(1)
+        return (f.f_code, f.f_lasti), (f.f_code.co_filename, f.f_lineno)
+
+    def caller():
+        seen = [probe()]
+        for _ in range(2):
+            seen.append(
+                probe()
+            )
+        seen.append({"k": [probe() for _ in range(1)]}["k"][0])
+        return seen
+
+    seen = caller()
+    assert len({site for _, site in seen}) == 3
+    for point, site in seen:
+        assert resolve_site(point) == site
+    assert resolve_site(site) == site and resolve_site(None) is None

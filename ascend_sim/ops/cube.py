@@ -15,7 +15,7 @@ import numpy as np
 from .. import timing
 from ..core import FIX, M, MTE1, _ranges, region
 from ..dtypes import ascend_name, bfloat16, float32, half, int8, int32
-from ..errors import ArgumentError, CubeFormatError, DtypeError, PositionError, caller_site
+from ..errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
 from ..memory import GlobalTensor, LocalTensor
 from ..runtime import current_core
 from .datacopy import _bursts, _claim, _Plan
@@ -130,7 +130,7 @@ class _CubePlan:
 
 def LoadData(dst, src, params: LoadData2DParams) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
-    site = caller_site()
+    site = kernel_point()
     core = current_core()
     try:
         p = params
@@ -188,7 +188,7 @@ def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
 
 def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
-    site = caller_site()
+    site = kernel_point()
     core = current_core()
     try:
         p = params
@@ -250,7 +250,7 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
 
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
     """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
-    site = caller_site()
+    site = kernel_point()
     core = current_core()
     try:
         p = params

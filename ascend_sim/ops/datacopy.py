@@ -13,7 +13,8 @@ import numpy as np
 from .. import timing
 from ..core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ..dtypes import ascend_name, as_dtype
-from ..errors import AlignmentError, ArgumentError, DtypeError, GMWriteConflictError, PositionError, caller_site
+from ..errors import (AlignmentError, ArgumentError, DtypeError, GMWriteConflictError, PositionError,
+                      kernel_point)
 from ..memory import GlobalTensor, LocalTensor, check_aligned
 from ..runtime import current_core
 
@@ -72,7 +73,7 @@ def DataCopy(dst, src, count_or_params) -> None:
     """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
     p = count_or_params
     shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyParams else p
-    _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, caller_site())
+    _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
 
 
 def _datacopy_bursts(dst, src, count_or_params, site) -> _Plan:
@@ -102,7 +103,7 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     p = params
     shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
              else None)
-    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, caller_site(), pad=padParams)
+    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, kernel_point(), pad=padParams)
 
 
 def _datacopypad_bursts(dst, src, params, site) -> _Plan:

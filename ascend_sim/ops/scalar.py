@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import S
-from ..errors import OutOfBoundsError, caller_site
+from ..errors import OutOfBoundsError, kernel_point
 from ..memory import GRANULE
 from ..dtypes import ascend_name
 from ..runtime import current_core
@@ -25,7 +25,7 @@ def _check_index(t, index: int, what: str, site) -> int:
 
 def local_get_value(t, index: int):
     """Read one element on the scalar pipe."""
-    site = caller_site()
+    site = kernel_point()
     i = _check_index(t, index, "GetValue", site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
@@ -36,7 +36,7 @@ def local_get_value(t, index: int):
 
 def local_set_value(t, index: int, value) -> None:
     """Write one element on the scalar pipe."""
-    site = caller_site()
+    site = kernel_point()
     i = _check_index(t, index, "SetValue", site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE

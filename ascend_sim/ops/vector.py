@@ -20,7 +20,7 @@ from .. import runtime as _runtime
 from .. import timing
 from ..core import V, _ranges, region
 from ..dtypes import ascend_name, as_dtype, is_float
-from ..errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError, caller_site
+from ..errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError, kernel_point
 from ..memory import GRANULE, LocalTensor
 from ..runtime import current_core
 from ..shadow import runs
@@ -303,7 +303,7 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
         return _VecPlan(current_core(), d, [a, b], reps, klass)
 
     def instr(dst, src0, src1, *args) -> None:
-        site = caller_site()
+        site = kernel_point()
         if len(args) == 1:
             plan = _planned(op, args[0], (dst, src0, src1), build, site, dst, src0, src1, args)
         else:
@@ -330,7 +330,7 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
         return _VecPlan(current_core(), d, [a], reps, klass)
 
     def instr(dst, src, *args) -> None:
-        site = caller_site()
+        site = kernel_point()
         if len(args) == 1:
             plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
         else:
@@ -351,7 +351,7 @@ def _scalar(op: str, fn, klass: str = "simple"):
         return _VecPlan(current_core(), d, [a], reps, klass)
 
     def instr(dst, src, scalar, *args) -> None:
-        site = caller_site()
+        site = kernel_point()
         if len(args) == 1:
             plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
         else:
@@ -388,7 +388,7 @@ Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
 
 def Axpy(dst, src, scalar, count) -> None:
     """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
-    site = caller_site()
+    site = kernel_point()
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
     d = plan.d
@@ -406,7 +406,7 @@ def _axpy_plan(site, dst, src, count) -> _VecPlan:
 
 def Duplicate(dst, scalar, *args) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
-    site = caller_site()
+    site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
     if len(args) == 4:
         mask, repeat, blk, rep = args
@@ -418,7 +418,7 @@ def Duplicate(dst, scalar, *args) -> None:
 
 def Cast(dst, src, round_mode: RoundMode, count) -> None:
     """``Cast(dst, src, RoundMode, count)``: convert dtypes with the given rounding."""
-    site = caller_site()
+    site = kernel_point()
     _ub(dst, "Cast", "dst", site)
     _ub(src, "Cast", "src", site)
     if not isinstance(round_mode, RoundMode):
@@ -485,7 +485,7 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
 
 def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``."""
-    site = caller_site()
+    site = kernel_point()
     for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
         _ub(t, "Compare", role, site)
     _same("Compare", site, src0, src1)
@@ -510,7 +510,7 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
 
     In VSEL_TENSOR_SCALAR_MODE ``src1`` is a scalar.
     """
-    site = caller_site()
+    site = kernel_point()
     for role, t in (("dst", dst), ("selMask", selMask), ("src0", src0)):
         _ub(t, "Select", role, site)
     scalar_mode = selMode == SELMODE.VSEL_TENSOR_SCALAR_MODE
@@ -529,7 +529,7 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
 # ----------------------------------------------------------------------------- reductions
 def _reduce(op: str, fn, with_index: bool):
     def instr(dst, src, workLocal, count, calIndex: bool = False) -> None:
-        site = caller_site()
+        site = kernel_point()
         for role, t in (("dst", dst), ("src", src), ("workLocal", workLocal)):
             _ub(t, op, role, site)
         _same(op, site, dst, src)
@@ -585,7 +585,7 @@ def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def _whole(op: str, fn, arg=None):
     def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
               srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
-        site = caller_site()
+        site = kernel_point()
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
