@@ -14,7 +14,7 @@ import re
 from . import runtime as _runtime
 from .core import FIX, M, MTE1, MTE2, MTE3, V
 from .dtypes import as_dtype, ascend_name
-from .errors import CapacityError, PositionError, QueueError, caller_site, format_site, kernel_point
+from .errors import CapacityError, PositionError, QueueError, format_site, kernel_point, resolve_site
 from .memory import LocalTensor
 from .runtime import current_core
 
@@ -56,6 +56,9 @@ FLOW = {
 
 def _tier_for(core, position: TPosition):
     name = TIER_OF.get(position)
+    tier = core.tiers.get(name)
+    if tier is not None:
+        return tier
     if name is None:
         raise PositionError(f"TPosition.{position.name} has no on-chip buffer in this simulator",
                             fix="use VECIN/VECOUT/VECCALC (UB), A1/B1 (L1), A2 (L0A), B2 (L0B) or CO1 (L0C)")
@@ -274,7 +277,7 @@ def _default_dtype():
 
 
 _INIT_ARG = re.compile(r"InitBuffer\(\s*([^,()]+)")
-_LABELS: dict[tuple, str] = {}      # call site -> the buffer's name in the source (read once per site)
+_LABELS: dict[tuple, str] = {}      # kernel point -> the buffer's name in the source (read once per site)
 
 
 class TPipe:
@@ -288,21 +291,23 @@ class TPipe:
     def InitBuffer(self, que, num_or_len: int, length: int | None = None) -> bool:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
         core = current_core()
-        site = caller_site()
-        label = _LABELS.get(site)
-        if label is None:
-            m = _INIT_ARG.search(linecache.getline(*site))
-            label = _LABELS[site] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
-        if isinstance(que, TBuf):
+        point = kernel_point()
+        label = _LABELS.get(point)
+        if label is None:           # the queue's name as the kernel writes it, read once per call site
+            m = _INIT_ARG.search(linecache.getline(*resolve_site(point)))
+            label = _LABELS[point] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
+        is_buf = que.__class__ is TBuf or isinstance(que, TBuf)
+        if is_buf:
             num, nbytes = 1, int(num_or_len)
         else:
             num, nbytes = int(num_or_len), int(length)
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
-                             fix="pass the buffer count and the bytes per buffer")
+                             fix="pass the buffer count and the bytes per buffer", site=point)
         tier = _tier_for(core, que.position)
         size = -(-nbytes // tier.align) * tier.align
-        total = tier.next_free + num * size
+        addr = tier.next_free
+        total = addr + num * size
         if total > tier.usable:
             listing = "".join(f"\n    {name}: {n} bytes at {tier.name}+{a}" for name, a, n in tier.buffers)
             raise CapacityError(
@@ -310,15 +315,18 @@ class TPipe:
                 f"{num * size} bytes, bringing {tier.name} use to {total} bytes, but {tier.usable} bytes are "
                 f"usable on {core.chip.name}. Buffers so far:{listing or ' none'}",
                 fix="use smaller tiles (a shorter tileLength), fewer buffers, or split the work over more "
-                    "loop iterations")
-        que.core, que.name, que.tier = core, label, tier
-        que.nbytes = size if isinstance(que, TBuf) else nbytes
-        if isinstance(que, TBuf):
-            que.addr = tier.next_free
+                    "loop iterations", site=point)
+        que.core = core
+        que.name = label
+        que.tier = tier
+        if is_buf:
+            que.nbytes = size
+            que.addr = addr
         else:
-            que.slots = [_Slot(que, tier.next_free + i * size) for i in range(num)]
+            que.nbytes = nbytes
+            que.slots = [_Slot(que, addr + i * size) for i in range(num)]
             core.queues.append(que)
-        tier.buffers.append((label, tier.next_free, num * size))
+        tier.buffers.append((label, addr, num * size))
         tier.next_free = total
         if total > tier.high:
             tier.high = total
