@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import runtime as _runtime
 from .. import timing
 from ..core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ..dtypes import ascend_name, as_dtype
@@ -169,7 +170,9 @@ def _side(t):
 
 def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtParams | None = None) -> None:
     """Check (once per plan key) and run a copy; ``bursts(dst, src, params, site)`` checks the parameters."""
-    core = current_core()
+    core = _runtime._current
+    if core is None:
+        core = current_core()       # raises: not inside a running kernel
     dc, sc = dst.__class__, src.__class__
     key = None
     if shape is not None:       # the two usual directions inline, anything else through _side
@@ -359,7 +362,7 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
     if plan.count == 1 and not (off | plan.dst_blen) & 31 and not buf._partial:
         # the usual copy-out: one burst of whole chunks; one reduction decides it when nobody wrote them yet
         seg = own[off >> 5:(off + plan.dst_blen) >> 5]
-        if _max(seg) >= 0:
+        if seg.tobytes() != _UNOWNED[:seg.nbytes]:     # one memcmp decides the usual case: nobody wrote them
             _check_chunks(core, buf, seg, off, plan, dtype, site)
         seg.fill(core.uid)
         return
@@ -367,6 +370,7 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
 
 
 _max = np.maximum.reduce
+_UNOWNED = np.full(1 << 15, -1, np.int16).tobytes()    # the owner bytes of chunks nobody wrote (-1)
 
 
 def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
