@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import runtime as _runtime
 from .. import timing
 from ..core import FIX, M, MTE1, _ranges, region
 from ..dtypes import ascend_name, bfloat16, float32, half, int8, int32
@@ -97,19 +98,14 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
 
 
 def _cached(core, key, build, *args):
-    """The plan cached under ``key`` (None: not cacheable), or ``build(*args)`` checks the call and makes it.
+    """On a plan-cache miss: ``build(*args)`` checks the call and makes the plan, kept under ``key`` (None: not kept).
 
     Like the vector and DataCopy plans, keys hold the parameters and each operand's (tier, address,
     size, dtype), or for GM its buffer and dtype (the GM offset is checked on every call).
     """
-    if key is None:
-        return build(*args)
-    try:
-        plan = core.plans.get(key)
-    except TypeError:                   # unhashable parameters: build() reports them
-        return build(*args)
-    if plan is None:
-        plan = core.plans[key] = build(*args)
+    plan = build(*args)
+    if key is not None:
+        core.plans[key] = plan
     return plan
 
 
@@ -131,14 +127,16 @@ class _CubePlan:
 def LoadData(dst, src, params: LoadData2DParams) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
     site = kernel_point()
-    core = current_core()
+    core = _runtime._current or current_core()
     try:
         p = params
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose,
                dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-    except AttributeError:
-        key = None
-    plan = _cached(core, key, _loaddata_plan, core, dst, src, params, site)
+        plan = core.plans.get(key)
+    except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
+        key = plan = None
+    if plan is None:
+        plan = _cached(core, key, _loaddata_plan, core, dst, src, params, site)
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
     for d, s in plan.views:
         d[...] = s
@@ -189,14 +187,16 @@ def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
 def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
     site = kernel_point()
-    core = current_core()
+    core = _runtime._current or current_core()
     try:
         p = params
         key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, dst.tier, dst.addr, dst.size,
                dst.dtype, fmA.tier, fmA.addr, fmA.size, fmA.dtype, fmB.tier, fmB.addr, fmB.size, fmB.dtype)
-    except AttributeError:
-        key = None
-    plan = _cached(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
+        plan = core.plans.get(key)
+    except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
+        key = plan = None
+    if plan is None:
+        plan = _cached(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out = plan.views
     acc, init = plan.extra
@@ -251,14 +251,16 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
     """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
     site = kernel_point()
-    core = current_core()
+    core = _runtime._current or current_core()
     try:
         p = params
         key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.ptr.buf, dst.dtype,
                src.tier, src.addr, src.size, src.dtype)
-    except AttributeError:
-        key = None
-    plan = _cached(core, key, _fixpipe_plan, core, dst, src, params, site)
+        plan = core.plans.get(key)
+    except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
+        key = plan = None
+    if plan is None:
+        plan = _cached(core, key, _fixpipe_plan, core, dst, src, params, site)
     bursts, span, relu = plan.extra
     ptr = dst.ptr
     buf = ptr.buf
