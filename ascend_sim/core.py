@@ -198,43 +198,48 @@ class Core:
         """
         vcq = self.vc[pipe]
         seq = vcq[pipe] + 1
+        vcq[pipe] = seq         # this instruction is ordered after everything its pipe issued before
         records = self.records
         idx = len(records)
-        # sanitizer: initcheck and read-after-write on reads; write-after-write/read on writes
+        mark = (seq, idx)
+        # sanitizer and shadow in one pass per region. Reads: initcheck and read-after-write, then the
+        # read is recorded (a strided read over its whole span). Writes: write-after-write and
+        # write-after-read, then the write (exact: the gaps of a strided write stay as they were).
+        # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
+        # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
         for r in rd:
             if r.ver == r.shadow.version:
                 s = r.seg
                 if not s.init or s.ws > vcq[s.wp]:
                     self._read_fault(pipe, r, op, site)
+                s.rd[pipe] = mark
             else:
                 for s in self._segments(r):
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
-        for r in wr:
-            for s in ((r.seg,) if r.ver == r.shadow.version else self._segments(r)):
-                if s.ws > vcq[s.wp]:
-                    self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
-                if s.rd:
-                    for p, mark in s.rd.items():
-                        if mark[0] > vcq[p]:
-                            self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
-        vcq[pipe] = seq
-        # shadow: a strided read is recorded over its whole span (one segment, not hundreds);
-        # writes are exact (the gaps of a strided write stay as they were)
-        for r in rd:
-            if r.ver == r.shadow.version:
-                r.seg.rd[pipe] = (seq, idx)
-            else:
                 r.shadow.read(r.lo, r.hi, pipe, seq, idx)
         for r in wr:
             if r.single and r.ver == r.shadow.version:
                 s = r.seg
+                if s.ws > vcq[s.wp]:
+                    self._race_raw(pipe, s, r.tier, r.lo, op, site, "overwrites")
+                if s.rd:
+                    for p, m in s.rd.items():
+                        if m[0] > vcq[p]:
+                            self._war(pipe, s, r.tier, r.lo, op, site)
                 s.init = True
                 s.wp = pipe
                 s.ws = seq
                 s.wr = idx
                 s.rd = {}
             else:
+                for s in self._segments(r):
+                    if s.ws > vcq[s.wp]:
+                        self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
+                    if s.rd:
+                        for p, m in s.rd.items():
+                            if m[0] > vcq[p]:
+                                self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
                 write = r.shadow.write
                 for lo, hi in r.runs:
                     write(lo, hi, pipe, seq, idx)
