@@ -142,15 +142,15 @@ def SetAtomicNone() -> None:
 class _CopyPlan:
     """A checked copy: its bursts, local region, pipe, cost parameters and the local side's bytes."""
 
-    __slots__ = ("kind", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
+    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
 
-    def __init__(self, kind: str, plan: _Plan, pipe: int, regions: list, span: int, local,
+    def __init__(self, run, plan: _Plan, pipe: int, regions: list, span: int, local,
                  src_name: str, dst_name: str, rate: float = 0.0):
-        self.kind = kind            # "in" (GM -> local), "out" (local -> GM), "local"
+        self.run = run              # _copy_in (GM -> local), _copy_out (local -> GM) or _copy_local
         self.plan = plan
         self.pipe = pipe
         self.rate = rate            # bytes per cycle of a local path
-        self.regions = regions      # normalised shadow regions: writes for "in", reads for "out"
+        self.regions = regions      # normalised shadow regions: the local side (written in, read out)
         self.nbytes = plan.count * plan.blen
         self.span = span            # bytes the GM side spans
         self.local = local          # the bytes in the tier: a 1-D view (one burst) or (count, blen)
@@ -194,13 +194,7 @@ def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtPar
         cp = _check_copy(core, dst, src, op, bursts(dst, src, params, site), site)
         if key is not None:
             core.plans[key] = cp
-    kind = cp.kind
-    if kind == "in":
-        _copy_in(core, dst, src, cp, op, site, pad)
-    elif kind == "out":
-        _copy_out(core, dst, src, cp, op, site)
-    else:
-        _copy_local(core, dst, src, cp, op, site)
+    cp.run(core, dst, src, cp, op, site, pad)
 
 
 def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
@@ -221,7 +215,7 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
         _check_local_span(dst, dst_span, op, site)
         regions = _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
         local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
-        return _CopyPlan("in", plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+        return _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
     if dst_gm:
         if not isinstance(src, LocalTensor) or src.tier.name != "UB":
             raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
@@ -232,7 +226,7 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
         dst._require()
         regions = _ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),))
         local = _local_bursts(src, plan.count, plan.blen, plan.src_pitch)
-        return _CopyPlan("out", plan, MTE3, regions, dst_span, local, "UB", "GM")
+        return _CopyPlan(_copy_out, plan, MTE3, regions, dst_span, local, "UB", "GM")
     paths = {("UB", "UB"): (MTE3, core.chip.ub_to_ub_bytes_per_cycle),
              ("UB", "L1"): (MTE3, core.chip.ub_to_l1_bytes_per_cycle),
              ("L1", "UB"): (MTE1, core.chip.ub_to_l1_bytes_per_cycle)}
@@ -246,7 +240,7 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
     _check_local_span(dst, dst_span, op, site)
     regions = (_ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
                _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),)))
-    return _CopyPlan("local", plan, pipe, regions, 0, None, key[0], key[1], rate)
+    return _CopyPlan(_copy_local, plan, pipe, regions, 0, None, key[0], key[1], rate)
 
 
 def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site, pad) -> None:
@@ -268,7 +262,7 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         d[:, plan.blen:] = fill.view(np.uint8)
 
 
-def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site) -> None:
+def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:
     ptr = dst.ptr
     buf = ptr.buf
     off = ptr.offset
@@ -300,7 +294,7 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
         _bursts(buf.raw, off, plan.count, plan.blen, plan.dst_pitch)[...] = cp.local
 
 
-def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, site) -> None:
+def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:
     plan = cp.plan
     core.issue_n(cp.pipe, op, timing.local_transfer(core, cp.nbytes, cp.rate, core.chip.mte1_startup, plan.count),
                  cp.regions[0], cp.regions[1], cp.nbytes, cp.src_name, cp.dst_name, 0, "copy", site)
