@@ -163,6 +163,25 @@ class Launch:
         if self.error is not None:
             raise self.error
 
+    def release(self) -> None:
+        """Break the launch's reference cycles (cores and their launch, queues and their buffers).
+
+        Then reference counting frees a finished launch at once, and the cyclic collector has
+        nothing of it to walk: its passes over a launch's objects cost about 8 % of the launch.
+        """
+        for c in self.cores or ():
+            for q in c.queues:
+                for slot in q.slots:
+                    slot.tensors = {}
+                    slot.que = None
+            c.queues = []
+            c.pipes_objs = []
+            c.flags = {}
+            c.plans = {}
+        self.cores = []
+        self.blocks = []
+        self.plans.clear()
+
     def _drive(self) -> None:
         """Run runnable blocks until all are done, or hand over to a parked one."""
         global _current
@@ -312,8 +331,11 @@ def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = No
                           fix="launch kernels from host code only")
     with _collector_paused():
         run = Launch(k, int(block_dim), args, chip, gm_names)
-        run.run()
-        return LaunchResult(run)
+        try:
+            run.run()
+            return LaunchResult(run)
+        finally:
+            run.release()
 
 
 _gc_lock = threading.Lock()
