@@ -170,12 +170,7 @@ class TQue:
 
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
-        core = _runtime._current
-        if core is not self.core or core is None:
-            core = self._ready("EnQue")
-        slot = getattr(tensor, "slot", None)
-        if slot is None or slot.que is not self:
-            self._not_mine("EnQue")
+        core, slot = self._holder(tensor, "EnQue")
         if slot.state != "alloc":
             raise QueueError(f"EnQue of a tensor that is {slot.state} (allocated at {format_site(slot.alloc_site)})",
                              fix="EnQue each AllocTensor result once, then DeQue it")
@@ -210,12 +205,7 @@ class TQue:
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
-        core = _runtime._current
-        if core is not self.core or core is None:
-            core = self._ready("FreeTensor")
-        slot = getattr(tensor, "slot", None)
-        if slot is None or slot.que is not self:
-            self._not_mine("FreeTensor")
+        core, slot = self._holder(tensor, "FreeTensor")
         state = slot.state
         if state != "dequeued" and state != "alloc":
             if state == "free":
@@ -228,9 +218,16 @@ class TQue:
         core.scalar_time += core.tick
         core.busy[0] += core.tick
 
-    def _not_mine(self, what: str) -> None:
-        raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
-                         fix="EnQue/FreeTensor a tensor on the queue that allocated it")
+    def _holder(self, tensor: LocalTensor, what: str) -> tuple:
+        """(running core, buffer) of a tensor handed back to this queue, or the error that it is not."""
+        core = _runtime._current
+        if core is not self.core or core is None:
+            core = self._ready(what)
+        slot = getattr(tensor, "slot", None)
+        if slot is None or slot.que is not self:
+            raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
+                             fix="EnQue/FreeTensor a tensor on the queue that allocated it")
+        return core, slot
 
     def VacantInQue(self) -> bool:
         return len(self.fifo) < self.depth

@@ -279,6 +279,16 @@ def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int,
     _run(_VecPlan(core, dst, srcs, repeats, klass, extra_reads), op, klass, site)
 
 
+def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPlan:
+    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``."""
+    if len(args) == 1:
+        plan = _planned(op, args[0], ts, build, site, *ts, args)
+    else:
+        plan = build(site, *ts, args)
+    _run(plan, op, klass, site)
+    return plan
+
+
 def _run(plan: _VecPlan, op: str, klass: str, site) -> None:
     _runtime._current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
 
@@ -303,12 +313,7 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
         return _VecPlan(current_core(), d, [a, b], reps, klass)
 
     def instr(dst, src0, src1, *args) -> None:
-        site = kernel_point()
-        if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src0, src1), build, site, dst, src0, src1, args)
-        else:
-            plan = build(site, dst, src0, src1, args)
-        _run(plan, op, klass, site)
+        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
         d, (a, b) = plan.d, plan.srcs
         if d.idx is None and ufunc:         # count form: compute straight into UB
             fn(a.get(), b.get(), out=d.get())
@@ -330,12 +335,7 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
         return _VecPlan(current_core(), d, [a], reps, klass)
 
     def instr(dst, src, *args) -> None:
-        site = kernel_point()
-        if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
-        else:
-            plan = build(site, dst, src, args)
-        _run(plan, op, klass, site)
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
         plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
@@ -351,12 +351,7 @@ def _scalar(op: str, fn, klass: str = "simple"):
         return _VecPlan(current_core(), d, [a], reps, klass)
 
     def instr(dst, src, scalar, *args) -> None:
-        site = kernel_point()
-        if len(args) == 1:
-            plan = _planned(op, args[0], (dst, src), build, site, dst, src, args)
-        else:
-            plan = build(site, dst, src, args)
-        _run(plan, op, klass, site)
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
