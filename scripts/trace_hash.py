@@ -1,0 +1,68 @@
+"""Hash every trace record (all fields, reads and writes included), the outputs and the cycles of a set
+of launches, to show that a change to the simulator's hot path changed no behaviour.
+
+    python scripts/trace_hash.py > before.json      # on the old code
+    python scripts/trace_hash.py | diff before.json -   # on the new code: no output means identical
+
+The launches: the add_custom example in fp16, the bench add (fp32, 8 blocks, 1 and 2 buffers), two cube
+matmuls, the 48-core case study on a 1024 x 1024 add, and LeNet-5 on 8 images in fp16 and fp32 (every
+operator kernel).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+
+from ascend_sim import launch
+from ascend_sim.examples.add_custom import AddCustomTilingData, add_custom, run_add_custom
+from ascend_sim.examples.matmul import run_matmul
+from ascend_sim.lenet import LeNetRuntime
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+import add_case_study  # noqa: E402
+
+
+def digest(results, outputs=()) -> str:
+    h = hashlib.sha256()
+    for res in results:
+        for r in res.trace.records:
+            d = r.as_dict()
+            d["site"] = [os.path.basename(r.site[0]), r.site[1]]
+            h.update(json.dumps(d, sort_keys=True, default=str).encode())
+        h.update(repr(res.cycles).encode())
+    for o in outputs:
+        h.update(np.ascontiguousarray(o).tobytes())
+    return h.hexdigest()[:16]
+
+
+def main() -> None:
+    out = {}
+    _, _, z, r = run_add_custom()
+    out["add_fp16"] = digest([r], [z])
+    rng = np.random.default_rng(0)
+    n = 1 << 20
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    for buffers in (2, 1):
+        z = np.zeros_like(x)
+        r = launch(add_custom, 8, x, y, z, AddCustomTilingData(n, n // 8 // 4096 // buffers, buffers,
+                                                                np.dtype(np.float32)))
+        out[f"add_fp32_buffers{buffers}"] = digest([r], [z])
+    for size, base in ((256, 64), (128, 32)):
+        _, _, c, r = run_matmul(size, size, size, base)
+        out[f"matmul{size}_base{base}"] = digest([r], [c])
+    out["case_study_48"] = digest([add_case_study.run_case(48, side=1024)[0]])
+    images = np.random.default_rng(1).standard_normal((8, 1, 28, 28)).astype(np.float32)
+    for dtype in ("float16", "float32"):
+        rt = LeNetRuntime(dtype=dtype)
+        probs = rt.forward(images)
+        results = [res for _, v in sorted(rt.last_results.items()) for res in (v if isinstance(v, list) else [v])]
+        out[f"lenet_{dtype}"] = digest(results, [probs])
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
