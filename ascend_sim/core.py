@@ -89,7 +89,7 @@ class Core:
     """State of one block while it runs on a simulated AIV, AIC or AI Core."""
 
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
-                 "start_time", "tail", "busy", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
+                 "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
@@ -103,7 +103,8 @@ class Core:
         self.vc = [_VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:]]   # vector clock of each pipe
         self.start_time = start
         self.tail = [start] * NPIPES
-        self.busy = [0.0] * NPIPES
+        self.busy = [0.0] * NPIPES              # cycles each pipe was busy (the scalar's issue slots: calls)
+        self.calls = 0                          # API calls the scalar unit issued, tick cycles each
         self.gate = [start] * NPIPES
         self.gate_rec = [-1] * NPIPES
         self.last_rec = [-1] * NPIPES
@@ -247,8 +248,7 @@ class Core:
         tick = self.tick
         issue_t = self.scalar_time + tick
         self.scalar_time = issue_t
-        busy = self.busy
-        busy[S] += tick
+        self.calls += 1
         tail = self.tail[pipe]
         ready = tail if tail > issue_t else issue_t
         start, wait_on = ready, -1
@@ -278,7 +278,7 @@ class Core:
             c = cost(start)
         end = start + c
         self.tail[pipe] = end
-        busy[pipe] += c
+        self.busy[pipe] += c
         self.last_rec[pipe] = idx
         if pipe == S:
             self.scalar_time = end
@@ -299,7 +299,13 @@ class Core:
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""
         self.scalar_time += self.tick
-        self.busy[S] += self.tick
+        self.calls += 1
+
+    def busy_cycles(self) -> list[float]:
+        """Busy cycles per pipe; the scalar pipe's include one issue slot (tick) per API call."""
+        busy = list(self.busy)
+        busy[S] += self.calls * self.tick
+        return busy
 
     # ------------------------------------------------------------------ happens-before
     def snapshot(self, pipe: int, site=None) -> Event:

@@ -72,14 +72,15 @@ class GmPtr:
 
 
 class GlobalTensor:
-    """``GlobalTensor<T>``: a typed window onto GM."""
+    """``GlobalTensor<T>``: a typed window onto GM (an allocation, a byte offset into it, a length)."""
 
-    __slots__ = ("dtype", "ptr", "size")
+    __slots__ = ("dtype", "buf", "offset", "size")
     position = "GM"
 
     def __init__(self, dtype=None):
         self.dtype = as_dtype(dtype) if dtype is not None else None
-        self.ptr: GmPtr | None = None
+        self.buf: GmBuffer | None = None
+        self.offset = 0
         self.size = 0
 
     def SetGlobalBuffer(self, ptr: GmPtr, bufferSize: int | None = None) -> None:
@@ -90,29 +91,32 @@ class GlobalTensor:
                                 fix="pass the kernel's GM_ADDR argument, e.g. x + offset")
         dtype = self.dtype or ptr.dtype
         self.dtype = dtype
-        self.ptr = GmPtr(ptr.buf, ptr.offset, dtype)
+        self.buf = ptr.buf
+        self.offset = ptr.offset
         if bufferSize is None:
             bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
         self.size = int(bufferSize)
 
+    @property
+    def ptr(self) -> GmPtr | None:
+        """The tensor's start as a typed GM address (None before SetGlobalBuffer)."""
+        return None if self.buf is None else GmPtr(self.buf, self.offset, self.dtype)
+
     def _require(self) -> GmPtr:
-        if self.ptr is None:
+        if self.buf is None:
             raise ArgumentError("GlobalTensor used before SetGlobalBuffer",
                                 fix="call xGm.SetGlobalBuffer(x + offset, length) in Init")
         return self.ptr
 
     def __getitem__(self, offset: int) -> "GlobalTensor":
         """``xGm[offset]``: the tensor starting ``offset`` elements further."""
-        ptr = self.ptr
-        if ptr is None:
+        if self.buf is None:
             self._require()
         off = offset if offset.__class__ is int else int(offset)
-        sub = _new(GlobalTensor)        # hot (every tile): no __init__ (dtype normalising) and no GmPtr.__init__
-        sub.dtype = self.dtype
-        sub.ptr = p = _new(GmPtr)
-        p.buf = ptr.buf
-        p.offset = ptr.offset + off * ptr.dtype.itemsize
-        p.dtype = ptr.dtype
+        sub = _new(GlobalTensor)        # hot (every tile): no __init__ (its dtype normalising)
+        sub.dtype = dt = self.dtype
+        sub.buf = self.buf
+        sub.offset = self.offset + off * dt.itemsize
         sub.size = self.size - off
         return sub
 

@@ -145,7 +145,7 @@ class TQue:
         slot.state = "alloc"
         slot.alloc_site = kernel_point()
         core.scalar_time += core.tick
-        core.busy[0] += core.tick
+        core.calls += 1
         tensor = slot.tensors.get(dtype)
         if tensor is None:
             d = as_dtype(dtype) if dtype is not None else _default_dtype()
@@ -182,7 +182,7 @@ class TQue:
         slot.state = "queued"
         fifo.append((slot, tensor, _point(core, self.producer)))
         core.scalar_time += core.tick
-        core.busy[0] += core.tick
+        core.calls += 1
         return True
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -198,7 +198,7 @@ class TQue:
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
         core.scalar_time += core.tick
-        core.busy[0] += core.tick
+        core.calls += 1
         if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
             return tensor
         return tensor.ReinterpretCast(dtype) if as_dtype(dtype) != tensor.dtype else tensor
@@ -216,7 +216,7 @@ class TQue:
         slot.free_event = _point(core, self.consumer)
         slot.state = "free"
         core.scalar_time += core.tick
-        core.busy[0] += core.tick
+        core.calls += 1
 
     def _holder(self, tensor: LocalTensor, what: str) -> tuple:
         """(running core, buffer) of a tensor handed back to this queue, or the error that it is not."""

@@ -254,7 +254,7 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     core = _runtime._current or current_core()
     try:
         p = params
-        key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.ptr.buf, dst.dtype,
+        key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.buf, dst.dtype,
                src.tier, src.addr, src.size, src.dtype)
         plan = core.plans.get(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
@@ -262,9 +262,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     if plan is None:
         plan = _cached(core, key, _fixpipe_plan, core, dst, src, params, site)
     bursts, span, relu = plan.extra
-    ptr = dst.ptr
-    buf = ptr.buf
-    off = ptr.offset
+    buf = dst.buf
+    off = dst.offset
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0

@@ -163,8 +163,8 @@ def _side(t):
     c = t.__class__
     if c is LocalTensor:
         return (t.tier, t.addr, t.size, t.dtype)
-    if c is GlobalTensor and t.ptr is not None:
-        return (t.ptr.buf, t.dtype)
+    if c is GlobalTensor and t.buf is not None:
+        return (t.buf, t.dtype)
     return None
 
 
@@ -176,10 +176,10 @@ def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtPar
     dc, sc = dst.__class__, src.__class__
     key = None
     if shape is not None:       # the two usual directions inline, anything else through _side
-        if dc is LocalTensor and sc is GlobalTensor and src.ptr is not None:
-            key = (op, shape, dst.tier, dst.addr, dst.size, dst.dtype, src.ptr.buf, src.dtype)
-        elif dc is GlobalTensor and sc is LocalTensor and dst.ptr is not None:
-            key = (op, shape, dst.ptr.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype)
+        if dc is LocalTensor and sc is GlobalTensor and src.buf is not None:
+            key = (op, shape, dst.tier, dst.addr, dst.size, dst.dtype, src.buf, src.dtype)
+        elif dc is GlobalTensor and sc is LocalTensor and dst.buf is not None:
+            key = (op, shape, dst.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype)
         else:
             ds, ss = _side(dst), _side(src)
             if ds is not None and ss is not None:
@@ -245,9 +245,8 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
 
 def _gm_side(t: GlobalTensor, cp: _CopyPlan, what: str) -> tuple:
     """(buffer, byte offset) of the GM side of a planned copy, after the range check of this call."""
-    ptr = t.ptr
-    buf = ptr.buf
-    off = ptr.offset
+    buf = t.buf
+    off = t.offset
     if off < 0 or off + cp.span > buf.nbytes:
         t.check_range(off, cp.span, what)
     return buf, off
