@@ -132,13 +132,14 @@ class GlobalTensor:
 
     def gm_view(self, count: int, what: str = "access") -> np.ndarray:
         """Typed numpy view of ``count`` elements, bounds-checked against the allocation."""
-        ptr = self._require()
+        self._require()
         nbytes = count * self.dtype.itemsize
-        self.check_range(ptr.offset, nbytes, what)
-        return ptr.buf.raw[ptr.offset:ptr.offset + nbytes].view(self.dtype)
+        self.check_range(self.offset, nbytes, what)
+        return self.buf.raw[self.offset:self.offset + nbytes].view(self.dtype)
 
     def check_range(self, byte_offset: int, nbytes: int, what: str) -> None:
-        buf = self._require().buf
+        self._require()
+        buf = self.buf
         if byte_offset < 0 or byte_offset + nbytes > buf.nbytes:
             isz = self.dtype.itemsize
             raise OutOfBoundsError(

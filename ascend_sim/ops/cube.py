@@ -97,7 +97,7 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
                                   f"{align}-byte units", site=site)
 
 
-def _cached(core, key, build, *args):
+def _build_plan(core, key, build, *args):
     """On a plan-cache miss: ``build(*args)`` checks the call and makes the plan, kept under ``key`` (None: not kept).
 
     Like the vector and DataCopy plans, keys hold the parameters and each operand's (tier, address,
@@ -136,7 +136,7 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
-        plan = _cached(core, key, _loaddata_plan, core, dst, src, params, site)
+        plan = _build_plan(core, key, _loaddata_plan, core, dst, src, params, site)
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
     for d, s in plan.views:
         d[...] = s
@@ -196,7 +196,7 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
-        plan = _cached(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
+        plan = _build_plan(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out, a32, b32, c32 = plan.views
     widen, init = plan.extra
@@ -285,7 +285,7 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
-        plan = _cached(core, key, _fixpipe_plan, core, dst, src, params, site)
+        plan = _build_plan(core, key, _fixpipe_plan, core, dst, src, params, site)
     bursts, span, relu = plan.extra
     buf = dst.buf
     off = dst.offset
