@@ -172,7 +172,10 @@ class TQue:
 
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
-        core, slot = self._holder(tensor, "EnQue")
+        core = _runtime._current
+        slot = getattr(tensor, "slot", None)
+        if core is not self.core or core is None or slot is None or slot.que is not self:
+            core, slot = self._holder(tensor, "EnQue")      # raises the rule that is broken
         if slot.state != "alloc":
             raise QueueError(f"EnQue of a tensor that is {slot.state} (allocated at {format_site(slot.alloc_site)})",
                              fix="EnQue each AllocTensor result once, then DeQue it")
@@ -207,7 +210,10 @@ class TQue:
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
-        core, slot = self._holder(tensor, "FreeTensor")
+        core = _runtime._current
+        slot = getattr(tensor, "slot", None)
+        if core is not self.core or core is None or slot is None or slot.que is not self:
+            core, slot = self._holder(tensor, "FreeTensor")     # raises the rule that is broken
         state = slot.state
         if state != "dequeued" and state != "alloc":
             if state == "free":

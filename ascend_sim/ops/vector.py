@@ -240,7 +240,7 @@ class _VecPlan:
     the count, so an instruction repeated every tile is checked once and then only issued.
     """
 
-    __slots__ = ("d", "srcs", "rd", "wr", "cost", "nbytes", "flops")
+    __slots__ = ("d", "srcs", "rd", "wr", "cost", "nbytes", "flops", "views")
 
     def __init__(self, core, d: _Access, srcs: list[_Access], repeats: int, klass: str, extra_reads=()):
         self.d = d
@@ -251,6 +251,8 @@ class _VecPlan:
         isz = d.t.dtype.itemsize
         self.nbytes = sum(a.n for a in srcs) * isz + d.n * isz
         self.flops = d.n
+        count_form = d.idx is None and all(a.idx is None for a in srcs)
+        self.views = (d.get(), *(a.get() for a in srcs)) if count_form else None    # dst, srcs...
 
 
 def _planned(op: str, count, ts: tuple, build, *args):
@@ -285,7 +287,7 @@ def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPla
         plan = _planned(op, args[0], ts, build, site, *ts, args)
     else:
         plan = build(site, *ts, args)
-    _run(plan, op, klass, site)
+    _runtime._current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
     return plan
 
 
@@ -314,10 +316,11 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
 
     def instr(dst, src0, src1, *args) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
-        d, (a, b) = plan.d, plan.srcs
-        if d.idx is None and ufunc:         # count form: compute straight into UB
-            fn(a.get(), b.get(), out=d.get())
+        views = plan.views
+        if views is not None and ufunc:     # count form: compute straight into UB
+            fn(views[1], views[2], out=views[0])
         else:
+            d, (a, b) = plan.d, plan.srcs
             d.put(fn(a.get(), b.get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src0, src1, count)``: elementwise {op.lower()} on UB."
