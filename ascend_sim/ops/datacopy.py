@@ -243,17 +243,11 @@ def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
     return _CopyPlan(_copy_local, plan, pipe, regions, 0, None, key[0], key[1], rate)
 
 
-def _gm_side(t: GlobalTensor, cp: _CopyPlan, what: str) -> tuple:
-    """(buffer, byte offset) of the GM side of a planned copy, after the range check of this call."""
-    buf = t.buf
-    off = t.offset
-    if off < 0 or off + cp.span > buf.nbytes:
-        t.check_range(off, cp.span, what)
-    return buf, off
-
-
 def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site, pad) -> None:
-    buf, off = _gm_side(src, cp, f"{op} read")
+    buf = src.buf
+    off = src.offset
+    if off < 0 or off + cp.span > buf.nbytes:       # the GM side is the one part a plan cannot check
+        src.check_range(off, cp.span, f"{op} read")
     plan = cp.plan
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
@@ -268,7 +262,10 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
 
 
 def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:
-    buf, off = _gm_side(dst, cp, f"{op} write")
+    buf = dst.buf
+    off = dst.offset
+    if off < 0 or off + cp.span > buf.nbytes:
+        dst.check_range(off, cp.span, f"{op} write")
     plan = cp.plan
     atomic = core.atomic is not None
     if atomic and core.atomic is not True and core.atomic != dst.dtype:
