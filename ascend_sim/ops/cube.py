@@ -199,32 +199,31 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
         plan = _build_plan(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out, a32, b32, c32 = plan.views
-    widen, init = plan.extra
-    widen(av, a32)
-    widen(bv, b32)
+    table, init = plan.extra
+    if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
+        np.take(table, av.view(np.uint16), out=a32, mode="wrap")
+        np.take(table, bv.view(np.uint16), out=b32, mode="wrap")
+    else:
+        a32[...] = av
+        b32[...] = bv
     if init:
         np.matmul(a32, b32, out=out)
     else:
         np.add(out, np.matmul(a32, b32, out=c32), out=out)
 
 
-def _widener(dtype: np.dtype, acc: np.dtype):
-    """``widen(v, out)``: ``out[...] = v`` in the accumulator dtype.
+def _widening_table(dtype: np.dtype, acc: np.dtype) -> np.ndarray | None:
+    """The ``acc`` value of every bit pattern of a 2-byte float dtype, or None for other inputs.
 
-    For the 2-byte floats (half, bfloat16) a 65,536-entry table made with ``astype`` gives the same
-    bits as ``astype`` and runs faster: numpy converts half to float32 one element at a time.
+    Indexing it with the raw bits gives the same values as ``astype`` and runs faster for half and
+    bfloat16: numpy converts half to float32 one element at a time.
     """
     if dtype.itemsize != 2 or acc != float32:
-        def widen(v: np.ndarray, out: np.ndarray) -> None:
-            out[...] = v
-        return widen
+        return None
     table = _TABLES.get(dtype)
     if table is None:
         table = _TABLES[dtype] = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype).astype(acc)
-
-    def widen(v: np.ndarray, out: np.ndarray) -> None:
-        np.take(table, v.view(np.uint16), out=out, mode="wrap")
-    return widen
+    return table
 
 
 _TABLES: dict = {}      # 2-byte float dtype -> its float32 value for every bit pattern
@@ -270,7 +269,7 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
              np.empty((m, k), acc), np.empty((k, n), acc), np.empty((m, n), acc))    # + widened inputs, product
     return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
                      (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views,
-                     (_widener(fmA.dtype, acc), bool(params.cmatrixInitVal)))
+                     (_widening_table(fmA.dtype, acc), bool(params.cmatrixInitVal)))
 
 
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
