@@ -201,8 +201,8 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     av, bv, out, a32, b32, c32 = plan.views
     table, init = plan.extra
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
-        np.take(table, av.view(np.uint16), out=a32, mode="wrap")
-        np.take(table, bv.view(np.uint16), out=b32, mode="wrap")
+        table.take(av.view(np.uint16), out=a32, mode="wrap")     # the method: np.take adds 3 Python calls
+        table.take(bv.view(np.uint16), out=b32, mode="wrap")
     else:
         a32[...] = av
         b32[...] = bv
