@@ -86,17 +86,6 @@ class _Slot:
         self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
 
 
-def _point(core, pipe: int) -> tuple:
-    """``core.snapshot(pipe)`` inlined for the queue calls: (clock, time, last record, no site).
-
-    Queue pipes are never the scalar pipe, so the point is after the pipe's last instruction
-    and after the scalar unit's issue of it.
-    """
-    t = core.scalar_time
-    tail = core.tail[pipe]
-    return (core.vc[pipe][:], tail if tail > t else t, core.last_rec[pipe], None)
-
-
 class TQue:
     """``TQue<pos, depth>``: buffers handed out by AllocTensor and passed by EnQue/DeQue."""
 
@@ -120,8 +109,8 @@ class TQue:
     # --- protocol ---------------------------------------------------------------
     # The four calls run for every tile of every kernel: each checks its rule with one
     # comparison on the usual path and only builds an error message when the rule is broken.
-    # Core.scalar_tick and Core.snapshot are inlined here (``_point`` and two statements):
-    # the method calls cost 6 to 10 % of a launch (benchmarks/bench_simulator.py).
+    # Core.scalar_tick and Core.snapshot are inlined here (queue pipes are never the scalar
+    # pipe): the calls cost 6 to 10 % of a launch (benchmarks/bench_simulator.py).
     def _ready(self, what: str):
         if not self.slots:
             raise QueueError(f"{what} on a queue that has no buffers",
@@ -185,7 +174,9 @@ class TQue:
                              "already queued and not DeQue'd",
                              fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)")
         slot.state = "queued"
-        fifo.append((slot, tensor, _point(core, self.producer)))
+        p = self.producer       # the point after the producer's last instruction (Core.snapshot, inlined)
+        t, tail = core.scalar_time, core.tail[p]
+        fifo.append((slot, tensor, (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)))
         core.scalar_time += core.tick
         core.calls += 1
         return True
@@ -221,7 +212,9 @@ class TQue:
                                  fix="free each AllocTensor result exactly once")
             raise QueueError("FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd)",
                              fix="DeQue it first, or free it before EnQue if it is not needed")
-        slot.free_event = _point(core, self.consumer)
+        p = self.consumer       # the point after the consumer's last instruction (Core.snapshot, inlined)
+        t, tail = core.scalar_time, core.tail[p]
+        slot.free_event = (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)
         slot.state = "free"
         core.scalar_time += core.tick
         core.calls += 1
