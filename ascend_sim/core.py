@@ -111,7 +111,7 @@ class Core:
         self.scalar_time = start
         self.tick = chip.scalar_issue_cycles      # scalar cycles per issued call (hot path: one lookup)
         self.event_latency = chip.event_latency_cycles
-        self.gm_paths: dict = {}                  # timing.gm_transfer's per-pipe constants
+        self.gm_paths: dict = {}                  # per GM pipe: the constants issue_n prices a transfer with
         self.flags: dict[tuple, Event] = {}
         self.queues: list = []
         self.pipes_objs: list = []
@@ -220,27 +220,21 @@ class Core:
                         self._read_fault(pipe, r, op, site)
                 r.shadow.read(r.lo, r.hi, pipe, seq, idx)
         for r in wr:
-            if r.single and r.ver == r.shadow.version:
-                s = r.seg
+            exact = r.single and r.ver == r.shadow.version
+            for s in ((r.seg,) if exact else self._segments(r)):
                 if s.ws > vcq[s.wp]:
-                    self._race_raw(pipe, s, r.tier, r.lo, op, site, "overwrites")
+                    self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
                 if s.rd:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
-                            self._war(pipe, s, r.tier, r.lo, op, site)
+                            self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
+            if exact:               # Shadow.write on the one segment that is exactly r, in place
                 s.init = True
                 s.wp = pipe
                 s.ws = seq
                 s.wr = idx
                 s.rd = {}
             else:
-                for s in self._segments(r):
-                    if s.ws > vcq[s.wp]:
-                        self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
-                    if s.rd:
-                        for p, m in s.rd.items():
-                            if m[0] > vcq[p]:
-                                self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
                 write = r.shadow.write
                 for lo, hi in r.runs:
                     write(lo, hi, pipe, seq, idx)
