@@ -1,5 +1,6 @@
-"""Hash every trace record (all fields, reads and writes included), the outputs and the cycles of a set
-of launches, to show that a change to the simulator's hot path changed no behaviour.
+"""Hash every trace record (all fields, reads and writes included), the outputs, the cycles, each core's
+times and busy cycles and the buffer layout of a set of launches, to show that a change to the simulator's
+hot path changed no behaviour.
 
     python scripts/trace_hash.py > before.json      # on the old code
     python scripts/trace_hash.py | diff before.json -   # on the new code: no output means identical
@@ -33,7 +34,7 @@ def digest(results, outputs=()) -> str:
             d = r.as_dict()
             d["site"] = [os.path.basename(r.site[0]), r.site[1]]
             h.update(json.dumps(d, sort_keys=True, default=str).encode())
-        h.update(repr(res.cycles).encode())
+        h.update(repr((res.cycles, res.core_times, res.buffers)).encode())     # busy cycles per pipe included
     for o in outputs:
         h.update(np.ascontiguousarray(o).tobytes())
     return h.hexdigest()[:16]
