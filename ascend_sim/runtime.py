@@ -9,6 +9,7 @@ b - cores has finished.
 """
 from __future__ import annotations
 
+import bisect
 import gc
 import heapq
 import threading
@@ -139,8 +140,10 @@ class Launch:
         self.cores = self._make_cores()
         for i, c in enumerate(self.cores):
             c.uid = i
-        self.blocks = [_Block(c, i) for i, c in enumerate(self.cores)]
+        self.blocks = [_Block(c, i) for i, c in enumerate(self.cores)]    # block i runs on cores[i] (uid i)
         self.per_group = len(self.blocks) // self.block_dim     # cores per block: 3 for MIX on 910B, else 1
+        self.next_block = 0                                     # blocks start in order: the first not started
+        self.parked: list[_Block] = []                          # started blocks waiting (block_wait), by index
         self.group_start: dict[int, float] = {}                 # block (group) -> the cycle it got its core
         self.free_at: list[float] = []                          # heap: when each released core became free
         self.groups_done = 0                                    # groups whose blocks have all ended
@@ -148,7 +151,7 @@ class Launch:
         self.error: BaseException | None = None
         try:
             try:
-                self._drive()
+                self._drive_errstate()
             except _Abort:          # this thread's block was parked when another block failed
                 pass
             self.finished.wait()
@@ -181,26 +184,44 @@ class Launch:
         self.plans.clear()
 
     def _drive(self) -> None:
-        """Run runnable blocks until all are done, or hand over to a parked one."""
+        """Run runnable blocks until all are done, or hand over to a parked one.
+
+        The next block to run is always the lowest-numbered runnable one: a parked block whose
+        condition now holds (parked blocks started before any block not yet started), else the
+        first block not yet started. Without parked blocks each step is O(1), so launches of
+        thousands of blocks schedule in linear time.
+        """
         global _current
+        blocks = self.blocks
         while True:
-            pending = [b for b in self.blocks if not b.done]
-            if not pending:
+            if self.parked:
+                b = next((p for p in self.parked if p.waiting_for()), None)
+                if b is not None:               # wake the parked thread; it drives from here on
+                    self.parked.remove(b)
+                    b.waiting_for = None
+                    _current = b.core
+                    b.resume.set()
+                    return
+            i = self.next_block
+            if i == len(blocks) and not self.parked:
                 self.finished.set()
                 return
-            b = next((b for b in pending if (not b.started and self._can_start(b))
-                      or (b.waiting_for is not None and b.waiting_for())), None)
-            if b is None:
-                self._fail(self._deadlock([p.index for p in pending]))
+            if i == len(blocks) or not self._can_start(blocks[i]):
+                self._fail(self._deadlock([p.index for p in self.parked] + list(range(i, len(blocks)))))
                 return
-            if b.started:                       # wake the parked thread; it drives from here on
-                b.waiting_for = None
-                _current = b.core
-                b.resume.set()
-                return
-            self._start(b)
+            self.next_block = i + 1
+            self._start(blocks[i])
             if self.error is not None:
                 return
+
+    def _drive_errstate(self) -> None:
+        """``_drive`` with numpy's floating-point warnings off in this thread (numpy keeps them per thread).
+
+        fp16 overflow to inf is the device's behaviour, not a warning; setting this once per driving
+        thread instead of once per block saves a context switch of numpy's state per block.
+        """
+        with np.errstate(all="ignore"):
+            self._drive()
 
     def _start(self, b: _Block) -> None:
         global _current
@@ -220,8 +241,7 @@ class Launch:
         pool = self.tier_pool.setdefault(core.core_type, [])
         core.tiers = pool.pop() if pool else make_tiers(self.chip, core.core_type)
         try:
-            with np.errstate(all="ignore"):     # fp16 overflow to inf is the device's behaviour, not a warning
-                self.kernel.fn(*self.args)
+            self.kernel.fn(*self.args)          # under _drive_errstate
             self._finish_checks(b.core)
         except _Abort:
             raise
@@ -255,11 +275,12 @@ class Launch:
     def block_wait(self, ready: Callable[[], bool]) -> None:
         """Called by a running block: park this thread until ``ready()`` holds."""
         global _current
-        me = next(b for b in self.blocks if b.core is _current)
+        me = self.blocks[_current.uid]
         if ready():
             return
         me.waiting_for = ready
         me.resume = threading.Event()
+        bisect.insort(self.parked, me, key=lambda b: b.index)
         threading.Thread(target=self._drive_thread, daemon=True).start()
         me.resume.wait()
         if self.aborting:
@@ -268,7 +289,7 @@ class Launch:
 
     def _drive_thread(self) -> None:
         try:
-            self._drive()
+            self._drive_errstate()
         except _Abort:
             pass
 
@@ -408,7 +429,7 @@ def SyncAll() -> None:
             fix=f"launch at most {run.physical} blocks when the kernel uses SyncAll")
     core.barrier_all()
     gen = run.barrier_gen
-    me = next(i for i, b in enumerate(run.blocks) if b.core is core)
+    me = core.uid           # its index in run.blocks
     run.barrier_waiting.add(me)
     arrived = run._arrive_times
     arrived[me] = core.end_time()

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from ascend_sim import (Add, AlignmentError, Ascend910, ArgumentError, CapacityError, CrossCoreWaitFlag, DataCopy,
-                        DataCopyExtParams, DataCopyPad, DeadlockError, DtypeError, Duplicate, GetBlockIdx,
+                        DataCopyExtParams, DataCopyPad, DataCopyParams, DeadlockError, DtypeError, Duplicate, GetBlockIdx,
                         GMWriteConflictError, HardEvent, Mmad, MmadParams, Muls, OutOfBoundsError,
-                        PipeBarrier, PositionError, QueueError, RaceError, SetAtomicAdd, SetFlag, SyncAll, SyncError,
+                        PipeBarrier, PositionError, QuantMode_t, QueueError, RaceError, SetAtomicAdd, SetFlag, SyncAll, SyncError,
                         TPipe, TPosition, TQue, UninitializedReadError, WaitFlag, float32, half, kernel, launch)
+from kernels_util import _on_cube as on_cube
 from kernels_util import gm, handoff, line_of, no_warnings, raises_rule, run_block_writes, scratch
 
 N = 256
@@ -451,3 +452,29 @@ def test_adjacent_blocks_may_share_a_32_byte_chunk():
     with raises_rule(GMWriteConflictError, "block 1 (AIV) writes GM buffer 'z' bytes 8..17",
                      "byte 8 was already written by block 0", at="<- pad"):
         run_block_writes(np.arange(16, dtype=half), z, ten_bytes_at([0, 4]), gm_names=["x", "z"])
+
+
+def four_strided_bursts_at(starts):
+    """Each block writes 4 bursts of 16 half (32 bytes) with a 32-byte gap, from its element ``starts[block]``."""
+    return lambda z, t, block: DataCopy(z[starts[block]], t, DataCopyParams(4, 1, 0, 1))  # <- bursts
+
+
+def test_strided_writes_conflict_only_where_their_bursts_meet():
+    z = np.zeros(128, half)
+    run_block_writes(np.arange(64, dtype=half), z, four_strided_bursts_at([0, 16]))    # interleaved: no byte shared
+    assert np.array_equal(z, np.repeat(np.arange(64, dtype=half).reshape(4, 16), 2, axis=0).ravel())  # both blocks
+    with raises_rule(GMWriteConflictError, "block 1 (AIV) writes GM buffer 'z' bytes 64..95",
+                     "byte 64 was already written by block 0", at="<- bursts"):
+        run_block_writes(np.arange(64, dtype=half), np.zeros(160, half), four_strided_bursts_at([0, 32]),
+                         gm_names=["x", "z"])
+
+
+def test_two_cube_blocks_writing_one_tile_through_fixpipe_conflict():
+    a = np.ones((16, 16), half)
+    cfg = (16, 16, 16, 1, 1, 1, np.dtype(half), np.dtype(float32), QuantMode_t.F322F16, False)
+    c = np.zeros((16, 16), half)
+    launch(on_cube, 1, a, a, c, cfg)
+    assert np.array_equal(c, np.full((16, 16), 16, half))
+    with raises_rule(GMWriteConflictError, "block 1 (AIC) writes GM buffer 'c' bytes 0..31", "block 0 (AIC)",
+                     at=None):
+        launch(on_cube, 2, a, a, np.zeros((16, 16), half), cfg, gm_names=["a", "b", "c"])

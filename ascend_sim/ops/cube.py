@@ -297,9 +297,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)
-    out = rows.astype(dst.dtype)          # fp32 beyond the fp16 range becomes inf, as on the device
-    _bursts(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch)[...] = out.view(np.uint8).reshape(
-        bursts.count, bursts.blen)
+    out = _bursts(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
+    np.copyto(out, rows, casting="unsafe")      # fp32 beyond the fp16 range becomes inf, as on the device
 
 
 def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:

@@ -361,7 +361,6 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
     _claim_bursts(core, buf, own, off, plan, dtype, site)
 
 
-_max = np.maximum.reduce
 _UNOWNED = np.full(1 << 15, -1, np.int16).tobytes()    # the owner bytes of chunks nobody wrote (-1)
 
 
@@ -382,7 +381,7 @@ def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: _Plan, dtype, site
     if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
         # every burst covers whole chunks: check and claim them through one (bursts, chunks) view
         seg = _bursts(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
-        if _max(seg, axis=None) >= 0:
+        if seg.tobytes() != _UNOWNED[:seg.nbytes]:      # a copy of the owners and one memcmp, as in _claim
             _check_chunks(core, buf, seg, off, plan, dtype, site)
         seg[...] = me
         return
