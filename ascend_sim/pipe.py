@@ -93,12 +93,13 @@ class TQue:
                  "_next")
 
     def __init__(self, position: TPosition, depth: int = 1):
-        if position not in FLOW:
-            raise PositionError(f"TQue cannot live at TPosition.{position.name}",
+        flow = FLOW.get(position)
+        if flow is None:
+            raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
                                 fix="use TBuf for VECCALC scratch space; queues are VECIN, VECOUT, A1, B1, "
                                     "A2, B2 or CO1")
         self.position, self.depth = position, int(depth)
-        self.producer, self.consumer = FLOW[position]
+        self.producer, self.consumer = flow
         self.slots: list[_Slot] = []
         self.nbytes = 0
         self.fifo: list = []
@@ -288,7 +289,7 @@ class TPipe:
 
     def InitBuffer(self, que, num_or_len: int, length: int | None = None) -> bool:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
-        core = current_core()
+        core = _runtime._current or current_core()
         point = kernel_point()
         label = _LABELS.get(point)
         if label is None:           # the queue's name as the kernel writes it, read once per call site
@@ -302,7 +303,7 @@ class TPipe:
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)
-        tier = _tier_for(core, que.position)
+        tier = core.tiers.get(TIER_OF.get(que.position)) or _tier_for(core, que.position)     # the latter raises
         size = -(-nbytes // tier.align) * tier.align
         addr = tier.next_free
         total = addr + num * size
@@ -322,7 +323,7 @@ class TPipe:
             que.addr = addr
         else:
             que.nbytes = nbytes
-            que.slots = [_Slot(que, addr + i * size) for i in range(num)]
+            que.slots = list(map(_Slot, [que] * num, range(addr, total, size)))
             core.queues.append(que)
         tier.buffers.append((label, addr, num * size))
         tier.next_free = total
