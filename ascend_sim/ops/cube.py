@@ -201,8 +201,8 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     av, bv, out, a32, b32, c32 = plan.views
     table, init = plan.extra
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
-        table.take(av.view(np.uint16), out=a32, mode="wrap")     # the method: np.take adds 3 Python calls
-        table.take(bv.view(np.uint16), out=b32, mode="wrap")
+        table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16); the method: np.take adds 3 Python calls
+        table.take(bv, out=b32, mode="wrap")
     else:
         a32[...] = av
         b32[...] = bv
@@ -265,11 +265,14 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
     reads = [region(fmA, m * k * fmA.dtype.itemsize), region(fmB, k * n * fmB.dtype.itemsize)]
     if not params.cmatrixInitVal:
         reads.append(region(dst, m * n * dst.dtype.itemsize))
-    views = (fmA.view(m * k).reshape(m, k), fmB.view(k * n).reshape(k, n), dst.view(m * n).reshape(m, n),
+    table = _widening_table(fmA.dtype, acc)
+    av, bv = fmA.view(m * k).reshape(m, k), fmB.view(k * n).reshape(k, n)
+    if table is not None:                   # the table is indexed by the inputs' raw bits
+        av, bv = av.view(np.uint16), bv.view(np.uint16)
+    views = (av, bv, dst.view(m * n).reshape(m, n),
              np.empty((m, k), acc), np.empty((k, n), acc), np.empty((m, n), acc))    # + widened inputs, product
     return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
-                     (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views,
-                     (_widening_table(fmA.dtype, acc), bool(params.cmatrixInitVal)))
+                     (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views, (table, bool(params.cmatrixInitVal)))
 
 
 def Fixpipe(dst, src, params: FixpipeParams) -> None:
