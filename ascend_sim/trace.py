@@ -91,7 +91,7 @@ class LaunchResult:
         self.block_dim = run.block_dim
         cores = run.cores
         self.core_times = [(c.block_idx, c.core_type, c.start_time, c.end_time(), c.busy_cycles()) for c in cores]
-        self.cycles = max((c.end_time() for c in cores), default=0.0)
+        self.cycles = max((t[3] for t in self.core_times), default=0.0)
         self.trace = Trace(run.records, run.chip, len(cores))
         self.buffers = {(c.block_idx, c.core_type): {n: list(b) for n, b in c.buffers.items()} for c in cores}
 
