@@ -17,7 +17,8 @@ minimum of all timed runs of each; the ratios are computed from the medians and,
 the minima (timeit's advice: the minimum is the run least disturbed). The exit status is 0 when the
 median ratios meet the targets.
 It also reports simulated API calls per second with tracing on (every Ascend C call the kernel
-makes, queue calls included).
+makes, queue calls included), and the launch overhead per block of an empty kernel at 16 and 4,096
+blocks (the same per block at both: the scheduler's cost is linear in the blocks).
 """
 from __future__ import annotations
 
@@ -89,6 +90,17 @@ def sim_matmul(a, b):
         assert np.allclose(c, ref, rtol=1e-2, atol=1e-2)
         return holder["res"]
     return run, check
+
+
+@ascend_sim.kernel
+def empty_kernel(x) -> None:
+    """No instructions: a launch of it measures the per-block cost of starting and ending blocks."""
+
+
+def launch_overhead(x, block_counts=(16, 4096)) -> dict:
+    """Median seconds per block of launching ``empty_kernel`` on each block count (3 rounds of 5)."""
+    return {n: statistics.median(interleaved({n: lambda n=n: launch(empty_kernel, n, x)}, 3)[n]) / n
+            for n in block_counts}
 
 
 def count_api_calls(run) -> int:
@@ -221,6 +233,9 @@ def main() -> int:
     print(f"simulated API calls with tracing on: {calls_add} calls in {b_med * 1e3:.1f} ms = "
           f"{calls_add / b_med:,.0f} calls/s (target >= 100,000); trace records: {len(res_add.trace)} (add), "
           f"{len(res_mm.trace)} (matmul); simulated: {res_add.cycles:,.0f} and {res_mm.cycles:,.0f} cycles")
+    per_block = launch_overhead(x[:8])
+    print("launch overhead of an empty kernel: " + ", ".join(
+        f"{t * 1e6:.1f} us per block at {n:,} blocks" for n, t in per_block.items()))
     ok = c_med / b_med >= 20 and e_med / d_med >= 30 and calls_add / b_med >= 100_000
     return 0 if ok else 1
 
