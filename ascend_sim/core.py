@@ -239,8 +239,7 @@ class Core:
                 for lo, hi in r.runs:
                     write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
-        tick = self.tick
-        issue_t = self.scalar_time + tick
+        issue_t = self.scalar_time + self.tick
         self.scalar_time = issue_t
         self.calls += 1
         tail = self.tail[pipe]

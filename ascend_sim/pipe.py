@@ -163,7 +163,10 @@ class TQue:
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
         core = _runtime._current
-        slot = getattr(tensor, "slot", None)
+        try:
+            slot = tensor.slot
+        except AttributeError:      # not a LocalTensor: _holder names the rule
+            slot = None
         if core is not self.core or core is None or slot is None or slot.que is not self:
             core, slot = self._holder(tensor, "EnQue")      # raises the rule that is broken
         if slot.state != "alloc":
@@ -203,7 +206,10 @@ class TQue:
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
         core = _runtime._current
-        slot = getattr(tensor, "slot", None)
+        try:
+            slot = tensor.slot
+        except AttributeError:      # not a LocalTensor: _holder names the rule
+            slot = None
         if core is not self.core or core is None or slot is None or slot.que is not self:
             core, slot = self._holder(tensor, "FreeTensor")     # raises the rule that is broken
         state = slot.state
@@ -295,7 +301,7 @@ class TPipe:
         if label is None:           # the queue's name as the kernel writes it, read once per call site
             m = _INIT_ARG.search(linecache.getline(*resolve_site(point)))
             label = _LABELS[point] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
-        is_buf = que.__class__ is TBuf or isinstance(que, TBuf)
+        is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
         if is_buf:
             num, nbytes = 1, int(num_or_len)
         else:

@@ -230,6 +230,10 @@ def alloc_without_dtype(q, other):
     q.AllocTensor()  # <- no dtype
 
 
+def enque_not_a_tensor(q, other):
+    q.EnQue(np.zeros(16, half))  # <- not a tensor
+
+
 @pytest.mark.parametrize("action, words, at", [
     (deque_empty, ["DeQue from q while it is empty", "waits forever"], "<- empty"),
     (enque_past_depth, ["EnQue on q past its depth 1: 1 tensor(s) already queued"], "<- past depth"),
@@ -242,6 +246,7 @@ def alloc_without_dtype(q, other):
     (enque_twice, ["EnQue of a tensor that is queued"], "<- enque twice"),
     (free_on_other_queue, ["FreeTensor of a tensor that does not belong to other"], "<- wrong queue"),
     (alloc_without_dtype, ["the element type is missing", "que.AllocTensor(half)"], "<- no dtype"),
+    (enque_not_a_tensor, ["EnQue of a tensor that does not belong to q"], "<- not a tensor"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_queue_misuse(action, words, at):
     with raises_rule(QueueError, *words, at=at) as err:
