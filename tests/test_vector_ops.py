@@ -192,6 +192,27 @@ def test_cast_float32_narrowing_rounds_by_mode(dtype, mode):
     assert_same(z, round_to(x, dtype, NARROWING[mode]))
 
 
+@pytest.mark.parametrize("dtype", (half, bfloat16), ids=ids)
+def test_cast_to_nearest_takes_the_ieee_cast_only_where_it_is_one_correct_rounding(dtype):
+    """CAST_NONE/CAST_RINT between floats use numpy's cast (fast); it must equal the exact rounding.
+
+    Inputs: every midpoint between neighbouring ``dtype`` values (the ties), random float32 bit
+    patterns (subnormals, inf, NaN) and, to ``dtype``, every 2-byte pattern of the other 2-byte float.
+    """
+    from ascend_sim.ops.vector import _round_float, cast_values
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    with np.errstate(all="ignore"):
+        here, up = bits.view(dtype).astype(np.float64), np.nextafter(bits.view(dtype), np.array(np.inf, dtype))
+        ties = ((here + up.astype(np.float64)) / 2).astype(np.float32)
+        noise = np.random.default_rng(3).integers(0, 2**32, 100_000, dtype=np.uint64).astype(np.uint32)
+        other = bits.view(bfloat16 if dtype == half else half)
+        for x in (ties[np.isfinite(ties)], noise.view(np.float32), other):
+            for mode in (RoundMode.CAST_NONE, RoundMode.CAST_RINT):
+                fast, exact = cast_values(x, dtype, mode), _round_float(x, np.dtype(dtype), mode)
+                both_nan = np.isnan(fast.astype(np.float32)) & np.isnan(exact.astype(np.float32))
+                assert np.array_equal(fast.view(np.uint16)[~both_nan], exact.view(np.uint16)[~both_nan])
+
+
 @pytest.mark.parametrize("mode", list(RoundMode), ids=lambda m: m.name)
 def test_cast_widening_is_exact_in_every_mode(mode):
     x = random_array(np.random.default_rng(9), half, 64, -100, 100)

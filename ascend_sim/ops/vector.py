@@ -443,6 +443,8 @@ def cast_values(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
                    RoundMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}.get(mode, np.rint)(f)
         info = np.iinfo(dtype)
         return np.clip(np.nan_to_num(rounded), info.min, info.max).astype(dtype)
+    if (mode is RoundMode.CAST_NONE or mode is RoundMode.CAST_RINT) and is_float(x.dtype):
+        return x.astype(dtype)      # between these floats the IEEE cast is one rounding to nearest even
     return _round_float(x, dtype, mode)
 
 
