@@ -170,6 +170,10 @@ def triton_runs(x, y, a, b):
             acc += tl.dot(av, bv)
         tl.store(cp + rm[:, None] * N_ + rn[None, :], acc.to(tl.float16))
 
+    # The comparison is between two single-threaded interpreters. torch's OpenMP threads only serve the
+    # add's check and the tensors' plumbing, and after each parallel region they spin for a while,
+    # taking one of this machine's two cores from whatever runs next (the simulator, 2 to 3 % slower).
+    torch.set_num_threads(1)
     tx, ty = torch.from_numpy(x), torch.from_numpy(y)
     tz = torch.empty_like(tx)
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
