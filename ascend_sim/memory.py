@@ -172,7 +172,7 @@ class Tier:
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
-        self.arena[:self.high] = 0
+        self.arena[:self.high].fill(0)
         self.shadow.reset()
         self.next_free = 0
         self.high = 0
