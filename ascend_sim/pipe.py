@@ -163,10 +163,7 @@ class TQue:
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
         core = _runtime._current
-        try:
-            slot = tensor.slot
-        except AttributeError:      # not a LocalTensor: _holder names the rule
-            slot = None
+        slot = tensor.slot if tensor.__class__ is LocalTensor else None     # anything else: _holder decides
         if core is not self.core or core is None or slot is None or slot.que is not self:
             core, slot = self._holder(tensor, "EnQue")      # raises the rule that is broken
         if slot.state != "alloc":
@@ -206,10 +203,7 @@ class TQue:
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
         core = _runtime._current
-        try:
-            slot = tensor.slot
-        except AttributeError:      # not a LocalTensor: _holder names the rule
-            slot = None
+        slot = tensor.slot if tensor.__class__ is LocalTensor else None     # anything else: _holder decides
         if core is not self.core or core is None or slot is None or slot.que is not self:
             core, slot = self._holder(tensor, "FreeTensor")     # raises the rule that is broken
         state = slot.state
@@ -309,7 +303,7 @@ class TPipe:
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)
-        tier = core.tiers.get(TIER_OF.get(que.position)) or _tier_for(core, que.position)     # the latter raises
+        tier = _tier_for(core, que.position)
         size = -(-nbytes // tier.align) * tier.align
         addr = tier.next_free
         total = addr + num * size
@@ -329,7 +323,7 @@ class TPipe:
             que.addr = addr
         else:
             que.nbytes = nbytes
-            que.slots = list(map(_Slot, [que] * num, range(addr, total, size)))
+            que.slots = [_Slot(que, a) for a in range(addr, total, size)]
             core.queues.append(que)
         tier.buffers.append((label, addr, num * size))
         tier.next_free = total

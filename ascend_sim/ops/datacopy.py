@@ -142,7 +142,7 @@ def SetAtomicNone() -> None:
 class _CopyPlan:
     """A checked copy: its bursts, local region, pipe, cost parameters and the local side's bytes."""
 
-    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "row", "src_name", "dst_name")
+    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
 
     def __init__(self, run, plan: _Plan, pipe: int, regions: list, span: int, local,
                  src_name: str, dst_name: str, rate: float = 0.0):
@@ -154,7 +154,6 @@ class _CopyPlan:
         self.nbytes = plan.count * plan.blen
         self.span = span            # bytes the GM side spans
         self.local = local          # the bytes in the tier: a 1-D view (one burst), or one row per burst
-        self.row = None if local is None else local.dtype    # uint8 (one burst) or the row type (void of blen)
         self.src_name = src_name
         self.dst_name = dst_name
 
@@ -255,7 +254,7 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     if plan.count == 1:
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
-        cp.local[...] = np.ndarray((plan.count,), cp.row, buf.raw, off, (plan.src_pitch,))     # row by row
+        cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
     if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
         d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
         fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
@@ -290,7 +289,7 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
     if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local
     else:
-        np.ndarray((plan.count,), cp.row, buf.raw, off, (plan.dst_pitch,))[...] = cp.local
+        np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.dst_pitch,))[...] = cp.local
 
 
 def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:
