@@ -5,25 +5,30 @@ GetBlockIdx ...), launch them on a chip profile, and get exact results in the
 kernel's dtypes, the hardware's rules enforced with clear errors, and a
 per-pipe cycle trace. See docs/api_mapping.md for the C++ to Python table.
 """
-from .chips import Ascend310B, Ascend910, Ascend910B, ChipProfile, get_chip
-from .dtypes import bfloat16, float32, half, int4b_t, int8, int16, int32, int64, uint8, uint16, uint32
-from .errors import (AlignmentError, ArgumentError, CapacityError, CubeFormatError, DeadlockError, DtypeError,
-                     GMWriteConflictError, KernelError, LaunchError, OutOfBoundsError, PositionError, QueueError,
-                     RaceError, SyncError, UninitializedReadError)
-from .memory import GlobalTensor, GmPtr, LocalTensor
-from .ops.cube import FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams, QuantMode_t
-from .ops.cube import Fixpipe
-from .ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyPadParams,
-                           DataCopyParams, SetAtomicAdd, SetAtomicNone)
-from .ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare, Div,
-                         Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal, ReduceMax, ReduceMin,
-                         ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax,
-                         WholeReduceMin, WholeReduceSum)
-from .pipe import QuePosition, TBuf, TPipe, TPosition, TQue
-from .runtime import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
-                      GetBlockNum, GetSubBlockIdx, GetSubBlockNum, Kernel, SyncAll, kernel, launch)
-from .sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V, HardEvent,
-                   PipeBarrier, SetFlag, WaitFlag, pipe_t)
-from .trace import LaunchResult, Profile, Trace
+from ascend_sim.hw.chips import Ascend310B, Ascend910, Ascend910B, ChipProfile, get_chip
+from ascend_sim.hw.dtypes import bfloat16, float32, half, int4b_t, int8, int16, int32, int64, uint8, uint16, uint32
+from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, CubeFormatError, DeadlockError,
+                                      DtypeError, GMWriteConflictError, KernelError, LaunchError, OutOfBoundsError,
+                                      PositionError, QueueError, RaceError, SyncError, UninitializedReadError)
+from ascend_sim.api.tensor import GlobalTensor, LocalTensor
+from ascend_sim.engine.memory import GmPtr
+from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
+                                     QuantMode_t)
+from ascend_sim.api.ops.cube import Fixpipe
+from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
+                                         DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
+from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
+                                       Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
+                                       ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
+                                       Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
+from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
+                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, SyncAll)
+from ascend_sim.api.launch import Kernel, kernel, launch
+from ascend_sim.api.sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
+                                 HardEvent, PipeBarrier, SetFlag, WaitFlag, pipe_t)
+from ascend_sim.api.launch import LaunchResult
+from ascend_sim.analysis.profile import Profile
+from ascend_sim.trace.trace import Trace
 
 __version__ = "0.1.0"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ascend_sim.datasets import MNIST_DIR_ENV, load_mnist_idx, load_mnist_subset
-from ascend_sim.lenet import LeNetRuntime
-from ascend_sim.lenet_reference import lenet_predict_ref, load_lenet_weights
+from ascend_sim.models.datasets import MNIST_DIR_ENV, load_mnist_idx, load_mnist_subset
+from ascend_sim.models.lenet import LeNetRuntime
+from ascend_sim.models.lenet_reference import lenet_predict_ref, load_lenet_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_1K_S, TARGET_10K_S = 30.0, 300.0

@@ -35,8 +35,8 @@ import numpy as np  # noqa: E402
 
 import ascend_sim  # noqa: E402
 from ascend_sim import launch  # noqa: E402
-from ascend_sim.examples.add_custom import AddCustomTilingData, add_custom  # noqa: E402
-from ascend_sim.examples.matmul import MatmulTiling, matmul_custom  # noqa: E402
+from ascend_sim.kernels.add_custom import AddCustomTilingData, add_custom  # noqa: E402
+from ascend_sim.kernels.matmul import MatmulTiling, matmul_custom  # noqa: E402
 
 N = 1 << 20
 TILE = 4096
@@ -105,12 +105,12 @@ def launch_overhead(x, block_counts=(16, 4096)) -> dict:
 
 def count_api_calls(run) -> int:
     """Calls into the public Ascend C API during ``run()`` (queue calls included)."""
-    import ascend_sim.examples.add_custom as ex_add
-    import ascend_sim.examples.matmul as ex_mm
-    import ascend_sim.ops.cube as cube
-    import ascend_sim.ops.datacopy as dc
-    import ascend_sim.ops.vector as vec
-    import ascend_sim.pipe as pipe_mod
+    import ascend_sim.kernels.add_custom as ex_add
+    import ascend_sim.kernels.matmul as ex_mm
+    import ascend_sim.api.ops.cube as cube
+    import ascend_sim.api.ops.datacopy as dc
+    import ascend_sim.api.ops.vector as vec
+    import ascend_sim.api.pipe as pipe_mod
     counter = {"n": 0}
     patched = []
 

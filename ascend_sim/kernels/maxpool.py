@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import BinaryRepeatParams, DataCopy, Max, TBuf, TPipe, TPosition, TQue, kernel
-from ..chips import get_chip
-from ..trace import LaunchResult
-from ._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks, gm, lane_granule,
-                      resolve_dtype, run, to_chunks, ub_bytes)
+from ascend_sim import BinaryRepeatParams, DataCopy, Max, TBuf, TPipe, TPosition, TQue, kernel
+from ascend_sim.hw.chips import get_chip
+from ascend_sim.api.launch import LaunchResult
+from ascend_sim.kernels._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks,
+                                        gm, lane_granule, resolve_dtype, run, to_chunks, ub_bytes)
 
 
 @dataclass(frozen=True)

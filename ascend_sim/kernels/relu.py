@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import Relu, TPipe, TPosition, TQue, kernel
-from ..trace import LaunchResult
-from ._common import (BLOCK, block_range, copy_flat, default_blocks, gm, resolve_dtype, round_up, run)
+from ascend_sim import Relu, TPipe, TPosition, TQue, kernel
+from ascend_sim.api.launch import LaunchResult
+from ascend_sim.kernels._common import BLOCK, block_range, copy_flat, default_blocks, gm, resolve_dtype, round_up, run
 
 TILE_BYTES = 32 * 1024      # per tile; 2 in + 2 out buffers = 128 KB of UB
 MIN_TILE_BYTES = 2048       # below this, another block costs more than it saves

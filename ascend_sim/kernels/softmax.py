@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import (Add, BinaryRepeatParams, Cast, Div, Exp, Max, RoundMode, Sub, TBuf, TPipe, TPosition, TQue,
-                float32, kernel)
-from ..trace import LaunchResult
-from ._common import (BLOCK, block_range, check_batch, copy_lanes, default_blocks, from_lanes, gm, resolve_dtype,
-                      run, to_lanes)
+from ascend_sim import (Add, BinaryRepeatParams, Cast, Div, Exp, Max, RoundMode, Sub, TBuf, TPipe, TPosition, TQue,
+                        float32, kernel)
+from ascend_sim.api.launch import LaunchResult
+from ascend_sim.kernels._common import (BLOCK, block_range, check_batch, copy_lanes, default_blocks, from_lanes, gm,
+                                        resolve_dtype, run, to_lanes)
 
 CHUNK = 64                  # images per chunk: 64 floats = one 256-byte repeat per class row
 MAX_ROWS = 255              # classes per repeat-form instruction

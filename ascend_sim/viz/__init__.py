@@ -9,17 +9,17 @@ static PNG, and has a matplotlib twin for exported notebooks::
 
 See docs/widgets.md.
 """
-from ._widget import set_static_fallback
-from .compare import CompareView, compare, compare_figure
-from .explorer import WhatIfExplorer, make_control
-from .layout import Row, timeline_rows
-from .occupancy import Occupancy, occupancy
-from .static import figure_png
-from .summary import Comparison, profile_html
-from .timeline import TimelineView, timeline_figure, timelines_figure
-from .traffic import Edge, traffic_edges
-from .traffic_view import TrafficData, TrafficView, traffic_figure
-from .tracedata import PipeStats, TraceTable, as_table, pipe_stats
+from ascend_sim.viz._widget import set_static_fallback
+from ascend_sim.viz.compare import CompareView, compare, compare_figure
+from ascend_sim.viz.explorer import WhatIfExplorer, make_control
+from ascend_sim.viz.layout import Row, timeline_rows
+from ascend_sim.viz.occupancy import Occupancy, occupancy
+from ascend_sim.viz.static import figure_png
+from ascend_sim.viz.summary import Comparison, profile_html
+from ascend_sim.viz.timeline import TimelineView, timeline_figure, timelines_figure
+from ascend_sim.viz.traffic import Edge, traffic_edges
+from ascend_sim.viz.traffic_view import TrafficData, TrafficView, traffic_figure
+from ascend_sim.viz.tracedata import PipeStats, TraceTable, as_table, pipe_stats
 
 __all__ = [
     "TimelineView", "TrafficView", "CompareView", "WhatIfExplorer",

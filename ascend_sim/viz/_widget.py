@@ -7,7 +7,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from .static import figure_png
+from ascend_sim.viz.static import figure_png
 
 HERE = Path(__file__).parent
 CSS = HERE / "viz.css"

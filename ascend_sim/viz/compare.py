@@ -8,10 +8,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._widget import StaticFallbackMixin
-from .summary import Comparison, compare_tables, comparison_html
-from .timeline import TimelineView, timelines_figure
-from .tracedata import as_table
+from ascend_sim.viz._widget import StaticFallbackMixin
+from ascend_sim.viz.summary import Comparison, compare_tables, comparison_html
+from ascend_sim.viz.timeline import TimelineView, timelines_figure
+from ascend_sim.viz.tracedata import as_table
 
 
 def _labels(before: Any, after: Any, labels: tuple[str, str] | None):

@@ -17,7 +17,7 @@ def launch_add(tile_length: int = 128, BUFFER_NUM: int = 2, blocks: int = 8,  # 
     Each core adds ``tiles_per_core`` tiles of ``tile_length`` half values.
     """
     from ascend_sim import launch
-    from ascend_sim.examples.add_custom import AddCustomTilingData, add_custom
+    from ascend_sim.kernels.add_custom import AddCustomTilingData, add_custom
 
     total = blocks * tile_length * tiles_per_core
     rng = np.random.default_rng(seed)
@@ -32,6 +32,6 @@ def launch_add(tile_length: int = 128, BUFFER_NUM: int = 2, blocks: int = 8,  # 
 
 def launch_matmul(size: int = 128, base: int = 64, chip: Any = "Ascend910B") -> Any:
     """Run the example cube matmul (size x size x size, base x base tiles); returns its LaunchResult."""
-    from ascend_sim.examples.matmul import run_matmul
+    from ascend_sim.kernels.matmul import run_matmul
 
     return run_matmul(size, size, size, base, chip=chip)[3]

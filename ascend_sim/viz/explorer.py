@@ -14,11 +14,11 @@ from typing import Any, Callable, Mapping
 import ipywidgets as W
 from matplotlib.figure import Figure
 
-from ._widget import StaticFallbackMixin
-from .summary import compare_tables, comparison_html, profile_html
-from .timeline import TimelineView, timelines_figure
-from .traffic_view import TrafficView
-from .tracedata import TraceTable, as_table
+from ascend_sim.viz._widget import StaticFallbackMixin
+from ascend_sim.viz.summary import compare_tables, comparison_html, profile_html
+from ascend_sim.viz.timeline import TimelineView, timelines_figure
+from ascend_sim.viz.traffic_view import TrafficView
+from ascend_sim.viz.tracedata import TraceTable, as_table
 
 Spec = Any   # list/tuple of choices, (min, max[, step]) range, bool, dict label->value, or a Widget
 

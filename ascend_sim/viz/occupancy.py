@@ -19,8 +19,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .style import ONCHIP_CAPACITY_FIELD
-from .tracedata import TraceTable
+from ascend_sim.viz.style import ONCHIP_CAPACITY_FIELD
+from ascend_sim.viz.tracedata import TraceTable
 
 GRANULE = 32
 

@@ -15,9 +15,9 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from .layout import Row
-from .style import CLASS_COLORS, CLASS_NAMES, STALL_COLOR
-from .tracedata import TraceTable
+from ascend_sim.viz.layout import Row
+from ascend_sim.viz.style import CLASS_COLORS, CLASS_NAMES, STALL_COLOR
+from ascend_sim.viz.tracedata import TraceTable
 
 #: Draw wait arrows only when at most this many are visible (else the plot is a hairball).
 MAX_ARROWS = 150

@@ -5,8 +5,8 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from .style import format_bytes
-from .tracedata import PipeStats, TraceTable, pipe_stats
+from ascend_sim.viz.style import format_bytes
+from ascend_sim.viz.tracedata import PipeStats, TraceTable, pipe_stats
 
 
 @dataclass(frozen=True)

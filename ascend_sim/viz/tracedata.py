@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .style import CLASS_NAMES, PIPES, classify
+from ascend_sim.viz.style import CLASS_NAMES, PIPES, classify
 
 _INT_FIELDS = ("core", "wait_on", "nbytes", "flops")
 _FLOAT_FIELDS = ("ready", "start", "end")

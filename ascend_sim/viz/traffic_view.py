@@ -17,12 +17,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Polygon
 from matplotlib.ticker import MultipleLocator
 
-from ._widget import CSS, StaticFallbackMixin, esm
-from .occupancy import Occupancy, occupancy
-from .static import new_figure
-from .style import format_bytes
-from .traffic import CUBE_EDGE, Edge, traffic_edges
-from .tracedata import TraceTable, as_table
+from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
+from ascend_sim.viz.occupancy import Occupancy, occupancy
+from ascend_sim.viz.static import new_figure
+from ascend_sim.viz.style import format_bytes
+from ascend_sim.viz.traffic import CUBE_EDGE, Edge, traffic_edges
+from ascend_sim.viz.tracedata import TraceTable, as_table
 
 #: Diagram canvas and node centres (px); boxes are NODE_W x NODE_H.
 WIDTH, HEIGHT = 800, 360

@@ -1,0 +1,1 @@
+"""The Ascend C surface a kernel calls: tensors, TPipe/TQue/TBuf, flags, block queries, the instructions, launch."""

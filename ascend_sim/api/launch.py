@@ -1,0 +1,110 @@
+"""``@kernel`` and ``launch`` (the ``<<<blockDim>>>`` call), and what a launch returns.
+
+A launch runs the kernel on the block scheduler (engine/scheduler.py) and wraps
+the finished run in a :class:`LaunchResult`: cycles, the trace, and the analyses
+(profile, Chrome export) as methods that call ``ascend_sim.analysis``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ascend_sim.analysis.chrome import write_chrome_trace
+from ascend_sim.analysis.profile import Profile, profile
+from ascend_sim.engine import context
+from ascend_sim.engine.errors import LaunchError
+from ascend_sim.engine.scheduler import Launch, collector_paused
+from ascend_sim.hw.chips import ChipProfile, get_chip
+from ascend_sim.trace.trace import Trace
+
+
+# ----------------------------------------------------------------------------- kernel
+class Kernel:
+    """A function marked as a kernel (``__global__ __aicore__``)."""
+
+    def __init__(self, fn: Callable, core: str = "AIV"):
+        if core not in ("AIV", "AIC", "MIX"):
+            raise ValueError(f"core must be 'AIV' (vector), 'AIC' (cube) or 'MIX', got {core!r}")
+        self.fn, self.core = fn, core
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __getitem__(self, block_dim):
+        """``k[block_dim](*args)`` or ``k[block_dim, chip](*args)``: the ``<<<...>>>`` analog."""
+        chip = None
+        if isinstance(block_dim, tuple):
+            block_dim, chip = block_dim
+        return lambda *args, **kw: launch(self, block_dim, *args, chip=chip, **kw)
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"kernel {self.__name__} cannot be called directly",
+                          fix=f"launch it: launch({self.__name__}, block_dim, *args) or "
+                              f"{self.__name__}[block_dim](*args)")
+
+
+def kernel(fn: Callable | None = None, *, core: str = "AIV"):
+    """Mark a function as a kernel. ``core``: "AIV" vector, "AIC" cube, "MIX" fused."""
+    if fn is None:
+        return lambda f: Kernel(f, core)
+    return Kernel(fn, core)
+
+
+def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
+           gm_names: list[str] | None = None):
+    """Run ``k`` on ``block_dim`` blocks (the ``<<<blockDim>>>`` launch). Returns a LaunchResult.
+
+    numpy arrays among ``args`` become GM buffers (outputs are written in place);
+    other arguments (ints, a tiling dataclass) are passed through unchanged.
+    """
+    if not isinstance(k, Kernel):
+        raise LaunchError(f"launch expects a function marked @kernel, got {type(k).__name__}",
+                          fix="decorate the kernel function with @kernel", site=("<launch>", 0))
+    if not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= 65535:
+        raise LaunchError(f"block_dim must be an integer in [1, 65535], got {block_dim!r}",
+                          fix="pass the number of blocks, e.g. launch(k, 8, ...)", site=("<launch>", 0))
+    chip = get_chip(chip)
+    if context.current is not None:
+        raise LaunchError("launch called from inside a running kernel",
+                          fix="launch kernels from host code only")
+    with collector_paused():
+        run = Launch(k, int(block_dim), args, chip, gm_names)
+        try:
+            run.run()
+            return LaunchResult(run)
+        finally:
+            run.release()
+
+
+
+
+class LaunchResult:
+    """What ``launch`` returns: cycles, microseconds, the trace and per-core timings."""
+
+    def __init__(self, run):
+        self.chip = run.chip
+        self.kernel_name = run.kernel.__name__
+        self.block_dim = run.block_dim
+        cores = run.cores
+        self.core_times = [(c.block_idx, c.core_type, c.start_time, c.end_time(), c.busy_cycles()) for c in cores]
+        self.cycles = max((t[3] for t in self.core_times), default=0.0)
+        self.trace = Trace(run.records, run.chip, len(cores))
+        self.buffers = {(c.block_idx, c.core_type): {n: list(b) for n, b in c.buffers.items()} for c in cores}
+
+    @property
+    def us(self) -> float:
+        return self.chip.cycles_to_us(self.cycles)
+
+    def __repr__(self) -> str:
+        return (f"LaunchResult({self.kernel_name}, blocks={self.block_dim}, cycles={self.cycles:,.0f}, "
+                f"us={self.us:,.3f}, instructions={len(self.trace)})")
+
+    # ------------------------------------------------------------------ analyses
+    def profile(self) -> Profile:
+        """msprof op-style summary: pipe utilisation, traffic, the bound pipe and advice."""
+        return profile(self)
+
+    def to_chrome_trace(self, path) -> None:
+        """Write Trace Event Format JSON (Perfetto, chrome://tracing, MindStudio Insight)."""
+        write_chrome_trace(self, path)

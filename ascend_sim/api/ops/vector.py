@@ -1,0 +1,649 @@
+"""Vector instructions (PIPE_V, UB only), in the count form and the mask/repeat form.
+
+Count form: ``Add(dst, src0, src1, count)``. Mask/repeat form (高维切分):
+``Add(dst, src0, src1, mask, repeatTimes, BinaryRepeatParams(...))``: each
+repeat reads 8 DataBlocks of 32 bytes (256 bytes) per operand; ``mask`` picks
+lanes (an int: the first ``mask`` lanes; a list of two uint64: bit mode);
+block strides and repeat strides are counted in 32-byte blocks.
+Results are computed by numpy in the operands' dtype, so fp16 rounds per
+instruction exactly as the vector unit does.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ascend_sim.engine import context
+from ascend_sim.engine import timing
+from ascend_sim.engine.core import V, _ranges, region
+from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
+from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
+                                      kernel_point)
+from ascend_sim.engine.memory import GRANULE
+from ascend_sim.api.tensor import LocalTensor
+from ascend_sim.engine.context import current_core
+from ascend_sim.engine.shadow import runs
+
+
+@dataclass
+class BinaryRepeatParams:
+    dstBlkStride: int = 1
+    src0BlkStride: int = 1
+    src1BlkStride: int = 1
+    dstRepStride: int = 8
+    src0RepStride: int = 8
+    src1RepStride: int = 8
+
+
+@dataclass
+class UnaryRepeatParams:
+    dstBlkStride: int = 1
+    srcBlkStride: int = 1
+    dstRepStride: int = 8
+    srcRepStride: int = 8
+
+
+class RoundMode(enum.Enum):
+    CAST_NONE = "none"      # float->float: round to nearest even; float->int: round to nearest even
+    CAST_RINT = "rint"      # round half to even
+    CAST_FLOOR = "floor"
+    CAST_CEIL = "ceil"
+    CAST_ROUND = "round"    # round half away from zero
+    CAST_TRUNC = "trunc"
+    CAST_ODD = "odd"        # von Neumann rounding (float narrowing only)
+
+
+class CMPMODE(enum.Enum):
+    LT = "lt"
+    GT = "gt"
+    EQ = "eq"
+    LE = "le"
+    GE = "ge"
+    NE = "ne"
+
+
+class SELMODE(enum.Enum):
+    VSEL_CMPMASK_SPR = 0
+    VSEL_TENSOR_SCALAR_MODE = 1
+    VSEL_TENSOR_TENSOR_MODE = 2
+
+
+# ----------------------------------------------------------------------------- operand checks
+def _ub(t, op: str, role: str, site) -> LocalTensor:
+    if not isinstance(t, LocalTensor):
+        raise PositionError(f"{op}: {role} is a {type(t).__name__}; vector instructions work on UB LocalTensors only",
+                            fix="DataCopy the data from GM into a VECIN tensor first", site=site)
+    if t.tier.name != "UB":
+        raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
+                            "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
+    if t.addr % 32:
+        raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not 32-byte aligned ({t.addr} % 32 = {t.addr % 32})",
+                             fix="offset sub-tensors by a multiple of 32 bytes "
+                                 f"({32 // t.dtype.itemsize} {ascend_name(t.dtype)} elements)", site=site)
+    return t
+
+
+def _same(op: str, site, *ts: LocalTensor) -> None:
+    d = ts[0].dtype
+    for t in ts[1:]:
+        if t.dtype != d:
+            raise DtypeError(f"{op}: operands mix {ascend_name(d)} and {ascend_name(t.dtype)}",
+                             fix="Cast one operand so that all have the same dtype", site=site)
+
+
+def _count(op: str, count, site, *ts: LocalTensor) -> int:
+    n = int(count)
+    if n < 0:
+        raise ArgumentError(f"{op}: count {n} is negative", fix="pass the number of elements", site=site)
+    for t in ts:
+        if n > t.size:
+            raise OutOfBoundsError(f"{op}: count {n} exceeds the tensor's {t.size} {ascend_name(t.dtype)} elements "
+                                   f"(UB+{t.addr}, {t.nbytes} bytes)",
+                                   fix="lower the count or allocate a larger buffer", site=site)
+    return n
+
+
+# ----------------------------------------------------------------------------- repeat form
+@lru_cache(maxsize=4096)
+def _lane_index(itemsize: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """Element offsets (relative) of the active lanes of ``repeat`` repeats."""
+    epb = 32 // itemsize
+    lanes = 8 * epb
+    r = np.arange(repeat)[:, None, None] * rep * epb
+    j = np.arange(8)[None, :, None] * blk * epb
+    e = np.arange(epb)[None, None, :]
+    idx = (r + j + e).reshape(repeat, lanes)
+    return idx[:, _lane_mask(mask_key, lanes)].reshape(-1)
+
+
+def _lane_mask(mask_key, lanes: int) -> np.ndarray:
+    if isinstance(mask_key, int):
+        return np.arange(lanes) < mask_key
+    lo, hi = mask_key
+    bits = np.array([(lo >> i) & 1 for i in range(64)] + [(hi >> i) & 1 for i in range(64)], bool)
+    return bits[:lanes]
+
+
+def _mask_key(op: str, mask, itemsize: int, site):
+    lanes = 256 // itemsize
+    if isinstance(mask, (list, tuple)):
+        if len(mask) != 2:
+            raise ArgumentError(f"{op}: a bit mask is a list of two uint64, got {len(mask)} values",
+                                fix="mask=[low64, high64]", site=site)
+        if lanes > 128:
+            raise ArgumentError(f"{op}: {lanes} lanes per repeat for {itemsize}-byte elements, but a bit mask "
+                                f"[low64, high64] selects at most 128",
+                                fix=f"use a continuous mask (an int in 1..{lanes}) or the count form", site=site)
+        lo, hi = (int(m) & (2**64 - 1) for m in mask)
+        if lanes == 64 and hi:
+            raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
+                                fix="for 32-bit dtypes only mask[0] selects lanes", site=site)
+        return (lo, hi)
+    m = int(mask)
+    if not 1 <= m <= lanes:
+        raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
+                            f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
+    return m
+
+
+def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
+    r = int(repeat)
+    if not 0 <= r <= max_repeat:
+        raise ArgumentError(f"{op}: repeatTimes {r} outside 0..{max_repeat}",
+                            fix="split the work into several instructions of at most 255 repeats", site=site)
+    return r
+
+
+_PATTERNS: dict = {}
+
+
+def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list]:
+    """(largest element index, granule runs relative to the operand) of a lane pattern, cached."""
+    key = (id(idx), itemsize)
+    hit = _PATTERNS.get(key)
+    if hit is None or hit[0] is not idx:
+        rel = runs(np.unique(idx * itemsize // GRANULE)) if idx.size else []
+        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel)
+    return hit[1], hit[2]
+
+
+class _Access:
+    """One operand of an instruction: its element indices into the tier and its shadow region."""
+
+    __slots__ = ("t", "idx", "region", "n", "_view")
+
+    def __init__(self, t: LocalTensor, idx, op: str, site):
+        self.t = t
+        self._view = None
+        isz = t.dtype.itemsize
+        if isinstance(idx, int):            # count form: first idx elements
+            self.n = idx
+            self.idx = None
+            self.region = region(t, idx * isz)
+        else:
+            self.idx = idx
+            self.n = idx.size
+            top, rel = _pattern(idx, isz)
+            if top >= t.size:
+                raise OutOfBoundsError(
+                    f"{op}: the repeat/stride pattern reaches element {top} but the tensor holds "
+                    f"{t.size} {ascend_name(t.dtype)} elements", fix="lower repeatTimes or the strides", site=site)
+            base = t.addr // GRANULE            # operands are 32-byte aligned (checked in _ub)
+            self.region = (t.tier, [(base + lo, base + hi) for lo, hi in rel])
+
+    def get(self) -> np.ndarray:
+        if self.idx is None:                # count form: a view, made once (plans reuse their operands)
+            v = self._view
+            if v is None:
+                v = self._view = self.t.view(self.n)
+            return v
+        base = self.t.addr // self.t.dtype.itemsize
+        return self.t.tier.arena.view(self.t.dtype)[base + self.idx]
+
+    def put(self, values: np.ndarray) -> None:
+        values = np.asarray(values).astype(self.t.dtype, copy=False)
+        if self.idx is None:
+            self.get()[...] = values
+        else:
+            base = self.t.addr // self.t.dtype.itemsize
+            self.t.tier.arena.view(self.t.dtype)[base + self.idx] = values
+
+
+def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], int]:
+    """Resolve the count form (args = (count,)) or the repeat form (mask, repeat, params)."""
+    if len(args) == 1:
+        n = _count(op, args[0], site, dst, *srcs)
+        return _Access(dst, n, op, site), [_Access(s, n, op, site) for s in srcs], timing.vector_repeats(
+            n, dst.dtype.itemsize)
+    if len(args) != 3:
+        raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
+                            fix=f"{op}(dst, src..., count) or {op}(dst, src..., mask, repeatTimes, params)", site=site)
+    mask, repeat, params = args
+    isz = dst.dtype.itemsize
+    key = _mask_key(op, mask, isz, site)
+    r = _check_repeat(op, repeat, site, current_core().chip.vec_max_repeat)
+    names = ["src0", "src1"] if len(srcs) == 2 else ["src"]
+    d_idx = _lane_index(isz, key, r, params.dstBlkStride, params.dstRepStride)
+    s_acc = []
+    for name, s in zip(names, srcs):
+        blk = getattr(params, f"{name}BlkStride")
+        rep = getattr(params, f"{name}RepStride")
+        s_acc.append(_Access(s, _lane_index(s.dtype.itemsize, key, r, blk, rep), op, site))
+    return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
+
+
+class _VecPlan:
+    """A checked vector instruction: its operands, shadow regions, cost and size, ready to issue.
+
+    Count-form plans are cached per core under the operands' (tier, address, size, dtype) and
+    the count, so an instruction repeated every tile is checked once and then only issued.
+    """
+
+    __slots__ = ("d", "srcs", "rd", "wr", "cost", "nbytes", "flops", "views")
+
+    def __init__(self, core, d: _Access, srcs: list[_Access], repeats: int, klass: str, extra_reads=()):
+        self.d = d
+        self.srcs = srcs
+        self.rd = _ranges([a.region for a in srcs] + list(extra_reads))
+        self.wr = _ranges((d.region,))
+        self.cost = timing.vector(core, repeats, klass)
+        isz = d.t.dtype.itemsize
+        self.nbytes = sum(a.n for a in srcs) * isz + d.n * isz
+        self.flops = d.n
+        count_form = d.idx is None and all(a.idx is None for a in srcs)
+        self.views = (d.get(), *(a.get() for a in srcs)) if count_form else None    # dst, srcs...
+
+
+def _planned(op: str, count, ts: tuple, build, *args):
+    """The cached plan of a count-form instruction on tensors ``ts``; ``build(*args)`` checks and makes it.
+
+    The key: the op, the count and each operand's (tier, address, size, dtype).
+    """
+    core = context.current
+    try:
+        if len(ts) == 3:
+            a, b, c = ts
+            key = (op, count, a.tier, a.addr, a.size, a.dtype, b.tier, b.addr, b.size, b.dtype,
+                   c.tier, c.addr, c.size, c.dtype)
+        else:
+            key = (op, count) + tuple(x for t in ts for x in (t.tier, t.addr, t.size, t.dtype))
+        plan = core.plans.get(key)
+    except (AttributeError, TypeError):     # not LocalTensors, an unhashable count, or no core: build() says
+        return build(*args)
+    if plan is None:
+        plan = core.plans[key] = build(*args)
+    return plan
+
+
+def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int, site, extra_reads=()):
+    core = current_core()
+    _run(_VecPlan(core, dst, srcs, repeats, klass, extra_reads), op, klass, site)
+
+
+def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPlan:
+    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``."""
+    if len(args) == 1:
+        plan = _planned(op, args[0], ts, build, site, *ts, args)
+    else:
+        plan = build(site, *ts, args)
+    context.current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
+    return plan
+
+
+def _run(plan: _VecPlan, op: str, klass: str, site) -> None:
+    context.current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
+
+
+def _require_float(op: str, t: LocalTensor, site) -> None:
+    if not is_float(t.dtype):
+        raise DtypeError(f"{op} supports half, float and bfloat16, not {ascend_name(t.dtype)}",
+                         fix="Cast to half or float first", site=site)
+
+
+# ----------------------------------------------------------------------------- families
+def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
+    ufunc = isinstance(fn, np.ufunc)
+
+    def build(site, dst, src0, src1, args) -> _VecPlan:
+        for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
+            _ub(t, op, role, site)
+        _same(op, site, dst, src0, src1)
+        if float_only:
+            _require_float(op, dst, site)
+        d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
+        return _VecPlan(current_core(), d, [a, b], reps, klass)
+
+    def instr(dst, src0, src1, *args) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
+        views = plan.views
+        if views is not None and ufunc:     # count form: compute straight into UB
+            fn(views[1], views[2], out=views[0])
+        else:
+            d, (a, b) = plan.d, plan.srcs
+            d.put(fn(a.get(), b.get()))
+    instr.__name__ = op
+    instr.__doc__ = f"``{op}(dst, src0, src1, count)``: elementwise {op.lower()} on UB."
+    return instr
+
+
+def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
+    def build(site, dst, src, args) -> _VecPlan:
+        _ub(dst, op, "dst", site)
+        _ub(src, op, "src", site)
+        _same(op, site, dst, src)
+        if float_only:
+            _require_float(op, dst, site)
+        d, (a,), reps = _accesses(op, site, dst, [src], args)
+        return _VecPlan(current_core(), d, [a], reps, klass)
+
+    def instr(dst, src, *args) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+        plan.d.put(fn(plan.srcs[0].get()))
+    instr.__name__ = op
+    instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
+    return instr
+
+
+def _scalar(op: str, fn, klass: str = "simple"):
+    def build(site, dst, src, args) -> _VecPlan:
+        _ub(dst, op, "dst", site)
+        _ub(src, op, "src", site)
+        _same(op, site, dst, src)
+        d, (a,), reps = _accesses(op, site, dst, [src], args)
+        return _VecPlan(current_core(), d, [a], reps, klass)
+
+    def instr(dst, src, scalar, *args) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+        plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
+    instr.__name__ = op
+    instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
+    return instr
+
+
+def _div(a, b):
+    with np.errstate(all="ignore"):
+        return np.divide(a, b)
+
+
+Add = _binary("Add", np.add)
+Sub = _binary("Sub", np.subtract)
+Mul = _binary("Mul", np.multiply)
+Div = _binary("Div", _div, "transcendental", float_only=True)
+Max = _binary("Max", np.maximum)
+Min = _binary("Min", np.minimum)
+Adds = _scalar("Adds", np.add)
+Muls = _scalar("Muls", np.multiply)
+Maxs = _scalar("Maxs", np.maximum)
+Mins = _scalar("Mins", np.minimum)
+Exp = _unary("Exp", np.exp, "transcendental", float_only=True)
+Ln = _unary("Ln", np.log, "transcendental", float_only=True)
+Sqrt = _unary("Sqrt", np.sqrt, "transcendental", float_only=True)
+Reciprocal = _unary("Reciprocal", lambda x: np.divide(np.ones((), x.dtype), x), "transcendental", float_only=True)
+Abs = _unary("Abs", np.abs)
+Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
+
+
+def Axpy(dst, src, scalar, count) -> None:
+    """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
+    site = kernel_point()
+    plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
+    _run(plan, "Axpy", "simple", site)
+    d = plan.d
+    s = np.asarray(scalar).astype(dst.dtype)
+    d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
+
+
+def _axpy_plan(site, dst, src, count) -> _VecPlan:
+    _ub(dst, "Axpy", "dst", site)
+    _ub(src, "Axpy", "src", site)
+    _same("Axpy", site, dst, src)
+    d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
+    return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
+
+
+def Duplicate(dst, scalar, *args) -> None:
+    """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
+    site = kernel_point()
+    _ub(dst, "Duplicate", "dst", site)
+    if len(args) == 4:
+        mask, repeat, blk, rep = args
+        args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
+    d, _, reps = _accesses("Duplicate", site, dst, [], args)
+    _issue("Duplicate", "simple", d, [], reps, site)
+    d.put(np.full(d.n, scalar, dst.dtype))
+
+
+def Cast(dst, src, round_mode: RoundMode, count) -> None:
+    """``Cast(dst, src, RoundMode, count)``: convert dtypes with the given rounding."""
+    site = kernel_point()
+    _ub(dst, "Cast", "dst", site)
+    _ub(src, "Cast", "src", site)
+    if not isinstance(round_mode, RoundMode):
+        raise ArgumentError(f"Cast: round mode must be a RoundMode, got {round_mode!r}",
+                            fix="e.g. RoundMode.CAST_NONE or RoundMode.CAST_RINT", site=site)
+    n = _count("Cast", count, site, dst, src)
+    d, a = _Access(dst, n, "Cast", site), _Access(src, n, "Cast", site)
+    reps = timing.vector_repeats(n, max(dst.dtype.itemsize, src.dtype.itemsize))
+    _issue("Cast", "cast", d, [a], reps, site)
+    d.put(cast_values(a.get(), dst.dtype, round_mode))
+
+
+def cast_values(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
+    """Reference conversion used by Cast (and by tests).
+
+    To an integer: round by ``mode`` (CAST_NONE and CAST_RINT: half to even), saturate to the
+    range, NaN gives 0. To a float (from a float or an integer): one correct rounding of the
+    exact value by ``mode``; CAST_NONE is CAST_RINT.
+    """
+    dtype = as_dtype(dtype)
+    if not is_float(dtype):
+        f = x.astype(np.float64)
+        rounded = {RoundMode.CAST_FLOOR: np.floor, RoundMode.CAST_CEIL: np.ceil, RoundMode.CAST_TRUNC: np.trunc,
+                   RoundMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}.get(mode, np.rint)(f)
+        info = np.iinfo(dtype)
+        return np.clip(np.nan_to_num(rounded), info.min, info.max).astype(dtype)
+    if (mode is RoundMode.CAST_NONE or mode is RoundMode.CAST_RINT) and is_float(x.dtype):
+        return x.astype(dtype)      # between these floats the IEEE cast is one rounding to nearest even
+    return _round_float(x, dtype, mode)
+
+
+def _round_float(x: np.ndarray, dtype: np.dtype, mode: RoundMode) -> np.ndarray:
+    """``x`` rounded once to the float ``dtype`` by ``mode``, from its exact (float64) value.
+
+    numpy's own cast gives the nearest value, except that an integer source may be rounded
+    twice (int -> float32 -> bfloat16); so take its two neighbours ``lo <= x <= hi`` and choose.
+    """
+    wide = x.astype(np.float64)
+    r0 = x.astype(dtype) if is_float(x.dtype) else wide.astype(dtype)
+    r0w = r0.astype(np.float64)
+    lo = np.where(r0w <= wide, r0, np.nextafter(r0, np.array(-np.inf, dtype))).astype(dtype)
+    hi = np.where(r0w >= wide, r0, np.nextafter(r0, np.array(np.inf, dtype))).astype(dtype)
+    if mode == RoundMode.CAST_FLOOR:
+        return lo
+    if mode == RoundMode.CAST_CEIL:
+        return hi
+    toward_zero = np.where(wide >= 0, lo, hi).astype(dtype)
+    if mode == RoundMode.CAST_TRUNC:
+        return toward_zero
+    if mode == RoundMode.CAST_ODD:       # von Neumann: truncate, then set the last mantissa bit when inexact
+        bits = toward_zero.view(np.uint16 if dtype.itemsize == 2 else np.uint32).copy()
+        bits[(toward_zero.astype(np.float64) != wide) & np.isfinite(wide)] |= 1
+        return bits.view(dtype)
+    below, above = wide - lo.astype(np.float64), hi.astype(np.float64) - wide
+    if mode == RoundMode.CAST_ROUND:     # ties away from zero
+        tie = np.where(wide >= 0, hi, lo)
+    else:                                # CAST_RINT / CAST_NONE: ties to the even mantissa
+        tie = np.where(lo.view(np.uint16 if dtype.itemsize == 2 else np.uint32) & 1, hi, lo)
+    nearest = np.where(below < above, lo, np.where(above < below, hi, tie))
+    return np.where(np.isinf(r0) | np.isnan(r0), r0, nearest).astype(dtype)   # overflow as the IEEE cast
+
+
+_CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
+        CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
+
+
+def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
+    """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``."""
+    site = kernel_point()
+    for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
+        _ub(t, "Compare", role, site)
+    _same("Compare", site, src0, src1)
+    n = _count("Compare", count, site, src0, src1)
+    if (n * src0.dtype.itemsize) % 256:
+        raise ArgumentError(f"Compare: count {n} x {src0.dtype.itemsize} bytes = {n * src0.dtype.itemsize} is not a "
+                            "multiple of 256 bytes (one repeat)", fix="pad the data to whole 256-byte repeats",
+                            site=site)
+    nbytes_out = -(-n // 8)
+    if dst.nbytes < nbytes_out:
+        raise OutOfBoundsError(f"Compare: {n} result bits need {nbytes_out} bytes but dst holds {dst.nbytes}",
+                               fix="allocate count/8 bytes for the mask", site=site)
+    out = dst.ReinterpretCast(np.uint8)
+    d = _Access(out, nbytes_out, "Compare", site)
+    a, b = _Access(src0, n, "Compare", site), _Access(src1, n, "Compare", site)
+    _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, src0.dtype.itemsize), site)
+    d.put(np.packbits(_CMP[cmpMode](a.get(), b.get()), bitorder="little"))
+
+
+def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
+    """``Select(dst, selMask, src0, src1, SELMODE, count)``: src0 where the mask bit is 1, else src1.
+
+    In VSEL_TENSOR_SCALAR_MODE ``src1`` is a scalar.
+    """
+    site = kernel_point()
+    for role, t in (("dst", dst), ("selMask", selMask), ("src0", src0)):
+        _ub(t, "Select", role, site)
+    scalar_mode = selMode == SELMODE.VSEL_TENSOR_SCALAR_MODE
+    srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
+    _same("Select", site, dst, *srcs)
+    n = _count("Select", count, site, dst, *srcs)
+    m = _Access(selMask.ReinterpretCast(np.uint8), -(-n // 8), "Select", site)
+    d = _Access(dst, n, "Select", site)
+    acc = [_Access(s, n, "Select", site) for s in srcs]
+    _issue("Select", "simple", d, acc + [m], timing.vector_repeats(n, dst.dtype.itemsize), site)
+    bits = np.unpackbits(m.get(), bitorder="little")[:n].astype(bool)
+    other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
+    d.put(np.where(bits, acc[0].get(), other))
+
+
+# ----------------------------------------------------------------------------- reductions
+def _reduce(op: str, fn, with_index: bool):
+    def instr(dst, src, workLocal, count, calIndex: bool = False) -> None:
+        site = kernel_point()
+        for role, t in (("dst", dst), ("src", src), ("workLocal", workLocal)):
+            _ub(t, op, role, site)
+        _same(op, site, dst, src)
+        n = _count(op, count, site, src)
+        if n == 0:
+            raise ArgumentError(f"{op}: count must be at least 1", fix="reduce a non-empty range", site=site)
+        out_n = 2 if (with_index and calIndex) else 1
+        _count(op, out_n, site, dst)
+        d, a = _Access(dst, out_n, op, site), _Access(src, n, op, site)
+        w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
+        reps = timing.vector_repeats(n, src.dtype.itemsize)
+        _issue(op, "reduction", d, [a], reps, site)
+        tier, g = w.region
+        for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
+            tier.shadow.mark_init(lo, hi)
+        vals = a.get()
+        out = np.zeros(out_n, dst.dtype)
+        out[0] = fn(vals)
+        if out_n == 2:           # the index of the extreme value, stored in the bits of a dst element
+            idx = int(np.argmax(vals)) if op == "ReduceMax" else int(np.argmin(vals))
+            out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
+        d.put(out)
+    instr.__name__ = op
+    instr.__doc__ = f"``{op}(dst, src, workLocal, count, calIndex=False)``: dst[0] = {op[6:].lower()} of src."
+    return instr
+
+
+def _sum_fp32(v: np.ndarray):
+    """Sum accumulated in fp32 (integers in int64), rounded once to the dtype."""
+    acc = np.float32 if is_float(v.dtype) else np.int64
+    return np.sum(v, dtype=acc)
+
+
+ReduceMax = _reduce("ReduceMax", np.max, True)
+ReduceMin = _reduce("ReduceMin", np.min, True)
+ReduceSum = _reduce("ReduceSum", _sum_fp32, False)
+
+
+class ReduceOrder(enum.Enum):
+    """What WholeReduceMax/Min write per repeat: value and index (the default), or one of them."""
+
+    ORDER_VALUE_INDEX = 0
+    ORDER_INDEX_VALUE = 1
+    ORDER_ONLY_VALUE = 2
+    ORDER_ONLY_INDEX = 3
+
+
+def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Lane indices stored in ``dtype`` slots as raw unsigned bits (read back with ReinterpretCast)."""
+    return idx.astype(np.uint16 if dtype.itemsize == 2 else np.uint32).view(dtype)
+
+
+def _whole(op: str, fn, arg=None):
+    def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
+              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
+        site = kernel_point()
+        _ub(dst, op, "dst", site)
+        _ub(src, op, "src", site)
+        _same(op, site, dst, src)
+        isz = src.dtype.itemsize
+        key = _mask_key(op, mask, isz, site)
+        lanes = np.flatnonzero(_lane_mask(key, 256 // isz))
+        if lanes.size == 0:
+            raise ArgumentError(f"{op}: the mask selects no lane, so there is nothing to reduce",
+                                fix="set at least one bit of the mask", site=site)
+        r = _check_repeat(op, repeatTimes, site, current_core().chip.vec_max_repeat)
+        a = _Access(src, _lane_index(isz, key, r, srcBlkStride, srcRepStride), op, site)
+        if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:      # one value per repeat
+            out, slots = dst, (0,)
+            step = int(dstRepStride)
+        elif order == ReduceOrder.ORDER_ONLY_INDEX:                   # one uint32 index per repeat
+            out, slots = dst.ReinterpretCast(np.uint32), (0,)
+            step = int(dstRepStride)
+        else:                                                         # (value, index) pairs
+            out, slots = dst, (0, 1)
+            step = 2 * int(dstRepStride)
+        pos = (np.arange(r, dtype=np.int64)[:, None] * step + np.array(slots)).reshape(-1)
+        d = _Access(out, pos, op, site)
+        _issue(op, "reduction", d, [a], max(r, 1), site)
+        if not r:
+            return
+        rows = a.get().reshape(r, -1)
+        value = fn(rows)
+        if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:
+            d.put(value)
+            return
+        index = lanes[arg(rows)]
+        if order == ReduceOrder.ORDER_ONLY_INDEX:
+            d.put(index.astype(np.uint32))
+            return
+        pair = (value, _index_bits(index, dst.dtype))
+        if order == ReduceOrder.ORDER_INDEX_VALUE:
+            pair = pair[::-1]
+        d.put(np.stack(pair, axis=1).reshape(-1))
+    instr.__name__ = op
+    what = "the sum" if arg is None else f"the {op[11:].lower()} and its lane index (``order``)"
+    instr.__doc__ = (f"``{op}(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride"
+                     f"{'' if arg is None else ', order'})``: {what} of the masked lanes of each repeat.")
+    return instr
+
+
+def _sum_rows(v: np.ndarray) -> np.ndarray:
+    """Row sums accumulated in fp32 (integers in int64), rounded once to the dtype."""
+    return np.sum(v, axis=1, dtype=np.float32 if is_float(v.dtype) else np.int64).astype(v.dtype)
+
+
+WholeReduceSum = _whole("WholeReduceSum", _sum_rows)
+WholeReduceMax = _whole("WholeReduceMax", lambda v: np.max(v, axis=1), lambda v: np.argmax(v, axis=1))
+WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v: np.argmin(v, axis=1))
+
+
+__all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
+           "Reciprocal", "Abs", "Relu", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
+           "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
+           "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]

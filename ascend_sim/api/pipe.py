@@ -1,0 +1,358 @@
+"""TPipe, TQue, TBuf and TPosition: on-chip buffers and the queue protocol.
+
+A queue's position fixes which pipe produces into it and which consumes from
+it, and so the sync Ascend C inserts for you: EnQue/DeQue order the consumer
+after the producer, FreeTensor/AllocTensor order the next producer after the
+last consumer (that is what makes double buffering (双缓冲) safe).
+"""
+from __future__ import annotations
+
+import enum
+import linecache
+import re
+
+from ascend_sim.engine import context
+from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
+from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.engine.errors import CapacityError, PositionError, QueueError, format_site, kernel_point, resolve_site
+from ascend_sim.api.tensor import LocalTensor
+from ascend_sim.engine.context import current_core
+
+
+class TPosition(enum.Enum):
+    """Logical buffer positions; each maps to a physical tier."""
+
+    __hash__ = object.__hash__      # members are singletons: hash by identity in C, not Enum's hash(name)
+
+    GM = "GM"
+    A1 = "A1"
+    A2 = "A2"
+    B1 = "B1"
+    B2 = "B2"
+    C1 = "C1"
+    C2 = "C2"
+    CO1 = "CO1"
+    CO2 = "CO2"
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    VECCALC = "VECCALC"
+
+
+QuePosition = TPosition
+
+TIER_OF = {
+    TPosition.VECIN: "UB", TPosition.VECOUT: "UB", TPosition.VECCALC: "UB",
+    TPosition.A1: "L1", TPosition.B1: "L1", TPosition.C1: "L1",
+    TPosition.A2: "L0A", TPosition.B2: "L0B", TPosition.CO1: "L0C",
+}
+
+# (producer pipe, consumer pipe) of each queue position
+FLOW = {
+    TPosition.VECIN: (MTE2, V), TPosition.VECOUT: (V, MTE3),
+    TPosition.A1: (MTE2, MTE1), TPosition.B1: (MTE2, MTE1), TPosition.C1: (MTE2, MTE1),
+    TPosition.A2: (MTE1, M), TPosition.B2: (MTE1, M), TPosition.CO1: (M, FIX),
+}
+
+
+def _tier_for(core, position: TPosition):
+    name = TIER_OF.get(position)
+    tier = core.tiers.get(name)
+    if tier is not None:
+        return tier
+    if name is None:
+        raise PositionError(f"TPosition.{position.name} has no on-chip buffer in this simulator",
+                            fix="use VECIN/VECOUT/VECCALC (UB), A1/B1 (L1), A2 (L0A), B2 (L0B) or CO1 (L0C)")
+    if name not in core.tiers:
+        where = "the AIC (cube) core" if name != "UB" else "the AIV (vector) core"
+        raise PositionError(
+            f"TPosition.{position.name} lives in {name}, which this {core.core_type} core does not have "
+            f"({core.chip.name} is a separated architecture: {name} belongs to {where})",
+            fix="launch vector code with @kernel (AIV), cube code with @kernel(core='AIC'), or both with "
+                "@kernel(core='MIX') and branch on ASCEND_IS_AIV()/ASCEND_IS_AIC()")
+    return core.tiers[name]
+
+
+class _Slot:
+    """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
+
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors")
+
+    def __init__(self, que: "TQue", addr: int):
+        self.que = que
+        self.addr = addr
+        self.state = "free"
+        self.free_event = None      # the FreeTensor point the next AllocTensor's producer waits for
+        self.alloc_site = None
+        self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
+
+
+class TQue:
+    """``TQue<pos, depth>``: buffers handed out by AllocTensor and passed by EnQue/DeQue."""
+
+    __slots__ = ("position", "depth", "producer", "consumer", "slots", "nbytes", "fifo", "core", "name", "tier",
+                 "_next")
+
+    def __init__(self, position: TPosition, depth: int = 1):
+        flow = FLOW.get(position)
+        if flow is None:
+            raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
+                                fix="use TBuf for VECCALC scratch space; queues are VECIN, VECOUT, A1, B1, "
+                                    "A2, B2 or CO1")
+        self.position, self.depth = position, int(depth)
+        self.producer, self.consumer = flow
+        self.slots: list[_Slot] = []
+        self.nbytes = 0
+        self.fifo: list = []
+        self.core = None
+        self.name = "queue"
+        self._next = 0
+
+    # --- protocol ---------------------------------------------------------------
+    # The four calls run for every tile of every kernel: each checks its rule with one
+    # comparison on the usual path and only builds an error message when the rule is broken.
+    # Core.scalar_tick and Core.snapshot are inlined here (queue pipes are never the scalar
+    # pipe): the calls cost 6 to 10 % of a launch (benchmarks/bench_simulator.py).
+    def _ready(self, what: str):
+        if not self.slots:
+            raise QueueError(f"{what} on a queue that has no buffers",
+                             fix="call pipe.InitBuffer(que, num, bytes) in Init first")
+        core = current_core()
+        if core is not self.core:
+            raise QueueError(f"{what} on a queue initialised by another block", fix="create queues inside the kernel")
+        return core
+
+    def AllocTensor(self, dtype=None) -> LocalTensor:
+        """Take a free buffer (waits on the device until its last reader is done)."""
+        core = context.current
+        if core is not self.core or core is None:
+            core = self._ready("AllocTensor")
+        slots = self.slots
+        slot = slots[self._next]
+        if slot.state == "free":
+            self._next = (self._next + 1) % len(slots)
+        else:
+            slot = self._next_free()
+        if slot.free_event is not None:
+            core.wait(self.producer, slot.free_event)
+        slot.state = "alloc"
+        slot.alloc_site = kernel_point()
+        core.scalar_time += core.tick
+        core.calls += 1
+        tensor = slot.tensors.get(dtype)
+        if tensor is None:
+            d = as_dtype(dtype) if dtype is not None else _default_dtype()
+            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
+                                                       self.position, slot)
+        return tensor
+
+    def _next_free(self) -> _Slot:
+        """The first free buffer after the last one handed out (round robin), or the deadlock error."""
+        slots = self.slots
+        n = len(slots)
+        for k in range(n):
+            slot = slots[(self._next + k) % n]
+            if slot.state == "free":
+                self._next = (self._next + k + 1) % n
+                return slot
+        held = "; ".join(format_site(s.alloc_site) for s in slots)
+        raise QueueError(
+            f"AllocTensor on {self.name} with all {n} buffer(s) in use (allocated at: {held}): on the device "
+            "this waits forever (deadlock)",
+            fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers")
+
+    def EnQue(self, tensor: LocalTensor) -> bool:
+        """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
+        core = context.current
+        slot = tensor.slot if tensor.__class__ is LocalTensor else None     # anything else: _holder decides
+        if core is not self.core or core is None or slot is None or slot.que is not self:
+            core, slot = self._holder(tensor, "EnQue")      # raises the rule that is broken
+        if slot.state != "alloc":
+            raise QueueError(f"EnQue of a tensor that is {slot.state} (allocated at {format_site(slot.alloc_site)})",
+                             fix="EnQue each AllocTensor result once, then DeQue it")
+        fifo = self.fifo
+        if len(fifo) >= self.depth:
+            raise QueueError(f"EnQue on {self.name} past its depth {self.depth}: {len(fifo)} tensor(s) "
+                             "already queued and not DeQue'd",
+                             fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)")
+        slot.state = "queued"
+        p = self.producer       # the point after the producer's last instruction (Core.snapshot, inlined)
+        t, tail = core.scalar_time, core.tail[p]
+        fifo.append((slot, tensor, (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)))
+        core.scalar_time += core.tick
+        core.calls += 1
+        return True
+
+    def DeQue(self, dtype=None) -> LocalTensor:
+        """Take the oldest queued tensor (the consumer pipe waits for its producer)."""
+        core = context.current
+        if core is not self.core or core is None:
+            core = self._ready("DeQue")
+        if not self.fifo:
+            raise QueueError(f"DeQue from {self.name} while it is empty: nothing was EnQue'd, so on the device "
+                             "this waits forever",
+                             fix="EnQue the tensor after filling it (CopyIn) before DeQue in Compute")
+        slot, tensor, ev = self.fifo.pop(0)
+        core.wait(self.consumer, ev)
+        slot.state = "dequeued"
+        core.scalar_time += core.tick
+        core.calls += 1
+        if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
+            return tensor
+        return tensor.ReinterpretCast(dtype) if as_dtype(dtype) != tensor.dtype else tensor
+
+    def FreeTensor(self, tensor: LocalTensor) -> None:
+        """Give the buffer back once the consumer pipe has finished with it."""
+        core = context.current
+        slot = tensor.slot if tensor.__class__ is LocalTensor else None     # anything else: _holder decides
+        if core is not self.core or core is None or slot is None or slot.que is not self:
+            core, slot = self._holder(tensor, "FreeTensor")     # raises the rule that is broken
+        state = slot.state
+        if state != "dequeued" and state != "alloc":
+            if state == "free":
+                raise QueueError("FreeTensor of a tensor that is already free (double free)",
+                                 fix="free each AllocTensor result exactly once")
+            raise QueueError("FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd)",
+                             fix="DeQue it first, or free it before EnQue if it is not needed")
+        p = self.consumer       # the point after the consumer's last instruction (Core.snapshot, inlined)
+        t, tail = core.scalar_time, core.tail[p]
+        slot.free_event = (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)
+        slot.state = "free"
+        core.scalar_time += core.tick
+        core.calls += 1
+
+    def _holder(self, tensor: LocalTensor, what: str) -> tuple:
+        """(running core, buffer) of a tensor handed back to this queue, or the error that it is not."""
+        core = context.current
+        if core is not self.core or core is None:
+            core = self._ready(what)
+        slot = getattr(tensor, "slot", None)
+        if slot is None or slot.que is not self:
+            raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
+                             fix="EnQue/FreeTensor a tensor on the queue that allocated it")
+        return core, slot
+
+    def VacantInQue(self) -> bool:
+        return len(self.fifo) < self.depth
+
+    def GetTensorCountInQue(self) -> int:
+        return len(self.fifo)
+
+    def check_finished(self) -> None:
+        held = [s for s in self.slots if s.state != "free"]
+        if held:
+            s = held[0]
+            raise QueueError(f"the kernel ended while {len(held)} tensor(s) of {self.name} are still held "
+                             f"({s.state}; allocated at {format_site(s.alloc_site)})",
+                             fix="every AllocTensor needs a FreeTensor (and every EnQue a DeQue)",
+                             site=s.alloc_site)
+
+
+class TBuf:
+    """``TBuf<VECCALC>``: scratch space with no queue protocol."""
+
+    def __init__(self, position: TPosition = TPosition.VECCALC):
+        self.position = position
+        self.nbytes = 0
+        self.addr = None
+        self.core = None
+        self.name = "tbuf"
+
+    def Get(self, dtype=None, length: int | None = None) -> LocalTensor:
+        """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
+        core = current_core()
+        if self.addr is None or core is not self.core:
+            raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init")
+        dtype = as_dtype(dtype) if dtype is not None else _default_dtype()
+        n = self.nbytes // dtype.itemsize if length is None else int(length)
+        return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, n, self.position)
+
+    def check_finished(self) -> None:
+        return None
+
+
+def _default_dtype():
+    raise QueueError("the element type is missing", fix="name it as in Ascend C's AllocTensor<half>(): "
+                     "que.AllocTensor(half), tbuf.Get(float32)")
+
+
+_INIT_ARG = re.compile(r"InitBuffer\(\s*([^,()]+)")
+_LABELS: dict[tuple, str] = {}      # kernel point -> the buffer's name in the source (read once per site)
+
+
+class TPipe:
+    """``TPipe``: owns the on-chip buffers of this core and hands them to queues."""
+
+    def __init__(self):
+        self.core = current_core()
+        self.core.pipes_objs.append(self)
+        self._event_ids: dict = {}
+
+    def InitBuffer(self, que, num_or_len: int, length: int | None = None) -> bool:
+        """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
+        core = context.current or current_core()
+        point = kernel_point()
+        label = _LABELS.get(point)
+        if label is None:           # the queue's name as the kernel writes it, read once per call site
+            m = _INIT_ARG.search(linecache.getline(*resolve_site(point)))
+            label = _LABELS[point] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
+        is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
+        if is_buf:
+            num, nbytes = 1, int(num_or_len)
+        else:
+            num, nbytes = int(num_or_len), int(length)
+        if num < 1 or nbytes < 1:
+            raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
+                             fix="pass the buffer count and the bytes per buffer", site=point)
+        tier = _tier_for(core, que.position)
+        size = -(-nbytes // tier.align) * tier.align
+        addr = tier.next_free
+        total = addr + num * size
+        if total > tier.usable:
+            listing = "".join(f"\n    {name}: {n} bytes at {tier.name}+{a}" for name, a, n in tier.buffers)
+            raise CapacityError(
+                f"{tier.name} capacity exceeded: InitBuffer({label}, {num}, {nbytes}) needs {num} x {size} = "
+                f"{num * size} bytes, bringing {tier.name} use to {total} bytes, but {tier.usable} bytes are "
+                f"usable on {core.chip.name}. Buffers so far:{listing or ' none'}",
+                fix="use smaller tiles (a shorter tileLength), fewer buffers, or split the work over more "
+                    "loop iterations", site=point)
+        que.core = core
+        que.name = label
+        que.tier = tier
+        if is_buf:
+            que.nbytes = size
+            que.addr = addr
+        else:
+            que.nbytes = nbytes
+            que.slots = [_Slot(que, a) for a in range(addr, total, size)]
+            core.queues.append(que)
+        tier.buffers.append((label, addr, num * size))
+        tier.next_free = total
+        if total > tier.high:
+            tier.high = total
+        return True
+
+    def FetchEventID(self, event) -> int:
+        """A free event id for ``event`` (ids rotate through 0..5)."""
+        k = self._event_ids.get(event, 0)
+        self._event_ids[event] = (k + 1) % 6
+        return k
+
+    AllocEventID = FetchEventID
+
+    def Reset(self) -> None:
+        """Release every buffer of this pipe (all tensors must be free)."""
+        core = self.core
+        for q in core.queues:
+            q.check_finished()
+        for tier in core.tiers.values():
+            tier.next_free = 0
+            tier.buffers.clear()
+        core.queues.clear()
+
+    Destroy = Reset
+
+    def check_finished(self) -> None:
+        return None
+
+
+__all__ = ["TPosition", "QuePosition", "TQue", "TBuf", "TPipe", "ascend_name"]

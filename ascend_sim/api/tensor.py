@@ -1,0 +1,189 @@
+"""GlobalTensor and LocalTensor: the typed views a kernel reads and writes through.
+
+``GlobalTensor`` wraps a GM address (``GmPtr``, engine/memory.py); ``LocalTensor``
+is a window onto one on-chip tier of the current core.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.api.ops.scalar import local_get_value, local_set_value
+from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
+from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
+from ascend_sim.hw.dtypes import as_dtype, ascend_name
+
+_new = object.__new__
+
+
+class GlobalTensor:
+    """``GlobalTensor<T>``: a typed window onto GM (an allocation, a byte offset into it, a length)."""
+
+    __slots__ = ("dtype", "buf", "offset", "size")
+    position = "GM"
+
+    def __init__(self, dtype=None):
+        self.dtype = as_dtype(dtype) if dtype is not None else None
+        self.buf: GmBuffer | None = None
+        self.offset = 0
+        self.size = 0
+
+    def SetGlobalBuffer(self, ptr: GmPtr, bufferSize: int | None = None) -> None:
+        """Point this tensor at ``ptr`` holding ``bufferSize`` elements."""
+        if not isinstance(ptr, GmPtr):
+            raise ArgumentError(f"SetGlobalBuffer expects a GM address (a kernel argument, maybe "
+                                f"plus an offset), got {type(ptr).__name__}",
+                                fix="pass the kernel's GM_ADDR argument, e.g. x + offset")
+        dtype = self.dtype or ptr.dtype
+        self.dtype = dtype
+        self.buf = ptr.buf
+        self.offset = ptr.offset
+        if bufferSize is None:
+            bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
+        self.size = int(bufferSize)
+
+    @property
+    def ptr(self) -> GmPtr | None:
+        """The tensor's start as a typed GM address (None before SetGlobalBuffer)."""
+        return None if self.buf is None else GmPtr(self.buf, self.offset, self.dtype)
+
+    def _require(self) -> GmPtr:
+        if self.buf is None:
+            raise ArgumentError("GlobalTensor used before SetGlobalBuffer",
+                                fix="call xGm.SetGlobalBuffer(x + offset, length) in Init")
+        return self.ptr
+
+    def __getitem__(self, offset: int) -> "GlobalTensor":
+        """``xGm[offset]``: the tensor starting ``offset`` elements further."""
+        if self.buf is None:
+            self._require()
+        off = offset if offset.__class__ is int else int(offset)
+        sub = _new(GlobalTensor)        # hot (every tile): no __init__ (its dtype normalising)
+        sub.dtype = dt = self.dtype
+        sub.buf = self.buf
+        sub.offset = self.offset + off * dt.itemsize
+        sub.size = self.size - off
+        return sub
+
+    def GetSize(self) -> int:
+        return self.size
+
+    def GetPhyAddr(self) -> GmPtr:
+        return self._require()
+
+    @property
+    def address(self) -> int:
+        return self._require().address
+
+    def gm_view(self, count: int, what: str = "access") -> np.ndarray:
+        """Typed numpy view of ``count`` elements, bounds-checked against the allocation."""
+        self._require()
+        nbytes = count * self.dtype.itemsize
+        self.check_range(self.offset, nbytes, what)
+        return self.buf.raw[self.offset:self.offset + nbytes].view(self.dtype)
+
+    def check_range(self, byte_offset: int, nbytes: int, what: str) -> None:
+        self._require()
+        buf = self.buf
+        if byte_offset < 0 or byte_offset + nbytes > buf.nbytes:
+            isz = self.dtype.itemsize
+            raise OutOfBoundsError(
+                f"{what} of GM buffer {buf.name!r} out of bounds: bytes {byte_offset}..{byte_offset + nbytes - 1} "
+                f"(elements {byte_offset // isz}..{(byte_offset + nbytes) // isz - 1}) but the allocation has "
+                f"{buf.nbytes} bytes ({buf.nbytes // isz} {ascend_name(self.dtype)} elements)",
+                fix="check the block offset (GetBlockIdx() * blockLength) and the tile loop bounds; "
+                    "the last tile may need a shorter length")
+
+    def __repr__(self) -> str:
+        return f"GlobalTensor<{ascend_name(self.dtype)}>({self.ptr}, size={self.size})"
+
+
+class LocalTensor:
+    """``LocalTensor<T>``: a typed window onto one tier of the current core."""
+
+    __slots__ = ("tier", "addr", "dtype", "size", "position", "slot", "core")
+
+    def __init__(self, core, tier: Tier, addr: int, dtype: np.dtype, size: int, position, slot=None):
+        self.core = core        # one statement each: faster than tuple unpacking into slots (hot path)
+        self.tier = tier
+        self.addr = addr
+        self.dtype = dtype
+        self.size = size
+        self.position = position
+        self.slot = slot
+
+    # --- views and slicing -------------------------------------------------
+    def __getitem__(self, key) -> "LocalTensor":
+        """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.size)
+            if step != 1:
+                raise ArgumentError("LocalTensor slices must be contiguous (step 1)",
+                                    fix="use the repeat/stride form of the instruction for strided access")
+            return self._sub(start, stop - start)
+        off = int(key)
+        if off < 0 or off > self.size:
+            raise OutOfBoundsError(
+                f"offset {off} outside LocalTensor of {self.size} {ascend_name(self.dtype)} elements "
+                f"({self.tier.name} bytes {self.addr}..{self.addr + self.nbytes - 1})",
+                fix="keep offsets below the tensor's length")
+        return self._sub(off, self.size - off)
+
+    def _sub(self, off: int, n: int) -> "LocalTensor":
+        return LocalTensor(self.core, self.tier, self.addr + off * self.dtype.itemsize, self.dtype, n,
+                           self.position, self.slot)
+
+    def ReinterpretCast(self, dtype) -> "LocalTensor":
+        """Read the same bytes as another dtype."""
+        d = as_dtype(dtype)
+        return LocalTensor(self.core, self.tier, self.addr, d, self.nbytes // d.itemsize, self.position, self.slot)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def GetSize(self) -> int:
+        return self.size
+
+    def GetLength(self) -> int:
+        return self.nbytes
+
+    def GetPhyAddr(self) -> int:
+        return self.addr
+
+    def GetPosition(self):
+        return self.position
+
+    def view(self, count: int | None = None) -> np.ndarray:
+        """Numpy view of the first ``count`` elements (simulator internal)."""
+        n = self.size if count is None else count
+        return self.tier.arena[self.addr:self.addr + n * self.dtype.itemsize].view(self.dtype)
+
+    def peek(self) -> np.ndarray:
+        """Debug aid (like DumpTensor): a host copy of the tensor. Not an instruction."""
+        return self.view().copy()
+
+    # --- scalar access (PIPE_S) ---------------------------------------------
+    def GetValue(self, index: int):
+        return local_get_value(self, index)
+
+    def SetValue(self, index: int, value) -> None:
+        local_set_value(self, index, value)
+
+    def __repr__(self) -> str:
+        return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
+                f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+def check_local_range(t: LocalTensor, count: int, what: str) -> None:
+    """Raise if ``count`` elements from ``t`` run past the tensor."""
+    if count > t.size or count < 0:
+        raise OutOfBoundsError(
+            f"{what} touches {count} {ascend_name(t.dtype)} elements but the LocalTensor holds {t.size} "
+            f"({t.tier.name} bytes {t.addr}..{t.addr + t.nbytes - 1})",
+            fix="lower the count or allocate a larger buffer with pipe.InitBuffer(que, num, bytes)")
+
+
+def check_aligned(addr: int, align: int, what: str, fix: str) -> None:
+    if addr % align:
+        raise AlignmentError(f"{what} address {addr} is not {align}-byte aligned ({addr} % {align} = {addr % align})",
+                             fix=fix)

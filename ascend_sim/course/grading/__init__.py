@@ -1,0 +1,37 @@
+"""Autograded course exercises: checks, lab templates, sandboxed grading, reports.
+
+Learner side (imported by lab notebooks, light): ``Lab``, ``Context``, ``MIME``.
+Instructor side (imported on use): ``grade_submission``, ``grade_many``,
+``solve_lab``, ``load_template``, ``find_lab``, ``Limits``.
+
+| module | one job |
+|---|---|
+| ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME) |
+| ``diagnose.py`` | a failed comparison -> the likely mistake (tail, block offset, precision) |
+| ``notebook.py`` | lab cell conventions, template validation, rebuild + tamper detection |
+| ``execute.py`` / ``kernel.py`` | nbclient execution in a fresh kernel with time and memory limits |
+| ``grade.py`` | one or many submissions -> Report |
+| ``report.py`` | report.json, report.csv, gradebook.csv |
+| ``solutions.py`` | solutions files, solved / blank / wrong-answer runs |
+| ``labfiles.py`` | lab name -> template and solutions paths |
+| ``clean.py`` | output stripping of committed notebooks |
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from ascend_sim.course.grading.check import MIME, CheckResult, Context, Lab
+
+__all__ = ["MIME", "CheckResult", "Context", "Lab", "grade_submission", "grade_many", "grade_notebook",
+           "solve_lab", "load_template", "find_lab", "Limits", "Report"]
+
+_LAZY = {"grade_submission": "grade", "grade_many": "grade", "grade_notebook": "grade",
+         "solve_lab": "solutions", "load_template": "notebook", "find_lab": "labfiles",
+         "Limits": "execute", "Report": "report"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

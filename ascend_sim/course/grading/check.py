@@ -1,0 +1,340 @@
+"""Exercise checks: a registry per lab, the outcome of one check, and its notebook output.
+
+A lab module (``ascend_sim/course/labs/lab00_warmup.py``) makes a ``Lab`` and registers one
+check function per exercise::
+
+    LAB = Lab("lab00_warmup")
+    check = LAB.check                      # what the notebook's check cells call
+
+    @LAB.exercise("ex1", points=2, hints=["...", "...", "..."])
+    def _ex1(ctx: Context) -> None:
+        add = ctx.answer("add_custom")     # not defined / a stub -> "not attempted"
+        ...
+        ctx.expect_close(z, x + y, case="n=2048, 8 blocks", sentinel=np.nan)
+
+In the notebook, ``check("ex1")`` runs the check against the learner's
+namespace, prints one deterministic line and displays a bundle whose
+``application/vnd.ascend-sim.check+json`` entry is what the grader reads.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import html
+import json
+import os
+import sys
+import traceback
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator, Mapping, NoReturn
+
+import numpy as np
+
+from ascend_sim.analysis import verify
+from ascend_sim.engine.errors import KernelError
+from ascend_sim.course.grading.report import fmt_points
+
+__all__ = ["MIME", "CHECK_STATUSES", "Lab", "Context", "CheckResult", "Exercise", "NotAttempted",
+           "CheckFailed", "LearnerError"]
+
+MIME = "application/vnd.ascend-sim.check+json"
+SCHEMA = 1
+CHECK_STATUSES = ("pass", "fail", "error", "not_attempted")
+STRICT_ENV = "ASCEND_SIM_CHECK_STRICT"      # "1": a check that does not pass raises (nbval on solved labs)
+KEY_ENV = "ASCEND_SIM_GRADER_KEY"           # set by the grader only; read once and removed from os.environ
+_KEY = os.environ.pop(KEY_ENV, "").encode()
+MAX_HINTS = 3
+LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIB_MARKERS = ("site-packages", "dist-packages", os.path.dirname(os.__file__))
+
+
+class NotAttempted(Exception):
+    """The answer is missing or still the stub."""
+
+
+class CheckFailed(Exception):
+    """The answer ran and is wrong (values, sanitizer error, cycle budget)."""
+
+
+class LearnerError(Exception):
+    """The learner's code raised an ordinary Python exception."""
+
+
+# ----------------------------------------------------------------------------- result
+@dataclass
+class CheckResult:
+    """The outcome of one check; ``payload()`` is the machine-readable form."""
+
+    lab: str
+    exercise: str
+    status: str
+    score: float
+    max: float
+    messages: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def line(self) -> str:
+        """The one short deterministic line printed under the check cell."""
+        pts = f"{fmt_points(self.score)}/{fmt_points(self.max)} points"
+        head = {"pass": f"PASS {pts}", "fail": f"FAIL {pts}", "error": f"ERROR {pts}",
+                "not_attempted": f"not attempted ({pts})"}[self.status]
+        first = self._first_line()
+        text = f"[{self.exercise}] {head}" + (f": {first}" if first else "")
+        if len(text) > LINE_MAX:
+            text = text[:LINE_MAX].rsplit(" ", 1)[0] + " …"
+        return text
+
+    def _first_line(self) -> str:
+        return self.messages[0].splitlines()[0] if self.messages and self.messages[0] else ""
+
+    def details(self) -> list[str]:
+        """Everything beyond the line: the rest of the messages, then the hints revealed so far."""
+        first, *more = self.messages or [""]
+        shown = first if self.line().endswith(" …") else "\n".join(first.splitlines()[1:])
+        return [m for m in [shown, *more] if m] + [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
+
+    def payload(self) -> dict[str, Any]:
+        """JSON for the custom MIME type: what the grader reads (signed when run by the grader)."""
+        data = {"schema": SCHEMA, **asdict(self)}
+        if _KEY:
+            data["signature"] = sign(data, _KEY)
+        return data
+
+    def bundle(self) -> dict[str, Any]:
+        """A display bundle: the custom MIME plus text/plain and text/html renderings of the details."""
+        details = self.details()
+        colour = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#cf222e"}.get(self.status, "#57606a")
+        items = "".join(f"<li><pre style='margin:0;white-space:pre-wrap'>{html.escape(d)}</pre></li>"
+                        for d in details)
+        return {MIME: self.payload(),
+                "text/plain": "\n".join(details),
+                "text/html": (f"<div class='ascend-sim-check' style='border-left:3px solid {colour};"
+                              f"padding-left:6px'><ul style='margin:0'>{items}</ul></div>") if details else ""}
+
+
+def sign(payload: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 of a payload (without its signature): the grader's proof that ``check`` produced it."""
+    body = {k: v for k, v in payload.items() if k != "signature"}
+    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def authentic(payload: dict[str, Any], key: bytes) -> bool:
+    """True when ``payload`` carries a valid signature for ``key``."""
+    return hmac.compare_digest(str(payload.get("signature", "")), sign(payload, key))
+
+
+# ----------------------------------------------------------------------------- context
+class Context:
+    """What a check function gets: the learner's names, a seeded RNG, and failure helpers."""
+
+    def __init__(self, lab: str, exercise: str, namespace: Mapping[str, Any]):
+        self.lab, self.exercise, self.namespace = lab, exercise, namespace
+        self.rng = np.random.default_rng(zlib.crc32(f"{lab}/{exercise}".encode()))
+        self.notes: list[str] = []
+
+    def answer(self, name: str) -> Any:
+        """The learner's object ``name``; raises NotAttempted when it is missing or ``...``."""
+        if name not in self.namespace:
+            raise NotAttempted(f"`{name}` is not defined: write it in the answer cell and run that cell")
+        obj = self.namespace[name]
+        if obj is Ellipsis:
+            raise NotAttempted(f"`{name}` is still `...`")
+        return obj
+
+    def call(self, fn: Callable, *args, **kwargs) -> Any:
+        """Run learner code, turning its exceptions into check outcomes.
+
+        NotImplementedError -> not attempted; a ``KernelError`` (the sanitizer)
+        -> fail with its rule and line; any other exception -> error.
+        """
+        try:
+            return fn(*args, **kwargs)
+        except (CheckFailed, NotAttempted, LearnerError):
+            raise
+        except Exception as e:  # noqa: BLE001 - every learner exception becomes feedback
+            raise _translate(e) from e
+
+    def fail(self, message: str) -> NoReturn:
+        """Fail the check with ``message`` (``case`` blocks prefix it with the case)."""
+        raise CheckFailed(message)
+
+    def note(self, message: str) -> None:
+        """A message shown when the check passes (e.g. the cycles used)."""
+        self.notes.append(message)
+
+    @contextlib.contextmanager
+    def case(self, label: str) -> Iterator[None]:
+        """Prefix failures raised inside the block with ``case <label>: ``."""
+        try:
+            yield
+        except CheckFailed as e:
+            raise CheckFailed(f"case {label}: {e}") from e.__cause__
+
+    def expect_close(self, actual: Any, golden: np.ndarray, *, dtype=None, sentinel=None,
+                     segment: int | None = None, tile: int | None = None,
+                     what: str = "output") -> verify.CompareResult:
+        """Compare by the verify convention; on failure diagnose unwritten tails and misplaced blocks.
+
+        ``sentinel``: the output's fill before the launch; ``segment``/``tile``: elements per block/tile.
+        """
+        from ascend_sim.analysis.diagnose import diagnose
+        result = verify.compare(actual, golden, dtype)
+        if not result.passed:
+            self.fail(diagnose(actual, golden, result, sentinel=sentinel, segment=segment, tile=tile, what=what))
+        return result
+
+    def expect_cycles(self, cycles: float, budget: float, advice: str = "") -> None:
+        """Hold the kernel to a budget in simulated cycles."""
+        if cycles > budget:
+            self.fail(f"took {cycles:,.0f} simulated cycles; the budget is {budget:,.0f}"
+                      + (f": {advice}" if advice else ""))
+        self.note(f"{cycles:,.0f} simulated cycles (budget {budget:,.0f})")
+
+
+def _translate(e: BaseException) -> Exception:
+    chain = _chain(e)
+    if any(isinstance(x, NotImplementedError) for x in chain):
+        return NotAttempted("the answer still raises NotImplementedError: replace the stub with your code")
+    kernel_err = next((x for x in chain if isinstance(x, KernelError)), None)
+    if kernel_err is not None:
+        return CheckFailed(kernel_error_text(kernel_err))
+    if isinstance(e, MemoryError):
+        return LearnerError("MemoryError: the answer ran out of memory")
+    where = learner_line(e.__traceback__)
+    return LearnerError(f"{type(e).__name__}: {e}" + (f" ({where})" if where else ""))
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return seen
+
+
+def kernel_error_text(e: KernelError) -> str:
+    """'[memcheck] OutOfBoundsError at line 12 `DataCopy(...)`: <rule>\\nFix: <fix>' (no temp file names)."""
+    site = getattr(e, "site", None)
+    where = _site_text(site) if site else ""
+    rule = getattr(e, "rule_message", None) or str(e)
+    text = f"[{getattr(e, 'check', 'memcheck')}] {type(e).__name__}" + (f" at {where}" if where else "")
+    text += f": {rule}"
+    if getattr(e, "fix", ""):
+        text += f"\nFix: {e.fix}"
+    return text
+
+
+def _site_text(site: tuple[str, int]) -> str:
+    import linecache
+    fn, ln = site
+    if not ln:
+        return ""
+    src = linecache.getline(fn, ln).strip()
+    return f"line {ln}" + (f" `{src}`" if src else "")
+
+
+def _is_learner_file(filename: str) -> bool:
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    if path.startswith(_PKG_DIR + os.sep):
+        return False
+    return not any(m and m in path for m in _LIB_MARKERS)
+
+
+def learner_line(tb) -> str:
+    """'line 7 `return x + y`' for the innermost traceback frame in learner code, else ''."""
+    frames = [f for f in traceback.extract_tb(tb) if _is_learner_file(f.filename)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f"line {f.lineno}" + (f" `{f.line.strip()}`" if f.line else "")
+
+
+# ----------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class Exercise:
+    """One registered check."""
+
+    id: str
+    points: float
+    fn: Callable[[Context], None]
+    hints: tuple[str, ...] = ()
+    title: str = ""
+
+
+class Lab:
+    """The checks of one lab, keyed by exercise id (``ex1`` ...)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.exercises: dict[str, Exercise] = {}
+        self._failures: dict[str, int] = {}
+
+    def exercise(self, ex_id: str, *, points: float, hints: tuple[str, ...] | list[str] = (),
+                 title: str = "") -> Callable[[Callable[[Context], None]], Callable[[Context], None]]:
+        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints)."""
+        if ex_id in self.exercises:
+            raise ValueError(f"{self.name}: exercise {ex_id!r} is registered twice")
+        if len(hints) > MAX_HINTS:
+            raise ValueError(f"{self.name}/{ex_id}: at most {MAX_HINTS} hints, got {len(hints)}")
+
+        def register(fn: Callable[[Context], None]) -> Callable[[Context], None]:
+            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title)
+            return fn
+        return register
+
+    def run(self, ex_id: str, namespace: Mapping[str, Any]) -> CheckResult:
+        """Run the check of ``ex_id`` against ``namespace``; no output. Repeated failures reveal hints."""
+        if ex_id not in self.exercises:
+            known = ", ".join(self.exercises) or "none"
+            raise KeyError(f"{self.name} has no exercise {ex_id!r} (known: {known})")
+        ex = self.exercises[ex_id]
+        ctx = Context(self.name, ex_id, namespace)
+        try:
+            ex.fn(ctx)
+        except NotAttempted as e:
+            return CheckResult(self.name, ex_id, "not_attempted", 0, ex.points, [str(e)])
+        except CheckFailed as e:
+            return self._failed(ex, "fail", str(e))
+        except LearnerError as e:
+            return self._failed(ex, "error", str(e))
+        except Exception as e:  # noqa: BLE001 - a bug in the check itself, or learner data it choked on
+            where = learner_line(e.__traceback__)
+            return self._failed(ex, "error", f"the check could not run your answer: {type(e).__name__}: {e}"
+                                + (f" ({where})" if where else ""))
+        return CheckResult(self.name, ex_id, "pass", ex.points, ex.points, list(ctx.notes))
+
+    def _failed(self, ex: Exercise, status: str, message: str) -> CheckResult:
+        n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
+        return CheckResult(self.name, ex.id, status, 0, ex.points, [message], list(ex.hints[:n]))
+
+    def check(self, ex_id: str, namespace: Mapping[str, Any] | None = None) -> None:
+        """The check cell's call: run, print one line, display the result bundle.
+
+        ``namespace`` defaults to the caller's globals (the notebook's user namespace).
+        """
+        if namespace is None:
+            namespace = sys._getframe(1).f_globals
+        result = self.run(ex_id, namespace)
+        print(result.line(), flush=True)
+        _display(result)
+        if os.environ.get(STRICT_ENV) == "1" and not result.passed:
+            raise AssertionError(f"{STRICT_ENV}=1 and the check did not pass: {result.line()}")
+
+
+def _display(result: CheckResult) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with the course extra
+        return
+    if get_ipython() is None:
+        return
+    display(result.bundle(), raw=True)

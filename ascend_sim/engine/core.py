@@ -1,0 +1,380 @@
+"""One simulated core: its tiers, pipes, happens-before clocks and the issue path.
+
+The issue path is the seam between the API and the timing model: an op checks
+its operands, calls ``core.issue(...)`` (sanitizer checks on local memory,
+placement on the pipe after every synchronisation edge, one ``Instr`` record),
+then does its numpy work.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from operator import itemgetter
+
+from ascend_sim.engine.errors import RaceError, UninitializedReadError, caller_site, format_site
+from ascend_sim.engine.instr import PIPES, Instr
+from ascend_sim.engine.memory import GRANULE, Tier
+from ascend_sim.engine.shadow import NPIPES, runs
+
+S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
+_NEVER = 1 << 62
+_VC0 = [0] * NPIPES + [_NEVER]     # a clock before anything: the last entry is the never-written pipe
+
+
+class Event(tuple):
+    """A synchronisation point: the producer pipe's clock, finish time, last record and the call site.
+
+    A tuple, built with ``tuple.__new__`` on the hot path (every EnQue and FreeTensor makes one).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, vc: list, time: float, rec: int, site=None):
+        return tuple.__new__(cls, (vc, time, rec, site))
+
+    vc = property(itemgetter(0))
+    time = property(itemgetter(1))
+    rec = property(itemgetter(2))
+    site = property(itemgetter(3))
+
+
+class Region:
+    """One normalised local-memory access of an instruction: granule runs [lo, hi) of one tier.
+
+    It remembers the shadow segment that covered it exactly and the shadow's version then, so
+    an instruction repeated on the same buffer finds its segment without a search.
+    """
+
+    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "seg")
+
+    def __init__(self, tier: Tier, runs: list):
+        self.tier = tier
+        self.shadow = tier.shadow
+        self.runs = runs            # [(first granule, end granule), ...], sorted, non-empty
+        self.single = len(runs) == 1
+        self.lo = runs[0][0]
+        self.hi = runs[-1][1]
+        self.ver = -1               # the shadow version ``seg`` is valid for
+        self.seg = None
+
+
+def region(t, nbytes: int | None = None) -> tuple:
+    """(tier, granule slice) touched by the first ``nbytes`` of a LocalTensor."""
+    n = t.nbytes if nbytes is None else nbytes
+    return (t.tier, slice(t.addr // GRANULE, -(-(t.addr + n) // GRANULE)))
+
+
+def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
+    """(tier, granule runs) of ``count`` bursts of ``blen`` bytes, ``pitch`` bytes apart, from a LocalTensor."""
+    if count == 1 or pitch <= blen:
+        return region(t, (count - 1) * pitch + blen)
+    first = t.addr // GRANULE
+    return (t.tier, [(first + (b * pitch) // GRANULE, -(-(t.addr + b * pitch + blen) // GRANULE))
+                     for b in range(count)])
+
+
+def make_tiers(chip, core_type: str) -> dict[str, Tier]:
+    """The on-chip memories of an AIV (UB), an AIC (L1, L0A, L0B, L0C) or a coupled AI Core (all)."""
+    tiers: dict[str, Tier] = {}
+    if core_type in ("AIV", "CORE"):
+        tiers["UB"] = Tier("UB", chip.ub_bytes, chip.ub_usable_bytes, chip.ub_align)
+    if core_type in ("AIC", "CORE"):
+        tiers["L1"] = Tier("L1", chip.l1_bytes, chip.l1_bytes, chip.l1_align)
+        tiers["L0A"] = Tier("L0A", chip.l0a_bytes, chip.l0a_bytes, chip.l0ab_align)
+        tiers["L0B"] = Tier("L0B", chip.l0b_bytes, chip.l0b_bytes, chip.l0ab_align)
+        tiers["L0C"] = Tier("L0C", chip.l0c_bytes, chip.l0c_bytes, chip.l0c_align)
+    return tiers
+
+
+class Core:
+    """State of one block while it runs on a simulated AIV, AIC or AI Core."""
+
+    __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
+                 "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
+                 "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid")
+
+    def __init__(self, launch, block_idx: int, core_type: str, start: float,
+                 sub_block_idx: int = 0, group: int = 0):
+        chip = launch.chip
+        self.launch, self.chip = launch, chip
+        self.block_idx, self.core_type = block_idx, core_type
+        self.sub_block_idx, self.group = sub_block_idx, group
+        self.tiers: dict[str, Tier] = {}          # attached by the launch while the block runs (make_tiers)
+        self.buffers: dict[str, list] = {}        # each tier's buffers, kept when the block hands its tiers back
+        self.vc = [_VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:], _VC0[:]]   # vector clock of each pipe
+        self.start_time = start
+        self.tail = [start] * NPIPES
+        self.busy = [0.0] * NPIPES              # cycles each pipe was busy (the scalar's issue slots: calls)
+        self.calls = 0                          # API calls the scalar unit issued, tick cycles each
+        self.gate = [start] * NPIPES
+        self.gate_rec = [-1] * NPIPES
+        self.last_rec = [-1] * NPIPES
+        self.scalar_time = start
+        self.tick = chip.scalar_issue_cycles      # scalar cycles per issued call (hot path: one lookup)
+        self.event_latency = chip.event_latency_cycles
+        self.gm_paths: dict = {}                  # per GM pipe: the constants issue_n prices a transfer with
+        self.flags: dict[tuple, Event] = {}
+        self.queues: list = []
+        self.pipes_objs: list = []
+        self.atomic = None
+        self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
+        self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
+
+    # ------------------------------------------------------------------ sanitizer
+    def _touched(self, tier: Tier, rs: list) -> list:
+        """The segments that overlap the runs ``rs`` (one bisection, then a merge walk)."""
+        sh = tier.shadow
+        if len(rs) == 1:        # contiguous (the common case): Shadow.peek inlined, one call less per check
+            lo, hi = rs[0]
+            starts = sh.starts
+            i = bisect_right(starts, lo) - 1
+            return sh.segs[i if i > 0 else 0:bisect_right(starts, hi - 1)]
+        segs = sh.peek(rs[0][0], rs[-1][1])
+        out, k = [], 0
+        for s in segs:
+            while k < len(rs) and rs[k][1] <= s.lo:
+                k += 1
+            if k < len(rs) and rs[k][0] < s.hi:
+                out.append(s)
+        return out
+
+    def _read_fault(self, q: int, r: Region, op: str, site) -> None:
+        """Raise the first initcheck or racecheck error of a read of ``r`` (segment order)."""
+        vcq = self.vc[q]
+        for s in self._touched(r.tier, r.runs):
+            if not s.init:
+                self._uninit(q, r.tier, r.runs, op, site)
+            if s.ws > vcq[s.wp]:
+                self._race_raw(q, s, r.tier, max(r.lo, s.lo), op, site, "reads")
+
+    def _uninit(self, q, tier, rs, op, site):
+        lo, hi = rs[0][0], rs[-1][1]
+        bad = [s for s in self._touched(tier, rs) if not s.init]
+        a, b = max(lo, bad[0].lo) * GRANULE, min(hi, bad[-1].hi) * GRANULE - 1
+        count = sum(min(hi, s.hi) - max(lo, s.lo) for s in bad)
+        total = sum(h - l for l, h in rs)
+        raise UninitializedReadError(
+            f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
+            f"({min(count, total)} of {total} 32-byte blocks uninitialised)",
+            fix="copy data in (DataCopy) or fill it (Duplicate) before reading, and check the "
+                "count and offset of the read", site=site)
+
+    def _race_raw(self, q, s, tier, at, op, site, verb):
+        rec = Instr(*self.records[s.wr])
+        raise RaceError(
+            f"{op} on pipe {PIPES[q]} {verb} {tier.name} bytes from {at * GRANULE} that "
+            f"pipe {PIPES[s.wp]} wrote at {format_site(rec.site)} ({rec.op}), with no synchronisation "
+            f"between the two pipes",
+            fix=_sync_fix(s.wp, q), site=site)
+
+    def _war(self, q: int, s, tier: Tier, at: int, op: str, site) -> None:
+        vcq = self.vc[q]
+        for p, (seq, r) in s.rd.items():
+            if seq > vcq[p]:
+                rec = Instr(*self.records[r])
+                raise RaceError(
+                    f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
+                    f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
+                    f"reading, with no synchronisation between them",
+                    fix=_sync_fix(p, q, war=True), site=site)
+
+    # ------------------------------------------------------------------ issue
+    def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
+              src: str = "", dst: str = "", flops: int = 0, klass: str = "", site=None) -> None:
+        """Check, place on ``pipe`` and record one instruction; ``cost`` may be a function of start.
+
+        ``reads``/``writes`` are (tier, slice | list of granule runs | granule array) regions.
+        """
+        if site is None:
+            site = caller_site()
+        self.issue_n(pipe, op, cost, _ranges(reads), _ranges(writes), nbytes, src, dst, flops, klass, site)
+
+    def issue_n(self, pipe: int, op: str, cost, rd: list, wr: list, nbytes: int, src: str, dst: str,
+                flops: int, klass: str, site) -> None:
+        """``issue`` with the regions already normalised: lists of ``Region``.
+
+        The hot path of every instruction: the sanitizer checks, the shadow update, the placement
+        on the pipe and the record, inlined for the usual access that matches one shadow segment.
+        ``cost`` is cycles, a tuple (GM pipe, bytes, bursts, aligned) of a GM transfer,
+        or a function of the start cycle.
+        """
+        vcq = self.vc[pipe]
+        seq = vcq[pipe] + 1
+        vcq[pipe] = seq         # this instruction is ordered after everything its pipe issued before
+        records = self.records
+        idx = len(records)
+        mark = (seq, idx)
+        # sanitizer and shadow in one pass per region. Reads: initcheck and read-after-write, then the
+        # read is recorded (a strided read over its whole span). Writes: write-after-write and
+        # write-after-read, then the write (exact: the gaps of a strided write stay as they were).
+        # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
+        # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
+        for r in rd:
+            if r.ver == r.shadow.version:
+                s = r.seg
+                if not s.init or s.ws > vcq[s.wp]:
+                    self._read_fault(pipe, r, op, site)
+                s.rd[pipe] = mark
+            else:
+                for s in self._segments(r):
+                    if not s.init or s.ws > vcq[s.wp]:
+                        self._read_fault(pipe, r, op, site)
+                r.shadow.read(r.lo, r.hi, pipe, seq, idx)
+        for r in wr:
+            exact = r.single and r.ver == r.shadow.version
+            for s in ((r.seg,) if exact else self._segments(r)):
+                if s.ws > vcq[s.wp]:
+                    self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
+                if s.rd:
+                    for p, m in s.rd.items():
+                        if m[0] > vcq[p]:
+                            self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
+            if exact:               # Shadow.write on the one segment that is exactly r, in place
+                s.init = True
+                s.wp = pipe
+                s.ws = seq
+                s.wr = idx
+                s.rd = {}
+            else:
+                write = r.shadow.write
+                for lo, hi in r.runs:
+                    write(lo, hi, pipe, seq, idx)
+        # timing: in order within the pipe, after the scalar issued it and after any sync gate
+        issue_t = self.scalar_time + self.tick
+        self.scalar_time = issue_t
+        self.calls += 1
+        tail = self.tail[pipe]
+        ready = tail if tail > issue_t else issue_t
+        start, wait_on = ready, -1
+        gate = self.gate[pipe]
+        if gate > ready:
+            start, wait_on = gate, self.gate_rec[pipe]
+        cc = cost.__class__
+        if cc is tuple:
+            # a GM transfer: rate = min(the core's path rate, its share of the chip's HBM bandwidth);
+            # the share is the HBM limit over the cores of the wave, halved while the core's other
+            # GM pipe is streaming too; GM addresses not 512 B aligned run at gm_unaligned_efficiency
+            gp, nb, bursts, aligned = cost
+            path = self.gm_paths.get(gp)
+            if path is None:
+                path = self.gm_paths[gp] = _gm_path(self, gp)
+            rate, startup, share, other, burst = path
+            if self.tail[other] > start:
+                share = share / 2
+            if share < rate:
+                rate = share
+            if not aligned:
+                rate = rate * self.chip.gm_unaligned_efficiency
+            c = startup + (bursts - 1) * burst + nb / rate
+        elif cc is float or cc is int or not callable(cost):
+            c = cost
+        else:
+            c = cost(start)
+        end = start + c
+        self.tail[pipe] = end
+        self.busy[pipe] += c
+        self.last_rec[pipe] = idx
+        if pipe == S:
+            self.scalar_time = end
+        # the record: Instr's fields as a tuple (the trace makes the Instr objects when it is read)
+        records.append((idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
+                        nbytes, src, dst, flops, site, klass, rd, wr))
+
+    def _segments(self, r: Region) -> list:
+        """The shadow segments ``r`` touches; remembered on ``r`` when one segment is exactly ``r``."""
+        segs = self._touched(r.tier, r.runs)
+        if len(segs) == 1:
+            s = segs[0]
+            if s.lo == r.lo and s.hi == r.hi:
+                r.seg = s
+                r.ver = r.shadow.version
+        return segs
+
+    def scalar_tick(self) -> None:
+        """Bookkeeping the scalar unit does for a queue or flag call."""
+        self.scalar_time += self.tick
+        self.calls += 1
+
+    def busy_cycles(self) -> list[float]:
+        """Busy cycles per pipe; the scalar pipe's include one issue slot (tick) per API call."""
+        busy = list(self.busy)
+        busy[S] += self.calls * self.tick
+        return busy
+
+    # ------------------------------------------------------------------ happens-before
+    def snapshot(self, pipe: int, site=None) -> Event:
+        """The point after everything ``pipe`` has issued so far (SetFlag, EnQue, FreeTensor)."""
+        t = self.scalar_time
+        if pipe != S and self.tail[pipe] > t:
+            t = self.tail[pipe]
+        return _new_tuple(Event, (self.vc[pipe][:], t, self.last_rec[pipe], site))
+
+    def wait(self, pipe: int, ev: Event) -> None:
+        """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
+        # the clocks' elementwise max, unrolled: three times faster than a comprehension (hot: every DeQue)
+        a0, a1, a2, a3, a4, a5, a6, a7 = self.vc[pipe]
+        evc, t, rec, _ = ev
+        b0, b1, b2, b3, b4, b5, b6, _ = evc
+        self.vc[pipe] = [a0 if a0 > b0 else b0, a1 if a1 > b1 else b1, a2 if a2 > b2 else b2,
+                         a3 if a3 > b3 else b3, a4 if a4 > b4 else b4, a5 if a5 > b5 else b5,
+                         a6 if a6 > b6 else b6, a7]
+        t += self.event_latency
+        if pipe == S:
+            if t > self.scalar_time:
+                self.scalar_time = t
+        elif t > self.gate[pipe]:
+            self.gate[pipe] = t
+            self.gate_rec[pipe] = rec
+
+    def barrier_all(self) -> None:
+        """PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued."""
+        merged = list(map(max, *self.vc))
+        self.vc = [merged[:] for _ in range(NPIPES)]
+        t = max(max(self.tail), self.scalar_time)
+        rec = max(self.last_rec)
+        for p in range(NPIPES):
+            if t > self.gate[p]:
+                self.gate[p], self.gate_rec[p] = t, rec
+        self.scalar_time = t
+
+    def end_time(self) -> float:
+        return max(max(self.tail), self.scalar_time)
+
+
+def _gm_path(core: Core, pipe: int) -> tuple:
+    """(path rate, startup, HBM share, the other GM pipe, burst overhead) of a GM pipe, fixed for a launch."""
+    chip = core.chip
+    write = pipe != MTE2
+    return (chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle,
+            chip.gm_write_startup if write else chip.gm_read_startup,
+            chip.hbm_bytes_per_cycle / core.launch.concurrency,
+            MTE2 if write else MTE3, chip.burst_overhead_cycles)
+
+
+_new_tuple = tuple.__new__
+
+
+def _ranges(regions) -> list[Region]:
+    """``Region``s of (tier, slice | list of granule runs | granule array) regions (empty ones dropped)."""
+    out = []
+    for t, g in regions:
+        if g.__class__ is slice:
+            lo, hi = g.start, g.stop
+            if hi > lo:
+                out.append(Region(t, [(lo, hi)]))
+        else:
+            rs = g if g.__class__ is list else runs(g)
+            if rs:
+                out.append(Region(t, rs))
+    return out
+
+
+def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:
+    a, b = PIPES[producer], PIPES[consumer]
+    ev = f"HardEvent.{a}_{b}"
+    if war:
+        return (f"release the buffer with FreeTensor after the {a} instruction and AllocTensor it again "
+                f"before writing (the queue inserts the {a}->{b} sync), or SetFlag/WaitFlag({ev}, id) "
+                f"between them")
+    return (f"pass the tensor through a queue (EnQue after the {a} instruction, DeQue before the {b} one), "
+            f"or put SetFlag({ev}, id) after it and WaitFlag({ev}, id) before the reader")
+

@@ -1,0 +1,171 @@
+"""KernelError and one subclass per hardware rule.
+
+Every message names the learner's kernel line, the rule broken, the numbers
+involved and the fix. Use ``KernelError`` in ``except`` clauses to catch any.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Frames in the simulator's own code are skipped when looking for the learner's line. Code that plays the
+# learner's part (library kernels, lab checks, widgets) is not internal: its lines are the ones to name.
+_NOT_INTERNAL = ("kernels", "viz", "course")
+_INTERNAL_DIRS = {root for root, _, _ in os.walk(_PKG_DIR)
+                  if os.path.relpath(root, _PKG_DIR).split(os.sep)[0] not in _NOT_INTERNAL
+                  and "__pycache__" not in root}
+
+
+def _is_internal(filename: str) -> bool:
+    return os.path.dirname(os.path.abspath(filename)) in _INTERNAL_DIRS
+
+
+_internal_cache: dict[str, bool] = {}
+_getframe = sys._getframe
+
+
+def caller_site() -> tuple[str, int]:
+    """(filename, lineno) of the innermost frame outside the simulator core."""
+    try:
+        f = _getframe(2)        # caller_site's caller is simulator code; usually its caller is the kernel
+    except ValueError:          # called from a shallow stack
+        f = _getframe(1)
+    return resolve_site(_outside(f))
+
+
+def kernel_point() -> tuple:
+    """``caller_site()`` for the hot paths: the kernel frame's (code, byte offset), made into a line later.
+
+    Reading ``f_lineno`` decodes the code's line table on every call; the offset is free, and
+    ``resolve_site`` turns it into the same line when a trace is read or an error is raised.
+    """
+    f = _getframe(2)            # the frame that called the API function: the kernel, most of the time
+    code = f.f_code
+    if _internal_cache.get(code.co_filename) is False:
+        return code, f.f_lasti
+    return _outside(f)
+
+
+def _outside(f) -> tuple:
+    """(code, f_lasti) of the innermost frame from ``f`` outwards that is outside the simulator core."""
+    cache = _internal_cache
+    while f is not None:
+        code = f.f_code
+        fn = code.co_filename
+        internal = cache.get(fn)
+        if internal is None:
+            internal = cache[fn] = _is_internal(fn)
+        if not internal:
+            return code, f.f_lasti
+        f = f.f_back
+    return "<unknown>", 0
+
+
+_lines: dict[tuple, int] = {}
+
+
+def resolve_site(site):
+    """(filename, lineno) of a site, or of a ``kernel_point`` (code, byte offset); None stays None."""
+    if site is None or site[0].__class__ is str:
+        return site
+    line = _lines.get(site)
+    if line is None:
+        code, lasti = site
+        line = next((ln for start, end, ln in code.co_lines() if start <= lasti < end), None)
+        if len(_lines) > 100_000:       # notebooks make new code objects on every run of a cell
+            _lines.clear()
+        line = _lines[site] = line if line is not None else code.co_firstlineno
+    return site[0].co_filename, line
+
+
+def format_site(site: tuple[str, int] | None) -> str:
+    """'file.py:12  `source text`' for a (filename, lineno) site."""
+    site = resolve_site(site)
+    if not site or site[1] == 0:
+        return "<unknown line>"
+    fn, ln = site
+    text = linecache.getline(fn, ln).strip()
+    return f"{os.path.basename(fn)}:{ln}" + (f"  `{text}`" if text else "")
+
+
+class KernelError(Exception):
+    """Base of every rule the simulator enforces."""
+
+    check = "memcheck"
+
+    def __init__(self, message: str, fix: str = "", site: tuple[str, int] | None = None):
+        self.site = resolve_site(site) if site is not None else caller_site()
+        self.rule_message = message
+        self.fix = fix
+        text = f"[{self.check}] {format_site(self.site)}\n  {message}"
+        if fix:
+            text += f"\n  Fix: {fix}"
+        super().__init__(text)
+
+    @property
+    def line(self) -> str:
+        return format_site(self.site)
+
+
+class OutOfBoundsError(KernelError):
+    """A read or write outside a GM allocation or a local tensor."""
+
+
+class CapacityError(KernelError):
+    """On-chip buffers exceed a tier's capacity."""
+
+
+class AlignmentError(KernelError):
+    """An address or a length breaks a 32 B / 512 B alignment rule."""
+
+
+class PositionError(KernelError):
+    """An instruction given a tensor in the wrong TPosition / memory tier."""
+
+
+class DtypeError(KernelError):
+    """Operands of one instruction with mismatched or unsupported dtypes."""
+
+
+class ArgumentError(KernelError):
+    """A count, mask, repeat or stride outside what the instruction accepts."""
+
+
+class QueueError(KernelError):
+    """TQue / TPipe misuse: empty DeQue, EnQue past depth, leaks, double free."""
+
+
+class UninitializedReadError(KernelError):
+    """initcheck: reading local memory that nothing wrote."""
+
+    check = "initcheck"
+
+
+class RaceError(KernelError):
+    """racecheck: two pipes touch the same bytes with no synchronisation."""
+
+    check = "racecheck"
+
+
+class SyncError(KernelError):
+    """synccheck: unpaired SetFlag/WaitFlag or a wait that can never be satisfied."""
+
+    check = "synccheck"
+
+
+class DeadlockError(SyncError):
+    """Blocks wait on each other (SyncAll, cross-core flags) and none can go on."""
+
+
+class GMWriteConflictError(KernelError):
+    """Two blocks wrote the same GM bytes in one launch without atomic add."""
+
+
+class CubeFormatError(KernelError):
+    """Mmad / LoadData shapes off the fractal (16x16x16 fp16, 16x32x16 int8) rules."""
+
+
+class LaunchError(KernelError):
+    """Bad launch: block count, arguments or core type."""

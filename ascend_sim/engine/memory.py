@@ -1,0 +1,106 @@
+"""Memory the engine owns: GM buffers and addresses, and the on-chip tiers of a core.
+
+GM buffers are the learner's numpy arrays, written in place. On-chip tiers
+(UB, L1, L0A, L0B, L0C) are byte arenas per core with shadow state for the
+sanitizer: an init bit, the last writer and the last reader of each pipe per
+32-byte granule (engine/shadow.py). The kernel-facing views (GlobalTensor,
+LocalTensor) are in api/tensor.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
+from ascend_sim.engine.shadow import Shadow
+
+GRANULE = 32          # bytes per shadow granule (one DataBlock)
+
+
+# ----------------------------------------------------------------------------- GM
+class GmBuffer:
+    """One GM allocation: a launch argument array, viewed as bytes."""
+
+    def __init__(self, array: np.ndarray, name: str, base_addr: int):
+        if not array.flags.c_contiguous:
+            raise ArgumentError(
+                f"launch argument {name!r} is not C-contiguous (strides {array.strides}); "
+                "GM buffers are flat memory", fix="pass np.ascontiguousarray(arr) and copy results back")
+        self.array = array
+        self.name = name
+        self.raw = array.reshape(-1).view(np.uint8)
+        self.nbytes = self.raw.size
+        self.base_addr = base_addr
+        self.dtype = array.dtype
+        self._owner: np.ndarray | None = None   # block that wrote each 32 B chunk, -1 none
+        self._partial: dict[int, np.ndarray] = {}
+
+    def owners(self) -> np.ndarray:
+        if self._owner is None:
+            self._owner = np.full((self.nbytes + GRANULE - 1) // GRANULE, -1, np.int16)
+        return self._owner
+
+
+class GmPtr:
+    """A typed GM address (``__gm__ T*``): supports ``ptr + n`` in elements."""
+
+    __slots__ = ("buf", "offset", "dtype")
+
+    def __init__(self, buf: GmBuffer, offset: int, dtype: np.dtype):
+        self.buf = buf
+        self.offset = offset
+        self.dtype = dtype
+
+    def __add__(self, n: int) -> "GmPtr":
+        return GmPtr(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
+
+    __radd__ = __add__
+
+    def __sub__(self, n: int) -> "GmPtr":
+        return self + (-int(n))
+
+    def cast(self, dtype) -> "GmPtr":
+        """``(__gm__ T*)ptr``: the same address read as another dtype."""
+        return GmPtr(self.buf, self.offset, as_dtype(dtype))
+
+    @property
+    def address(self) -> int:
+        return self.buf.base_addr + self.offset
+
+    def __repr__(self) -> str:
+        return f"GmPtr({self.buf.name}+{self.offset}B, {ascend_name(self.dtype)})"
+
+
+# ----------------------------------------------------------------------------- on-chip
+class Tier:
+    """One on-chip memory of one core (UB, L1, L0A, L0B, L0C) with shadow state.
+
+    A launch hands a core's tiers from block to block (``reset`` in between, so every block
+    starts from zeroed bytes and a blank shadow); its arena comes from a pool shared by launches.
+    """
+
+    def __init__(self, name: str, capacity: int, usable: int, align: int):
+        self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
+        pool = _ARENAS.get(capacity)
+        self.arena = pool.pop() if pool else np.zeros(capacity, np.uint8)
+        self.shadow = Shadow((capacity + GRANULE - 1) // GRANULE)
+        self.next_free = 0
+        self.high = 0           # the highest next_free since the last reset: the bytes a block may have written
+        self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
+
+    def reset(self) -> None:
+        """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
+        self.arena[:self.high].fill(0)
+        self.shadow.reset()
+        self.next_free = 0
+        self.high = 0
+        self.buffers = []
+
+    def release(self) -> None:
+        """Reset, and return the arena to the pool for the next launch."""
+        self.reset()
+        _ARENAS.setdefault(self.capacity, []).append(self.arena)
+        self.arena = None
+
+
+_ARENAS: dict[int, list[np.ndarray]] = {}      # capacity -> zeroed arenas no tier holds

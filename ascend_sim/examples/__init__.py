@@ -1,1 +1,0 @@
-"""Tested example kernels: the canonical add_custom and a small cube matmul."""

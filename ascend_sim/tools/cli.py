@@ -1,0 +1,196 @@
+"""The ``ascend-sim`` command line: one function per subcommand.
+
+To add a subcommand, write one function and register it::
+
+    @command("demo", help="run a demo kernel", args=[arg("name"), arg("--blocks", type=int, default=8)])
+    def demo(args: argparse.Namespace) -> int:
+        ...
+        return 0                      # the exit status
+
+Import heavy modules inside the function so ``ascend-sim --help`` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+__all__ = ["main", "command", "arg", "build_parser", "COMMANDS"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One ``add_argument`` call."""
+
+    flags: tuple[str, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A registered subcommand."""
+
+    name: str
+    help: str
+    fn: Callable[[argparse.Namespace], int]
+    args: tuple[Arg, ...] = ()
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def arg(*flags: str, **kwargs: Any) -> Arg:
+    """Describe one argument exactly as ``ArgumentParser.add_argument(*flags, **kwargs)``."""
+    return Arg(flags, kwargs)
+
+
+def command(name: str, *, help: str, args: Sequence[Arg] = ()) -> Callable:
+    """Register the decorated ``fn(args) -> exit status`` as ``ascend-sim <name>``."""
+    def register(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        if name in COMMANDS:
+            raise ValueError(f"ascend-sim subcommand {name!r} is defined twice")
+        COMMANDS[name] = Command(name, help, fn, tuple(args))
+        return fn
+    return register
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ascend-sim",
+                                     description="Ascend C on a simulated Da Vinci AI Core: course tools.")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in COMMANDS.values():
+        p = subs.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        for a in cmd.args:
+            p.add_argument(*a.flags, **a.kwargs)
+        p.set_defaults(_fn=cmd.fn)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ascend-sim`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_fn", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._fn(args) or 0)
+    except (FileNotFoundError, ValueError) as e:    # bad lab names, malformed labs: a message, not a traceback
+        print(f"ascend-sim {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+# ----------------------------------------------------------------------------- shared options
+LIMIT_ARGS = (
+    arg("--root", default=".", help="course root holding labs/ and solutions/ (default: .)"),
+    arg("--cell-timeout", type=float, default=60.0, help="seconds per cell (default: 60)"),
+    arg("--time-limit", type=float, default=600.0, help="seconds per notebook (default: 600)"),
+    arg("--memory-mb", type=int, default=2048, help="address-space limit of the kernel in MiB (default: 2048)"),
+)
+
+
+def _limits(args: argparse.Namespace):
+    from ascend_sim.course.grading.execute import Limits
+    return Limits(cell_timeout=args.cell_timeout, time_limit=args.time_limit, memory_mb=args.memory_mb)
+
+
+def _notebooks(paths: Sequence[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(q for q in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in q.parts)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"{p} does not exist")
+    return out
+
+
+# ----------------------------------------------------------------------------- grade
+@command("grade", help="grade learner notebooks against a lab (the learner's files are never written)",
+         args=[arg("lab", help="lab name (lab00, lab00_warmup) or path to the lab template .ipynb"),
+               arg("submissions", nargs="+", help="learner notebooks, or folders of them"),
+               arg("--out", default="out/grade", help="report folder (default: out/grade)"),
+               *LIMIT_ARGS])
+def grade(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.grade import grade_many
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.notebook import load_template
+    template = load_template(find_lab(args.lab, args.root).template)
+    out = Path(args.out).resolve()
+    subs = [p for p in _notebooks(args.submissions) if out not in p.resolve().parents]   # not our own output
+    if not subs:
+        raise FileNotFoundError("no notebooks to grade")
+    reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args),
+                                    progress=lambda r: print(r.summary(), flush=True))
+    print(f"gradebook: {gradebook} ({len(reports)} submissions)")
+    return 1 if any(r.grader_error for r in reports) else 0
+
+
+# ----------------------------------------------------------------------------- solve
+@command("solve", help="fill a lab from solutions/ and grade it: full marks, blank all not attempted, "
+                       "every wrong answer failing",
+         args=[arg("labs", nargs="+", metavar="LAB", help="lab names or template paths"),
+               arg("--out", default="out/solve", help="report folder (default: out/solve)"),
+               arg("--no-blank", action="store_true", help="skip grading the blank lab"),
+               arg("--no-wrong", action="store_true", help="skip the deliberately wrong answers"),
+               *LIMIT_ARGS])
+def solve(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.solutions import solve_lab
+    failed = False
+    for spec in args.labs:
+        lab = find_lab(spec, args.root)
+        outcome = solve_lab(lab, limits=_limits(args), out_dir=Path(args.out) / lab.name,
+                            blank=not args.no_blank, wrong=not args.no_wrong)
+        for run in outcome.runs:
+            print(f"{run.name:>8}  {run.report.summary()}")
+        problems = outcome.all_problems()
+        for p in problems:
+            print(f"  PROBLEM {p}")
+        print(f"{lab.name}: {'OK' if outcome.ok else 'FAILED'} (reports in {Path(args.out) / lab.name})")
+        failed |= not outcome.ok
+    return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------- clean
+@command("clean", help="strip outputs from committed notebooks and fix lab cell ids/tags/locks "
+                       "(--check: only report)",
+         args=[arg("paths", nargs="+", help="notebooks or folders (e.g. course labs)"),
+               arg("--check", action="store_true", help="change nothing; exit 1 if anything needs cleaning")])
+def clean(args: argparse.Namespace) -> int:
+    import nbformat
+
+    from ascend_sim.course.grading.clean import strip, strip_problems
+    from ascend_sim.course.grading.notebook import course, lab_problems, normalize_lab
+    dirty = 0
+    for path in _notebooks(args.paths):
+        nb = nbformat.read(path, as_version=4)
+        is_lab = bool(course(nb).get("lab"))
+        if args.check:
+            problems = strip_problems(nb) + (lab_problems(nb) if is_lab else [])
+            for p in problems:
+                print(f"{path}: {p}")
+            dirty += bool(problems)
+            continue
+        before = nbformat.writes(nb)
+        strip(nb)
+        if is_lab:
+            normalize_lab(nb)
+        if nbformat.writes(nb) != before:
+            nbformat.write(nb, path)
+            print(f"cleaned {path}")
+        for p in lab_problems(nb) if is_lab else []:
+            print(f"{path}: {p}")
+            dirty += 1
+    return 1 if dirty else 0
+
+
+from ascend_sim.tools.demo import DEMO_ARGS, DEMO_HELP, run_demo  # noqa: E402  (argparse only; the demo imports inside run_demo)
+command("demo", help=DEMO_HELP, args=[arg(*flags, **kw) for flags, kw in DEMO_ARGS])(run_demo)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""The instruction records of one launch, in issue order."""
+from __future__ import annotations
+
+from ascend_sim.engine.errors import resolve_site
+from ascend_sim.engine.instr import Instr
+
+
+class Trace:
+    """The instruction records of one launch, in issue order."""
+
+    def __init__(self, records: list[tuple], chip, n_cores: int):
+        self._raw = records         # the launch appends one tuple per instruction (Instr's fields)
+        self._records: list[Instr] | None = None
+        self.chip, self.n_cores = chip, n_cores
+
+    @property
+    def records(self) -> list[Instr]:
+        """The ``Instr`` records, made from the launch's tuples on first use."""
+        if self._records is None:       # kernel_point sites become (file, line) here
+            self._records = [Instr(*t[:13], resolve_site(t[13]), *t[14:]) for t in self._raw]
+            self._raw = None
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self._raw) if self._records is None else len(self._records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def for_core(self, core: int, core_type: str | None = None) -> list[Instr]:
+        return [r for r in self.records if r.core == core and (core_type is None or r.core_type == core_type)]
+
+    def signature(self) -> tuple:
+        """A hashable summary used to show two runs gave the identical trace."""
+        return tuple((r.core, r.core_type, r.pipe, r.op, r.start, r.end, r.nbytes, r.site[1]) for r in self.records)

@@ -1,0 +1,71 @@
+"""Lab 00 (warm-up) on the simulator: the solution run, and each wrong answer's feedback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascend_sim
+from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.labfiles import find_lab
+from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
+from ascend_sim.course.labs import lab00_warmup as lab00
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab00_warmup.py")
+SETUP = ("import numpy as np\n"
+         "from ascend_sim import *\n"
+         "from ascend_sim.course.labs.lab00_warmup import AddTiling, ReluTiling, relu_tiling, CYCLE_BUDGET\n")
+
+
+def _namespace(code: str) -> dict:
+    ns: dict = {}
+    exec(compile(SETUP + code, "<answer>", "exec"), ns)  # noqa: S102 - the instructor's own solutions
+    return ns
+
+
+def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
+    outcome = solve_lab(find_lab("lab00", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
+    assert outcome.ok, outcome.all_problems()
+    solved, blank, *wrong = outcome.runs
+    assert (solved.report.score, solved.report.max_score) == (7, 7)
+    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
+    assert len(wrong) == 2 and all(e.status == "fail" for r in wrong for e in r.report.exercises)
+
+
+EXPECTED_FEEDBACK = {
+    ("ex1", 0): "GMWriteConflictError",
+    ("ex1", 1): "the last tile of a block was skipped",
+    ("ex2", 0): "elements 1792..2046 of the output were never written: the tail is not handled",
+    ("ex2", 1): "[memcheck] AlignmentError",
+    ("ex3", 0): "took 8,550 simulated cycles; the budget is 7,300",
+    ("ex3", 1): "copies must move one tile",
+}
+
+
+@pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+    label, code = SOLUTIONS[ex].wrong[k]
+    result = lab00.LAB.run(ex, _namespace(code))
+    assert result.status == "fail", label
+    assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
+    assert result.hints, "a failure reveals the first hint"
+
+
+def test_cycle_budget_has_margin_over_the_reference_and_excludes_single_buffering():
+    blocks, n, tile = lab00.BUDGET_CASE
+    x = np.ones(n, np.float16)
+
+    def cycles(code: str, name: str) -> float:
+        return ascend_sim.launch(_namespace(code)[name], blocks, x, x, np.zeros_like(x),
+                                 lab00.AddTiling(n, tile)).cycles
+    double = cycles(SOLUTIONS["ex3"].code, "add_double_buffer")
+    single = cycles(SOLUTIONS["ex1"].code, "add_custom")
+    assert double * 1.1 < lab00.CYCLE_BUDGET < single
+
+
+def test_relu_tiling_rejects_empty_blocks():
+    assert lab00.relu_tiling(8037, 8, 512) == lab00.ReluTiling(8037, 1008, 512)
+    with pytest.raises(ValueError, match="leave some of 8 blocks empty"):
+        lab00.relu_tiling(20, 8, 64)

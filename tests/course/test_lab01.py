@@ -1,0 +1,143 @@
+"""Lab 01 (LeNet-5 operators) on the simulator: the solution run, each wrong answer's feedback, the host helpers.
+
+The host helpers may convert layouts and pack weights (TransData), never do the operator's work: the tests below
+pin that the kernels receive the activations themselves (no gathered windows, no im2col) and the weights as GM
+tensors.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import json
+
+import numpy as np
+import pytest
+
+import ascend_sim
+
+from ascend_sim.hw.chips import get_chip
+from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.labfiles import find_lab
+from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
+from ascend_sim.course.labs import lab01_lenet_ops as lab01
+from ascend_sim.kernels._common import from_chunks, to_chunks
+from ascend_sim.models.lenet_reference import linear_ref
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab01_lenet_ops.py")
+SETUP = ("import numpy as np\n"
+         "from ascend_sim import *\n"
+         "from ascend_sim.models.datasets import load_mnist_subset, normalize\n"
+         "from ascend_sim.models.lenet_reference import load_lenet_weights\n"
+         "from ascend_sim.course.labs.lab01_lenet_ops import *\n")
+
+
+def _namespace(*codes: str) -> dict:
+    ns: dict = {}
+    for code in (SETUP, *codes):
+        exec(compile(code, "<answer>", "exec"), ns)  # noqa: S102 - the instructor's own solutions
+    return ns
+
+
+def _solved(upto: str) -> list[str]:
+    """The solution code of every exercise before ``upto`` (later exercises reuse earlier kernels)."""
+    return [s.code for ex, s in sorted(SOLUTIONS.items()) if ex < upto]
+
+
+def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
+    outcome = solve_lab(find_lab("lab01_lenet_ops", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
+    assert outcome.ok, outcome.all_problems()
+    solved, blank, *wrong = outcome.runs
+    assert (solved.report.score, solved.report.max_score) == (17, 17)
+    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
+    assert len(wrong) == 2 and all(e.status == "fail" for e in wrong[0].report.exercises)
+    # round 2: only ex3 (a second wrong answer) and ex6 (which runs the ex3 kernel) fail
+    assert {e.exercise: e.status for e in wrong[1].report.exercises} == {
+        "ex1": "pass", "ex2": "pass", "ex3": "fail", "ex4": "pass", "ex5": "pass", "ex6": "fail"}
+
+
+EXPECTED_FEEDBACK = {
+    ("ex1", 0): "GMWriteConflictError",
+    ("ex2", 0): "every maximum is the bottom-right corner), 2 blocks: 20 of 24 output elements differ",
+    ("ex3", 0): "case all-ones 28x28 image, 5x5 all-ones filter, pad 2, bias 0.5: 784 of 784",
+    ("ex3", 1): "RaceError",
+    ("ex4", 0): "got 16.5 expected 400.5",
+    ("ex5", 0): "logits up to",
+    ("ex6", 0): "accuracy",
+    ("ex6", 1): "accuracy",
+}
+
+
+@pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+    label, code = SOLUTIONS[ex].wrong[k]
+    result = lab01.LAB.run(ex, _namespace(*_solved(ex), code))
+    assert result.status == "fail", label
+    assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
+    assert result.hints, "a failure reveals the first hint"
+
+
+def test_ones_conv_golden_is_the_hand_derivation():
+    g = lab01.ones_conv_golden(28, 5, 2, 0.0)
+    assert g[0, 0] == 9 and g[0, 1] == 12 and g[0, 2] == 15 and g[1, 1] == 16 and g[1, 2] == 20
+    assert (g[2:26, 2:26] == 25).all() and sorted(np.unique(g).tolist()) == [9, 12, 15, 16, 20, 25]
+
+
+def _capture_launch(monkeypatch) -> list:
+    """Replace ascend_sim.launch by a recorder: the host helpers' GM arguments, no kernel run."""
+    calls: list = []
+    monkeypatch.setattr(ascend_sim, "launch", lambda kern, blocks, *args, **kw: calls.append(args))
+    return calls
+
+
+def test_maxpool_kernel_gets_the_activations_not_gathered_windows(monkeypatch):
+    calls = _capture_launch(monkeypatch)
+    x = np.arange(20 * 3 * 7 * 6, dtype=np.float16).reshape(20, 3, 7, 6)
+    lab01.run_maxpool(None, x)
+    (xg, y, t), = calls
+    assert t == lab01.PoolTiling(planes=2 * 3, H=7, W=6, OH=3, OW=3)
+    assert xg.size == 2 * 16 * 3 * 7 * 6                       # the input once (2 chunks of 16 images), no corners
+    np.testing.assert_array_equal(from_chunks(xg, 20, 16, (3, 7, 6)), x)
+    assert np.isnan(y).all() and y.size == 2 * 3 * 3 * 3 * 16
+
+
+def test_conv_kernel_gets_the_padded_input_and_gm_weights(monkeypatch):
+    calls = _capture_launch(monkeypatch)
+    rng = np.random.default_rng(0)
+    x, w, b = rng.uniform(0, 1, (5, 2, 9, 8)), rng.uniform(-1, 1, (4, 2, 3, 3)), rng.uniform(-1, 1, 4)
+    lab01.run_conv2d(None, x, w, b, pad=1)
+    (xg, wg, bg, y, t), = calls
+    assert (t.Hp, t.Wp, t.OH, t.OW, t.nb, t.chunks) == (11, 10, 9, 8, 16, 1)
+    xp = np.pad(x.astype(np.float16), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    np.testing.assert_array_equal(xg, to_chunks(xp, np.float16, 16))           # padded, not unfolded
+    assert wg.dtype == bg.dtype == np.float16 and (wg.size, bg.size) == (t.wLength, t.bLength) == (80, 16)
+    np.testing.assert_array_equal(wg[:72], w.astype(np.float16).ravel())
+    np.testing.assert_array_equal(bg[:4], b.astype(np.float16))
+
+
+def test_conv_tiling_fits_the_lenet_layers_in_ub():
+    for C, H, pad in ((1, 28, 2), (6, 14, 0)):
+        t = lab01.conv_tiling(300, C, H, H, 16, 5, 5, pad)
+        assert lab01.conv_ub_bytes(t.C, t.Hp, t.Wp, t.OH, t.OW, t.nb, t.O, C * 25) <= get_chip(None).ub_usable_bytes
+
+
+def test_linear_packing_is_the_fc_layer():
+    rng = np.random.default_rng(1)
+    x, w, b = (rng.uniform(-1, 1, s).astype(np.float16) for s in ((37, 400), (120, 400), (120,)))
+    t = lab01.linear_tiling(37, 400, 120)
+    assert (t.M, t.K, t.N, t.baseK, t.nb) == (128, 512, 48, 128, 48) and t.K // t.baseK > 1
+    wp, xp = lab01.pack_linear(x, w, b, t)
+    w_full = wp.reshape(t.K // t.baseK, t.M, t.baseK).transpose(1, 0, 2).reshape(t.M, t.K)
+    y = (w_full.astype(np.float32) @ xp.reshape(t.K, t.N).astype(np.float32))[: t.O, :37].T
+    np.testing.assert_allclose(y, linear_ref(x, w, b).astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_ex3_scaffold_is_the_solution_with_three_todos():
+    nb = json.loads((ROOT / "labs" / "lab01_lenet_ops.ipynb").read_text())
+    scaffold = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-answer")["source"])
+    assert scaffold.count("raise NotImplementedError") == 3
+    kept = [ln for ln in scaffold.splitlines() if "NotImplementedError" not in ln]
+    solution = SOLUTIONS["ex3"].code.splitlines()
+    assert all(ln in solution for ln in kept), "the scaffold drifted from the solution"
+    result = lab01.LAB.run("ex3", _namespace(scaffold))
+    assert result.status == "not_attempted"

@@ -1,0 +1,66 @@
+"""Committed notebooks: stripped of outputs, labs valid, and nbval over the lessons and solved labs.
+
+nbval runs in a subprocess (it is a pytest plugin that collects .ipynb files) so that `python -m pytest`
+covers it: `--nbval-lax` over course/*.ipynb in place and over solution-filled copies of labs/*.ipynb made
+in a temporary folder. The kernels get ASCEND_SIM_CHECK_STRICT=1, so a check that does not pass raises and
+nbval fails; PYTHONHASHSEED=0 and the notebooks' own seeded RNGs make the runs repeatable.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ascend_sim.course.grading.check import STRICT_ENV
+from ascend_sim.course.grading.clean import strip_problems
+from ascend_sim.course.grading.labfiles import list_labs
+from ascend_sim.course.grading.notebook import load_template
+from ascend_sim.course.grading.solutions import lint_lab, parse_solutions, solved_notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = sorted(p for d in ("course", "labs", "tests/course/fixtures") for p in (ROOT / d).rglob("*.ipynb")
+                   if ".ipynb_checkpoints" not in p.parts)
+LESSONS = sorted((ROOT / "course").glob("*.ipynb"))
+LABS = list_labs(ROOT)
+NBVAL_TIMEOUT = 600       # seconds for the whole nbval subprocess
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_committed_notebooks_are_stripped(path):
+    problems = strip_problems(nbformat.read(path, as_version=4))
+    assert not problems, f"{path.name}: run `ascend-sim clean {path.relative_to(ROOT)}`:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
+def test_labs_follow_the_conventions(lab):
+    assert lint_lab(lab) == []
+
+
+def _nbval(targets: list[Path], workdir: Path, extra_path: list[Path]) -> subprocess.CompletedProcess:
+    ini = workdir / "pytest.ini"
+    ini.write_text("[pytest]\naddopts =\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in [ROOT, *extra_path]),
+               MPLBACKEND="Agg", PYTHONHASHSEED="0", **{STRICT_ENV: "1"})
+    cmd = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(workdir), "-p", "no:cacheprovider",
+           "-q", "--nbval-lax", "--nbval-kernel-name", "python3", "--nbval-cell-timeout", "300",
+           "--nbval-sanitize-with", str(ROOT / "tests" / "course" / "nbval_sanitize.cfg"), *map(str, targets)]
+    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=NBVAL_TIMEOUT)
+
+
+@pytest.mark.skipif(not LESSONS and not LABS, reason="no lesson or lab notebooks yet")
+def test_nbval_over_lessons_and_solved_labs(tmp_path):
+    solved_dir = tmp_path / "solved_labs"
+    solved_dir.mkdir()
+    targets = list(LESSONS)
+    for lab in LABS:
+        template = load_template(lab.template)
+        target = solved_dir / lab.template.name
+        nbformat.write(solved_notebook(template, parse_solutions(lab.solutions)), target)
+        targets.append(target)
+    result = _nbval(targets, tmp_path, [lab.template.parent for lab in LABS])
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout

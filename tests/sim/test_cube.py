@@ -1,0 +1,182 @@
+"""The cube path: LoadData (L1 -> L0A/L0B), Mmad (fp16/bf16 -> fp32, int8 -> int32, accumulate),
+Fixpipe (F322F16, ReLU, strides) and the fractal, address and dtype rules."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DtypeError, Fixpipe, FixpipeParams, HardEvent,
+                        LoadData, LoadData2DParams, Mmad, MmadParams, OutOfBoundsError, PositionError, QuantMode_t,
+                        TPipe, TPosition, bfloat16, float32, half, int8, int32, kernel, launch)
+from kernels_util import assert_same, gm, handoff, raises_rule, round_to, run_on_cube, scratch
+
+
+def small_ints(rng, shape, dtype, lo=-8, hi=8) -> np.ndarray:
+    """Integer values: every product and sum is exact in fp32, so results compare bit for bit."""
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, k", [(half, 32), (bfloat16, 16), (int8, 64)], ids=["fp16", "bf16", "int8"])
+def test_mmad_multiplies_exactly_in_the_accumulator_dtype(dtype, k):
+    rng = np.random.default_rng(1)
+    lo, hi = (-128, 128) if dtype == int8 else (-8, 8)
+    a, b = small_ints(rng, (32, k), dtype, lo, hi), small_ints(rng, (k, 16), dtype, lo, hi)
+    acc = np.int32 if dtype == int8 else np.float32
+    c = run_on_cube([a], [b], acc)
+    assert_same(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(acc))
+
+
+def test_mmad_fp16_random_values_match_fp32_accumulation():
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(-1, 1, (48, 64)).astype(half), rng.uniform(-1, 1, (64, 32)).astype(half)
+    c = run_on_cube([a], [b], np.float32)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_mmad_accumulate_flag_adds_each_k_step():
+    rng = np.random.default_rng(3)
+    a_steps = [small_ints(rng, (16, 32), half) for _ in range(3)]
+    b_steps = [small_ints(rng, (32, 16), half) for _ in range(3)]
+    c = run_on_cube(a_steps, b_steps, np.float32)
+    assert_same(c, sum(x.astype(np.float32) @ y.astype(np.float32) for x, y in zip(a_steps, b_steps)))
+    first_only = a_steps[0].astype(np.float32) @ b_steps[0].astype(np.float32)
+    assert not np.array_equal(c, first_only)
+
+
+@pytest.mark.parametrize("relu", [False, True], ids=["no-relu", "relu"])
+def test_fixpipe_f322f16_rounds_once_and_applies_relu(relu):
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-2, 2, (16, 32)).astype(half), rng.uniform(-2, 2, (32, 32)).astype(half)
+    c = run_on_cube([a], [b], np.float16, quant=QuantMode_t.F322F16, relu=relu)
+    fp32 = run_on_cube([a], [b], np.float32)
+    assert_same(c, round_to(np.maximum(fp32, 0) if relu else fp32, half, "rint"))
+    assert (c < 0).any() != relu
+
+
+# ============================================================================ a staged AIC core
+@kernel(core="AIC")
+def cube_stage(a, c, action):
+    """L1 (32x32 half from ``a``), L0A/L0B loaded with it, L0C (32x32 float); then ``action(t)``."""
+    pipe = TPipe()
+    l1, l0a, l0b = (scratch(n, half, pos, pipe) for pos, n in ((TPosition.A1, 4096), (TPosition.A2, 2560),
+                                                               (TPosition.B2, 2048)))
+    DataCopy(l1, gm(a), 1024)
+    handoff(HardEvent.MTE2_MTE1)
+    LoadData(l0a, l1, LoadData2DParams(0, 4, 1))
+    LoadData(l0b, l1, LoadData2DParams(0, 4, 1))
+    handoff(HardEvent.MTE1_M)
+    action(SimpleNamespace(l1=l1, l0a=l0a, l0b=l0b, l0c=scratch(4096, float32, TPosition.CO1, pipe), out=gm(c)))
+
+
+def run_stage(action, out: np.ndarray | None = None, a: np.ndarray | None = None):
+    a = np.arange(1024, dtype=np.float32).astype(half) if a is None else a
+    return launch(cube_stage, 1, a, np.zeros(1024, np.float32) if out is None else out, action)
+
+
+def mmad_then_fixpipe(t, params: FixpipeParams) -> None:
+    Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 32))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(t.out, t.l0c, params)
+
+
+def test_fixpipe_strides_place_a_sub_block():
+    a = (np.arange(1024) % 7 - 3).astype(half)
+    out = np.full((16, 48), -1, np.float32)
+    run_stage(lambda t: mmad_then_fixpipe(t, FixpipeParams(nSize=16, mSize=16, srcStride=32, dstStride=48)), out, a)
+    full = a.reshape(32, 32).astype(np.float32) @ a.reshape(32, 32).astype(np.float32)
+    expected = np.full((16, 48), -1, np.float32)
+    expected[:, :16] = full[:16, :16]
+    assert_same(out, expected)
+
+
+def test_mmad_record_counts_flops_and_fractals():
+    result = run_stage(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 32)))
+    mmad = [r for r in result.trace if r.op == "Mmad"]
+    assert [(r.pipe, r.core_type, r.flops, r.src, r.dst) for r in mmad] == [("M", "AIC", 2 * 32 ** 3, "L0A", "L0C")]
+
+
+@kernel(core="AIC")
+def load_pattern(a, seen, params):
+    l1, l0 = scratch(8 * 512, half, TPosition.A1), scratch(8 * 512, half, TPosition.B2)
+    DataCopy(l1, gm(a), 8 * 256)
+    handoff(HardEvent.MTE2_MTE1)
+    LoadData(l0, l1, params)
+    handoff(HardEvent.MTE1_M)
+    seen.append(l0.peek())
+
+
+def test_loaddata_start_index_src_stride_and_dst_gap_move_whole_fractals():
+    a = np.repeat(np.arange(8), 256).astype(half)              # fractal f holds the value f
+    seen: list[np.ndarray] = []
+    launch(load_pattern, 1, a, seen, LoadData2DParams(startIndex=1, repeatTimes=3, srcStride=2, dstGap=1))
+    fractals = seen[0].reshape(8, 256)
+    assert [int(f[0]) for f in fractals[[0, 2, 4]]] == [1, 3, 5]          # sources 1, 3, 5
+    assert all((f == f[0]).all() for f in fractals[[0, 2, 4]])
+    assert not fractals[[1, 3]].any()                                     # the gaps stay untouched
+
+
+# ============================================================================ errors
+TO_HALF = QuantMode_t.F322F16
+CUBE_ERRORS = [
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(16, 16, 24)), CubeFormatError,
+                 ["k=24 is not a multiple of the half fractal depth 16", "fractal 16x16x16", "pad K"], id="k-fp16"),
+    pytest.param(lambda t: Mmad(t.l0c.ReinterpretCast(int32), t.l0a.ReinterpretCast(int8), t.l0b.ReinterpretCast(int8),
+                                MmadParams(16, 16, 16)), CubeFormatError,
+                 ["k=16 is not a multiple of the int8_t fractal depth 32", "16x32x16"], id="k-int8"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a[16], t.l0b, MmadParams(16, 16, 16)), CubeFormatError,
+                 ["Mmad: L0A address 32 is not 512-byte aligned"], id="mmad-l0a-unaligned"),
+    pytest.param(lambda t: Mmad(t.l0c[8], t.l0a, t.l0b, MmadParams(16, 16, 16)), CubeFormatError,
+                 ["Mmad: L0C address 32 is not 64-byte aligned"], id="mmad-l0c-unaligned"),
+    pytest.param(lambda t: LoadData(t.l0a[256 + 8], t.l1, LoadData2DParams(0, 1, 1)), CubeFormatError,
+                 ["LoadData: L0A address 528 is not 512-byte aligned (528 % 512 = 16)"], id="loaddata-unaligned"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a.ReinterpretCast(float32), t.l0b.ReinterpretCast(float32),
+                                MmadParams(16, 16, 16)), DtypeError,
+                 ["Mmad inputs are float and float", "two half, two bfloat16_t or two int8_t"], id="fp32-inputs"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b.ReinterpretCast(int8), MmadParams(16, 16, 32)), DtypeError,
+                 ["Mmad inputs are half and int8_t"], id="mixed-inputs"),
+    pytest.param(lambda t: Mmad(t.l0c.ReinterpretCast(half), t.l0a, t.l0b, MmadParams(16, 16, 16)), DtypeError,
+                 ["Mmad of half accumulates in float, but dst is half"], id="half-accumulator"),
+    pytest.param(lambda t: LoadData(t.l0a.ReinterpretCast(int8), t.l1, LoadData2DParams(0, 1, 1)), DtypeError,
+                 ["LoadData from half to int8_t"], id="loaddata-dtype"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(16, 16, quantPre=TO_HALF)), DtypeError,
+                 ["quantPre=F322F16 produces half but the GM tensor is float"], id="fixpipe-dtype"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c.ReinterpretCast(int32), FixpipeParams(16, 16, quantPre=TO_HALF)),
+                 DtypeError, ["quantPre=F322F16 converts float L0C results, but this L0C tensor is int32_t"],
+                 id="f322f16-of-int32"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(4096, 16, 16)), CubeFormatError,
+                 ["Mmad m=4096 outside 1..4095", "tile the matmul"], id="m-4096"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 48)), CubeFormatError,
+                 ["Mmad needs m*k = 1536 elements in L0A but the tensor holds 1280"], id="too-big-for-l0a"),
+    pytest.param(lambda t: LoadData(t.l0a, t.l1, LoadData2DParams(0, 0, 1)), ArgumentError,
+                 ["LoadData repeatTimes 0 outside 1..255"], id="loaddata-repeat-0"),
+    pytest.param(lambda t: LoadData(t.l0a, t.l1, LoadData2DParams(0, 1, 1, ifTranspose=True)), ArgumentError,
+                 ["ifTranspose is not modelled"], id="loaddata-transpose"),
+    pytest.param(lambda t: LoadData(t.l0b, t.l1, LoadData2DParams(6, 3, 1)), OutOfBoundsError,
+                 ["LoadData source needs 4608 bytes but the L1 tensor holds 4096"], id="loaddata-past-l1"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 33)), OutOfBoundsError,
+                 ["Fixpipe reads 33 rows of 32 (pitch 32) but L0C holds 1024 elements"], id="fixpipe-past-l0c"),
+    pytest.param(lambda t: Fixpipe(t.l1, t.l0c, FixpipeParams(16, 16)), PositionError,
+                 ["Fixpipe writes to GM here"], id="fixpipe-to-l1"),
+    pytest.param(lambda t: LoadData(t.l1, t.l1, LoadData2DParams(0, 1, 1)), PositionError,
+                 ["LoadData: dst must live in L0A or L0B, got L1"], id="loaddata-to-l1"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0b, t.l0a, MmadParams(16, 16, 16)), PositionError,
+                 ["Mmad: fmA (left) must live in L0A, got L0B", "LoadData the left matrix into an A2"],
+                 id="swapped-operands"),
+]
+
+
+@pytest.mark.parametrize("action, error, words", CUBE_ERRORS)
+def test_cube_rules_name_the_rule_and_the_line(action, error, words):
+    with raises_rule(error, *words, at=action):
+        run_stage(action)
+
+
+@pytest.mark.parametrize("dtype", [half, bfloat16], ids=["fp16", "bf16"])
+def test_mmad_widens_every_2_byte_pattern_exactly_as_astype(dtype):
+    """Mmad widens its inputs by table lookup: the same float32 bits as numpy's cast, NaN and inf included."""
+    from ascend_sim.api.ops.cube import _widening_table
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype)
+    table = _widening_table(np.dtype(dtype), np.dtype(np.float32))
+    assert np.array_equal(table[every.view(np.uint16)].view(np.uint32), every.astype(np.float32).view(np.uint32))

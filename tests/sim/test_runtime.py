@@ -1,0 +1,255 @@
+"""Launches: block indices, waves, SyncAll, cross-core flags in MIX kernels, determinism, launch errors."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, Ascend910, Ascend910B,
+                        ArgumentError, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DeadlockError, Fixpipe,
+                        FixpipeParams, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent,
+                        LaunchError, LaunchResult, LoadData, LoadData2DParams, Mmad, MmadParams, Muls, SyncAll,
+                        TPipe, TPosition, float32, half, kernel, launch)
+from ascend_sim.kernels.add_custom import run_add_custom
+from kernels_util import assert_same, gm, handoff, line_of, raises_rule, scratch
+
+
+@kernel(core="MIX")
+def who_am_i(log):
+    log.append((GetBlockIdx(), GetBlockNum(), GetSubBlockIdx(), GetSubBlockNum(), ASCEND_IS_AIV(), ASCEND_IS_AIC()))
+
+
+@pytest.mark.parametrize("core", ["AIV", "AIC"])
+def test_block_index_and_number(core):
+    log = []
+    launch(kernel(who_am_i.fn, core=core), 3, log)
+    is_aiv = core == "AIV"
+    assert log == [(b, 3, 0, 1, is_aiv, not is_aiv) for b in range(3)]
+
+
+def test_mix_kernel_runs_one_aic_and_two_aiv_per_block():
+    log = []
+    result = launch(who_am_i, 2, log)
+    aic = [(g, 2, 0, 2, False, True) for g in range(2)]
+    aiv = [(2 * g + s, 4, s, 2, True, False) for g in range(2) for s in range(2)]
+    assert log == [aic[0], aiv[0], aiv[1], aic[1], aiv[2], aiv[3]]
+    assert [(idx, ctype) for idx, ctype, *_ in result.core_times] == [(0, "AIC"), (0, "AIV"), (1, "AIV"),
+                                                                      (1, "AIC"), (2, "AIV"), (3, "AIV")]
+
+
+def test_mix_kernel_on_a_coupled_chip_runs_on_ai_cores():
+    log = []
+    launch(who_am_i, 2, log, chip=Ascend910())
+    assert log == [(b, 2, 0, 1, True, True) for b in range(2)]
+
+
+def test_bracket_launch_and_chip_names():
+    log = []
+    result = who_am_i[2, "Ascend910"](log)
+    assert isinstance(result, LaunchResult) and result.chip.name == "Ascend910" and len(log) == 2
+    launch(kernel(who_am_i.fn), 1, log, chip="Ascend310B")
+    assert log[-1] == (0, 1, 0, 1, True, True)                   # coupled chip: an AI Core
+
+
+# ============================================================================ waves
+@kernel
+def copy_tile(x, n):
+    DataCopy(scratch(n * 2, half), gm(x), n)
+
+
+def test_blocks_beyond_the_core_count_run_in_waves():
+    cores = Ascend910B().aiv_count
+    result = launch(copy_tile, cores + 2, np.zeros(256, half), 256)
+    start = {b: s for b, _, s, _, _ in result.core_times}
+    end = {b: e for b, _, _, e, _ in result.core_times}
+    assert all(start[b] == 0 for b in range(cores))
+    assert start[cores] == end[0] > 0 and start[cores + 1] == end[1]
+    assert result.cycles == max(end.values()) == end[cores]
+
+
+@kernel
+def first_wave_waits_for_second(x):
+    if GetBlockIdx() < 48:
+        CrossCoreWaitFlag(1)  # <- the first wave waits
+    else:
+        CrossCoreSetFlag(0, PIPE_MTE2, 1)
+
+
+def test_first_wave_waiting_on_the_second_deadlocks():
+    """Every core is held by a parked first-wave block, so block 48 never starts (as on the device)."""
+    with raises_rule(DeadlockError, "block 0 (AIV) waits for CrossCoreWaitFlag(1)", "block 47 (AIV) waits",
+                     at="<- the first wave waits"):
+        launch(first_wave_waits_for_second, 49, np.zeros(16, half))
+
+
+# ============================================================================ SyncAll
+@kernel
+def neighbour_exchange(x, out, n):
+    """Block i doubles its slice of x in place, SyncAll, then copies block (i+1)'s slice to out."""
+    i, blocks = GetBlockIdx(), GetBlockNum()
+    t, xg, outg = scratch(n * 2, half), gm(x), gm(out)
+    for _ in range(i + 1):                       # unequal work: later blocks arrive later
+        DataCopy(t, xg[i * n], n)
+    handoff(HardEvent.MTE2_V)
+    Muls(t, t, 2.0, n)
+    handoff(HardEvent.V_MTE3)
+    DataCopy(xg[i * n], t, n)  # <- last write before the barrier
+    SyncAll()
+    DataCopy(t, xg[(i + 1) % blocks * n], n)  # <- first read after the barrier
+    handoff(HardEvent.MTE2_MTE3)
+    DataCopy(outg[i * n], t, n)
+
+
+def records_at(result, marker: str) -> dict[int, object]:
+    """Per core, the first trace record issued by the line of this file marked ``marker``."""
+    line = f"{os.path.basename(__file__)}:{line_of(__file__, marker)}"
+    found: dict[int, object] = {}
+    for r in result.trace:
+        if r.line == line:
+            found.setdefault(r.core, r)
+    return found
+
+
+def test_sync_all_orders_gm_writes_before_reads_and_releases_every_block_together():
+    blocks, n = 4, 64
+    x = np.arange(blocks * n, dtype=half)
+    out = np.zeros_like(x)
+    result = launch(neighbour_exchange, blocks, x.copy(), out, n)
+    assert_same(out, np.roll(x * 2, -n))
+    arrive = {b: r.end for b, r in records_at(result, "<- last write before the barrier").items()}
+    resume = {b: r.start for b, r in records_at(result, "<- first read after the barrier").items()}
+    assert arrive[0] < arrive[blocks - 1]
+    release = max(arrive.values()) + result.chip.sync_all_cycles
+    assert all(resume[b] >= release for b in range(blocks))
+    assert resume[0] == resume[blocks - 1]
+
+
+# ============================================================================ cross-core flags (MIX)
+@kernel(core="MIX")
+def vector_feeds_cube(x, work, c):
+    """AIV 0 stages x (16x16 half) into GM, flags the AIC; the AIC computes x @ I and writes c (float)."""
+    if ASCEND_IS_AIV():
+        if GetSubBlockIdx() == 0:
+            t = scratch(512, half)
+            DataCopy(t, gm(x), 256)
+            handoff(HardEvent.MTE2_MTE3)
+            DataCopy(gm(work), t, 256)  # <- AIV writes the workspace
+            CrossCoreSetFlag(2, PIPE_MTE3, 4)
+        return
+    CrossCoreWaitFlag(4)
+    pipe = TPipe()
+    positions = (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2)
+    a1, b1, a2, b2 = (scratch(512, half, pos, pipe) for pos in positions)
+    DataCopy(a1, gm(work), 256)  # <- AIC reads the workspace
+    DataCopy(b1, gm(work + 256), 256)                                 # the identity matrix
+    handoff(HardEvent.MTE2_MTE1)
+    LoadData(a2, a1, LoadData2DParams(0, 1, 1))
+    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
+    handoff(HardEvent.MTE1_M)
+    co1 = scratch(1024, float32, TPosition.CO1, pipe)
+    Mmad(co1, a2, b2, MmadParams(16, 16, 16))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+    CrossCoreSetFlag(2, PIPE_FIX, 5)        # nobody waits for this one: allowed
+
+
+def run_vector_feeds_cube():
+    x = (np.arange(256) % 13 - 6).astype(half)
+    work = np.concatenate([np.zeros(256), np.eye(16).ravel()]).astype(half)
+    c = np.zeros(256, np.float32)
+    return x, c, launch(vector_feeds_cube, 1, x, work, c)
+
+
+def test_cross_core_flag_hands_gm_data_from_aiv_to_aic():
+    x, c, result = run_vector_feeds_cube()
+    assert_same(c, x.astype(np.float32))
+    (write,) = records_at(result, "<- AIV writes the workspace").values()
+    (read,) = records_at(result, "<- AIC reads the workspace").values()
+    assert (write.core_type, read.core_type) == ("AIV", "AIC")
+    assert read.start >= write.end + result.chip.cross_core_flag_cycles
+
+
+def test_cross_core_set_flag_mode_must_be_0_1_or_2():
+    with raises_rule(ArgumentError, "mode 3 is not 0, 1 or 2", at="CrossCoreSetFlag(3, PIPE_MTE2, 0)"):
+        launch(kernel(lambda: CrossCoreSetFlag(3, PIPE_MTE2, 0)), 1)
+
+
+# ============================================================================ determinism
+def test_same_kernel_and_inputs_give_identical_results_and_traces():
+    runs = [run_add_custom(seed=3) for _ in range(2)] + [run_add_custom(seed=3)]
+    assert all(np.array_equal(r[2], runs[0][2]) for r in runs)
+    assert len({r[3].trace.signature() for r in runs}) == 1
+    mixed = [run_vector_feeds_cube() for _ in range(2)]
+    assert mixed[0][2].trace.signature() == mixed[1][2].trace.signature()
+    assert mixed[0][2].trace.signature() != runs[0][3].trace.signature()
+
+
+# ============================================================================ launch errors
+@pytest.mark.parametrize("block_dim", [0, 65536, 2.0, "4"])
+def test_block_dim_must_be_an_int_in_range(block_dim):
+    with raises_rule(LaunchError, "block_dim must be an integer in [1, 65535]"):
+        launch(copy_tile, block_dim, np.zeros(16, half), 16)
+
+
+def test_launch_wants_a_kernel_and_kernels_are_not_called_directly():
+    with raises_rule(LaunchError, "launch expects a function marked @kernel, got function"):
+        launch(copy_tile.fn, 1, np.zeros(16, half), 16)
+    with raises_rule(LaunchError, "kernel copy_tile cannot be called directly", "copy_tile[block_dim](*args)",
+                     at="copy_tile(np.zeros(16, half), 16)  # direct call"):
+        copy_tile(np.zeros(16, half), 16)  # direct call
+    with pytest.raises(ValueError, match="core must be 'AIV'"):
+        kernel(core="GPU")(copy_tile.fn)
+
+
+def test_kernel_api_needs_a_running_kernel():
+    with raises_rule(LaunchError, "can only be called inside a kernel that is running", at="GetBlockIdx()  # host"):
+        GetBlockIdx()  # host
+    inner = kernel(lambda: launch(copy_tile, 1, np.zeros(16, half), 16))
+    with raises_rule(LaunchError, "launch called from inside a running kernel"):
+        launch(inner, 1)
+
+
+def test_gm_arguments_must_be_contiguous():
+    with raises_rule(ArgumentError, "launch argument 'x' is not C-contiguous", "np.ascontiguousarray",
+                     at="np.zeros((16, 16), half)[:, ::2]"):
+        launch(copy_tile, 1, np.zeros((16, 16), half)[:, ::2], 16, gm_names=["x"])
+
+
+@kernel
+def fails_in_block_2(x):
+    if GetBlockIdx() == 2:
+        raise RuntimeError("boom in block 2")
+    SyncAll()
+
+
+def test_an_exception_in_one_block_ends_the_launch_while_others_wait():
+    with pytest.raises(RuntimeError, match="boom in block 2"):
+        launch(fails_in_block_2, 4, np.zeros(16, half))
+    launch(copy_tile, 1, np.zeros(16, half), 16)                 # the runtime is usable afterwards
+
+
+def test_kernel_points_resolve_to_the_line_the_frame_reports():
+    """Trace sites are kept as (code, byte offset) and made into lines later: the same lines as f_lineno."""
+    import sys
+
+    from ascend_sim.engine.errors import resolve_site
+
+    def probe():
+        f = sys._getframe(1)
+        return (f.f_code, f.f_lasti), (f.f_code.co_filename, f.f_lineno)
+
+    def caller():
+        seen = [probe()]
+        for _ in range(2):
+            seen.append(
+                probe()
+            )
+        seen.append({"k": [probe() for _ in range(1)]}["k"][0])
+        return seen
+
+    seen = caller()
+    assert len({site for _, site in seen}) == 3
+    for point, site in seen:
+        assert resolve_site(point) == site
+    assert resolve_site(site) == site and resolve_site(None) is None
