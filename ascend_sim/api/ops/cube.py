@@ -19,7 +19,7 @@ from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
-from ascend_sim.api.ops.datacopy import _bursts, _claim, _Plan
+from ascend_sim.api.ops.datacopy import burst_view, claim_gm, BurstPlan
 
 FRACTAL_BYTES = 512
 
@@ -296,11 +296,11 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned), plan.rd, plan.wr, plan.nbytes, "L0C",
                  "GM", 0, "copy", site)
-    _claim(core, buf, off, bursts, dst.dtype, site)
+    claim_gm(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)
-    out = _bursts(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
+    out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
     np.copyto(out, rows, casting="unsafe")      # fp32 beyond the fp16 range becomes inf, as on the device
 
 
@@ -334,5 +334,5 @@ def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:
     vals = src.view((m - 1) * sp + n)
     rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
     return _CubePlan(None, _ranges((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
-                     0, (rows,), (_Plan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
+                     0, (rows,), (BurstPlan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
                                   bool(params.reluEn)))

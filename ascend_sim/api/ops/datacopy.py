@@ -56,7 +56,7 @@ class DataCopyPadExtParams:
 DataCopyPadParams = DataCopyPadExtParams
 
 
-class _Plan:
+class BurstPlan:
     """A copy as bursts: ``count`` bursts of ``blen`` bytes read, ``dst_blen`` (>= blen) written."""
 
     __slots__ = ("count", "blen", "src_pitch", "dst_pitch", "dst_blen")
@@ -77,7 +77,7 @@ def DataCopy(dst, src, count_or_params) -> None:
     _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
 
 
-def _datacopy_bursts(dst, src, count_or_params, site) -> _Plan:
+def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
     _same_dtype(dst, src, "DataCopy", site)
     isz = dst.dtype.itemsize
@@ -85,7 +85,7 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> _Plan:
         p = count_or_params
         _check_params(p.blockCount, p.blockLen, site)
         blen = p.blockLen * BLOCK
-        return _Plan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
+        return BurstPlan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
     count = int(count_or_params)
     if count <= 0:
         raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
@@ -96,7 +96,7 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> _Plan:
             f"bytes, and {count * isz} % 32 = {count * isz % 32}",
             fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
             site=site)
-    return _Plan(1, count * isz, count * isz, count * isz, count * isz)
+    return BurstPlan(1, count * isz, count * isz, count * isz, count * isz)
 
 
 def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
@@ -107,7 +107,7 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, kernel_point(), pad=padParams)
 
 
-def _datacopypad_bursts(dst, src, params, site) -> _Plan:
+def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
@@ -117,8 +117,8 @@ def _datacopypad_bursts(dst, src, params, site) -> _Plan:
     blen = params.blockLen
     ub_blen = -(-blen // BLOCK) * BLOCK
     if isinstance(src, GlobalTensor):       # GM -> UB
-        return _Plan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
-    return _Plan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
+        return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
+    return BurstPlan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
 
 
 def SetAtomicAdd(dtype=None) -> None:
@@ -144,7 +144,7 @@ class _CopyPlan:
 
     __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
 
-    def __init__(self, run, plan: _Plan, pipe: int, regions: list, span: int, local,
+    def __init__(self, run, plan: BurstPlan, pipe: int, regions: list, span: int, local,
                  src_name: str, dst_name: str, rate: float = 0.0):
         self.run = run              # _copy_in (GM -> local), _copy_out (local -> GM) or _copy_local
         self.plan = plan
@@ -197,7 +197,7 @@ def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtPar
     cp.run(core, dst, src, cp, op, site, pad)
 
 
-def _check_copy(core, dst, src, op: str, plan: _Plan, site) -> _CopyPlan:
+def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
     """Every rule of the copy that does not depend on the GM offset; the plan of the copy."""
     dst_gm, src_gm = isinstance(dst, GlobalTensor), isinstance(src, GlobalTensor)
     if dst_gm and src_gm:
@@ -256,7 +256,7 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
     if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
-        d = _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
+        d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
         fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
         d[:, plan.blen:] = fill.view(np.uint8)
 
@@ -277,15 +277,15 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
     if atomic:
-        s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
-        d = _bursts(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
+        s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
+        d = burst_view(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
         dt = dst.dtype
         cur = np.ascontiguousarray(d).view(dt)
         add = np.ascontiguousarray(s).view(dt)
         with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
             d[...] = (cur + add).astype(dt).view(np.uint8)
         return
-    _claim(core, buf, off, plan, dst.dtype, site)
+    claim_gm(core, buf, off, plan, dst.dtype, site)
     if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local
     else:
@@ -296,12 +296,12 @@ def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, sit
     plan = cp.plan
     core.issue_n(cp.pipe, op, timing.local_transfer(core, cp.nbytes, cp.rate, core.chip.mte1_startup, plan.count),
                  cp.regions[0], cp.regions[1], cp.nbytes, cp.src_name, cp.dst_name, 0, "copy", site)
-    s = _bursts(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch).copy()
-    _bursts(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)[:, :plan.blen] = s
+    s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch).copy()
+    burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)[:, :plan.blen] = s
 
 
 # ----------------------------------------------------------------------------- helpers
-def _bursts(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.ndarray:
+def burst_view(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> np.ndarray:
     """A (count, blen) view of ``count`` bursts of ``raw`` starting at ``off``, ``pitch`` apart (all in elements)."""
     if count == 1:
         return raw[off:off + blen].reshape(1, blen)
@@ -344,7 +344,7 @@ def _same_dtype(dst, src, op: str, site) -> None:
                          fix="copies do not convert: use the same dtype on both sides and Cast in UB", site=site)
 
 
-def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
+def claim_gm(core, buf, off: int, plan: BurstPlan, dtype, site) -> None:
     """memcheck: record which core wrote each GM byte; two cores on the same bytes is an error.
 
     A 32-byte chunk written whole has one owner (``buf.owners()``); a chunk written in part keeps
@@ -366,7 +366,7 @@ def _claim(core, buf, off: int, plan: _Plan, dtype, site) -> None:
 _UNOWNED = np.full(1 << 15, -1, np.int16).tobytes()    # the owner bytes of chunks nobody wrote (-1)
 
 
-def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
+def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
     """Raise if a block other than ``core`` owns one of the whole chunks ``seg`` (burst by burst)."""
     seg = seg.reshape(-1)
     clash = (seg >= 0) & (seg != core.uid)
@@ -377,13 +377,13 @@ def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: _Plan, dtype, site
         _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
 
 
-def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: _Plan, dtype, site) -> None:
-    """``_claim`` for strided copies and copies that cover chunks in part."""
+def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
+    """``claim_gm`` for strided copies and copies that cover chunks in part."""
     me = core.uid
     if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
         # every burst covers whole chunks: check and claim them through one (bursts, chunks) view
-        seg = _bursts(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
-        if seg.tobytes() != _UNOWNED[:seg.nbytes]:      # a copy of the owners and one memcmp, as in _claim
+        seg = burst_view(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
+        if seg.tobytes() != _UNOWNED[:seg.nbytes]:      # a copy of the owners and one memcmp, as in claim_gm
             _check_chunks(core, buf, seg, off, plan, dtype, site)
         seg[...] = me
         return
