@@ -1,11 +1,17 @@
-"""msprof op-style summary of a launch: pipe utilisation, memory traffic, the bound pipe and advice."""
+"""msprof op-style summary of a launch: pipe utilisation, memory traffic, the bound pipe and advice.
+
+A client of the trace table (trace/table.py) and of the per-core busy cycles the launch keeps.
+"""
 from __future__ import annotations
 
 import html
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ascend_sim.engine.instr import PIPES
+from ascend_sim.trace.table import as_table
 
 RATIO_NAMES = {"V": "vec_ratio", "S": "scalar_ratio", "MTE2": "mte2_ratio", "MTE3": "mte3_ratio",
                "MTE1": "mte1_ratio", "M": "cube_ratio", "FIX": "fixpipe_ratio"}
@@ -64,16 +70,19 @@ def profile(result) -> Profile:
     types = {ct for _, ct, _, _, _ in result.core_times}
     prefix = {frozenset({"AIV"}): "aiv_", frozenset({"AIC"}): "aic_"}.get(frozenset(types), "")
     ratios = {prefix + RATIO_NAMES[p]: busy_sum[p] / (total * has_pipe[p]) for p in PIPES if has_pipe[p]}
+    table = as_table(result)
+    flops = int(table.flops.sum())
     traffic: dict[str, dict] = {}
-    flops = gm_bytes = 0
-    for r in result.trace.records:
-        flops += r.flops
-        if r.klass == "copy":
-            path = f"{r.src}->{r.dst}"
-            t = traffic.setdefault(path, {"bytes": 0, "GBps": 0.0})
-            t["bytes"] += r.nbytes
-            if "GM" in (r.src, r.dst):
-                gm_bytes += r.nbytes
+    gm_bytes = 0
+    copies = np.flatnonzero(table.klass == "copy")
+    if copies.size:
+        paths = np.char.add(np.char.add(table.src[copies].astype(str), "->"), table.dst[copies].astype(str))
+        names, first, inverse = np.unique(paths, return_index=True, return_inverse=True)
+        nbytes = np.bincount(inverse.reshape(-1), weights=table.nbytes[copies], minlength=len(names))
+        for k in np.argsort(first):         # paths in the order they first occur
+            traffic[str(names[k])] = {"bytes": int(nbytes[k]), "GBps": 0.0}
+            if "GM" in str(names[k]).split("->"):
+                gm_bytes += int(nbytes[k])
     seconds = total / result.chip.clock_hz
     for t in traffic.values():
         t["GBps"] = t["bytes"] / seconds / 1e9

@@ -116,14 +116,19 @@ def save_timeline(result, path: Path, title: str = "") -> None:
 
 def _gantt(result, title: str):
     """Per-pipe Gantt of block 0 with plain matplotlib."""
+    import numpy as np
     from matplotlib.figure import Figure
 
-    recs = [r for r in result.trace.records if r.core == 0]
-    pipes = [p for p in ("S", "MTE2", "V", "M", "MTE1", "MTE3", "FIX") if any(r.pipe == p for r in recs)]
+    from ascend_sim.trace.table import as_table
+
+    t = as_table(result)
+    first = t.core == 0
+    pipes = [p for p in ("S", "MTE2", "V", "M", "MTE1", "MTE3", "FIX") if (first & (t.pipe == p)).any()]
     fig = Figure(figsize=(11, 0.5 * len(pipes) + 1.2), layout="constrained")
     ax = fig.subplots()
     for i, p in enumerate(pipes):
-        ax.broken_barh([(r.start, max(r.end - r.start, 0.5)) for r in recs if r.pipe == p], (i - 0.35, 0.7))
+        m = first & (t.pipe == p)
+        ax.broken_barh(list(zip(t.start[m], np.maximum(t.end[m] - t.start[m], 0.5))), (i - 0.35, 0.7))
     ax.set_yticks(range(len(pipes)), pipes)
     ax.invert_yaxis()
     ax.set_xlabel("cycles")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ascend_sim.engine.errors import resolve_site
 from ascend_sim.engine.instr import Instr
+from ascend_sim.trace.table import TraceTable, table_from_rows
 
 
 class Trace:
@@ -11,6 +12,7 @@ class Trace:
     def __init__(self, records: list[tuple], chip, n_cores: int):
         self._raw = records         # the launch appends one tuple per instruction (Instr's fields)
         self._records: list[Instr] | None = None
+        self._table: TraceTable | None = None
         self.chip, self.n_cores = chip, n_cores
 
     @property
@@ -20,6 +22,17 @@ class Trace:
             self._records = [Instr(*t[:13], resolve_site(t[13]), *t[14:]) for t in self._raw]
             self._raw = None
         return self._records
+
+    def table(self) -> TraceTable:
+        """The records as one :class:`TraceTable` (trace/table.py), built on first use: what analyses read."""
+        if self._table is None:
+            if self._records is None:
+                self._table = table_from_rows(self._raw, resolve_site)
+            else:
+                self._table = table_from_rows([(r.index, r.core, r.core_type, r.pipe, r.op, r.ready, r.start, r.end,
+                                                r.wait_on, r.nbytes, r.src, r.dst, r.flops, r.site, r.klass)
+                                               for r in self._records], resolve_site)
+        return self._table
 
     def __len__(self) -> int:
         return len(self._raw) if self._records is None else len(self._records)

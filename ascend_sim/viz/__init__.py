@@ -19,7 +19,7 @@ from ascend_sim.viz.summary import Comparison, profile_html
 from ascend_sim.viz.timeline import TimelineView, timeline_figure, timelines_figure
 from ascend_sim.viz.traffic import Edge, traffic_edges
 from ascend_sim.viz.traffic_view import TrafficData, TrafficView, traffic_figure
-from ascend_sim.viz.tracedata import PipeStats, TraceTable, as_table, pipe_stats
+from ascend_sim.trace.table import PipeStats, TraceTable, as_table, pipe_stats
 
 __all__ = [
     "TimelineView", "TrafficView", "CompareView", "WhatIfExplorer",

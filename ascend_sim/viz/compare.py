@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from ascend_sim.viz._widget import StaticFallbackMixin
 from ascend_sim.viz.summary import Comparison, compare_tables, comparison_html
 from ascend_sim.viz.timeline import TimelineView, timelines_figure
-from ascend_sim.viz.tracedata import as_table
+from ascend_sim.trace.table import as_table
 
 
 def _labels(before: Any, after: Any, labels: tuple[str, str] | None):

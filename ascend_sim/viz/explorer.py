@@ -18,7 +18,7 @@ from ascend_sim.viz._widget import StaticFallbackMixin
 from ascend_sim.viz.summary import compare_tables, comparison_html, profile_html
 from ascend_sim.viz.timeline import TimelineView, timelines_figure
 from ascend_sim.viz.traffic_view import TrafficView
-from ascend_sim.viz.tracedata import TraceTable, as_table
+from ascend_sim.trace.table import TraceTable, as_table
 
 Spec = Any   # list/tuple of choices, (min, max[, step]) range, bool, dict label->value, or a Widget
 

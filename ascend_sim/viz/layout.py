@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ascend_sim.viz.tracedata import TraceTable, parse_cores
+from ascend_sim.trace.table import TraceTable, parse_cores
 
 #: Above this many pipe rows, cores start collapsed to one summary row each.
 MAX_EXPANDED_ROWS = 24

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ascend_sim.viz.style import ONCHIP_CAPACITY_FIELD
-from ascend_sim.viz.tracedata import TraceTable
+from ascend_sim.trace.table import TraceTable
 
 GRANULE = 32
 

@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from ascend_sim.viz.layout import Row
 from ascend_sim.viz.style import CLASS_COLORS, CLASS_NAMES, STALL_COLOR
-from ascend_sim.viz.tracedata import TraceTable
+from ascend_sim.trace.table import TraceTable
 
 #: Draw wait arrows only when at most this many are visible (else the plot is a hairball).
 MAX_ARROWS = 150

@@ -5,8 +5,10 @@ common forms of colour blindness.
 """
 from __future__ import annotations
 
+from ascend_sim.trace.table import PIPE_ORDER
+
 #: Pipe rows in display order (流水线: one in-order queue per unit).
-PIPES: tuple[str, ...] = ("MTE2", "V", "M", "MTE1", "MTE3", "FIX", "S")
+PIPES: tuple[str, ...] = PIPE_ORDER
 
 #: Memory tiers from far to near (存储层级).
 TIERS: tuple[str, ...] = ("GM", "L2", "L1", "L0A", "L0B", "L0C", "UB")
@@ -19,12 +21,6 @@ ONCHIP_CAPACITY_FIELD: dict[str, str] = {
     "L0B": "l0b_bytes",
     "L0C": "l0c_bytes",
 }
-
-#: Ops that synchronise rather than compute or move data.
-SYNC_OPS: frozenset[str] = frozenset({
-    "SetFlag", "WaitFlag", "PipeBarrier", "SyncAll",
-    "CrossCoreSetFlag", "CrossCoreWaitFlag", "EnQue", "DeQue",
-})
 
 #: Instruction classes, the colour key of the timeline: (name, colour, meaning).
 CLASSES: tuple[tuple[str, str, str], ...] = (
@@ -40,18 +36,8 @@ CLASSES: tuple[tuple[str, str, str], ...] = (
 CLASS_NAMES: tuple[str, ...] = tuple(c[0] for c in CLASSES)
 CLASS_COLORS: dict[str, str] = {c[0]: c[1] for c in CLASSES}
 
-_PIPE_CLASS = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
-               "MTE3": "copy-out", "FIX": "fixpipe", "S": "scalar"}
-
 #: Colour of the hatched stall region (waiting on a sync edge).
 STALL_COLOR = "#B22222"
-
-
-def classify(pipe: str, op: str, klass: str = "") -> str:
-    """Instruction class of one record: ``"sync"`` for sync ops, else by pipe."""
-    if op in SYNC_OPS or klass == "sync":
-        return "sync"
-    return _PIPE_CLASS.get(pipe, "scalar")
 
 
 def format_bytes(n: float) -> str:

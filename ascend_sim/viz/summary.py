@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_sim.viz.style import format_bytes
-from ascend_sim.viz.tracedata import PipeStats, TraceTable, pipe_stats
+from ascend_sim.trace.table import PipeStats, TraceTable, pipe_stats
 
 
 @dataclass(frozen=True)

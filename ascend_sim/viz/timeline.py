@@ -17,7 +17,7 @@ from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
 from ascend_sim.viz.layout import default_expanded, timeline_rows
 from ascend_sim.viz.static import draw_timeline, new_figure
 from ascend_sim.viz.style import CLASSES, PIPES, STALL_COLOR
-from ascend_sim.viz.tracedata import TraceTable, as_table, class_index, parse_cores
+from ascend_sim.trace.table import TraceTable, as_table, class_index, parse_cores
 
 
 def _encode(values: np.ndarray) -> tuple[list[str], list[int]]:

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ascend_sim.viz.tracedata import TraceTable
+from ascend_sim.trace.table import TraceTable
 
 #: (src, dst) -> (pipe that moves it, ChipProfile field of the per-core rate in bytes/cycle).
 PATH_RATE_FIELD: dict[tuple[str, str], str] = {

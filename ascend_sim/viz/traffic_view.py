@@ -22,7 +22,7 @@ from ascend_sim.viz.occupancy import Occupancy, occupancy
 from ascend_sim.viz.static import new_figure
 from ascend_sim.viz.style import format_bytes
 from ascend_sim.viz.traffic import CUBE_EDGE, Edge, traffic_edges
-from ascend_sim.viz.tracedata import TraceTable, as_table
+from ascend_sim.trace.table import TraceTable, as_table
 
 #: Diagram canvas and node centres (px); boxes are NODE_W x NODE_H.
 WIDTH, HEIGHT = 800, 360

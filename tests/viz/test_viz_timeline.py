@@ -9,7 +9,7 @@ import pytest
 from ascend_sim.viz import TimelineView, as_table, figure_png, pipe_stats, timeline_figure, timeline_rows
 from ascend_sim.viz.synthetic import FakeTraceBuilder, add_trace, matmul_trace
 from ascend_sim.viz.timeline import timeline_payload
-from ascend_sim.viz.tracedata import parse_cores
+from ascend_sim.trace.table import parse_cores
 
 
 def _yticks(ax) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.trace.table import as_table
 
 __all__ = ["LAB", "check", "AddTiling", "ReluTiling", "relu_tiling", "CYCLE_BUDGET", "BUDGET_CASE"]
 
@@ -125,11 +126,14 @@ def _ex3(ctx: Context) -> None:
         _launch_add(ctx, kern, blocks, n, tile)
     blocks, n, tile = BUDGET_CASE
     result = _launch_add(ctx, kern, blocks, n, tile)
-    wrong = [r for r in result.trace.records
-             if r.op.startswith("DataCopy") and "GM" in (r.src, r.dst) and r.nbytes != tile * 2]
-    if wrong:
-        r = wrong[0]
+    t = as_table(result)
+    gm_copy = (t.src == "GM") | (t.dst == "GM")
+    wrong = np.flatnonzero(gm_copy & (t.nbytes != tile * 2)
+                           & np.fromiter((op.startswith("DataCopy") for op in t.op), bool, len(t)))
+    if wrong.size:
+        i = wrong[0]
         ctx.fail(f"copies must move one tile of tiling.tileLength = {tile} halves ({tile * 2} bytes); "
-                 f"line {r.site[1]}{f' `{r.source}`' if r.source else ''} moved {r.nbytes} bytes")
+                 f"line {t.line[i].rpartition(':')[2]}{f' `{t.source[i]}`' if t.source[i] else ''} moved "
+                 f"{t.nbytes[i]} bytes")
     ctx.expect_cycles(result.cycles, CYCLE_BUDGET,
                       advice="overlap copy-in, compute and copy-out with two buffers per queue (BUFFER_NUM = 2)")

@@ -1,18 +1,44 @@
-"""One columnar view of a launch trace: the only module that reads trace records.
+"""The trace as one table: the reader every analysis and view goes through.
 
-Every view takes "a trace" in any of these forms and calls :func:`as_table`:
-a ``LaunchResult`` (has ``.trace``), a ``Trace`` (has ``.records``), a list of
-``Instr`` records, or a :class:`TraceTable` already made. Record fields follow
-the trace record format of docs/architecture.md.
+Every client takes "a trace" in any of these forms and calls :func:`as_table`:
+a ``LaunchResult`` (has ``.trace``), a ``Trace``, a list of records (``Instr``,
+or any object or dict with the record fields of docs/architecture.md), or a
+:class:`TraceTable` already made. A launch's table is built once from the raw
+records and kept by its ``Trace`` (``Trace.table()``), so the profile, the
+Chrome export, the lab checks and the widgets share it. New analyses add a file
+under ``ascend_sim/analysis/`` that reads this table; they add no field to the core.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import linecache
+import os
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ascend_sim.viz.style import CLASS_NAMES, PIPES, classify
+#: Pipe rows in display order (流水线: one in-order queue per unit).
+PIPE_ORDER: tuple[str, ...] = ("MTE2", "V", "M", "MTE1", "MTE3", "FIX", "S")
+
+#: Ops that synchronise rather than compute or move data.
+SYNC_OPS: frozenset[str] = frozenset({
+    "SetFlag", "WaitFlag", "PipeBarrier", "SyncAll",
+    "CrossCoreSetFlag", "CrossCoreWaitFlag", "EnQue", "DeQue",
+})
+
+#: The timeline class of a record (its colour key in viz/style.py), in legend order.
+CLASS_NAMES: tuple[str, ...] = ("copy-in", "vector", "cube", "l1-to-l0", "copy-out", "fixpipe", "scalar", "sync")
+
+_PIPE_CLASS = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
+               "MTE3": "copy-out", "FIX": "fixpipe", "S": "scalar"}
+
+
+def classify(pipe: str, op: str, klass: str = "") -> str:
+    """Timeline class of one record: ``"sync"`` for sync ops, else by pipe."""
+    if op in SYNC_OPS or klass == "sync":
+        return "sync"
+    return _PIPE_CLASS.get(pipe, "scalar")
+
 
 _INT_FIELDS = ("core", "wait_on", "nbytes", "flops")
 _FLOAT_FIELDS = ("ready", "start", "end")
@@ -24,7 +50,8 @@ class TraceTable:
     """Trace records as numpy columns (one entry per record, in record order).
 
     ``index`` is the record's position in the original trace, the number that
-    ``wait_on`` refers to. ``cls`` is the instruction class (see style.CLASSES).
+    ``wait_on`` refers to. ``klass`` is the record's instruction class (copy, simple, cube ...);
+    ``cls`` its timeline class (:data:`CLASS_NAMES`, the colour key of the views).
     ``unit`` numbers the physical cores: the block index, except in MIX
     launches where AIC and AIV blocks share indices (then AIC cores come first).
     """
@@ -80,7 +107,7 @@ class TraceTable:
     def pipes(self) -> list[str]:
         """Pipes present, in display order (unknown pipe names last)."""
         present = set(self.pipe.tolist())
-        return [p for p in PIPES if p in present] + sorted(present - set(PIPES))
+        return [p for p in PIPE_ORDER if p in present] + sorted(present - set(PIPE_ORDER))
 
     @property
     def us(self) -> float | None:
@@ -124,9 +151,61 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
     if isinstance(obj, TraceTable):
         if label is None or label == obj.label:
             return obj
-        return TraceTable(**{f: getattr(obj, f) for f in _COLUMNS}, cycles=obj.cycles,
-                          label=label, clock_ghz=obj.clock_ghz, chip=obj.chip, allocs=obj.allocs)
+        return replace(obj, label=label)
+    trace = getattr(obj, "trace", obj)
+    if hasattr(trace, "table") and callable(trace.table):   # a launch's Trace: its table, built once
+        base = trace.table()
+        meta = _metadata(obj, base.cycles, label)
+        return replace(base, **meta) if any(getattr(base, k) is not v for k, v in meta.items()) else base
     records, owner = _records_of(obj)
+    return table_from_columns(_record_columns(records), **_metadata(owner, None, label))
+
+
+def table_from_rows(rows: Sequence[tuple], resolve) -> TraceTable:
+    """The table of a launch's raw records (tuples in ``Instr``'s field order; sites made (file, line) by ``resolve``).
+
+    Many records share a site, so each distinct site is resolved and read once.
+    """
+    n = len(rows)
+    if not n:
+        return table_from_columns(_record_columns([]))
+    cols = list(zip(*rows))
+    texts: dict = {}
+    for site in set(cols[13]):
+        fn, ln = resolve(site) or ("<unknown>", 0)
+        texts[site] = (f"{os.path.basename(fn)}:{ln}", linecache.getline(fn, ln).strip())
+    lines = [texts[s] for s in cols[13]]
+    return table_from_columns({
+        "index": cols[0], "core": cols[1], "core_type": cols[2], "pipe": cols[3], "op": cols[4],
+        "ready": cols[5], "start": cols[6], "end": cols[7], "wait_on": cols[8], "nbytes": cols[9],
+        "src": cols[10], "dst": cols[11], "flops": cols[12], "klass": cols[14],
+        "line": [t[0] for t in lines], "source": [t[1] for t in lines]})
+
+
+def table_from_columns(cols: dict[str, Sequence], *, cycles: float | None = None, label: str = "",
+                       clock_ghz: float | None = None, chip: Any = None, allocs: tuple = ()) -> TraceTable:
+    """A :class:`TraceTable` from one sequence per record field (the derived columns are computed here)."""
+    n = len(cols["index"])
+    arr: dict[str, np.ndarray] = {"index": np.asarray(cols["index"], np.int64).reshape(n)}
+    for f in _INT_FIELDS:
+        arr[f] = np.asarray(cols[f], np.int64).reshape(n)
+    for f in _FLOAT_FIELDS:
+        arr[f] = np.asarray(cols[f], np.float64).reshape(n)
+    for f in _STR_FIELDS:
+        a = np.empty(n, dtype=object)
+        a[:] = list(cols[f])
+        arr[f] = a
+    arr["cls"] = np.asarray([classify(p, o, k) for p, o, k in
+                             zip(cols["pipe"], cols["op"], cols["klass"])], dtype=object).reshape(n)
+    arr["unit"] = _units(arr["core"], arr["core_type"])
+    if cycles is None:
+        cycles = float(arr["end"].max()) if n else 0.0
+    return TraceTable(**arr, cycles=float(cycles), label=label, clock_ghz=clock_ghz, chip=chip,
+                      allocs=tuple(allocs))
+
+
+def _record_columns(records: Sequence[Any]) -> dict[str, list]:
+    """One list per field from record objects or dicts (missing fields get their defaults)."""
     cols: dict[str, list] = {f: [] for f in _INT_FIELDS + _FLOAT_FIELDS + _STR_FIELDS + ("index",)}
     for i, r in enumerate(records):
         get = r.get if isinstance(r, dict) else (lambda k, d=None, r=r: getattr(r, k, d))
@@ -139,27 +218,30 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
         for f in ("core_type", "op", "src", "dst", "line", "source"):
             cols[f].append(str(get(f, "") or ""))
         cols["klass"].append(str(get("klass", get("class", "")) or ""))
-    n = len(cols["index"])
-    arr: dict[str, np.ndarray] = {"index": np.asarray(cols["index"], np.int64).reshape(n)}
-    for f in _INT_FIELDS:
-        arr[f] = np.asarray(cols[f], np.int64).reshape(n)
-    for f in _FLOAT_FIELDS:
-        arr[f] = np.asarray(cols[f], np.float64).reshape(n)
-    for f in _STR_FIELDS:
-        arr[f] = np.asarray(cols[f], dtype=object).reshape(n)
-    arr["cls"] = np.asarray([classify(p, o, k) for p, o, k in
-                             zip(cols["pipe"], cols["op"], cols["klass"])], dtype=object).reshape(n)
-    arr["unit"] = _units(arr["core"], arr["core_type"])
-    cycles = _meta(owner, "cycles")
-    if cycles is None:
-        cycles = float(arr["end"].max()) if n else 0.0
+    return cols
+
+
+def _metadata(owner: Any, cycles: float | None, label: str | None) -> dict[str, Any]:
+    """cycles, label, clock and chip of the object that carried the records (None: keep the defaults)."""
+    if owner is None:
+        return {"label": label} if label is not None else {}
+    meta: dict[str, Any] = {}
+    c = _meta(owner, "cycles")
+    if c is not None and c != cycles:
+        meta["cycles"] = float(c)
     chip = _meta(owner, "chip")
     clock = _meta(owner, "clock_ghz") or getattr(chip, "clock_ghz", None)
-    allocs = _meta(owner, "allocs") or ()
+    if chip is not None:
+        meta["chip"] = chip
+    if clock:
+        meta["clock_ghz"] = float(clock)
+    allocs = _meta(owner, "allocs")
+    if allocs:
+        meta["allocs"] = tuple(allocs)
     if label is None:
         label = str(_meta(owner, "label") or _meta(owner, "kernel_name") or "")
-    return TraceTable(**arr, cycles=float(cycles), label=label,
-                      clock_ghz=float(clock) if clock else None, chip=chip, allocs=tuple(allocs))
+    meta["label"] = label
+    return meta
 
 
 def _units(core: np.ndarray, core_type: np.ndarray) -> np.ndarray:
@@ -222,6 +304,6 @@ def pipe_stats(table: TraceTable) -> list[PipeStats]:
 
 
 def class_index(names: Sequence[str]) -> np.ndarray:
-    """Positions of class names in style.CLASS_NAMES."""
+    """Positions of timeline class names in :data:`CLASS_NAMES`."""
     lut = {c: i for i, c in enumerate(CLASS_NAMES)}
     return np.asarray([lut.get(n, lut["scalar"]) for n in names], np.int64)
