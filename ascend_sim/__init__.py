@@ -32,3 +32,6 @@ from ascend_sim.analysis.profile import Profile
 from ascend_sim.trace.trace import Trace
 
 __version__ = "0.1.0"
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "analysis", "api", "engine", "hw", "trace", "kernels", "models", "viz", "tools", "course", "cluster", "migrate")]

@@ -186,7 +186,7 @@ class Core:
         """
         if site is None:
             site = caller_site()
-        self.issue_n(pipe, op, cost, _ranges(reads), _ranges(writes), nbytes, src, dst, flops, klass, site)
+        self.issue_n(pipe, op, cost, regions_of(reads), regions_of(writes), nbytes, src, dst, flops, klass, site)
 
     def issue_n(self, pipe: int, op: str, cost, rd: list, wr: list, nbytes: int, src: str, dst: str,
                 flops: int, klass: str, site) -> None:
@@ -353,7 +353,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
 _new_tuple = tuple.__new__
 
 
-def _ranges(regions) -> list[Region]:
+def regions_of(regions) -> list[Region]:
     """``Region``s of (tier, slice | list of granule runs | granule array) regions (empty ones dropped)."""
     out = []
     for t, g in regions:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
-from ascend_sim.engine.core import FIX, M, MTE1, _ranges, region
+from ascend_sim.engine.core import FIX, M, MTE1, regions_of, region
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
@@ -180,8 +180,8 @@ def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
                        s[src.addr + src_off + r * pitch:src.addr + src_off + r * pitch + FRACTAL_BYTES])
                       for r in range(reps))
     return _CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
-                     _ranges((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
-                     _ranges((region(dst, span_dst),)), nbytes, 0, views)
+                     regions_of((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
+                     regions_of((region(dst, span_dst),)), nbytes, 0, views)
 
 
 def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
@@ -271,7 +271,7 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
         av, bv = av.view(np.uint16), bv.view(np.uint16)
     views = (av, bv, dst.view(m * n).reshape(m, n),
              np.empty((m, k), acc), np.empty((k, n), acc), np.empty((m, n), acc))    # + widened inputs, product
-    return _CubePlan(timing.cube(core, fractals), _ranges(reads), _ranges((region(dst, m * n * acc.itemsize),)),
+    return _CubePlan(timing.cube(core, fractals), regions_of(reads), regions_of((region(dst, m * n * acc.itemsize),)),
                      (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views, (table, bool(params.cmatrixInitVal)))
 
 
@@ -333,6 +333,6 @@ def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:
     isz = dst.dtype.itemsize
     vals = src.view((m - 1) * sp + n)
     rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
-    return _CubePlan(None, _ranges((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
+    return _CubePlan(None, regions_of((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
                      0, (rows,), (BurstPlan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
                                   bool(params.reluEn)))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
-from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
+from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, GMWriteConflictError,
                                       PositionError, kernel_point)
@@ -213,7 +213,7 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
                       "UB/L1 tensors must start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
         src._require()
         _check_local_span(dst, dst_span, op, site)
-        regions = _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
+        regions = regions_of((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
         local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
         return _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
     if dst_gm:
@@ -224,7 +224,7 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
         check_aligned(src.addr, 32, f"{op} source UB", "UB tensors must start on a 32-byte boundary")
         _check_local_span(src, src_span, op, site)
         dst._require()
-        regions = _ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),))
+        regions = regions_of((burst_region(src, plan.count, plan.blen, plan.src_pitch),))
         local = _local_bursts(src, plan.count, plan.blen, plan.src_pitch)
         return _CopyPlan(_copy_out, plan, MTE3, regions, dst_span, local, "UB", "GM")
     paths = {("UB", "UB"): (MTE3, core.chip.ub_to_ub_bytes_per_cycle),
@@ -238,8 +238,8 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
     pipe, rate = paths[key]
     _check_local_span(src, src_span, op, site)
     _check_local_span(dst, dst_span, op, site)
-    regions = (_ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
-               _ranges((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),)))
+    regions = (regions_of((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
+               regions_of((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),)))
     return _CopyPlan(_copy_local, plan, pipe, regions, 0, None, key[0], key[1], rate)
 
 

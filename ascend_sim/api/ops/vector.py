@@ -18,7 +18,7 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
-from ascend_sim.engine.core import V, _ranges, region
+from ascend_sim.engine.core import V, regions_of, region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
@@ -247,8 +247,8 @@ class _VecPlan:
     def __init__(self, core, d: _Access, srcs: list[_Access], repeats: int, klass: str, extra_reads=()):
         self.d = d
         self.srcs = srcs
-        self.rd = _ranges([a.region for a in srcs] + list(extra_reads))
-        self.wr = _ranges((d.region,))
+        self.rd = regions_of([a.region for a in srcs] + list(extra_reads))
+        self.wr = regions_of((d.region,))
         self.cost = timing.vector(core, repeats, klass)
         isz = d.t.dtype.itemsize
         self.nbytes = sum(a.n for a in srcs) * isz + d.n * isz
