@@ -1,0 +1,87 @@
+"""Simulator speed of two source trees side by side, in one run: a refactor's before/after check.
+
+    python benchmarks/compare_trees.py --base /path/to/old/checkout [--new .] [--rounds 6]
+
+Each round runs one subprocess per tree (alternating which goes first), and each subprocess times the
+launches of benchmarks/bench_simulator.py's cases (b) the add_custom kernel (fp32, 8 blocks, 4096-element
+tiles, double buffered, trace on) and (d) the 256^3 fp16 cube matmul (64-wide tiles), plus LeNet-5 on 64
+images: a warm-up, then five timed runs each. Rounds alternate so both trees see the machine's drifts.
+Prints the median and minimum of each case per tree and the ratio new/base.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = r'''
+import json, sys, time
+import numpy as np
+try:
+    from ascend_sim.kernels.add_custom import AddCustomTilingData, add_custom
+    from ascend_sim.kernels.matmul import MatmulTiling, matmul_custom
+    from ascend_sim.models.lenet import LeNetRuntime
+except ImportError:                      # trees from before the layered layout
+    from ascend_sim.examples.add_custom import AddCustomTilingData, add_custom
+    from ascend_sim.examples.matmul import MatmulTiling, matmul_custom
+    from ascend_sim.lenet import LeNetRuntime
+from ascend_sim import launch
+
+N, TILE = 1 << 20, 4096
+rng = np.random.default_rng(0)
+x, y = rng.standard_normal(N, np.float32), rng.standard_normal(N, np.float32)
+z = np.zeros_like(x)
+a = rng.uniform(-1, 1, (256, 256)).astype(np.float16)
+b = rng.uniform(-1, 1, (256, 256)).astype(np.float16)
+c = np.zeros((256, 256), np.float16)
+images = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+rt = LeNetRuntime(dtype="float16")
+cases = {
+    "add": lambda: launch(add_custom, 8, x, y, z, AddCustomTilingData(N, N // 8 // TILE // 2, 2, np.dtype(np.float32))),
+    "matmul": lambda: launch(matmul_custom, 16, a, b, c, MatmulTiling(256, 256, 256, 64, 64, 64)),
+    "lenet64": lambda: rt.forward(images),
+}
+out = {}
+for name, fn in cases.items():
+    fn()
+    ts = []
+    for _ in range(5):
+        t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
+    out[name] = ts
+print(json.dumps(out))
+'''
+
+
+def run_tree(tree: Path) -> dict[str, list[float]]:
+    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", CHILD], cwd=tree, env=env, capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, type=Path, help="checkout of the code before the change")
+    ap.add_argument("--new", default=Path("."), type=Path, help="checkout of the code after it (default: here)")
+    ap.add_argument("--rounds", type=int, default=6)
+    args = ap.parse_args()
+    trees = {"base": args.base.resolve(), "new": args.new.resolve()}
+    times: dict[str, dict[str, list[float]]] = {k: {} for k in trees}
+    for r in range(args.rounds):
+        order = list(trees) if r % 2 == 0 else list(reversed(trees))
+        for k in order:
+            for case, ts in run_tree(trees[k]).items():
+                times[k].setdefault(case, []).extend(ts)
+    print(f"{'case':<10} {'base median':>12} {'new median':>12} {'ratio':>7} {'base min':>10} {'new min':>10} {'ratio':>7}")
+    for case in times["base"]:
+        bm, nm = statistics.median(times["base"][case]), statistics.median(times["new"][case])
+        bn, nn = min(times["base"][case]), min(times["new"][case])
+        print(f"{case:<10} {bm * 1e3:>10.2f}ms {nm * 1e3:>10.2f}ms {nm / bm:>7.3f} {bn * 1e3:>8.2f}ms "
+              f"{nn * 1e3:>8.2f}ms {nn / bn:>7.3f}")
+
+
+if __name__ == "__main__":
+    main()
