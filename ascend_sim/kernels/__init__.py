@@ -13,7 +13,7 @@ tiling and a wrapper with the same calling convention::
 
 Inputs are NCHW / [N, K] numpy arrays; ``result`` is the LaunchResult.
 """
-from ascend_sim.kernels._common import resolve_dtype
+from ascend_sim.kernels._common import from_chunks, resolve_dtype, to_chunks
 from ascend_sim.kernels.conv2d import conv2d, conv2d_kernel
 from ascend_sim.kernels.linear import linear, linear_cube_kernel, linear_vector_kernel
 from ascend_sim.kernels.maxpool import maxpool2d, maxpool2d_kernel
@@ -21,4 +21,4 @@ from ascend_sim.kernels.relu import relu, relu_kernel
 from ascend_sim.kernels.softmax import softmax, softmax_kernel
 
 __all__ = ["conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel", "relu_kernel",
-           "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype"]
+           "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype", "from_chunks", "to_chunks"]

@@ -91,10 +91,22 @@ def test_imports_only_its_own_layer_or_below(module):
     assert not bad, f"{module} (layer '{_layer(module) or 'facade'}') imports a layer above it:\n" + "\n".join(bad)
 
 
+def _private_module_outside(imported: str, module: str) -> bool:
+    """``imported`` is a private module (``pkg._helpers``) and ``module`` lives outside ``pkg``."""
+    parts = _target(imported).split(".")
+    private = [i for i, p in enumerate(parts) if p.startswith("_") and not p.startswith("__")]
+    if not private:
+        return False
+    owner = ".".join(parts[:private[0]])
+    return module != owner and not module.startswith(owner + ".")
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_takes_no_private_name_from_another_module(module):
     bad = [f"line {ln}: {name} from {imp}" for imp, name, ln in _imports(module, MODULES[module])
            if name and name.startswith("_") and not name.startswith("__") and _target(imp) != module]
+    bad += sorted({f"line {ln}: {imp} is private to its package" for imp, _, ln in _imports(module, MODULES[module])
+                   if _private_module_outside(imp, module)})
     assert not bad, f"{module} imports private names of other modules:\n" + "\n".join(bad)
 
 
@@ -132,6 +144,11 @@ def test_the_checks_fail_on_a_bad_module(tmp_path, monkeypatch):
     """The layer and privacy rules catch an engine module that imports the API and a private name."""
     bad = tmp_path / "bad.py"
     bad.write_text("from ascend_sim.api.launch import launch\nfrom ascend_sim.engine.core import _ranges\n")
+    private_module = tmp_path / "reach.py"
+    private_module.write_text("from ascend_sim.viz._widget import esm\n")
+    monkeypatch.setitem(MODULES, "ascend_sim.course.reach", private_module)
+    with pytest.raises(AssertionError, match="private to its package"):
+        test_takes_no_private_name_from_another_module("ascend_sim.course.reach")
     monkeypatch.setitem(MODULES, "ascend_sim.engine.bad", bad)
     with pytest.raises(AssertionError, match="imports a layer above it"):
         test_imports_only_its_own_layer_or_below("ascend_sim.engine.bad")

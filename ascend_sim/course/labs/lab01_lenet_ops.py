@@ -34,7 +34,7 @@ import numpy as np
 
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.course.grading import Context, Lab
-from ascend_sim.kernels._common import from_chunks, to_chunks
+from ascend_sim.kernels import from_chunks, to_chunks
 from ascend_sim.models.lenet_reference import conv2d_ref, linear_ref, maxpool2d_ref, softmax_ref
 
 __all__ = ["LAB", "check", "EltTiling", "PoolTiling", "ConvTiling", "LinearTiling", "SoftmaxTiling", "elt_tiling",
