@@ -105,6 +105,9 @@ class LaunchResult:
         """msprof op-style summary: pipe utilisation, traffic, the bound pipe and advice."""
         return profile(self)
 
-    def to_chrome_trace(self, path) -> None:
-        """Write Trace Event Format JSON (Perfetto, chrome://tracing, MindStudio Insight)."""
-        write_chrome_trace(self, path)
+    def to_chrome_trace(self, path, unit: str = "us") -> None:
+        """Write Trace Event Format JSON (Perfetto, chrome://tracing, MindStudio Insight).
+
+        ``unit="cycles"`` puts cycles on the time axis (it reads "us": 1 us = 1 cycle).
+        """
+        write_chrome_trace(self, path, unit)
