@@ -78,20 +78,25 @@ def profile_html(table: TraceTable, result: Any = None) -> str:
 
 
 def comparison_html(cmp: Comparison) -> str:
-    """Speedup line and a per-pipe table of busy and stall cycles, before and after."""
+    """Before → after: the speedup line, what the table sums, and per-pipe busy and stall cycles."""
     a, b = cmp.before, cmp.after
     word = "faster" if cmp.speedup >= 1 else "slower"
-    head = (f"<b>{html.escape(b.label or 'after')}</b> vs <b>{html.escape(a.label or 'before')}</b>: "
+    head = (f"<b>{html.escape(a.label or 'before')}</b> → <b>{html.escape(b.label or 'after')}</b>: "
             f"{_f(a.cycles)} → {_f(b.cycles)} cycles, <b>speedup ×{cmp.speedup:.2f}</b> ({word})")
+    scope = (f"The table sums every core of each launch ({len(a.cores)} → {len(b.cores)} cores); "
+             "the timeline below shows the cores you expand.")
     rows = []
     for d in cmp.pipes:
         bb, ab = (d.before.busy if d.before else 0), (d.after.busy if d.after else 0)
         bs, as_ = (d.before.stall if d.before else 0), (d.after.stall if d.after else 0)
         br, ar = (d.before.ratio if d.before else 0), (d.after.ratio if d.after else 0)
-        rows.append(f"<tr><td>{d.pipe}</td><td>{_f(bb)}</td><td>{_f(ab)}</td><td>{_signed(d.busy_delta)}</td>"
-                    f"<td>{br:.1%} → {ar:.1%}</td><td>{_f(bs)}</td><td>{_f(as_)}</td>"
+        rows.append(f"<tr><td>{d.pipe}</td><td>{_f(bb)} → {_f(ab)}</td><td>{_signed(d.busy_delta)}</td>"
+                    f"<td>{br:.1%} → {ar:.1%}</td><td>{_f(bs)} → {_f(as_)}</td>"
                     f"<td>{_signed(d.stall_delta)}</td></tr>")
-    return (f"<div class='asim-summary'>{head}<table class='asim-stats'><tr><th>pipe</th>"
-            "<th>busy before</th><th>busy after</th><th>Δ busy</th><th>busy share</th>"
-            "<th>stall before</th><th>stall after</th><th>Δ stall</th></tr>"
-            + "".join(rows) + "</table></div>")
+    same_work = all(abs(d.busy_delta) < 0.5 for d in cmp.pipes) and cmp.speedup != 1
+    note = ("<p class='asim-hint'>Busy cycles are the same: both versions do the same work, and the time saved "
+            "is time the pipes spent waiting (overlap, 流水并行).</p>") if same_work else ""
+    return (f"<div class='asim-summary'>{head}<br><span class='asim-hint'>{scope}</span>"
+            "<table class='asim-stats'><tr><th>pipe</th><th>busy cycles</th><th>Δ busy</th>"
+            "<th>busy share</th><th>stall cycles</th><th>Δ stall</th></tr>"
+            + "".join(rows) + f"</table>{note}</div>")

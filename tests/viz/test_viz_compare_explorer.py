@@ -81,3 +81,15 @@ def test_explorer_reruns_and_updates_views():
     assert len([a for a in fig.axes if a.get_yticklabels()]) == 2
     e.unpin()
     assert len(e.timeline.data["groups"]) == 1
+
+
+def test_comparison_reads_before_to_after_and_says_what_it_sums():
+    from ascend_sim.viz.summary import comparison_html
+    before, after = add_trace(buffer_num=1), add_trace(buffer_num=2)
+    html = comparison_html(compare(before, after, labels=("BUFFER_NUM=1", "BUFFER_NUM=2")))
+    head = html.split("<br>")[0]
+    assert head.index("BUFFER_NUM=1") < head.index("BUFFER_NUM=2")          # before, then after
+    b, a = compare(before, after).before.cycles, compare(before, after).after.cycles
+    assert f"{b:,.0f} → {a:,.0f} cycles" in head
+    assert "sums every core" in html
+    assert "Busy cycles are the same" in html        # double buffering: same work, less waiting
