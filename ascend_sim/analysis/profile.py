@@ -13,6 +13,10 @@ import numpy as np
 from ascend_sim.engine.instr import PIPES
 from ascend_sim.trace.table import as_table
 
+#: A pipe busy at least this share of the time is what bounds the kernel; below it, the time goes to
+#: waiting between the stages (the advice below and the headline use the same line, so they never disagree).
+SATURATED = 0.6
+
 RATIO_NAMES = {"V": "vec_ratio", "S": "scalar_ratio", "MTE2": "mte2_ratio", "MTE3": "mte3_ratio",
                "MTE1": "mte1_ratio", "M": "cube_ratio", "FIX": "fixpipe_ratio"}
 
@@ -29,13 +33,26 @@ class Profile:
     gm_bytes: int
     bound: str
     advice: list[str] = field(default_factory=list)
+    bound_ratio: float = 0.0
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the busiest pipe is busy enough to be what bounds the kernel (:data:`SATURATED`)."""
+        return self.bound_ratio >= SATURATED
+
+    @property
+    def headline(self) -> str:
+        """``bound by MTE2 (91.0% busy)`` or ``no pipe saturated; busiest MTE2 (45.0%)``."""
+        if self.saturated:
+            return f"bound by {self.bound} ({self.bound_ratio:.1%} busy)"
+        return f"no pipe saturated; busiest {self.bound} ({self.bound_ratio:.1%})"
 
     @property
     def arithmetic_intensity(self) -> float:
         return self.flops / self.gm_bytes if self.gm_bytes else float("inf")
 
     def __str__(self) -> str:
-        out = [f"total {self.cycles:,.0f} cycles = {self.us:,.2f} us   bound by {self.bound}",
+        out = [f"total {self.cycles:,.0f} cycles = {self.us:,.2f} us   {self.headline}",
                "pipe utilisation (busy cycles / total, mean over cores):"]
         out += [f"  {k:<18} {v:6.1%}" for k, v in self.ratios.items()]
         out.append("memory traffic:")
@@ -50,7 +67,7 @@ class Profile:
         traffic = "".join(f"<tr><td>{html.escape(p)}</td><td>{t['bytes']:,}</td><td>{t['GBps']:.1f}</td></tr>"
                           for p, t in self.traffic.items())
         advice = "".join(f"<li>{html.escape(a)}</li>" for a in self.advice)
-        return (f"<div><b>{self.cycles:,.0f} cycles = {self.us:,.2f} us</b>, bound by <b>{self.bound}</b>"
+        return (f"<div><b>{self.cycles:,.0f} cycles = {self.us:,.2f} us</b>, {html.escape(self.headline)}"
                 f"<table><tr><th>pipe</th><th>busy</th></tr>{rows}</table>"
                 f"<table><tr><th>path</th><th>bytes</th><th>GB/s</th></tr>{traffic}</table>"
                 f"<p>arithmetic intensity {self.arithmetic_intensity:.3f} FLOP/byte</p><ul>{advice}</ul></div>")
@@ -88,8 +105,9 @@ def profile(result) -> Profile:
         t["GBps"] = t["bytes"] / seconds / 1e9
     bound_ratio, bound = max(((v, k) for k, v in ratios.items()), default=(0.0, "nothing"))
     pipe_of = {prefix + v: k for k, v in RATIO_NAMES.items()}
-    prof = Profile(result.cycles, result.us, ratios, traffic, flops, gm_bytes, pipe_of.get(bound, bound))
-    prof.advice = _advice({k.removeprefix(prefix): v for k, v in ratios.items()})
+    prof = Profile(result.cycles, result.us, ratios, traffic, flops, gm_bytes, pipe_of.get(bound, bound),
+                   bound_ratio=bound_ratio)
+    prof.advice = _advice({k.removeprefix(prefix): v for k, v in ratios.items()}, prof)
     return prof
 
 
@@ -101,10 +119,10 @@ def _pipes_of(core_type: str) -> tuple[str, ...]:
     return PIPES
 
 
-def _advice(r: dict[str, float]) -> list[str]:
+def _advice(r: dict[str, float], prof: Profile) -> list[str]:
     out = []
     mte2, vec = r.get("mte2_ratio", 0), r.get("vec_ratio", 0)
-    if mte2 > 0.6 and vec < 0.5:
+    if mte2 > SATURATED and vec < 0.5:
         out.append("MTE2 (GM -> UB) is busy while the vector pipe idles: the kernel is memory-bound. Use larger "
                    "copies (at least 16 KB), double buffering (BUFFER_NUM = 2) if it is not on yet, or more cores.")
     if r.get("scalar_ratio", 0) > 0.5:
@@ -114,6 +132,9 @@ def _advice(r: dict[str, float]) -> list[str]:
     cube, mte1 = r.get("cube_ratio", 0), r.get("mte1_ratio", 0)
     if 0 < cube < 0.5 and mte1 > cube:
         out.append("The cube waits on MTE1 (L1 -> L0): double-buffer L0A/L0B and load larger base blocks.")
-    if not out:
+    if not out and prof.saturated:
+        out.append(f"{prof.bound} is the busiest pipe ({prof.bound_ratio:.0%}): give it less or cheaper work "
+                   "(fewer, larger instructions), or more cores.")
+    elif not out:
         out.append("No single pipe saturates: look at the timeline for sync stalls between the stages.")
     return out

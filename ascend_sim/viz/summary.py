@@ -66,7 +66,7 @@ def profile_html(table: TraceTable, result: Any = None) -> str:
     prof = getattr(result, "profile", None)
     if callable(prof):
         p = prof()
-        head += f"; bound by <b>{html.escape(str(getattr(p, 'bound', '?')))}</b>"
+        head += f"; <b>{html.escape(str(getattr(p, 'headline', getattr(p, 'bound', '?'))))}</b>"
         items = "".join(f"<li>{html.escape(a)}</li>" for a in getattr(p, "advice", []))
         advice = f"<ul style='margin:2px 0'>{items}</ul>" if items else ""
     rows = "".join(
