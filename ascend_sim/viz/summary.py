@@ -56,12 +56,26 @@ def _signed(x: float) -> str:
     return f"{x:+,.0f}" if round(x) else "0"
 
 
+def placement(table: TraceTable) -> str:
+    """``on 8 cores`` or ``48 blocks on 1 physical core (48 waves)``: blocks, the chip's cores, waves."""
+    blocks = len(table.cores)
+    types = set(table.core_type.tolist())
+    chip = table.chip
+    if chip is None or not types or not hasattr(chip, "cores_for"):
+        return f"on {blocks} core{'s' * (blocks != 1)}"
+    physical = sum(chip.cores_for(t) for t in types) if types <= {"AIV", "AIC"} else chip.cores_for("AIC")
+    if blocks <= physical:
+        return f"on {blocks} core{'s' * (blocks != 1)} (of {physical})"
+    waves = -(-blocks // physical)
+    return f"{blocks} blocks on {physical} physical core{'s' * (physical != 1)} ({waves} waves)"
+
+
 def profile_html(table: TraceTable, result: Any = None) -> str:
     """Cycles, time, per-pipe busy share and stalls; the bound and advice when ``result.profile()`` exists."""
     head = f"<b>{_f(table.cycles)} cycles</b>"
     if table.us:
         head += f" = <b>{table.us:,.2f} µs</b>"
-    head += f" on {len(table.cores)} core(s), {len(table):,} instructions"
+    head += f" {placement(table)}, {len(table):,} instructions"
     advice = ""
     prof = getattr(result, "profile", None)
     if callable(prof):

@@ -36,7 +36,7 @@ def test_double_buffering_overlaps_and_is_faster(adds):
 def test_add_traffic_matches_the_bytes_moved(adds):
     _, double = adds
     edges = {e.key: e for e in traffic_edges(as_table(double))}
-    n = 8 * 16 * 128 * 2                     # cores x tiles x half values x bytes
+    n = demo.ADD_LENGTH * 2                  # every half value once, 2 bytes each
     assert edges["GM->UB"].nbytes == 2 * n and edges["UB->GM"].nbytes == n
     occ = TrafficView(double).traffic.occupancy
     ub = [o for o in occ if o.unit == 0][0]
@@ -64,3 +64,15 @@ def test_explorer_on_the_add_kernel():
     assert e.result.cycles < first and e.error is None
     e.set(tile_length=256)
     assert e.timeline.data["groups"][0]["n"] == len(e.result.trace.records)
+
+
+def test_the_demo_add_keeps_the_problem_fixed_so_more_blocks_is_faster_until_waves():
+    from ascend_sim import ArgumentError
+    from ascend_sim.viz.summary import placement
+    from ascend_sim.trace.table import as_table
+    cycles = {b: demo.launch_add(tile_length=512, blocks=b).cycles for b in (8, 16, 48)}
+    assert cycles[8] > cycles[16] > cycles[48]                   # the same work on more cores
+    one_core = demo.launch_add(tile_length=512, blocks=8, chip="Ascend310B")
+    assert "8 blocks on 1 physical core (8 waves)" in placement(as_table(one_core))
+    with pytest.raises(ArgumentError, match="do not divide evenly"):
+        demo.launch_add(blocks=7)
