@@ -46,10 +46,12 @@ function prepare(data) {
     for (const lane of g.lanes.values()) lane.sort((a, b) => C.s[a] - C.s[b]);
     // end times along a lane are non-decreasing for an in-order pipe; keep a prefix max for search
     g.laneMaxEnd = new Map();
+    g.laneBusy = new Map();      // busy share of each (core, pipe) lane over the trace
     for (const [key, lane] of g.lanes) {
-      const m = new Float64Array(lane.length); let run = -Infinity;
-      lane.forEach((k, j) => { run = Math.max(run, C.e[k]); m[j] = run; });
+      const m = new Float64Array(lane.length); let run = -Infinity, busy = 0;
+      lane.forEach((k, j) => { run = Math.max(run, C.e[k]); m[j] = run; busy += C.e[k] - C.s[k]; });
       g.laneMaxEnd.set(key, m);
+      g.laneBusy.set(key, busy / Math.max(g.cycles, 1));
     }
   }
 }
@@ -97,8 +99,8 @@ function stallPattern(ctx, color) {
 function niceStep(span, px) {
   const target = span / Math.max(px / 90, 1);
   const p = Math.pow(10, Math.floor(Math.log10(target)));
-  for (const m of [1, 2, 5, 10]) if (m * p >= target) return m * p;
-  return 10 * p;
+  for (const m of [1, 2, 5, 10]) if (m * p >= target) return Math.max(m * p, 1);   // cycles are whole
+  return Math.max(10 * p, 1);
 }
 
 function render({ model, el }) {
@@ -114,8 +116,9 @@ function render({ model, el }) {
   const bExp = btn("expand all", "one row per pipe for every shown core");
   const bCol = btn("collapse all", "one summary row per core");
   const arrowsCb = h("input", { type: "checkbox" });
+  const arrowsNote = h("span", { class: "asim-hint" });
   const toolbar = h("div", { class: "asim-toolbar" }, title, "cores", coresIn, "cycles", fromIn, "–", toIn,
-    bGo, bIn, bOut, bReset, bExp, bCol, h("label", {}, arrowsCb, " wait arrows"));
+    bGo, bIn, bOut, bReset, bExp, bCol, h("label", {}, arrowsCb, " wait arrows"), arrowsNote);
   const legend = h("div", { class: "asim-legend" });
   const ruler = h("canvas", { class: "asim-ruler" });
   const canvas = h("canvas", { class: "asim-canvas" });
@@ -147,7 +150,9 @@ function render({ model, el }) {
     legend.replaceChildren(...data.classes.filter((c) => data.present.includes(c[0])).map(([name, color, desc]) =>
       h("span", { title: desc }, h("i", { class: "asim-swatch", style: `background:${color}` }), name)),
     h("span", { title: "time an instruction was ready but waited on a synchronisation edge" },
-      h("i", { class: "asim-swatch stall" }), "stall (waiting on sync)"));
+      h("i", { class: "asim-swatch stall" }), "stall (waiting on sync)"),
+    h("span", { title: "from the end of the instruction that released a stall to the start of the one that waited" },
+      h("i", { class: "asim-swatch arrow" }), "wait arrow"));
     draw();
   }
 
@@ -165,11 +170,12 @@ function render({ model, el }) {
   function drawRuler(w) {
     const ctx = sizeCanvas(ruler, w, RULER_H);
     ctx.clearRect(0, 0, w, RULER_H);
-    ctx.fillStyle = "#fafafa"; ctx.fillRect(0, 0, w, RULER_H);
-    ctx.fillStyle = "#333"; ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
+    const T = theme(root);
+    ctx.fillStyle = T.bg2; ctx.fillRect(0, 0, w, RULER_H);
+    ctx.fillStyle = T.fg; ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
     ctx.fillText("cycles", 6, RULER_H / 2);
     const step = niceStep(st.view[1] - st.view[0], w - GUTTER);
-    ctx.strokeStyle = "#999"; ctx.beginPath();
+    ctx.strokeStyle = T.fg3; ctx.beginPath();
     for (let t = Math.ceil(st.view[0] / step) * step; t <= st.view[1]; t += step) {
       const x = x2px(t, w); ctx.moveTo(x, RULER_H - 6); ctx.lineTo(x, RULER_H);
       const label = fmtInt(t);
@@ -187,12 +193,14 @@ function render({ model, el }) {
     if (!data) return;
     const w = Math.max(root.clientWidth || el.clientWidth || 800, 360);
     layout = computeRows(data, st);
-    fromIn.value = Math.round(st.view[0]); toIn.value = Math.round(st.view[1]);
+    if (document.activeElement !== fromIn) fromIn.value = Math.round(st.view[0]);   // never under the learner's typing
+    if (document.activeElement !== toIn) toIn.value = Math.round(st.view[1]);
     const step = drawRuler(w);
     const H = Math.max(layout.height, ROW_H);
     scroll.style.maxHeight = (model.get("max_height") || 520) + "px";
     const ctx = sizeCanvas(canvas, w, H);
     if (!pattern) pattern = stallPattern(ctx, data.stall_color);
+    const T = theme(root);
     ctx.clearRect(0, 0, w, H);
     ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
     const colors = data.classes.map((c) => c[1]);
@@ -201,16 +209,25 @@ function render({ model, el }) {
     // row backgrounds, labels and grid
     for (const row of layout.rows) {
       if (row.type === "head") {
-        ctx.fillStyle = "#eef3f8"; ctx.fillRect(0, row.y, w, row.h);
-        ctx.fillStyle = "#123"; ctx.font = "bold 11px system-ui, sans-serif";
+        ctx.fillStyle = T.bg2; ctx.fillRect(0, row.y, w, row.h);
+        ctx.fillStyle = T.fg; ctx.font = "bold 11px system-ui, sans-serif";
         ctx.fillText(row.label, 6, row.y + row.h / 2); ctx.font = "11px system-ui, sans-serif";
         lastCore = null; continue;
       }
       if (row.core !== lastCore) { shade = !shade; lastCore = row.core; }
-      ctx.fillStyle = shade ? "#f7f7f7" : "#ffffff"; ctx.fillRect(0, row.y, w, row.h);
-      ctx.fillStyle = "#333"; ctx.fillText(row.label, 6, row.y + row.h / 2, GUTTER - 10);
+      ctx.fillStyle = T.bg; ctx.fillRect(0, row.y, w, row.h);
+      if (shade) { ctx.fillStyle = "rgba(128,128,128,.09)"; ctx.fillRect(0, row.y, w, row.h); }
+      ctx.fillStyle = T.fg;
+      if (row.type === "pipe") {      // the pipe's busy share over the launch, right-aligned in the gutter
+        const busy = data.groups[row.g].laneBusy.get(row.core * 64 + row.pipe) || 0;
+        ctx.fillText(row.label, 6, row.y + row.h / 2, GUTTER - 44);
+        ctx.fillStyle = T.fg3; ctx.textAlign = "right";
+        ctx.fillText(`${Math.round(100 * busy)}%`, GUTTER - 6, row.y + row.h / 2); ctx.textAlign = "left";
+      } else {
+        ctx.fillText(row.label, 6, row.y + row.h / 2, GUTTER - 10);
+      }
     }
-    ctx.strokeStyle = "rgba(0,0,0,.07)"; ctx.beginPath();
+    ctx.strokeStyle = "rgba(128,128,128,.18)"; ctx.beginPath();
     for (let t = Math.ceil(st.view[0] / step) * step; t <= st.view[1]; t += step) {
       const x = x2px(t, w); ctx.moveTo(x, 0); ctx.lineTo(x, H);
     }
@@ -233,12 +250,13 @@ function render({ model, el }) {
           const xs = x2px(C.s[k], w), xe = x2px(C.e[k], w);
           if (row.type === "pipe" && C.s[k] > C.r[k]) {
             const xr = x2px(C.r[k], w);
-            ctx.fillStyle = pattern; ctx.fillRect(xr, ly + lh * 0.2, xs - xr, lh * 0.6);
+            ctx.globalAlpha = 0.45; ctx.fillStyle = pattern;         // quiet: the bars are what matter
+            ctx.fillRect(xr, ly + lh * 0.3, xs - xr, lh * 0.4); ctx.globalAlpha = 1;
           }
           if (xe - xs < 1 && Math.floor(xs) === lastPx) continue;   // many bars in one pixel
           lastPx = Math.floor(xs);
           ctx.fillStyle = colors[C.k[k]];
-          ctx.fillRect(xs, ly, Math.max(xe - xs, 1), lh);
+          ctx.fillRect(xs, ly, xe - xs > 4 ? xe - xs - 1 : Math.max(xe - xs, 1), lh);   // 1 px gap between long bars
           bars++;
         }
       }
@@ -264,9 +282,12 @@ function render({ model, el }) {
         arrows.push([x2px(C.e[src], w), from[0], x2px(C.s[k], w), row.y + row.h / 2, isSel]);
       }
     }
-    const drawn = arrows.length <= MAX_ARROWS ? arrows : arrows.filter((a) => a[4]);
+    const drawn = arrows.length <= MAX_ARROWS ? arrows
+      : arrows.filter((a) => a[4]).concat(arrows.filter((a) => !a[4]).slice(0, MAX_ARROWS));
+    arrowsNote.textContent = arrows.length > drawn.length
+      ? `showing ${fmtInt(drawn.length)} of ${fmtInt(arrows.length)} arrows: zoom in or show fewer cores for all` : "";
     for (const [x0, y0, x1, y1, isSel] of drawn) {
-      ctx.strokeStyle = isSel ? "#000" : data.stall_color; ctx.fillStyle = ctx.strokeStyle;
+      ctx.strokeStyle = isSel ? T.fg : T.fg2; ctx.fillStyle = ctx.strokeStyle;
       ctx.globalAlpha = isSel ? 1 : 0.75; ctx.lineWidth = isSel ? 1.6 : 1;
       ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
       const a = Math.atan2(y1 - y0, x1 - x0);
@@ -281,7 +302,7 @@ function render({ model, el }) {
       if (k !== undefined) {
         const ly = laneY.get(`${sel[0]}|${g.cols.c[k]}|${g.cols.p[k]}`);
         if (ly) {
-          ctx.strokeStyle = "#000"; ctx.lineWidth = 2;
+          ctx.strokeStyle = T.fg; ctx.lineWidth = 2;
           const xs = x2px(g.cols.s[k], w), xe = x2px(g.cols.e[k], w);
           ctx.strokeRect(xs - 1, ly[0] - ly[1] / 2 - 1, Math.max(xe - xs, 1) + 2, ly[1] + 2);
         }
@@ -292,6 +313,7 @@ function render({ model, el }) {
     root.dataset.bars = String(bars);
     root.dataset.arrows = String(drawn.length);
     root.dataset.view = `${Math.round(st.view[0])}-${Math.round(st.view[1])}`;
+    root.dataset.fg = T.fg;        // the label colour drawn on the canvas (the browser test checks its contrast)
     root.dataset.rendered = "1";
   }
 
@@ -381,7 +403,8 @@ function render({ model, el }) {
     const rr = root.getBoundingClientRect();
     const left = Math.min(ev.clientX - rr.left + 14, rr.width - tip.offsetWidth - 4);
     tip.style.left = Math.max(0, left) + "px";
-    tip.style.top = (ev.clientY - rr.top + 14) + "px";
+    const below = ev.clientY + 14 + tip.offsetHeight <= Math.min(window.innerHeight, rr.bottom + 40);
+    tip.style.top = (below ? ev.clientY - rr.top + 14 : ev.clientY - rr.top - tip.offsetHeight - 8) + "px";
   });
   canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
   canvas.addEventListener("mousedown", (ev) => {
@@ -433,12 +456,16 @@ function render({ model, el }) {
   const shownCores = () => data.groups.flatMap((g) => parseCores(st.cores, g.cores, g.core_blocks));
   bExp.onclick = () => { st.expanded = new Set(shownCores()); model.set("expanded", [...st.expanded]); model.save_changes(); draw(); };
   bCol.onclick = () => { st.expanded = new Set(); model.set("expanded", []); model.save_changes(); draw(); };
-  coresIn.addEventListener("change", () => { st.cores = coresIn.value.trim(); model.set("cores", st.cores); model.save_changes(); draw(); });
+  const applyCores = () => { st.cores = coresIn.value.trim(); model.set("cores", st.cores); model.save_changes(); draw(); };
+  coresIn.addEventListener("change", applyCores);
+  coresIn.addEventListener("keydown", (ev) => { if (ev.key === "Enter") applyCores(); });
+  for (const inp of [fromIn, toIn]) inp.addEventListener("keydown", (ev) => { if (ev.key === "Enter") bGo.onclick(); });
   arrowsCb.addEventListener("change", () => { st.arrows = arrowsCb.checked; model.set("show_arrows", st.arrows); model.save_changes(); draw(); });
 
   const onData = () => { pattern = null; load(); };
   const onState = () => {
-    st.cores = model.get("cores") || ""; coresIn.value = st.cores;
+    st.cores = model.get("cores") || "";
+    if (document.activeElement !== coresIn) coresIn.value = st.cores;
     st.expanded = new Set(model.get("expanded") || []);
     st.arrows = model.get("show_arrows"); arrowsCb.checked = st.arrows;
     const vr = model.get("view_range") || [];

@@ -18,10 +18,10 @@ function diagram(d) {
   const svg = s("svg", { viewBox: `0 0 ${d.width} ${d.height}`, width: "100%", class: "asim-diagram",
     style: `max-width:${d.width}px` });
   for (const n of d.nodes) {
-    const g = s("g", { class: "asim-tier", "data-tier": n.id });
+    const g = s("g", { class: `asim-tier ${n.used ? "used" : "unused"}`, "data-tier": n.id });
     g.append(s("rect", { x: n.x - d.node_w / 2, y: n.y - d.node_h / 2, width: d.node_w, height: d.node_h, rx: 5,
       fill: n.used ? n.fill : "#f4f4f4", stroke: n.used ? "#333" : "#bbb" }));
-    g.append(s("text", { x: n.x, y: n.y + 4, "text-anchor": "middle", fill: n.used ? "#111" : "#999" }, n.label));
+    g.append(s("text", { x: n.x, y: n.y + 4, "text-anchor": "middle" }, n.label));
     svg.append(g);
   }
   for (const e of d.edges) {
@@ -57,8 +57,8 @@ function occChart(o, cycles, fullScale) {
   pts.push([x(cycles), y(prev)], [x(cycles), y(0)]);
   svg.append(s("polygon", { points: pts.map((p) => p.join(",")).join(" "), fill: "#009E73", "fill-opacity": 0.35,
     stroke: "#009E73" }));
-  svg.append(s("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#999" }));
-  svg.append(s("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#999" }));
+  svg.append(s("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#999", class: "asim-axis" }));
+  svg.append(s("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#999", class: "asim-axis" }));
   if (o.allocated) {
     svg.append(s("line", { x1: L, x2: W - R, y1: y(o.allocated), y2: y(o.allocated), stroke: "#555",
       "stroke-dasharray": "4 3" }, undefined));
@@ -88,7 +88,7 @@ function render({ model, el }) {
   const scaleCb = h("input", { type: "checkbox" });
   const toolbar = h("div", { class: "asim-toolbar" }, title, "occupancy of", coreSel,
     h("label", { title: "draw occupancy on the scale of the tier's full capacity" }, scaleCb, " full capacity scale"));
-  const diag = h("div");
+  const diag = h("div", { class: "asim-diagram-box" });
   const occ = h("div", { class: "asim-occ" });
   const legend = h("div", { class: "asim-hint" });
   root.append(toolbar, diag, h("div", { class: "asim-hint", text: "Occupancy over time:" }), occ, legend);

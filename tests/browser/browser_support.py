@@ -100,8 +100,10 @@ def stop_lab(lab: Lab) -> None:
             lab.proc.wait(timeout=10)
 
 
-def start_lab(notebooks: list[Path]) -> tuple[Lab, Path]:
+def start_lab(notebooks: list[Path], theme: str = "JupyterLab Light") -> tuple[Lab, Path]:
     """Start JupyterLab 4 on 127.0.0.1, a free port, a temporary root holding ``notebooks``, no token.
+
+    ``theme``: the JupyterLab theme the page opens in ("JupyterLab Light" or "JupyterLab Dark").
 
     Returns the server and the temporary folder to delete after :func:`stop_lab`.
     """
@@ -116,6 +118,7 @@ def start_lab(notebooks: list[Path]) -> tuple[Lab, Path]:
     apputils.mkdir(parents=True)
     (apputils / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    (apputils / "themes.jupyterlab-settings").write_text(json.dumps({"theme": theme}))
     for nb in notebooks:
         shutil.copy(nb, root)
     port = _free_port()

@@ -16,15 +16,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "browser: drives a real browser against a local JupyterLab")
 
 
-@pytest.fixture(scope="module")
-def jupyterlab() -> Iterator[Lab]:
-    """JupyterLab serving a copy of the widgets demo notebook; stopped (kernels too) afterwards."""
+def _lab(theme: str) -> Iterator[Lab]:
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
-    lab, tmp = start_lab([REPO / "course" / "00_widgets_demo.ipynb"])
+    lab, tmp = start_lab([REPO / "course" / "00_widgets_demo.ipynb"], theme=theme)
     try:
         yield lab
     finally:
         stop_lab(lab)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def jupyterlab() -> Iterator[Lab]:
+    """JupyterLab (light theme) serving a copy of the widgets demo notebook; stopped (kernels too) afterwards."""
+    yield from _lab("JupyterLab Light")
+
+
+@pytest.fixture(scope="module")
+def jupyterlab_dark() -> Iterator[Lab]:
+    """The same in JupyterLab's dark theme."""
+    yield from _lab("JupyterLab Dark")

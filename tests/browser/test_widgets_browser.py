@@ -55,6 +55,24 @@ def _run_all(page) -> None:
     page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
 
 
+def _open_and_run_all(page, lab: Lab, errors: list[str], n_code: int) -> None:
+    """Open the demo notebook, run every cell through the menu, wait until the kernel is idle again."""
+    page.set_default_timeout(60_000)
+    page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-cell", timeout=120_000)
+    _accept_kernel_dialog(page)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+    _run_all(page)
+    # every code cell gets an execution count, and the kernel goes idle again
+    page.wait_for_function(
+        """n => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+                .filter(p => /\\[\\d+\\]/.test(p.textContent)).length >= n""",
+        arg=n_code, timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_TIMEOUT_MS)
+
+
 def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -65,22 +83,7 @@ def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
         browser = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(60_000)
-            page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}")
-                    if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-            page.goto(f"{jupyterlab.url}/lab/tree/{NOTEBOOK}", wait_until="domcontentloaded")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-cell", timeout=120_000)
-            _accept_kernel_dialog(page)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-            _run_all(page)
-            # every code cell gets an execution count, and the kernel goes idle again
-            page.wait_for_function(
-                """n => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-                        .filter(p => /\\[\\d+\\]/.test(p.textContent)).length >= n""",
-                arg=n_code, timeout=RUN_TIMEOUT_MS)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                                   timeout=RUN_TIMEOUT_MS)
+            _open_and_run_all(page, jupyterlab, errors, n_code)
             cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
             for cid, selectors in EXPECTED.items():
                 cell = cells.nth(index[cid])
@@ -123,6 +126,95 @@ def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
                 arg=status.element_handle(), timeout=60_000)
             ex.screenshot(path=str(SHOTS / "explorer-after-change.png"))
             page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
+            found, problems = _contrast_problems(page)
+            assert len(found) > 40 and not problems, "unreadable in the light theme:\n" + "\n".join(problems[:30])
+        finally:
+            browser.close()
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+
+
+#: Text must stand out from what is behind it (WCAG AA: 4.5 for text, 3 for hints and inactive labels).
+CONTRAST_JS = r"""
+() => {
+  const parse = (c) => {
+    const m = /rgba?\(([^)]+)\)/.exec(c || ""); if (!m) return null;
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (fg, bg) => [0, 1, 2].map((i) => fg[i] * fg[3] + bg[i] * (1 - fg[3])).concat([1]);
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+                       return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const bgOf = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let bg = [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+    return bg;
+  };
+  const out = [];
+  const check = (el, fg, bg, min) => {
+    if (!el.getClientRects().length || !(el.textContent || "").trim()) return;
+    out.push({ text: el.textContent.trim().slice(0, 40), cls: el.getAttribute("class") || el.tagName,
+               ratio: ratio(over(fg, bg), bg), min });
+  };
+  const html = ".asim-toolbar button, .asim-title, .asim-legend span, .asim-stats th, .asim-stats td, "
+             + ".asim-summary, .asim-detail";
+  for (const el of document.querySelectorAll(html)) check(el, parse(getComputedStyle(el).color), bgOf(el), 4.5);
+  for (const el of document.querySelectorAll(".asim-view .asim-hint")) check(el, parse(getComputedStyle(el).color), bgOf(el), 3);
+  for (const t of document.querySelectorAll(".asim-traffic svg text")) {
+    const tier = t.closest(".asim-tier");
+    const bg = tier ? over(parse(getComputedStyle(tier.querySelector("rect")).fill), bgOf(t.closest("svg")))
+                    : bgOf(t.closest("svg").parentElement);
+    check(t, parse(getComputedStyle(t).fill), bg, tier && tier.classList.contains("unused") ? 3 : 4.5);
+  }
+  for (const root of document.querySelectorAll(".asim-timeline[data-rendered='1']")) {
+    const cv = root.querySelector("canvas.asim-canvas");
+    const px = cv.getContext("2d").getImageData(2, 2, 1, 1).data;        // a row background under the labels
+    const fg = parse(root.dataset.fg.startsWith("#")
+      ? `rgb(${parseInt(root.dataset.fg.slice(1, 3), 16)},${parseInt(root.dataset.fg.slice(3, 5), 16)},${parseInt(root.dataset.fg.slice(5, 7), 16)})`
+      : root.dataset.fg);
+    out.push({ text: "timeline canvas labels", cls: "canvas", ratio: ratio(fg, [px[0], px[1], px[2], 1]), min: 4.5,
+               bg: [px[0], px[1], px[2]] });
+  }
+  return out;
+}
+"""
+
+
+def _contrast_problems(page) -> tuple[list[dict], list[str]]:
+    found = page.evaluate(CONTRAST_JS)
+    return found, [f"{f['cls']} '{f['text']}': contrast {f['ratio']:.2f} < {f['min']}" for f in found
+                   if f["ratio"] < f["min"]]
+
+
+def test_views_read_well_in_the_dark_theme(jupyterlab_dark: Lab) -> None:
+    """JupyterLab Dark: every text of the views and the timeline canvas keep their contrast."""
+    from playwright.sync_api import sync_playwright
+
+    index, n_code = _cell_indices()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _open_and_run_all(page, jupyterlab_dark, errors, n_code)
+            assert page.evaluate("document.body.dataset.jpThemeLight") == "false", "the dark theme is not on"
+            cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
+            for cid in ("timeline", "compare", "traffic"):
+                cell = cells.nth(index[cid])
+                cell.scroll_into_view_if_needed()
+                cell.locator(".asim-view[data-rendered='1']").first.wait_for(state="attached", timeout=60_000)
+                cell.screenshot(path=str(SHOTS / f"dark-{cid}.png"))
+            found, problems = _contrast_problems(page)
+            canvases = [f for f in found if f["cls"] == "canvas"]
+            assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"the timeline stays light: {canvases}"
+            assert len(found) > 40, f"too few texts checked: {len(found)}"
+            assert not problems, "unreadable in the dark theme:\n" + "\n".join(problems[:30])
         finally:
             browser.close()
     assert not errors, "JavaScript errors:\n" + "\n".join(errors)
