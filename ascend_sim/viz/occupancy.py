@@ -88,11 +88,14 @@ def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
     used = np.full(ng, np.nan)
     out: list[tuple[float, float, int]] = []
 
-    def close(g: slice) -> None:
+    def close(g: slice, upto: float = np.inf) -> None:
+        """End the values held in granules ``g``; a value overwritten at ``upto`` ends there at the latest
+        (an in-place update, like an accumulating Mmad, reads the old value and writes the new one into the
+        same bytes: the storage is held once, not twice)."""
         b, u = born[g], used[g]
         live = ~np.isnan(b)
         if live.any():
-            ends = np.where(np.isnan(u[live]), b[live], u[live])
+            ends = np.minimum(np.where(np.isnan(u[live]), b[live], u[live]), upto)
             pairs, counts = np.unique(np.stack([b[live], ends], 1), axis=0, return_counts=True)
             out.extend((float(a), float(e), int(c) * GRANULE) for (a, e), c in zip(pairs, counts))
         born[g] = np.nan
@@ -108,7 +111,7 @@ def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
         for t, lo, hi in getattr(r, "writes", ()) or ():
             if t == tier:
                 g = slice(lo // GRANULE, -(-hi // GRANULE))
-                close(g)
+                close(g, r.start)
                 born[g] = r.start
                 used[g] = r.end
     close(slice(0, ng))

@@ -103,3 +103,15 @@ def test_unknown_clock_still_counts_bytes():
     t = as_table(SimpleNamespace(records=b.records))
     (e,) = [e for e in traffic_edges(t) if e.key == "GM->UB"]
     assert e.nbytes == 64 and e.gbps is None and e.peak_gbps is None
+
+
+def test_an_accumulating_mmad_holds_its_l0c_bytes_once():
+    """Live bytes never exceed what InitBuffer reserved: an in-place update is not counted twice."""
+    from ascend_sim.viz.demo import launch_matmul
+    from ascend_sim.viz.occupancy import occupancy
+    from ascend_sim.trace.table import as_table
+    r = launch_matmul()
+    occ = occupancy(as_table(r), r.trace.records, r.buffers)
+    assert {o.tier for o in occ} >= {"L1", "L0A", "L0B", "L0C"}
+    for o in occ:
+        assert o.source == "regions" and 0 < o.peak <= o.allocated, (o.tier, o.unit, o.peak, o.allocated)
