@@ -9,7 +9,8 @@ from ascend_sim.hw.chips import Ascend310B, Ascend910, Ascend910B, ChipProfile, 
 from ascend_sim.hw.dtypes import bfloat16, float32, half, int4b_t, int8, int16, int32, int64, uint8, uint16, uint32
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, CubeFormatError, DeadlockError,
                                       DtypeError, GMWriteConflictError, KernelError, LaunchError, OutOfBoundsError,
-                                      PositionError, QueueError, RaceError, SyncError, UninitializedReadError)
+                                      PositionError, QueueError, RaceError, SyncError, TilingError,
+                                      UninitializedReadError)
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.memory import GmPtr
 from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
@@ -28,6 +29,8 @@ from ascend_sim.api.launch import Kernel, kernel, launch
 from ascend_sim.api.sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
                                  HardEvent, PipeBarrier, SetFlag, WaitFlag, pipe_t)
 from ascend_sim.api.launch import LaunchResult
+from ascend_sim.api.template import (ASCENDC_TPL_ARGS_DECL, ASCENDC_TPL_ARGS_SEL, ASCENDC_TPL_BOOL_DECL,
+                                     ASCENDC_TPL_DATATYPE_DECL, ASCENDC_TPL_SEL, ASCENDC_TPL_UINT_DECL, TemplateSpace)
 from ascend_sim.analysis.profile import Profile
 from ascend_sim.trace.trace import Trace
 

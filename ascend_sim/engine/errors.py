@@ -169,3 +169,9 @@ class CubeFormatError(KernelError):
 
 class LaunchError(KernelError):
     """Bad launch: block count, arguments or core type."""
+
+
+class TilingError(KernelError):
+    """Host-side tiling: a template combination that is not compiled, a shape the tiling cannot split."""
+
+    check = "tiling"
