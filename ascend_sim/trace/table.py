@@ -79,6 +79,14 @@ class TraceTable:
     clock_ghz: float | None = None
     chip: Any = None
     allocs: tuple = field(default=(), repr=False)
+    region_source: Any = field(default=None, repr=False, compare=False)   # () -> [(reads, writes)] or None
+
+    def regions(self) -> list[tuple[tuple, tuple]] | None:
+        """Per record, the local memory it read and wrote: ``((tier, first byte, end byte), ...)`` twice.
+
+        None when the records carry no regions (synthetic traces). Made on first use, from the trace.
+        """
+        return self.region_source() if self.region_source is not None else None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -158,7 +166,11 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
         meta = _metadata(obj, base.cycles, label)
         return replace(base, **meta) if any(getattr(base, k) is not v for k, v in meta.items()) else base
     records, owner = _records_of(obj)
-    return table_from_columns(_record_columns(records), **_metadata(owner, None, label))
+    table = table_from_columns(_record_columns(records), **_metadata(owner, None, label))
+    if any(getattr(r, "writes", None) for r in records[:200]):
+        table = replace(table, region_source=lambda: [(tuple(getattr(r, "reads", ()) or ()),
+                                                        tuple(getattr(r, "writes", ()) or ())) for r in records])
+    return table
 
 
 def table_from_rows(rows: Sequence[tuple], resolve) -> TraceTable:

@@ -1,6 +1,8 @@
 """The instruction records of one launch, in issue order."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ascend_sim.engine.errors import resolve_site
 from ascend_sim.engine.instr import Instr
 from ascend_sim.trace.table import TraceTable, table_from_rows
@@ -32,7 +34,11 @@ class Trace:
                 self._table = table_from_rows([(r.index, r.core, r.core_type, r.pipe, r.op, r.ready, r.start, r.end,
                                                 r.wait_on, r.nbytes, r.src, r.dst, r.flops, r.site, r.klass)
                                                for r in self._records], resolve_site)
+            self._table = replace(self._table, region_source=self._regions)
         return self._table
+
+    def _regions(self) -> list[tuple[tuple, tuple]]:
+        return [(r.reads, r.writes) for r in self.records]
 
     def __len__(self) -> int:
         return len(self._raw) if self._records is None else len(self._records)

@@ -80,7 +80,7 @@ def _estimate(table: TraceTable, unit: int, tier: str) -> list[tuple[float, floa
     return out
 
 
-def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
+def _regions(table: TraceTable, regions: list[tuple[tuple, tuple]], unit: int, tier: str,
              capacity: int) -> list[tuple[float, float, int]]:
     """Exact liveness from per-record (tier, lo, hi) read and write regions."""
     ng = -(-capacity // GRANULE)
@@ -101,19 +101,20 @@ def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
         born[g] = np.nan
         used[g] = np.nan
 
-    idx = [i for i, u in enumerate(unit_of) if u == unit]
-    for i in sorted(idx, key=lambda i: records[i].start):
-        r = records[i]
-        for t, lo, hi in getattr(r, "reads", ()) or ():
+    idx = np.flatnonzero(table.unit == unit)
+    for i in idx[np.argsort(table.start[idx], kind="stable")].tolist():
+        start, end = float(table.start[i]), float(table.end[i])
+        reads, writes = regions[i]
+        for t, lo, hi in reads:
             if t == tier:
                 g = slice(lo // GRANULE, -(-hi // GRANULE))
-                used[g] = np.fmax(used[g], r.end)
-        for t, lo, hi in getattr(r, "writes", ()) or ():
+                used[g] = np.fmax(used[g], end)
+        for t, lo, hi in writes:
             if t == tier:
                 g = slice(lo // GRANULE, -(-hi // GRANULE))
-                close(g, r.start)
-                born[g] = r.start
-                used[g] = r.end
+                close(g, start)
+                born[g] = start
+                used[g] = end
     close(slice(0, ng))
     return out
 
@@ -126,20 +127,18 @@ def _allocated(buffers: Any, block: int, core_type: str, tier: str) -> int:
     return int(sum(b[2] for b in per.get(tier, ())))
 
 
-def occupancy(table: TraceTable, records: list[Any] | None = None, buffers: Any = None,
-              units: Iterable[int] | None = None) -> list[Occupancy]:
+def occupancy(table: TraceTable, buffers: Any = None, units: Iterable[int] | None = None) -> list[Occupancy]:
     """Occupancy of every on-chip tier each chosen core used, in tier then core order.
 
-    ``records`` (the trace's own records) enables exact liveness when they carry
-    ``writes``/``reads`` regions; ``buffers`` adds the InitBuffer reservations.
+    Exact liveness when the table's records carry read/write regions (``table.regions()``), else an
+    estimate from record bytes; ``buffers`` (``LaunchResult.buffers``) adds the InitBuffer reservations.
     """
     chip = table.chip
     units = sorted(units) if units is not None else table.cores
     blocks = table.unit_blocks()
     types = {int(u): str(t) for u, t in zip(table.unit.tolist(), table.core_type.tolist())}
-    has_regions = (records is not None and len(records) == len(table)
-                   and any(getattr(r, "writes", None) for r in records[:200]))
-    unit_of = table.unit.tolist()
+    regions = table.regions()
+    has_regions = regions is not None and len(regions) == len(table)
     out = []
     for tier, field in ONCHIP_CAPACITY_FIELD.items():
         cap = getattr(chip, field, None) if chip is not None else None
@@ -150,7 +149,7 @@ def occupancy(table: TraceTable, records: list[Any] | None = None, buffers: Any 
             if not touched and not alloc:
                 continue
             if has_regions and cap:
-                iv, source = _regions(records, unit_of, u, tier, cap), "regions"
+                iv, source = _regions(table, regions, u, tier, cap), "regions"
             else:
                 iv, source = _estimate(table, u, tier), "estimate"
             t, live = _steps(iv)

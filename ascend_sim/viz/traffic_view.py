@@ -161,12 +161,6 @@ def _buffers_of(trace: Any) -> Any:
     return getattr(trace, "buffers", None)
 
 
-def _records_of(trace: Any) -> list[Any] | None:
-    t = getattr(trace, "trace", trace)
-    recs = getattr(t, "records", None)
-    return list(recs) if recs is not None else None
-
-
 @dataclass
 class TrafficData:
     """Everything the traffic view shows, computed once from a trace."""
@@ -180,7 +174,7 @@ class TrafficData:
     def from_trace(cls, trace: Any, peaks: Mapping[str, float] | None = None) -> "TrafficData":
         table = as_table(trace)
         edges = traffic_edges(table, peaks)
-        occ = occupancy(table, _records_of(trace), _buffers_of(trace))
+        occ = occupancy(table, _buffers_of(trace))
         return cls(table, edges, layout_edges(edges), occ)
 
     def used_nodes(self) -> set[str]:

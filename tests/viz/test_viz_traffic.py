@@ -63,7 +63,7 @@ def test_occupancy_exact_with_regions_and_allocations():
     result = b.result(Ascend910B())
     result.buffers = {(0, "AIV"): {"UB": [("inX", 0, 256), ("outZ", 256, 256)]}}
     t = as_table(result)
-    (ub,) = occupancy(t, result.trace.records, result.buffers)
+    (ub,) = occupancy(t, result.buffers)
     assert ub.source == "regions" and ub.allocated == 512
     # x lives from its copy's start to Add's end, z from Add's start to the copy-out's end
     assert ub.times.tolist() == [recs[x].start, recs[v].start, recs[v].end, recs[o].end]
@@ -111,7 +111,7 @@ def test_an_accumulating_mmad_holds_its_l0c_bytes_once():
     from ascend_sim.viz.occupancy import occupancy
     from ascend_sim.trace.table import as_table
     r = launch_matmul()
-    occ = occupancy(as_table(r), r.trace.records, r.buffers)
+    occ = occupancy(as_table(r), r.buffers)
     assert {o.tier for o in occ} >= {"L1", "L0A", "L0B", "L0C"}
     for o in occ:
         assert o.source == "regions" and 0 < o.peak <= o.allocated, (o.tier, o.unit, o.peak, o.allocated)
