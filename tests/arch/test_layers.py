@@ -158,3 +158,18 @@ def test_the_checks_fail_on_a_bad_module(tmp_path, monkeypatch):
     monkeypatch.setitem(GRAPH, "ascend_sim.hw.chips", GRAPH["ascend_sim.hw.chips"] | {"ascend_sim.engine.bad"})
     with pytest.raises(AssertionError, match="import cycles"):
         test_no_import_cycles()
+
+
+#: Modules that may touch ``.records``: the engine writes them, trace/ holds and reads them, the launch hands
+#: them over, and the synthetic trace builder keeps its own list. Everything else reads trace/table.py.
+RECORD_OWNERS = ("ascend_sim.engine.", "ascend_sim.trace.", "ascend_sim.api.launch", "ascend_sim.viz.synthetic")
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_analyses_and_views_read_the_trace_through_its_table(module):
+    if module.startswith(RECORD_OWNERS):
+        return
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    lines = sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "records"})
+    assert not lines, (f"{module} reads .records at lines {lines}: read the trace with "
+                       "ascend_sim.trace.table.as_table(result) instead")
