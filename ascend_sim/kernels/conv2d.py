@@ -277,6 +277,7 @@ class KernelConv2d:
         self.inQueue.FreeTensor(xLocal)
         return xf
 
+    # --- SHOW conv2d-compute: course/01_basics.ipynb cell basics-17
     def Compute(self, src, o: int, y0: int, rows: int, nb: int) -> None:
         t = self.t
         acc = self.accBuf.Get(float32) if t.cast else self.outQueue.AllocTensor(t.dtype)
@@ -296,6 +297,7 @@ class KernelConv2d:
         else:
             yLocal = acc
         self.outQueue.EnQue(yLocal)
+    # --- END SHOW
 
     def CopyOut(self, o: int, y0: int, rows: int, n0: int, nb: int) -> None:
         """``rows`` output rows, skipping the garbage columns: one strided DataCopy."""

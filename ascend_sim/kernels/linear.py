@@ -135,11 +135,13 @@ class KernelLinearCube:
         self.inQueueB2.EnQue(b2)
         self.inQueueB1.FreeTensor(b1)
 
+    # --- SHOW linear-cube-compute: course/01_basics.ipynb cell basics-23
     def Compute(self, c1, bk: int, nb: int, first: bool) -> None:
         a2, b2 = self.inQueueA2.DeQue(half), self.inQueueB2.DeQue(half)
         Mmad(c1, a2, b2, MmadParams(self.t.O, nb, bk, cmatrixInitVal=first))
         self.inQueueA2.FreeTensor(a2)
         self.inQueueB2.FreeTensor(b2)
+    # --- END SHOW
 
     def CopyOut(self, n0: int, nb: int) -> None:
         t = self.t

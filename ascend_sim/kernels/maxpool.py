@@ -126,6 +126,7 @@ class KernelMaxPool:
         DataCopy(xLocal, self.xGm[n0 * t.C * t.H * t.W + c0 * t.H * t.W * t.nb], cg * t.H * t.W * t.nb)
         self.inQueue.EnQue(xLocal)
 
+    # --- SHOW maxpool-compute: course/01_basics.ipynb cell basics-19
     def Compute(self, cg: int) -> None:
         t = self.t
         lanes = t.nb
@@ -147,6 +148,7 @@ class KernelMaxPool:
                 max_2d(dst, dst, h[(src + dy * t.OW) * lanes], rows, t.OW, ov, ov, hv)
         self.outQueue.EnQue(yLocal)
         self.inQueue.FreeTensor(xLocal)
+    # --- END SHOW
 
     def CopyOut(self, n0: int, c0: int, cg: int) -> None:
         t = self.t

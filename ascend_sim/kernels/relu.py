@@ -55,12 +55,14 @@ class KernelRelu:
         copy_flat(xLocal, self.xGm[i * self.t.tile], n)
         self.inQueue.EnQue(xLocal)
 
+    # --- SHOW relu-compute: course/01_basics.ipynb cell basics-21
     def Compute(self, n: int) -> None:
         xLocal = self.inQueue.DeQue(self.t.dtype)
         yLocal = self.outQueue.AllocTensor(self.t.dtype)
         Relu(yLocal, xLocal, n)
         self.outQueue.EnQue(yLocal)
         self.inQueue.FreeTensor(xLocal)
+    # --- END SHOW
 
     def CopyOut(self, i: int, n: int) -> None:
         yLocal = self.outQueue.DeQue(self.t.dtype)
