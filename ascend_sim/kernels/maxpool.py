@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import BinaryRepeatParams, DataCopy, Max, TBuf, TPipe, TPosition, TQue, kernel
-from ascend_sim.hw.chips import get_chip
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks,
-                                        gm, lane_granule, resolve_dtype, run, to_chunks, ub_bytes)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
+from ascend_sim.kernels._common import (MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks,
+                                        gm, data_block_lanes, resolve_dtype, run, to_chunks, ub_bytes)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class MaxPoolTiling:
 
     @property
     def nb(self) -> int:
-        return lane_granule(self.dtype)
+        return data_block_lanes(self.dtype)
 
 
 def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=None) -> MaxPoolTiling:
@@ -57,11 +57,12 @@ def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=No
     dtype = resolve_dtype(dtype)
     if k < 2 or s < 1 or H < k or W < k:
         raise ValueError(f"maxpool2d: window {k} (>= 2) and stride {s} (>= 1) must fit the {H}x{W} input")
-    g = lane_granule(dtype)
+    g = data_block_lanes(dtype)
     OH, OW = (H - k) // s + 1, (W - k) // s + 1
     cap = get_chip(chip).ub_usable_bytes
     cg = next((c for c in range(C, 0, -1)
-               if ub_bytes(*[c * H * W * BLOCK] * 2, c * H * OW * BLOCK, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
+               if ub_bytes(*[c * H * W * DATA_BLOCK_BYTES] * 2, c * H * OW * DATA_BLOCK_BYTES,
+                           *[c * OH * OW * DATA_BLOCK_BYTES] * 2) <= cap), 0)
     if not cg:
         raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB; pool smaller images")
     return MaxPoolTiling(C, H, W, k, s, -(-n // g) * g, cg, dtype)
@@ -74,7 +75,7 @@ def max_2d(dst, a, b, rows: int, cols: int, d: tuple[int, int], sa: tuple[int, i
     (at most 255 per instruction); the arrangement with fewer instructions
     whose strides fit the 8-bit fields is used.
     """
-    lanes = BLOCK // dst.dtype.itemsize
+    lanes = DATA_BLOCK_BYTES // dst.dtype.itemsize
     options = []
     for inner, outer, k_in, k_out in ((cols, rows, 1, 0), (rows, cols, 0, 1)):
         strides = [(t[k_in], t[k_out]) for t in (d, sa, sb)]
@@ -106,9 +107,9 @@ class KernelMaxPool:
         self.yGm = gm(y, t.dtype, t.C * t.OH * t.OW * t.lanes)
         self.pipe = TPipe()
         self.inQueue, self.outQueue, self.hBuf = TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2), TBuf()
-        self.pipe.InitBuffer(self.inQueue, 2, t.cg * t.H * t.W * BLOCK)
-        self.pipe.InitBuffer(self.hBuf, t.cg * t.H * t.OW * BLOCK)
-        self.pipe.InitBuffer(self.outQueue, 2, t.cg * t.OH * t.OW * BLOCK)
+        self.pipe.InitBuffer(self.inQueue, 2, t.cg * t.H * t.W * DATA_BLOCK_BYTES)
+        self.pipe.InitBuffer(self.hBuf, t.cg * t.H * t.OW * DATA_BLOCK_BYTES)
+        self.pipe.InitBuffer(self.outQueue, 2, t.cg * t.OH * t.OW * DATA_BLOCK_BYTES)
 
     def Process(self) -> None:
         t = self.t

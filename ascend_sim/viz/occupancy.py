@@ -19,10 +19,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim.viz.style import ONCHIP_CAPACITY_FIELD
 from ascend_sim.viz.tracedata import TraceTable
-
-GRANULE = 32
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,8 @@ def _estimate(table: TraceTable, unit: int, tier: str) -> list[tuple[float, floa
 
 def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
              capacity: int) -> list[tuple[float, float, int]]:
-    """Exact liveness from per-record (tier, lo, hi) read and write regions."""
-    ng = -(-capacity // GRANULE)
+    """Exact liveness from per-record (tier, lo, hi) read and write regions, tracked per DataBlock."""
+    ng = -(-capacity // DATA_BLOCK_BYTES)
     born = np.full(ng, np.nan)
     used = np.full(ng, np.nan)
     out: list[tuple[float, float, int]] = []
@@ -94,7 +93,7 @@ def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
         if live.any():
             ends = np.where(np.isnan(u[live]), b[live], u[live])
             pairs, counts = np.unique(np.stack([b[live], ends], 1), axis=0, return_counts=True)
-            out.extend((float(a), float(e), int(c) * GRANULE) for (a, e), c in zip(pairs, counts))
+            out.extend((float(a), float(e), int(c) * DATA_BLOCK_BYTES) for (a, e), c in zip(pairs, counts))
         born[g] = np.nan
         used[g] = np.nan
 
@@ -103,11 +102,11 @@ def _regions(records: list[Any], unit_of: list[int], unit: int, tier: str,
         r = records[i]
         for t, lo, hi in getattr(r, "reads", ()) or ():
             if t == tier:
-                g = slice(lo // GRANULE, -(-hi // GRANULE))
+                g = slice(lo // DATA_BLOCK_BYTES, -(-hi // DATA_BLOCK_BYTES))
                 used[g] = np.fmax(used[g], r.end)
         for t, lo, hi in getattr(r, "writes", ()) or ():
             if t == tier:
-                g = slice(lo // GRANULE, -(-hi // GRANULE))
+                g = slice(lo // DATA_BLOCK_BYTES, -(-hi // DATA_BLOCK_BYTES))
                 close(g)
                 born[g] = r.start
                 used[g] = r.end
