@@ -26,8 +26,9 @@ SYNC_OPS: frozenset[str] = frozenset({
     "CrossCoreSetFlag", "CrossCoreWaitFlag", "EnQue", "DeQue",
 })
 
-#: Instruction classes, the colour key of the timeline: (name, colour, meaning).
-CLASSES: tuple[tuple[str, str, str], ...] = (
+#: Instruction kinds (指令种类), the colour key of the timeline: (name, colour, meaning). A kind follows from the
+#: pipe and op (``kind_of``); it is not the record's instruction class ``klass`` (its cost class, docs/glossary.md).
+KINDS: tuple[tuple[str, str, str], ...] = (
     ("copy-in", "#0072B2", "MTE2: GM -> UB/L1 (搬入)"),
     ("vector", "#009E73", "V: vector compute (矢量计算)"),
     ("cube", "#D55E00", "M: cube matmul (矩阵计算)"),
@@ -37,21 +38,21 @@ CLASSES: tuple[tuple[str, str, str], ...] = (
     ("scalar", "#8C8C8C", "S: scalar (标量)"),
     ("sync", "#222222", "SetFlag/WaitFlag/barriers (同步)"),
 )
-CLASS_NAMES: tuple[str, ...] = tuple(c[0] for c in CLASSES)
-CLASS_COLORS: dict[str, str] = {c[0]: c[1] for c in CLASSES}
+KIND_NAMES: tuple[str, ...] = tuple(c[0] for c in KINDS)
+KIND_COLORS: dict[str, str] = {c[0]: c[1] for c in KINDS}
 
-_PIPE_CLASS = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
+_PIPE_KIND = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
                "MTE3": "copy-out", "FIX": "fixpipe", "S": "scalar"}
 
 #: Colour of the hatched stall region (waiting on a sync edge).
 STALL_COLOR = "#B22222"
 
 
-def classify(pipe: str, op: str, klass: str = "") -> str:
-    """Instruction class of one record: ``"sync"`` for sync ops, else by pipe."""
+def kind_of(pipe: str, op: str, klass: str = "") -> str:
+    """Instruction kind of one record: ``"sync"`` for sync ops (or ``klass`` "sync"), else by pipe."""
     if op in SYNC_OPS or klass == "sync":
         return "sync"
-    return _PIPE_CLASS.get(pipe, "scalar")
+    return _PIPE_KIND.get(pipe, "scalar")
 
 
 def format_bytes(n: float) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ascend_sim.viz.style import CLASS_NAMES, PIPES, classify
+from ascend_sim.viz.style import KIND_NAMES, PIPES, kind_of
 
 _INT_FIELDS = ("core", "wait_on", "nbytes", "flops")
 _FLOAT_FIELDS = ("ready", "start", "end")
@@ -24,7 +24,8 @@ class TraceTable:
     """Trace records as numpy columns (one entry per record, in record order).
 
     ``index`` is the record's position in the original trace, the number that
-    ``wait_on`` refers to. ``cls`` is the instruction class (see style.CLASSES).
+    ``wait_on`` refers to. ``klass`` is the record's instruction class (its cost class: simple, transcendental,
+    copy, sync ...); ``kind`` is the timeline's colour key derived from pipe and op (see style.KINDS).
     ``unit`` numbers the physical cores: the block index, except in MIX
     launches where AIC and AIV blocks share indices (then AIC cores come first).
     """
@@ -46,7 +47,7 @@ class TraceTable:
     line: np.ndarray
     source: np.ndarray
     klass: np.ndarray
-    cls: np.ndarray
+    kind: np.ndarray
     cycles: float
     label: str = ""
     clock_ghz: float | None = None
@@ -89,7 +90,7 @@ class TraceTable:
 
 
 _COLUMNS = ("index", "unit", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
-            "nbytes", "src", "dst", "flops", "line", "source", "klass", "cls")
+            "nbytes", "src", "dst", "flops", "line", "source", "klass", "kind")
 
 
 def _records_of(obj: Any) -> tuple[Sequence[Any], Any]:
@@ -147,7 +148,7 @@ def as_table(obj: Any, label: str | None = None) -> TraceTable:
         arr[f] = np.asarray(cols[f], np.float64).reshape(n)
     for f in _STR_FIELDS:
         arr[f] = np.asarray(cols[f], dtype=object).reshape(n)
-    arr["cls"] = np.asarray([classify(p, o, k) for p, o, k in
+    arr["kind"] = np.asarray([kind_of(p, o, k) for p, o, k in
                              zip(cols["pipe"], cols["op"], cols["klass"])], dtype=object).reshape(n)
     arr["unit"] = _units(arr["core"], arr["core_type"])
     cycles = _meta(owner, "cycles")
@@ -221,7 +222,7 @@ def pipe_stats(table: TraceTable) -> list[PipeStats]:
     return out
 
 
-def class_index(names: Sequence[str]) -> np.ndarray:
-    """Positions of class names in style.CLASS_NAMES."""
-    lut = {c: i for i, c in enumerate(CLASS_NAMES)}
+def kind_index(names: Sequence[str]) -> np.ndarray:
+    """Positions of kind names in style.KIND_NAMES."""
+    lut = {c: i for i, c in enumerate(KIND_NAMES)}
     return np.asarray([lut.get(n, lut["scalar"]) for n in names], np.int64)
