@@ -48,7 +48,7 @@ class Conv2dTiling:
     KH: int
     KW: int
     pad: int
-    lanes: int          # Np: images rounded up to a 32-byte block of lanes
+    lanes: int          # Np: images rounded up to a DataBlock of lanes
     nb: int             # lanes per chunk
     rows: int           # output rows per band
     in_depth: int       # VECIN buffers (2: the next chunk loads during compute)

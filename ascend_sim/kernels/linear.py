@@ -16,9 +16,9 @@ float32 (``linear_vector_kernel``, AIV)
     The simulated cube takes half, bfloat16 or int8 only (no float Mmad),
     so float32 runs on the vector unit as a sum of outer products: for each
     input feature k, ``Mul`` (repeat form: one repeat per output row o, the
-    weight ``W[o, k]`` read as a 32-byte block of 8 copies with block stride
+    weight ``W[o, k]`` read as a DataBlock of 8 copies with block stride
     0, the image row ``X^T[k]`` with repeat stride 0) then ``Add``. The host
-    packs the weights as those blocks, ``[K, O, 8]`` (a weight-format
+    packs the weights as those DataBlocks, ``[K, O, 8]`` (a weight-format
     conversion done once, like the FRACTAL formats of CANN).
 """
 from __future__ import annotations
@@ -278,7 +278,7 @@ def linear_vector_kernel(w, x, b, y, tiling: LinearVectorTiling) -> None:
 
 
 def pack_vector(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Host packing for the vector kernel: every weight and bias as a 32-byte block of 8 copies."""
+    """Host packing for the vector kernel: every weight and bias as a DataBlock of 8 copies."""
     wexp = np.repeat(np.ascontiguousarray(w.T, np.float32)[:, :, None], 8, axis=2)
     bexp = np.repeat(np.asarray(b, np.float32)[:, None], 8, axis=1)
     return np.ascontiguousarray(wexp), np.ascontiguousarray(bexp)

@@ -2,11 +2,11 @@
 
 A chunk is one 32-byte DataBlock of lanes (16 half or 8 float images; GM
 holds the chunked layout of ``_common``), so a pixel of all the chunk's
-images is exactly one block, and block strides address pixels. Per tile of
+images is exactly one DataBlock, and block strides address pixels. Per tile of
 ``cg`` channels, loaded with one contiguous DataCopy:
 
 1. horizontal ``h[r, x] = max_dx in[r, s*x + dx]``: ``Max`` in the repeat
-   form, 8 output pixels in the blocks of a repeat (block stride ``s``),
+   form, 8 output pixels in the DataBlocks of a repeat (block stride ``s``),
    one repeat per row (repeat stride ``W``);
 2. vertical ``out[c, y, x] = max_dy h[c, s*y + dy, x]``: the same with the
    rows ``s`` rows apart.
@@ -69,9 +69,9 @@ def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=No
 
 
 def max_2d(dst, a, b, rows: int, cols: int, d: tuple[int, int], sa: tuple[int, int], sb: tuple[int, int]) -> None:
-    """``dst[r*d0 + x*d1] = max(a[r*sa0 + x*sa1], b[r*sb0 + x*sb1])``; indices and strides in 32-byte blocks.
+    """``dst[r*d0 + x*d1] = max(a[r*sa0 + x*sa1], b[r*sb0 + x*sb1])``; indices and strides in DataBlocks.
 
-    8 items go in the blocks of one repeat, repeats step over the other axis
+    8 items go in the DataBlocks of one repeat, repeats step over the other axis
     (at most 255 per instruction); the arrangement with fewer instructions
     whose strides fit the 8-bit fields is used.
     """

@@ -21,7 +21,7 @@ MIN_TILE_BYTES = 2048       # below this, another block costs more than it saves
 
 @dataclass(frozen=True)
 class ReluTiling:
-    """``total`` elements in tiles of ``tile`` elements (a whole number of 32-byte blocks)."""
+    """``total`` elements in tiles of ``tile`` elements (a whole number of DataBlocks)."""
 
     total: int
     tile: int
