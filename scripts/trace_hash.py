@@ -5,14 +5,21 @@ hot path changed no behaviour.
     python scripts/trace_hash.py > before.json      # on the old code
     python scripts/trace_hash.py | diff before.json -   # on the new code: no output means identical
 
+``--sites text`` hashes each record's kernel line as (file basename, source text of the line) instead of its
+line number, for changes that only move lines (comments, SHOW markers): run it on the commit before and after.
+``--sites none`` leaves the kernel line out altogether (number and text), for renames inside kernel lines: every
+other field, the outputs, cycles and buffers still enter the hash.
+
 The launches: the add_custom example in fp16, the bench add (fp32, 8 blocks, 1 and 2 buffers), two cube
 matmuls, the 48-core case study on a 1024 x 1024 add, and LeNet-5 on 8 images in fp16 and fp32 (every
 operator kernel).
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
+import linecache
 import os
 import sys
 
@@ -27,12 +34,29 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import add_case_study  # noqa: E402
 
 
+SITES = "number"        # how a record's kernel line enters the hash: "number", "text" or "none" (--sites)
+
+
+def site_key(site: tuple) -> list:
+    """A record's site as [file basename, line number], [file basename, line text] (text) or [] (none)."""
+    fn, ln = site
+    if SITES == "none":
+        return []
+    if SITES == "text":
+        return [os.path.basename(fn), linecache.getline(fn, ln).strip()]
+    return [os.path.basename(fn), ln]
+
+
 def digest(results, outputs=()) -> str:
     h = hashlib.sha256()
     for res in results:
         for r in res.trace.records:
             d = r.as_dict()
-            d["site"] = [os.path.basename(r.site[0]), r.site[1]]
+            d["site"] = site_key(r.site)
+            if SITES != "number":
+                del d["line"]           # "file.py:LINE": the number is what these modes leave out
+            if SITES == "none":
+                del d["source"]         # the line's text too
             h.update(json.dumps(d, sort_keys=True, default=str).encode())
         h.update(repr((res.cycles, res.core_times, res.buffers)).encode())     # busy cycles per pipe included
     for o in outputs:
@@ -41,6 +65,11 @@ def digest(results, outputs=()) -> str:
 
 
 def main() -> None:
+    global SITES
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sites", choices=("number", "text", "none"), default="number",
+                    help="hash each record's kernel line by its number (default), by its source text, or not at all")
+    SITES = ap.parse_args().sites
     out = {}
     _, _, z, r = run_add_custom()
     out["add_fp16"] = digest([r], [z])

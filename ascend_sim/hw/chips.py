@@ -23,6 +23,11 @@ KB = 1024
 MB = 1024 * KB
 GB = 1024 * MB
 
+#: The DataBlock (数据块): the 32-byte unit of local memory that DataCopy burst lengths and strides, InitBuffer
+#: sizes and the vector unit's block strides count in (one repeat is 8 of them). The same on every chip.
+#: [OFF, DK kernel_utils_constants.h ONE_BLK_SIZE = 32; ascend_facts.md section 2 "Alignment"]
+DATA_BLOCK_BYTES = 32
+
 
 @dataclass(frozen=True)
 class ChipProfile:

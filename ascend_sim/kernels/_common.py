@@ -29,10 +29,9 @@ import numpy as np
 
 from ascend_sim import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyParams, GetBlockIdx, GetBlockNum,
                         GlobalTensor, HardEvent, LocalTensor, SetFlag, TBuf, TPipe, WaitFlag, launch)
-from ascend_sim.hw.chips import ChipProfile, get_chip
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, ChipProfile, get_chip
 from ascend_sim.api.launch import LaunchResult
 
-BLOCK = 32                 # bytes per DataBlock
 MAX_BURSTS = 4095          # DataCopyParams.blockCount limit
 MAX_STRIDE = 255           # repeat-form block/repeat strides (uint8 fields)
 SUPPORTED = (np.dtype(np.float16), np.dtype(np.float32))
@@ -52,20 +51,21 @@ def resolve_dtype(dtype: Any) -> np.dtype:
     return d
 
 
-def lane_granule(dtype: np.dtype) -> int:
+def data_block_lanes(dtype: np.dtype) -> int:
     """Lanes (images) per 32-byte DataBlock: 16 for float16, 8 for float32."""
-    return BLOCK // np.dtype(dtype).itemsize
+    return DATA_BLOCK_BYTES // np.dtype(dtype).itemsize
 
 
 def round_up(n: int, m: int) -> int:
     return -(-int(n) // m) * m
 
 
-def to_lanes(x: np.ndarray, dtype: np.dtype, granule: int | None = None) -> np.ndarray:
-    """``x[N, F...]`` -> contiguous ``[F..., Np]`` in ``dtype``, lanes N..Np-1 zero."""
+def to_lanes(x: np.ndarray, dtype: np.dtype, multiple: int | None = None) -> np.ndarray:
+    """``x[N, F...]`` -> contiguous ``[F..., Np]`` in ``dtype``, Np a multiple of ``multiple`` (default: the lanes
+    of one DataBlock), lanes N..Np-1 zero."""
     x = np.asarray(x)
     n = x.shape[0]
-    g = granule or lane_granule(dtype)
+    g = multiple or data_block_lanes(dtype)
     out = np.zeros(x.shape[1:] + (round_up(max(n, 1), g),), dtype)
     out[..., :n] = np.moveaxis(x, 0, -1)
     return out
@@ -143,7 +143,7 @@ def gm(ptr, dtype, size: int) -> GlobalTensor:
 def copy_flat(dst, src, count: int) -> None:
     """Copy ``count`` contiguous elements GM <-> UB: DataCopy for whole blocks, DataCopyPad otherwise."""
     nbytes = count * src.dtype.itemsize
-    if nbytes % BLOCK == 0:
+    if nbytes % DATA_BLOCK_BYTES == 0:
         DataCopy(dst, src, count)
     else:
         DataCopyPad(dst, src, DataCopyExtParams(1, nbytes, 0, 0, 0))
@@ -157,7 +157,7 @@ def copy_lanes(dst, src, pixels: int, nb: int, lanes: int, to_gm: bool = False, 
     of at most 4095 bursts.
     """
     isz = src.dtype.itemsize
-    blk, gap = nb * isz // BLOCK, (step * lanes - nb) * isz // BLOCK
+    blk, gap = nb * isz // DATA_BLOCK_BYTES, (step * lanes - nb) * isz // DATA_BLOCK_BYTES
     for p0 in range(0, pixels, MAX_BURSTS):
         k = min(MAX_BURSTS, pixels - p0)
         if to_gm:
@@ -173,7 +173,7 @@ def load_scalars(pipe: TPipe, ptr, count: int, dtype) -> list[float]:
     """
     nbytes = count * np.dtype(dtype).itemsize
     buf = TBuf()
-    pipe.InitBuffer(buf, round_up(nbytes, BLOCK))
+    pipe.InitBuffer(buf, round_up(nbytes, DATA_BLOCK_BYTES))
     local: LocalTensor = buf.Get(dtype)
     DataCopyPad(local, gm(ptr, dtype, count), DataCopyExtParams(1, nbytes, 0, 0, 0))   # any GM offset and length
     SetFlag(HardEvent.MTE2_S, 0)
@@ -183,9 +183,9 @@ def load_scalars(pipe: TPipe, ptr, count: int, dtype) -> list[float]:
 
 def ub_bytes(*sizes: int) -> int:
     """UB bytes of buffers of the given sizes (each rounded up to 32 bytes, as InitBuffer does)."""
-    return sum(round_up(s, BLOCK) for s in sizes)
+    return sum(round_up(s, DATA_BLOCK_BYTES) for s in sizes)
 
 
-__all__ = ["BLOCK", "MAX_BURSTS", "MAX_STRIDE", "resolve_dtype", "lane_granule", "round_up", "to_lanes",
+__all__ = ["MAX_BURSTS", "MAX_STRIDE", "resolve_dtype", "data_block_lanes", "round_up", "to_lanes",
            "from_lanes", "chunk_widths", "to_chunks", "from_chunks", "check_batch", "default_blocks", "run", "share",
            "block_range", "gm", "copy_flat", "copy_lanes", "load_scalars", "ub_bytes"]

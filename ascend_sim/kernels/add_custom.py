@@ -29,6 +29,7 @@ class AddCustomTilingData:
 
 
 class KernelAdd:
+    # --- SHOW add-init: course/01_basics.ipynb cell basics-08
     def Init(self, x, y, z, totalLength: int, tileNum: int, bufferNum: int, dtype=half) -> None:
         self.T = T = dtype
         self.blockLength = totalLength // GetBlockNum()
@@ -46,6 +47,7 @@ class KernelAdd:
         self.pipe.InitBuffer(self.inQueueX, bufferNum, self.tileLength * T.itemsize)
         self.pipe.InitBuffer(self.inQueueY, bufferNum, self.tileLength * T.itemsize)
         self.pipe.InitBuffer(self.outQueueZ, bufferNum, self.tileLength * T.itemsize)
+    # --- END SHOW
 
     def Process(self) -> None:
         for i in range(self.tileNum * self.bufferNum):
@@ -61,6 +63,7 @@ class KernelAdd:
         self.inQueueX.EnQue(xLocal)
         self.inQueueY.EnQue(yLocal)
 
+    # --- SHOW add-compute: course/01_basics.ipynb cell basics-08
     def Compute(self, progress: int) -> None:
         xLocal = self.inQueueX.DeQue(self.T)
         yLocal = self.inQueueY.DeQue(self.T)
@@ -69,6 +72,7 @@ class KernelAdd:
         self.outQueueZ.EnQue(zLocal)
         self.inQueueX.FreeTensor(xLocal)
         self.inQueueY.FreeTensor(yLocal)
+    # --- END SHOW
 
     def CopyOut(self, progress: int) -> None:
         zLocal = self.outQueueZ.DeQue(self.T)

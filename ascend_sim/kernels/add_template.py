@@ -21,6 +21,7 @@ from ascend_sim import (ASCENDC_TPL_ARGS_DECL, ASCENDC_TPL_ARGS_SEL, ASCENDC_TPL
                         ASCENDC_TPL_SEL, ASCENDC_TPL_UINT_DECL, Add, Cast, DataCopy, DataCopyExtParams, DataCopyPad,
                         DataCopyPadExtParams, GetBlockIdx, GlobalTensor, LaunchResult, RoundMode, TBuf, TPipe,
                         TPosition, TQue, bfloat16, float32, half, int16, int32, launch)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim.kernels.tiling import MultiCoreTiling, split_even
 
 DTYPES = (half, float32, bfloat16, int16, int32)
@@ -65,7 +66,7 @@ def add_custom_template(x, y, z, tiling: AddTemplateTilingData, *, D_T_X, D_T_Y,
         pipe.InitBuffer(work, 3 * s.tile_length * 4)
         wide = work.Get(float32)
     for offset, count in s.tiles(length):
-        aligned = (count * T.itemsize) % 32 == 0
+        aligned = (count * T.itemsize) % DATA_BLOCK_BYTES == 0
         xl, yl = qx.AllocTensor(T), qy.AllocTensor(T)
         if not HAS_TAIL or aligned:
             DataCopy(xl, xGm[offset], count)

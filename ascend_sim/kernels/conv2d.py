@@ -28,9 +28,9 @@ import numpy as np
 
 from ascend_sim import (Axpy, Cast, DataCopy, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, RoundMode, TBuf,
                         TPipe, TPosition, TQue, float32, kernel)
-from ascend_sim.hw.chips import get_chip
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import (BLOCK, MAX_STRIDE, check_batch, from_chunks, gm, lane_granule, load_scalars,
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
+from ascend_sim.kernels._common import (MAX_STRIDE, check_batch, from_chunks, gm, data_block_lanes, load_scalars,
                                         resolve_dtype, run, share, to_chunks, ub_bytes)
 
 US_PER_INSTR = 30.0        # host cost model of one simulated instruction (for the tiling choice only)
@@ -48,7 +48,7 @@ class Conv2dTiling:
     KH: int
     KW: int
     pad: int
-    lanes: int          # Np: images rounded up to a 32-byte block of lanes
+    lanes: int          # Np: images rounded up to a DataBlock of lanes
     nb: int             # lanes per chunk
     rows: int           # output rows per band
     in_depth: int       # VECIN buffers (2: the next chunk loads during compute)
@@ -82,7 +82,7 @@ class Conv2dTiling:
         return -(-self.lanes // self.nb)
 
     def __post_init__(self) -> None:
-        g = lane_granule(self.dtype)
+        g = data_block_lanes(self.dtype)
         if self.nb % g or self.lanes % g or not 1 <= self.o_groups <= self.O or min(self.rows, self.nb) < 1:
             raise ValueError(f"Conv2dTiling: nb ({self.nb}) and lanes ({self.lanes}) must be multiples of {g}, "
                              f"rows >= 1 and 1 <= o_groups ({self.o_groups}) <= O ({self.O})")
@@ -111,7 +111,7 @@ def choose_tiling(C, H, W, O, KH, KW, pad, n, dtype, chip=None, block_dim: int |
     dtype = resolve_dtype(dtype)
     if pad < 0:
         raise ValueError(f"conv2d: pad must be >= 0, got {pad}")
-    g = lane_granule(dtype)
+    g = data_block_lanes(dtype)
     lanes = -(-n // g) * g
     chip = get_chip(chip)
     Wp, Hp = W + 2 * pad, H + 2 * pad
@@ -191,7 +191,7 @@ def zero_runs(buf, runs: list[tuple[int, int]], nb: int) -> None:
             pitch = runs[j][0] - start
             while j < len(runs) and runs[j][1] == length and runs[j][0] - runs[j - 1][0] == pitch:
                 j += 1
-            rep_stride = pitch * nb * isz // BLOCK
+            rep_stride = pitch * nb * isz // DATA_BLOCK_BYTES
             if rep_stride <= MAX_STRIDE:
                 for r0 in range(i, j, 255):
                     r = min(255, j - r0)
@@ -253,7 +253,7 @@ class KernelConv2d:
     def CopyIn(self, n0: int, nb: int) -> None:
         """The chunk (contiguous in GM) into the padded planes: one strided DataCopy per channel."""
         t = self.t
-        blk = nb * t.dtype.itemsize // BLOCK                  # 32-byte blocks per pixel
+        blk = nb * t.dtype.itemsize // DATA_BLOCK_BYTES       # DataBlocks per pixel
         src = self.xGm[n0 * t.C * t.H * t.W]
         xLocal = self.inQueue.AllocTensor(t.dtype)
         if t.pad:
@@ -277,6 +277,7 @@ class KernelConv2d:
         self.inQueue.FreeTensor(xLocal)
         return xf
 
+    # --- SHOW conv2d-compute: course/01_basics.ipynb cell basics-17
     def Compute(self, src, o: int, y0: int, rows: int, nb: int) -> None:
         t = self.t
         acc = self.accBuf.Get(float32) if t.cast else self.outQueue.AllocTensor(t.dtype)
@@ -296,11 +297,12 @@ class KernelConv2d:
         else:
             yLocal = acc
         self.outQueue.EnQue(yLocal)
+    # --- END SHOW
 
     def CopyOut(self, o: int, y0: int, rows: int, n0: int, nb: int) -> None:
         """``rows`` output rows, skipping the garbage columns: one strided DataCopy."""
         t = self.t
-        blk = nb * t.dtype.itemsize // BLOCK
+        blk = nb * t.dtype.itemsize // DATA_BLOCK_BYTES
         yLocal = self.outQueue.DeQue(t.dtype)
         DataCopy(self.yGm[n0 * t.O * t.OH * t.OW + (o * t.OH + y0) * t.OW * nb], yLocal,
                  DataCopyParams(rows, t.OW * blk, (t.Wp - t.OW) * blk, 0))

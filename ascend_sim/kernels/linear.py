@@ -16,9 +16,9 @@ float32 (``linear_vector_kernel``, AIV)
     The simulated cube takes half, bfloat16 or int8 only (no float Mmad),
     so float32 runs on the vector unit as a sum of outer products: for each
     input feature k, ``Mul`` (repeat form: one repeat per output row o, the
-    weight ``W[o, k]`` read as a 32-byte block of 8 copies with block stride
+    weight ``W[o, k]`` read as a DataBlock of 8 copies with block stride
     0, the image row ``X^T[k]`` with repeat stride 0) then ``Add``. The host
-    packs the weights as those blocks, ``[K, O, 8]`` (a weight-format
+    packs the weights as those DataBlocks, ``[K, O, 8]`` (a weight-format
     conversion done once, like the FRACTAL formats of CANN).
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ import numpy as np
 from ascend_sim import (Add, BinaryRepeatParams, DataCopyParams, DataCopy, Fixpipe, FixpipeParams, LaunchResult,
                         LoadData, LoadData2DParams, Mmad, MmadParams, Mul, QuantMode_t, TBuf, TPipe, TPosition, TQue,
                         float32, half, kernel)
-from ascend_sim.hw.chips import get_chip
-from ascend_sim.kernels._common import (BLOCK, block_range, check_batch, copy_flat, copy_lanes, default_blocks,
-                                        from_lanes, gm, lane_granule, resolve_dtype, round_up, run, to_lanes,
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
+from ascend_sim.kernels._common import (block_range, check_batch, copy_flat, copy_lanes, default_blocks,
+                                        from_lanes, gm, data_block_lanes, resolve_dtype, round_up, run, to_lanes,
                                         ub_bytes)
 
 FRACTAL = 16                # fp16 fractal edge
@@ -115,7 +115,8 @@ class KernelLinearCube:
         a1 = self.inQueueA1.AllocTensor(half)
         for k0 in range(0, t.Kp, t.baseK):
             bk = min(t.baseK, t.Kp - k0)
-            DataCopy(a1[t.Mp * k0], self.wGm[k0], DataCopyParams(t.Mp, bk * 2 // BLOCK, (t.Kp - bk) * 2 // BLOCK, 0))
+            DataCopy(a1[t.Mp * k0], self.wGm[k0],
+                     DataCopyParams(t.Mp, bk * 2 // DATA_BLOCK_BYTES, (t.Kp - bk) * 2 // DATA_BLOCK_BYTES, 0))
         self.inQueueA1.EnQue(a1)
         return self.inQueueA1.DeQue(half)
 
@@ -135,11 +136,13 @@ class KernelLinearCube:
         self.inQueueB2.EnQue(b2)
         self.inQueueB1.FreeTensor(b1)
 
+    # --- SHOW linear-cube-compute: course/01_basics.ipynb cell basics-23
     def Compute(self, c1, bk: int, nb: int, first: bool) -> None:
         a2, b2 = self.inQueueA2.DeQue(half), self.inQueueB2.DeQue(half)
         Mmad(c1, a2, b2, MmadParams(self.t.O, nb, bk, cmatrixInitVal=first))
         self.inQueueA2.FreeTensor(a2)
         self.inQueueB2.FreeTensor(b2)
+    # --- END SHOW
 
     def CopyOut(self, n0: int, nb: int) -> None:
         t = self.t
@@ -182,11 +185,12 @@ class LinearVectorTiling:
 
 def vector_tiling(O: int, K: int, n: int, chip=None) -> LinearVectorTiling:
     """The largest K tile whose double-buffered weight and input tiles fit UB beside acc and tmp."""
-    lanes = round_up(n, lane_granule(np.float32))
+    lanes = round_up(n, data_block_lanes(np.float32))
     nb = min(lanes, VEC_CHUNK)
     cap = get_chip(chip).ub_usable_bytes
     kt = next((k for k in range(K, 0, -1)
-               if ub_bytes(*[k * nb * 4] * 2, *[k * O * BLOCK] * 2, O * nb * 4, O * nb * 4, O * BLOCK) <= cap), 0)
+               if ub_bytes(*[k * nb * 4] * 2, *[k * O * DATA_BLOCK_BYTES] * 2, O * nb * 4, O * nb * 4,
+                           O * DATA_BLOCK_BYTES) <= cap), 0)
     if not kt:
         raise ValueError(f"linear: {O} outputs do not fit UB for the vector kernel; split the outputs")
     return LinearVectorTiling(K, O, lanes, nb, kt)
@@ -203,9 +207,9 @@ class KernelLinearVector:
         self.wQueue, self.xQueue, self.bQueue = (TQue(TPosition.VECIN, 2), TQue(TPosition.VECIN, 2),
                                                  TQue(TPosition.VECIN, 1))
         self.outQueue, self.tmpBuf = TQue(TPosition.VECOUT, 1), TBuf()
-        self.pipe.InitBuffer(self.wQueue, 2, t.kt * t.O * BLOCK)
+        self.pipe.InitBuffer(self.wQueue, 2, t.kt * t.O * DATA_BLOCK_BYTES)
         self.pipe.InitBuffer(self.xQueue, 2, t.kt * t.nb * 4)
-        self.pipe.InitBuffer(self.bQueue, 1, t.O * BLOCK)
+        self.pipe.InitBuffer(self.bQueue, 1, t.O * DATA_BLOCK_BYTES)
         self.pipe.InitBuffer(self.outQueue, 1, t.O * t.nb * 4)
         self.pipe.InitBuffer(self.tmpBuf, t.O * t.nb * 4)
 
@@ -242,7 +246,7 @@ class KernelLinearVector:
         t = self.t
         wLocal, xLocal = self.wQueue.DeQue(float32), self.xQueue.DeQue(float32)
         tmp = self.tmpBuf.Get(float32)
-        rep = nb * 4 // BLOCK
+        rep = nb * 4 // DATA_BLOCK_BYTES
         outer = BinaryRepeatParams(1, 0, 1, rep, 1, 0)       # dst row o; W[o, k] block; X^T[k] row
         for i in range(kk):
             first = k0 + i == 0
@@ -274,7 +278,7 @@ def linear_vector_kernel(w, x, b, y, tiling: LinearVectorTiling) -> None:
 
 
 def pack_vector(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Host packing for the vector kernel: every weight and bias as a 32-byte block of 8 copies."""
+    """Host packing for the vector kernel: every weight and bias as a DataBlock of 8 copies."""
     wexp = np.repeat(np.ascontiguousarray(w.T, np.float32)[:, :, None], 8, axis=2)
     bexp = np.repeat(np.asarray(b, np.float32)[:, None], 8, axis=1)
     return np.ascontiguousarray(wexp), np.ascontiguousarray(bexp)

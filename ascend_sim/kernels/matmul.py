@@ -13,6 +13,7 @@ import numpy as np
 from ascend_sim import (DataCopy, DataCopyParams, Fixpipe, FixpipeParams, GetBlockIdx, GlobalTensor, HardEvent,
                         LoadData, LoadData2DParams, Mmad, MmadParams, QuantMode_t, TPipe, TPosition, TQue, float32,
                         half, kernel, launch)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 
 
 @dataclass
@@ -60,11 +61,11 @@ class KernelMatmul:
         t = self.t
         a1 = self.inQueueA1.AllocTensor(half)
         b1 = self.inQueueB1.AllocTensor(half)
-        # baseM rows of baseK halves from a row pitch of K halves (32-byte blocks)
+        # baseM rows of baseK halves from a row pitch of K halves (lengths and gaps in DataBlocks)
         DataCopy(a1, self.aGm[self.mIdx * t.baseM * t.K + kIdx * t.baseK],
-                 DataCopyParams(t.baseM, t.baseK * 2 // 32, (t.K - t.baseK) * 2 // 32, 0))
+                 DataCopyParams(t.baseM, t.baseK * 2 // DATA_BLOCK_BYTES, (t.K - t.baseK) * 2 // DATA_BLOCK_BYTES, 0))
         DataCopy(b1, self.bGm[kIdx * t.baseK * t.N + self.nIdx * t.baseN],
-                 DataCopyParams(t.baseK, t.baseN * 2 // 32, (t.N - t.baseN) * 2 // 32, 0))
+                 DataCopyParams(t.baseK, t.baseN * 2 // DATA_BLOCK_BYTES, (t.N - t.baseN) * 2 // DATA_BLOCK_BYTES, 0))
         self.inQueueA1.EnQue(a1)
         self.inQueueB1.EnQue(b1)
 

@@ -2,11 +2,11 @@
 
 A chunk is one 32-byte DataBlock of lanes (16 half or 8 float images; GM
 holds the chunked layout of ``_common``), so a pixel of all the chunk's
-images is exactly one block, and block strides address pixels. Per tile of
+images is exactly one DataBlock, and block strides address pixels. Per tile of
 ``cg`` channels, loaded with one contiguous DataCopy:
 
 1. horizontal ``h[r, x] = max_dx in[r, s*x + dx]``: ``Max`` in the repeat
-   form, 8 output pixels in the blocks of a repeat (block stride ``s``),
+   form, 8 output pixels in the DataBlocks of a repeat (block stride ``s``),
    one repeat per row (repeat stride ``W``);
 2. vertical ``out[c, y, x] = max_dy h[c, s*y + dy, x]``: the same with the
    rows ``s`` rows apart.
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import BinaryRepeatParams, DataCopy, Max, TBuf, TPipe, TPosition, TQue, kernel
-from ascend_sim.hw.chips import get_chip
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import (BLOCK, MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks,
-                                        gm, lane_granule, resolve_dtype, run, to_chunks, ub_bytes)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
+from ascend_sim.kernels._common import (MAX_STRIDE, block_range, check_batch, default_blocks, from_chunks,
+                                        gm, data_block_lanes, resolve_dtype, run, to_chunks, ub_bytes)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class MaxPoolTiling:
 
     @property
     def nb(self) -> int:
-        return lane_granule(self.dtype)
+        return data_block_lanes(self.dtype)
 
 
 def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=None) -> MaxPoolTiling:
@@ -57,24 +57,25 @@ def choose_tiling(C: int, H: int, W: int, k: int, s: int, n: int, dtype, chip=No
     dtype = resolve_dtype(dtype)
     if k < 2 or s < 1 or H < k or W < k:
         raise ValueError(f"maxpool2d: window {k} (>= 2) and stride {s} (>= 1) must fit the {H}x{W} input")
-    g = lane_granule(dtype)
+    g = data_block_lanes(dtype)
     OH, OW = (H - k) // s + 1, (W - k) // s + 1
     cap = get_chip(chip).ub_usable_bytes
     cg = next((c for c in range(C, 0, -1)
-               if ub_bytes(*[c * H * W * BLOCK] * 2, c * H * OW * BLOCK, *[c * OH * OW * BLOCK] * 2) <= cap), 0)
+               if ub_bytes(*[c * H * W * DATA_BLOCK_BYTES] * 2, c * H * OW * DATA_BLOCK_BYTES,
+                           *[c * OH * OW * DATA_BLOCK_BYTES] * 2) <= cap), 0)
     if not cg:
         raise ValueError(f"maxpool2d: one {H}x{W} channel does not fit the {cap}-byte UB; pool smaller images")
     return MaxPoolTiling(C, H, W, k, s, -(-n // g) * g, cg, dtype)
 
 
 def max_2d(dst, a, b, rows: int, cols: int, d: tuple[int, int], sa: tuple[int, int], sb: tuple[int, int]) -> None:
-    """``dst[r*d0 + x*d1] = max(a[r*sa0 + x*sa1], b[r*sb0 + x*sb1])``; indices and strides in 32-byte blocks.
+    """``dst[r*d0 + x*d1] = max(a[r*sa0 + x*sa1], b[r*sb0 + x*sb1])``; indices and strides in DataBlocks.
 
-    8 items go in the blocks of one repeat, repeats step over the other axis
+    8 items go in the DataBlocks of one repeat, repeats step over the other axis
     (at most 255 per instruction); the arrangement with fewer instructions
     whose strides fit the 8-bit fields is used.
     """
-    lanes = BLOCK // dst.dtype.itemsize
+    lanes = DATA_BLOCK_BYTES // dst.dtype.itemsize
     options = []
     for inner, outer, k_in, k_out in ((cols, rows, 1, 0), (rows, cols, 0, 1)):
         strides = [(t[k_in], t[k_out]) for t in (d, sa, sb)]
@@ -106,9 +107,9 @@ class KernelMaxPool:
         self.yGm = gm(y, t.dtype, t.C * t.OH * t.OW * t.lanes)
         self.pipe = TPipe()
         self.inQueue, self.outQueue, self.hBuf = TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2), TBuf()
-        self.pipe.InitBuffer(self.inQueue, 2, t.cg * t.H * t.W * BLOCK)
-        self.pipe.InitBuffer(self.hBuf, t.cg * t.H * t.OW * BLOCK)
-        self.pipe.InitBuffer(self.outQueue, 2, t.cg * t.OH * t.OW * BLOCK)
+        self.pipe.InitBuffer(self.inQueue, 2, t.cg * t.H * t.W * DATA_BLOCK_BYTES)
+        self.pipe.InitBuffer(self.hBuf, t.cg * t.H * t.OW * DATA_BLOCK_BYTES)
+        self.pipe.InitBuffer(self.outQueue, 2, t.cg * t.OH * t.OW * DATA_BLOCK_BYTES)
 
     def Process(self) -> None:
         t = self.t
@@ -126,6 +127,7 @@ class KernelMaxPool:
         DataCopy(xLocal, self.xGm[n0 * t.C * t.H * t.W + c0 * t.H * t.W * t.nb], cg * t.H * t.W * t.nb)
         self.inQueue.EnQue(xLocal)
 
+    # --- SHOW maxpool-compute: course/01_basics.ipynb cell basics-19
     def Compute(self, cg: int) -> None:
         t = self.t
         lanes = t.nb
@@ -147,6 +149,7 @@ class KernelMaxPool:
                 max_2d(dst, dst, h[(src + dy * t.OW) * lanes], rows, t.OW, ov, ov, hv)
         self.outQueue.EnQue(yLocal)
         self.inQueue.FreeTensor(xLocal)
+    # --- END SHOW
 
     def CopyOut(self, n0: int, c0: int, cg: int) -> None:
         t = self.t

@@ -12,7 +12,8 @@ import numpy as np
 
 from ascend_sim import Relu, TPipe, TPosition, TQue, kernel
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import BLOCK, block_range, copy_flat, default_blocks, gm, resolve_dtype, round_up, run
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
+from ascend_sim.kernels._common import block_range, copy_flat, default_blocks, gm, resolve_dtype, round_up, run
 
 TILE_BYTES = 32 * 1024      # per tile; 2 in + 2 out buffers = 128 KB of UB
 MIN_TILE_BYTES = 2048       # below this, another block costs more than it saves
@@ -20,7 +21,7 @@ MIN_TILE_BYTES = 2048       # below this, another block costs more than it saves
 
 @dataclass(frozen=True)
 class ReluTiling:
-    """``total`` elements in tiles of ``tile`` elements (a whole number of 32-byte blocks)."""
+    """``total`` elements in tiles of ``tile`` elements (a whole number of DataBlocks)."""
 
     total: int
     tile: int
@@ -55,12 +56,14 @@ class KernelRelu:
         copy_flat(xLocal, self.xGm[i * self.t.tile], n)
         self.inQueue.EnQue(xLocal)
 
+    # --- SHOW relu-compute: course/01_basics.ipynb cell basics-21
     def Compute(self, n: int) -> None:
         xLocal = self.inQueue.DeQue(self.t.dtype)
         yLocal = self.outQueue.AllocTensor(self.t.dtype)
         Relu(yLocal, xLocal, n)
         self.outQueue.EnQue(yLocal)
         self.inQueue.FreeTensor(xLocal)
+    # --- END SHOW
 
     def CopyOut(self, i: int, n: int) -> None:
         yLocal = self.outQueue.DeQue(self.t.dtype)
@@ -84,8 +87,9 @@ def relu(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=N
     if x.size == 0:
         raise ValueError("relu: the input is empty")
     blocks = default_blocks(-(-x.nbytes // MIN_TILE_BYTES), "AIV", chip, block_dim)    # blocks worth a tile
-    tile = min(round_up(tile_bytes, BLOCK), round_up(-(-x.nbytes // blocks), BLOCK))      # about one tile per block
-    t = ReluTiling(x.size, max(tile, BLOCK) // d.itemsize, d)
+    tile = min(round_up(tile_bytes, DATA_BLOCK_BYTES),                          # about one tile per block
+               round_up(-(-x.nbytes // blocks), DATA_BLOCK_BYTES))
+    t = ReluTiling(x.size, max(tile, DATA_BLOCK_BYTES) // d.itemsize, d)
     y = np.zeros_like(x)
     res = run(relu_kernel, default_blocks(t.tiles, "AIV", chip, block_dim), x, y, t, chip=chip, names=["x", "y"])
     return y, res

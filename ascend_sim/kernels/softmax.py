@@ -16,7 +16,8 @@ import numpy as np
 from ascend_sim import (Add, BinaryRepeatParams, Cast, Div, Exp, Max, RoundMode, Sub, TBuf, TPipe, TPosition, TQue,
                         float32, kernel)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import (BLOCK, block_range, check_batch, copy_lanes, default_blocks, from_lanes, gm,
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
+from ascend_sim.kernels._common import (block_range, check_batch, copy_lanes, default_blocks, from_lanes, gm,
                                         resolve_dtype, run, to_lanes)
 
 CHUNK = 64                  # images per chunk: 64 floats = one 256-byte repeat per class row
@@ -51,7 +52,7 @@ def tree_reduce(op, scratch, src, rows: int, nb: int):
 
 def broadcast_rows(op, dst, src, row, rows: int, nb: int) -> None:
     """``dst[k] = op(src[k], row)`` for every row k: repeat form, the row read with repeat stride 0."""
-    rep = nb * dst.dtype.itemsize // BLOCK
+    rep = nb * dst.dtype.itemsize // DATA_BLOCK_BYTES
     for k0 in range(0, rows, MAX_ROWS):
         r = min(MAX_ROWS, rows - k0)
         op(dst[k0 * nb], src[k0 * nb], row, nb, r, BinaryRepeatParams(1, 1, 1, rep, rep, 0))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import TilingError, get_chip
-from ascend_sim.kernels._common import BLOCK as DATA_BLOCK_BYTES
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 
 
 @dataclass(frozen=True)

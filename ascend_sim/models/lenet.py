@@ -235,6 +235,7 @@ class LeNetRuntime:
         self.images = 0
 
     # --- execution -------------------------------------------------------------
+    # --- SHOW lenet-forward: course/01_basics.ipynb cell basics-33
     def forward(self, x: np.ndarray, on_node: Callable[[Node], None] | None = None) -> np.ndarray:
         """Class probabilities ``[N, 10]`` for normalized input ``x [N, 1, 28, 28]``, one launch per node."""
         values: dict[str, np.ndarray] = {self.graph.input: np.asarray(x, self.dtype)}
@@ -250,6 +251,7 @@ class LeNetRuntime:
             self._record(node, results)
         self.images += n
         return values[self.graph.output]
+    # --- END SHOW
 
     def _call(self, node: Node, args: list[np.ndarray]) -> tuple[Any, list[LaunchResult]]:
         kw: dict[str, Any] = dict(node.params, dtype=self.dtype.name)

@@ -26,18 +26,19 @@ SYNC_OPS: frozenset[str] = frozenset({
     "CrossCoreSetFlag", "CrossCoreWaitFlag", "EnQue", "DeQue",
 })
 
-#: The timeline class of a record (its colour key in viz/style.py), in legend order.
-CLASS_NAMES: tuple[str, ...] = ("copy-in", "vector", "cube", "l1-to-l0", "copy-out", "fixpipe", "scalar", "sync")
+#: Instruction kinds (指令种类) in legend order: the colour key of the views (viz/style.py colours them). A kind
+#: follows from the pipe and op (``kind_of``); it is not the record's instruction class ``klass`` (its cost class).
+KIND_NAMES: tuple[str, ...] = ("copy-in", "vector", "cube", "l1-to-l0", "copy-out", "fixpipe", "scalar", "sync")
 
-_PIPE_CLASS = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
-               "MTE3": "copy-out", "FIX": "fixpipe", "S": "scalar"}
+_PIPE_KIND = {"MTE2": "copy-in", "V": "vector", "M": "cube", "MTE1": "l1-to-l0",
+              "MTE3": "copy-out", "FIX": "fixpipe", "S": "scalar"}
 
 
-def classify(pipe: str, op: str, klass: str = "") -> str:
-    """Timeline class of one record: ``"sync"`` for sync ops, else by pipe."""
+def kind_of(pipe: str, op: str, klass: str = "") -> str:
+    """Instruction kind of one record: ``"sync"`` for sync ops (or ``klass`` "sync"), else by pipe."""
     if op in SYNC_OPS or klass == "sync":
         return "sync"
-    return _PIPE_CLASS.get(pipe, "scalar")
+    return _PIPE_KIND.get(pipe, "scalar")
 
 
 _INT_FIELDS = ("core", "wait_on", "nbytes", "flops")
@@ -50,8 +51,8 @@ class TraceTable:
     """Trace records as numpy columns (one entry per record, in record order).
 
     ``index`` is the record's position in the original trace, the number that
-    ``wait_on`` refers to. ``klass`` is the record's instruction class (copy, simple, cube ...);
-    ``cls`` its timeline class (:data:`CLASS_NAMES`, the colour key of the views).
+    ``wait_on`` refers to. ``klass`` is the record's instruction class (its cost class: simple, transcendental,
+    copy, sync ...); ``kind`` is the views' colour key derived from pipe and op (:data:`KIND_NAMES`).
     ``unit`` numbers the physical cores: the block index, except in MIX
     launches where AIC and AIV blocks share indices (then AIC cores come first).
     """
@@ -73,7 +74,7 @@ class TraceTable:
     line: np.ndarray
     source: np.ndarray
     klass: np.ndarray
-    cls: np.ndarray
+    kind: np.ndarray
     cycles: float
     label: str = ""
     clock_ghz: float | None = None
@@ -124,7 +125,7 @@ class TraceTable:
 
 
 _COLUMNS = ("index", "unit", "core", "core_type", "pipe", "op", "ready", "start", "end", "wait_on",
-            "nbytes", "src", "dst", "flops", "line", "source", "klass", "cls")
+            "nbytes", "src", "dst", "flops", "line", "source", "klass", "kind")
 
 
 def _records_of(obj: Any) -> tuple[Sequence[Any], Any]:
@@ -207,7 +208,7 @@ def table_from_columns(cols: dict[str, Sequence], *, cycles: float | None = None
         a = np.empty(n, dtype=object)
         a[:] = list(cols[f])
         arr[f] = a
-    arr["cls"] = np.asarray([classify(p, o, k) for p, o, k in
+    arr["kind"] = np.asarray([kind_of(p, o, k) for p, o, k in
                              zip(cols["pipe"], cols["op"], cols["klass"])], dtype=object).reshape(n)
     arr["unit"] = _units(arr["core"], arr["core_type"])
     if cycles is None:
@@ -315,7 +316,7 @@ def pipe_stats(table: TraceTable) -> list[PipeStats]:
     return out
 
 
-def class_index(names: Sequence[str]) -> np.ndarray:
-    """Positions of timeline class names in :data:`CLASS_NAMES`."""
-    lut = {c: i for i, c in enumerate(CLASS_NAMES)}
+def kind_index(names: Sequence[str]) -> np.ndarray:
+    """Positions of kind names in :data:`KIND_NAMES`."""
+    lut = {c: i for i, c in enumerate(KIND_NAMES)}
     return np.asarray([lut.get(n, lut["scalar"]) for n in names], np.int64)

@@ -19,10 +19,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim.viz.style import ONCHIP_CAPACITY_FIELD
 from ascend_sim.trace.table import TraceTable
-
-GRANULE = 32
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,8 @@ def _estimate(table: TraceTable, unit: int, tier: str) -> list[tuple[float, floa
 
 def _regions(table: TraceTable, regions: list[tuple[tuple, tuple]], unit: int, tier: str,
              capacity: int) -> list[tuple[float, float, int]]:
-    """Exact liveness from per-record (tier, lo, hi) read and write regions."""
-    ng = -(-capacity // GRANULE)
+    """Exact liveness from per-record (tier, lo, hi) read and write regions, tracked per DataBlock."""
+    ng = -(-capacity // DATA_BLOCK_BYTES)
     born = np.full(ng, np.nan)
     used = np.full(ng, np.nan)
     out: list[tuple[float, float, int]] = []
@@ -97,7 +96,7 @@ def _regions(table: TraceTable, regions: list[tuple[tuple, tuple]], unit: int, t
         if live.any():
             ends = np.minimum(np.where(np.isnan(u[live]), b[live], u[live]), upto)
             pairs, counts = np.unique(np.stack([b[live], ends], 1), axis=0, return_counts=True)
-            out.extend((float(a), float(e), int(c) * GRANULE) for (a, e), c in zip(pairs, counts))
+            out.extend((float(a), float(e), int(c) * DATA_BLOCK_BYTES) for (a, e), c in zip(pairs, counts))
         born[g] = np.nan
         used[g] = np.nan
 
@@ -107,11 +106,11 @@ def _regions(table: TraceTable, regions: list[tuple[tuple, tuple]], unit: int, t
         reads, writes = regions[i]
         for t, lo, hi in reads:
             if t == tier:
-                g = slice(lo // GRANULE, -(-hi // GRANULE))
+                g = slice(lo // DATA_BLOCK_BYTES, -(-hi // DATA_BLOCK_BYTES))
                 used[g] = np.fmax(used[g], end)
         for t, lo, hi in writes:
             if t == tier:
-                g = slice(lo // GRANULE, -(-hi // GRANULE))
+                g = slice(lo // DATA_BLOCK_BYTES, -(-hi // DATA_BLOCK_BYTES))
                 close(g, start)
                 born[g] = start
                 used[g] = end

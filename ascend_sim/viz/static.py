@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ascend_sim.viz.layout import Row
-from ascend_sim.viz.style import CLASS_COLORS, CLASS_NAMES, STALL_COLOR
+from ascend_sim.viz.style import KIND_COLORS, KIND_NAMES, STALL_COLOR
 from ascend_sim.trace.table import TraceTable
 
 #: Draw wait arrows only when at most this many are visible (else the plot is a hairball).
@@ -80,12 +80,12 @@ def draw_timeline(ax: Axes, table: TraceTable, rows: Sequence[Row],
     y, h, full = _row_positions(table, rows, table.pipes)
     shown = ~np.isnan(y) & (table.end >= x0) & (table.start <= x1)
     counts = {"rows": len(rows), "bars": int(shown.sum()), "stalls": 0, "arrows": 0}
-    for cls in CLASS_NAMES:
-        m = shown & (table.cls == cls)
+    for kind in KIND_NAMES:
+        m = shown & (table.kind == kind)
         if m.any():
             pc = PolyCollection(_rects(table.start[m], table.end[m], y[m], h[m]),
-                                facecolors=CLASS_COLORS[cls], edgecolors="white",
-                                linewidths=0.3, gid=f"bars:{cls}", label=cls)
+                                facecolors=KIND_COLORS[kind], edgecolors="white",
+                                linewidths=0.3, gid=f"bars:{kind}", label=kind)
             ax.add_collection(pc)
     st = shown & full & (table.start > table.ready)
     if st.any():
@@ -109,8 +109,8 @@ def draw_timeline(ax: Axes, table: TraceTable, rows: Sequence[Row],
     ax.set_xlabel("cycles")
     ax.grid(axis="x", alpha=0.3)
     if legend:
-        present = [c for c in CLASS_NAMES if (shown & (table.cls == c)).any()]
-        handles = [Patch(color=CLASS_COLORS[c], label=c) for c in present]
+        present = [c for c in KIND_NAMES if (shown & (table.kind == c)).any()]
+        handles = [Patch(color=KIND_COLORS[c], label=c) for c in present]
         if counts["stalls"]:
             handles.append(Patch(facecolor="none", edgecolor=STALL_COLOR, hatch="////",
                                  label="stall (sync wait)"))

@@ -22,8 +22,10 @@ ONCHIP_CAPACITY_FIELD: dict[str, str] = {
     "L0C": "l0c_bytes",
 }
 
-#: Instruction classes, the colour key of the timeline: (name, colour, meaning).
-CLASSES: tuple[tuple[str, str, str], ...] = (
+#: Instruction kinds (指令种类), the colour key of the timeline: (name, colour, meaning). A kind follows from the
+#: pipe and op (``kind_of`` in trace/table.py); it is not the record's instruction class ``klass`` (its cost class,
+#: docs/glossary.md).
+KINDS: tuple[tuple[str, str, str], ...] = (
     ("copy-in", "#0072B2", "MTE2: GM -> UB/L1 (搬入)"),
     ("vector", "#009E73", "V: vector compute (矢量计算)"),
     ("cube", "#D55E00", "M: cube matmul (矩阵计算)"),
@@ -33,8 +35,8 @@ CLASSES: tuple[tuple[str, str, str], ...] = (
     ("scalar", "#8C8C8C", "S: scalar (标量)"),
     ("sync", "#222222", "SetFlag/WaitFlag/barriers (同步)"),
 )
-CLASS_NAMES: tuple[str, ...] = tuple(c[0] for c in CLASSES)
-CLASS_COLORS: dict[str, str] = {c[0]: c[1] for c in CLASSES}
+KIND_NAMES: tuple[str, ...] = tuple(c[0] for c in KINDS)
+KIND_COLORS: dict[str, str] = {c[0]: c[1] for c in KINDS}
 
 #: Colour of the hatched stall region (waiting on a sync edge).
 STALL_COLOR = "#B22222"

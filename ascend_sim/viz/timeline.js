@@ -135,7 +135,7 @@ function render({ model, el }) {
   let pattern = null;
 
   function load() {
-    data = model.get("data") || { groups: [], pipes: [], classes: [] };
+    data = model.get("data") || { groups: [], pipes: [], kinds: [] };
     prepare(data);
     maxC = Math.max(1, ...data.groups.map((g) => g.cycles));
     st.cores = model.get("cores") || "";
@@ -147,7 +147,7 @@ function render({ model, el }) {
     st.selected = sel.length === 2 ? sel : null;
     coresIn.value = st.cores; arrowsCb.checked = st.arrows;
     title.textContent = data.title || "";
-    legend.replaceChildren(...data.classes.filter((c) => data.present.includes(c[0])).map(([name, color, desc]) =>
+    legend.replaceChildren(...data.kinds.filter((c) => data.present.includes(c[0])).map(([name, color, desc]) =>
       h("span", { title: desc }, h("i", { class: "asim-swatch", style: `background:${color}` }), name)),
     h("span", { title: "time an instruction was ready but waited on a synchronisation edge" },
       h("i", { class: "asim-swatch stall" }), "stall (waiting on sync)"),
@@ -203,7 +203,7 @@ function render({ model, el }) {
     const T = theme(root);
     ctx.clearRect(0, 0, w, H);
     ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
-    const colors = data.classes.map((c) => c[1]);
+    const colors = data.kinds.map((c) => c[1]);
     const laneY = new Map();   // "g|core|pipe" -> [y centre, height] of drawn lane
     let bars = 0, lastCore = null, shade = false;
     // row backgrounds, labels and grid
@@ -361,7 +361,7 @@ function render({ model, el }) {
     }
     const kl = g.klasses[C.x[k]];
     return `<b>${esc(g.ops[C.o[k]])}</b> on ${esc(g.core_names[g.cores.indexOf(C.c[k])])} ${data.pipes[C.p[k]]}`
-      + ` <span style="color:${data.classes[C.k[k]][1]}">■</span> ${esc(data.classes[C.k[k]][0])}${kl ? " / " + esc(kl) : ""}`
+      + ` <span style="color:${data.kinds[C.k[k]][1]}">■</span> ${esc(data.kinds[C.k[k]][0])}${kl ? " / " + esc(kl) : ""}`
       + (data.groups.length > 1 ? ` <i>(${esc(g.label)})</i>` : "")
       + `<br>cycles ${fmtInt(C.s[k])} – ${fmtInt(C.e[k])} (<b>${fmtInt(C.e[k] - C.s[k])}</b>)`
       + (stall > 0 ? `, stalled ${fmtInt(stall)}${waited}` : "")

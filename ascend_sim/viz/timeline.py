@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
 from ascend_sim.viz.layout import default_expanded, timeline_rows
 from ascend_sim.viz.static import draw_timeline, new_figure
-from ascend_sim.viz.style import CLASSES, PIPES, STALL_COLOR
-from ascend_sim.trace.table import TraceTable, as_table, class_index, parse_cores
+from ascend_sim.viz.style import KINDS, PIPES, STALL_COLOR
+from ascend_sim.trace.table import TraceTable, as_table, kind_index, parse_cores
 
 
 def _encode(values: np.ndarray) -> tuple[list[str], list[int]]:
@@ -56,7 +56,7 @@ def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
         "cols": {
             "i": table.index.tolist(), "c": table.unit.tolist(),
             "p": [pipe_ix[p] for p in table.pipe.tolist()],
-            "k": class_index(table.cls).tolist(),
+            "k": kind_index(table.kind).tolist(),
             "r": _rounded(table.ready), "s": _rounded(table.start), "e": _rounded(table.end),
             "w": table.wait_on.tolist(), "b": table.nbytes.tolist(), "f": table.flops.tolist(),
             "o": o, "t": td[:n], "d": td[n:], "l": li, "x": x,
@@ -68,10 +68,10 @@ def timeline_payload(tables: Sequence[TraceTable], title: str = "") -> dict[str,
     """The ``data`` trait of the timeline widget for one or more traces."""
     present = set().union(*(set(t.pipe.tolist()) for t in tables)) if tables else set()
     pipes = [p for p in PIPES if p in present] + sorted(present - set(PIPES))
-    classes = set().union(*(set(t.cls.tolist()) for t in tables)) if tables else set()
+    kinds = set().union(*(set(t.kind.tolist()) for t in tables)) if tables else set()
     return {
         "title": title, "pipes": pipes, "stall_color": STALL_COLOR,
-        "classes": [list(c) for c in CLASSES], "present": [c[0] for c in CLASSES if c[0] in classes],
+        "kinds": [list(c) for c in KINDS], "present": [c[0] for c in KINDS if c[0] in kinds],
         "groups": [group_payload(t, pipes) for t in tables],
     }
 

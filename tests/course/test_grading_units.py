@@ -45,6 +45,21 @@ def _lab() -> Lab:
     return lab
 
 
+def test_the_sandbox_runs_the_graders_own_package():
+    import ascend_sim
+    from ascend_sim.course.grading.execute import REPO_ROOT
+    assert REPO_ROOT / "ascend_sim" == Path(ascend_sim.__file__).resolve().parent
+
+
+def test_learner_line_skips_every_frame_of_the_package():
+    from ascend_sim.course.grading.check import learner_line
+    from ascend_sim.hw.dtypes import as_dtype
+    with pytest.raises(TypeError) as e:
+        as_dtype("no-such-dtype")                  # raises in numpy, called from ascend_sim/hw/dtypes.py
+    assert learner_line(e.tb).endswith('`as_dtype("no-such-dtype")                  # raises in numpy, called '
+                                       'from ascend_sim/hw/dtypes.py`')
+
+
 def test_check_statuses():
     lab = _lab()
     assert lab.run("ex1", {}).status == "not_attempted"

@@ -27,7 +27,7 @@ def test_table_reads_the_record_format():
     assert len(t) == 2 * 4 * 4
     assert t.cores == [0, 1]
     assert t.pipes == ["MTE2", "V", "MTE3"]
-    assert set(t.cls) == {"copy-in", "vector", "copy-out"}
+    assert set(t.kind) == {"copy-in", "vector", "copy-out"}
     assert t.cycles == pytest.approx(float(t.end.max()))
     assert (t.wait_on[t.pipe == "V"] >= 0).all()
 
@@ -117,7 +117,7 @@ def test_payload_columns_are_aligned_and_decodable():
     assert g["lines"][g["cols"]["l"][k]] == "kernel.py:40"
     assert g["sources"][g["cols"]["l"][k]].startswith("Add(zLocal")
     assert g["tiers"][g["cols"]["t"][k]] == "UB"
-    assert data["classes"][g["cols"]["k"][k]][0] == "vector"
+    assert data["kinds"][g["cols"]["k"][k]][0] == "vector"
 
 
 def test_widget_state_and_static_fallback():

@@ -9,7 +9,7 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME) |
 | ``diagnose.py`` | a failed comparison -> the likely mistake (tail, block offset, precision) |
 | ``notebook.py`` | lab cell conventions, template validation, rebuild + tamper detection |
-| ``execute.py`` / ``kernel.py`` | nbclient execution in a fresh kernel with time and memory limits |
+| ``execute.py`` / ``sandbox.py`` | nbclient execution in the sandbox (a fresh Jupyter kernel) with limits |
 | ``grade.py`` | one or many submissions -> Report |
 | ``report.py`` | report.json, report.csv, gradebook.csv |
 | ``solutions.py`` | solutions files, solved / blank / wrong-answer runs |

@@ -48,7 +48,7 @@ _KEY = os.environ.pop(KEY_ENV, "").encode()
 MAX_HINTS = 3
 LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # ascend_sim/
 _LIB_MARKERS = ("site-packages", "dist-packages", os.path.dirname(os.__file__))
 
 

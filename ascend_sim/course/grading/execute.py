@@ -1,10 +1,10 @@
-"""Run a notebook's cells in a fresh, limited kernel with nbclient.
+"""Run a notebook's cells in the sandbox (沙箱): a fresh Jupyter kernel under limits, driven by nbclient.
 
-The kernel starts in an empty temporary directory (also its HOME) with
+The sandbox starts in an empty temporary directory (also its HOME) with
 ``MPLBACKEND=Agg``, ``PYTHONHASHSEED=0``, single-threaded BLAS, a memory
-limit (RLIMIT_AS, see ``kernel.py``) and a CPU-time backstop. Each cell gets
+limit (RLIMIT_AS, see ``sandbox.py``) and a CPU-time backstop. Each cell gets
 ``cell_timeout`` seconds, bounded by what is left of ``time_limit``. A cell
-that times out is interrupted; if the kernel does not answer a probe within
+that times out is interrupted; if the sandbox does not answer a probe within
 ``interrupt_grace`` seconds it is killed and the remaining cells are not run,
 as after a crash. Nothing here raises for learner behaviour: every cell ends
 as ok, error, timeout, died or not_run.
@@ -28,13 +28,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
 from ascend_sim.course.grading.check import MIME
-from ascend_sim.course.grading.kernel import CPU_ENV, MEMORY_ENV
+from ascend_sim.course.grading.sandbox import CPU_ENV, MEMORY_ENV
 
-__all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
+__all__ = ["Limits", "CellRun", "Execution", "execute", "sandbox_env"]
 
 KERNEL_NAME = "ascend-sim-grader"
 TIMEOUT_ENAME = "GraderCellTimeout"
-REPO_ROOT = Path(__file__).resolve().parents[2]      # holds the ascend_sim package the grader runs
+REPO_ROOT = Path(__file__).resolve().parents[3]      # holds the ascend_sim package the grader runs
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Limits:
 
 @dataclass
 class CellRun:
-    """How one cell ended: ok, error, timeout, died (the kernel died in it) or not_run."""
+    """How one cell ended: ok, error, timeout, died (the sandbox died in it) or not_run."""
 
     status: str
     message: str = ""
@@ -64,7 +64,7 @@ class Execution:
 
     nb: NotebookNode
     runs: dict[str, CellRun] = field(default_factory=dict)
-    kernel_error: str = ""
+    sandbox_error: str = ""
     seconds: float = 0.0
 
 
@@ -107,8 +107,8 @@ class _Client(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
-    """The grading kernel's whole environment: nothing else of the grader's is passed on."""
+def sandbox_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
+    """The sandbox's whole environment: nothing else of the grader's is passed on."""
     pythonpath = [str(p) for p in paths] + [str(REPO_ROOT)]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -132,15 +132,15 @@ def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = (
 
 
 def _spec() -> KernelSpec:
-    return KernelSpec(argv=[sys.executable, "-m", "ascend_sim.course.grading.kernel", "-f", "{connection_file}"],
+    return KernelSpec(argv=[sys.executable, "-m", "ascend_sim.course.grading.sandbox", "-f", "{connection_file}"],
                       display_name="ascend-sim grader (limited)", language="python", env={})
 
 
 def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits(),
             paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None) -> Execution:
-    """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh limited kernel.
+    """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh sandbox.
 
-    ``paths`` are prepended to the kernel's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
+    ``paths`` are prepended to the sandbox's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
     its environment. ``nb`` is modified in place (outputs) and returned in the Execution.
     """
     wanted = set(run_ids)
@@ -161,7 +161,7 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
         log_path = Path(tmp) / "kernel.log"
         try:
             with open(log_path, "wb") as log, \
-                    client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {})}, cwd=tmp,
+                    client.setup_kernel(env={**sandbox_env(tmp, limits, paths), **(extra_env or {})}, cwd=tmp,
                                         stdout=log, stderr=log):
                 for index, cell in cells:
                     stop = stop or _out_of_time(deadline, limits)
@@ -172,13 +172,13 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
                     result.runs[cell.id] = run
                     if run.status == "died":
                         run.message += _log_tail(log_path)
-                        stop = f"not run: the kernel died in cell {cell.id}"
+                        stop = f"not run: the sandbox (Jupyter kernel) died in cell {cell.id}"
                     elif run.status == "timeout" and not _responsive(client, limits):
-                        stop = f"not run: the kernel did not recover after interrupting cell {cell.id}"
-        except Exception as e:  # noqa: BLE001 - a kernel that cannot start must not lose the report
-            result.kernel_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
+                        stop = f"not run: the sandbox did not recover after interrupting cell {cell.id}"
+        except Exception as e:  # noqa: BLE001 - a sandbox that cannot start must not lose the report
+            result.sandbox_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
             for _, cell in cells:
-                result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.kernel_error}"))
+                result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.sandbox_error}"))
     result.seconds = time.monotonic() - start
     return result
 
@@ -197,8 +197,10 @@ def _run_cell(client: _Client, cell: NotebookNode, index: int, deadline: float, 
     try:
         client.execute_cell(cell, index)
     except DeadKernelError:
-        cell.outputs.append(_error_output("DeadKernelError", "the kernel died (a crash, or the memory limit)"))
-        return CellRun("died", "the kernel died while running this cell (a crash, or the memory limit)",
+        cell.outputs.append(_error_output("DeadKernelError",
+                                          "the sandbox's Jupyter kernel died (a crash, or the memory limit)"))
+        return CellRun("died",
+                       "the sandbox's Jupyter kernel died while running this cell (a crash, or the memory limit)",
                        time.monotonic() - t0)
     except CellTimeoutError:
         pass
@@ -215,7 +217,7 @@ def _run_cell(client: _Client, cell: NotebookNode, index: int, deadline: float, 
 
 
 def _responsive(client: _Client, limits: Limits) -> bool:
-    """After an interrupt: does the kernel run a trivial cell within the grace period?"""
+    """After an interrupt: does the sandbox run a trivial cell within the grace period?"""
     probe = nbformat.v4.new_code_cell("pass")
     client.nb.cells.append(probe)          # nbclient stores the executed cell back at its index
     client.timeout = max(1, int(limits.interrupt_grace))
@@ -230,7 +232,7 @@ def _responsive(client: _Client, limits: Limits) -> bool:
 
 
 def _log_tail(path: Path, lines: int = 3) -> str:
-    """The last lines the kernel wrote to its stderr (a segfault or fatal error message), if any."""
+    """The last lines the sandbox wrote to its stderr (a segfault or fatal error message), if any."""
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:

@@ -1,6 +1,6 @@
 """Grade submissions: read (never write) the learner's file, rebuild, execute, report.
 
-``grade_submission`` always returns a Report: an unreadable file, a kernel that
+``grade_submission`` always returns a Report: an unreadable file, a sandbox that
 will not start or a bug in the grader becomes ``grader_error`` with every
 exercise ``not_run``, never an exception that loses the class's reports.
 """
@@ -77,8 +77,8 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
-    if execution.kernel_error:
-        report.grader_error = f"the grading kernel failed: {execution.kernel_error}"
+    if execution.sandbox_error:
+        report.grader_error = f"the grading sandbox failed: {execution.sandbox_error}"
     elif problems:
         report.grader_error = "a setup cell of the lab failed: " + "; ".join(problems)
     return execution.nb
@@ -133,7 +133,7 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
         if r.status == "timeout":
             return "timeout", [f"your answer cell {r.message}"]
         if r.status == "died":
-            return "error", [f"your answer cell crashed the kernel: {r.message}"]
+            return "error", [f"your answer cell crashed the sandbox: {r.message}"]
     errors = [r for r in runs if r.status == "error"]
     if errors and status in ("not_attempted", "error"):
         return "error", [f"your answer cell raised {errors[0].message}"] + messages

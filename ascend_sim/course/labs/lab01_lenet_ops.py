@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.hw.chips import get_chip
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
 from ascend_sim.course.grading import Context, Lab
 from ascend_sim.kernels import from_chunks, to_chunks
 from ascend_sim.models.lenet_reference import conv2d_ref, linear_ref, maxpool2d_ref, softmax_ref
@@ -43,7 +43,7 @@ __all__ = ["LAB", "check", "EltTiling", "PoolTiling", "ConvTiling", "LinearTilin
 
 LENET_IMAGES = 300          # ex6: held-out digits the assembled network must classify
 MIN_ACCURACY = 0.90
-LANES = 16                  # halves per 32-byte DataBlock: images per pixel block of the batch-innermost layout
+LANES = DATA_BLOCK_BYTES // 2  # halves per DataBlock: images per pixel block of the batch-innermost layout
 L0AB_TILE_BYTES = 32 * 1024  # the FC tiles: half of L0A / L0B, as in examples/matmul.py
 L0C_BYTES = 128 * 1024
 BASE_K = 128                # FC K step (halves); several steps for K = 400, so the accumulation is tested
@@ -89,7 +89,7 @@ def run_relu(kern, x: np.ndarray, block_dim: int = 4, tile: int = 256):
 # ----------------------------------------------------------------------------- MaxPool: chunked layout, 16 lanes
 @dataclass
 class PoolTiling:
-    """MaxPool 2x2/2 on ``planes`` planes of ``H x W`` pixels; a pixel is one block of 16 halves (16 images).
+    """MaxPool 2x2/2 on ``planes`` planes of ``H x W`` pixels; a pixel is one DataBlock of 16 halves (16 images).
 
     x is ``[planes][H, W, 16]`` half (planes = chunks x C, chunk-major), y is ``[planes][OH, OW, 16]``;
     ``OH = H // 2``, ``OW = W // 2`` (an odd last row or column belongs to no window).
@@ -148,7 +148,8 @@ class ConvTiling:
 def conv_ub_bytes(C, Hp, Wp, OH, OW, nb, O, taps) -> int:
     """UB of the reference kernel: input (half + float copy), accumulator (float) and output (half), weights."""
     plane, count = C * Hp * Wp * nb, ((OH - 1) * Wp + OW) * nb
-    return sum(_round_up(b, 32) for b in (plane * 2, plane * 4, count * 4, count * 2, O * taps * 2, O * 2))
+    sizes = (plane * 2, plane * 4, count * 4, count * 2, O * taps * 2, O * 2)
+    return sum(_round_up(b, DATA_BLOCK_BYTES) for b in sizes)
 
 
 def conv_tiling(n: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: int) -> ConvTiling:
@@ -293,7 +294,7 @@ def _ex1(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- ex2 MaxPool
 @LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints=(
-    "Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one 32-byte block of 16 "
+    "Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one DataBlock (32 bytes) of 16 "
     "images. Vertical pairs: rows 2r and 2r+1 are W * 16 elements apart, so one count-form Max per output row "
     "over the first 2 * OW pixels gives v[r] = max(row 2r, row 2r+1).",
     "Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, 8, 16, 16)): "

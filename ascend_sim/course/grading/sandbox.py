@@ -1,20 +1,20 @@
-"""Start an IPython kernel under resource limits: the grader's kernel command.
+"""Start the sandbox (沙箱): a Jupyter kernel (IPython) under resource limits, the grader's kernel command.
 
-``python -m ascend_sim.course.grading.kernel -f CONNECTION_FILE`` reads the limits
+``python -m ascend_sim.course.grading.sandbox -f CONNECTION_FILE`` reads the limits
 from the environment, applies them with ``resource.setrlimit`` to this
-process (the kernel itself), then starts ipykernel:
+process (the Jupyter kernel itself), then starts ipykernel:
 
-* ``ASCEND_SIM_KERNEL_MEMORY_MB``: RLIMIT_AS, the address space; an answer
+* ``ASCEND_SIM_SANDBOX_MEMORY_MB``: RLIMIT_AS, the address space; an answer
   that allocates more gets a MemoryError instead of taking the machine down;
-* ``ASCEND_SIM_KERNEL_CPU_SECONDS``: RLIMIT_CPU, a backstop behind the
+* ``ASCEND_SIM_SANDBOX_CPU_SECONDS``: RLIMIT_CPU, a backstop behind the
   grader's wall-clock limits.
 """
 from __future__ import annotations
 
 import os
 
-MEMORY_ENV = "ASCEND_SIM_KERNEL_MEMORY_MB"
-CPU_ENV = "ASCEND_SIM_KERNEL_CPU_SECONDS"
+MEMORY_ENV = "ASCEND_SIM_SANDBOX_MEMORY_MB"
+CPU_ENV = "ASCEND_SIM_SANDBOX_CPU_SECONDS"
 
 
 def apply_limits(memory_mb: int = 0, cpu_seconds: int = 0) -> None:
