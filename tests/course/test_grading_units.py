@@ -245,9 +245,12 @@ def test_parse_solutions(tmp_path, template):
     assert sorted(sols) == ["ex1", "ex2", "ex3"]
     assert sols["ex2"].wrong[0][0] == "forgets the tail"
     assert sols["ex1"].code.startswith("def add(x, y):")
-    (labels, nb), = wrong_rounds(template, sols)
-    assert labels == {"ex1": "subtracts", "ex2": "forgets the tail", "ex3": "counts zeros too"}
-    assert "x - y" in _cell(nb, "ex1-answer").source
+    rounds = wrong_rounds(template, sols)
+    assert [(name, ex, label) for name, ex, label, _ in rounds] == [
+        ("ex1-wrong-1", "ex1", "subtracts"), ("ex2-wrong-1", "ex2", "forgets the tail"),
+        ("ex3-wrong-1", "ex3", "counts zeros too")]
+    nb = rounds[0][3]                                   # one wrong answer, the solutions elsewhere
+    assert "x - y" in _cell(nb, "ex1-answer").source and _cell(nb, "ex2-answer").source == sols["ex2"].code.rstrip()
     bad = tmp_path / "bad.py"
     bad.write_text("# %% ex1 right\nx = 1\n")
     with pytest.raises(ValueError, match="bad.py:1: a block marker is"):
