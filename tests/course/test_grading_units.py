@@ -342,3 +342,24 @@ def test_cli_clean_check_reports_dirty_notebooks(tmp_path, capsys):
     assert path.read_bytes() == before
     assert cli.main(["clean", str(path)]) == 0
     assert cli.main(["clean", "--check", str(path)]) == 0
+
+
+def test_execute_retries_a_kernel_whose_ports_were_taken(monkeypatch):
+    from ascend_sim.course.grading import execute as ex
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1", id="a")])
+    calls = []
+
+    def once(nb, cells, limits, paths, extra_env, deadline):
+        calls.append(deadline)
+        result = ex.Execution(nb)
+        if len(calls) < 3:       # the first two starts lose the port race, before any cell ran
+            result.kernel_error = "RuntimeError: Kernel died; kernel log: zmq.error.ZMQError: Address already in use"
+            result.runs["a"] = ex.CellRun("not_run", "not run")
+        else:
+            result.runs["a"] = ex.CellRun("ok")
+        return result
+    monkeypatch.setattr(ex, "_execute_once", once)
+    assert ex.execute(nb, ["a"]).runs["a"].status == "ok" and len(calls) == 3 and len(set(calls)) == 1
+    calls.clear()
+    monkeypatch.setattr(ex, "STARTUP_ATTEMPTS", 2)
+    assert ex.execute(nb, ["a"]).kernel_error and len(calls) == 2       # gives up after STARTUP_ATTEMPTS
