@@ -80,6 +80,8 @@ def test_malformed_wrong_answers_are_rejected(tmp_path, wrong, message):
 @pytest.mark.parametrize("answer, message", [
     ('# %% ex1\nx = 1\n# --- BEGIN SOLUTION hint="set y"\ny = 2\n# --- END SOLUTION\n',
      "lab.py:3: a BEGIN SOLUTION region outside a function"),
+    ('# %% ex1\nclass K:\n    # --- BEGIN SOLUTION hint="a class attribute"\n    n = 2\n    # --- END SOLUTION\n',
+     "lab.py:3: a BEGIN SOLUTION region outside a function"),
     ('# %% ex1\ndef f():\n    # --- BEGIN SOLUTION\n    return 1\n    # --- END SOLUTION\n',
      'lab.py:3: write the sentinel as # --- BEGIN SOLUTION hint="'),
     ('# %% ex1\ndef f():\n    # --- BEGIN SOLUTION hint="h"\n    return 1\n',
