@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -363,3 +364,9 @@ def test_execute_retries_a_kernel_whose_ports_were_taken(monkeypatch):
     calls.clear()
     monkeypatch.setattr(ex, "STARTUP_ATTEMPTS", 2)
     assert ex.execute(nb, ["a"]).kernel_error and len(calls) == 2       # gives up after STARTUP_ATTEMPTS
+
+
+def test_the_grading_kernel_imports_this_checkout_of_ascend_sim(tmp_path):
+    from ascend_sim.course.grading.execute import Limits, kernel_env
+    root = Path(kernel_env(str(tmp_path), Limits())["PYTHONPATH"].split(os.pathsep)[-1])
+    assert root == Path(__file__).resolve().parents[2] and (root / "ascend_sim" / "__init__.py").is_file()

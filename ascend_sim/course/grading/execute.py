@@ -36,7 +36,7 @@ KERNEL_NAME = "ascend-sim-grader"
 TIMEOUT_ENAME = "GraderCellTimeout"
 STARTUP_ATTEMPTS = 3          # kernel starts tried when the ports jupyter_client picked are taken meanwhile
 PORT_RACE = "Address already in use"
-REPO_ROOT = Path(__file__).resolve().parents[2]      # holds the ascend_sim package the grader runs
+REPO_ROOT = Path(__file__).resolve().parents[3]      # holds the ascend_sim package the grader runs
 
 
 @dataclass(frozen=True)
