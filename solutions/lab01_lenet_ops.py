@@ -292,7 +292,10 @@ def lenet_forward(images):
     # --- END SOLUTION
 
 # %% ex6 wrong: forgets the ReLU after conv2
-# replace: h = run_relu(relu_custom, run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0])[0] -> h = run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0]
+# replace:
+#     h = run_relu(relu_custom, run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0])[0]
+# with:
+#     h = run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0]
 
 # %% ex6 wrong: flattens the Pool2 output in H, W, C order instead of C, H, W
-# replace: h = run_maxpool(maxpool_custom, h, block_dim=8)[0].reshape(len(x), -1) -> h = run_maxpool(maxpool_custom, h, block_dim=8)[0].transpose(0, 2, 3, 1).reshape(len(x), -1)
+# replace: [0].reshape(len(x), -1) -> [0].transpose(0, 2, 3, 1).reshape(len(x), -1)

@@ -28,6 +28,7 @@ COMMITTED = sorted(p for d in ("course", "labs", "tests/course/fixtures") for p 
                    if ".ipynb_checkpoints" not in p.parts)
 LESSONS = sorted((ROOT / "course").glob("*.ipynb"))
 LABS = list_labs(ROOT)
+FIXTURE_LAB = ROOT / "tests" / "course" / "fixtures" / "fixture_lab.ipynb"
 NBVAL_TIMEOUT = 600       # seconds for the whole nbval subprocess
 
 
@@ -55,8 +56,7 @@ def test_lint_reports_a_checks_module_not_named_by_the_stem(tmp_path):
             "name its checks module 'ascend_sim.course.labs.lab00_warmup' (one stem per lab)") in problems
 
 
-@pytest.mark.parametrize("template", [lab.template for lab in LABS] + [ROOT / "tests/course/fixtures/fixture_lab.ipynb"],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("template", [lab.template for lab in LABS] + [FIXTURE_LAB], ids=lambda p: p.stem)
 def test_committed_stubs_are_generated_from_the_solutions(template, capsys):
     status = cli.main(["clean", "--check", str(template)])
     assert status == 0, capsys.readouterr().out
