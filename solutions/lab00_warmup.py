@@ -1,12 +1,17 @@
-"""Instructor solutions of labs/lab00_warmup.ipynb: one block per exercise, plus deliberately wrong answers.
+"""Instructor solutions of labs/lab00_warmup.ipynb (format: ascend_sim/course/grading/solution_file.py).
 
-Each `# %% exN` block replaces the answer cell of exN verbatim; each `# %% exN wrong: ...` block is an answer
-that must fail its check (`ascend-sim solve lab00` proves both). The setup cell of the lab provides the imports.
+Each `# %% exN` block is the answer; the notebook's stub is generated from it (`ascend-sim clean`): the text
+between `# --- BEGIN SOLUTION hint="..."` and `# --- END SOLUTION` becomes `raise NotImplementedError("exN: hint")`;
+ex3 (a class and a kernel, all of it the learner's) gives its stub in a `# %% ex3 stub` block.
+Each `# %% exN wrong: ...` block is one replacement of the answer that its check must fail (`ascend-sim solve
+lab00` proves all three). The setup cell of the lab provides the imports.
 """
 
 # %% ex1
 @kernel
 def add_custom(x, y, z, tiling):
+    """z = x + y, tiling.totalLength halves over GetBlockNum() blocks, tiling.tileLength per tile."""
+    # --- BEGIN SOLUTION hint="write the Add kernel"
     blockLength = tiling.totalLength // GetBlockNum()
     tileLength = tiling.tileLength
     offset = blockLength * GetBlockIdx()
@@ -37,67 +42,19 @@ def add_custom(x, y, z, tiling):
         zLocal = outQueueZ.DeQue(half)
         DataCopy(zGm[i * tileLength], zLocal, tileLength)
         outQueueZ.FreeTensor(zLocal)
+    # --- END SOLUTION
 
 # %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset)
-@kernel
-def add_custom(x, y, z, tiling):
-    blockLength = tiling.totalLength // GetBlockNum()
-    tileLength = tiling.tileLength
-    xGm, yGm, zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x, blockLength)
-    yGm.SetGlobalBuffer(y, blockLength)
-    zGm.SetGlobalBuffer(z, blockLength)
-    pipe = TPipe()
-    qx, qy, qz = TQue(TPosition.VECIN, 1), TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
-    for q in (qx, qy, qz):
-        pipe.InitBuffer(q, 1, tileLength * 2)
-    for i in range(blockLength // tileLength):
-        xl, yl = qx.AllocTensor(half), qy.AllocTensor(half)
-        DataCopy(xl, xGm[i * tileLength], tileLength)
-        DataCopy(yl, yGm[i * tileLength], tileLength)
-        qx.EnQue(xl)
-        qy.EnQue(yl)
-        xl, yl, zl = qx.DeQue(half), qy.DeQue(half), qz.AllocTensor(half)
-        Add(zl, xl, yl, tileLength)
-        qz.EnQue(zl)
-        qx.FreeTensor(xl)
-        qy.FreeTensor(yl)
-        zl = qz.DeQue(half)
-        DataCopy(zGm[i * tileLength], zl, tileLength)
-        qz.FreeTensor(zl)
+# replace: offset = blockLength * GetBlockIdx() -> offset = 0
 
 # %% ex1 wrong: skips the last tile of every block
-@kernel
-def add_custom(x, y, z, tiling):
-    blockLength = tiling.totalLength // GetBlockNum()
-    tileLength = tiling.tileLength
-    offset = blockLength * GetBlockIdx()
-    xGm, yGm, zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x + offset, blockLength)
-    yGm.SetGlobalBuffer(y + offset, blockLength)
-    zGm.SetGlobalBuffer(z + offset, blockLength)
-    pipe = TPipe()
-    qx, qy, qz = TQue(TPosition.VECIN, 1), TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
-    for q in (qx, qy, qz):
-        pipe.InitBuffer(q, 1, tileLength * 2)
-    for i in range(blockLength // tileLength - 1):
-        xl, yl = qx.AllocTensor(half), qy.AllocTensor(half)
-        DataCopy(xl, xGm[i * tileLength], tileLength)
-        DataCopy(yl, yGm[i * tileLength], tileLength)
-        qx.EnQue(xl)
-        qy.EnQue(yl)
-        xl, yl, zl = qx.DeQue(half), qy.DeQue(half), qz.AllocTensor(half)
-        Add(zl, xl, yl, tileLength)
-        qz.EnQue(zl)
-        qx.FreeTensor(xl)
-        qy.FreeTensor(yl)
-        zl = qz.DeQue(half)
-        DataCopy(zGm[i * tileLength], zl, tileLength)
-        qz.FreeTensor(zl)
+# replace: for i in range(blockLength // tileLength): -> for i in range(blockLength // tileLength - 1):
 
 # %% ex2
 @kernel
 def relu_custom(x, y, tiling):
+    """y = max(x, 0); blocks of tiling.blockLength (the last one shorter), tiles of tiling.tileLength."""
+    # --- BEGIN SOLUTION hint="write the ReLU kernel"
     start = tiling.blockLength * GetBlockIdx()
     length = min(tiling.blockLength, tiling.totalLength - start)   # the last block gets the rest
     tileLength = tiling.tileLength
@@ -127,57 +84,20 @@ def relu_custom(x, y, tiling):
         else:
             DataCopyPad(yGm[offset], yLocal, DataCopyExtParams(1, count * 2, 0, 0, 0))
         outQueue.FreeTensor(yLocal)
+    # --- END SOLUTION
 
 # %% ex2 wrong: forgets the tail (only full tiles)
-@kernel
-def relu_custom(x, y, tiling):
-    start = tiling.blockLength * GetBlockIdx()
-    length = min(tiling.blockLength, tiling.totalLength - start)
-    tileLength = tiling.tileLength
-    xGm, yGm = GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x + start, length)
-    yGm.SetGlobalBuffer(y + start, length)
-    pipe = TPipe()
-    qi, qo = TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
-    pipe.InitBuffer(qi, 1, tileLength * 2)
-    pipe.InitBuffer(qo, 1, tileLength * 2)
-    for i in range(length // tileLength):
-        xl = qi.AllocTensor(half)
-        DataCopy(xl, xGm[i * tileLength], tileLength)
-        qi.EnQue(xl)
-        xl, yl = qi.DeQue(half), qo.AllocTensor(half)
-        Relu(yl, xl, tileLength)
-        qo.EnQue(yl)
-        qi.FreeTensor(xl)
-        yl = qo.DeQue(half)
-        DataCopy(yGm[i * tileLength], yl, tileLength)
-        qo.FreeTensor(yl)
+# replace: for offset in range(0, length, tileLength): -> for offset in range(0, length - tileLength + 1, tileLength):
 
-# %% ex2 wrong: copies the tail with DataCopy (not a multiple of 32 bytes)
-@kernel
-def relu_custom(x, y, tiling):
-    start = tiling.blockLength * GetBlockIdx()
-    length = min(tiling.blockLength, tiling.totalLength - start)
-    tileLength = tiling.tileLength
-    xGm, yGm = GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x + start, length)
-    yGm.SetGlobalBuffer(y + start, length)
-    pipe = TPipe()
-    qi, qo = TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
-    pipe.InitBuffer(qi, 1, tileLength * 2)
-    pipe.InitBuffer(qo, 1, tileLength * 2)
-    for offset in range(0, length, tileLength):
-        count = min(tileLength, length - offset)
-        xl = qi.AllocTensor(half)
-        DataCopy(xl, xGm[offset], count)
-        qi.EnQue(xl)
-        xl, yl = qi.DeQue(half), qo.AllocTensor(half)
-        Relu(yl, xl, count)
-        qo.EnQue(yl)
-        qi.FreeTensor(xl)
-        yl = qo.DeQue(half)
-        DataCopy(yGm[offset], yl, count)
-        qo.FreeTensor(yl)
+# %% ex2 wrong: copies the tail in with DataCopy (not a multiple of 32 bytes)
+# replace:
+#         if count == tileLength:
+#             DataCopy(xLocal, xGm[offset], count)
+#         else:
+#             DataCopyPad(xLocal, xGm[offset], DataCopyExtParams(1, count * 2, 0, 0, 0),
+#                         DataCopyPadExtParams(False, 0, 0, 0))
+# with:
+#         DataCopy(xLocal, xGm[offset], count)
 
 # %% ex3
 BUFFER_NUM = 2
@@ -232,73 +152,14 @@ def add_double_buffer(x, y, z, tiling):
     op.Init(x, y, z, tiling)
     op.Process()
 
-# %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget
-BUFFER_NUM = 1
-
-
-class KernelAddSingleBuffer:
-    def Init(self, x, y, z, tiling):
-        self.blockLength = tiling.totalLength // GetBlockNum()
-        self.tileLength = tiling.tileLength
-        offset = self.blockLength * GetBlockIdx()
-        self.xGm, self.yGm, self.zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
-        self.xGm.SetGlobalBuffer(x + offset, self.blockLength)
-        self.yGm.SetGlobalBuffer(y + offset, self.blockLength)
-        self.zGm.SetGlobalBuffer(z + offset, self.blockLength)
-        self.pipe = TPipe()
-        self.qx = TQue(TPosition.VECIN, BUFFER_NUM)
-        self.qy = TQue(TPosition.VECIN, BUFFER_NUM)
-        self.qz = TQue(TPosition.VECOUT, BUFFER_NUM)
-        for q in (self.qx, self.qy, self.qz):
-            self.pipe.InitBuffer(q, BUFFER_NUM, self.tileLength * 2)
-
-    def Process(self):
-        t = self.tileLength
-        for i in range(self.blockLength // t):
-            xl, yl = self.qx.AllocTensor(half), self.qy.AllocTensor(half)
-            DataCopy(xl, self.xGm[i * t], t)
-            DataCopy(yl, self.yGm[i * t], t)
-            self.qx.EnQue(xl)
-            self.qy.EnQue(yl)
-            xl, yl, zl = self.qx.DeQue(half), self.qy.DeQue(half), self.qz.AllocTensor(half)
-            Add(zl, xl, yl, t)
-            self.qz.EnQue(zl)
-            self.qx.FreeTensor(xl)
-            self.qy.FreeTensor(yl)
-            zl = self.qz.DeQue(half)
-            DataCopy(self.zGm[i * t], zl, t)
-            self.qz.FreeTensor(zl)
-
-
+# %% ex3 stub
 @kernel
 def add_double_buffer(x, y, z, tiling):
-    op = KernelAddSingleBuffer()
-    op.Init(x, y, z, tiling)
-    op.Process()
+    """z = x + y like add_custom, with BUFFER_NUM = 2 buffers per queue."""
+    raise NotImplementedError("ex3: write the double-buffered Add kernel")
+
+# %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget
+# replace: BUFFER_NUM = 2 -> BUFFER_NUM = 1
 
 # %% ex3 wrong: one big copy per block instead of tiles
-@kernel
-def add_double_buffer(x, y, z, tiling):
-    blockLength = tiling.totalLength // GetBlockNum()
-    offset = blockLength * GetBlockIdx()
-    xGm, yGm, zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x + offset, blockLength)
-    yGm.SetGlobalBuffer(y + offset, blockLength)
-    zGm.SetGlobalBuffer(z + offset, blockLength)
-    pipe = TPipe()
-    qx, qy, qz = TQue(TPosition.VECIN, 1), TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
-    for q in (qx, qy, qz):
-        pipe.InitBuffer(q, 1, blockLength * 2)
-    xl, yl = qx.AllocTensor(half), qy.AllocTensor(half)
-    DataCopy(xl, xGm, blockLength)
-    DataCopy(yl, yGm, blockLength)
-    qx.EnQue(xl)
-    qy.EnQue(yl)
-    xl, yl, zl = qx.DeQue(half), qy.DeQue(half), qz.AllocTensor(half)
-    Add(zl, xl, yl, blockLength)
-    qz.EnQue(zl)
-    qx.FreeTensor(xl)
-    qy.FreeTensor(yl)
-    zl = qz.DeQue(half)
-    DataCopy(zGm, zl, blockLength)
-    qz.FreeTensor(zl)
+# replace: self.tileLength = tiling.tileLength -> self.tileLength = self.blockLength

@@ -156,8 +156,8 @@ def solve(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- clean
-@command("clean", help="strip outputs from committed notebooks and fix lab cell ids/tags/locks "
-                       "(--check: only report)",
+@command("clean", help="strip outputs from committed notebooks, fix lab cell ids/tags/locks and regenerate "
+                       "answer-cell stubs from solutions/ (--check: only report)",
          args=[arg("paths", nargs="+", help="notebooks or folders (e.g. course labs)"),
                arg("--check", action="store_true", help="change nothing; exit 1 if anything needs cleaning")])
 def clean(args: argparse.Namespace) -> int:
@@ -165,12 +165,15 @@ def clean(args: argparse.Namespace) -> int:
 
     from ascend_sim.course.grading.clean import strip, strip_problems
     from ascend_sim.course.grading.notebook import course, lab_problems, normalize_lab
+    from ascend_sim.course.grading.stubs import stub_problems, write_stubs
     dirty = 0
     for path in _notebooks(args.paths):
         nb = nbformat.read(path, as_version=4)
         is_lab = bool(course(nb).get("lab"))
+        sols, solutions, problems = _lab_solutions(path) if is_lab else (None, None, [])
         if args.check:
-            problems = strip_problems(nb) + (lab_problems(nb) if is_lab else [])
+            problems += strip_problems(nb) + (lab_problems(nb) if is_lab else [])
+            problems += stub_problems(nb, sols, solutions) if sols else []
             for p in problems:
                 print(f"{path}: {p}")
             dirty += bool(problems)
@@ -179,13 +182,30 @@ def clean(args: argparse.Namespace) -> int:
         strip(nb)
         if is_lab:
             normalize_lab(nb)
+        for cid in write_stubs(nb, sols) if sols else []:
+            print(f"{path}: cell {cid}: stub regenerated from {solutions}")
         if nbformat.writes(nb) != before:
             nbformat.write(nb, path)
             print(f"cleaned {path}")
-        for p in lab_problems(nb) if is_lab else []:
+        for p in problems + (lab_problems(nb) if is_lab else []):
             print(f"{path}: {p}")
             dirty += 1
     return 1 if dirty else 0
+
+
+def _lab_solutions(path: Path) -> tuple[dict | None, Path | None, list[str]]:
+    """The parsed solutions of a lab notebook (None when it has no solutions file) and why they failed to parse."""
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.solution_file import SolutionsFormatError, parse_solutions
+    solutions = find_lab(path).solutions
+    if solutions.is_relative_to(Path.cwd()):
+        solutions = solutions.relative_to(Path.cwd())
+    if not solutions.is_file():
+        return None, None, []
+    try:
+        return parse_solutions(solutions), solutions, []
+    except SolutionsFormatError as e:
+        return None, solutions, [f"stubs not checked: {e}"]
 
 
 from ascend_sim.tools.demo import DEMO_ARGS, DEMO_HELP, run_demo  # noqa: E402  (argparse only; the demo imports inside run_demo)

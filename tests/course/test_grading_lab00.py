@@ -31,7 +31,9 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     solved, blank, *wrong = outcome.runs
     assert (solved.report.score, solved.report.max_score) == (7, 7)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert len(wrong) == 2 and all(e.status == "fail" for r in wrong for e in r.report.exercises)
+    assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex3-wrong-1",
+                                       "ex3-wrong-2"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 6
 
 
 EXPECTED_FEEDBACK = {

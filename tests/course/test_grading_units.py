@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -260,9 +261,12 @@ def test_parse_solutions(tmp_path, template):
     assert sorted(sols) == ["ex1", "ex2", "ex3"]
     assert sols["ex2"].wrong[0][0] == "forgets the tail"
     assert sols["ex1"].code.startswith("def add(x, y):")
-    (labels, nb), = wrong_rounds(template, sols)
-    assert labels == {"ex1": "subtracts", "ex2": "forgets the tail", "ex3": "counts zeros too"}
-    assert "x - y" in _cell(nb, "ex1-answer").source
+    rounds = wrong_rounds(template, sols)
+    assert [(name, ex, label) for name, ex, label, _ in rounds] == [
+        ("ex1-wrong-1", "ex1", "subtracts"), ("ex2-wrong-1", "ex2", "forgets the tail"),
+        ("ex3-wrong-1", "ex3", "counts zeros too")]
+    nb = rounds[0][3]                                   # one wrong answer, the solutions elsewhere
+    assert "x - y" in _cell(nb, "ex1-answer").source and _cell(nb, "ex2-answer").source == sols["ex2"].code.rstrip()
     bad = tmp_path / "bad.py"
     bad.write_text("# %% ex1 right\nx = 1\n")
     with pytest.raises(ValueError, match="bad.py:1: a block marker is"):
@@ -354,3 +358,30 @@ def test_cli_clean_check_reports_dirty_notebooks(tmp_path, capsys):
     assert path.read_bytes() == before
     assert cli.main(["clean", str(path)]) == 0
     assert cli.main(["clean", "--check", str(path)]) == 0
+
+
+def test_execute_retries_a_kernel_whose_ports_were_taken(monkeypatch):
+    from ascend_sim.course.grading import execute as ex
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1", id="a")])
+    calls = []
+
+    def once(nb, cells, limits, paths, extra_env, deadline):
+        calls.append(deadline)
+        result = ex.Execution(nb)
+        if len(calls) < 3:       # the first two starts lose the port race, before any cell ran
+            result.sandbox_error = "RuntimeError: Kernel died; kernel log: zmq.error.ZMQError: Address already in use"
+            result.runs["a"] = ex.CellRun("not_run", "not run")
+        else:
+            result.runs["a"] = ex.CellRun("ok")
+        return result
+    monkeypatch.setattr(ex, "_execute_once", once)
+    assert ex.execute(nb, ["a"]).runs["a"].status == "ok" and len(calls) == 3 and len(set(calls)) == 1
+    calls.clear()
+    monkeypatch.setattr(ex, "STARTUP_ATTEMPTS", 2)
+    assert ex.execute(nb, ["a"]).sandbox_error and len(calls) == 2       # gives up after STARTUP_ATTEMPTS
+
+
+def test_the_grading_kernel_imports_this_checkout_of_ascend_sim(tmp_path):
+    from ascend_sim.course.grading.execute import Limits, sandbox_env
+    root = Path(sandbox_env(str(tmp_path), Limits())["PYTHONPATH"].split(os.pathsep)[-1])
+    assert root == Path(__file__).resolve().parents[2] and (root / "ascend_sim" / "__init__.py").is_file()

@@ -50,11 +50,11 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     solved, blank, *wrong = outcome.runs
     assert (solved.report.score, solved.report.max_score) == (17, 17)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert len(wrong) == 2 and all(e.status == "fail" for e in wrong[0].report.exercises)
-    # round 2: only ex3 (a second wrong answer) and ex6 (which runs the ex3 kernel) fail
-    assert {e.exercise: e.status for e in wrong[1].report.exercises} == {
-        "ex1": "pass", "ex2": "pass", "ex3": "fail", "ex4": "pass", "ex5": "pass", "ex6": "fail"}
-
+    failed = {r.name: {e.exercise for e in r.report.exercises if e.status == "fail"} for r in wrong}
+    assert len(failed) == 8
+    for name, exercises in failed.items():     # one wrong answer per run; ex6 may fail too: it runs ex1..ex5
+        ex = name.split("-")[0]
+        assert ex in exercises and exercises <= {ex, "ex6"}, (name, exercises)
 
 EXPECTED_FEEDBACK = {
     ("ex1", 0): "GMWriteConflictError",
@@ -132,12 +132,12 @@ def test_linear_packing_is_the_fc_layer():
     np.testing.assert_allclose(y, linear_ref(x, w, b).astype(np.float32), rtol=2e-3, atol=2e-3)
 
 
-def test_ex3_scaffold_is_the_solution_with_three_todos():
+def test_ex3_scaffold_is_generated_from_the_solution_and_not_attempted():
     nb = json.loads((ROOT / "labs" / "lab01_lenet_ops.ipynb").read_text())
     scaffold = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-answer")["source"])
+    assert scaffold == SOLUTIONS["ex3"].stub.rstrip("\n"), "run `ascend-sim clean labs`"
     assert scaffold.count("raise NotImplementedError") == 3
-    kept = [ln for ln in scaffold.splitlines() if "NotImplementedError" not in ln]
-    solution = SOLUTIONS["ex3"].code.splitlines()
-    assert all(ln in solution for ln in kept), "the scaffold drifted from the solution"
+    text = (ROOT / "solutions" / "lab01_lenet_ops.py").read_text()
+    assert text.count("class KernelConv2d") == 1, "the scaffold exists once, in the solution"
     result = lab01.LAB.run("ex3", _namespace(scaffold))
     assert result.status == "not_attempted"

@@ -12,7 +12,9 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``execute.py`` / ``sandbox.py`` | nbclient execution in the sandbox (a fresh Jupyter kernel) with limits |
 | ``grade.py`` | one or many submissions -> Report |
 | ``report.py`` | report.json, report.csv, gradebook.csv |
-| ``solutions.py`` | solutions files, solved / blank / wrong-answer runs |
+| ``solution_file.py`` | the solutions file: answers, sentinel stubs, wrong answers as replacements |
+| ``stubs.py`` | answer-cell stubs of a notebook against the generated ones |
+| ``solutions.py`` | solved / blank / wrong-answer runs, ``lint_lab`` |
 | ``labfiles.py`` | lab name -> template and solutions paths |
 | ``clean.py`` | output stripping of committed notebooks |
 """

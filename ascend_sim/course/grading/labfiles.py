@@ -3,13 +3,19 @@
 Layout of a course root: ``labs/<lab>.ipynb`` (the template learners get) and
 ``solutions/<lab>.py`` (the instructor's answers). A template outside ``labs/``
 (a test fixture) keeps its solutions in ``solutions/`` next to it.
+
+One stem per lab: ``labs/<lab>.ipynb`` has ``course.lab == "<lab>"`` and its checks in
+``ascend_sim.course.labs.<lab>`` (``naming_problems`` says where a notebook disagrees).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
-__all__ = ["LabFiles", "find_lab", "list_labs"]
+__all__ = ["CHECKS_PACKAGE", "LabFiles", "find_lab", "list_labs"]
+
+CHECKS_PACKAGE = "ascend_sim.course.labs"
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,22 @@ class LabFiles:
     name: str
     template: Path
     solutions: Path
+
+    @property
+    def checks_module(self) -> str | None:
+        """The checks module a course lab (one in a ``labs/`` folder) must name; None for a fixture."""
+        return f"{CHECKS_PACKAGE}.{self.name}" if self.template.parent.name == "labs" else None
+
+    def naming_problems(self, meta: Mapping) -> list[str]:
+        """Where the notebook's ``course`` metadata breaks the one-stem rule."""
+        problems = []
+        if meta.get("lab") != self.name:
+            problems.append(f"notebook metadata course.lab is {meta.get('lab')!r}; it must be the file stem "
+                            f"{self.name!r}")
+        if self.checks_module and meta.get("checks") != self.checks_module:
+            problems.append(f"notebook metadata course.checks is {meta.get('checks')!r}; {self.template.name} "
+                            f"must name its checks module {self.checks_module!r} (one stem per lab)")
+        return problems
 
 
 def list_labs(root: str | Path = ".") -> list[LabFiles]:

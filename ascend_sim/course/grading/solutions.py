@@ -1,24 +1,14 @@
 """Instructor solution runs: fill a lab from ``solutions/<lab>.py`` and grade it.
 
-A solutions file is Python in percent-cell format, one block per exercise and
-one per deliberately wrong answer::
-
-    # %% ex1
-    @kernel
-    def add_custom(x, y, z, tiling): ...
-
-    # %% ex1 wrong: every block writes block 0's range
-    @kernel
-    def add_custom(x, y, z, tiling): ...
-
-Each block's text replaces the answer cell verbatim. ``solve_lab`` proves the
-lab: the solved notebook gets full marks, the blank one grades all
-``not_attempted`` with no grader error, and every wrong answer fails.
+The file format (answers with ``BEGIN``/``END SOLUTION`` sentinels, stubs, wrong answers as one
+``# replace:`` each) is in ``solution_file.py``. ``solve_lab`` proves the lab: the solved notebook gets
+full marks, the blank one grades all ``not_attempted`` with no grader error, and every wrong answer
+fails; ``lint_lab`` finds what it can without running anything (conventions, naming, the check
+registry, solutions coverage, drifted stubs).
 """
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -30,50 +20,11 @@ from ascend_sim.course.grading.grade import grade_notebook
 from ascend_sim.course.grading.labfiles import LabFiles
 from ascend_sim.course.grading.notebook import ANSWER, LabTemplate, course, load_template, role
 from ascend_sim.course.grading.report import Report, write_report
+from ascend_sim.course.grading.solution_file import Solution, parse_solutions
+from ascend_sim.course.grading.stubs import stub_problems
 
 __all__ = ["Solution", "parse_solutions", "fill", "solved_notebook", "wrong_rounds", "SolveRun",
            "SolveOutcome", "solve_lab", "lint_lab"]
-
-MARKER = re.compile(r"^# %%\s*(?P<ex>\S+)?(?P<rest>.*)$")
-WRONG = re.compile(r"^\s*wrong\s*(?::\s*(?P<label>.*))?$")
-
-
-@dataclass
-class Solution:
-    """The answer of one exercise and its deliberately wrong variants (label, code)."""
-
-    ex: str
-    code: str = ""
-    wrong: list[tuple[str, str]] = field(default_factory=list)
-
-
-def parse_solutions(path: str | Path) -> dict[str, Solution]:
-    """Read a solutions file into {exercise: Solution}; raises ValueError on a malformed marker."""
-    path = Path(path)
-    blocks: list[tuple[str, str, list[str], int]] = []        # ex, label ('' = the solution), lines, line no
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        m = MARKER.match(line)
-        if m:
-            ex, rest = m.group("ex") or "", m.group("rest")
-            w = WRONG.match(rest)
-            if not re.fullmatch(r"ex[0-9]+[a-z]?", ex) or (rest.strip() and not w):
-                raise ValueError(f"{path}:{n}: a block marker is '# %% exN' or '# %% exN wrong: what is wrong', "
-                                 f"got {line!r}")
-            label = "" if not rest.strip() else (w.group("label") or "wrong answer").strip()
-            blocks.append((ex, label, [], n))
-        elif blocks:
-            blocks[-1][2].append(line)
-    sols: dict[str, Solution] = {}
-    for ex, label, lines, n in blocks:
-        code = "\n".join(lines).strip("\n") + "\n"
-        sol = sols.setdefault(ex, Solution(ex))
-        if label:
-            sol.wrong.append((label, code))
-        elif sol.code:
-            raise ValueError(f"{path}:{n}: a second solution block for {ex}")
-        else:
-            sol.code = code
-    return sols
 
 
 def fill(template: LabTemplate, answers: Mapping[str, str]) -> NotebookNode:
@@ -90,21 +41,16 @@ def solved_notebook(template: LabTemplate, sols: Mapping[str, Solution]) -> Note
     return fill(template, {ex: s.code for ex, s in sols.items() if s.code})
 
 
-def wrong_rounds(template: LabTemplate, sols: Mapping[str, Solution]) -> list[tuple[dict[str, str], NotebookNode]]:
-    """Round k: the k-th wrong answer of every exercise that has one, solutions elsewhere.
+def wrong_rounds(template: LabTemplate, sols: Mapping[str, Solution]) -> list[tuple[str, str, str, NotebookNode]]:
+    """One round per wrong answer: that answer in its exercise, the solutions everywhere else.
 
-    Returns (ex -> label of the wrong answer used, notebook) per round.
+    Returns (run name ``exN-wrong-K``, exercise, label, notebook) per round. One wrong answer at a time,
+    because a later exercise may run an earlier one's kernel (lab01's ex6 runs ex1..ex5): graded
+    together, one wrong answer could fail for another's mistake and hide that it passes on its own.
     """
-    rounds = max((len(s.wrong) for s in sols.values()), default=0)
-    out = []
-    for k in range(rounds):
-        answers = {ex: s.code for ex, s in sols.items() if s.code}
-        labels = {}
-        for ex, s in sols.items():
-            if k < len(s.wrong):
-                labels[ex], answers[ex] = s.wrong[k]
-        out.append((labels, fill(template, answers)))
-    return out
+    solved = {ex: s.code for ex, s in sols.items() if s.code}
+    return [(f"{ex}-wrong-{k}", ex, label, fill(template, {**solved, ex: code}))
+            for ex, s in sols.items() for k, (label, code) in enumerate(s.wrong, 1)]
 
 
 @dataclass
@@ -141,13 +87,12 @@ def solve_lab(lab: LabFiles, *, limits: Limits = Limits(), out_dir: str | Path |
         outcome.problems.append(f"no solutions file {lab.solutions}")
         return outcome
     sols = parse_solutions(lab.solutions)
-    outcome.problems += _coverage(template, sols)
+    outcome.problems += _static_problems(lab, template, sols)
     variants: list[tuple[str, NotebookNode, dict[str, str]]] = [("solved", solved_notebook(template, sols), {})]
     if blank:
         variants.append(("blank", copy.deepcopy(template.nb), {}))
     if wrong:
-        variants += [(f"wrong-{k + 1}", nb, labels)
-                     for k, (labels, nb) in enumerate(wrong_rounds(template, sols))]
+        variants += [(name, nb, {ex: label}) for name, ex, label, nb in wrong_rounds(template, sols)]
     for name, nb, labels in variants:
         report = grade_notebook(template, nb, limits=limits, name=f"{template.name}:{name}")
         run = SolveRun(name, report, _expectations(name, report, labels))
@@ -167,11 +112,17 @@ def lint_lab(lab: LabFiles) -> list[str]:
         return [str(e)]
     problems = strip_problems(template.nb) + _registry(template)
     if not lab.solutions.is_file():
-        return problems + [f"no solutions file {lab.solutions}"]
+        return problems + lab.naming_problems(course(template.nb)) + [f"no solutions file {lab.solutions}"]
     try:
-        return problems + _coverage(template, parse_solutions(lab.solutions))
+        return problems + _static_problems(lab, template, parse_solutions(lab.solutions))
     except ValueError as e:
-        return problems + [str(e)]
+        return problems + lab.naming_problems(course(template.nb)) + [str(e)]
+
+
+def _static_problems(lab: LabFiles, template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:
+    """Naming, solutions coverage and drifted stubs: what is wrong before anything runs."""
+    return (lab.naming_problems(course(template.nb)) + _coverage(template, sols)
+            + stub_problems(template.nb, sols, lab.solutions))
 
 
 def _registry(template: LabTemplate) -> list[str]:
@@ -209,6 +160,9 @@ def _coverage(template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:
         s = sols.get(spec.id)
         if s is None or not s.code:
             problems.append(f"{spec.id} has no solution block '# %% {spec.id}'")
+        elif s.stub is None:
+            problems.append(f"{spec.id} has no stub: mark the answer's regions with '# --- BEGIN SOLUTION "
+                            f"hint=\"...\"' / '# --- END SOLUTION' or add a '# %% {spec.id} stub' block")
         if s is None or not s.wrong:
             problems.append(f"{spec.id} has no wrong answer '# %% {spec.id} wrong: ...' to prove its check fails")
     extra = sorted(set(sols) - {e.id for e in template.exercises})
@@ -218,17 +172,24 @@ def _coverage(template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:
 
 
 def _expectations(name: str, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:
+    """Solved: every exercise passes; blank: none attempted; a wrong round: its wrong answer fails.
+
+    In a wrong round the other exercises are not judged: the solved run proved them, and one that
+    reuses the wrong answer's kernel may rightly fail with it.
+    """
     problems = [f"grader error: {report.grader_error}"] if report.grader_error else []
     problems += [f"tampered: {t['cell_id']} {t['kind']}" for t in report.tampered]
     for e in report.exercises:
         if name == "blank":
-            want = ("not_attempted",)
-        elif e.exercise in wrong_labels:
-            want = ("fail",)
+            want = "not_attempted"
+        elif wrong_labels:
+            if e.exercise not in wrong_labels:
+                continue
+            want = "fail"
         else:
-            want = ("pass",)
-        if e.status not in want:
+            want = "pass"
+        if e.status != want:
             what = f"wrong answer '{wrong_labels[e.exercise]}'" if e.exercise in wrong_labels else "the answer"
             detail = f": {e.messages[0]}" if e.messages else ""
-            problems.append(f"{e.exercise} ({what}) graded {e.status}, expected {' or '.join(want)}{detail}")
+            problems.append(f"{e.exercise} ({what}) graded {e.status}, expected {want}{detail}")
     return problems
