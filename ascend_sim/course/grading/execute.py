@@ -197,7 +197,6 @@ def _execute_once(nb: NotebookNode, cells: list[tuple[int, NotebookNode]], limit
             result.sandbox_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
             for _, cell in cells:
                 result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.sandbox_error}"))
-    result.seconds = time.monotonic() - start
     return result
 
 
