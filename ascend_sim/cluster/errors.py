@@ -8,3 +8,9 @@ class HcclError(KernelError):
     """A cluster or collective used against HCCL's rules (ranks, counts, dtypes, ops, algorithms)."""
 
     check = "hccl"
+
+
+class DataParallelError(KernelError):
+    """A sampler or data-parallel wrapper used against torch's rules (ranks, epochs, buckets, gradients)."""
+
+    check = "ddp"
