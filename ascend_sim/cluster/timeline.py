@@ -74,6 +74,14 @@ class Timeline:
         self.clock_us[device] = start + duration_us
         self.events.append(Event(device, "compute", start, start + duration_us, None, 0, label))
 
+    def wait_until(self, device: int, t_us: float) -> None:
+        """The device's next transfer starts no earlier than ``t_us`` (its data is ready then)."""
+        self.clock_us[device] = max(self.clock_us[device], t_us)
+
+    def record(self, event: Event) -> None:
+        """Add an event from another stream of the device (it does not move this clock)."""
+        self.events.append(event)
+
     def sync(self) -> float:
         """Bring every device to the latest clock (the end of a blocking collective); return it."""
         t = max(self.clock_us)
