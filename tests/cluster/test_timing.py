@@ -162,3 +162,13 @@ def test_timeline_holds_every_send_receive_and_reduction():
     assert cross.timeline.clock_us[8] == pytest.approx(ao + 4000 * bo)
     end = cross.Barrier()
     assert cross.timeline.clock_us == [end] * 16 and end > ao + 4000 * bo
+
+
+def test_sweep_prints_an_nccl_tests_table(capsys):
+    from ascend_sim.cluster.sweep import main, sweep
+    main(["--servers", "2", "--min-bytes", "1024", "--max-bytes", "65536", "--op", "AllGather"])
+    out = capsys.readouterr().out.splitlines()
+    assert "16 x Ascend910B" in out[0] and "busbw GB/s" in out[1]
+    assert [int(line.split()[0]) for line in out[2:]] == [1024, 4096, 16384, 65536]
+    rows = sweep(HcclComm(A2), "ReduceScatter", [8 * 4 * 1024])
+    assert rows[0].count == 1024 and rows[0].size_bytes == 8 * 4 * 1024
