@@ -9,7 +9,8 @@
 - hccl.py: HcclComm with HCCL's collective names, exact numerics, algbw and busbw;
 - sampler.py: torch's DistributedSampler, index for index;
 - ddp.py, mlp.py: DistributedDataParallel (buckets, overlap) on a numpy TinyMLP;
-- sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep).
+- sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep);
+- chrome.py: the timeline as a Chrome / Perfetto trace.
 See docs/cluster.md for the model, its parameters and their sources.
 """
 from ascend_sim.cluster.ddp import DistributedDataParallel, StepReport, bucket_assignment

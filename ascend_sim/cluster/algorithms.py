@@ -34,7 +34,6 @@ class Transfer:
 
 
 Step = list[Transfer]
-ALGOS = ("ring", "rhd", "mesh")
 
 
 def send(src: int, dst: int, chunk: Chunk, reduce: bool = False) -> Transfer:

@@ -164,6 +164,9 @@ class HcclComm:
                  root: int = 0) -> CollectiveResult:
         """Time one collective of ``count`` elements per rank on idle devices, without data."""
         self._check_op(op)
+        if not isinstance(count, (int, np.integer)) or count < 1:
+            raise HcclError(f"count={count!r}: a collective moves at least one element per rank",
+                            fix="pass HCCL's count (elements per rank, per peer for AlltoAll) as a positive int")
         d = dtype_of(dtype)
         plan = self.plan(op, count, d, algo, root)
         t = Timeline(self.cluster)
@@ -254,7 +257,8 @@ class HcclComm:
     def _check_buffers(self, op: str, sends) -> tuple[list[np.ndarray], np.dtype]:
         p = self.rank_size
         if isinstance(sends, np.ndarray) or not hasattr(sends, "__len__") or len(sends) != p:
-            got = "one array" if isinstance(sends, np.ndarray) else f"{len(sends) if hasattr(sends, '__len__') else 0} items"
+            n = len(sends) if hasattr(sends, "__len__") else 0
+            got = "one array" if isinstance(sends, np.ndarray) else f"{n} items"
             raise HcclError(f"{op} on {p} ranks needs a list of {p} buffers, one per rank; got {got}",
                             fix=f"pass [buf_rank0, ..., buf_rank{p - 1}]")
         arrays = [x if isinstance(x, np.ndarray) else np.asarray(x) for x in sends]

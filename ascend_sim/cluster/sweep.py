@@ -15,12 +15,13 @@ def sweep(comm: HcclComm, op: str, sizes_bytes: list[int], dtype="fp32",
     """One estimate per size; for ReduceScatter, AllGather and AlltoAll the size is nccl-tests' S (all ranks)."""
     item = dtype_of(dtype).itemsize
     p = comm.rank_size
-    per_rank = (lambda s: s // (item * p)) if op in ("ReduceScatter", "AllGather", "AlltoAll") else (lambda s: s // item)
-    return [comm.estimate(op, max(1, per_rank(s)), dtype, algo) for s in sizes_bytes]
+    per = item * p if op in ("ReduceScatter", "AllGather", "AlltoAll") else item
+    return [comm.estimate(op, max(1, s // per), dtype, algo) for s in sizes_bytes]
 
 
 def table(results: list[CollectiveResult]) -> str:
-    lines = [f"{'size (B)':>12} {'count':>11} {'type':>8} {'time (us)':>11} {'algbw GB/s':>11} {'busbw GB/s':>11}  algo"]
+    head = ("size (B)", "count", "type", "time (us)", "algbw GB/s", "busbw GB/s")
+    lines = [f"{head[0]:>12} {head[1]:>11} {head[2]:>8} {head[3]:>11} {head[4]:>11} {head[5]:>11}  algo"]
     for r in results:
         lines.append(f"{r.size_bytes:>12} {r.count:>11} {r.dtype.name:>8} {r.time_us:>11.2f} "
                      f"{r.algbw_GBps:>11.2f} {r.busbw_GBps:>11.2f}  {r.algo}")

@@ -1,4 +1,4 @@
-"""Every bad cluster or collective argument raises HcclError naming the rule, the numbers and the fix, at the caller's line."""
+"""Every bad cluster or collective argument raises HcclError: the rule, the numbers, the fix, at the caller's line."""
 from __future__ import annotations
 
 import os
@@ -45,6 +45,7 @@ def test_bad_op_root_and_algorithm():
     raises(lambda: COMM.AllReduce(X, algo="tree"), "'tree'")
     raises(lambda: COMM.estimate("AllToAllV", 4), "AllToAllV")
     raises(lambda: COMM.estimate("AllReduce", 4, dtype="fp64"), "fp64")
+    raises(lambda: COMM.estimate("AllReduce", 0), "count=0")
 
 
 def test_bad_ranks_and_clusters():

@@ -172,3 +172,21 @@ def test_sweep_prints_an_nccl_tests_table(capsys):
     assert [int(line.split()[0]) for line in out[2:]] == [1024, 4096, 16384, 65536]
     rows = sweep(HcclComm(A2), "ReduceScatter", [8 * 4 * 1024])
     assert rows[0].count == 1024 and rows[0].size_bytes == 8 * 4 * 1024
+
+
+def test_chrome_trace_has_one_process_per_npu(tmp_path):
+    import json
+
+    import numpy as np
+
+    from ascend_sim.cluster.chrome import write_chrome_trace
+    comm = HcclComm(atlas_800t_a2(servers=2, npus_per_server=2))
+    comm.AllReduce([np.ones(64, np.float32)] * 4)
+    write_chrome_trace(comm.timeline, tmp_path / "t.json")
+    ev = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    names = [e["args"]["name"] for e in ev if e["name"] == "process_name"]
+    assert names[2] == "NPU 2 (server 1, HCCS domain 1)"
+    spans = [e for e in ev if e["ph"] == "X"]
+    assert len(spans) == len(comm.timeline.events)
+    assert max(e["ts"] + e["dur"] for e in spans) == pytest.approx(max(comm.timeline.clock_us))
+    assert {e["cat"] for e in spans} == {"send", "recv", "reduce"}
