@@ -190,3 +190,14 @@ def test_chrome_trace_has_one_process_per_npu(tmp_path):
     assert len(spans) == len(comm.timeline.events)
     assert max(e["ts"] + e["dur"] for e in spans) == pytest.approx(max(comm.timeline.clock_us))
     assert {e["cat"] for e in spans} == {"send", "recv", "reduce"}
+
+
+def test_a_flat_ring_is_paced_by_its_slowest_hop():
+    """Ring over two servers: hops 7->8 and 15->0 are RoCE, and every step waits for them."""
+    cl = atlas_800t_a2(servers=2)
+    ao, bo = ab(ROCE_200G)
+    gm, p = gamma_us(cl), 16
+    for count in (16 * 1024, 16 * 1024 * 256):
+        n = count * 4
+        want = 2 * (p - 1) * (ao + n / p * bo) + (p - 1) * n / p * gm
+        assert HcclComm(cl).estimate("AllReduce", count, algo="ring").time_us == pytest.approx(want, rel=1e-9)
