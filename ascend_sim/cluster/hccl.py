@@ -229,30 +229,15 @@ class HcclComm:
             raise HcclError(f"root={root!r} is not a rank of this communicator (ranks 0..{p - 1})",
                             fix=f"pass a root in range({p})")
         ufunc = reduce_op(rop) if rop is not None else None
-        size = arrays[0].size
-        count = size // p if op in ("ReduceScatter", "AlltoAll") else size
+        count = arrays[0].size // p if op in ("ReduceScatter", "AlltoAll") else arrays[0].size
         plan = self.plan(op, count, d, algo, root)
-        work = []
-        for r, x in enumerate(arrays):
-            w = np.zeros(plan.work_len, d)
-            if op == "AllGather":
-                w[r * count:(r + 1) * count] = x.ravel()
-            elif op == "AlltoAll":
-                w[:size] = x.ravel()
-                w[(p + r) * count:(p + r + 1) * count] = x.ravel()[r * count:(r + 1) * count]
-            elif op != "Broadcast" or r == root:
-                w[:] = x.ravel()
-            work.append(w)
+        work = [plans.load(plan, x, r, root, count, p) for r, x in enumerate(arrays)]
         execute(plan, work, ufunc)
         before = max(self.timeline.clock_us)
         replay(plan, d.itemsize, self.timeline)
-        shape = arrays[0].shape
-        outputs = {"AllReduce": lambda r, w: w.reshape(shape), "Broadcast": lambda r, w: w.reshape(shape),
-                   "Reduce": lambda r, w: w.reshape(shape) if r == root else None,
-                   "ReduceScatter": lambda r, w: w[r * count:(r + 1) * count].copy(),
-                   "AllGather": lambda r, w: w, "AlltoAll": lambda r, w: w[p * count:].copy()}[op]
+        outputs = [plans.unload(plan, w, r, root, count, p, arrays[0].shape) for r, w in enumerate(work)]
         return CollectiveResult(op, plan.algo, p, count, d, max(self.timeline.clock_us) - before, len(plan.steps),
-                                [outputs(r, w) for r, w in enumerate(work)])
+                                outputs)
 
     def _check_buffers(self, op: str, sends) -> tuple[list[np.ndarray], np.dtype]:
         p = self.rank_size

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ascend_sim.cluster import algorithms as A
 from ascend_sim.cluster.algorithms import Chunk, Step
 
@@ -34,6 +36,30 @@ class Plan:
 def work_len(op: str, count: int, p: int) -> int:
     return {"AllReduce": count, "Broadcast": count, "Reduce": count,
             "ReduceScatter": p * count, "AllGather": p * count, "AlltoAll": 2 * p * count}[op]
+
+
+def load(plan: Plan, x: np.ndarray, rank: int, root: int, count: int, p: int) -> np.ndarray:
+    """Rank ``rank``'s work buffer before the schedule runs, from its send buffer ``x``."""
+    w, flat = np.zeros(plan.work_len, x.dtype), x.ravel()
+    if plan.op == "AllGather":
+        w[rank * count:(rank + 1) * count] = flat
+    elif plan.op == "AlltoAll":                  # its own block needs no message
+        w[:flat.size] = flat
+        w[(p + rank) * count:(p + rank + 1) * count] = flat[rank * count:(rank + 1) * count]
+    elif plan.op != "Broadcast" or rank == root:
+        w[:] = flat
+    return w
+
+
+def unload(plan: Plan, w: np.ndarray, rank: int, root: int, count: int, p: int, shape: tuple) -> np.ndarray | None:
+    """Rank ``rank``'s receive buffer after the schedule ran (None where HCCL leaves it undefined)."""
+    if plan.op in ("AllReduce", "Broadcast"):
+        return w.reshape(shape)
+    if plan.op == "Reduce":
+        return w.reshape(shape) if rank == root else None
+    if plan.op == "ReduceScatter":
+        return w[rank * count:(rank + 1) * count].copy()
+    return w if plan.op == "AllGather" else w[p * count:].copy()
 
 
 def _blocks(count: int, idx: list[int]) -> list[Chunk]:
