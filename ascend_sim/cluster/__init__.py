@@ -10,7 +10,8 @@
 - sampler.py: torch's DistributedSampler, index for index;
 - ddp.py, mlp.py: DistributedDataParallel (buckets, overlap) on a numpy TinyMLP;
 - sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep);
-- chrome.py: the timeline as a Chrome / Perfetto trace.
+- chrome.py: the timeline as a Chrome / Perfetto trace;
+- device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline.
 See docs/cluster.md for the model, its parameters and their sources.
 """
 from ascend_sim.cluster.ddp import DistributedDataParallel, StepReport, bucket_assignment
