@@ -178,3 +178,21 @@ def test_rhd_and_reduce_trees_fold_in_their_order_for_fp16():
     rs = HcclComm(cl).ReduceScatter(xs, algo="ring").outputs
     np.testing.assert_array_equal(np.concatenate(rs).view(np.uint16),
                                   ref_ring(xs, np.add).view(np.uint16))
+
+
+@pytest.mark.parametrize("name,cluster,hccl_algo,inter", HIER, ids=[c[0] for c in HIER])
+def test_reduce_scatter_hierarchical_matches_its_order(name, cluster, hccl_algo, inter):
+    """Mesh by column inside each domain, then ``inter`` across domains over the column's blocks."""
+    doms, c = cluster.domains, 5
+    xs = data(cluster.world_size, cluster.world_size * c, np.float16, "sum", seed=4)
+    out = HcclComm(cluster, hccl_algo=hccl_algo).ReduceScatter(xs).outputs
+
+    def blk(x, rank):
+        return x[rank * c:(rank + 1) * c]
+    for l in range(len(doms[0])):
+        col = [dom[l] for dom in doms]                                         # owners of column l
+        partial = [np.concatenate([fold([blk(xs[dom[l]], o)] + [blk(xs[r], o) for i, r in enumerate(dom) if i != l],
+                                        np.add) for o in col]) for dom in doms]
+        want = inter(partial, np.add)
+        for d, owner in enumerate(col):
+            np.testing.assert_array_equal(out[owner].view(np.uint16), blk(want, d).view(np.uint16))
