@@ -138,6 +138,9 @@ class HcclComm:
     def plan(self, op: str, count: int, dtype="fp32", algo: str | None = None, root: int = 0) -> Plan:
         """The plan HCCL would run: ``algo`` None (HCCL's choice), 'ring', 'rhd', 'mesh' or 'hierarchical'."""
         p, doms = self.rank_size, self.cluster.domains
+        if not isinstance(root, (int, np.integer)) or not 0 <= root < p:
+            raise HcclError(f"root={root!r} is not a rank of this communicator (ranks 0..{p - 1})",
+                            fix=f"pass a root in range({p})")
         if algo is not None:
             check_flat(algo, op, p)
         if p == 1:
@@ -225,9 +228,6 @@ class HcclComm:
     def _run(self, op: str, sends, rop, algo, root: int = 0) -> CollectiveResult:
         p = self.rank_size
         arrays, d = self._check_buffers(op, sends)
-        if not 0 <= root < p:
-            raise HcclError(f"root={root!r} is not a rank of this communicator (ranks 0..{p - 1})",
-                            fix=f"pass a root in range({p})")
         ufunc = reduce_op(rop) if rop is not None else None
         count = arrays[0].size // p if op in ("ReduceScatter", "AlltoAll") else arrays[0].size
         plan = self.plan(op, count, d, algo, root)

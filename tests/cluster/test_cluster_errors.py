@@ -40,6 +40,7 @@ def test_bad_buffers():
 def test_bad_op_root_and_algorithm():
     raises(lambda: COMM.AllReduce(X, op="mean"), "'mean'", "sum")
     raises(lambda: COMM.Broadcast(X, root=6), "root=6", "0..5")
+    raises(lambda: COMM.estimate("Reduce", 4, root=-1), "root=-1")
     raises(lambda: COMM.AllGather(X, algo="rhd"), "power-of-two", "there are 6")
     raises(lambda: COMM.AlltoAll(X, algo="rhd"), "AlltoAll")
     raises(lambda: COMM.AllReduce(X, algo="tree"), "'tree'")
