@@ -27,7 +27,8 @@ def setups(draw):
     algo = draw(st.sampled_from([None, "ring", "mesh", "hierarchical"]
                                 + (["rhd"] if p & (p - 1) == 0 else [])))
     d = len(cluster.domains)
-    level1 = draw(st.sampled_from(["", "level0:NA;level1:ring"] + (["level0:NA;level1:H-D_R"] if d & (d - 1) == 0 else [])))
+    rhd = ["level0:NA;level1:H-D_R"] if d & (d - 1) == 0 else []
+    level1 = draw(st.sampled_from(["", "level0:NA;level1:ring"] + rhd))
     count = draw(st.integers(1, 9))
     seed = draw(st.integers(0, 2 ** 16))
     return cluster, algo, level1, count, seed
