@@ -9,7 +9,7 @@ from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.hccl import HcclComm
 from ascend_sim.cluster.mlp import TinyMLP
 from ascend_sim.cluster.sampler import DistributedSampler
-from ascend_sim.cluster.topology import atlas_800t_a2
+from ascend_sim.cluster.topology import atlas_800_910, atlas_800t_a2
 
 SIZES = [4 * MB, 100, 30 * MB, 2 * MB, MB // 2, 600 * 1024]
 
@@ -34,8 +34,9 @@ def test_buckets_match_torch():
         assert bucket_assignment(sizes, cap) == [[n - 1 - j for j in b] for b in theirs], (sizes, cap)
 
 
-def make(world=4, seed=0, **kw):
-    comm = HcclComm(atlas_800t_a2(npus_per_server=world))
+def make(world=4, seed=0, cluster=None, **kw):
+    comm = HcclComm(cluster or atlas_800t_a2(npus_per_server=world))
+    world = comm.rank_size
     replicas = [TinyMLP(seed=seed + r) for r in range(world)]          # different seeds: the broadcast must fix it
     return DistributedDataParallel(replicas, comm, **kw)
 
@@ -45,9 +46,12 @@ def data(n=64, seed=1):
     return rng.standard_normal((n, 16)).astype(np.float32), rng.integers(0, 10, n)
 
 
-def test_ddp_gradient_equals_the_global_batch_gradient_and_replicas_stay_identical():
-    world, lr = 4, 0.1
-    ddp = make(world)
+@pytest.mark.parametrize("cluster", [atlas_800t_a2(npus_per_server=4), atlas_800t_a2(servers=2, npus_per_server=2),
+                                     atlas_800_910()], ids=["a2x4", "2-servers", "910-two-groups"])
+def test_ddp_gradient_equals_the_global_batch_gradient_and_replicas_stay_identical(cluster):
+    lr = 0.1
+    ddp = make(cluster=cluster)
+    world = cluster.world_size
     single = TinyMLP(seed=0)
     for name, p in ddp.replicas[0].parameters():
         np.testing.assert_array_equal(p, single.params[name])
@@ -57,8 +61,9 @@ def test_ddp_gradient_equals_the_global_batch_gradient_and_replicas_stay_identic
         for s in samplers:
             s.set_epoch(epoch)
         idx = [s.indices() for s in samplers]
-        for step in range(2):                                         # per-rank batches of 8
-            parts = [i[step * 8:(step + 1) * 8] for i in idx]
+        b = len(idx[0]) // 2
+        for step in range(2):                                         # two steps per epoch
+            parts = [i[step * b:(step + 1) * b] for i in idx]
             ddp.backward([(x[p], y[p]) for p in parts])
             _, want = single.loss_and_grads(x[sum(parts, [])], y[sum(parts, [])])
             for name in want:
