@@ -49,7 +49,10 @@ BUS_FACTOR = {"AllReduce": lambda p: 2 * (p - 1) / p, "ReduceScatter": lambda p:
 
 @dataclass
 class CollectiveResult:
-    """What one collective did: the outputs per rank, the algorithm, its time and bandwidths."""
+    """What one collective did: the outputs per rank, the algorithm, its time and bandwidths.
+
+    ``time_us`` runs from the last rank's start to the last rank's end (on idle devices: the whole collective).
+    """
 
     op: str
     algo: str
