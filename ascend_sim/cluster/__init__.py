@@ -9,6 +9,7 @@
 - hccl.py: HcclComm with HCCL's collective names, exact numerics, algbw and busbw;
 - sampler.py: torch's DistributedSampler, index for index;
 - ddp.py, mlp.py: DistributedDataParallel (buckets, overlap) on a numpy TinyMLP;
+- hooks.py: DDP communication hooks (allreduce, fp16 and bf16 compression);
 - sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep);
 - chrome.py: the timeline as a Chrome / Perfetto trace;
 - device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline.

@@ -22,6 +22,7 @@ import numpy as np
 
 from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.hccl import HcclComm
+from ascend_sim.cluster.hooks import GradBucket
 from ascend_sim.cluster.timeline import Event
 from ascend_sim.hw.chips import ChipProfile
 
@@ -96,6 +97,14 @@ class DistributedDataParallel:
         sizes = [p.nbytes for _, p in self.replicas[0].parameters()]
         self.buckets = bucket_assignment(sizes, bucket_cap_mb, first_bucket_bytes)
         self.grads: list[dict[str, np.ndarray]] = [{} for _ in self.replicas]
+        self._hook = self._state = None
+
+    def register_comm_hook(self, state, hook) -> None:
+        """Average buckets with ``hook(state, bucket)`` (see hooks.py) instead of the built-in 1/W and AllReduce."""
+        if self._hook is not None:
+            raise DataParallelError("register_comm_hook can only be called once",
+                                    fix="build a new DistributedDataParallel to change the hook")
+        self._hook, self._state = hook, state
 
     def backward(self, batches: Sequence[tuple[np.ndarray, np.ndarray]],
                  backward_us_per_param: Sequence[float] | None = None) -> StepReport:
@@ -120,12 +129,18 @@ class DistributedDataParallel:
         compute_end = t
         scale = np.float32(1.0 / W)
         bucket_ready, bucket_done = [], []
-        for bucket in self.buckets:
+        for b, bucket in enumerate(self.buckets):
             start = max(ready[i] for i in bucket) if self.overlap else compute_end
             for d in range(W):
                 tl.wait_until(d, start)
-            flat = [np.concatenate([(g[self.names[i]] * scale).ravel() for i in bucket]) for _, g in results]
-            out = self.comm.AllReduce(flat).outputs
+            if self._hook is None:
+                flat = [np.concatenate([(g[self.names[i]] * scale).ravel() for i in bucket]) for _, g in results]
+                out = self.comm.AllReduce(flat).outputs
+            else:
+                flat = [np.concatenate([g[self.names[i]].ravel() for i in bucket]) for _, g in results]
+                out = self._hook(self._state, GradBucket(b, flat, [self.names[i] for i in bucket], self.comm,
+                                                         b == len(self.buckets) - 1))
+                self._check_hook_output(out, flat)
             for r, vec in enumerate(out):
                 at = 0
                 for i in bucket:
@@ -139,6 +154,17 @@ class DistributedDataParallel:
         for d in range(W):
             tl.wait_until(d, end)
         return StepReport([loss for loss, _ in results], compute_end - t0, end - t0, bucket_ready, bucket_done)
+
+    def _check_hook_output(self, out, flat: list[np.ndarray]) -> None:
+        ok = (isinstance(out, (list, tuple)) and len(out) == len(flat)
+              and all(isinstance(o, np.ndarray) and o.shape == f.shape and o.dtype == np.float32
+                      for o, f in zip(out, flat)))
+        if not ok:
+            got = [(getattr(o, "dtype", type(o).__name__), getattr(o, "shape", None)) for o in out] \
+                if isinstance(out, (list, tuple)) else type(out).__name__
+            raise DataParallelError(f"the comm hook returned {got}; DDP needs {len(flat)} float32 arrays of "
+                                    f"shape {flat[0].shape}, one averaged bucket per rank",
+                                    fix="return [averaged_bucket_rank0, ...] as float32, like allreduce_hook")
 
     def sgd_step(self, lr: float) -> None:
         """p -= lr * grad on every replica (the same arithmetic on the same numbers keeps them identical)."""

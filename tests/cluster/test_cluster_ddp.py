@@ -126,3 +126,35 @@ def test_one_bucket_waits_for_its_last_gradient():
     c = HcclComm(atlas_800t_a2(npus_per_server=4)).estimate("AllReduce", total).time_us
     assert rep.bucket_ready_us == [pytest.approx(sum(bw))]
     assert rep.step_us == pytest.approx(sum(bw) + c)
+
+
+def test_comm_hooks():
+    from ascend_sim.cluster.hooks import allreduce_hook, bf16_compress_hook, fp16_compress_hook
+    x, y = data(16)
+    batches = [(x[:8], y[:8]), (x[8:], y[8:])]
+    runs = {}
+    for hook in (None, allreduce_hook, fp16_compress_hook, bf16_compress_hook):
+        ddp = make(world=2)
+        if hook is not None:
+            ddp.register_comm_hook(None, hook)
+        ddp.backward(batches)
+        sent = sum(e.nbytes for e in ddp.comm.timeline.events if e.kind == "send" and "AllReduce" in e.label)
+        runs[hook] = (ddp, sent)
+    base, base_bytes = runs[None]
+    grads = [base.replicas[r].loss_and_grads(*batches[r])[1] for r in range(2)]
+    for name, g in base.grads[0].items():
+        np.testing.assert_allclose(runs[allreduce_hook][0].grads[0][name], g, rtol=1e-6, atol=1e-9)
+        # two ranks: one fp16 add, whatever the algorithm: (fp16(g0) / 2 + fp16(g1) / 2) back in fp32
+        halves = [gr[name].astype(np.float16) / np.float16(2) for gr in grads]
+        want = (halves[0] + halves[1]).astype(np.float32)
+        np.testing.assert_array_equal(runs[fp16_compress_hook][0].grads[1][name], want)
+        np.testing.assert_allclose(runs[bf16_compress_hook][0].grads[0][name], g, rtol=2e-2, atol=1e-3)
+    assert runs[allreduce_hook][1] == base_bytes
+    assert runs[fp16_compress_hook][1] * 2 == base_bytes == runs[bf16_compress_hook][1] * 2
+    ddp = runs[fp16_compress_hook][0]
+    with pytest.raises(DataParallelError, match="only be called once"):
+        ddp.register_comm_hook(None, allreduce_hook)
+    bad = make(world=2)
+    bad.register_comm_hook(None, lambda state, bucket: [b.astype(np.float16) for b in bucket.buffers])
+    with pytest.raises(DataParallelError, match="float16"):
+        bad.backward(batches)
