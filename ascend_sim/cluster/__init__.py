@@ -15,14 +15,18 @@
 - device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline.
 See docs/cluster.md for the model, its parameters and their sources.
 """
+from ascend_sim.cluster.chrome import write_chrome_trace
 from ascend_sim.cluster.ddp import DistributedDataParallel, StepReport, bucket_assignment
+from ascend_sim.cluster.device import launch_on
 from ascend_sim.cluster.errors import DataParallelError, HcclError
 from ascend_sim.cluster.hccl import CollectiveResult, HcclComm
+from ascend_sim.cluster.hooks import GradBucket, allreduce_hook, bf16_compress_hook, fp16_compress_hook
 from ascend_sim.cluster.mlp import TinyMLP
 from ascend_sim.cluster.sampler import DistributedSampler
 from ascend_sim.cluster.timeline import Event, Timeline
 from ascend_sim.cluster.topology import Cluster, Device, atlas_800_910, atlas_800t_a2
 
 __all__ = ["Cluster", "CollectiveResult", "DataParallelError", "Device", "DistributedDataParallel",
-           "DistributedSampler", "Event", "HcclComm", "HcclError", "StepReport", "Timeline", "TinyMLP",
-           "atlas_800_910", "atlas_800t_a2", "bucket_assignment"]
+           "DistributedSampler", "Event", "GradBucket", "HcclComm", "HcclError", "StepReport", "Timeline", "TinyMLP",
+           "allreduce_hook", "atlas_800_910", "atlas_800t_a2", "bf16_compress_hook", "bucket_assignment",
+           "fp16_compress_hook", "launch_on", "write_chrome_trace"]
