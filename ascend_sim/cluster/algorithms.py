@@ -193,7 +193,7 @@ def reduce(algo: str, g: list[int], root: int, region: Chunk) -> list[Step]:
 
 
 def alltoall(algo: str, g: list[int], count: int) -> list[Step]:
-    """Block j of rank i's input (work[j*count:]) lands in block i of rank j's output (work[p*count + i*count:])."""
+    """Slice j of rank i's input (work[j*count:]) lands in slice i of rank j's output (work[p*count + i*count:])."""
     p = len(g)
 
     def t(i: int, j: int) -> Transfer:

@@ -186,7 +186,7 @@ class HcclComm:
 
     def ReduceScatter(self, sends: Sequence[np.ndarray], op: str = "sum",
                       algo: str | None = None) -> CollectiveResult:
-        """Rank r receives block r (of p equal blocks) of the reduction."""
+        """Rank r receives slice r (of p equal slices) of the reduction."""
         return self._run("ReduceScatter", sends, op, algo)
 
     def AllGather(self, sends: Sequence[np.ndarray], algo: str | None = None) -> CollectiveResult:
@@ -203,7 +203,7 @@ class HcclComm:
         return self._run("Reduce", sends, op, algo, root)
 
     def AlltoAll(self, sends: Sequence[np.ndarray], algo: str | None = None) -> CollectiveResult:
-        """Block j of rank i's buffer goes to rank j, which stores it as its block i."""
+        """Slice j of rank i's buffer goes to rank j, which stores it as its slice i."""
         return self._run("AlltoAll", sends, None, algo)
 
     def SendRecv(self, moves: Sequence[tuple[int, int, np.ndarray]]) -> list[np.ndarray]:
@@ -257,7 +257,7 @@ class HcclComm:
                                 f"{d}{list(arrays[0].shape)}; HCCL gives every rank the same count and data type",
                                 fix="make every rank's buffer the same shape and dtype")
         if op in ("ReduceScatter", "AlltoAll") and arrays[0].size % p:
-            raise HcclError(f"{op} splits each buffer into {p} equal blocks, but it has {arrays[0].size} elements "
+            raise HcclError(f"{op} splits each buffer into {p} equal slices, but it has {arrays[0].size} elements "
                             f"({arrays[0].size} % {p} = {arrays[0].size % p})",
                             fix=f"pad each buffer to a multiple of {p} elements")
         return arrays, d

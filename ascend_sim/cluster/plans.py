@@ -1,8 +1,8 @@
 """Plans: one collective on one cluster, as a work-buffer layout plus a schedule.
 
 Every rank holds one work buffer of ``work_len(op)`` elements. The layouts (count = HCCL's count):
-AllReduce, Broadcast, Reduce: count; ReduceScatter, AllGather: p*count, block r at r*count;
-AlltoAll: 2*p*count, the input blocks then the output blocks.
+AllReduce, Broadcast, Reduce: count; ReduceScatter, AllGather: p*count, slice r (切片) at r*count;
+AlltoAll: 2*p*count, the input slices then the output slices.
 
 A flat plan runs one algorithm over all ranks. A hierarchical plan (several HCCS domains) runs
 mesh inside each domain (level0) and ``inter`` between the devices of equal local index (level1),
@@ -43,7 +43,7 @@ def load(plan: Plan, x: np.ndarray, rank: int, root: int, count: int, p: int) ->
     w, flat = np.zeros(plan.work_len, x.dtype), x.ravel()
     if plan.op == "AllGather":
         w[rank * count:(rank + 1) * count] = flat
-    elif plan.op == "AlltoAll":                  # its own block needs no message
+    elif plan.op == "AlltoAll":                  # its own slice needs no message
         w[:flat.size] = flat
         w[(p + rank) * count:(p + rank + 1) * count] = flat[rank * count:(rank + 1) * count]
     elif plan.op != "Broadcast" or rank == root:
@@ -62,7 +62,7 @@ def unload(plan: Plan, w: np.ndarray, rank: int, root: int, count: int, p: int, 
     return w if plan.op == "AllGather" else w[p * count:].copy()
 
 
-def _blocks(count: int, idx: list[int]) -> list[Chunk]:
+def _slices(count: int, idx: list[int]) -> list[Chunk]:
     return [((b * count, (b + 1) * count),) for b in idx]
 
 
@@ -72,9 +72,9 @@ def flat(op: str, algo: str, p: int, count: int, root: int = 0) -> Plan:
     if op == "AllReduce":
         steps = A.allreduce(algo, g, region)
     elif op == "ReduceScatter":
-        steps = A.reduce_scatter(algo, g, _blocks(count, g))
+        steps = A.reduce_scatter(algo, g, _slices(count, g))
     elif op == "AllGather":
-        steps = A.allgather(algo, g, _blocks(count, g))
+        steps = A.allgather(algo, g, _slices(count, g))
     elif op == "Broadcast":
         steps = A.broadcast(algo, g, root, region)
     elif op == "Reduce":
@@ -101,14 +101,14 @@ def hierarchical(op: str, inter: str, domains: list[list[int]], count: int, root
                  + A.parallel([A.allreduce(inter, cols[l], parts[l]) for l in range(L)])
                  + intra(A.mesh_allgather, parts))
     elif op in ("ReduceScatter", "AllGather"):
-        # rank domains[d][l] owns its own block; column l holds the blocks of its members
-        col_blocks = [_blocks(count, cols[l]) for l in range(L)]
-        col_chunks = [A.merge(*col_blocks[l]) for l in range(L)]
+        # rank domains[d][l] owns its own slice; column l holds the slices of its members
+        col_slices = [_slices(count, cols[l]) for l in range(L)]
+        col_chunks = [A.merge(*col_slices[l]) for l in range(L)]
         if op == "ReduceScatter":
             steps = (intra(A.mesh_reduce_scatter, col_chunks)
-                     + A.parallel([A.reduce_scatter(inter, cols[l], col_blocks[l]) for l in range(L)]))
+                     + A.parallel([A.reduce_scatter(inter, cols[l], col_slices[l]) for l in range(L)]))
         else:
-            steps = (A.parallel([A.allgather(inter, cols[l], col_blocks[l]) for l in range(L)])
+            steps = (A.parallel([A.allgather(inter, cols[l], col_slices[l]) for l in range(L)])
                      + intra(A.mesh_allgather, col_chunks))
     elif op in ("Broadcast", "Reduce"):
         d0 = next(d for d, dom in enumerate(domains) if root in dom)

@@ -138,7 +138,7 @@ def test_float_sums_are_close_to_the_exact_sum():
 @pytest.mark.parametrize("algo", ["ring", "mesh", "rhd", None])
 @pytest.mark.parametrize("cluster", [atlas_800t_a2(), atlas_800t_a2(servers=2, npus_per_server=2),
                                      atlas_800_910(servers=2)], ids=["a2", "a2x2", "910x2"])
-def test_every_collective_moves_the_right_blocks(cluster, algo):
+def test_every_collective_moves_the_right_slices(cluster, algo):
     p, c = cluster.world_size, 6
     comm = HcclComm(cluster, hccl_algo="")
     xs = data(p, p * c, np.int32, "sum", seed=2)
@@ -182,7 +182,7 @@ def test_rhd_and_reduce_trees_fold_in_their_order_for_fp16():
 
 @pytest.mark.parametrize("name,cluster,hccl_algo,inter", HIER, ids=[c[0] for c in HIER])
 def test_reduce_scatter_hierarchical_matches_its_order(name, cluster, hccl_algo, inter):
-    """Mesh by column inside each domain, then ``inter`` across domains over the column's blocks."""
+    """Mesh by column inside each domain, then ``inter`` across domains over the column's slices."""
     doms, c = cluster.domains, 5
     xs = data(cluster.world_size, cluster.world_size * c, np.float16, "sum", seed=4)
     out = HcclComm(cluster, hccl_algo=hccl_algo).ReduceScatter(xs).outputs
