@@ -1,0 +1,174 @@
+"""DistributedDataParallel (数据并行) over the simulated collectives, bucketed and overlapped as torch does it.
+
+What is mirrored from torch (``torch/nn/parallel/distributed.py``, ``c10d/reducer.cpp``):
+- the constructor broadcasts rank 0's parameters, so every replica starts identical;
+- gradients are packed into buckets in gradient-ready order (the reverse of ``parameters()``),
+  the first bucket closing at 1 MB (``dist._DEFAULT_FIRST_BUCKET_BYTES``) and the rest at
+  ``bucket_cap_mb`` (25); a bucket closes once it reaches its limit, so it may exceed it. These
+  are the buckets torch rebuilds after iteration 1 (iteration 1 itself runs one bucket when
+  ``find_unused_parameters=False``; that first iteration is not modelled);
+- each gradient is multiplied by 1/world_size as it is copied into its bucket, and buckets are
+  all-reduced (sum) in bucket order, one at a time, on a communication stream;
+- with ``overlap`` a bucket's AllReduce starts as soon as its last gradient is computed on every
+  rank, while backward goes on; without it, all of them wait for the end of backward.
+A model needs ``parameters()``, ``loss_and_grads(x, y)`` and ``backward_flops(batch)`` (see mlp.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ascend_sim.cluster.errors import DataParallelError
+from ascend_sim.cluster.hccl import HcclComm
+from ascend_sim.cluster.hooks import GradBucket
+from ascend_sim.cluster.timeline import Event
+from ascend_sim.hw.chips import ChipProfile
+
+FIRST_BUCKET_BYTES = 1024 * 1024          # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+BUCKET_CAP_MB = 25                        # DistributedDataParallel(bucket_cap_mb=25)
+MB = 1024 * 1024
+CUBE_FRACTAL_MACS = 16 * 16 * 16          # one fp16 fractal per cube cycle (chips.py cube_fractals_per_cycle)
+
+
+def bucket_assignment(nbytes: Sequence[int], bucket_cap_mb: float = BUCKET_CAP_MB,
+                      first_bucket_bytes: int = FIRST_BUCKET_BYTES) -> list[list[int]]:
+    """Parameter indices per bucket, bucket 0 first: reverse parameter order, closing at 1 MB then at the cap."""
+    limits = [first_bucket_bytes, int(bucket_cap_mb * MB)]
+    buckets, current, size = [], [], 0
+    for i in reversed(range(len(nbytes))):
+        current.append(i)
+        size += nbytes[i]
+        if size >= limits[0]:
+            buckets.append(current)
+            current, size = [], 0
+            limits = limits[1:] or limits
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+def backward_us(chip: ChipProfile, flops: float) -> float:
+    """Microseconds of ``flops`` at the chip's peak fp16 cube rate (an optimistic estimate)."""
+    peak = chip.aic_count * chip.cube_fractals_per_cycle * CUBE_FRACTAL_MACS * 2 * chip.clock_hz
+    return flops / peak * 1e6
+
+
+@dataclass
+class StepReport:
+    """One backward pass with its gradient AllReduces, in microseconds from the step's start."""
+
+    losses: list[float]
+    compute_us: float           # backward on the slowest rank
+    step_us: float              # until the last gradient is averaged on every rank
+    bucket_ready_us: list[float]
+    bucket_done_us: list[float]
+
+    @property
+    def exposed_comm_us(self) -> float:
+        """Communication not hidden behind backward."""
+        return self.step_us - self.compute_us
+
+
+class DistributedDataParallel:
+    """Replicas of one model, one per rank of ``comm``, kept identical by averaging gradients."""
+
+    def __init__(self, replicas: Sequence, comm: HcclComm, bucket_cap_mb: float = BUCKET_CAP_MB,
+                 first_bucket_bytes: int = FIRST_BUCKET_BYTES, overlap: bool = True):
+        if len(replicas) != comm.rank_size:
+            raise DataParallelError(f"{len(replicas)} replicas for a communicator of {comm.rank_size} ranks",
+                                    fix="build one model replica per rank")
+        self.replicas, self.comm, self.overlap = list(replicas), comm, overlap
+        self.names = [n for n, _ in self.replicas[0].parameters()]
+        layout0 = [(n, p.shape, p.dtype) for n, p in self.replicas[0].parameters()]
+        for r, rep in enumerate(self.replicas):
+            layout = [(n, p.shape, p.dtype) for n, p in rep.parameters()]
+            if layout != layout0:
+                diff = next((a, b) for a, b in zip(layout + [None] * len(layout0), layout0 + [None] * len(layout))
+                            if a != b)
+                raise DataParallelError(f"DDP expects the same model on every rank, but replica {r} has {diff[0]} "
+                                        f"where rank 0 has {diff[1]} (name, shape, dtype)",
+                                        fix="build every replica from the same model class and sizes")
+        for name in self.names:      # DDP's constructor: broadcast rank 0's state
+            res = comm.Broadcast([dict(rep.parameters())[name] for rep in self.replicas], root=0)
+            for rep, value in zip(self.replicas, res.outputs):
+                dict(rep.parameters())[name][...] = value
+        sizes = [p.nbytes for _, p in self.replicas[0].parameters()]
+        self.buckets = bucket_assignment(sizes, bucket_cap_mb, first_bucket_bytes)
+        self.grads: list[dict[str, np.ndarray]] = [{} for _ in self.replicas]
+        self._hook = self._state = None
+
+    def register_comm_hook(self, state, hook) -> None:
+        """Average buckets with ``hook(state, bucket)`` (see hooks.py) instead of the built-in 1/W and AllReduce."""
+        if self._hook is not None:
+            raise DataParallelError("register_comm_hook can only be called once",
+                                    fix="build a new DistributedDataParallel to change the hook")
+        self._hook, self._state = hook, state
+
+    def backward(self, batches: Sequence[tuple[np.ndarray, np.ndarray]],
+                 backward_us_per_param: Sequence[float] | None = None) -> StepReport:
+        """Every rank's loss and gradients on its batch, then the bucketed AllReduce of the mean gradient."""
+        W = len(self.replicas)
+        if len(batches) != W:
+            raise DataParallelError(f"{len(batches)} batches for {W} ranks: each rank trains on its own batch",
+                                    fix="split the global batch with DistributedSampler, one part per rank")
+        results = [rep.loss_and_grads(x, y) for rep, (x, y) in zip(self.replicas, batches)]
+        if backward_us_per_param is None:
+            flops = self.replicas[0].backward_flops(len(batches[0][0]))
+            backward_us_per_param = [backward_us(self.comm.cluster.chip, flops[n]) for n in self.names]
+        tl = self.comm.timeline
+        t0 = tl.sync()
+        ready = {}                           # parameter index -> time its gradient exists (same on every rank)
+        t = t0
+        for i in reversed(range(len(self.names))):
+            for d in range(W):
+                tl.record(Event(d, "compute", t, t + backward_us_per_param[i], None, 0, f"backward {self.names[i]}"))
+            t += backward_us_per_param[i]
+            ready[i] = t
+        compute_end = t
+        scale = np.float32(1.0 / W)
+        bucket_ready, bucket_done = [], []
+        for b, bucket in enumerate(self.buckets):
+            start = max(ready[i] for i in bucket) if self.overlap else compute_end
+            for d in range(W):
+                tl.wait_until(d, start)
+            if self._hook is None:
+                flat = [np.concatenate([(g[self.names[i]] * scale).ravel() for i in bucket]) for _, g in results]
+                out = self.comm.AllReduce(flat).outputs
+            else:
+                flat = [np.concatenate([g[self.names[i]].ravel() for i in bucket]) for _, g in results]
+                out = self._hook(self._state, GradBucket(b, flat, [self.names[i] for i in bucket], self.comm,
+                                                         b == len(self.buckets) - 1))
+                self._check_hook_output(out, flat)
+            for r, vec in enumerate(out):
+                at = 0
+                for i in bucket:
+                    shape = results[r][1][self.names[i]].shape
+                    n = int(np.prod(shape))
+                    self.grads[r][self.names[i]] = vec[at:at + n].reshape(shape).copy()
+                    at += n
+            bucket_ready.append(start - t0)
+            bucket_done.append(max(tl.clock_us) - t0)
+        end = max(compute_end, tl.sync())
+        for d in range(W):
+            tl.wait_until(d, end)
+        return StepReport([loss for loss, _ in results], compute_end - t0, end - t0, bucket_ready, bucket_done)
+
+    def _check_hook_output(self, out, flat: list[np.ndarray]) -> None:
+        ok = (isinstance(out, (list, tuple)) and len(out) == len(flat)
+              and all(isinstance(o, np.ndarray) and o.shape == f.shape and o.dtype == np.float32
+                      for o, f in zip(out, flat)))
+        if not ok:
+            got = [(getattr(o, "dtype", type(o).__name__), getattr(o, "shape", None)) for o in out] \
+                if isinstance(out, (list, tuple)) else type(out).__name__
+            raise DataParallelError(f"the comm hook returned {got}; DDP needs {len(flat)} float32 arrays of "
+                                    f"shape {flat[0].shape}, one averaged bucket per rank",
+                                    fix="return [averaged_bucket_rank0, ...] as float32, like allreduce_hook")
+
+    def sgd_step(self, lr: float) -> None:
+        """p -= lr * grad on every replica (the same arithmetic on the same numbers keeps them identical)."""
+        lr32 = np.float32(lr)
+        for rep, g in zip(self.replicas, self.grads):
+            for name, p in rep.parameters():
+                p -= lr32 * g[name]
