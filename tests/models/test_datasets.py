@@ -104,6 +104,15 @@ def test_bundled_subset_shape_and_balance(split: str, count: int) -> None:
     assert images.max() == 255 and images.min() == 0
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_bundled_subset_prefixes_are_stratified(split: str) -> None:
+    """The first 10k images of a split hold k of each digit (the csv is sorted by label: a plain split is not)."""
+    labels = load_mnist_subset(split)[1]
+    for k in (1, 8, 20, 30, 100):
+        np.testing.assert_array_equal(np.bincount(labels[: 10 * k], minlength=10), [k] * 10, err_msg=f"first {10 * k}")
+    assert len(set(labels[:10].tolist())) == 10 and labels[:10].tolist() != list(range(10)), "digits of a round shuffled"
+
+
 def test_bundled_splits_are_disjoint() -> None:
     train = {img.tobytes() for img in load_mnist_subset("train")[0]}
     heldout = {img.tobytes() for img in load_mnist_subset("heldout")[0]}
