@@ -19,7 +19,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ascend_sim.engine.errors import KernelError
 from ascend_sim.models.datasets import write_npz
 
 __all__ = ["DumpError", "DumpWriter", "Dump", "DumpNode", "load_dump", "dump_runtime", "reference_runtime",
-           "dump_lenet", "FORMAT", "VERSION"]
+           "dump_lenet", "run_recorded", "FORMAT", "VERSION"]
 
 FORMAT, VERSION = "ascend-sim-dump", 1
 
@@ -140,27 +140,39 @@ def _launch_meta(results: Any) -> dict[str, Any]:
             "us": float(sum(r.us for r in rs)), "instructions": int(sum(len(r.trace) for r in rs))}
 
 
-def dump_runtime(runtime, x: np.ndarray, directory, *, model: str, source: str) -> Path:
-    """Run ``runtime.forward(x)`` once and dump every node's inputs and outputs into ``directory``."""
-    writer = DumpWriter(directory, model=model, source=source, dtype=np.dtype(runtime.dtype).name, batch=len(x))
+def run_recorded(runtime, x: np.ndarray, on_op: Callable[[Any, tuple, np.ndarray, Any], None],
+                 on_node: Callable[[Any], None] | None = None) -> np.ndarray:
+    """``runtime.forward(x)`` with ``on_op(node, inputs, output, launch_results)`` called after every node
+    (and ``on_node(node)`` before it).
+
+    The runtime's operators are wrapped for this one run (``functools.wraps`` keeps each signature, so the
+    runtime passes the same keywords as usual).
+    """
     current: dict[str, Any] = {}
 
     def wrap(fn):
-        @functools.wraps(fn)                # keeps the signature: the runtime passes the same keywords
+        @functools.wraps(fn)
         def op(*args, **kwargs):
             ret = fn(*args, **kwargs)
             out, res = (ret[0], ret[1]) if isinstance(ret, tuple) else (ret, None)
-            node = current["node"]
-            writer.add(node.name, node.op, args, [out], input_names=node.inputs, **_launch_meta(res))
+            on_op(current["node"], args, out, res)
             return ret
         return op
 
     saved = runtime.ops
     runtime.ops = {name: wrap(fn) for name, fn in saved.items()}
     try:
-        runtime.forward(x, on_node=lambda node: current.__setitem__("node", node))
+        return runtime.forward(x, on_node=lambda node: (current.__setitem__("node", node),
+                                                        on_node(node) if on_node else None))
     finally:
         runtime.ops = saved
+
+
+def dump_runtime(runtime, x: np.ndarray, directory, *, model: str, source: str) -> Path:
+    """Run ``runtime.forward(x)`` once and dump every node's inputs and outputs into ``directory``."""
+    writer = DumpWriter(directory, model=model, source=source, dtype=np.dtype(runtime.dtype).name, batch=len(x))
+    run_recorded(runtime, x, lambda node, args, out, res: writer.add(
+        node.name, node.op, args, [out], input_names=node.inputs, **_launch_meta(res)))
     return writer.close()
 
 
