@@ -190,6 +190,7 @@ def clean(args: argparse.Namespace) -> int:
 
 from ascend_sim.tools.demo import DEMO_ARGS, DEMO_HELP, run_demo  # noqa: E402  (argparse only; the demo imports inside run_demo)
 command("demo", help=DEMO_HELP, args=[arg(*flags, **kw) for flags, kw in DEMO_ARGS])(run_demo)
+import ascend_sim.tools.eng_commands  # noqa: E402,F401  (registers dump, compare, overflow, optest, atc)
 
 
 if __name__ == "__main__":  # pragma: no cover
