@@ -1,6 +1,7 @@
 """The engineering subcommands of ``ascend-sim``: dump, compare, overflow, optest, atc.
 
-Registered on ``tools.cli`` when it is imported; heavy modules are imported inside each command. Tool
+``ENG_COMMANDS`` lists them as ``(name, help, [(flags, kwargs), ...], fn)``; ``tools.cli`` registers
+them (this module does not import the cli: no import cycle). Heavy modules are imported inside each command. Tool
 errors (KernelError subclasses with a fix) print as a message and exit status 2; a failing comparison,
 a failing op test or a failed conversion exits 1.
 """
@@ -10,9 +11,23 @@ import argparse
 import sys
 from pathlib import Path
 
-from ascend_sim.tools.cli import arg, command
+from typing import Any, Callable
 
-__all__ = ["dump", "compare", "overflow", "optest", "atc"]
+__all__ = ["ENG_COMMANDS", "dump", "compare", "overflow", "optest", "atc"]
+
+#: (name, help, [(flags, add_argument kwargs), ...], fn) of every command here, in help order.
+ENG_COMMANDS: list[tuple[str, str, list, Callable[[argparse.Namespace], int]]] = []
+
+
+def arg(*flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    return flags, kwargs
+
+
+def command(name: str, *, help: str, args: list) -> Callable:
+    def register(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        ENG_COMMANDS.append((name, help, args, fn))
+        return fn
+    return register
 
 
 def _fail(tool: str, e) -> int:
