@@ -90,6 +90,9 @@ class CompareReport:
             lines.append(f"  nodes missing from B: {', '.join(self.missing)}")
         first = self.first_failing
         lines.append(f"first failing node: {first.node} ({first.op})" if first else "every node passes")
+        over = self.first_over()
+        if over:
+            lines.append("first over each ait threshold: " + ", ".join(f"{k} at {r.node}" for k, r in over.items()))
         return "\n".join(lines)
 
     def write_csv(self, path) -> Path:

@@ -222,4 +222,5 @@ def library_specs() -> list[Path]:
 
 
 def kernel_and_reference(spec: OpSpec) -> tuple[Callable, Callable]:
+    """The spec's kernel wrapper and reference function."""
     return resolve(spec.data["kernel"], "kernel", spec.path), resolve(spec.data["reference"], "reference", spec.path)

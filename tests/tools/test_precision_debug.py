@@ -133,6 +133,7 @@ def test_a_perturbed_layer_is_the_first_failing_node(dumps, tmp_path):
     report = compare_dumps(dumps["bad"], dumps["ref"])
     assert report.first_failing.node == "conv2", str(report)
     assert all(r.passed for r in report.rows[:3])
+    assert report.first_over()["red"].node == "conv2" and "red at conv2" in str(report)
     out = report.write_csv(tmp_path / "report.csv")
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
     assert [r["node"] for r in rows] == NODES
