@@ -106,7 +106,8 @@ class Dump:
         for n in self.nodes:
             if n.name == name:
                 return n
-        raise KeyError(f"node {name!r} is not in the dump {self.dir} (nodes: {[n.name for n in self.nodes]})")
+        raise DumpError(f"node {name!r} is not in the dump {self.dir}",
+                        fix=f"use one of its nodes: {[n.name for n in self.nodes]}")
 
     def __iter__(self) -> Iterator[DumpNode]:
         return iter(self.nodes)

@@ -50,6 +50,8 @@ class CaseResult:
         head = f"{'PASS' if self.passed else 'FAIL'} {self.case.name:<32} {shapes}"
         if self.error:
             return f"{head}  {self.error}"
+        if self.metrics is None:                # a structural problem: shape, missing output
+            return f"{head}  {self.verify.summary()}"
         m = self.metrics
         return (f"{head}  {self.verify.mismatches}/{self.verify.count} mismatches, cos {m.cosine:.6f}, "
                 f"max abs {m.max_abs_err:.3g}, msprobe {self.msprobe}, {self.us:.2f} us")

@@ -38,7 +38,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["Metrics", "metrics", "ait_failures", "msprobe_verdict", "AIT_THRESHOLDS", "SMALL_VALUE"]
+from ascend_sim.engine.errors import KernelError
+
+__all__ = ["PrecisionInputError", "Metrics", "metrics", "ait_failures", "msprobe_verdict", "AIT_THRESHOLDS", "SMALL_VALUE"]
 
 #: ait analyser thresholds: metric -> (comparison, limit); a value on the wrong side fails.
 AIT_THRESHOLDS: dict[str, tuple[str, float]] = {
@@ -47,6 +49,12 @@ AIT_THRESHOLDS: dict[str, tuple[str, float]] = {
 
 #: msprobe small-value handling: dtype kind -> (|golden| below this is "small", absolute-error limit there).
 SMALL_VALUE = {"half": (1e-3, 1e-5), "float": (1e-6, 1e-9)}
+
+
+class PrecisionInputError(KernelError, ValueError):
+    """Two tensors that cannot be compared element by element."""
+
+    check = "compare"
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,9 @@ def metrics(actual, golden, dtype=None) -> Metrics:
     a = np.asarray(actual, dtype=np.float64).reshape(-1)
     g = np.asarray(golden, dtype=np.float64).reshape(-1)
     if a.shape != g.shape:
-        raise ValueError(f"cannot compare {np.shape(actual)} with golden {np.shape(golden)}: the shapes differ")
+        raise PrecisionInputError(f"cannot compare shape {np.shape(actual)} with the golden shape {np.shape(golden)}: "
+                                  f"{a.size} against {g.size} elements", fix="compare the same tensor of the same "
+                                  "run on both sides (same images, same batch, same node)")
     small, small_limit = SMALL_VALUE[_family(dtype if dtype is not None else np.asarray(actual).dtype)]
     bad_a, bad_g = int((~np.isfinite(a)).sum()), int((~np.isfinite(g)).sum())
     n = a.size

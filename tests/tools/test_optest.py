@@ -103,6 +103,12 @@ def test_an_exception_in_the_kernel_fails_the_case_with_its_message(tmp_path):
     assert not r.passed and "ValueError" in r.error and "softmax" in r.error and "FAIL" in r.summary()
 
 
+def test_an_output_of_the_wrong_shape_fails_the_case(tmp_path):
+    spec = load_spec(write_spec(tmp_path, kernel="ascend_sim.kernels:relu", reference="numpy:atleast_2d"))
+    r = run_case(generate_cases(spec)[0])
+    assert not r.passed and r.metrics is None and "differs from the golden shape" in r.summary()
+
+
 # ----------------------------------------------------------------------------- malformed specs
 @pytest.mark.parametrize("changes, words", [
     ({"input_dsec": []}, ["unknown field", "input_dsec", "typo"]),

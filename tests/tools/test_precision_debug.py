@@ -19,7 +19,7 @@ from ascend_sim.tools.bisection import first_bad, first_bad_layer, first_bad_ver
 from ascend_sim.tools.compare import compare_dumps, isolate
 from ascend_sim.tools.dump import DumpError, DumpWriter, dump_lenet, load_dump
 from ascend_sim.tools.overflow import NonFiniteWatch, find_overflow, first_nonfinite_node
-from ascend_sim.tools.precision import ait_failures, metrics, msprobe_verdict
+from ascend_sim.tools.precision import PrecisionInputError, ait_failures, metrics, msprobe_verdict
 
 NODES = ["conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flatten", "fc1", "relu3", "fc2", "relu4", "fc3",
          "softmax"]
@@ -84,6 +84,12 @@ def test_msprobe_double_hundredth_and_thousandth_rules():
     assert msprobe_verdict(metrics(g * (1 + 2e-3), g, np.float32), np.float32)[0] == "error"     # fp32: 双千
 
 
+def test_tensors_of_different_shapes_are_refused_at_the_callers_line():
+    with pytest.raises(PrecisionInputError, match=r"shape \(3,\) with the golden shape \(4,\)") as e:
+        metrics(np.ones(3), np.ones(4))
+    assert e.value.fix and e.value.site[0] == __file__
+
+
 def test_nonfinite_values_fail_every_rule():
     g = np.ones(8)
     a = g.copy()
@@ -111,6 +117,9 @@ def test_a_later_model_dumps_with_the_writer(tmp_path):
     w.add("scale", "muls", [np.ones(4, np.float16)], [np.full(4, 2, np.float16)])
     d = load_dump(w.close())
     assert d.label == "toy simulator float16" and d.arrays("scale")["output_0"].tolist() == [2, 2, 2, 2]
+    with pytest.raises(DumpError, match="node 'shift' is not in the dump") as e:
+        d.arrays("shift")
+    assert "scale" in e.value.fix
 
 
 def test_a_folder_that_is_not_a_dump_is_refused(tmp_path):
