@@ -9,8 +9,10 @@ smallest set of operators to a wider dtype. Two levels:
   its inputs hold none (the producing node, not one that merely passes the values on).
 * :class:`NonFiniteWatch` follows a run instruction by instruction: around every Ascend C call a
   kernel makes (``Add``, ``Cast``, ``Mmad``, ``Fixpipe``, ``DataCopy`` ...) it counts the inf/NaN in the
-  destination tensor before and after, and records the first call that added some, with its trace
-  index, block and kernel line. It uses a profile hook, so it is slow: run it on a few images.
+  destination tensor before and after, and records each call that added some, with its trace
+  index, block and kernel line; a call whose sources already held inf/NaN only carried them (a
+  source's whole tensor is scanned, so stale values past the count can make a producer look like a
+  carrier). ``first`` is the first producer. It uses a profile hook, so it is slow: run it on a few images.
   :func:`find_overflow` runs a graph runtime under it and names both levels.
 """
 from __future__ import annotations
@@ -73,10 +75,12 @@ class NonFiniteEvent:
     where: str               # "UB" / "L0C" ... or "GM <buffer name>"
     added: int               # inf/NaN elements the call added
     inf: bool                # True when the new values include inf (overflow), False: NaN only
+    carried: bool = False    # a source operand already held inf/NaN: the call passed them on
 
     def __str__(self) -> str:
         kind = "inf (overflow)" if self.inf else "NaN"
-        return (f"first {kind}: {self.op} in {self.kernel} block {self.block} (trace record #{self.record}) "
+        verb = "carried by" if self.carried else "made by"
+        return (f"{kind} {verb} {self.op} in {self.kernel} block {self.block} (trace record #{self.record}) "
                 f"of node {self.node or '?'} at {format_site(self.site)}: {self.added} new non-finite "
                 f"{self.dtype} values in {self.where}")
 
@@ -115,7 +119,8 @@ class NonFiniteWatch:
 
     @property
     def first(self) -> NonFiniteEvent | None:
-        return self.events[0] if self.events else None
+        """The first call that made inf/NaN from finite sources (None: they all came in with the input)."""
+        return next((e for e in self.events if not e.carried), None)
 
     def __enter__(self) -> "NonFiniteWatch":
         threading.setprofile(self._hook)
@@ -139,14 +144,17 @@ class NonFiniteWatch:
             core = context.current
             if v is None or core is None:
                 return
+            srcs = [_view(t) for k, t in frame.f_locals.items() if k != "dst" and isinstance(t, (LocalTensor,
+                                                                                                GlobalTensor))]
+            carried = any(_counts(s)[0] for s in srcs if s is not None)
             stack = self._stack.__dict__.setdefault("s", [])
-            stack.append((frame, dst, _counts(v), len(core.records), core))
+            stack.append((frame, dst, _counts(v), len(core.records), core, carried))
         elif event == "return":
             stack = getattr(self._stack, "s", None)
             if stack and stack[-1][0] is frame:
                 self._check(*stack.pop())
 
-    def _check(self, frame, dst, before: tuple[int, int], rec: int, core) -> None:
+    def _check(self, frame, dst, before: tuple[int, int], rec: int, core, carried: bool) -> None:
         if len(self.events) >= self.limit:
             return
         v = _view(dst)
@@ -161,7 +169,7 @@ class NonFiniteWatch:
         where = f"GM {dst.buf.name}" if isinstance(dst, GlobalTensor) else dst.tier.name
         self.events.append(NonFiniteEvent(self.node, core.launch.kernel.__name__, core.block_idx,
                                           rec if has_rec else -1, op, site, str(v.dtype), where,
-                                          after[0] - before[0], after[1] > before[1]))
+                                          after[0] - before[0], after[1] > before[1], carried))
 
 
 @dataclass
@@ -180,7 +188,7 @@ class OverflowReport:
             return "no inf or NaN anywhere in the run"
         lines = [str(self.node)] if self.node else []
         if self.instruction:
-            lines.append(str(self.instruction))
+            lines.append("first " + str(self.instruction))
         lines.append("Fix: keep that operator's intermediate values in range: accumulate and convert in float32 "
                      "(or bfloat16), scale the input, or subtract the row max before Exp")
         return "\n".join(lines)

@@ -237,4 +237,22 @@ def test_watch_names_the_instruction_and_kernel_line():
     first = watch.first
     assert first.op == "Exp" and first.added == 1 and first.inf and first.where == "UB"
     assert "<- overflow" in open(first.site[0]).read().splitlines()[first.site[1] - 1]
-    assert [e.op for e in watch.events] == ["Exp", "DataCopy"]     # then the copy carries it to GM
+    assert [(e.op, e.carried) for e in watch.events] == [("Exp", False), ("DataCopy", True)]   # carried to GM
+    assert str(first).startswith("inf (overflow) made by Exp in exp_kernel block 0")
+
+
+def test_nan_that_comes_with_the_input_has_no_producer():
+    x = np.ones((4, 10))
+    x[0, 0] = np.nan
+    with NonFiniteWatch() as watch:
+        kernels.softmax(x, dtype="float32")
+    assert watch.events and all(e.carried for e in watch.events) and watch.first is None
+
+
+def test_the_cube_overflows_at_the_fixpipe_conversion_to_gm():
+    x, w = np.full((4, 40), 100.0), np.full((8, 40), 20.0)       # sums of 80,000 in fp32, > 65504 in fp16
+    with NonFiniteWatch() as watch:
+        y, _ = kernels.linear(x, w, np.zeros(8), dtype="float16")
+    assert np.isinf(y).all()
+    first = watch.first
+    assert first.op == "Fixpipe" and first.where == "GM y" and first.inf and first.kernel == "linear_cube_kernel"
