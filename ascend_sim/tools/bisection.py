@@ -58,14 +58,16 @@ def first_bad(items: Sequence[T], is_good: Callable[[T], bool], what: str = "ite
     return BisectResult(lo, items[lo], probes, what)
 
 
-def first_bad_layer(dump_a, dump_b) -> BisectResult[str]:
-    """The first node of dump ``a`` whose output fails the ait rule against dump ``b``, by bisection."""
+def first_bad_layer(dump_a, dump_b, benchmark=None) -> BisectResult[str]:
+    """The first node of dump ``a`` whose output fails against dump ``b``, by bisection: the ait rule, or the
+    dual-benchmark rule when a ``benchmark`` dump is given (see ``tools.compare``)."""
     from ascend_sim.tools.compare import compare_node
     from ascend_sim.tools.dump import Dump, load_dump
     da = dump_a if isinstance(dump_a, Dump) else load_dump(dump_a)
     db = dump_b if isinstance(dump_b, Dump) else load_dump(dump_b)
+    dc = None if benchmark is None else benchmark if isinstance(benchmark, Dump) else load_dump(benchmark)
     names = [n.name for n in da if any(m.name == n.name for m in db)]
-    return first_bad(names, lambda name: compare_node(da, db, name).passed, what="layer")
+    return first_bad(names, lambda name: compare_node(da, db, name, benchmark=dc).passed, what="layer")
 
 
 def first_bad_version(versions: Sequence[T], test: Callable[[T], bool]) -> BisectResult[T]:

@@ -3,7 +3,9 @@
 DUMP_A is the side under test (the simulated fp16 run, or a new kernel version), DUMP_B the golden side
 (the numpy fp32 reference, or the last good version). Nodes are matched by name; each node's outputs are
 compared with :func:`ascend_sim.tools.precision.metrics` and judged by the ait and msprobe rules
-documented there. The report flags the first failing node, as ait's analyser does, and, per ait
+documented there. With a third, benchmark dump (``--benchmark``: the ideal network in the kernel's dtype,
+``ascend-sim dump --mode ref --dtype float16``) the dual-benchmark rule decides instead: it catches an
+fp16 kernel that is worse than fp16 has to be (fp16 accumulation), which the ait thresholds let through. The report flags the first failing node, as ait's analyser does, and, per ait
 threshold, the first node that breaks it. ``write_csv`` writes one row per compared tensor.
 """
 from __future__ import annotations
@@ -15,14 +17,15 @@ from pathlib import Path
 import numpy as np
 
 from ascend_sim.tools.dump import Dump, DumpError, load_dump
-from ascend_sim.tools.precision import AIT_THRESHOLDS, Metrics, ait_failures, metrics, msprobe_verdict
+from ascend_sim.tools.precision import (AIT_THRESHOLDS, Metrics, ait_failures, dual_benchmark_verdict, metrics,
+                                       msprobe_verdict)
 
 __all__ = ["NodeComparison", "CompareReport", "compare_dumps", "compare_node", "isolate", "CSV_COLUMNS"]
 
 CSV_COLUMNS = ("index", "node", "op", "tensor", "dtype_a", "dtype_b", "shape", "count", "cosine", "max_abs_err",
                "mean_abs_err", "max_rel_err", "mean_rel_err", "rmse", "red", "kld", "err_ratio_1e2",
-               "err_ratio_1e3", "err_ratio_1e4", "nonfinite_a", "nonfinite_b", "ait", "ait_failures", "msprobe",
-               "msprobe_reason", "passed", "first_failing")
+               "err_ratio_1e3", "err_ratio_1e4", "small_err_ratio", "nonfinite_a", "nonfinite_b", "ait",
+               "ait_failures", "msprobe", "msprobe_reason", "dual", "dual_reason", "rule", "passed", "first_failing")
 
 
 @dataclass
@@ -40,18 +43,23 @@ class NodeComparison:
     ait: list[str]                   # broken ait thresholds (empty: pass)
     msprobe: str                     # pass / warning / error
     msprobe_reason: str
-    rule: str = "ait"                # the deciding rule: "ait" (dump nodes) or "msprobe" (isolated ops)
+    rule: str = "ait"                # the deciding rule: "ait" (dumps), "dual" (with a benchmark), "msprobe" (isolate)
+    dual: str = ""                   # dual-benchmark verdict, when a benchmark dump was given
+    dual_reason: str = ""
 
     @property
     def passed(self) -> bool:
         """By ``rule``: a model-level dump carries accumulated error, which the msprobe rule (made for one
         API on identical inputs) is not meant for; there its verdict is only reported. :func:`isolate` uses it."""
-        return not self.ait if self.rule == "ait" else self.msprobe != "error"
+        if self.rule == "ait":
+            return not self.ait
+        return (self.dual if self.rule == "dual" else self.msprobe) != "error"
 
     def summary(self) -> str:
         m = self.metrics
         why = "; ".join(self.ait + ([f"msprobe {self.msprobe}: {self.msprobe_reason}"]
-                                   if self.msprobe != "pass" else []))
+                                   if self.msprobe != "pass" else [])
+                        + ([f"dual benchmark {self.dual}: {self.dual_reason}"] if self.dual not in ("", "pass") else []))
         return (f"{self.node:<10} {self.op:<10} cos {m.cosine:.6f}  max abs {m.max_abs_err:.3g}  rmse {m.rmse:.3g}  "
                 f"kld {m.kld:.3g}  {'PASS' if self.passed else 'FAIL'}{'  (' + why + ')' if why else ''}")
 
@@ -106,29 +114,48 @@ class CompareReport:
             for r in self.rows:
                 m = r.metrics
                 w.writerow([r.index, r.node, r.op, r.tensor, r.dtype_a, r.dtype_b, "x".join(map(str, r.shape)),
-                            m.count, *(f"{getattr(m, k):.6g}" for k in CSV_COLUMNS[8:19]), m.nonfinite_actual,
+                            m.count, *(f"{getattr(m, k):.6g}" for k in CSV_COLUMNS[8:20]), m.nonfinite_actual,
                             m.nonfinite_golden, "pass" if not r.ait else "fail", "; ".join(r.ait), r.msprobe,
-                            r.msprobe_reason, "yes" if r.passed else "no", "yes" if r is first else ""])
+                            r.msprobe_reason, r.dual, r.dual_reason, r.rule, "yes" if r.passed else "no",
+                            "yes" if r is first else ""])
         return path
 
 
-def compare_node(dump_a: Dump, dump_b: Dump, name: str, tensor: str = "output_0") -> NodeComparison:
-    """Compare one tensor of node ``name`` in the two dumps."""
-    node_a, node_b = dump_a[name], dump_b[name]
-    a, b = dump_a.arrays(node_a)[tensor], dump_b.arrays(node_b)[tensor]
-    if a.shape != b.shape:
-        raise DumpError(f"node {name!r} {tensor}: shape {a.shape} in {dump_a.dir} but {b.shape} in {dump_b.dir}",
-                        fix="dump both runs from the same images and the same model")
+def _array(dump: Dump, name: str, tensor: str, shape: tuple | None = None):
+    a = dump.arrays(name)[tensor]
+    if shape is not None and a.shape != shape:
+        raise DumpError(f"node {name!r} {tensor}: shape {a.shape} in {dump.dir} but {shape} on the tested side",
+                        fix="dump every run from the same images and the same model")
+    return a
+
+
+def compare_node(dump_a: Dump, dump_b: Dump, name: str, tensor: str = "output_0",
+                 benchmark: Dump | None = None) -> NodeComparison:
+    """Compare one tensor of node ``name`` in the two dumps (and judge it against ``benchmark``'s error)."""
+    a = _array(dump_a, name, tensor)
+    b = _array(dump_b, name, tensor, a.shape)
     m = metrics(a, b, a.dtype)
     verdict, reason = msprobe_verdict(m, a.dtype)
-    return NodeComparison(node_a.index, name, node_a.op, tensor, str(a.dtype), str(b.dtype), tuple(a.shape), m,
-                          ait_failures(m), verdict, reason)
+    row = NodeComparison(dump_a[name].index, name, dump_a[name].op, tensor, str(a.dtype), str(b.dtype),
+                         tuple(a.shape), m, ait_failures(m), verdict, reason)
+    if benchmark is not None:
+        c = _array(benchmark, name, tensor, a.shape)
+        row.dual, row.dual_reason = dual_benchmark_verdict(m, metrics(c, b, c.dtype))
+        row.rule = "dual"
+    return row
 
 
-def compare_dumps(a, b) -> CompareReport:
-    """Compare every node's outputs of dump ``a`` (under test) with dump ``b`` (golden); paths or Dumps."""
-    da = a if isinstance(a, Dump) else load_dump(a)
-    db = b if isinstance(b, Dump) else load_dump(b)
+def _open(d) -> Dump:
+    return d if isinstance(d, Dump) else load_dump(d)
+
+
+def compare_dumps(a, b, benchmark=None) -> CompareReport:
+    """Compare every node's outputs of dump ``a`` (under test) with dump ``b`` (golden); paths or Dumps.
+
+    ``benchmark``: a third dump (the ideal network in ``a``'s dtype); then the dual-benchmark rule decides.
+    """
+    da, db = _open(a), _open(b)
+    dc = _open(benchmark) if benchmark is not None else None
     names_b = {n.name for n in db}
     rows, missing = [], []
     for node in da:
@@ -136,7 +163,7 @@ def compare_dumps(a, b) -> CompareReport:
             missing.append(node.name)
             continue
         outs = sorted(k for k in node.tensors if k.startswith("output_"))
-        rows += [compare_node(da, db, node.name, t) for t in outs]
+        rows += [compare_node(da, db, node.name, t, dc) for t in outs]
     if not rows:
         raise DumpError(f"the dumps {da.dir} and {db.dir} share no node names",
                         fix="compare two dumps of the same model")

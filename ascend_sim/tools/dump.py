@@ -178,24 +178,33 @@ def dump_runtime(runtime, x: np.ndarray, directory, *, model: str, source: str) 
 
 
 def reference_runtime(weights: Mapping[str, np.ndarray] | None = None, dtype: str = "float32"):
-    """A LeNetRuntime whose operators are the numpy references (lenet_reference): the golden side."""
+    """A LeNetRuntime whose operators are the numpy references (lenet_reference): the golden side.
+
+    The weights are rounded to ``dtype`` as ``lenet_forward_ref`` does, so ``dtype="float16"`` is the ideal
+    fp16 network (fp16 tensors, one rounding per op): the benchmark an fp16 kernel is measured against.
+    """
     from ascend_sim.models import lenet_reference as ref
     from ascend_sim.models.lenet import LeNetRuntime, flatten
     ops = {"conv2d": ref.conv2d_ref, "relu": ref.relu_ref, "maxpool2d": ref.maxpool2d_ref, "flatten": flatten,
            "linear": ref.linear_ref, "softmax": ref.softmax_ref}
-    return LeNetRuntime(weights, dtype=dtype, ops=ops, keep_results=False)
+    w = ref.load_lenet_weights() if weights is None else weights
+    return LeNetRuntime({k: np.asarray(v).astype(dtype) for k, v in w.items()}, dtype=dtype, ops=ops,
+                        keep_results=False)
 
 
-def dump_lenet(images: np.ndarray, directory, *, mode: str = "sim", dtype: str = "float16",
+def dump_lenet(images: np.ndarray, directory, *, mode: str = "sim", dtype: str | None = None,
                weights: Mapping[str, np.ndarray] | None = None, ops: Mapping[str, Any] | None = None) -> Path:
     """Dump LeNet-5 on ``images`` (uint8 ``[N, 28, 28]`` or normalized ``[N, 1, 28, 28]``).
 
     ``mode="sim"``: the simulated kernels (``ops`` overrides some, e.g. a kernel version under test);
-    ``mode="ref"``: the numpy reference in ``dtype`` (float32 for the golden dump).
+    ``mode="ref"``: the numpy reference in ``dtype`` (float32, the default, for the golden dump; float16 for
+    the ideal fp16 network, the dual-benchmark side). ``dtype`` defaults to float16 for ``sim``.
     """
     from ascend_sim.models.datasets import normalize
     from ascend_sim.models.lenet import LeNetRuntime
     x = normalize(images) if np.asarray(images).dtype == np.uint8 else np.asarray(images)
+    if dtype is None:
+        dtype = "float16" if mode == "sim" else "float32"
     if mode == "sim":
         rt = LeNetRuntime(weights, dtype=dtype, ops=ops, keep_results=False)
         source = "simulator"

@@ -47,12 +47,11 @@ def dump(args: argparse.Namespace) -> int:
     from ascend_sim.models.datasets import load_mnist_subset, normalize
     from ascend_sim.tools.dump import dump_lenet
     x = normalize(load_mnist_subset("heldout")[0][:max(1, args.images)]) * args.scale
-    dtype = args.dtype or ("float16" if args.mode == "sim" else "float32")
     try:
-        out = dump_lenet(x, args.out, mode=args.mode, dtype=dtype)
+        out = dump_lenet(x, args.out, mode=args.mode, dtype=args.dtype)
     except KernelError as e:
         return _fail("dump", e)
-    print(f"dumped {len(x)} images through LeNet-5 ({args.mode}, {dtype}) to {out}")
+    print(f"dumped {len(x)} images through LeNet-5 ({args.mode}) to {out}")
     return 0
 
 
@@ -61,6 +60,8 @@ def dump(args: argparse.Namespace) -> int:
          args=[arg("dump_a", help="the dump under test (e.g. the simulated fp16 run)"),
                arg("dump_b", help="the golden dump (e.g. the fp32 reference)"),
                arg("--out", default=None, help="CSV report path (one row per node)"),
+               arg("--benchmark", default=None, help="a benchmark dump (the ideal network in A's dtype: "
+                   "dump --mode ref --dtype float16); then the dual-benchmark rule decides"),
                arg("--bisect", action="store_true",
                    help="only find the first failing layer, in log2(nodes) comparisons")])
 def compare(args: argparse.Namespace) -> int:
@@ -69,10 +70,10 @@ def compare(args: argparse.Namespace) -> int:
     from ascend_sim.tools.compare import compare_dumps
     try:
         if args.bisect:
-            found = first_bad_layer(args.dump_a, args.dump_b)
+            found = first_bad_layer(args.dump_a, args.dump_b, args.benchmark)
             print(found)
             return 1 if found.index is not None else 0
-        report = compare_dumps(args.dump_a, args.dump_b)
+        report = compare_dumps(args.dump_a, args.dump_b, args.benchmark)
     except KernelError as e:
         return _fail("compare", e)
     print(report)

@@ -27,6 +27,12 @@ Pass rules, quoted from /work/shared/reference/migration_engineering.md section 
   (``|g|`` < 1e-3 for float16/bfloat16, < 1e-6 for float32) are judged by absolute error against
   1e-5 / 1e-9 instead.
 
+* **dual benchmark** (双标杆) [OFF, MP]: the error of the tested side against the golden, divided by the
+  error of a benchmark implementation against the same golden, for the small-value error rate, RMSE
+  and mean relative error: <= 1 pass, 1-2 warning, > 2 error; for the max relative error <= 1, 1-10,
+  > 10. Here the benchmark is the ideal network in the kernel's dtype (numpy, one rounding per op), so
+  the rule asks "is this kernel worse than a correct fp16 implementation?".
+
 The ait rule judges model dumps, whose nodes carry the error accumulated upstream (累计误差); the
 msprobe rule judges one operator run on identical inputs (单算子误差), as ``compare.isolate`` and the
 op-test harness do. (LeNet fp16 against the fp32 reference passes ait at every node but breaks 双百 from
@@ -40,11 +46,17 @@ import numpy as np
 
 from ascend_sim.engine.errors import KernelError
 
-__all__ = ["PrecisionInputError", "Metrics", "metrics", "ait_failures", "msprobe_verdict", "AIT_THRESHOLDS", "SMALL_VALUE"]
+__all__ = ["PrecisionInputError", "Metrics", "metrics", "ait_failures", "msprobe_verdict", "dual_benchmark_verdict",
+           "AIT_THRESHOLDS", "SMALL_VALUE", "DUAL_LIMITS"]
 
 #: ait analyser thresholds: metric -> (comparison, limit); a value on the wrong side fails.
 AIT_THRESHOLDS: dict[str, tuple[str, float]] = {
     "cosine": ("<", 0.99), "red": (">", 0.05), "kld": (">", 0.005), "rmse": (">", 1.0), "mean_rel_err": (">", 1.0),
+}
+
+#: dual-benchmark ratio limits: metric -> (warning above, error above).
+DUAL_LIMITS: dict[str, tuple[float, float]] = {
+    "small_err_ratio": (1.0, 2.0), "rmse": (1.0, 2.0), "mean_rel_err": (1.0, 2.0), "max_rel_err": (1.0, 10.0),
 }
 
 #: msprobe small-value handling: dtype kind -> (|golden| below this is "small", absolute-error limit there).
@@ -73,6 +85,7 @@ class Metrics:
     err_ratio_1e2: float      # fraction of elements with error > 1 % (双百)
     err_ratio_1e3: float      # > 0.1 % (双千)
     err_ratio_1e4: float      # > 0.01 % (双万)
+    small_err_ratio: float    # of the small-valued golden elements, the fraction off by more than the small limit
     nonfinite_actual: int
     nonfinite_golden: int
 
@@ -98,10 +111,10 @@ def metrics(actual, golden, dtype=None) -> Metrics:
     bad_a, bad_g = int((~np.isfinite(a)).sum()), int((~np.isfinite(g)).sum())
     n = a.size
     if n == 0:
-        return Metrics(0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
+        return Metrics(0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
     if bad_a or bad_g:
         nan = float("nan")
-        return Metrics(n, nan, nan, nan, nan, nan, nan, nan, nan, 1.0, 1.0, 1.0, bad_a, bad_g)
+        return Metrics(n, nan, nan, nan, nan, nan, nan, nan, nan, 1.0, 1.0, 1.0, 1.0, bad_a, bad_g)
     diff = np.abs(a - g)
     na, ng = float(np.linalg.norm(a)), float(np.linalg.norm(g))
     cosine = 1.0 if na == 0 and ng == 0 else (0.0 if na == 0 or ng == 0 else float(a @ g / (na * ng)))
@@ -118,7 +131,8 @@ def metrics(actual, golden, dtype=None) -> Metrics:
         max_rel_err=float(rel.max()) if rel.size else 0.0, mean_rel_err=float(rel.mean()) if rel.size else 0.0,
         rmse=float(np.sqrt(np.mean(diff ** 2))), red=float(np.linalg.norm(a - g) / ng) if ng else float(na > 0),
         kld=float(np.sum(p * np.log(p / q))), err_ratio_1e2=ratios[0], err_ratio_1e3=ratios[1],
-        err_ratio_1e4=ratios[2], nonfinite_actual=bad_a, nonfinite_golden=bad_g)
+        err_ratio_1e4=ratios[2], small_err_ratio=float((diff[~big] > small_limit).mean()) if (~big).any() else 0.0,
+        nonfinite_actual=bad_a, nonfinite_golden=bad_g)
 
 
 def ait_failures(m: Metrics) -> list[str]:
@@ -147,3 +161,20 @@ def msprobe_verdict(m: Metrics, dtype) -> tuple[str, str]:
         if ratio > bound:
             return verdict, f"{name}: {ratio:.3%} of elements off by more than {bound:.2%} (limit {bound:.2%})"
     return "pass", f"{should[0]} met"
+
+
+def dual_benchmark_verdict(tested: Metrics, benchmark: Metrics) -> tuple[str, str]:
+    """``("pass" | "warning" | "error", reason)``: ``tested``'s errors over ``benchmark``'s (both against the
+    same golden), by :data:`DUAL_LIMITS`. A zero benchmark error allows only a zero tested error."""
+    if tested.nonfinite_actual:
+        return "error", f"{tested.nonfinite_actual} inf/NaN in the tested tensor"
+    verdict, worst = "pass", []
+    for name, (warn, err) in DUAL_LIMITS.items():
+        t, b = getattr(tested, name), getattr(benchmark, name)
+        ratio = t / b if b else (1.0 if t == 0 else float("inf"))
+        level = "error" if ratio > err else "warning" if ratio > warn else "pass"
+        if level != "pass":
+            worst.append(f"{name} {ratio:.3g}x the benchmark's (limit {warn:g}/{err:g})")
+        if level == "error" or (level == "warning" and verdict == "pass"):
+            verdict = level
+    return verdict, "; ".join(worst) or "no worse than the benchmark"

@@ -18,6 +18,7 @@ def dumps(tmp_path_factory):
     assert main(["dump", "--out", str(root / "sim"), "--images", "4"]) == 0
     assert main(["dump", "--out", str(root / "ref"), "--mode", "ref", "--images", "4"]) == 0
     assert main(["dump", "--out", str(root / "hot"), "--images", "4", "--scale", "5000"]) == 0
+    assert main(["dump", "--out", str(root / "ref16"), "--mode", "ref", "--dtype", "float16", "--images", "4"]) == 0
     return root
 
 
@@ -26,6 +27,9 @@ def test_compare_clean_and_overflowed_runs(dumps, capsys):
     assert main(["compare", str(dumps / "sim"), str(dumps / "ref"), "--out", str(out_csv)]) == 0
     assert "every node passes" in capsys.readouterr().out
     assert len(list(csv.DictReader(out_csv.open(encoding="utf-8")))) == 13
+    assert main(["compare", str(dumps / "sim"), str(dumps / "ref"), "--benchmark", str(dumps / "ref16"),
+                 "--out", str(out_csv)]) == 0
+    assert {r["rule"] for r in csv.DictReader(out_csv.open(encoding="utf-8"))} == {"dual"}
     bad = dumps / "bad"                      # plant: outputs from conv2 on off by 30 % (an error that propagates)
     shutil.copytree(dumps / "sim", bad, dirs_exist_ok=True)
     for path in sorted(bad.glob("*.npz"))[3:]:

@@ -3,6 +3,7 @@ planted error: a perturbed layer, a bad kernel version, an input that overflows 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 
@@ -12,6 +13,7 @@ import pytest
 from ascend_sim import DataCopy, Exp, GlobalTensor, HardEvent, SetFlag, TBuf, TPipe, WaitFlag, half, kernel, launch
 from ascend_sim import kernels
 from ascend_sim.analysis.verify import compare
+from ascend_sim.kernels.conv2d import Conv2dTiling, choose_tiling
 from ascend_sim.models.datasets import load_mnist_subset, normalize
 from ascend_sim.models.lenet import LeNetRuntime
 from ascend_sim.models.lenet_reference import relu_ref
@@ -19,7 +21,8 @@ from ascend_sim.tools.bisection import first_bad, first_bad_layer, first_bad_ver
 from ascend_sim.tools.compare import compare_dumps, isolate
 from ascend_sim.tools.dump import DumpError, DumpWriter, dump_lenet, load_dump
 from ascend_sim.tools.overflow import NonFiniteWatch, find_overflow, first_nonfinite_node
-from ascend_sim.tools.precision import PrecisionInputError, ait_failures, metrics, msprobe_verdict
+from ascend_sim.tools.precision import (PrecisionInputError, ait_failures, dual_benchmark_verdict, metrics,
+                                       msprobe_verdict)
 
 NODES = ["conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flatten", "fc1", "relu3", "fc2", "relu4", "fc3",
          "softmax"]
@@ -39,12 +42,31 @@ def perturbed_conv2(x, w, b, pad=0, **kw):
     return y, res
 
 
+class HalfAccTiling(Conv2dTiling):
+    """The library conv2d tiling with the planted bug: no Cast to float, so the taps accumulate in half."""
+
+    @property
+    def cast(self) -> bool:
+        return False
+
+
+def conv2d_half_acc(x, w, b, pad=0, *, dtype="float16", **kw):
+    """A conv2d 'version' that accumulates in fp16 (a real simulated kernel: Axpy on half)."""
+    n, C, H, W = x.shape
+    O, _, KH, KW = w.shape
+    t = choose_tiling(C, H, W, O, KH, KW, pad, n, dtype)
+    half_acc = HalfAccTiling(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
+    return kernels.conv2d(x, w, b, pad, dtype=dtype, tiling=half_acc, **kw)
+
+
 @pytest.fixture(scope="module")
 def dumps(images, tmp_path_factory):
     root = tmp_path_factory.mktemp("dumps")
     return {"sim": dump_lenet(images, root / "sim"),
-            "ref": dump_lenet(images, root / "ref", mode="ref", dtype="float32"),
-            "bad": dump_lenet(images, root / "bad", ops={"conv2d": perturbed_conv2})}
+            "ref": dump_lenet(images, root / "ref", mode="ref"),
+            "ref16": dump_lenet(images, root / "ref16", mode="ref", dtype="float16"),
+            "bad": dump_lenet(images, root / "bad", ops={"conv2d": perturbed_conv2}),
+            "half_acc": dump_lenet(images, root / "half_acc", ops={"conv2d": conv2d_half_acc})}
 
 
 # ----------------------------------------------------------------------------- metrics and rules
@@ -82,6 +104,16 @@ def test_msprobe_double_hundredth_and_thousandth_rules():
     assert verdict == "error" and "双百" in reason
     assert msprobe_verdict(metrics(g * (1 + 1e-5), g, np.float32), np.float32)[0] == "pass"
     assert msprobe_verdict(metrics(g * (1 + 2e-3), g, np.float32), np.float32)[0] == "error"     # fp32: 双千
+
+
+def test_dual_benchmark_ratios():
+    g = np.linspace(1, 2, 1000)
+    bench = metrics(g * (1 + 1e-3), g)
+    assert dual_benchmark_verdict(metrics(g * (1 + 1e-3), g), bench)[0] == "pass"
+    assert dual_benchmark_verdict(metrics(g * (1 + 1.5e-3), g), bench)[0] == "warning"
+    verdict, reason = dual_benchmark_verdict(metrics(g * (1 + 3e-3), g), bench)
+    assert verdict == "error" and "rmse 3x" in reason
+    assert dual_benchmark_verdict(metrics(g + 1e-9, g), metrics(g, g))[0] == "error"    # zero benchmark error
 
 
 def test_tensors_of_different_shapes_are_refused_at_the_callers_line():
@@ -151,6 +183,25 @@ def test_a_perturbed_layer_is_the_first_failing_node(dumps, tmp_path):
     conv2 = rows[3]
     assert conv2["passed"] == "no" and float(conv2["red"]) > 0.05 and "red" in conv2["ait_failures"]
     assert float(rows[0]["cosine"]) > 0.999
+
+
+def test_the_simulated_fp16_network_is_the_ideal_fp16_network(dumps):
+    sim, ref16 = load_dump(dumps["sim"]), load_dump(dumps["ref16"])
+    for node in ("conv1", "pool1", "fc1", "softmax"):        # fp32 accumulation, one rounding per op
+        np.testing.assert_array_equal(sim.arrays(node)["output_0"], ref16.arrays(node)["output_0"])
+
+
+def test_fp16_accumulation_passes_ait_but_fails_the_dual_benchmark(dumps):
+    assert compare_dumps(dumps["half_acc"], dumps["ref"]).passed          # the ait thresholds are too loose
+    report = compare_dumps(dumps["half_acc"], dumps["ref"], benchmark=dumps["ref16"])
+    first = report.first_failing
+    assert first.node == "conv1" and first.dual == "error" and "rmse" in first.dual_reason
+    assert compare_dumps(dumps["sim"], dumps["ref"], benchmark=dumps["ref16"]).passed
+    found = first_bad_layer(dumps["half_acc"], dumps["ref"], dumps["ref16"])
+    assert found.item in ("conv1", "conv2") and found.steps <= 4    # a conv2d node; borderline relu1/pool1
+    rt = LeNetRuntime(ops={"conv2d": conv2d_half_acc})
+    assert isolate(rt, dumps["ref"], "conv1").msprobe == "error"         # its own error, by msprobe
+    assert isolate(LeNetRuntime(), dumps["ref"], "conv1").msprobe != "error"
 
 
 def test_isolation_tells_own_error_from_inherited_error(dumps):
