@@ -209,7 +209,8 @@ def atc(model: str = "lenet", *, input_format: str = "NCHW", input_shape: str | 
         soc_version: str) -> OfflineModel:
     """Convert a course model like ``atc --model=... --input_format=... --input_shape=... --soc_version=...``."""
     if model not in MODELS:
-        raise _e10001(model, "--model", f"the course's model graphs are {sorted(MODELS)}", f"pass --model={next(iter(MODELS))}")
+        raise _e10001(model, "--model", f"the course's model graphs are {sorted(MODELS)}",
+                      f"pass --model={next(iter(MODELS))}")
     chip = soc_chip(soc_version)
     if input_format not in FORMATS:
         raise _e10001(input_format, "--input_format", f"the formats are {list(FORMATS)}",
@@ -219,7 +220,8 @@ def atc(model: str = "lenet", *, input_format: str = "NCHW", input_shape: str | 
         raise _e10001(input_format, "--input_format",
                       f"the {model} graph is an ONNX-style model with NCHW input; ONNX models take "
                       f"{list(ONNX_FORMATS)}, while {input_format} is for TensorFlow models",
-                      f"convert with --input_format=NCHW --input_shape={inp.name}:1,{','.join(map(str, inp.shape[1:]))} "
+                      f"convert with --input_format=NCHW "
+                      f"--input_shape={inp.name}:1,{','.join(map(str, inp.shape[1:]))} "
                       "and transpose NHWC data before running: x.transpose(0, 3, 1, 2)")
     given = parse_input_shape(input_shape) if input_shape is not None else {}
     for name in given:

@@ -5,7 +5,8 @@ DUMP_A is the side under test (the simulated fp16 run, or a new kernel version),
 compared with :func:`ascend_sim.tools.precision.metrics` and judged by the ait and msprobe rules
 documented there. With a third, benchmark dump (``--benchmark``: the ideal network in the kernel's dtype,
 ``ascend-sim dump --mode ref --dtype float16``) the dual-benchmark rule decides instead: it catches an
-fp16 kernel that is worse than fp16 has to be (fp16 accumulation), which the ait thresholds let through. The report flags the first failing node, as ait's analyser does, and, per ait
+fp16 kernel that is worse than fp16 has to be (fp16 accumulation), which the ait thresholds let through.
+The report flags the first failing node, as ait's analyser does, and, per ait
 threshold, the first node that breaks it. ``write_csv`` writes one row per compared tensor.
 """
 from __future__ import annotations
@@ -59,7 +60,8 @@ class NodeComparison:
         m = self.metrics
         why = "; ".join(self.ait + ([f"msprobe {self.msprobe}: {self.msprobe_reason}"]
                                    if self.msprobe != "pass" else [])
-                        + ([f"dual benchmark {self.dual}: {self.dual_reason}"] if self.dual not in ("", "pass") else []))
+                        + ([f"dual benchmark {self.dual}: {self.dual_reason}"]
+                           if self.dual not in ("", "pass") else []))
         return (f"{self.node:<10} {self.op:<10} cos {m.cosine:.6f}  max abs {m.max_abs_err:.3g}  rmse {m.rmse:.3g}  "
                 f"kld {m.kld:.3g}  {'PASS' if self.passed else 'FAIL'}{'  (' + why + ')' if why else ''}")
 

@@ -28,6 +28,7 @@ from ascend_sim.api import ops as api_ops
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine import context
 from ascend_sim.engine.errors import format_site, resolve_site
+from ascend_sim.engine.instr import Instr
 from ascend_sim.tools.dump import Dump, load_dump, run_recorded
 
 __all__ = ["NonFiniteEvent", "NonFiniteWatch", "NodeOverflow", "OverflowReport", "first_nonfinite_node",
@@ -123,13 +124,14 @@ class NonFiniteWatch:
         return next((e for e in self.events if not e.carried), None)
 
     def __enter__(self) -> "NonFiniteWatch":
+        self._saved = (sys.getprofile(), getattr(threading, "getprofile", lambda: None)())
         threading.setprofile(self._hook)
         sys.setprofile(self._hook)
         return self
 
     def __exit__(self, *exc) -> None:
-        sys.setprofile(None)
-        threading.setprofile(None)
+        sys.setprofile(self._saved[0])
+        threading.setprofile(self._saved[1])
 
     def _hook(self, frame, event, arg) -> None:
         if event == "call":
@@ -161,14 +163,12 @@ class NonFiniteWatch:
         after = _counts(v)
         if after[0] <= before[0]:
             return
-        records = core.records
-        has_rec = rec < len(records)
-        site = resolve_site(records[rec][13]) if has_rec else (frame.f_back.f_code.co_filename,
-                                                               frame.f_back.f_lineno)
-        op = records[rec][4] if has_rec else frame.f_code.co_name
+        instr = Instr(*core.records[rec]) if rec < len(core.records) else None
+        site = resolve_site(instr.site) if instr else (frame.f_back.f_code.co_filename, frame.f_back.f_lineno)
+        op = instr.op if instr else frame.f_code.co_name
         where = f"GM {dst.buf.name}" if isinstance(dst, GlobalTensor) else dst.tier.name
         self.events.append(NonFiniteEvent(self.node, core.launch.kernel.__name__, core.block_idx,
-                                          rec if has_rec else -1, op, site, str(v.dtype), where,
+                                          rec if instr else -1, op, site, str(v.dtype), where,
                                           after[0] - before[0], after[1] > before[1], carried))
 
 
