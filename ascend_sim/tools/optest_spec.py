@@ -36,7 +36,7 @@ import numpy as np
 
 from ascend_sim.engine.errors import KernelError
 
-__all__ = ["SpecError", "OpSpec", "Case", "load_spec", "generate_cases", "library_specs", "resolve",
+__all__ = ["SpecError", "OpSpec", "Case", "load_spec", "make_spec", "generate_cases", "library_specs", "resolve",
            "kernel_and_reference", "DISTRIBUTIONS", "LIBRARY_SPEC_DIR"]
 
 LIBRARY_SPEC_DIR = Path(__file__).resolve().parent / "opspecs"
@@ -183,6 +183,13 @@ def load_spec(path) -> OpSpec:
         raise SpecError(f"spec file {path} does not exist", fix="pass the path of a .json op-test spec") from None
     except json.JSONDecodeError as e:
         raise SpecError(f"{path.name}: not valid JSON: {e}", fix="check the commas and quotes at that line") from None
+    return make_spec(data, str(path))
+
+
+def make_spec(data: dict, name: str = "spec.json") -> OpSpec:
+    """A spec from a dict (a notebook cell), validated like a file; ``"kernel": "__main__:my_relu"`` names
+    a function defined in the notebook."""
+    path = Path(name)
     _check(path, data)
     for key in ("kernel", "reference"):
         if not callable(resolve(data[key], key, path)):

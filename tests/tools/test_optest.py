@@ -9,7 +9,7 @@ import pytest
 
 from ascend_sim import DataCopy, GlobalTensor, HardEvent, Relu, SetFlag, TBuf, TPipe, WaitFlag, kernel, launch
 from ascend_sim.tools.optest import check_case, pytest_cases, run_case, run_specs
-from ascend_sim.tools.optest_spec import SpecError, generate_cases, library_specs, load_spec
+from ascend_sim.tools.optest_spec import SpecError, generate_cases, library_specs, load_spec, make_spec
 
 LIBRARY = library_specs()
 
@@ -95,6 +95,14 @@ def test_a_tail_bug_fails_exactly_the_edge_cases(tmp_path):
     assert out["passed"] is False and len(out["failed"]) == 4
     with pytest.raises(AssertionError, match=f"FAIL floor_relu-tail_L{TILE + 1}"):
         check_case(tail.case)
+
+
+def test_a_spec_written_in_a_notebook_cell(tmp_path):
+    data = json.loads(open(write_spec(tmp_path), encoding="utf-8").read())
+    spec = make_spec(data, "cell")
+    assert len(run_specs([spec]).failed) == 4
+    with pytest.raises(SpecError, match="cell: unknown field"):
+        make_spec({**data, "shapes": []}, "cell")
 
 
 def test_an_exception_in_the_kernel_fails_the_case_with_its_message(tmp_path):
