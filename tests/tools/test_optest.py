@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ascend_sim import DataCopy, GlobalTensor, HardEvent, Relu, SetFlag, TBuf, TPipe, WaitFlag, kernel, launch
+from planted import TILE
 from ascend_sim.tools.optest import check_case, pytest_cases, run_case, run_specs
 from ascend_sim.tools.optest_spec import SpecError, generate_cases, library_specs, load_spec, make_spec
 
@@ -41,39 +41,8 @@ def test_cases_are_deterministic():
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
-# ----------------------------------------------------------------------------- a planted tail bug
-TILE = 256
-
-
-@kernel
-def floor_relu_kernel(x, y, total: int, dtype):
-    """ReLU in tiles of 256 elements, one block, with the bug: ``total // TILE`` tiles (the tail is dropped)."""
-    xg, yg = GlobalTensor(dtype), GlobalTensor(dtype)
-    xg.SetGlobalBuffer(x, total)
-    yg.SetGlobalBuffer(y, total)
-    buf = TBuf()
-    TPipe().InitBuffer(buf, TILE * np.dtype(dtype).itemsize)
-    t = buf.Get(dtype)
-    for i in range(total // TILE):              # bug: should round up and copy the tail with DataCopyPad
-        DataCopy(t, xg[i * TILE], TILE)
-        SetFlag(HardEvent.MTE2_V, 0)
-        WaitFlag(HardEvent.MTE2_V, 0)
-        Relu(t, t, TILE)
-        SetFlag(HardEvent.V_MTE3, 0)
-        WaitFlag(HardEvent.V_MTE3, 0)
-        DataCopy(yg[i * TILE], t, TILE)
-        SetFlag(HardEvent.MTE3_MTE2, 0)
-        WaitFlag(HardEvent.MTE3_MTE2, 0)
-
-
-def floor_relu(x, *, dtype="float16"):
-    x = np.ascontiguousarray(x, dtype)
-    y = np.zeros_like(x)
-    return y, launch(floor_relu_kernel, 1, x, y, x.size, np.dtype(dtype))
-
-
 def write_spec(tmp_path, **changes) -> str:
-    spec = {"op": "floor_relu", "kernel": f"{__name__}:floor_relu",
+    spec = {"op": "floor_relu", "kernel": "planted:floor_relu",
             "reference": "ascend_sim.models.lenet_reference:relu_ref", "type": ["float16", "float32"],
             "input_desc": [{"name": "x", "shape": ["L"], "data_distribute": "uniform", "value_range": [0.5, 2]}],
             "dims": {"L": 4 * TILE}, "edge": {"dim": "L", "tile": TILE}}

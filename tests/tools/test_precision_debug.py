@@ -1,9 +1,9 @@
 """Layer dumps, dump compare, bisection and overflow detection (ascend_sim.tools), each shown failing on a
-planted error: a perturbed layer, a bad kernel version, an input that overflows fp16."""
+planted error (planted.py): a perturbed layer, fp16 accumulation, a kernel version with a tail bug, an input
+that overflows fp16."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import math
 
@@ -13,7 +13,6 @@ import pytest
 from ascend_sim import DataCopy, Exp, GlobalTensor, HardEvent, SetFlag, TBuf, TPipe, WaitFlag, half, kernel, launch
 from ascend_sim import kernels
 from ascend_sim.analysis.verify import compare
-from ascend_sim.kernels.conv2d import Conv2dTiling, choose_tiling
 from ascend_sim.models.datasets import load_mnist_subset, normalize
 from ascend_sim.models.lenet import LeNetRuntime
 from ascend_sim.models.lenet_reference import relu_ref
@@ -23,6 +22,7 @@ from ascend_sim.tools.dump import DumpError, DumpWriter, dump_lenet, load_dump
 from ascend_sim.tools.overflow import NonFiniteWatch, find_overflow, first_nonfinite_node
 from ascend_sim.tools.precision import (PrecisionInputError, ait_failures, dual_benchmark_verdict, metrics,
                                        msprobe_verdict)
+from planted import conv2d_half_acc, floor_relu, perturbed_conv2
 
 NODES = ["conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flatten", "fc1", "relu3", "fc2", "relu4", "fc3",
          "softmax"]
@@ -31,32 +31,6 @@ NODES = ["conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flatten", "fc1",
 @pytest.fixture(scope="module")
 def images() -> np.ndarray:
     return load_mnist_subset("heldout")[0][:8]
-
-
-def perturbed_conv2(x, w, b, pad=0, **kw):
-    """conv2d with a planted bug: output channel 3 scaled by 1.5 (a wrong weight offset, say)."""
-    y, res = kernels.conv2d(x, w, b, pad, **kw)
-    if w.shape[0] == 16:                       # only conv2 (16 filters); conv1 has 6
-        y = y.copy()
-        y[:, 3] *= 1.5
-    return y, res
-
-
-class HalfAccTiling(Conv2dTiling):
-    """The library conv2d tiling with the planted bug: no Cast to float, so the taps accumulate in half."""
-
-    @property
-    def cast(self) -> bool:
-        return False
-
-
-def conv2d_half_acc(x, w, b, pad=0, *, dtype="float16", **kw):
-    """A conv2d 'version' that accumulates in fp16 (a real simulated kernel: Axpy on half)."""
-    n, C, H, W = x.shape
-    O, _, KH, KW = w.shape
-    t = choose_tiling(C, H, W, O, KH, KW, pad, n, dtype)
-    half_acc = HalfAccTiling(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
-    return kernels.conv2d(x, w, b, pad, dtype=dtype, tiling=half_acc, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -219,17 +193,9 @@ def test_bisection_finds_the_first_bad_layer_in_log2_steps(dumps):
     assert first_bad_layer(dumps["sim"], dumps["ref"]).index is None
 
 
-def buggy_relu(x, *, dtype="float16", **kw):
-    """A later 'version' of relu: the tail past the last whole 16 elements is never written (zeros)."""
-    y, res = kernels.relu(x, dtype=dtype, **kw)
-    n = y.size // 16 * 16
-    y.reshape(-1)[n:] = 0
-    return y, res
-
-
 def test_bisection_finds_the_first_bad_kernel_version_in_log2_steps():
-    versions = [kernels.relu] * 11 + [buggy_relu] * 5          # 16 commits; the bug lands in #11
-    x = np.linspace(0.5, 1.5, 100).astype(np.float16)            # 100 = 6 x 16 + a 4-element tail
+    versions = [kernels.relu] * 11 + [floor_relu] * 5           # 16 commits; the tail bug lands in #11
+    x = np.linspace(0.5, 1.5, 300).astype(np.float16)            # 300 = 256 + a 44-element tail
     tested = []
 
     def good(version) -> bool:
@@ -238,7 +204,7 @@ def test_bisection_finds_the_first_bad_kernel_version_in_log2_steps():
         return compare(y, relu_ref(x)).passed
 
     found = first_bad_version(versions, good)
-    assert found.index == 11 and found.item is buggy_relu
+    assert found.index == 11 and found.item is floor_relu
     assert found.steps == len(tested) <= max_steps(16) == 5 < len(versions)
     assert first_bad([1, 2, 3], lambda v: True).index is None
 
