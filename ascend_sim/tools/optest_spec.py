@@ -11,6 +11,7 @@ One JSON file per operator::
                       "data_distribute": "uniform",            # uniform | normal | int_uniform
                       "value_range": [-4, 4]}],                # [low, high], or [mean, std] for normal
       "attr": {"pad": "P"},                                     # keyword arguments (numbers or dim names)
+      "kernel_attr": {"block_dim": 1},                          # keywords for the kernel only (optional)
       "dims": {"N": 5, "K": 10},                                # the base case
       "cases": [{"case_name": "wide", "dims": {"K": 84}}],     # more cases: changed dims (optional)
       "edge": {"dim": "N", "tile": "ascend_sim.kernels.softmax:CHUNK"},
@@ -41,8 +42,8 @@ __all__ = ["SpecError", "OpSpec", "Case", "load_spec", "make_spec", "generate_ca
 
 LIBRARY_SPEC_DIR = Path(__file__).resolve().parent / "opspecs"
 DISTRIBUTIONS = ("uniform", "normal", "int_uniform")
-_FIELDS = {"op", "kernel", "reference", "type", "input_desc", "attr", "dims", "cases", "edge", "precision", "seed",
-           "description"}
+_FIELDS = {"op", "kernel", "reference", "type", "input_desc", "attr", "kernel_attr", "dims", "cases", "edge",
+           "precision", "seed", "description"}
 _REQUIRED = ("op", "kernel", "reference", "type", "input_desc", "dims")
 _INPUT_FIELDS = {"name", "shape", "data_distribute", "value_range"}
 _PRECISION_FIELDS = {"rtol", "atol", "max_mismatch_ratio"}
@@ -86,8 +87,10 @@ class Case:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return {d["name"]: tuple(_value(s, self.dims) for s in d["shape"]) for d in self.spec.data["input_desc"]}
 
-    def attrs(self) -> dict[str, Any]:
-        return {k: _value(v, self.dims) for k, v in self.spec.data.get("attr", {}).items()}
+    def attrs(self, kernel: bool = False) -> dict[str, Any]:
+        """Keyword arguments for the reference (and the kernel); ``kernel=True`` adds ``kernel_attr``."""
+        extra = self.spec.data.get("kernel_attr", {}) if kernel else {}
+        return {k: _value(v, self.dims) for k, v in {**self.spec.data.get("attr", {}), **extra}.items()}
 
     def inputs(self) -> list[np.ndarray]:
         """The input arrays (float64), drawn from the spec's distributions; deterministic per case."""
@@ -136,6 +139,10 @@ def _check(path: Path, data: Any) -> None:
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         _fail(path, f"missing field(s) {missing}", f"add them; required: {list(_REQUIRED)}")
+    for key in ("attr", "kernel_attr"):
+        if not isinstance(data.get(key, {}), dict):
+            _fail(path, f'"{key}" must be an object of keyword arguments, got {data[key]!r}',
+                  f'e.g. "{key}": {{"block_dim": 1}}')
     dims = data["dims"]
     if not isinstance(dims, dict) or not all(isinstance(v, int) and v >= 1 for v in dims.values()):
         _fail(path, f'"dims" must map names to integers >= 1, got {dims!r}', 'e.g. "dims": {"N": 4, "K": 10}')
