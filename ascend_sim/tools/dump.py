@@ -24,7 +24,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ascend_sim.engine.errors import KernelError
-from ascend_sim.models.datasets import write_npz
+from ascend_sim.models import lenet_reference as ref
+from ascend_sim.models.datasets import normalize, write_npz
+from ascend_sim.models.lenet import LeNetRuntime, flatten
 
 __all__ = ["DumpError", "DumpWriter", "Dump", "DumpNode", "load_dump", "dump_runtime", "reference_runtime",
            "dump_lenet", "run_recorded", "FORMAT", "VERSION"]
@@ -177,14 +179,12 @@ def dump_runtime(runtime, x: np.ndarray, directory, *, model: str, source: str) 
     return writer.close()
 
 
-def reference_runtime(weights: Mapping[str, np.ndarray] | None = None, dtype: str = "float32"):
+def reference_runtime(weights: Mapping[str, np.ndarray] | None = None, dtype: str = "float32") -> LeNetRuntime:
     """A LeNetRuntime whose operators are the numpy references (lenet_reference): the golden side.
 
     The weights are rounded to ``dtype`` as ``lenet_forward_ref`` does, so ``dtype="float16"`` is the ideal
     fp16 network (fp16 tensors, one rounding per op): the benchmark an fp16 kernel is measured against.
     """
-    from ascend_sim.models import lenet_reference as ref
-    from ascend_sim.models.lenet import LeNetRuntime, flatten
     ops = {"conv2d": ref.conv2d_ref, "relu": ref.relu_ref, "maxpool2d": ref.maxpool2d_ref, "flatten": flatten,
            "linear": ref.linear_ref, "softmax": ref.softmax_ref}
     w = ref.load_lenet_weights() if weights is None else weights
@@ -200,8 +200,6 @@ def dump_lenet(images: np.ndarray, directory, *, mode: str = "sim", dtype: str |
     ``mode="ref"``: the numpy reference in ``dtype`` (float32, the default, for the golden dump; float16 for
     the ideal fp16 network, the dual-benchmark side). ``dtype`` defaults to float16 for ``sim``.
     """
-    from ascend_sim.models.datasets import normalize
-    from ascend_sim.models.lenet import LeNetRuntime
     x = normalize(images) if np.asarray(images).dtype == np.uint8 else np.asarray(images)
     if dtype is None:
         dtype = "float16" if mode == "sim" else "float32"

@@ -30,7 +30,7 @@ def test_edge_shapes_follow_the_kernel_tiling_constants():
     names = [c.name for c in generate_cases(load_spec(next(p for p in LIBRARY if p.stem == "linear")))]
     assert f"linear-max_tile_N{CUBE_CHUNK}-float16" in names and f"linear-tail_N{VEC_CHUNK + 1}-float32" in names
     relu_cases = generate_cases(load_spec(next(p for p in LIBRARY if p.stem == "relu")))
-    assert relu_cases[0].attrs() == {} and relu_cases[0].attrs(kernel=True) == {"block_dim": 1}   # one block: whole tiles
+    assert relu_cases[0].attrs() == {} and relu_cases[0].attrs(kernel=True) == {"block_dim": 1}   # whole tiles
     relu = {c.case_name: c.dims["L"] for c in relu_cases if c.dtype == "float16"}
     assert relu == {"base": 1000, "one_L1": 1, f"max_tile_L{TILE_BYTES // 2}": TILE_BYTES // 2,
                     f"tail_L{TILE_BYTES // 2 + 1}": TILE_BYTES // 2 + 1}
