@@ -6,25 +6,80 @@ is in core.Core.issue; this module only prices instructions.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from ascend_sim.engine.core import Core
+from ascend_sim.engine.instr import PIPE_INDEX
+from ascend_sim.engine.l2 import GM_BASE
+
+if TYPE_CHECKING:
+    from ascend_sim.engine.core import Core
+
+_MTE2, _MTE3, _FIX = PIPE_INDEX["MTE2"], PIPE_INDEX["MTE3"], PIPE_INDEX["FIX"]
 
 
-def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 1) -> tuple:
+def gm_transfer(pipe: int, nbytes: int, aligned: bool, buf, off: int, count: int, blen: int, pitch: int,
+                mode: int) -> tuple:
     """The cost of a GM read (MTE2) or write (MTE3/FIX), priced at its start by ``Core.issue_n``.
 
-    It depends on the start cycle (the HBM share is halved while the core's other
-    GM pipe streams), so it is handed to ``issue`` as (pipe, bytes, bursts, 512 B aligned).
+    ``count`` bursts of ``blen`` bytes, ``pitch`` apart, from byte ``off`` of GM buffer ``buf``;
+    ``mode``: the GlobalTensor's L2 cache mode. Priced by :func:`gm_cycles` when it is placed.
     """
-    return (pipe, nbytes, bursts, gm_addr % core.chip.gm_burst_align == 0)
+    return (pipe, nbytes, count, aligned, buf, off, blen, pitch, mode)
 
 
-def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
+def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
+    """Cycles of a GM transfer starting at ``start``: startup, bursts, L2 hits and HBM bytes at their rates.
+
+    The bytes L2 serves and the bytes that go through HBM (misses, bypassed writes, write-backs of
+    dirty victims) come from the launch's L2 (engine/l2.py). Each runs at the lower of the core's
+    path rate and its share of the L2 or HBM bandwidth. The share divides the bandwidth among the
+    streams copying at the time, estimated (blocks run one after another, so the others' copies are
+    not known yet) as the cores of this block's wave times this core's own GM duty cycle so far
+    (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full duty).
+    """
+    gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
+    path = core.gm_paths.get(gp)
+    if path is None:
+        path = core.gm_paths[gp] = _gm_path(core, gp)
+    rate, startup, burst, active, prior, hbm_bw, l2_bw = path
+    busy = core.busy
+    duty = (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
+    streams = active * duty
+    if streams < 1.0:
+        streams = 1.0
+    l2_rate, hbm_rate = l2_bw / streams, hbm_bw / streams
+    if l2_rate > rate:
+        l2_rate = rate
+    if hbm_rate > rate:
+        hbm_rate = rate
+    if not aligned:
+        eff = core.chip.gm_unaligned_efficiency
+        l2_rate, hbm_rate = l2_rate * eff, hbm_rate * eff
+    l2_bytes, hbm_bytes = core.launch.l2.transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch,
+                                                  nb, mode)
+    return startup + (count - 1) * burst + l2_bytes / l2_rate + hbm_bytes / hbm_rate
+
+
+def _gm_path(core: "Core", pipe: int) -> tuple:
+    """A GM pipe's constants for one block: (path rate, startup, burst overhead, cores of its wave, ...)."""
+    chip, launch = core.chip, core.launch
+    if pipe == _MTE2:
+        rate = chip.aic_gm_read_bytes_per_cycle if core.core_type == "AIC" else chip.gm_read_bytes_per_cycle
+        startup = chip.gm_read_startup
+    else:
+        rate, startup = chip.gm_write_bytes_per_cycle, chip.gm_write_startup
+    wave_first = core.group // launch.physical * launch.physical
+    active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
+    return (rate, startup, chip.burst_overhead_cycles, active, chip.hbm_share_prior_cycles,
+            chip.hbm_bytes_per_cycle, chip.l2_bytes_per_cycle)
+
+
+def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
     """Cost of an on-chip copy (L1->L0A/L0B, UB->L1, UB->UB)."""
     return startup + (bursts - 1) * core.chip.burst_overhead_cycles + nbytes / bytes_per_cycle
 
 
-def vector(core: Core, repeats: int, klass: str) -> float:
+def vector(core: "Core", repeats: int, klass: str) -> float:
     """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class."""
     return core.chip.vec_startup + repeats * core.chip.vec_cycles_per_repeat[klass]
 
@@ -33,6 +88,6 @@ def vector_repeats(count: int, itemsize: int, repeat_bytes: int = 256) -> int:
     return max(1, math.ceil(count * itemsize / repeat_bytes))
 
 
-def cube(core: Core, fractals: int) -> float:
+def cube(core: "Core", fractals: int) -> float:
     """Cost of Mmad: startup + fractal MACs at ``cube_fractals_per_cycle``."""
     return core.chip.cube_startup + fractals / core.chip.cube_fractals_per_cycle

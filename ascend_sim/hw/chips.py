@@ -64,7 +64,13 @@ class ChipProfile:
     gm_read_bytes_per_cycle: float = 32.0   # [CAL] one core's MTE2 GM read rate
     gm_write_startup: int = 80              # [CAL] MTE3 UB->GM startup latency
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
+    aic_gm_read_bytes_per_cycle: float = 43.0   # [DER] a cube core's MTE2 GM->L1: 32 x (135.0 / 100.9), the ratio
+                                                # of GM->L1 to GM->UB in Huawei's PTO-ISA A2/A3 cost model (s8)
     hbm_bytes_per_cycle: float = 760.0      # [CAL] chip-wide HBM limit (~1.4 TB/s at 1.85 GHz)
+    # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
+    l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
+    l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
+    hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     gm_unaligned_efficiency: float = 0.7    # [OFF] 32 B- vs 512 B-aligned GM: as little as 70 %
     burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided DataCopy
     l1_to_l0a_bytes_per_cycle: float = 512.0  # [EST] 310P compile-info l1->l0a
@@ -113,7 +119,7 @@ def Ascend910B() -> ChipProfile:
         l0a_bytes=64 * KB,            # [OFF]
         l0b_bytes=64 * KB,            # [OFF]
         l0c_bytes=128 * KB,           # [OFF]
-        l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size
+        l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size; [OFF] the L2-Cache切分 guide assumes 192 MB
         gm_bytes=64 * GB,             # [EST] 910B2 platform ini memory_size
     )
 
@@ -136,6 +142,7 @@ def Ascend910() -> ChipProfile:
         l2_bytes=32 * MB,             # [EST]
         gm_bytes=32 * GB,             # [EST] 32 GB HBM2
         hbm_bytes_per_cycle=1200.0,   # [EST] ~1.2 TB/s at 0.98 GHz
+        l2_bytes_per_cycle=4800.0,    # [EST] 4x HBM, as on 910B (optimisation.md s3: L2 reads 3-4x GM)
     )
 
 
@@ -159,6 +166,7 @@ def Ascend310B() -> ChipProfile:
         gm_read_bytes_per_cycle=17.0,   # [EST] 310P compile-info ddr 17
         gm_write_bytes_per_cycle=17.0,  # [EST] 310P compile-info ub->ddr 17
         hbm_bytes_per_cycle=51.0,     # [EST] ~51 GB/s LPDDR4X
+        l2_bytes_per_cycle=342.0,     # [EST] 6.7x DDR: the l2/ddr ratio (114/17) of the 310P compile-info
     )
 
 
