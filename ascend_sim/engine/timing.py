@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.l2 import GM_BASE
+from ascend_sim.engine.ubbanks import vector_repeat_cycles
 
 if TYPE_CHECKING:
     from ascend_sim.engine.core import Core
@@ -79,9 +80,18 @@ def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: i
     return startup + (bursts - 1) * core.chip.burst_overhead_cycles + nbytes / bytes_per_cycle
 
 
-def vector(core: "Core", repeats: int, klass: str) -> float:
-    """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class."""
-    return core.chip.vec_startup + repeats * core.chip.vec_cycles_per_repeat[klass]
+def vector(core: "Core", repeats: int, klass: str, dst=None, srcs=()) -> float:
+    """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class.
+
+    With the operands given as (UB address, itemsize, element count | lane offsets) on a chip with
+    the arch-2201 UB banks, each repeat takes the most accesses that collide in a bank or bank group
+    (engine/ubbanks.py), at least its class's cycles.
+    """
+    chip = core.chip
+    base = chip.vec_cycles_per_repeat[klass]
+    if dst is None or not chip.ub_bank_groups:
+        return chip.vec_startup + repeats * base
+    return chip.vec_startup + vector_repeat_cycles(repeats, base, dst, srcs)
 
 
 def vector_repeats(count: int, itemsize: int, repeat_bytes: int = 256) -> int:

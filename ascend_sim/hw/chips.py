@@ -81,6 +81,7 @@ class ChipProfile:
     fix_startup: int = 40                   # [EST] Fixpipe startup
     l0c_to_gm_bytes_per_cycle: float = 32.0   # [EST] Fixpipe to GM, bounded like MTE3
     vec_startup: int = 20                   # [CAL] vector instruction startup
+    ub_bank_groups: int = 16                # [OFF] arch 2201 UB: 16 groups x 3 banks (engine/ubbanks.py); 0: no bank model
     vec_cycles_per_repeat: dict = field(default_factory=lambda: {
         "simple": 1.0,          # [DER] Add case: one 256 B repeat per cycle per AIV
         "transcendental": 4.0,  # [EST] Exp, Ln, Sqrt, Div, Reciprocal
@@ -143,6 +144,7 @@ def Ascend910() -> ChipProfile:
         gm_bytes=32 * GB,             # [EST] 32 GB HBM2
         hbm_bytes_per_cycle=1200.0,   # [EST] ~1.2 TB/s at 0.98 GHz
         l2_bytes_per_cycle=4800.0,    # [EST] 4x HBM, as on 910B (optimisation.md s3: L2 reads 3-4x GM)
+        ub_bank_groups=0,             # its UB bank layout is not published: no bank-conflict model
     )
 
 
@@ -167,6 +169,7 @@ def Ascend310B() -> ChipProfile:
         gm_write_bytes_per_cycle=17.0,  # [EST] 310P compile-info ub->ddr 17
         hbm_bytes_per_cycle=51.0,     # [EST] ~51 GB/s LPDDR4X
         l2_bytes_per_cycle=342.0,     # [EST] 6.7x DDR: the l2/ddr ratio (114/17) of the 310P compile-info
+        ub_bank_groups=0,             # its UB bank layout is not published: no bank-conflict model
     )
 
 
