@@ -29,50 +29,63 @@ def gm_transfer(pipe: int, nbytes: int, aligned: bool, buf, off: int, count: int
 
 
 def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
-    """Cycles of a GM transfer starting at ``start``: startup, bursts, L2 hits and HBM bytes at their rates.
+    """Cycles of a GM transfer starting at ``start``: startup, then the slower of the core's path and its bandwidth share.
 
-    The bytes L2 serves and the bytes that go through HBM (misses, bypassed writes, write-backs of
-    dirty victims) come from the launch's L2 (engine/l2.py). Each runs at the lower of the core's
-    path rate and its share of the L2 or HBM bandwidth. The share divides the bandwidth among the
-    streams copying at the time, estimated (blocks run one after another, so the others' copies are
-    not known yet) as the cores of this block's wave times this core's own GM duty cycle so far
-    (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full duty).
+    Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
+    package, or one package for the rest), each taking ``l2_line_bytes`` / the core's path rate
+    [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
+    GM address is not 512 B aligned. Bandwidth: the bytes L2 serves and the bytes that go through HBM
+    (misses, bypassed writes, write-backs of dirty victims; engine/l2.py) at this core's share of the
+    L2 and HBM bandwidths. The share divides them among the streams copying at the time, estimated
+    (blocks run one after another, so the others' copies are not known yet) as the cores of this
+    block's wave times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles,
+    starting from ``hbm_share_prior_cycles`` of full duty).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    rate, startup, burst, active, prior, hbm_bw, l2_bw = path
+    per_package, startup, active, prior, hbm_bw, l2_bw = path
+    packages = _PACKAGES.get(blen)
+    if packages is None:
+        packages = _PACKAGES[blen] = _packages(blen)
     busy = core.busy
-    duty = (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
-    streams = active * duty
+    streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
-    l2_rate, hbm_rate = l2_bw / streams, hbm_bw / streams
-    if l2_rate > rate:
-        l2_rate = rate
-    if hbm_rate > rate:
-        hbm_rate = rate
-    if not aligned:
-        eff = core.chip.gm_unaligned_efficiency
-        l2_rate, hbm_rate = l2_rate * eff, hbm_rate * eff
     l2_bytes, hbm_bytes = core.launch.l2.transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch,
                                                   nb, mode)
-    return startup + (count - 1) * burst + l2_bytes / l2_rate + hbm_bytes / hbm_rate
+    moving = count * packages * per_package
+    shared = (l2_bytes / l2_bw + hbm_bytes / hbm_bw) * streams
+    if not aligned:
+        eff = core.chip.gm_unaligned_efficiency
+        moving, shared = moving / eff, shared / eff
+    return startup + (moving if moving > shared else shared)
+
+
+_PACKAGES: dict = {}
+
+
+def _packages(blen: int) -> int:
+    """GM packages of one burst: whole 512 B lines, then one 256 B and one 128 B piece, then one for the rest."""
+    return blen // 512 + (blen % 512) // 256 + (blen % 256) // 128 + (1 if blen % 128 else 0)
 
 
 def _gm_path(core: "Core", pipe: int) -> tuple:
-    """A GM pipe's constants for one block: (path rate, startup, burst overhead, cores of its wave, ...)."""
+    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM, L2)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
-        rate = chip.aic_gm_read_bytes_per_cycle if core.core_type == "AIC" else chip.gm_read_bytes_per_cycle
-        startup = chip.gm_read_startup
+        aic = core.core_type == "AIC"
+        rate = chip.aic_gm_read_bytes_per_cycle if aic else chip.gm_read_bytes_per_cycle
+        startup = chip.aic_gm_read_startup if aic else chip.gm_read_startup
+    elif pipe == _FIX:
+        rate, startup = chip.fix_gm_bytes_per_cycle, chip.fix_startup
     else:
         rate, startup = chip.gm_write_bytes_per_cycle, chip.gm_write_startup
     wave_first = core.group // launch.physical * launch.physical
     active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
-    return (rate, startup, chip.burst_overhead_cycles, active, chip.hbm_share_prior_cycles,
-            chip.hbm_bytes_per_cycle, chip.l2_bytes_per_cycle)
+    return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
+            chip.l2_bytes_per_cycle)
 
 
 def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

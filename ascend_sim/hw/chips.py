@@ -64,22 +64,25 @@ class ChipProfile:
     gm_read_bytes_per_cycle: float = 32.0   # [CAL] one core's MTE2 GM read rate
     gm_write_startup: int = 80              # [CAL] MTE3 UB->GM startup latency
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
-    aic_gm_read_bytes_per_cycle: float = 43.0   # [DER] a cube core's MTE2 GM->L1: 32 x (135.0 / 100.9), the ratio
-                                                # of GM->L1 to GM->UB in Huawei's PTO-ISA A2/A3 cost model (s8)
+    aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
+                                                # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
+    aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     hbm_bytes_per_cycle: float = 760.0      # [CAL] chip-wide HBM limit (~1.4 TB/s at 1.85 GHz)
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
     l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     gm_unaligned_efficiency: float = 0.7    # [OFF] 32 B- vs 512 B-aligned GM: as little as 70 %
-    burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided DataCopy
-    l1_to_l0a_bytes_per_cycle: float = 512.0  # [EST] 310P compile-info l1->l0a
-    l1_to_l0b_bytes_per_cycle: float = 256.0  # [EST] 310P compile-info l1->l0b
-    mte1_startup: int = 20                  # [EST]
+    burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided on-chip copy (GM copies: packages)
+    l1_to_l0a_bytes_per_cycle: float = 256.0  # [OFF] CANN gemm cycle model, l0c2out (A2): kMte1L0aBandWidth
+    l1_to_l0b_bytes_per_cycle: float = 128.0  # [OFF] same: kMte1L0bBandWidth (PTO-ISA A2/A3 agrees: 256 / 128)
+    mte1_startup: int = 26                  # [OFF] same: kMte1StartCost
     ub_to_l1_bytes_per_cycle: float = 256.0   # [EST] 310P compile-info ub->l1
     ub_to_ub_bytes_per_cycle: float = 128.0   # [EST]
     fix_startup: int = 40                   # [EST] Fixpipe startup
-    l0c_to_gm_bytes_per_cycle: float = 32.0   # [EST] Fixpipe to GM, bounded like MTE3
+    fix_gm_bytes_per_cycle: float = 64.0    # [DER] Fixpipe L0C->GM per output byte of fp32->fp16: L0C read at 256 B
+                                            # and out at 128 B per cycle (CANN gemm cycle model kMte1L0cBandWidth,
+                                            # kMte1FixPipeBandWidth): m*n*4/256 + m*n*2/128 = (m*n*2) / 64
     vec_startup: int = 20                   # [CAL] vector instruction startup
     ub_bank_groups: int = 16                # [OFF] arch 2201 UB: 16 groups x 3 banks (engine/ubbanks.py); 0: no bank model
     vec_cycles_per_repeat: dict = field(default_factory=lambda: {
