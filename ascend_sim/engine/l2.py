@@ -33,6 +33,8 @@ class CacheMode(enum.IntEnum):
 
 
 DISABLE = CacheMode.CACHE_MODE_DISABLE
+_count_nonzero = np.count_nonzero
+_ONES = memoryview(b"\x01" * (1 << 20))
 
 
 class L2Cache:
@@ -42,8 +44,11 @@ class L2Cache:
         self.line = line_bytes
         self.capacity = max(1, capacity_bytes // line_bytes)   # lines
         n = -(-span_bytes // line_bytes) + 1
-        self.stamp = np.zeros(n, np.int64)      # last use of each line; 0: not resident
-        self.dirty = np.zeros(n, np.bool_)
+        # when every GM byte of the launch fits in L2 nothing is ever evicted and use order does not
+        # matter: residency and dirtiness are then byte flags, tested and set without numpy calls
+        self.fits = n <= self.capacity
+        self.stamp = np.zeros(0 if self.fits else n, np.int64)   # last use of each line; 0: not resident
+        self.dirty = np.zeros(0 if self.fits else n, np.bool_)
         self.resident = 0
         self.clock = 0
         self.order: deque = deque()             # (stamp, slice | line indices) in use order
@@ -54,6 +59,10 @@ class L2Cache:
         self.writeback_bytes = 0    # of which write-backs of evicted dirty lines
         self.read_bytes = 0
         self.read_hit_bytes = 0
+        if self.fits:
+            self.res = bytearray(n)
+            self.dirt = bytearray(n)
+            self.transfer = self._transfer_fits
 
     # ------------------------------------------------------------------ lines
     def lines(self, addr: int, count: int, blen: int, pitch: int):
@@ -75,14 +84,63 @@ class L2Cache:
         return rel + addr // sh
 
     # ------------------------------------------------------------------ transfers
+    def _transfer_fits(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
+                       mode: int) -> tuple[float, float]:
+        """``transfer`` when the launch's GM fits in L2 (no evictions): the same accounting on byte flags."""
+        line = self.line
+        res = self.res
+        if count == 1 or pitch - blen < line:
+            lo = addr // line
+            hi = -(-(addr + (count - 1) * pitch + blen) // line)
+            n = hi - lo
+            hit = n - res.count(0, lo, hi)
+            if mode != DISABLE:
+                res[lo:hi] = _ONES[:n]
+                if write:
+                    self.dirt[lo:hi] = _ONES[:n]
+            elif write and hit:             # a bypassed write still updates the lines L2 holds
+                dirt = np.frombuffer(self.dirt, np.uint8)
+                dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
+        else:
+            idx = self.lines(addr, count, blen, pitch)
+            flags = np.frombuffer(res, np.uint8)
+            n = idx.size
+            hit = int(_count_nonzero(flags[idx]))
+            dirt = np.frombuffer(self.dirt, np.uint8)
+            if mode != DISABLE:
+                flags[idx] = 1
+                if write:
+                    dirt[idx] = 1
+            elif write and hit:
+                dirt[idx] |= flags[idx]
+        l2 = nbytes * hit / n if hit else 0.0
+        if write and mode != DISABLE:
+            l2, hbm = nbytes, 0
+        else:
+            hbm = nbytes - l2
+            if write:
+                self.hbm_write_bytes += hbm
+            else:
+                self.hbm_read_bytes += hbm
+                self.read_bytes += nbytes
+                self.read_hit_bytes += l2
+        self.hit_bytes += l2
+        return l2, hbm
+
     def transfer(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
                  mode: int) -> tuple[float, float]:
         """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included)."""
-        where = self.lines(addr, count, blen, pitch)
-        seg = self.stamp[where]
+        line = self.line
+        if count == 1 or pitch - blen < line:       # a run of lines (the usual copy): views, no index arrays
+            lo = addr // line
+            where = slice(lo, -(-(addr + (count - 1) * pitch + blen) // line))
+            seg = self.stamp[where]
+        else:
+            where = self.lines(addr, count, blen, pitch)
+            seg = self.stamp[where]
         n = seg.size
-        hit = int(np.count_nonzero(seg))
-        l2 = nbytes * hit / n if n else 0.0
+        hit = _count_nonzero(seg)
+        l2 = nbytes * hit / n if hit else 0.0
         if mode == DISABLE:             # no allocation, no refresh; resident lines are still used
             if write and hit:
                 self.dirty[where] |= seg > 0
@@ -95,13 +153,19 @@ class L2Cache:
                 self.read_hit_bytes += l2
             self.hit_bytes += l2
             return l2, hbm
-        self.clock += 1
-        self.stamp[where] = self.clock
-        self.order.append((self.clock, where))
+        self.clock = clock = self.clock + 1
+        if where.__class__ is slice:
+            seg.fill(clock)
+        else:
+            self.stamp[where] = clock
+        self.order.append((clock, where))
         self.resident += n - hit
         if write:
-            self.dirty[where] = True
-            l2, hbm = float(nbytes), 0.0
+            if where.__class__ is slice:
+                self.dirty[where].fill(True)
+            else:
+                self.dirty[where] = True
+            l2, hbm = nbytes, 0
         else:
             hbm = nbytes - l2
             self.hbm_read_bytes += hbm
@@ -141,4 +205,4 @@ class L2Cache:
         return {"l2_hit_rate": self.read_hit_bytes / self.read_bytes if self.read_bytes else 0.0,
                 "l2_bytes": int(self.hit_bytes), "hbm_read_bytes": int(self.hbm_read_bytes),
                 "hbm_write_bytes": int(self.hbm_write_bytes), "writeback_bytes": int(self.writeback_bytes),
-                "dirty_bytes_left": int(np.count_nonzero(self.dirty)) * self.line}
+                "dirty_bytes_left": (self.dirt.count(1) if self.fits else int(np.count_nonzero(self.dirty))) * self.line}

@@ -45,7 +45,7 @@ def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw = path
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer = path
     packages = _PACKAGES.get(blen)
     if packages is None:
         packages = _PACKAGES[blen] = _packages(blen)
@@ -53,8 +53,7 @@ def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
     streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
-    l2_bytes, hbm_bytes = core.launch.l2.transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch,
-                                                  nb, mode)
+    l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
     moving = count * packages * per_package
     shared = (l2_bytes / l2_bw + hbm_bytes / hbm_bw) * streams
     if not aligned:
@@ -72,7 +71,7 @@ def _packages(blen: int) -> int:
 
 
 def _gm_path(core: "Core", pipe: int) -> tuple:
-    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM, L2)."""
+    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM, L2, L2 access)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -85,7 +84,7 @@ def _gm_path(core: "Core", pipe: int) -> tuple:
     wave_first = core.group // launch.physical * launch.physical
     active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
-            chip.l2_bytes_per_cycle)
+            chip.l2_bytes_per_cycle, launch.l2.transfer)
 
 
 def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

@@ -135,3 +135,16 @@ def test_a_4kb_copy_reaches_a_lower_fraction_of_peak_than_a_32kb_copy(small, big
     assert frac[small] == pytest.approx((4096 / peak) / (CHIP.gm_read_startup + 4096 / peak))     # 128/208 = 62 %
     assert frac[big] == pytest.approx((32768 / peak) / (CHIP.gm_read_startup + 32768 / peak))     # 1024/1104 = 93 %
     assert frac[small] < 0.7 < 0.9 < frac[big]
+
+
+def test_the_no_eviction_fast_path_accounts_like_the_lru_path():
+    """A launch whose GM fits in L2 keeps byte flags instead of LRU stamps: the same bytes either way."""
+    from ascend_sim.engine.l2 import L2Cache
+    fits = L2Cache(512, 1 << 20, 64 * 512)
+    lru = L2Cache(512, 63 * 512, 64 * 512)         # one line short of the span: the LRU path, never evicting
+    assert fits.fits and not lru.fits
+    seq = [(False, 0, 1, 4096, 4096, 4096, 1), (True, 8192, 4, 128, 2048, 512, 1), (False, 0, 8, 512, 1024, 4096, 1),
+           (False, 4096, 1, 8192, 8192, 8192, 0), (True, 0, 1, 1024, 1024, 1024, 0), (False, 8192, 4, 128, 2048, 512, 1)]
+    for t in seq:
+        assert fits.transfer(*t) == lru.transfer(*t), t
+    assert fits.stats() == lru.stats()
