@@ -148,3 +148,40 @@ def test_the_no_eviction_fast_path_accounts_like_the_lru_path():
     for t in seq:
         assert fits.transfer(*t) == lru.transfer(*t), t
     assert fits.stats() == lru.stats()
+
+
+@kernel
+def strided_read(x, count, blen_blocks, gap_blocks):
+    from ascend_sim import DataCopyParams
+    DataCopy(scratch(count * blen_blocks * 32, half), gm(x), DataCopyParams(count, blen_blocks, gap_blocks, 0))
+
+
+@pytest.mark.parametrize("blen, packages", [(128, 1), (256, 1), (512, 1), (640, 2), (1024, 2), (896, 3), (1056, 3)])
+def test_each_burst_moves_whole_gm_packages(blen, packages):
+    """A burst costs one 512 B package per whole line, one each for a 256 B and a 128 B piece, one for the rest."""
+    count = 16
+    x = np.zeros(count * 4096, half)
+    res = launch(strided_read, 1, x, count, blen // 32, (2048 - blen) // 32)   # bursts 2 KB apart: no two share a line
+    (c,) = _copy_cycles(res)
+    assert c == CHIP.gm_read_startup + count * packages * 512 / CHIP.gm_read_bytes_per_cycle
+
+
+@kernel
+def own_tile(x):
+    DataCopy(scratch(8192, half), gm(x)[GetBlockIdx() * 4096], 4096)
+
+
+def test_a_partial_last_wave_shares_hbm_among_its_own_cores():
+    """50 blocks on 48 AIV: the first wave's misses share HBM 48 ways, the 2 blocks of the second wave 2 ways."""
+    cores = CHIP.aiv_count
+    res = launch(own_tile, cores + 2, np.zeros((cores + 2) * 4096, half))
+    recs = [r for r in res.trace if r.op == "DataCopy"]
+    starts = {b: s for b, _, s, _, _ in res.core_times}
+    prior = CHIP.hbm_share_prior_cycles
+
+    def expected(rec, active):
+        streams = active * prior / (rec.start - starts[rec.core] + prior)
+        return CHIP.gm_read_startup + max(8192 / CHIP.gm_read_bytes_per_cycle, 8192 * streams / CHIP.hbm_bytes_per_cycle)
+    assert recs[0].end - recs[0].start == pytest.approx(expected(recs[0], cores))      # 80 + 8192 / (760 / 48) = 597
+    assert recs[-1].end - recs[-1].start == pytest.approx(expected(recs[-1], 2))       # path-bound: 80 + 256 = 336
+    assert recs[-1].end - recs[-1].start < recs[0].end - recs[0].start
