@@ -21,6 +21,7 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine.core import Core, make_tiers
 from ascend_sim.engine.errors import ArgumentError, DeadlockError, SyncError, caller_site, format_site
+from ascend_sim.engine.bandwidth import HbmTimeline
 from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
 from ascend_sim.hw.chips import ChipProfile
@@ -52,6 +53,7 @@ class Launch:
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
         self.l2 = L2Cache(chip.l2_line_bytes, chip.l2_bytes, span)     # the chip's L2, cold at launch
+        self.hbm = HbmTimeline(chip.hbm_bytes_per_cycle)                # HBM traffic booked by the blocks so far
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
         self.aborting = False

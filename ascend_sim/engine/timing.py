@@ -36,16 +36,18 @@ def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned. Bandwidth: the bytes L2 serves and the bytes that go through HBM
     (misses, bypassed writes, write-backs of dirty victims; engine/l2.py) at this core's share of the
-    L2 and HBM bandwidths. The share divides them among the streams copying at the time, estimated
-    (blocks run one after another, so the others' copies are not known yet) as the cores of this
-    block's wave times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles,
-    starting from ``hbm_share_prior_cycles`` of full duty).
+    L2 bandwidth, and HBM bytes (misses, bypassed writes, write-backs of dirty victims; engine/l2.py)
+    at the HBM bandwidth the blocks simulated before left free (engine/bandwidth.py), the slowest of
+    the three. The L2 share divides it among the streams copying at the time, estimated (blocks run
+    one after another, so the others' copies are not known yet) as the cores of this block's wave
+    times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from
+    ``hbm_share_prior_cycles`` of full duty).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer = path
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm = path     # hbm_bw: idle copies only
     packages = _PACKAGES.get(blen)
     if packages is None:
         packages = _PACKAGES[blen] = _packages(blen)
@@ -55,11 +57,17 @@ def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
         streams = 1.0
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
     moving = count * packages * per_package
-    shared = (l2_bytes / l2_bw + hbm_bytes / hbm_bw) * streams
+    shared = l2_bytes / l2_bw * streams
     if not aligned:
         eff = core.chip.gm_unaligned_efficiency
         moving, shared = moving / eff, shared / eff
-    return startup + (moving if moving > shared else shared)
+    if shared > moving:
+        moving = shared
+    if hbm_bytes:
+        waiting = hbm.reserve(start, hbm_bytes, nb / moving if moving else hbm_bw)
+        if waiting > moving:
+            moving = waiting
+    return startup + moving
 
 
 _PACKAGES: dict = {}
@@ -71,7 +79,8 @@ def _packages(blen: int) -> int:
 
 
 def _gm_path(core: "Core", pipe: int) -> tuple:
-    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM, L2, L2 access)."""
+    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
+    bandwidths, the L2 access, the HBM bookings)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -84,7 +93,7 @@ def _gm_path(core: "Core", pipe: int) -> tuple:
     wave_first = core.group // launch.physical * launch.physical
     active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
-            chip.l2_bytes_per_cycle, launch.l2.transfer)
+            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm)
 
 
 def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

@@ -73,7 +73,8 @@ class ChipProfile:
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
-    hbm_bytes_per_cycle: float = 760.0      # [CAL] chip-wide HBM limit (~1.4 TB/s at 1.85 GHz)
+    hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
+                                            # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
     l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
