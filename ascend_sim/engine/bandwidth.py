@@ -22,6 +22,15 @@ class HbmTimeline:
         self.cap = bytes_per_cycle * BIN
         self.booked: list[float] = []
 
+    @staticmethod
+    def needed(chip, core_type: str, groups: int) -> "HbmTimeline | None":
+        """A timeline for ``groups`` concurrent blocks of ``core_type``, or None when all their GM pipes
+        streaming at once stay within the HBM bandwidth (then no booking can ever slow a transfer)."""
+        aiv = chip.gm_read_bytes_per_cycle + chip.gm_write_bytes_per_cycle           # MTE2 + MTE3
+        aic = chip.aic_gm_read_bytes_per_cycle + chip.fix_gm_bytes_per_cycle         # MTE2 + Fixpipe
+        per_block = {"AIV": aiv, "AIC": aic}.get(core_type, aic + 2 * aiv if chip.separated else aic + aiv)
+        return HbmTimeline(chip.hbm_bytes_per_cycle) if groups * per_block > chip.hbm_bytes_per_cycle else None
+
     def reserve(self, start: float, nbytes: float, rate: float) -> float:
         """Book ``nbytes`` from cycle ``start`` at up to ``rate`` bytes per cycle; returns the cycles it takes."""
         booked, cap = self.booked, self.cap

@@ -94,10 +94,17 @@ class L2Cache:
             hi = -(-(addr + (count - 1) * pitch + blen) // line)
             n = hi - lo
             hit = n - res.count(0, lo, hi)
-            if mode != DISABLE:
-                res[lo:hi] = _ONES[:n]
+            if mode:                        # not CACHE_MODE_DISABLE (0)
+                if hit < n:
+                    res[lo:hi] = _ONES[:n]
                 if write:
                     self.dirt[lo:hi] = _ONES[:n]
+                    self.hit_bytes += nbytes
+                    return nbytes, 0
+                if not hit:                 # the usual streaming read: all misses
+                    self.hbm_read_bytes += nbytes
+                    self.read_bytes += nbytes
+                    return 0.0, nbytes
             elif write and hit:             # a bypassed write still updates the lines L2 holds
                 dirt = np.frombuffer(self.dirt, np.uint8)
                 dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]

@@ -53,7 +53,6 @@ class Launch:
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
         self.l2 = L2Cache(chip.l2_line_bytes, chip.l2_bytes, span)     # the chip's L2, cold at launch
-        self.hbm = HbmTimeline(chip.hbm_bytes_per_cycle)                # HBM traffic booked by the blocks so far
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
         self.aborting = False
@@ -64,6 +63,7 @@ class Launch:
         self._release_time = 0.0
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
+        self.hbm = HbmTimeline.needed(chip, k.core, self.concurrency)     # HBM booked by the blocks so far
         self.waves = -(-block_dim // self.physical)
 
     def _wrap_arg(self, a, i: int, names) -> Any:

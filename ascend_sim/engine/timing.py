@@ -51,19 +51,19 @@ def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
     packages = _PACKAGES.get(blen)
     if packages is None:
         packages = _PACKAGES[blen] = _packages(blen)
-    busy = core.busy
-    streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
-    if streams < 1.0:
-        streams = 1.0
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
     moving = count * packages * per_package
-    shared = l2_bytes / l2_bw * streams
     if not aligned:
-        eff = core.chip.gm_unaligned_efficiency
-        moving, shared = moving / eff, shared / eff
-    if shared > moving:
-        moving = shared
-    if hbm_bytes:
+        moving = moving / core.chip.gm_unaligned_efficiency
+    if l2_bytes:
+        busy = core.busy
+        streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
+        shared = l2_bytes / l2_bw * (streams if streams > 1.0 else 1.0)
+        if not aligned:
+            shared = shared / core.chip.gm_unaligned_efficiency
+        if shared > moving:
+            moving = shared
+    if hbm_bytes and hbm is not None:
         waiting = hbm.reserve(start, hbm_bytes, nb / moving if moving else hbm_bw)
         if waiting > moving:
             moving = waiting
