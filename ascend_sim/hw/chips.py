@@ -14,10 +14,11 @@ simulated 335.4 us (+9.4 %), MTE2-bound in both. Reproduce with
 ``python benchmarks/add_case_study.py``; the table is in benchmarks/RESULTS.md.
 
 Timing model II (issue 14) added the L2 cache, UB bank conflicts, GM packages and the cube path's
-rates from Huawei's own GEMM cycle model (CANN ``cache_tiling_cycle_model.cc``), none fitted: Add
-cases 1 and 2 now land at +3.3 % and +8.3 %, the UB bank-conflict sample within 13 % on all eight
-layouts (``benchmarks/bank_conflicts.py``), CATLASS's 24-block matmul at +2.8 % and its 20-block one
-at +54 % (``benchmarks/catlass_matmul.py``; RESULTS.md section 1b says why).
+rates from Huawei's own GEMM cycle model (CANN ``cache_tiling_cycle_model.cc``), and HBM at its
+official 1.6 TB/s booked by the cores copying; none of them fitted. Add cases 1 and 2 land at +3.3 %
+and -8.0 %, the UB bank-conflict sample within 13 % on all eight layouts
+(``benchmarks/bank_conflicts.py``), CATLASS's M1024 N576 K6144 matmul on 20 AIC at +1.8 % (24
+blocks) and -0.6 % (20 blocks) (``benchmarks/catlass_matmul.py``); RESULTS.md section 1b.
 
 Derive a custom chip with ``dataclasses.replace(Ascend910B(), ub_bytes=...)``.
 """
