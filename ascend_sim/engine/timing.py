@@ -6,14 +6,13 @@ is in core.Core.issue; this module only prices instructions.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.l2 import GM_BASE
 from ascend_sim.engine.ubbanks import vector_repeat_cycles
 
-if TYPE_CHECKING:
-    from ascend_sim.engine.core import Core
+Core = Any      # engine/core.Core, which imports this module (so not imported here)
 
 _MTE2, _MTE3, _FIX = PIPE_INDEX["MTE2"], PIPE_INDEX["MTE3"], PIPE_INDEX["FIX"]
 
@@ -28,7 +27,7 @@ def gm_transfer(pipe: int, nbytes: int, aligned: bool, buf, off: int, count: int
     return (pipe, nbytes, count, aligned, buf, off, blen, pitch, mode)
 
 
-def gm_cycles(core: "Core", start: float, cost: tuple) -> float:
+def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     """Cycles of a GM transfer starting at ``start``: startup, then the slower of the core's path and its bandwidth share.
 
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
@@ -78,7 +77,7 @@ def _packages(blen: int) -> int:
     return blen // 512 + (blen % 512) // 256 + (blen % 256) // 128 + (1 if blen % 128 else 0)
 
 
-def _gm_path(core: "Core", pipe: int) -> tuple:
+def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
     bandwidths, the L2 access, the HBM bookings)."""
     chip, launch = core.chip, core.launch
@@ -96,12 +95,12 @@ def _gm_path(core: "Core", pipe: int) -> tuple:
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm)
 
 
-def local_transfer(core: "Core", nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
+def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
     """Cost of an on-chip copy (L1->L0A/L0B, UB->L1, UB->UB)."""
     return startup + (bursts - 1) * core.chip.burst_overhead_cycles + nbytes / bytes_per_cycle
 
 
-def vector(core: "Core", repeats: int, klass: str, dst=None, srcs=()) -> float:
+def vector(core: Core, repeats: int, klass: str, dst=None, srcs=()) -> float:
     """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class.
 
     With the operands given as (UB address, itemsize, element count | lane offsets) on a chip with
@@ -119,6 +118,6 @@ def vector_repeats(count: int, itemsize: int, repeat_bytes: int = 256) -> int:
     return max(1, math.ceil(count * itemsize / repeat_bytes))
 
 
-def cube(core: "Core", fractals: int) -> float:
+def cube(core: Core, fractals: int) -> float:
     """Cost of Mmad: startup + fractal MACs at ``cube_fractals_per_cycle``."""
     return core.chip.cube_startup + fractals / core.chip.cube_fractals_per_cycle
