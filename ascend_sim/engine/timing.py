@@ -33,11 +33,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
     package, or one package for the rest), each taking ``l2_line_bytes`` / the core's path rate
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
-    GM address is not 512 B aligned. Bandwidth: the bytes L2 serves and the bytes that go through HBM
-    (misses, bypassed writes, write-backs of dirty victims; engine/l2.py) at this core's share of the
-    L2 bandwidth, and HBM bytes (misses, bypassed writes, write-backs of dirty victims; engine/l2.py)
-    at the HBM bandwidth the blocks simulated before left free (engine/bandwidth.py), the slowest of
-    the three. The L2 share divides it among the streams copying at the time, estimated (blocks run
+    GM address is not 512 B aligned. Bandwidth: the bytes L2 serves (engine/l2.py) at this core's
+    share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
+    of dirty victims) at the HBM bandwidth the blocks simulated before left free (engine/bandwidth.py);
+    the slowest of the three. The L2 share divides it among the streams copying at the time, estimated (blocks run
     one after another, so the others' copies are not known yet) as the cores of this block's wave
     times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from
     ``hbm_share_prior_cycles`` of full duty).
