@@ -13,6 +13,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityErr
                                       UninitializedReadError)
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.memory import GmPtr
+from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
                                      QuantMode_t)
 from ascend_sim.api.ops.cube import Fixpipe

@@ -33,6 +33,7 @@ class Profile:
     gm_bytes: int
     bound: str
     advice: list[str] = field(default_factory=list)
+    l2: dict = field(default_factory=dict)      # L2 hit rate and bytes L2 / HBM served (engine/l2.L2Cache.stats)
     bound_ratio: float = 0.0
 
     @property
@@ -58,9 +59,18 @@ class Profile:
         out.append("memory traffic:")
         for path, t in self.traffic.items():
             out.append(f"  {path:<10} {t['bytes']:>14,} B  {t['GBps']:9.1f} GB/s")
+        if self.l2:
+            out.append(self.l2_line())
         out.append(f"arithmetic intensity {self.arithmetic_intensity:.3f} FLOP/byte of GM traffic")
         out += [f"advice: {a}" for a in self.advice]
         return "\n".join(out)
+
+    def l2_line(self) -> str:
+        """One line on the L2 cache: read hit rate, bytes served by L2 and by HBM, dirty write-backs."""
+        c = self.l2
+        return (f"L2: read hit rate {c['l2_hit_rate']:.1%}; L2 served {c['l2_bytes']:,} B, HBM read "
+                f"{c['hbm_read_bytes']:,} B and wrote {c['hbm_write_bytes']:,} B "
+                f"({c['writeback_bytes']:,} B of dirty write-backs)")
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v:.1%}</td></tr>" for k, v in self.ratios.items())
@@ -70,6 +80,7 @@ class Profile:
         return (f"<div><b>{self.cycles:,.0f} cycles = {self.us:,.2f} us</b>, {html.escape(self.headline)}"
                 f"<table><tr><th>pipe</th><th>busy</th></tr>{rows}</table>"
                 f"<table><tr><th>path</th><th>bytes</th><th>GB/s</th></tr>{traffic}</table>"
+                f"<p>{html.escape(self.l2_line()) if self.l2 else ''}</p>"
                 f"<p>arithmetic intensity {self.arithmetic_intensity:.3f} FLOP/byte</p><ul>{advice}</ul></div>")
 
 
@@ -106,7 +117,7 @@ def profile(result) -> Profile:
     bound_ratio, bound = max(((v, k) for k, v in ratios.items()), default=(0.0, "nothing"))
     pipe_of = {prefix + v: k for k, v in RATIO_NAMES.items()}
     prof = Profile(result.cycles, result.us, ratios, traffic, flops, gm_bytes, pipe_of.get(bound, bound),
-                   bound_ratio=bound_ratio)
+                   bound_ratio=bound_ratio, l2=dict(getattr(result, "l2", None) or {}))
     prof.advice = _advice({k.removeprefix(prefix): v for k, v in ratios.items()}, prof)
     return prof
 

@@ -90,6 +90,7 @@ class LaunchResult:
         self.core_times = [(c.block_idx, c.core_type, c.start_time, c.end_time(), c.busy_cycles()) for c in cores]
         self.cycles = max((t[3] for t in self.core_times), default=0.0)
         self.trace = Trace(run.records, run.chip, len(cores))
+        self.l2 = run.l2.stats()        # L2 hit rate, bytes L2 and HBM served (engine/l2.py)
         self.buffers = {(c.block_idx, c.core_type): {n: list(b) for n, b in c.buffers.items()} for c in cores}
 
     @property

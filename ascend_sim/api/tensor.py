@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.api.ops.scalar import local_get_value, local_set_value
+from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
 from ascend_sim.hw.dtypes import as_dtype, ascend_name
@@ -18,7 +19,7 @@ _new = object.__new__
 class GlobalTensor:
     """``GlobalTensor<T>``: a typed window onto GM (an allocation, a byte offset into it, a length)."""
 
-    __slots__ = ("dtype", "buf", "offset", "size")
+    __slots__ = ("dtype", "buf", "offset", "size", "l2_mode")
     position = "GM"
 
     def __init__(self, dtype=None):
@@ -26,6 +27,15 @@ class GlobalTensor:
         self.buf: GmBuffer | None = None
         self.offset = 0
         self.size = 0
+        self.l2_mode = CacheMode.CACHE_MODE_NORMAL
+
+    def SetL2CacheHint(self, mode: CacheMode) -> None:
+        """How this tensor's copies use the L2 cache (L2 缓存): ``CacheMode.CACHE_MODE_DISABLE`` for data
+        read or written once (it then neither allocates lines nor evicts others), NORMAL by default."""
+        if not isinstance(mode, CacheMode):
+            raise ArgumentError(f"SetL2CacheHint takes a CacheMode, got {mode!r}",
+                                fix="pass CacheMode.CACHE_MODE_DISABLE (read-once data) or CacheMode.CACHE_MODE_NORMAL")
+        self.l2_mode = mode
 
     def SetGlobalBuffer(self, ptr: GmPtr, bufferSize: int | None = None) -> None:
         """Point this tensor at ``ptr`` holding ``bufferSize`` elements."""
@@ -62,6 +72,7 @@ class GlobalTensor:
         sub.buf = self.buf
         sub.offset = self.offset + off * dt.itemsize
         sub.size = self.size - off
+        sub.l2_mode = self.l2_mode
         return sub
 
     def GetSize(self) -> int:

@@ -14,6 +14,7 @@ from ascend_sim.engine.errors import RaceError, UninitializedReadError, caller_s
 from ascend_sim.engine.instr import PIPES, Instr
 from ascend_sim.engine.memory import GRANULE, Tier
 from ascend_sim.engine.shadow import NPIPES, runs
+from ascend_sim.engine.timing import gm_cycles
 
 S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
 _NEVER = 1 << 62
@@ -249,22 +250,8 @@ class Core:
         if gate > ready:
             start, wait_on = gate, self.gate_rec[pipe]
         cc = cost.__class__
-        if cc is tuple:
-            # a GM transfer: rate = min(the core's path rate, its share of the chip's HBM bandwidth);
-            # the share is the HBM limit over the cores of the wave, halved while the core's other
-            # GM pipe is streaming too; GM addresses not 512 B aligned run at gm_unaligned_efficiency
-            gp, nb, bursts, aligned = cost
-            path = self.gm_paths.get(gp)
-            if path is None:
-                path = self.gm_paths[gp] = _gm_path(self, gp)
-            rate, startup, share, other, burst = path
-            if self.tail[other] > start:
-                share = share / 2
-            if share < rate:
-                rate = share
-            if not aligned:
-                rate = rate * self.chip.gm_unaligned_efficiency
-            c = startup + (bursts - 1) * burst + nb / rate
+        if cc is tuple:         # a GM transfer (timing.gm_transfer): L2, HBM share, bursts, alignment
+            c = gm_cycles(self, start, cost)
         elif cc is float or cc is int or not callable(cost):
             c = cost
         else:
@@ -338,16 +325,6 @@ class Core:
 
     def end_time(self) -> float:
         return max(max(self.tail), self.scalar_time)
-
-
-def _gm_path(core: Core, pipe: int) -> tuple:
-    """(path rate, startup, HBM share, the other GM pipe, burst overhead) of a GM pipe, fixed for a launch."""
-    chip = core.chip
-    write = pipe != MTE2
-    return (chip.gm_write_bytes_per_cycle if write else chip.gm_read_bytes_per_cycle,
-            chip.gm_write_startup if write else chip.gm_read_startup,
-            chip.hbm_bytes_per_cycle / core.launch.concurrency,
-            MTE2 if write else MTE3, chip.burst_overhead_cycles)
 
 
 _new_tuple = tuple.__new__

@@ -21,6 +21,8 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine.core import Core, make_tiers
 from ascend_sim.engine.errors import ArgumentError, DeadlockError, SyncError, caller_site, format_site
+from ascend_sim.engine.bandwidth import HbmTimeline
+from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
 from ascend_sim.hw.chips import ChipProfile
 
@@ -49,6 +51,8 @@ class Launch:
         self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
+        span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
+        self.l2 = L2Cache(chip.l2_line_bytes, chip.l2_bytes, span)     # the chip's L2, cold at launch
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
         self.aborting = False
@@ -59,12 +63,13 @@ class Launch:
         self._release_time = 0.0
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
+        self.hbm = HbmTimeline.needed(chip, k.core, self.concurrency)     # HBM booked by the blocks so far
         self.waves = -(-block_dim // self.physical)
 
     def _wrap_arg(self, a, i: int, names) -> Any:
         if isinstance(a, np.ndarray):
             name = names[i] if names and i < len(names) else f"arg{i}"
-            buf = GmBuffer(a, name, base_addr=0x1000_0000 + sum(b.nbytes + 4096 for b in self.gm_buffers)
+            buf = GmBuffer(a, name, base_addr=GM_BASE + sum(b.nbytes + 4096 for b in self.gm_buffers)
                            // 4096 * 4096)
             self.gm_buffers.append(buf)
             return GmPtr(buf, 0, a.dtype)

@@ -6,17 +6,92 @@ is in core.Core.issue; this module only prices instructions.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from ascend_sim.engine.core import Core
+from ascend_sim.engine.instr import PIPE_INDEX
+from ascend_sim.engine.l2 import GM_BASE
+from ascend_sim.engine.ubbanks import vector_repeat_cycles
+
+Core = Any      # engine/core.Core, which imports this module (so not imported here)
+
+_MTE2, _MTE3, _FIX = PIPE_INDEX["MTE2"], PIPE_INDEX["MTE3"], PIPE_INDEX["FIX"]
 
 
-def gm_transfer(core: Core, pipe: int, nbytes: int, gm_addr: int, bursts: int = 1) -> tuple:
+def gm_transfer(pipe: int, nbytes: int, aligned: bool, buf, off: int, count: int, blen: int, pitch: int,
+                mode: int) -> tuple:
     """The cost of a GM read (MTE2) or write (MTE3/FIX), priced at its start by ``Core.issue_n``.
 
-    It depends on the start cycle (the HBM share is halved while the core's other
-    GM pipe streams), so it is handed to ``issue`` as (pipe, bytes, bursts, 512 B aligned).
+    ``count`` bursts of ``blen`` bytes, ``pitch`` apart, from byte ``off`` of GM buffer ``buf``;
+    ``mode``: the GlobalTensor's L2 cache mode. Priced by :func:`gm_cycles` when it is placed.
     """
-    return (pipe, nbytes, bursts, gm_addr % core.chip.gm_burst_align == 0)
+    return (pipe, nbytes, count, aligned, buf, off, blen, pitch, mode)
+
+
+def gm_cycles(core: Core, start: float, cost: tuple) -> float:
+    """Cycles of a GM transfer starting at ``start``: startup, then the slower of the core's path and its bandwidth share.
+
+    Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
+    package, or one package for the rest), each taking ``l2_line_bytes`` / the core's path rate
+    [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
+    GM address is not 512 B aligned. Bandwidth: the bytes L2 serves (engine/l2.py) at this core's
+    share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
+    of dirty victims) at the HBM bandwidth the blocks simulated before left free (engine/bandwidth.py);
+    the slowest of the three. The L2 share divides it among the streams copying at the time, estimated (blocks run
+    one after another, so the others' copies are not known yet) as the cores of this block's wave
+    times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from
+    ``hbm_share_prior_cycles`` of full duty).
+    """
+    gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
+    path = core.gm_paths.get(gp)
+    if path is None:
+        path = core.gm_paths[gp] = _gm_path(core, gp)
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm = path     # hbm_bw: idle copies only
+    packages = _PACKAGES.get(blen)
+    if packages is None:
+        packages = _PACKAGES[blen] = _packages(blen)
+    l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
+    moving = count * packages * per_package
+    if not aligned:
+        moving = moving / core.chip.gm_unaligned_efficiency
+    if l2_bytes:
+        busy = core.busy
+        streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
+        shared = l2_bytes / l2_bw * (streams if streams > 1.0 else 1.0)
+        if not aligned:
+            shared = shared / core.chip.gm_unaligned_efficiency
+        if shared > moving:
+            moving = shared
+    if hbm_bytes and hbm is not None:
+        waiting = hbm.reserve(start, hbm_bytes, nb / moving if moving else hbm_bw)
+        if waiting > moving:
+            moving = waiting
+    return startup + moving
+
+
+_PACKAGES: dict = {}
+
+
+def _packages(blen: int) -> int:
+    """GM packages of one burst: whole 512 B lines, then one 256 B and one 128 B piece, then one for the rest."""
+    return blen // 512 + (blen % 512) // 256 + (blen % 256) // 128 + (1 if blen % 128 else 0)
+
+
+def _gm_path(core: Core, pipe: int) -> tuple:
+    """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
+    bandwidths, the L2 access, the HBM bookings)."""
+    chip, launch = core.chip, core.launch
+    if pipe == _MTE2:
+        aic = core.core_type == "AIC"
+        rate = chip.aic_gm_read_bytes_per_cycle if aic else chip.gm_read_bytes_per_cycle
+        startup = chip.aic_gm_read_startup if aic else chip.gm_read_startup
+    elif pipe == _FIX:
+        rate, startup = chip.fix_gm_bytes_per_cycle, chip.fix_startup
+    else:
+        rate, startup = chip.gm_write_bytes_per_cycle, chip.gm_write_startup
+    wave_first = core.group // launch.physical * launch.physical
+    active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
+    return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
+            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm)
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
@@ -24,9 +99,18 @@ def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int
     return startup + (bursts - 1) * core.chip.burst_overhead_cycles + nbytes / bytes_per_cycle
 
 
-def vector(core: Core, repeats: int, klass: str) -> float:
-    """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class."""
-    return core.chip.vec_startup + repeats * core.chip.vec_cycles_per_repeat[klass]
+def vector(core: Core, repeats: int, klass: str, dst=None, srcs=()) -> float:
+    """Cost of a vector instruction: startup + repeats x cycles per 256 B repeat of its class.
+
+    With the operands given as (UB address, itemsize, element count | lane offsets) on a chip with
+    the arch-2201 UB banks, each repeat takes the most accesses that collide in a bank or bank group
+    (engine/ubbanks.py), at least its class's cycles.
+    """
+    chip = core.chip
+    base = chip.vec_cycles_per_repeat[klass]
+    if dst is None or not chip.ub_bank_groups:
+        return chip.vec_startup + repeats * base
+    return chip.vec_startup + vector_repeat_cycles(repeats, base, dst, srcs)
 
 
 def vector_repeats(count: int, itemsize: int, repeat_bytes: int = 256) -> int:

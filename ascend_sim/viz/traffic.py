@@ -15,11 +15,11 @@ from ascend_sim.trace.table import TraceTable
 #: (src, dst) -> (pipe that moves it, ChipProfile field of the per-core rate in bytes/cycle).
 PATH_RATE_FIELD: dict[tuple[str, str], str] = {
     ("GM", "UB"): "gm_read_bytes_per_cycle",
-    ("GM", "L1"): "gm_read_bytes_per_cycle",
+    ("GM", "L1"): "aic_gm_read_bytes_per_cycle",
     ("GM", "L0A"): "gm_read_bytes_per_cycle",
     ("GM", "L0B"): "gm_read_bytes_per_cycle",
     ("UB", "GM"): "gm_write_bytes_per_cycle",
-    ("L0C", "GM"): "l0c_to_gm_bytes_per_cycle",
+    ("L0C", "GM"): "fix_gm_bytes_per_cycle",
     ("L1", "L0A"): "l1_to_l0a_bytes_per_cycle",
     ("L1", "L0B"): "l1_to_l0b_bytes_per_cycle",
     ("UB", "L1"): "ub_to_l1_bytes_per_cycle",

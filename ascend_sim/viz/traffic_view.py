@@ -169,13 +169,14 @@ class TrafficData:
     edges: list[Edge]
     drawn: list[DrawnEdge]
     occupancy: list[Occupancy]
+    l2: dict | None = None          # a LaunchResult's L2 totals (engine/l2.py), when given one
 
     @classmethod
     def from_trace(cls, trace: Any, peaks: Mapping[str, float] | None = None) -> "TrafficData":
         table = as_table(trace)
         edges = traffic_edges(table, peaks)
         occ = occupancy(table, _buffers_of(trace))
-        return cls(table, edges, layout_edges(edges), occ)
+        return cls(table, edges, layout_edges(edges), occ, getattr(trace, "l2", None))
 
     def used_nodes(self) -> set[str]:
         """Diagram nodes with traffic (HBM whenever anything touched GM)."""
@@ -199,9 +200,17 @@ class TrafficData:
             "occupancy": [_occ_payload(o, names) for o in self.occupancy],
             "units": sorted({o.unit for o in self.occupancy}),
             "unit_names": {str(u): n for u, n in names.items()},
-            "note": ("GM traffic reaches HBM through L2; L2 hits are not modelled, so every GM byte "
-                     "also crosses the HBM link. Achieved bandwidth is averaged over the whole launch."),
+            "note": _l2_note(self.l2),
         }
+
+
+def _l2_note(l2: dict | None) -> str:
+    """The diagram's note: what L2 served and what reached HBM (when the launch's L2 totals are known)."""
+    if not l2:
+        return "GM traffic reaches HBM through L2. Achieved bandwidth is averaged over the whole launch."
+    return (f"GM traffic goes through L2: read hit rate {l2['l2_hit_rate']:.0%}; L2 served {l2['l2_bytes']:,} B, "
+            f"HBM read {l2['hbm_read_bytes']:,} B and wrote {l2['hbm_write_bytes']:,} B. Achieved bandwidth is "
+            "averaged over the whole launch.")
 
 
 class TrafficView(StaticFallbackMixin, anywidget.AnyWidget):

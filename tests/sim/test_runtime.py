@@ -64,8 +64,9 @@ def test_blocks_beyond_the_core_count_run_in_waves():
     start = {b: s for b, _, s, _, _ in result.core_times}
     end = {b: e for b, _, _, e, _ in result.core_times}
     assert all(start[b] == 0 for b in range(cores))
-    assert start[cores] == end[0] > 0 and start[cores + 1] == end[1]
-    assert result.cycles == max(end.values()) == end[cores]
+    first_free = sorted(end[b] for b in range(cores))      # block 0 misses in L2, the others hit: it ends last
+    assert start[cores] == first_free[0] > 0 and start[cores + 1] == first_free[1]
+    assert result.cycles == max(end.values())
 
 
 @kernel

@@ -17,7 +17,7 @@ def dumps(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli")
     assert main(["dump", "--out", str(root / "sim"), "--images", "4"]) == 0
     assert main(["dump", "--out", str(root / "ref"), "--mode", "ref", "--images", "4"]) == 0
-    assert main(["dump", "--out", str(root / "hot"), "--images", "4", "--scale", "5000"]) == 0
+    assert main(["dump", "--out", str(root / "hot"), "--images", "4", "--scale", "10000"]) == 0
     assert main(["dump", "--out", str(root / "ref16"), "--mode", "ref", "--dtype", "float16", "--images", "4"]) == 0
     return root
 

@@ -294,8 +294,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
-    core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned), plan.rd, plan.wr, plan.nbytes, "L0C",
-                 "GM", 0, "copy", site)
+    core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch,
+                                  dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     claim_gm(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:

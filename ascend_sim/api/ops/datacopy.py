@@ -249,7 +249,8 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     if off < 0 or off + cp.span > buf.nbytes:       # the GM side is the one part a plan cannot check
         src.check_range(off, cp.span, f"{op} read")
     plan = cp.plan
-    core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
+    core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
+                            buf, off, plan.blen, plan.src_pitch, src.l2_mode),      # timing.gm_transfer
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
     if plan.count == 1:
         cp.local[...] = buf.raw[off:off + plan.blen]
@@ -274,7 +275,8 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
                          fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
                              "if it should overwrite", site=site)
     core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
-                 (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
+                 (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
+                  buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode),                # timing.gm_transfer
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
     if atomic:
         s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)

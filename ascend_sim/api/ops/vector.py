@@ -249,12 +249,17 @@ class _VecPlan:
         self.srcs = srcs
         self.rd = regions_of([a.region for a in srcs] + list(extra_reads))
         self.wr = regions_of((d.region,))
-        self.cost = timing.vector(core, repeats, klass)
+        self.cost = timing.vector(core, repeats, klass, _bank_operand(d), [_bank_operand(a) for a in srcs])
         isz = d.t.dtype.itemsize
         self.nbytes = sum(a.n for a in srcs) * isz + d.n * isz
         self.flops = d.n
         count_form = d.idx is None and all(a.idx is None for a in srcs)
         self.views = (d.get(), *(a.get() for a in srcs)) if count_form else None    # dst, srcs...
+
+
+def _bank_operand(a: _Access) -> tuple:
+    """(UB address, itemsize, count | lane offsets) of an operand, for the bank-conflict cost."""
+    return (a.t.addr, a.t.dtype.itemsize, a.n if a.idx is None else a.idx)
 
 
 def _planned(op: str, count, ts: tuple, build, *args):

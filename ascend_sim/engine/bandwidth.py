@@ -1,0 +1,57 @@
+"""HBM bandwidth booked by the cores actually copying, over the time of one launch.
+
+Blocks run one after another (engine/scheduler.py), so a block finds the HBM traffic of the blocks
+simulated before it already booked, bin by bin, and takes what is left: a transfer's HBM bytes move
+at its own path rate while a bin has room, and wait for the next bins when it has not. The chip's
+HBM bandwidth is never exceeded, and a core whose tiles nobody else is fetching at that moment (the
+first block to touch data that later blocks find in L2) streams at its path rate. In an HBM-bound
+launch the blocks simulated first get ahead and the last ones wait; the launch's length is the
+HBM's [EST, ours].
+"""
+from __future__ import annotations
+
+BIN = 128       # cycles per booking bin
+
+
+class HbmTimeline:
+    """Bytes of HBM traffic booked per ``BIN`` cycles, against ``bytes_per_cycle``."""
+
+    __slots__ = ("cap", "booked")
+
+    def __init__(self, bytes_per_cycle: float):
+        self.cap = bytes_per_cycle * BIN
+        self.booked: list[float] = []
+
+    @staticmethod
+    def needed(chip, core_type: str, groups: int) -> "HbmTimeline | None":
+        """A timeline for ``groups`` concurrent blocks of ``core_type``, or None when all their GM pipes
+        streaming at once stay within the HBM bandwidth (then no booking can ever slow a transfer)."""
+        aiv = chip.gm_read_bytes_per_cycle + chip.gm_write_bytes_per_cycle           # MTE2 + MTE3
+        aic = chip.aic_gm_read_bytes_per_cycle + chip.fix_gm_bytes_per_cycle         # MTE2 + Fixpipe
+        per_block = {"AIV": aiv, "AIC": aic}.get(core_type, aic + 2 * aiv if chip.separated else aic + aiv)
+        return HbmTimeline(chip.hbm_bytes_per_cycle) if groups * per_block > chip.hbm_bytes_per_cycle else None
+
+    def reserve(self, start: float, nbytes: float, rate: float) -> float:
+        """Book ``nbytes`` from cycle ``start`` at up to ``rate`` bytes per cycle; returns the cycles it takes."""
+        booked, cap = self.booked, self.cap
+        t = start
+        b = int(t) // BIN
+        left = nbytes
+        while True:
+            if b >= len(booked):
+                booked.extend([0.0] * (b + 64 - len(booked)))
+            end = (b + 1) * BIN
+            span = end - t
+            room = cap - booked[b]                  # the bin's bytes not booked, spread evenly over it
+            if room > cap * span / BIN:
+                room = cap * span / BIN
+            can = rate * span
+            if room < can:
+                can = room if room > 0.0 else 0.0
+            if can >= left:
+                booked[b] += left
+                return t + left * span / can - start
+            booked[b] += can
+            left -= can
+            t = end
+            b += 1

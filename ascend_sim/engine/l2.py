@@ -1,0 +1,215 @@
+"""The chip's shared L2 cache (二级缓存) for one launch: which GM bytes a transfer finds in L2.
+
+Model [EST, ../shared/reference/optimisation.md section 3; no official model was found]: LRU over
+``chip.l2_line_bytes`` lines of every GM buffer of the launch, ``chip.l2_bytes`` in all. MTE2 reads
+and MTE3/Fixpipe writes go through it: a read hit is served from L2, a miss from HBM and the line is
+allocated; a write allocates its lines dirty (write-back). Making room evicts the least recently
+used lines; a dirty victim is written back to HBM, and the transfer that evicted it pays for that.
+A GlobalTensor in ``CacheMode.CACHE_MODE_DISABLE`` neither allocates nor refreshes lines: its
+misses go straight to HBM and it leaves L2 as it was (its hits are still served from L2).
+
+Blocks run one after another (engine/scheduler.py), so L2 sees each block's transfers in that
+order: the first block to read a line misses and the others hit, as when cores share tiles.
+Bookkeeping is per line with numpy: a last-use stamp (0: not resident) and a dirty bit per line,
+and a queue of (stamp, lines) per transfer in use order, from which victims are taken.
+"""
+from __future__ import annotations
+
+import enum
+from collections import deque
+
+import numpy as np
+
+GM_BASE = 0x1000_0000       # GM address of the first launch buffer (engine/scheduler.Launch._wrap_arg)
+
+
+class CacheMode(enum.IntEnum):
+    """``AscendC::CacheMode``: how a GlobalTensor's transfers use L2 (``SetL2CacheHint``)."""
+
+    CACHE_MODE_DISABLE = 0      # do not allocate: read-once or write-once streams
+    CACHE_MODE_NORMAL = 1       # allocate on read and write (the default)
+    CACHE_MODE_LAST = 2         # treated as NORMAL
+    CACHE_MODE_PERSISTENT = 4   # treated as NORMAL
+
+
+DISABLE = CacheMode.CACHE_MODE_DISABLE
+_count_nonzero = np.count_nonzero
+_ONES = memoryview(b"\x01" * (1 << 20))
+
+
+class L2Cache:
+    """LRU, write-allocate, write-back L2 over the GM span of one launch, with byte counters."""
+
+    def __init__(self, line_bytes: int, capacity_bytes: int, span_bytes: int):
+        self.line = line_bytes
+        self.capacity = max(1, capacity_bytes // line_bytes)   # lines
+        n = -(-span_bytes // line_bytes) + 1
+        # when every GM byte of the launch fits in L2 nothing is ever evicted and use order does not
+        # matter: residency and dirtiness are then byte flags, tested and set without numpy calls
+        self.fits = n <= self.capacity
+        self.stamp = np.zeros(0 if self.fits else n, np.int64)   # last use of each line; 0: not resident
+        self.dirty = np.zeros(0 if self.fits else n, np.bool_)
+        self.resident = 0
+        self.clock = 0
+        self.order: deque = deque()             # (stamp, slice | line indices) in use order
+        self.patterns: dict = {}                # (first line offset, count, blen, pitch) -> relative lines
+        self.hit_bytes = 0          # transfer bytes served by L2 (read hits and writes into L2)
+        self.hbm_read_bytes = 0     # read misses (allocated or not)
+        self.hbm_write_bytes = 0    # bypassed writes and dirty write-backs
+        self.writeback_bytes = 0    # of which write-backs of evicted dirty lines
+        self.read_bytes = 0
+        self.read_hit_bytes = 0
+        if self.fits:
+            self.res = bytearray(n)
+            self.dirt = bytearray(n)
+            self.transfer = self._transfer_fits
+
+    # ------------------------------------------------------------------ lines
+    def lines(self, addr: int, count: int, blen: int, pitch: int):
+        """The lines ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch.
+
+        A slice when they cover a run of lines (one burst, or gaps shorter than a line), else an index array.
+        """
+        sh = self.line
+        if count == 1 or pitch - blen < sh:
+            return slice(addr // sh, -(-(addr + (count - 1) * pitch + blen) // sh))
+        key = (addr % sh, count, blen, pitch)
+        rel = self.patterns.get(key)
+        if rel is None:
+            starts = addr % sh + np.arange(count, dtype=np.int64) * pitch
+            first, end = starts // sh, -(-(starts + blen) // sh)
+            width = int((end - first).max())
+            grid = first[:, None] + np.arange(width)[None, :]
+            rel = self.patterns[key] = np.unique(grid[grid < end[:, None]])
+        return rel + addr // sh
+
+    # ------------------------------------------------------------------ transfers
+    def _transfer_fits(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
+                       mode: int) -> tuple[float, float]:
+        """``transfer`` when the launch's GM fits in L2 (no evictions): the same accounting on byte flags."""
+        line = self.line
+        res = self.res
+        if count == 1 or pitch - blen < line:
+            lo = addr // line
+            hi = -(-(addr + (count - 1) * pitch + blen) // line)
+            n = hi - lo
+            hit = n - res.count(0, lo, hi)
+            if mode:                        # not CACHE_MODE_DISABLE (0)
+                if hit < n:
+                    res[lo:hi] = _ONES[:n]
+                if write:
+                    self.dirt[lo:hi] = _ONES[:n]
+                    self.hit_bytes += nbytes
+                    return nbytes, 0
+                if not hit:                 # the usual streaming read: all misses
+                    self.hbm_read_bytes += nbytes
+                    self.read_bytes += nbytes
+                    return 0.0, nbytes
+            elif write and hit:             # a bypassed write still updates the lines L2 holds
+                dirt = np.frombuffer(self.dirt, np.uint8)
+                dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
+        else:
+            idx = self.lines(addr, count, blen, pitch)
+            flags = np.frombuffer(res, np.uint8)
+            n = idx.size
+            hit = int(_count_nonzero(flags[idx]))
+            dirt = np.frombuffer(self.dirt, np.uint8)
+            if mode != DISABLE:
+                flags[idx] = 1
+                if write:
+                    dirt[idx] = 1
+            elif write and hit:
+                dirt[idx] |= flags[idx]
+        l2 = nbytes * hit / n if hit else 0.0
+        if write and mode != DISABLE:
+            l2, hbm = nbytes, 0
+        else:
+            hbm = nbytes - l2
+            if write:
+                self.hbm_write_bytes += hbm
+            else:
+                self.hbm_read_bytes += hbm
+                self.read_bytes += nbytes
+                self.read_hit_bytes += l2
+        self.hit_bytes += l2
+        return l2, hbm
+
+    def transfer(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
+                 mode: int) -> tuple[float, float]:
+        """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included)."""
+        line = self.line
+        if count == 1 or pitch - blen < line:       # a run of lines (the usual copy): views, no index arrays
+            lo = addr // line
+            where = slice(lo, -(-(addr + (count - 1) * pitch + blen) // line))
+            seg = self.stamp[where]
+        else:
+            where = self.lines(addr, count, blen, pitch)
+            seg = self.stamp[where]
+        n = seg.size
+        hit = _count_nonzero(seg)
+        l2 = nbytes * hit / n if hit else 0.0
+        if mode == DISABLE:             # no allocation, no refresh; resident lines are still used
+            if write and hit:
+                self.dirty[where] |= seg > 0
+            hbm = nbytes - l2
+            if write:
+                self.hbm_write_bytes += hbm
+            else:
+                self.hbm_read_bytes += hbm
+                self.read_bytes += nbytes
+                self.read_hit_bytes += l2
+            self.hit_bytes += l2
+            return l2, hbm
+        self.clock = clock = self.clock + 1
+        if where.__class__ is slice:
+            seg.fill(clock)
+        else:
+            self.stamp[where] = clock
+        self.order.append((clock, where))
+        self.resident += n - hit
+        if write:
+            if where.__class__ is slice:
+                self.dirty[where].fill(True)
+            else:
+                self.dirty[where] = True
+            l2, hbm = nbytes, 0
+        else:
+            hbm = nbytes - l2
+            self.hbm_read_bytes += hbm
+            self.read_bytes += nbytes
+            self.read_hit_bytes += l2
+        self.hit_bytes += l2
+        if self.resident > self.capacity:
+            wb = self._evict(self.resident - self.capacity)
+            self.hbm_write_bytes += wb
+            self.writeback_bytes += wb
+            hbm += wb
+        return l2, hbm
+
+    def _evict(self, k: int) -> int:
+        """Evict the ``k`` least recently used lines; returns the bytes written back."""
+        wb = 0
+        order, stamp = self.order, self.stamp
+        while k > 0 and order:
+            s, where = order[0]
+            live = stamp[where] == s
+            pos = (np.arange(where.start, where.stop) if where.__class__ is slice else where)[live]
+            if pos.size > k:
+                pos = pos[:k]
+            else:
+                order.popleft()
+            if pos.size:
+                stamp[pos] = 0
+                d = self.dirty[pos]
+                wb += int(np.count_nonzero(d)) * self.line
+                self.dirty[pos] = False
+                self.resident -= pos.size
+                k -= pos.size
+        return wb
+
+    def stats(self) -> dict:
+        """Launch totals: L2 hit rate of reads and the bytes L2 and HBM served."""
+        return {"l2_hit_rate": self.read_hit_bytes / self.read_bytes if self.read_bytes else 0.0,
+                "l2_bytes": int(self.hit_bytes), "hbm_read_bytes": int(self.hbm_read_bytes),
+                "hbm_write_bytes": int(self.hbm_write_bytes), "writeback_bytes": int(self.writeback_bytes),
+                "dirty_bytes_left": (self.dirt.count(1) if self.fits else int(np.count_nonzero(self.dirty))) * self.line}

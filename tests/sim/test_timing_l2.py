@@ -1,0 +1,186 @@
+"""Timing model II, what-if checks with hand-computed expectations: the L2 cache and copy sizes."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ascend_sim import (ArgumentError, Ascend910B, CacheMode, DataCopy, GetBlockIdx, HardEvent, half, kernel,
+                        launch)
+from kernels_util import gm, handoff, scratch
+
+CHIP = Ascend910B()
+N = 32768                       # halves: 64 KB per copy
+NB = N * 2
+# per-core path rates far above the chip's bandwidths: a single core then sees the bandwidths themselves
+WIDE = dataclasses.replace(CHIP, gm_read_bytes_per_cycle=1e9, gm_write_bytes_per_cycle=1e9)
+
+
+@kernel
+def read_twice(x, hint_first):
+    """Two copies of the same 64 KB of GM into UB; the first with ``hint_first`` as its cache mode."""
+    xg = gm(x)
+    t = scratch(NB, half)
+    if hint_first is not None:
+        first = gm(x)
+        first.SetL2CacheHint(hint_first)
+        DataCopy(t, first, N)
+    else:
+        DataCopy(t, xg, N)
+    DataCopy(t, xg, N)
+
+
+def _copy_cycles(res) -> list[float]:
+    return [r.end - r.start for r in res.trace if r.op == "DataCopy"]
+
+
+def test_l2_resident_reread_is_faster_by_the_bandwidth_ratio():
+    res = launch(read_twice, 1, np.zeros(N, half), None, chip=WIDE)
+    first, second = _copy_cycles(res)
+    assert first == pytest.approx(WIDE.gm_read_startup + NB / WIDE.hbm_bytes_per_cycle)    # a miss: HBM
+    assert second == pytest.approx(WIDE.gm_read_startup + NB / WIDE.l2_bytes_per_cycle)   # a hit: L2
+    ratio = (first - WIDE.gm_read_startup) / (second - WIDE.gm_read_startup)
+    assert ratio == pytest.approx(WIDE.l2_bytes_per_cycle / WIDE.hbm_bytes_per_cycle)      # 3784 / 760 = 4.98
+    assert res.l2["l2_hit_rate"] == pytest.approx(0.5)
+    assert res.l2["hbm_read_bytes"] == NB and res.l2["l2_bytes"] == NB
+
+
+def test_a_bypassed_stream_leaves_l2_untouched():
+    res = launch(read_twice, 1, np.zeros(N, half), CacheMode.CACHE_MODE_DISABLE, chip=WIDE)
+    first, second = _copy_cycles(res)
+    miss = WIDE.gm_read_startup + NB / WIDE.hbm_bytes_per_cycle
+    assert first == pytest.approx(miss) and second == pytest.approx(miss)     # nothing was allocated
+    assert res.l2["l2_hit_rate"] == 0 and res.l2["hbm_read_bytes"] == 2 * NB
+
+
+def test_cache_hint_must_be_a_cache_mode():
+    @kernel
+    def bad(x):
+        gm(x).SetL2CacheHint(1)
+
+    with pytest.raises(ArgumentError, match="CacheMode"):
+        launch(bad, 1, np.zeros(16, half))
+
+
+@kernel
+def write_then_read(z, x):
+    """Write 64 KB of z from UB (dirty in L2), then read 64 KB of x: with a 64 KB L2 it evicts z."""
+    t = scratch(NB, half)
+    zg, xg = gm(z), gm(x)
+    from ascend_sim import Duplicate
+    Duplicate(t, 1.0, N)
+    handoff(HardEvent.V_MTE3)
+    DataCopy(zg, t, N)
+    handoff(HardEvent.MTE3_MTE2)
+    DataCopy(t, xg, N)
+
+
+def test_dirty_victims_are_written_back_at_hbm_bandwidth():
+    small = dataclasses.replace(WIDE, l2_bytes=NB)
+    res = launch(write_then_read, 1, np.zeros(N, half), np.zeros(N, half), chip=small)
+    write, read = _copy_cycles(res)
+    assert write == pytest.approx(small.gm_write_startup + NB / small.l2_bytes_per_cycle)  # into L2
+    # the read misses (64 KB from HBM) and evicts all of z, dirty: 64 KB more through HBM
+    assert read == pytest.approx(small.gm_read_startup + 2 * NB / small.hbm_bytes_per_cycle)
+    assert res.l2["writeback_bytes"] == NB and res.l2["dirty_bytes_left"] == 0
+    big = launch(write_then_read, 1, np.zeros(N, half), np.zeros(N, half), chip=WIDE)
+    assert _copy_cycles(big)[1] == pytest.approx(WIDE.gm_read_startup + NB / WIDE.hbm_bytes_per_cycle)
+    assert big.l2["writeback_bytes"] == 0 and big.l2["dirty_bytes_left"] == NB
+
+
+@kernel
+def shared_tile(x):
+    DataCopy(scratch(NB, half), gm(x), N)
+
+
+def test_reuse_across_cores_shows_as_hits():
+    """Four blocks read the same tile: the first misses, the other three hit (blocks run in order)."""
+    res = launch(shared_tile, 4, np.zeros(N, half), chip=WIDE)
+    assert res.l2["l2_hit_rate"] == pytest.approx(0.75)
+    assert res.l2["hbm_read_bytes"] == NB and res.l2["l2_bytes"] == 3 * NB
+    (first, *rest) = _copy_cycles(res)
+    assert first == pytest.approx(WIDE.gm_read_startup + NB / WIDE.hbm_bytes_per_cycle)   # HBM all its own
+    share = 4 * (WIDE.hbm_share_prior_cycles + 0) / (WIDE.hbm_share_prior_cycles + 2)   # 4 cores copying at cycle 2
+    assert rest == [pytest.approx(WIDE.gm_read_startup + NB / (WIDE.l2_bytes_per_cycle / share))] * 3
+    assert "L2: read hit rate 75.0%" in str(res.profile())
+
+
+def test_lru_evicts_the_least_recently_used_line():
+    from ascend_sim.engine.l2 import L2Cache
+    l2 = L2Cache(512, 2 * 512, 8 * 512)         # two lines
+    assert l2.transfer(False, 0, 1, 512, 512, 512, 1) == (0.0, 512)          # line 0: miss
+    assert l2.transfer(False, 512, 1, 512, 512, 512, 1) == (0.0, 512)        # line 1: miss
+    assert l2.transfer(False, 0, 1, 512, 512, 512, 1) == (512.0, 0.0)        # line 0: hit, now most recent
+    assert l2.transfer(False, 1024, 1, 512, 512, 512, 1) == (0.0, 512)       # line 2 evicts line 1
+    assert l2.transfer(False, 0, 1, 512, 512, 512, 1) == (512.0, 0.0)        # line 0 stayed
+    assert l2.transfer(False, 512, 1, 512, 512, 512, 1) == (0.0, 512)        # line 1 was the victim
+    # strided bursts: 4 bursts of 64 B, 2 KB apart, touch 4 lines (not the 7 of their span)
+    assert len(l2.lines(0, 4, 64, 2048)) == 4
+
+
+@kernel
+def one_copy(x, n):
+    DataCopy(scratch(n * 2, half), gm(x), n)
+
+
+@pytest.mark.parametrize("small, big", [(2048, 16384)])
+def test_a_4kb_copy_reaches_a_lower_fraction_of_peak_than_a_32kb_copy(small, big):
+    """Fraction of peak = bytes / rate over the copy's cycles: the fixed startup weighs on short copies."""
+    frac = {}
+    for n in (small, big):
+        (c,) = _copy_cycles(launch(one_copy, 1, np.zeros(n, half), n))
+        frac[n] = n * 2 / CHIP.gm_read_bytes_per_cycle / c
+    peak = CHIP.gm_read_bytes_per_cycle
+    assert frac[small] == pytest.approx((4096 / peak) / (CHIP.gm_read_startup + 4096 / peak))     # 128/208 = 62 %
+    assert frac[big] == pytest.approx((32768 / peak) / (CHIP.gm_read_startup + 32768 / peak))     # 1024/1104 = 93 %
+    assert frac[small] < 0.7 < 0.9 < frac[big]
+
+
+def test_the_no_eviction_fast_path_accounts_like_the_lru_path():
+    """A launch whose GM fits in L2 keeps byte flags instead of LRU stamps: the same bytes either way."""
+    from ascend_sim.engine.l2 import L2Cache
+    fits = L2Cache(512, 1 << 20, 64 * 512)
+    lru = L2Cache(512, 63 * 512, 64 * 512)         # one line short of the span: the LRU path, never evicting
+    assert fits.fits and not lru.fits
+    seq = [(False, 0, 1, 4096, 4096, 4096, 1), (True, 8192, 4, 128, 2048, 512, 1), (False, 0, 8, 512, 1024, 4096, 1),
+           (False, 4096, 1, 8192, 8192, 8192, 0), (True, 0, 1, 1024, 1024, 1024, 0), (False, 8192, 4, 128, 2048, 512, 1)]
+    for t in seq:
+        assert fits.transfer(*t) == lru.transfer(*t), t
+    assert fits.stats() == lru.stats()
+
+
+@kernel
+def strided_read(x, count, blen_blocks, gap_blocks):
+    from ascend_sim import DataCopyParams
+    DataCopy(scratch(count * blen_blocks * 32, half), gm(x), DataCopyParams(count, blen_blocks, gap_blocks, 0))
+
+
+@pytest.mark.parametrize("blen, packages", [(128, 1), (256, 1), (512, 1), (640, 2), (1024, 2), (896, 3), (1056, 3)])
+def test_each_burst_moves_whole_gm_packages(blen, packages):
+    """A burst costs one 512 B package per whole line, one each for a 256 B and a 128 B piece, one for the rest."""
+    count = 16
+    x = np.zeros(count * 4096, half)
+    res = launch(strided_read, 1, x, count, blen // 32, (2048 - blen) // 32)   # bursts 2 KB apart: no two share a line
+    (c,) = _copy_cycles(res)
+    assert c == CHIP.gm_read_startup + count * packages * 512 / CHIP.gm_read_bytes_per_cycle
+
+
+@kernel
+def own_tile(x):
+    DataCopy(scratch(8192, half), gm(x)[GetBlockIdx() * 4096], 4096)
+
+
+def test_hbm_is_booked_by_the_blocks_copying():
+    """50 blocks on 48 AIV, each reading its own 8 KB (all misses). Block 0 finds HBM free and streams at
+    its path rate; the first wave's blocks together ask for 48 x 32 B/cycle, more than the 865 HBM gives,
+    so the last of them wait for bandwidth; the 2 blocks of the second wave find HBM free again."""
+    cores = CHIP.aiv_count
+    res = launch(own_tile, cores + 2, np.zeros((cores + 2) * 4096, half))
+    cyc = {r.core: r.end - r.start for r in res.trace if r.op == "DataCopy"}
+    alone = CHIP.gm_read_startup + 8192 / CHIP.gm_read_bytes_per_cycle            # 80 + 256 = 336
+    assert cyc[0] == alone
+    assert cyc[cores - 1] > alone * 1.5                                             # waited for HBM
+    assert cyc[cores] == cyc[cores + 1] == alone
+    busy_rate = sum(8192 for _ in range(cores)) / max(e for b, _, s, e, _ in res.core_times if b < cores)
+    assert busy_rate <= CHIP.hbm_bytes_per_cycle * 1.001                            # never above HBM
