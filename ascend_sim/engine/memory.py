@@ -79,7 +79,10 @@ class Tier:
     starts from zeroed bytes and a blank shadow); its arena comes from a pool shared by launches.
     """
 
+    freed = False           # see FreedTier
+
     def __init__(self, name: str, capacity: int, usable: int, align: int):
+        self.freed_view = FreedTier(self)
         self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
         pool = _ARENAS.get(capacity)
         self.arena = pool.pop() if pool else np.zeros(capacity, np.uint8)
@@ -101,6 +104,23 @@ class Tier:
         self.reset()
         _ARENAS.setdefault(self.capacity, []).append(self.arena)
         self.arena = None
+
+
+class FreedTier:
+    """What a LocalTensor handle points to after FreeTensor: its tier, marked as given back.
+
+    A freed handle's plan-cache keys differ from a live one's, so its next instruction is checked
+    again and the check reports the use after free; AllocTensor points the handle back at the tier.
+    Everything else (name, arena ...) reads through to the tier.
+    """
+
+    freed = True
+
+    def __init__(self, tier: Tier):
+        self.real = tier
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 _ARENAS: dict[int, list[np.ndarray]] = {}      # capacity -> zeroed arenas no tier holds

@@ -20,7 +20,8 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine.core import Core, make_tiers
-from ascend_sim.engine.errors import ArgumentError, DeadlockError, SyncError, caller_site, format_site
+from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, caller_site, format_site,
+                                      internal_error)
 from ascend_sim.engine.memory import GmBuffer, GmPtr
 from ascend_sim.hw.chips import ChipProfile
 
@@ -199,8 +200,8 @@ class Launch:
             self._finish_checks(b.core)
         except _Abort:
             raise
-        except BaseException as e:          # delivered to the launching thread
-            self._fail(e)
+        except BaseException as e:          # delivered to the launching thread; our own bugs named as such
+            self._fail(internal_error(e))
             return
         finally:
             b.done = True

@@ -16,6 +16,7 @@ from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, GMWriteConflictError,
                                       PositionError, kernel_point)
+from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
 
@@ -31,6 +32,9 @@ class DataCopyParams:
     srcStride: int = 0
     dstStride: int = 0
 
+    def __post_init__(self):
+        int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
+
 
 @dataclass
 class DataCopyExtParams:
@@ -41,6 +45,9 @@ class DataCopyExtParams:
     srcStride: int = 0
     dstStride: int = 0
     rsv: int = 0
+
+    def __post_init__(self):
+        int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
 
 
 @dataclass
@@ -73,20 +80,26 @@ class BurstPlan:
 def DataCopy(dst, src, count_or_params) -> None:
     """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
     p = count_or_params
-    shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyParams else p
+    c = p.__class__
+    shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if c is DataCopyParams else (
+        p if c is int else None)        # anything else is checked on every call (16.0 must not find 16's plan)
     _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
 
 
 def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
+    _operands(dst, src, "DataCopy", site)
     _same_dtype(dst, src, "DataCopy", site)
     isz = dst.dtype.itemsize
     if isinstance(count_or_params, DataCopyParams):
         p = count_or_params
         _check_params(p.blockCount, p.blockLen, site)
+        for name in ("srcStride", "dstStride"):
+            integer("DataCopy", name, getattr(p, name), site, 0, 65535, fix="strides are gaps in 32-byte blocks (uint16)")
         blen = p.blockLen * BLOCK
         return BurstPlan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
-    count = int(count_or_params)
+    count = integer("DataCopy", "count", count_or_params, site,
+                    fix="pass the number of elements (an int), or a DataCopyParams for a strided copy")
     if count <= 0:
         raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
                             site=site)
@@ -104,17 +117,42 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     p = params
     shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
              else None)
-    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, kernel_point(), pad=padParams)
+    site = kernel_point()
+    if padParams is not None:
+        _check_pad(padParams, dst, site)
+    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, site, pad=padParams)
+
+
+def _check_pad(pad, dst, site) -> None:
+    """DataCopyPadExtParams: isPad a bool, paddings 0..32 bytes' worth of elements, a padding value for dst's dtype."""
+    if not isinstance(pad, DataCopyPadExtParams):
+        raise ArgumentError(f"DataCopyPad padParams must be a DataCopyPadExtParams, got {type(pad).__name__}",
+                            fix="DataCopyPadExtParams(isPad, leftPadding, rightPadding, paddingValue)", site=site)
+    if pad.isPad.__class__ is not bool:
+        raise ArgumentError(f"DataCopyPad isPad must be True or False, got {pad.isPad!r}",
+                            fix="isPad=True fills the padding with paddingValue", site=site)
+    for name in ("leftPadding", "rightPadding"):
+        integer("DataCopyPad", name, getattr(pad, name), site, 0, 32)
+    if isinstance(dst, LocalTensor):
+        scalar_arg("DataCopyPad", "paddingValue", pad.paddingValue, dst.dtype, site)
 
 
 def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
+    _operands(dst, src, "DataCopyPad", site)
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
         raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
                             "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
     _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
+    for name in ("srcStride", "dstStride"):
+        integer("DataCopyPad", name, getattr(params, name), site, 0, fix="strides are gaps, never negative")
     blen = params.blockLen
+    isz = dst.dtype.itemsize
+    if blen % isz:
+        raise AlignmentError(f"DataCopyPad blockLen {blen} bytes is not a whole number of "
+                             f"{ascend_name(dst.dtype)} elements ({isz} bytes each; {blen} % {isz} = {blen % isz})",
+                             fix=f"blockLen is in bytes: pass elements * {isz}", site=site)
     ub_blen = -(-blen // BLOCK) * BLOCK
     if isinstance(src, GlobalTensor):       # GM -> UB
         return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
@@ -124,7 +162,7 @@ def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
 def SetAtomicAdd(dtype=None) -> None:
     """Following UB -> GM copies add into GM instead of overwriting (``SetAtomicAdd<T>()``)."""
     core = current_core()
-    core.atomic = as_dtype(dtype) if dtype is not None else True
+    core.atomic = dtype_arg("SetAtomicAdd", dtype, kernel_point()) if dtype is not None else True
     core.scalar_tick()
 
 
@@ -236,6 +274,9 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
                             fix="L1 -> L0A/L0B is LoadData; L0C -> GM is Fixpipe; GM <-> UB/L1 is DataCopy",
                             site=site)
     pipe, rate = paths[key]
+    for t, role in ((src, "source"), (dst, "destination")):
+        check_aligned(t.addr, 32, f"{op} {role} {t.tier.name}",
+                      f"{t.tier.name} tensors start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
     _check_local_span(src, src_span, op, site)
     _check_local_span(dst, dst_span, op, site)
     regions = (_ranges((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
@@ -320,7 +361,24 @@ def _local_bursts(t: LocalTensor, count: int, blen: int, pitch: int) -> np.ndarr
     return np.ndarray((count,), np.dtype((np.void, blen)), arena, t.addr, (pitch,))
 
 
+def _operands(dst, src, op: str, site) -> None:
+    """Both operands are tensors: a live LocalTensor, or a GlobalTensor with its buffer set."""
+    for t, role in ((dst, "dst"), (src, "src")):
+        if t.__class__ is LocalTensor:
+            live(op, role, t, site)
+        elif t.__class__ is GlobalTensor:
+            if t.buf is None:
+                raise ArgumentError(f"{op}: {role} GlobalTensor used before SetGlobalBuffer",
+                                    fix="call xGm.SetGlobalBuffer(x + offset, length) in Init", site=site)
+        else:
+            raise PositionError(f"{op}: {role} must be a LocalTensor or a GlobalTensor, got {type(t).__name__}",
+                                fix=f"{op}(dst, src, ...) takes tensors: a queue's tensor and a GlobalTensor",
+                                site=site)
+
+
 def _check_params(count: int, blen: int, site, max_len: int = 65535) -> None:
+    integer("DataCopy", "blockCount", count, site)
+    integer("DataCopy", "blockLen", blen, site)
     if not 1 <= count <= 4095:
         raise ArgumentError(f"blockCount must be in 1..4095, got {count}", fix="split the copy in several calls",
                             site=site)
