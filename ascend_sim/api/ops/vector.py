@@ -378,9 +378,9 @@ def _scalar(op: str, fn, klass: str = "simple"):
 
     def instr(dst, src, scalar, *args) -> None:
         site = kernel_point()
+        if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
+            scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
         plan = _issued(op, klass, build, site, (dst, src), args)
-        if scalar.__class__ is not float or dst.dtype.kind != "f":
-            scalar_arg(op, "scalar", scalar, dst.dtype, site)
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
