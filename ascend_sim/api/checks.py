@@ -98,3 +98,11 @@ def int_fields(struct, names: tuple[str, ...], lo: int = 0) -> None:
         v = getattr(struct, name)
         if v.__class__ is not int or v < lo:
             integer(type(struct).__name__, name, v, site_outside(3), lo)
+
+
+def ints_ok(*values: int) -> bool:
+    """The fast guard of ``int_fields``: every value is a non-negative Python int."""
+    for v in values:
+        if v.__class__ is not int or v < 0:
+            return False
+    return True

@@ -77,7 +77,7 @@ def _tier_for(core, position: TPosition):
 class _Slot:
     """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
 
-    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors")
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last")
 
     def __init__(self, que: "TQue", addr: int):
         self.que = que
@@ -86,6 +86,7 @@ class _Slot:
         self.free_event = None      # the FreeTensor point the next AllocTensor's producer waits for
         self.alloc_site = None
         self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
+        self.last = None            # the handle the last AllocTensor returned
 
 
 class TQue:
@@ -155,6 +156,7 @@ class TQue:
             tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
                                                        self.position, slot)
         tensor.tier = self.tier         # back from FreeTensor's mark (checks.live)
+        slot.last = tensor
         return tensor
 
     def _next_free(self) -> _Slot:
@@ -232,8 +234,7 @@ class TQue:
         slot.state = "free"
         freed = self.tier.freed_view    # the handles now point to the freed tier: a later use is reported
         tensor.tier = freed
-        for h in slot.tensors.values():
-            h.tier = freed
+        slot.last.tier = freed
         core.scalar_time += core.tick
         core.calls += 1
 

@@ -32,13 +32,8 @@ class GmBuffer:
         self.nbytes = self.raw.size
         self.base_addr = base_addr
         self.dtype = array.dtype
-        self._owner: np.ndarray | None = None   # block that wrote each 32 B chunk, -1 none
-        self._partial: dict[int, np.ndarray] = {}
-
-    def owners(self) -> np.ndarray:
-        if self._owner is None:
-            self._owner = np.full((self.nbytes + GRANULE - 1) // GRANULE, -1, np.int16)
-        return self._owner
+        self.shadow = None          # gmcheck.GmShadow once the launch writes the buffer
+        self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
 
 
 class GmPtr:

@@ -17,10 +17,11 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import FIX, M, MTE1, _ranges, region
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
-from ascend_sim.api.checks import int_fields, integer, live, member
+from ascend_sim.api.checks import int_fields, integer, ints_ok, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
-from ascend_sim.api.ops.datacopy import burst_view, claim_gm, BurstPlan
+from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
+from ascend_sim.engine.gmcheck import gm_write
 
 FRACTAL_BYTES = 512
 
@@ -38,7 +39,8 @@ class LoadData2DParams:
     addrMode: int = 0
 
     def __post_init__(self):
-        int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
+        if not ints_ok(self.startIndex, self.repeatTimes, self.srcStride, self.sid, self.dstGap, self.addrMode):
+            int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
 
 
 @dataclass
@@ -53,7 +55,8 @@ class MmadParams:
     isBias: bool = False
 
     def __post_init__(self):
-        int_fields(self, ("m", "n", "k"))
+        if not ints_ok(self.m, self.n, self.k):
+            int_fields(self, ("m", "n", "k"))
 
 
 class QuantMode_t(enum.Enum):
@@ -76,7 +79,8 @@ class FixpipeParams:
     reluEn: bool = False
 
     def __post_init__(self):
-        int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
+        if not ints_ok(self.nSize, self.mSize, self.srcStride, self.dstStride):
+            int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
 
 
 FixpipeParamsV220 = FixpipeParams
@@ -317,9 +321,9 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
+    gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, False, dst.dtype, site)
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned), plan.rd, plan.wr, plan.nbytes, "L0C",
                  "GM", 0, "copy", site)
-    claim_gm(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)

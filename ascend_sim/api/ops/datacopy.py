@@ -14,9 +14,9 @@ from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype
-from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, GMWriteConflictError,
-                                      PositionError, kernel_point)
-from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
+from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
+from ascend_sim.engine.gmcheck import gm_read, gm_write
+from ascend_sim.api.checks import dtype_arg, int_fields, integer, ints_ok, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
 
@@ -33,7 +33,8 @@ class DataCopyParams:
     dstStride: int = 0
 
     def __post_init__(self):
-        int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
+        if not ints_ok(self.blockCount, self.blockLen, self.srcStride, self.dstStride):
+            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
 
 
 @dataclass
@@ -47,7 +48,8 @@ class DataCopyExtParams:
     rsv: int = 0
 
     def __post_init__(self):
-        int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
+        if not ints_ok(self.blockCount, self.blockLen, self.srcStride, self.dstStride, self.rsv):
+            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
 
 
 @dataclass
@@ -290,6 +292,8 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     if off < 0 or off + cp.span > buf.nbytes:       # the GM side is the one part a plan cannot check
         src.check_range(off, cp.span, f"{op} read")
     plan = cp.plan
+    if buf.written:                 # racecheck: a GM read of bytes this launch wrote (inputs never are)
+        gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
     if plan.count == 1:
@@ -314,6 +318,7 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
                          f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
                          fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
                              "if it should overwrite", site=site)
+    gm_write(core, buf, off, plan.count, plan.dst_blen, plan.dst_pitch, MTE3, atomic, dst.dtype, site)
     core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
@@ -326,7 +331,6 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
         with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
             d[...] = (cur + add).astype(dt).view(np.uint8)
         return
-    claim_gm(core, buf, off, plan, dst.dtype, site)
     if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local
     else:
@@ -400,82 +404,3 @@ def _same_dtype(dst, src, op: str, site) -> None:
     if dst.dtype != src.dtype:
         raise DtypeError(f"{op} between {ascend_name(src.dtype)} source and {ascend_name(dst.dtype)} destination",
                          fix="copies do not convert: use the same dtype on both sides and Cast in UB", site=site)
-
-
-def claim_gm(core, buf, off: int, plan: BurstPlan, dtype, site) -> None:
-    """memcheck: record which core wrote each GM byte; two cores on the same bytes is an error.
-
-    A 32-byte chunk written whole has one owner (``buf.owners()``); a chunk written in part keeps
-    an owner per byte (``buf._partial``). Each write is checked against both.
-    """
-    own = buf._owner
-    if own is None:
-        own = buf.owners()
-    if plan.count == 1 and not (off | plan.dst_blen) & 31 and not buf._partial:
-        # the usual copy-out: one burst of whole chunks; one reduction decides it when nobody wrote them yet
-        seg = own[off >> 5:(off + plan.dst_blen) >> 5]
-        if seg.tobytes() != _UNOWNED[:seg.nbytes]:     # one memcmp decides the usual case: nobody wrote them
-            _check_chunks(core, buf, seg, off, plan, dtype, site)
-        seg.fill(core.uid)
-        return
-    _claim_bursts(core, buf, own, off, plan, dtype, site)
-
-
-_UNOWNED = np.full(1 << 15, -1, np.int16).tobytes()    # the owner bytes of chunks nobody wrote (-1)
-
-
-def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
-    """Raise if a block other than ``core`` owns one of the whole chunks ``seg`` (burst by burst)."""
-    seg = seg.reshape(-1)
-    clash = (seg >= 0) & (seg != core.uid)
-    if clash.any():
-        i = int(np.flatnonzero(clash)[0])
-        burst, k = divmod(i, plan.dst_blen // BLOCK)
-        start = off + burst * plan.dst_pitch
-        _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
-
-
-def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
-    """``claim_gm`` for strided copies and copies that cover chunks in part."""
-    me = core.uid
-    if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
-        # every burst covers whole chunks: check and claim them through one (bursts, chunks) view
-        seg = burst_view(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
-        if seg.tobytes() != _UNOWNED[:seg.nbytes]:      # a copy of the owners and one memcmp, as in claim_gm
-            _check_chunks(core, buf, seg, off, plan, dtype, site)
-        seg[...] = me
-        return
-
-    def check(owners: np.ndarray, first_byte: int, unit: int, start: int, end: int) -> None:
-        clash = (owners >= 0) & (owners != me)
-        if clash.any():
-            i = int(np.flatnonzero(clash)[0])
-            _conflict(core, buf, int(owners[i]), first_byte + i * unit, start, end, dtype, site)
-
-    for b in range(plan.count):
-        start = off + b * plan.dst_pitch
-        end = start + plan.dst_blen
-        c0, c1 = -(-start // BLOCK), end // BLOCK               # chunks written whole
-        if c1 > c0:
-            check(own[c0:c1], c0 * BLOCK, BLOCK, start, end)
-            for c in [c for c in buf._partial if c0 <= c < c1]:
-                check(buf._partial[c], c * BLOCK, 1, start, end)
-            own[c0:c1] = me
-        for c in {start // BLOCK, (end - 1) // BLOCK} - set(range(c0, c1)):    # chunks written in part
-            lo, hi = max(start, c * BLOCK), min(end, (c + 1) * BLOCK)
-            if own[c] >= 0 and own[c] != me:
-                _conflict(core, buf, int(own[c]), lo, start, end, dtype, site)
-            part = buf._partial.setdefault(c, np.full(BLOCK, -1, np.int16))
-            check(part[lo - c * BLOCK:hi - c * BLOCK], lo, 1, start, end)
-            part[lo - c * BLOCK:hi - c * BLOCK] = me
-
-
-def _conflict(core, buf, other: int, at: int, start: int, end: int, dtype, site) -> None:
-    oc = core.launch.cores[other]
-    isz = np.dtype(dtype).itemsize
-    raise GMWriteConflictError(
-        f"block {core.block_idx} ({core.core_type}) writes GM buffer {buf.name!r} bytes {start}..{end - 1} "
-        f"(elements {start // isz}..{(end - 1) // isz}); byte {at} was already written by block {oc.block_idx} "
-        f"({oc.core_type}) in this launch",
-        fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, or call "
-            "SetAtomicAdd(dtype) if the blocks are meant to accumulate", site=site)
