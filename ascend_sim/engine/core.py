@@ -207,7 +207,7 @@ class Core:
         idx = len(records)
         mark = (seq, idx)
         # sanitizer and shadow in one pass per region. Reads: initcheck and read-after-write, then the
-        # read is recorded (a strided read over its whole span). Writes: write-after-write and
+        # read is recorded (a strided read burst by burst). Writes: write-after-write and
         # write-after-read, then the write (exact: the gaps of a strided write stay as they were).
         # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
         # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
@@ -221,7 +221,12 @@ class Core:
                 for s in self._segments(r):
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
-                r.shadow.read(r.lo, r.hi, pipe, seq, idx)
+                if r.single:
+                    r.shadow.read(r.lo, r.hi, pipe, seq, idx)
+                else:               # a strided read: each burst, not the gaps between them
+                    read = r.shadow.read
+                    for lo, hi in r.runs:
+                        read(lo, hi, pipe, seq, idx)
         for r in wr:
             exact = r.single and r.ver == r.shadow.version
             for s in ((r.seg,) if exact else self._segments(r)):
