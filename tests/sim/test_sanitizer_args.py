@@ -208,3 +208,30 @@ def test_an_exception_of_the_kernel_itself_passes_unchanged():
 
 def test_valid_pipes_still_work():
     run(lambda t: (PipeBarrier(PIPE_V), PipeBarrier(PIPE_ALL), PipeBarrier()))
+
+
+# ============================================================================ initcheck of DataCopyPad padding
+def pad_then(read_count, fill_first=False, is_pad=False):
+    def action(t):
+        if fill_first:
+            Duplicate(t.a, 5.0, N)
+            PipeBarrier(PIPE_ALL)
+        DataCopyPad(t.a, t.x, DataCopyExtParams(2, 6, 0, 0, 0), DataCopyPadExtParams(is_pad, 0, 0, 0))
+        SetFlag(HardEvent.MTE2_V, 0)
+        from ascend_sim import WaitFlag
+        WaitFlag(HardEvent.MTE2_V, 0)
+        Adds(t.b, t.a, 1.0, read_count)  # <- reads the copied bytes
+    return action
+
+
+def test_reading_padding_that_datacopypad_left_unwritten_is_an_initcheck_error():
+    from ascend_sim import UninitializedReadError
+    with raises_rule(UninitializedReadError, "reads UB bytes past 5: the padding of a DataCopyPad burst (bytes 6..31)",
+                     "isPad false", "DataCopyPadExtParams(isPad=True", at="<- reads the copied bytes"):
+        run(pad_then(16))
+
+
+@pytest.mark.parametrize("read_count, fill_first, is_pad", [(3, False, False), (16, True, False), (16, False, True)],
+                         ids=["only-the-copied-bytes", "padding-written-before", "ispad"])
+def test_padding_reads_that_are_fine(read_count, fill_first, is_pad):
+    run(pad_then(read_count, fill_first, is_pad))

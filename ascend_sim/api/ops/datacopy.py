@@ -294,16 +294,37 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     plan = cp.plan
     if buf.written:                 # racecheck: a GM read of bytes this launch wrote (inputs never are)
         gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
+    holes = None
+    if plan.dst_blen > plan.blen and (pad is None or not pad.isPad):
+        holes = _blank_padding(dst, plan)       # padding blocks nothing wrote before this copy
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
     if plan.count == 1:
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
-    if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
-        d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
-        fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
-        d[:, plan.blen:] = fill.view(np.uint8)
+    if plan.dst_blen > plan.blen:
+        if holes is None:                   # isPad: the padding is written
+            d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
+            fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
+            d[:, plan.blen:] = fill.view(np.uint8)
+        elif holes:
+            _leave_padding(dst.tier, holes, plan.blen % BLOCK)
+
+
+def _blank_padding(dst: LocalTensor, plan: BurstPlan) -> list[int]:
+    """The 32-byte blocks holding a burst's padding that nothing has written yet (before the copy)."""
+    sh = dst.tier.shadow
+    gs = [(dst.addr + b * plan.dst_pitch + plan.blen) // BLOCK for b in range(plan.count)]
+    return [g for g in gs if not all(s.init for s in sh.peek(g, g + 1))]
+
+
+def _leave_padding(tier, granules: list[int], valid: int) -> None:
+    """initcheck: DataCopyPad (isPad false) wrote only the first ``valid`` bytes of these blocks; reading past is reported."""
+    for g in granules:
+        tier.holes[g] = valid
+        for s in tier.shadow.span(g, g + 1):
+            s.init = False
 
 
 def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:

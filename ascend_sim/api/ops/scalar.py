@@ -31,7 +31,7 @@ def local_get_value(t, index: int):
     i = _check_index(t, index, "GetValue", site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
-    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1)),),
+    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1, t.addr + (i + 1) * t.dtype.itemsize)),),
                nbytes=t.dtype.itemsize, src=t.tier.name, dst="", klass="scalar", site=site)
     return t.view(i + 1)[i].item()
 

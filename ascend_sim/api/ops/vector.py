@@ -18,7 +18,7 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
-from ascend_sim.engine.core import V, _ranges, region
+from ascend_sim.engine.core import V, Runs, _ranges, region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
@@ -164,14 +164,17 @@ def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
 _PATTERNS: dict = {}
 
 
-def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list]:
-    """(largest element index, granule runs relative to the operand) of a lane pattern, cached."""
+def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
+    """(largest element index, granule runs relative to the operand, the byte each run's access ends at)
+    of a lane pattern, cached."""
     key = (id(idx), itemsize)
     hit = _PATTERNS.get(key)
     if hit is None or hit[0] is not idx:
-        rel = runs(np.unique(idx * itemsize // GRANULE)) if idx.size else []
-        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel)
-    return hit[1], hit[2]
+        g = idx * itemsize // GRANULE
+        rel = runs(np.unique(g)) if idx.size else []
+        ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
+        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel, ends)
+    return hit[1], hit[2], hit[3]
 
 
 class _Access:
@@ -190,13 +193,15 @@ class _Access:
         else:
             self.idx = idx
             self.n = idx.size
-            top, rel = _pattern(idx, isz)
+            top, rel, ends = _pattern(idx, isz)
             if top >= t.size or (idx.size and idx.min() < 0):
                 raise OutOfBoundsError(
                     f"{op}: the repeat/stride pattern reaches element {top} but the tensor holds "
                     f"{t.size} {ascend_name(t.dtype)} elements", fix="lower repeatTimes or the strides", site=site)
             base = t.addr // GRANULE            # operands are 32-byte aligned (checked in _ub)
-            self.region = (t.tier, [(base + lo, base + hi) for lo, hi in rel])
+            rs = Runs((base + lo, base + hi) for lo, hi in rel)
+            rs.ends = [t.addr + e for e in ends]
+            self.region = (t.tier, rs)
 
     def get(self) -> np.ndarray:
         if self.idx is None:                # count form: a view, made once (plans reuse their operands)
