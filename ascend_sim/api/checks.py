@@ -18,6 +18,8 @@ DTYPES = SUPPORTED + (int4b_t,)
 
 def integer(op: str, name: str, v, site, lo: int | None = None, hi: int | None = None, fix: str = "") -> int:
     """``v`` as an int when it is an integer (Python or numpy, not bool) in ``lo..hi``; else ArgumentError."""
+    if v.__class__ is int and (lo is None or v >= lo) and (hi is None or v <= hi):
+        return v                        # the usual case, first
     if v.__class__ is bool or not isinstance(v, (int, np.integer)):
         raise ArgumentError(f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}",
                             fix=fix or f"pass {name} as an int (e.g. int(x) or x // y, not x / y)", site=site)
@@ -48,8 +50,15 @@ def scalar(op: str, name: str, v, dtype: np.dtype, site):
     return v
 
 
+_KNOWN: dict = {}      # dtype arguments seen before -> their np.dtype
+
+
 def dtype_arg(op: str, d, site) -> np.dtype:
     """A dtype argument (np.float16, half, "float" ...) that the simulator's chips support."""
+    try:
+        return _KNOWN[d]
+    except (KeyError, TypeError):       # new, or unhashable
+        pass
     try:
         dt = as_dtype(d)
     except (TypeError, ValueError):
@@ -57,6 +66,7 @@ def dtype_arg(op: str, d, site) -> np.dtype:
     if dt is None or dt not in DTYPES:
         names = ", ".join(ascend_name(x) for x in DTYPES)
         raise DtypeError(f"{op}: {d!r} is not an Ascend C data type", fix=f"use one of {names}", site=site)
+    _KNOWN[d] = dt
     return dt
 
 
@@ -93,16 +103,10 @@ def int_fields(struct, names: tuple[str, ...], lo: int = 0) -> None:
     """A parameter struct's integer fields, checked when it is built (``__post_init__``): ints >= ``lo``.
 
     Plans are cached by these fields, so a float 1.0 must be refused before it can find the plan of 1.
+    Callers guard it with a class test of each field (negative ints are caught by the plan builders).
     """
     for name in names:
         v = getattr(struct, name)
         if v.__class__ is not int or v < lo:
             integer(type(struct).__name__, name, v, site_outside(3), lo)
 
-
-def ints_ok(*values: int) -> bool:
-    """The fast guard of ``int_fields``: every value is a non-negative Python int."""
-    for v in values:
-        if v.__class__ is not int or v < 0:
-            return False
-    return True

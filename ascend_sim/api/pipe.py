@@ -96,11 +96,10 @@ class TQue:
                  "_next")
 
     def __init__(self, position: TPosition, depth: int = 1):
-        site = kernel_point()
         if not isinstance(position, TPosition):
             raise PositionError(f"TQue position must be a TPosition, got {position!r}",
-                                fix="e.g. TQue(TPosition.VECIN, 1)", site=site)
-        depth = integer("TQue", "depth", depth, site, 1, None,
+                                fix="e.g. TQue(TPosition.VECIN, 1)")
+        depth = integer("TQue", "depth", depth, None, 1, None,
                         fix="a queue holds at least one tensor: TQue(pos, 1) (the usual depth) or deeper")
         flow = FLOW.get(position)
         if flow is None:
@@ -152,7 +151,7 @@ class TQue:
         except TypeError:               # an unhashable dtype argument: dtype_arg names it
             tensor = None
         if tensor is None:
-            d = dtype_arg("AllocTensor", dtype, kernel_point()) if dtype is not None else _default_dtype()
+            d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
             tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
                                                        self.position, slot)
         tensor.tier = self.tier         # back from FreeTensor's mark (checks.live)
@@ -212,7 +211,7 @@ class TQue:
         core.calls += 1
         if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
             return tensor
-        d = dtype_arg("DeQue", dtype, kernel_point())
+        d = dtype_arg("DeQue", dtype, None)
         return tensor.ReinterpretCast(d) if d != tensor.dtype else tensor
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
@@ -278,7 +277,7 @@ class TBuf:
     def Get(self, dtype=None, length: int | None = None) -> LocalTensor:
         """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
         core = current_core()
-        site = kernel_point()
+        site = None                 # errors find the kernel line when they are raised
         if self.addr is None or core is not self.core:
             raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
                              site=site)

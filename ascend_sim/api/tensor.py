@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.api.checks import dtype_arg
+from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.ops.scalar import local_get_value, local_set_value
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
@@ -188,10 +188,7 @@ class LocalTensor:
 
 def _index(v, what: str, kind: str = "LocalTensor") -> int:
     """An element offset given to operator[] or a slice: an integer (Python or numpy, not bool)."""
-    if v.__class__ is bool or not isinstance(v, (int, np.integer)):
-        raise ArgumentError(f"{kind} {what} must be an integer, got {type(v).__name__} {v!r}",
-                            fix="index with an int element offset (x // y, not x / y)")
-    return int(v)
+    return integer(kind, what, v, None, fix="index with an int element offset (x // y, not x / y)")
 
 
 def check_local_range(t: LocalTensor, count: int, what: str) -> None:

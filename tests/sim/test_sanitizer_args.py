@@ -46,7 +46,7 @@ CASES = [
     ("slice-past-end", lambda t: t.a[200:300], OutOfBoundsError,
      ["slice [200:300] outside LocalTensor of 256 half elements", "0 <= start <= stop <= 256"]),
     ("slice-negative", lambda t: t.a[-16:], OutOfBoundsError, ["slice [-16:256] outside LocalTensor"]),
-    ("slice-float", lambda t: t.a[0:16.0], ArgumentError, ["slice stop must be an integer, got float 16.0"]),
+    ("slice-float", lambda t: t.a[0:16.0], ArgumentError, ["LocalTensor: slice stop must be an integer, got float 16.0"]),
     ("tbuf-get-beyond", lambda t: t.small.Get(half, 1000), OutOfBoundsError,
      ["TBuf.Get(half, 1000)", "holds 64 bytes = 32 half elements", "reach into the next buffer"]),
     ("tbuf-initbuffer-queue-style", lambda t: t.pipe.InitBuffer(TBuf(TPosition.VECCALC), 1, 1024), ArgumentError,
@@ -93,7 +93,7 @@ CASES = [
     ("datacopypad-ispad-int", lambda t: DataCopyPad(t.a, t.x, DataCopyExtParams(1, 6, 0, 0, 0),
                                                     DataCopyPadExtParams(1, 0, 0, 0)), ArgumentError,
      ["isPad must be True or False"]),
-    ("gm-offset-float", lambda t: t.x[1.5], ArgumentError, ["GlobalTensor offset must be an integer, got float 1.5"]),
+    ("gm-offset-float", lambda t: t.x[1.5], ArgumentError, ["GlobalTensor: offset must be an integer, got float 1.5"]),
     ("getvalue-float", lambda t: t.a.GetValue(1.0), ArgumentError, ["GetValue: index must be an integer"]),
 ]
 

@@ -17,7 +17,7 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import FIX, M, MTE1, _ranges, region
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
-from ascend_sim.api.checks import int_fields, integer, ints_ok, live, member
+from ascend_sim.api.checks import int_fields, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
@@ -39,7 +39,9 @@ class LoadData2DParams:
     addrMode: int = 0
 
     def __post_init__(self):
-        if not ints_ok(self.startIndex, self.repeatTimes, self.srcStride, self.sid, self.dstGap, self.addrMode):
+        if (self.startIndex.__class__ is not int or self.repeatTimes.__class__ is not int
+                or self.srcStride.__class__ is not int or self.sid.__class__ is not int
+                or self.dstGap.__class__ is not int or self.addrMode.__class__ is not int):
             int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
 
 
@@ -55,7 +57,7 @@ class MmadParams:
     isBias: bool = False
 
     def __post_init__(self):
-        if not ints_ok(self.m, self.n, self.k):
+        if self.m.__class__ is not int or self.n.__class__ is not int or self.k.__class__ is not int:
             int_fields(self, ("m", "n", "k"))
 
 
@@ -79,7 +81,8 @@ class FixpipeParams:
     reluEn: bool = False
 
     def __post_init__(self):
-        if not ints_ok(self.nSize, self.mSize, self.srcStride, self.dstStride):
+        if (self.nSize.__class__ is not int or self.mSize.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
             int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
 
 

@@ -16,7 +16,7 @@ from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
 from ascend_sim.engine.gmcheck import gm_read, gm_write
-from ascend_sim.api.checks import dtype_arg, int_fields, integer, ints_ok, live, scalar as scalar_arg
+from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
 
@@ -33,7 +33,8 @@ class DataCopyParams:
     dstStride: int = 0
 
     def __post_init__(self):
-        if not ints_ok(self.blockCount, self.blockLen, self.srcStride, self.dstStride):
+        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
             int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
 
 
@@ -48,7 +49,9 @@ class DataCopyExtParams:
     rsv: int = 0
 
     def __post_init__(self):
-        if not ints_ok(self.blockCount, self.blockLen, self.srcStride, self.dstStride, self.rsv):
+        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int
+                or self.rsv.__class__ is not int):
             int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
 
 
