@@ -17,6 +17,7 @@ core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWai
 from __future__ import annotations
 
 import numpy as np
+from numpy import count_nonzero
 
 from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
 from ascend_sim.engine.instr import PIPES, Instr
@@ -24,7 +25,6 @@ from ascend_sim.engine.instr import PIPES, Instr
 CHUNK = 32
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
 UID = (1 << SHIFT) - 1
-_ZEROS = bytes(1 << 17)         # the write ids of 32,768 chunks nobody wrote
 
 
 class GmShadow:
@@ -56,6 +56,39 @@ class GmShadow:
         return tags >= 0, tags & UID, tags >> SHIFT, words & 0xFFFFFFFF, words >> 32
 
 
+_POOL: dict[int, list[GmShadow]] = {}      # chunk count -> shadows of finished launches, write ids zeroed
+_POOL_MAX = 4
+
+
+def shadow_of(buf) -> GmShadow:
+    """The buffer's shadow, made on its first write: a pooled one of the same size when there is one.
+
+    Reusing the arrays of earlier launches spares the page faults of fresh memory on every write.
+    """
+    n = -(-buf.nbytes // CHUNK)
+    pool = _POOL.get(n)
+    sh = pool.pop() if pool else None
+    if sh is None:
+        sh = GmShadow(buf.nbytes)
+    buf.shadow = sh
+    return sh
+
+
+def release(buf) -> None:
+    """At the end of a launch: forget the buffer's writes and keep its shadow for the next launch."""
+    sh = buf.shadow
+    if sh is None:
+        return
+    buf.shadow = None
+    if sh.n > 1:
+        sh.wid.fill(0)
+    sh.n = 1
+    sh.partial = {}
+    pool = _POOL.setdefault(len(sh.wid), [])
+    if len(pool) < _POOL_MAX:
+        pool.append(sh)
+
+
 def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, int]]:
     """Byte ranges [start, end) of ``count`` bursts of ``blen`` bytes, ``pitch`` apart, from ``off``."""
     return [(off + b * pitch, off + b * pitch + blen) for b in range(count)]
@@ -66,7 +99,7 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
     sh = buf.shadow
     if sh is None:
-        sh = buf.shadow = GmShadow(buf.nbytes)
+        sh = shadow_of(buf)
     buf.written = True
     # a new descriptor: the tag, the record the instruction is about to get, its pipe's next sequence number
     w = sh.n
@@ -77,7 +110,7 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
     sh.words[w] = (len(core.records) << 32) | ((core.vc[pipe][pipe] + 1) << 4) | (8 if atomic else 0) | pipe
     if count == 1 and not (off | blen) & 31 and not sh.partial:
         seg = sh.wid[off >> 5:(off + blen) >> 5]    # the usual copy-out: one burst of whole chunks
-        if seg.tobytes() != _ZEROS[:seg.nbytes]:    # one memcmp decides the usual case: nobody wrote them
+        if count_nonzero(seg):                      # one pass decides the usual case: nobody wrote them
             _check_write(core, buf, sh, seg, off, CHUNK, pipe, atomic, (off, off + blen), dtype, site)
         seg.fill(w)
         return
@@ -85,7 +118,7 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
         # bursts of whole chunks (Fixpipe rows, strided copies): one (bursts, chunks) view
         lo, step = off >> 5, pitch >> 5
         ids = _bursts(sh.wid, lo, count, blen >> 5, step)
-        if ids.tobytes() != _ZEROS[:ids.nbytes]:
+        if count_nonzero(ids):
             for b in range(count):
                 _check_write(core, buf, sh, ids[b], (lo + b * step) * CHUNK, CHUNK, pipe, atomic,
                              (off + b * pitch, off + b * pitch + blen), dtype, site)

@@ -117,6 +117,8 @@ class Launch:
         finally:
             context.current = None
             self._abort_all()
+            for buf in self.gm_buffers:
+                gmcheck.release(buf)
             for tiers in (t for pool in self.tier_pool.values() for t in pool):
                 for tier in tiers.values():
                     tier.release()

@@ -16,11 +16,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE, Abs, Add, Adds, BinaryRepeatParams,
+from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_V, SELMODE, Abs, Add, Adds, BinaryRepeatParams,
                         Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                         DataCopyParams, Duplicate, Exp, HardEvent, KernelError, Max, Mul, Muls, PipeBarrier,
                         ReduceMax, ReduceSum, Relu, RoundMode, Select, SetFlag, Sub, TBuf, TPipe, TPosition, TQue,
-                        UnaryRepeatParams, WaitFlag, WholeReduceSum, float32, half, kernel, launch)
+                        WaitFlag, float32, half, kernel, launch)
 from ascend_sim.engine.errors import InternalError
 
 N = 256                 # half elements per buffer (512 bytes)

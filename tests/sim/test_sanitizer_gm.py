@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, Adds, BinaryRepeatParams, CrossCoreSetFlag,
+from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, Adds, BinaryRepeatParams, CrossCoreSetFlag,
                         CrossCoreWaitFlag, DataCopy, DataCopyParams, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
-                        GetSubBlockIdx, GMWriteConflictError, HardEvent, LoadData, LoadData2DParams, Mmad,
+                        GetSubBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad,
                         MmadParams, Add, RaceError, ReduceMax, SetAtomicAdd, SetAtomicNone, SyncAll, TPipe, TPosition,
                         float32, half, kernel, launch)
 from kernels_util import gm, handoff, raises_rule, scratch

@@ -13,7 +13,7 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
-from ascend_sim.hw.dtypes import ascend_name, as_dtype
+from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
 from ascend_sim.engine.gmcheck import gm_read, gm_write
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
