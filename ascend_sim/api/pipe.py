@@ -99,8 +99,9 @@ class TQue:
         if not isinstance(position, TPosition):
             raise PositionError(f"TQue position must be a TPosition, got {position!r}",
                                 fix="e.g. TQue(TPosition.VECIN, 1)")
-        depth = integer("TQue", "depth", depth, None, 1, None,
-                        fix="a queue holds at least one tensor: TQue(pos, 1) (the usual depth) or deeper")
+        if depth.__class__ is not int or depth < 1:
+            depth = integer("TQue", "depth", depth, None, 1, None,
+                            fix="a queue holds at least one tensor: TQue(pos, 1) (the usual depth) or deeper")
         flow = FLOW.get(position)
         if flow is None:
             raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
@@ -335,8 +336,10 @@ class TPipe:
             if length is None:
                 raise ArgumentError(f"InitBuffer({label}, {num_or_len}) on a TQue needs the number of buffers and "
                                     "the bytes of each", fix=f"pipe.InitBuffer({label}, num, bytes)", site=point)
-            num = integer("InitBuffer", "num", num_or_len, point)
-            nbytes = integer("InitBuffer", "bytes", length, point)
+            num, nbytes = num_or_len, length
+            if num.__class__ is not int or nbytes.__class__ is not int:
+                num = integer("InitBuffer", "num", num_or_len, point)
+                nbytes = integer("InitBuffer", "bytes", length, point)
         else:
             raise ArgumentError(f"InitBuffer takes a TQue or a TBuf, got {type(que).__name__}",
                                 fix="pipe.InitBuffer(que, num, bytes) or pipe.InitBuffer(tbuf, bytes)", site=point)

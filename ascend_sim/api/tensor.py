@@ -40,7 +40,7 @@ class GlobalTensor:
         self.offset = ptr.offset
         if bufferSize is None:
             bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
-        self.size = _index(bufferSize, "bufferSize", "SetGlobalBuffer")
+        self.size = bufferSize if bufferSize.__class__ is int else _index(bufferSize, "bufferSize", "SetGlobalBuffer")
 
     @property
     def ptr(self) -> GmPtr | None:
