@@ -12,7 +12,12 @@ core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWai
   with no synchronisation between them;
 - GM read-after-write (racecheck): an MTE2 read of bytes written by the same block's MTE3/FIX pipe
   with no flag or barrier between (the pipes' vector clocks), or by another block with no SyncAll or
-  cross-core flag between.
+  cross-core flag between;
+- GM write-after-read across blocks (racecheck): a write over bytes another block read with no
+  SyncAll or cross-core flag between (blocks run one after another here, so a block that reads a
+  later block's output is caught when that block writes). Reads are kept per reading core
+  (``buf.reads``), checked only when a block writes a buffer another block has read, and only
+  those of a core whose reads' bounding box meets the write.
 """
 from __future__ import annotations
 
@@ -75,7 +80,9 @@ def shadow_of(buf) -> GmShadow:
 
 
 def release(buf) -> None:
-    """At the end of a launch: forget the buffer's writes and keep its shadow for the next launch."""
+    """At the end of a launch: forget the buffer's reads and writes, and keep its shadow for the next launch."""
+    buf.reads = {}
+    buf.boxes = {}
     sh = buf.shadow
     if sh is None:
         return
@@ -97,6 +104,9 @@ def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, i
 # ----------------------------------------------------------------------------- writes
 def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
+    reads = buf.reads
+    if reads and (len(reads) > 1 or core.uid not in reads):
+        _check_after_reads(core, buf, off, count, blen, pitch, site)
     sh = buf.shadow
     if sh is None:
         sh = shadow_of(buf)
@@ -202,6 +212,58 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
         for c in [c for c in sh.partial if c0 <= c < c1]:
             a, b = max(start, c * CHUNK) - c * CHUNK, min(end, (c + 1) * CHUNK) - c * CHUNK
             _check_read(core, buf, sh, sh.partial[c][a:b], c * CHUNK + a, 1, pipe, op, (start, end), site)
+
+
+def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
+    """Remember a GM read for the write-after-read check of later writes by other blocks."""
+    read = (core.epoch, off, count, blen, pitch, len(core.records))
+    mine = buf.reads.get(core.uid)
+    if mine is None:
+        buf.reads[core.uid] = [read]
+    else:
+        mine.append(read)
+
+
+def _box(buf, uid: int, reads: list) -> tuple:
+    """(lowest byte, end byte) of the reads of core ``uid``, extended over the reads added since last time."""
+    lo, hi, k = buf.boxes.get(uid, (1 << 62, -1, 0))
+    for _, roff, rcount, rblen, rpitch, _ in reads[k:]:
+        lo, hi = min(lo, roff), max(hi, roff + (rcount - 1) * rpitch + rblen)
+    buf.boxes[uid] = (lo, hi, len(reads))
+    return lo, hi
+
+
+def _check_after_reads(core, buf, off: int, count: int, blen: int, pitch: int, site) -> None:
+    """Raise if this write covers bytes another block read with no synchronisation between."""
+    seen = core.seen
+    mine = chunk_runs(off, count, blen, pitch)
+    lo, hi = mine[0][0], mine[-1][1]
+    for uid, reads in buf.reads.items():
+        if uid == core.uid:
+            continue
+        blo, bhi = _box(buf, uid, reads)
+        if blo >= hi or bhi <= lo:
+            continue
+        for epoch, roff, rcount, rblen, rpitch, rec in reads:
+            if epoch <= seen.get(uid, -1) or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
+                continue
+            _overlap(core, buf, uid, rec, chunk_runs(roff, rcount, rblen, rpitch), mine, site)
+
+
+def _overlap(core, buf, uid: int, rec: int, theirs: list, mine: list, site) -> None:
+    """The write-after-read error, if a read burst of ``theirs`` meets a write burst of ``mine``."""
+    for rs, re_ in theirs:
+        for ws, we in mine:
+            if rs < we and ws < re_:
+                oc = core.launch.cores[uid]
+                raise RaceError(
+                    f"block {core.block_idx} ({core.core_type}) writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; "
+                    f"byte {max(rs, ws)} was read by block {oc.block_idx} ({oc.core_type}) at {_site(core, rec)}, "
+                    f"with no SyncAll or cross-core flag between that read and this write (blocks run in parallel: "
+                    f"the read may see the old bytes or the new)",
+                    fix="call SyncAll() between the phase that writes and the phase that reads, or hand the "
+                        "data over with CrossCoreSetFlag after the write and CrossCoreWaitFlag before the read",
+                    site=site)
 
 
 def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, op: str, span, site) -> None:

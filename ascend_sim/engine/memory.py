@@ -34,6 +34,8 @@ class GmBuffer:
         self.dtype = array.dtype
         self.shadow = None          # gmcheck.GmShadow once the launch writes the buffer
         self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
+        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
+        self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
 
 
 class GmPtr:

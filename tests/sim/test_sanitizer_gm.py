@@ -286,3 +286,37 @@ def test_a_launch_above_32767_blocks_writes_gm():
     z = np.zeros(blocks * 16, half)
     launch(one_chunk_each, blocks, z)
     assert np.all(z == 1)
+
+
+# ============================================================================ a block reads a later block's output
+@kernel
+def read_neighbour(x, z, barrier):
+    """Block b writes z[b]; block b reads z[b + 1] (its neighbour's output), with or without SyncAll."""
+    b = GetBlockIdx()
+    t, u = scratch(64, half), scratch(64, half)
+    DataCopy(t, gm(x)[b * 16], 16)
+    handoff(HardEvent.MTE2_MTE3)
+    if barrier:
+        DataCopy(gm(z)[b * 16], t, 16)
+        SyncAll()
+    if b < 3:
+        DataCopy(u, gm(z)[(b + 1) * 16], 16)  # <- block b reads block b+1's output
+        handoff(HardEvent.MTE2_MTE3)
+        DataCopy(gm(x)[64 + b * 16], u, 16)
+    if not barrier:
+        DataCopy(gm(z)[b * 16], t, 16)  # <- block b writes its output after
+
+
+def test_reading_a_later_blocks_output_without_syncall_is_caught_at_its_write():
+    with raises_rule(RaceError, "block 1 (AIV) writes GM buffer 'z' bytes 32..63",
+                     "byte 32 was read by block 0 (AIV) at test_sanitizer_gm.py:", "block b reads block b+1's output",
+                     "no SyncAll or cross-core flag between that read and this write",
+                     at="<- block b writes its output after"):
+        launch(read_neighbour, 4, np.arange(128, dtype=half), np.zeros(64, half), False, gm_names=["x", "z"])
+
+
+def test_reading_a_later_blocks_output_after_syncall_is_clean():
+    x = np.arange(128, dtype=half)
+    z = np.zeros(64, half)
+    launch(read_neighbour, 4, x, z, True)
+    assert np.array_equal(z, np.arange(64, dtype=half)) and np.array_equal(x[64:112], np.arange(16, 64, dtype=half))

@@ -15,7 +15,7 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, _ranges, burst_region
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
-from ascend_sim.engine.gmcheck import gm_read, gm_write
+from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
@@ -297,6 +297,7 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     plan = cp.plan
     if buf.written:                 # racecheck: a GM read of bytes this launch wrote (inputs never are)
         gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
+    record_read(core, buf, off, plan.count, plan.blen, plan.src_pitch)     # for the write-after-read check
     holes = None
     if plan.dst_blen > plan.blen and (pad is None or not pad.isPad):
         holes = _blank_padding(dst, plan)       # padding blocks nothing wrote before this copy
