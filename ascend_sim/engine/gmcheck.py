@@ -2,7 +2,8 @@
 
 Every GM write (MTE3 DataCopy, Fixpipe) records, per 32-byte chunk (per byte for chunks written in
 part), the id of a write descriptor: the writer's tag ``((epoch << 20) | core uid) + 1``, the writing
-pipe with its sequence number, whether the write was an atomic add, and the instruction's record. A core's ``epoch`` grows each time it
+pipe with its sequence number, whether the write was an atomic add, and the instruction's record.
+A core's ``epoch`` grows each time it
 publishes its progress (SyncAll arrival, CrossCoreSetFlag); ``core.seen[uid]`` is the last epoch of
 core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWaitFlag). Then:
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ASCEND_IS_AIV, CMPMODE, PIPE_FIX, PIPE_MTE3, PIPE_V, SELMODE, Add, Adds, BinaryRepeatParams, Cast,
+from ascend_sim import (ASCEND_IS_AIV, CMPMODE, PIPE_FIX, PIPE_MTE3, PIPE_V, SELMODE, Add, Adds, BinaryRepeatParams,
+                        Cast,
                         Compare, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyExtParams, DataCopyPad,
                         DataCopyPadExtParams, DataCopyParams, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
                         GetBlockNum, GetSubBlockIdx, HardEvent, LoadData, LoadData2DParams, Max, Mmad, MmadParams,

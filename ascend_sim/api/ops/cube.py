@@ -117,7 +117,7 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
 
 
 def _struct(op: str, params, kind, site, fields: tuple[str, ...]) -> None:
-    """``params`` is a ``kind`` whose integer ``fields`` are non-negative ints (checked again: they may be reassigned)."""
+    """``params`` is a ``kind`` whose integer ``fields`` are non-negative ints (again: they may be reassigned)."""
     if not isinstance(params, kind):
         raise ArgumentError(f"{op} takes a {kind.__name__}, got {type(params).__name__}",
                             fix=f"build the parameters with {kind.__name__}(...)", site=site)

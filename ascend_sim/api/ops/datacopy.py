@@ -100,7 +100,8 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
         p = count_or_params
         _check_params(p.blockCount, p.blockLen, site)
         for name in ("srcStride", "dstStride"):
-            integer("DataCopy", name, getattr(p, name), site, 0, 65535, fix="strides are gaps in 32-byte blocks (uint16)")
+            integer("DataCopy", name, getattr(p, name), site, 0, 65535,
+                    fix="strides are gaps in 32-byte blocks (uint16)")
         blen = p.blockLen * BLOCK
         return BurstPlan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
     count = integer("DataCopy", "count", count_or_params, site,
@@ -324,7 +325,8 @@ def _blank_padding(dst: LocalTensor, plan: BurstPlan) -> list[int]:
 
 
 def _leave_padding(tier, granules: list[int], valid: int) -> None:
-    """initcheck: DataCopyPad (isPad false) wrote only the first ``valid`` bytes of these blocks; reading past is reported."""
+    """initcheck: DataCopyPad (isPad false) wrote only the first ``valid`` bytes of these blocks; reads past them
+    are reported."""
     for g in granules:
         tier.holes[g] = valid
         for s in tier.shadow.span(g, g + 1):

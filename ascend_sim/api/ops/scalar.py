@@ -31,7 +31,8 @@ def local_get_value(t, index: int):
     i = _check_index(t, index, "GetValue", site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
-    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1, t.addr + (i + 1) * t.dtype.itemsize)),),
+    end = t.addr + (i + 1) * t.dtype.itemsize            # the slice's step: the byte the read ends at
+    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1, end)),),
                nbytes=t.dtype.itemsize, src=t.tier.name, dst="", klass="scalar", site=site)
     return t.view(i + 1)[i].item()
 

@@ -239,7 +239,8 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
     if not isinstance(params, kind):
         raise ArgumentError(f"{op}: the repeat form takes a {kind.__name__}, got {type(params).__name__}",
                             fix=f"{op}(dst, ..., mask, repeatTimes, {kind.__name__}(...))", site=site)
-    d_idx = _lane_index(isz, key, r, _stride(op, params, "dstBlkStride", site), _stride(op, params, "dstRepStride", site))
+    d_idx = _lane_index(isz, key, r, _stride(op, params, "dstBlkStride", site),
+                        _stride(op, params, "dstRepStride", site))
     s_acc = []
     for name, s in zip(names, srcs):
         blk = _stride(op, params, f"{name}BlkStride", site)
@@ -248,7 +249,7 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
     return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
 
 
-MAX_STRIDE = 255       # block and repeat strides are uint8_t fields of the repeat params (assumption, docs/sanitizer.md)
+MAX_STRIDE = 255       # block and repeat strides: uint8_t fields of the repeat params (assumption: docs/sanitizer.md)
 
 
 def _stride(op: str, params, name: str, site) -> int:
