@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_V, SELMODE, Abs, Add, Adds, BinaryRepeatParams,
+from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE, Abs, Add, Adds, Axpy,
+                        BinaryRepeatParams, CrossCoreSetFlag, SetAtomicAdd, SetAtomicNone, WholeReduceSum,
                         Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                         DataCopyParams, Duplicate, Exp, HardEvent, KernelError, Max, Mul, Muls, PipeBarrier,
                         ReduceMax, ReduceSum, Relu, RoundMode, Select, SetFlag, Sub, TBuf, TPipe, TPosition, TQue,
@@ -80,7 +81,7 @@ def _first(*rules):
 
 def generate(rng) -> Call:
     """One random call on the harness namespace ``t`` (built lazily: ``fn(t)``)."""
-    kind = int(rng.integers(12))
+    kind = int(rng.integers(14))
     c_n, c_r = _count(rng)
     if kind == 0:                       # binary, count form
         op = _pick(rng, [Add, Sub, Mul, Max])
@@ -183,6 +184,43 @@ def generate(rng) -> Call:
         lo, hi, s_r = _pick(rng, [(0, 128, None), (128, 256, None), (200, 300, "slice-range"),
                                   (-16, 16, "slice-range"), (0, 16.5, "count-type")])
         return Call("slice", lambda t: t.a[lo:hi], s_r)
+    if kind == 12:                      # more calls: WholeReduceSum, Axpy, SetAtomicAdd, ReinterpretCast, cross-core
+        which = int(rng.integers(5))
+        if which == 0:
+            stride, s_r = _stride(rng)
+            reps, r_r = _pick(rng, [(1, None), (2, None), (256, "repeat-range"), (None, "count-type")])
+            return Call("WholeReduceSum", lambda t: WholeReduceSum(t.b, t.a, 128, reps, 1, 1, stride),
+                        _first(r_r, s_r), "b")
+        if which == 1:
+            sc, s_r = _scalar(rng)
+            return Call("Axpy", lambda t: Axpy(t.b, t.a, sc, c_n), _first(c_r, s_r), "b")
+        if which == 2:
+            dt, d_r = _pick(rng, [(half, None), (np.float16, None), ("half", None), (np.complex64, "dtype-mix"),
+                                  ("nope", "dtype-mix"), (None, None)])
+            return Call("SetAtomicAdd", lambda t: (SetAtomicAdd(dt), SetAtomicNone()), d_r)
+        if which == 3:
+            dt, d_r = _pick(rng, [(np.int16, None), (float32, None), (np.uint8, None), (np.complex128, "dtype-mix"),
+                                  (object, "dtype-mix")])
+            return Call("ReinterpretCast", lambda t: t.a.ReinterpretCast(dt), d_r)
+        mode, m_r = _pick(rng, [(0, None), (3, "enum-type"), ("2", "enum-type")])
+        flag, f_r = _pick(rng, [(1, None), (10, None), (11, "event-id"), (-1, "event-id"), (2.0, "event-id")])
+        pipe, p_r = _pick(rng, [(PIPE_MTE3, None), (PIPE_ALL, "pipe"), (5, "pipe")])
+        return Call("CrossCoreSetFlag", lambda t: CrossCoreSetFlag(mode, pipe, flag), _first(m_r, f_r, p_r))
+    if kind == 13:                      # queue and buffer declarations
+        which = int(rng.integers(3))
+        if which == 0:
+            depth, d_r = _pick(rng, [(1, None), (2, None), (0, "count-negative"), (1.5, "count-type"),
+                                     (None, "count-type")])
+            pos, p_r = _pick(rng, [(TPosition.VECIN, None), (TPosition.VECOUT, None), ("VECIN", "enum-type"),
+                                   (TPosition.VECCALC, "enum-type")])
+            return Call("TQue", lambda t: TQue(pos, depth), _first(p_r, d_r))
+        if which == 1:
+            num, n_r = _pick(rng, [(1, None), (2, None), (0, "count-negative"), (2.0, "count-type")])
+            nb, b_r = _pick(rng, [(64, None), (100, None), (-32, "count-negative"), ("64", "count-type"),
+                                  (10**9, "count-too-big")])
+            return Call("InitBuffer", lambda t: t.pipe.InitBuffer(TQue(TPosition.VECIN, 1), num, nb), _first(n_r, b_r))
+        dt, d_r = _pick(rng, [(half, None), (float32, None), (np.complex64, "dtype-mix"), ("x", "dtype-mix")])
+        return Call("DeQue dtype", lambda t: _enque_deque(t, dt), d_r)
     # kind 11: queue use after free, TBuf.Get sizes
     if rng.integers(2):
         def uaf(t):
@@ -194,6 +232,14 @@ def generate(rng) -> Call:
     n, n_r = _pick(rng, [(16, None), (32, None), (33, "slice-range"), (1000, "slice-range"), (-1, "slice-range"),
                          (2.0, "count-type")])
     return Call("TBuf.Get", lambda t: t.small.Get(half, n), n_r)
+
+
+def _enque_deque(t, dtype) -> None:
+    u = t.q.AllocTensor(half)
+    Duplicate(u, 1.0, 16)
+    t.q.EnQue(u)
+    v = t.q.DeQue(dtype)
+    t.q.FreeTensor(v)
 
 
 # ----------------------------------------------------------------------------- the harness
