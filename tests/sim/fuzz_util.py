@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE, Abs, Add, Adds, Axpy,
+from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE, Abs, Add, Adds, Axpy, Fixpipe,
+                        FixpipeParams, LoadData, LoadData2DParams, Mmad, MmadParams, QuantMode_t,
                         BinaryRepeatParams, CrossCoreSetFlag, SetAtomicAdd, SetAtomicNone, WholeReduceSum,
                         Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                         DataCopyParams, Duplicate, Exp, HardEvent, KernelError, Max, Mul, Muls, PipeBarrier,
@@ -50,8 +51,10 @@ RULES = {
 class Call:
     """One generated call: what to run and the rule it breaks on purpose (None: valid as far as we know)."""
 
-    def __init__(self, name: str, fn, breaks: str | None = None, dst: str | None = None, gm_span=None):
+    def __init__(self, name: str, fn, breaks: str | None = None, dst: str | None = None, gm_span=None,
+                 cube: bool = False):
         self.name, self.fn, self.breaks, self.dst, self.gm_span = name, fn, breaks, dst, gm_span
+        self.cube = cube            # runs on the AIC harness (cube_case)
 
 
 def _pick(rng, pool):
@@ -80,7 +83,9 @@ def _first(*rules):
 
 
 def generate(rng) -> Call:
-    """One random call on the harness namespace ``t`` (built lazily: ``fn(t)``)."""
+    """One random call on the harness namespace ``t`` (built lazily: ``fn(t)``); one in 8 on the cube."""
+    if rng.integers(8) == 0:
+        return generate_cube(rng)
     kind = int(rng.integers(14))
     c_n, c_r = _count(rng)
     if kind == 0:                       # binary, count form
@@ -234,6 +239,74 @@ def generate(rng) -> Call:
     return Call("TBuf.Get", lambda t: t.small.Get(half, n), n_r)
 
 
+def generate_cube(rng) -> Call:
+    """A LoadData, Mmad or Fixpipe call on the cube harness (``cube_case``)."""
+    which = int(rng.integers(3))
+    if which == 0:
+        si, s_r = _pick(rng, [(0, None), (1, None), (4, "count-too-big"), (-1, "count-negative"),
+                              (0.0, "count-type")])
+        reps, r_r = _pick(rng, [(1, None), (0, "repeat-range"), (2, "count-too-big"), (256, "repeat-range")])
+        dst, d_r = _pick(rng, [("a2", None), ("b2", None), ("co1", "not-a-tensor"), (None, "not-a-tensor")])
+        return Call("LoadData", lambda t: LoadData(getattr(t, dst) if dst else None, t.a1,
+                                                   LoadData2DParams(si, reps, 1)), _first(d_r, s_r, r_r),
+                    cube=True)
+    if which == 1:
+        m, m_r = _pick(rng, [(16, None), (8, None), (0, "count-negative"), (17, "count-too-big"),
+                             (16.0, "count-type")])
+        k, k_r = _pick(rng, [(16, None), (20, "misaligned"), (32, "count-too-big"), (None, "count-type")])
+        init = _pick(rng, [True, False])
+        return Call("Mmad", lambda t: Mmad(t.co1, t.a2, t.b2, MmadParams(m, 16, k, init)), _first(m_r, k_r),
+                    cube=True)
+    n, n_r = _pick(rng, [(16, None), (8, None), (0, "count-negative"), (32, "count-too-big"), ("16", "count-type")])
+    q, q_r = _pick(rng, [(QuantMode_t.F322F16, None), (QuantMode_t.NoQuant, "dtype-mix"), ("f16", "enum-type")])
+    stride, st_r = _pick(rng, [(0, None), (16, None), (-1, "count-negative")])
+    span = (0, ((16 - 1) * (stride or n) + n) * 2) if not (n_r or st_r) else (0, 0)
+    return Call("Fixpipe", lambda t: Fixpipe(t.z, t.co1, FixpipeParams(n, 16, 0, stride, q)),
+                _first(n_r, q_r, st_r), gm_span=span, cube=True)
+
+
+@kernel(core="AIC")
+def cube_case(x, z, call, box):
+    """L1 a1, b1 (256 half), L0A a2, L0B b2 (256 half), L0C co1 (256 float), canaried; loaded and multiplied
+    once; then ``call.fn(t)``."""
+    pipe = TPipe()
+    guards, bufs = [], {}
+    for name, pos, nbytes, dtype in (("a1", TPosition.A1, 512, half), ("b1", TPosition.B1, 512, half),
+                                     ("a2", TPosition.A2, 512, half), ("b2", TPosition.B2, 512, half),
+                                     ("co1", TPosition.CO1, 1024, float32)):
+        guards.append(_tbuf(pipe, pos, 64).Get(np.uint8))       # a canary on each side of the buffer
+        bufs[name] = _tbuf(pipe, pos, nbytes).Get(dtype)
+        guards.append(_tbuf(pipe, pos, 64).Get(np.uint8))
+    from ascend_sim import GlobalTensor
+    xg, zg = GlobalTensor(half), GlobalTensor(half)
+    xg.SetGlobalBuffer(x, N)
+    zg.SetGlobalBuffer(z, N)
+    DataCopy(bufs["a1"], xg, N)
+    DataCopy(bufs["b1"], xg, N)
+    SetFlag(HardEvent.MTE2_MTE1, 0)
+    WaitFlag(HardEvent.MTE2_MTE1, 0)
+    LoadData(bufs["a2"], bufs["a1"], LoadData2DParams(0, 1, 1))
+    LoadData(bufs["b2"], bufs["b1"], LoadData2DParams(0, 1, 1))
+    SetFlag(HardEvent.MTE1_M, 0)
+    WaitFlag(HardEvent.MTE1_M, 0)
+    Mmad(bufs["co1"], bufs["a2"], bufs["b2"], MmadParams(16, 16, 16))
+    PipeBarrier(PIPE_ALL)
+    for gd in guards:
+        gd.view()[...] = PATTERN
+    t = SimpleNamespace(x=xg, z=zg, pipe=pipe, **bufs)
+    try:
+        call.fn(t)
+    finally:
+        box["canary_ok"] = all(bool(np.all(gd.view() == PATTERN)) for gd in guards)
+    PipeBarrier(PIPE_ALL)
+
+
+def _tbuf(pipe, position, nbytes: int) -> TBuf:
+    buf = TBuf(position)
+    pipe.InitBuffer(buf, nbytes)
+    return buf
+
+
 def _enque_deque(t, dtype) -> None:
     u = t.q.AllocTensor(half)
     Duplicate(u, 1.0, 16)
@@ -288,7 +361,7 @@ def run_call(call: Call) -> str:
     box: dict = {}
     z0 = z.copy()
     try:
-        launch(fuzz_case, 1, x, z, call, box)
+        launch(cube_case if call.cube else fuzz_case, 1, x, z, call, box)
         outcome = "ok"
     except InternalError as e:
         return f"escape:InternalError {call.name}: {e.rule_message[:120]}"

@@ -30,6 +30,11 @@ def test_the_harness_sees_a_stray_write_an_accepted_invalid_call_and_an_escape()
     assert run_call(Call("boom", lambda t: [][1])).startswith("escape:IndexError")
     assert run_call(Call("valid", lambda t: Duplicate(t.a, 1.0, 16))) == "ok"
 
+    def cube_stray(t):      # a write just past L0A's a2
+        t.a2.tier.arena[t.a2.addr + t.a2.nbytes] = 0
+    assert run_call(Call("cube stray", cube_stray, cube=True)).startswith("oob-write")
+    assert run_call(Call("cube valid", lambda t: None, cube=True)) == "ok"
+
 
 def test_every_rule_is_drawn():
     rng = np.random.default_rng(11)
