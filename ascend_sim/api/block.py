@@ -5,9 +5,10 @@ The waiting itself (parking a block until the others arrive) is the scheduler's
 """
 from __future__ import annotations
 
-from ascend_sim.api.sync import pipe_index
+from ascend_sim.api.checks import integer
+from ascend_sim.api.sync import PIPE_ALL, PIPE_S, pipe_index
 from ascend_sim.engine.context import current_core
-from ascend_sim.engine.errors import caller_site
+from ascend_sim.engine.errors import ArgumentError, caller_site, kernel_point, resolve_site
 
 
 def GetBlockIdx() -> int:
@@ -47,13 +48,32 @@ def SyncAll() -> None:
     core.launch.sync_all(core, caller_site())
 
 
+MAX_CROSS_FLAG = 10     # flagId 0..10 on Atlas A2 (CrossCoreSetFlag API page)
+
+
 def CrossCoreSetFlag(modeId: int, pipe, flagId: int) -> None:
     """Signal the partner cores (mode 2: AIC <-> AIV of one group) after ``pipe`` finishes."""
     core = current_core()
-    core.launch.cross_core_set(core, modeId, pipe_index(pipe), flagId)
+    site = kernel_point()
+    if integer("CrossCoreSetFlag", "modeId", modeId, site) not in (0, 1, 2):
+        raise ArgumentError(f"CrossCoreSetFlag mode {modeId} is not 0, 1 or 2",
+                            fix="mode 0: all cores, 1: AIV cores of a group, 2: AIC <-> AIV of a group", site=site)
+    if pipe is PIPE_S or pipe is PIPE_ALL:
+        raise ArgumentError(f"CrossCoreSetFlag: pipe {pipe.name} is not allowed (the flag is set by the pipe "
+                            "that produced the data)", fix="pass the producing pipe: PIPE_MTE3 after a copy "
+                            "to GM, PIPE_FIX after Fixpipe, PIPE_V after vector work", site=site)
+    p = pipe_index(pipe, "CrossCoreSetFlag", site)
+    flag = _flag_id("CrossCoreSetFlag", flagId, site)
+    core.launch.cross_core_set(core, modeId, p, flag)
 
 
 def CrossCoreWaitFlag(flagId: int) -> None:
     """Wait for a CrossCoreSetFlag from a partner core with the same flag id."""
     core = current_core()
-    core.launch.cross_core_wait(core, flagId, caller_site())
+    site = kernel_point()
+    core.launch.cross_core_wait(core, _flag_id("CrossCoreWaitFlag", flagId, site), resolve_site(site))
+
+
+def _flag_id(op: str, flag, site) -> int:
+    return integer(op, "flagId", flag, site, 0, MAX_CROSS_FLAG,
+                   fix=f"cross-core flag ids are 0..{MAX_CROSS_FLAG} on Atlas A2; keep one id per hand-off")

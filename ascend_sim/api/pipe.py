@@ -13,8 +13,10 @@ import re
 
 from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
-from ascend_sim.hw.dtypes import as_dtype, ascend_name
-from ascend_sim.engine.errors import CapacityError, PositionError, QueueError, format_site, kernel_point, resolve_site
+from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
+                                      format_site, kernel_point, resolve_site)
+from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 
@@ -75,7 +77,7 @@ def _tier_for(core, position: TPosition):
 class _Slot:
     """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
 
-    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors")
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last")
 
     def __init__(self, que: "TQue", addr: int):
         self.que = que
@@ -84,6 +86,7 @@ class _Slot:
         self.free_event = None      # the FreeTensor point the next AllocTensor's producer waits for
         self.alloc_site = None
         self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
+        self.last = None            # the handle the last AllocTensor returned
 
 
 class TQue:
@@ -93,6 +96,12 @@ class TQue:
                  "_next")
 
     def __init__(self, position: TPosition, depth: int = 1):
+        if not isinstance(position, TPosition):
+            raise PositionError(f"TQue position must be a TPosition, got {position!r}",
+                                fix="e.g. TQue(TPosition.VECIN, 1)")
+        if depth.__class__ is not int or depth < 1:
+            depth = integer("TQue", "depth", depth, None, 1, None,
+                            fix="a queue holds at least one tensor: TQue(pos, 1) (the usual depth) or deeper")
         flow = FLOW.get(position)
         if flow is None:
             raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
@@ -138,11 +147,16 @@ class TQue:
         slot.alloc_site = kernel_point()
         core.scalar_time += core.tick
         core.calls += 1
-        tensor = slot.tensors.get(dtype)
+        try:
+            tensor = slot.tensors.get(dtype)
+        except TypeError:               # an unhashable dtype argument: dtype_arg names it
+            tensor = None
         if tensor is None:
-            d = as_dtype(dtype) if dtype is not None else _default_dtype()
+            d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
             tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
                                                        self.position, slot)
+        tensor.tier = self.tier         # back from FreeTensor's mark (checks.live)
+        slot.last = tensor
         return tensor
 
     def _next_free(self) -> _Slot:
@@ -198,7 +212,8 @@ class TQue:
         core.calls += 1
         if dtype is None or dtype is tensor.dtype:     # the usual DeQue(T): same dtype object, no comparison
             return tensor
-        return tensor.ReinterpretCast(dtype) if as_dtype(dtype) != tensor.dtype else tensor
+        d = dtype_arg("DeQue", dtype, None)
+        return tensor.ReinterpretCast(d) if d != tensor.dtype else tensor
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         """Give the buffer back once the consumer pipe has finished with it."""
@@ -217,6 +232,9 @@ class TQue:
         t, tail = core.scalar_time, core.tail[p]
         slot.free_event = (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)
         slot.state = "free"
+        freed = self.tier.freed_view    # the handles now point to the freed tier: a later use is reported
+        tensor.tier = freed
+        slot.last.tier = freed
         core.scalar_time += core.tick
         core.calls += 1
 
@@ -260,10 +278,21 @@ class TBuf:
     def Get(self, dtype=None, length: int | None = None) -> LocalTensor:
         """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
         core = current_core()
+        site = None                 # errors find the kernel line when they are raised
         if self.addr is None or core is not self.core:
-            raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init")
-        dtype = as_dtype(dtype) if dtype is not None else _default_dtype()
-        n = self.nbytes // dtype.itemsize if length is None else int(length)
+            raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
+                             site=site)
+        dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
+        cap = self.nbytes // dtype.itemsize
+        if length is None:
+            return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, cap, self.position)
+        n = integer("TBuf.Get", "length", length, site, 0)
+        if n > cap:
+            raise OutOfBoundsError(
+                f"TBuf.Get({ascend_name(dtype)}, {n}): {self.name} holds {self.nbytes} bytes = {cap} "
+                f"{ascend_name(dtype)} elements, so {n} elements would reach into the next buffer",
+                fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {n * dtype.itemsize}) "
+                    "for a larger buffer", site=site)
         return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, n, self.position)
 
     def check_finished(self) -> None:
@@ -297,9 +326,23 @@ class TPipe:
             label = _LABELS[point] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
         is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
         if is_buf:
-            num, nbytes = 1, int(num_or_len)
+            if length is not None:
+                raise ArgumentError(
+                    f"InitBuffer({label}, {num_or_len}, {length}) on a TBuf: a TBuf is one buffer, and its "
+                    f"signature is InitBuffer(tbuf, bytes) (the (que, num, bytes) form is for TQue)",
+                    fix=f"pipe.InitBuffer({label}, {length if num_or_len == 1 else 'bytes'})", site=point)
+            num, nbytes = 1, integer("InitBuffer", "bytes", num_or_len, point)
+        elif que.__class__ is TQue or isinstance(que, TQue):
+            if length is None:
+                raise ArgumentError(f"InitBuffer({label}, {num_or_len}) on a TQue needs the number of buffers and "
+                                    "the bytes of each", fix=f"pipe.InitBuffer({label}, num, bytes)", site=point)
+            num, nbytes = num_or_len, length
+            if num.__class__ is not int or nbytes.__class__ is not int:
+                num = integer("InitBuffer", "num", num_or_len, point)
+                nbytes = integer("InitBuffer", "bytes", length, point)
         else:
-            num, nbytes = int(num_or_len), int(length)
+            raise ArgumentError(f"InitBuffer takes a TQue or a TBuf, got {type(que).__name__}",
+                                fix="pipe.InitBuffer(que, num, bytes) or pipe.InitBuffer(tbuf, bytes)", site=point)
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from ascend_sim.engine.core import S
 from ascend_sim.engine.errors import ArgumentError, SyncError, format_site, kernel_point
 from ascend_sim.engine.instr import PIPE_INDEX
@@ -32,13 +34,13 @@ PIPE_MTE1, PIPE_MTE2, PIPE_MTE3 = pipe_t.PIPE_MTE1, pipe_t.PIPE_MTE2, pipe_t.PIP
 PIPE_FIX, PIPE_ALL = pipe_t.PIPE_FIX, pipe_t.PIPE_ALL
 
 
-def pipe_index(pipe) -> int:
-    """Index of a pipe given as pipe_t, "V" or an int."""
-    if isinstance(pipe, pipe_t):
-        pipe = pipe.value
-    if isinstance(pipe, int):
-        return pipe
-    return PIPE_INDEX[pipe]
+def pipe_index(pipe, op: str = "pipe", site=None, allow_all: bool = False) -> int:
+    """Index of a pipe given as a pipe_t member (PIPE_ALL: -1 when ``allow_all``); else ArgumentError."""
+    if pipe.__class__ is pipe_t and (pipe is not PIPE_ALL or allow_all):
+        return -1 if pipe is PIPE_ALL else PIPE_INDEX[pipe.value]
+    names = ", ".join(p.name for p in pipe_t if p is not PIPE_ALL or allow_all)
+    raise ArgumentError(f"{op}: {pipe!r} is not a pipe{'' if allow_all else ' this call can name'}",
+                        fix=f"pass one of {names} (imported from ascend_sim)", site=site)
 
 
 class HardEvent(enum.Enum):
@@ -86,8 +88,9 @@ def _check_id(event: HardEvent, eid: int, what: str) -> None:
     if not isinstance(event, HardEvent):
         raise ArgumentError(f"{what} expects a HardEvent (e.g. HardEvent.MTE2_V), got {event!r}",
                             fix="import HardEvent from ascend_sim")
-    if not 0 <= int(eid) < MAX_EVENT_ID or int(eid) in RESERVED_EVENT_IDS:
-        raise ArgumentError(f"{what}({event.name}, {eid}): event ids are 0..5 (6 and 7 are reserved)",
+    if eid.__class__ is bool or not isinstance(eid, (int, np.integer)) or not 0 <= eid < MAX_EVENT_ID \
+            or eid in RESERVED_EVENT_IDS:
+        raise ArgumentError(f"{what}({event.name}, {eid!r}): event ids are the integers 0..5 (6 and 7 are reserved)",
                             fix="use an id in 0..5, or get one from pipe.FetchEventID(event)")
 
 
@@ -125,9 +128,10 @@ def WaitFlag(event: HardEvent, eventID: int = 0) -> None:
 def PipeBarrier(pipe=PIPE_ALL) -> None:
     """``PipeBarrier<pipe>()``: later instructions of ``pipe`` (all pipes for PIPE_ALL) wait for earlier ones."""
     core = current_core()
-    if pipe in (PIPE_ALL, "ALL"):
+    site = kernel_point()
+    p = pipe_index(pipe, "PipeBarrier", site, allow_all=True)
+    if p < 0:
         core.barrier_all()
-        core.issue(S, "PipeBarrier", core.chip.flag_cycles, klass="sync")
+        core.issue(S, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)
         return
-    p = pipe_index(pipe)
-    core.issue(p, "PipeBarrier", core.chip.flag_cycles, klass="sync")
+    core.issue(p, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.ops.scalar import local_get_value, local_set_value
 from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
@@ -43,13 +44,13 @@ class GlobalTensor:
             raise ArgumentError(f"SetGlobalBuffer expects a GM address (a kernel argument, maybe "
                                 f"plus an offset), got {type(ptr).__name__}",
                                 fix="pass the kernel's GM_ADDR argument, e.g. x + offset")
-        dtype = self.dtype or ptr.dtype
+        dtype = dtype_arg("GlobalTensor", self.dtype, None) if self.dtype is not None else ptr.dtype
         self.dtype = dtype
         self.buf = ptr.buf
         self.offset = ptr.offset
         if bufferSize is None:
             bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
-        self.size = int(bufferSize)
+        self.size = bufferSize if bufferSize.__class__ is int else _index(bufferSize, "bufferSize", "SetGlobalBuffer")
 
     @property
     def ptr(self) -> GmPtr | None:
@@ -66,7 +67,7 @@ class GlobalTensor:
         """``xGm[offset]``: the tensor starting ``offset`` elements further."""
         if self.buf is None:
             self._require()
-        off = offset if offset.__class__ is int else int(offset)
+        off = offset if offset.__class__ is int else _index(offset, "offset", "GlobalTensor")
         sub = _new(GlobalTensor)        # hot (every tile): no __init__ (its dtype normalising)
         sub.dtype = dt = self.dtype
         sub.buf = self.buf
@@ -125,13 +126,9 @@ class LocalTensor:
     # --- views and slicing -------------------------------------------------
     def __getitem__(self, key) -> "LocalTensor":
         """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
-        if isinstance(key, slice):
-            start, stop, step = key.indices(self.size)
-            if step != 1:
-                raise ArgumentError("LocalTensor slices must be contiguous (step 1)",
-                                    fix="use the repeat/stride form of the instruction for strided access")
-            return self._sub(start, stop - start)
-        off = int(key)
+        if key.__class__ is slice:
+            return self._slice(key)
+        off = key if key.__class__ is int else _index(key, "offset")
         if off < 0 or off > self.size:
             raise OutOfBoundsError(
                 f"offset {off} outside LocalTensor of {self.size} {ascend_name(self.dtype)} elements "
@@ -139,13 +136,28 @@ class LocalTensor:
                 fix="keep offsets below the tensor's length")
         return self._sub(off, self.size - off)
 
+    def _slice(self, key: slice) -> "LocalTensor":
+        """``t[a:b]``: elements a..b-1, all inside the tensor (Ascend C has no clamping or negative offsets)."""
+        if key.step not in (None, 1):
+            raise ArgumentError(f"LocalTensor slices must be contiguous (step 1), got step {key.step!r}",
+                                fix="use the repeat/stride form of the instruction for strided access")
+        start = 0 if key.start is None else _index(key.start, "slice start")
+        stop = self.size if key.stop is None else _index(key.stop, "slice stop")
+        if not 0 <= start <= stop <= self.size:
+            raise OutOfBoundsError(
+                f"slice [{start}:{stop}] outside LocalTensor of {self.size} {ascend_name(self.dtype)} elements "
+                f"({self.tier.name} bytes {self.addr}..{self.addr + self.nbytes - 1}): a slice must satisfy "
+                f"0 <= start <= stop <= {self.size}",
+                fix="keep slices inside the tensor; for the last tile, slice the shorter tail length")
+        return self._sub(start, stop - start)
+
     def _sub(self, off: int, n: int) -> "LocalTensor":
         return LocalTensor(self.core, self.tier, self.addr + off * self.dtype.itemsize, self.dtype, n,
                            self.position, self.slot)
 
     def ReinterpretCast(self, dtype) -> "LocalTensor":
         """Read the same bytes as another dtype."""
-        d = as_dtype(dtype)
+        d = dtype_arg("ReinterpretCast", dtype, None)
         return LocalTensor(self.core, self.tier, self.addr, d, self.nbytes // d.itemsize, self.position, self.slot)
 
     @property
@@ -183,6 +195,11 @@ class LocalTensor:
     def __repr__(self) -> str:
         return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
                 f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+def _index(v, what: str, kind: str = "LocalTensor") -> int:
+    """An element offset given to operator[] or a slice: an integer (Python or numpy, not bool)."""
+    return integer(kind, what, v, None, fix="index with an int element offset (x // y, not x / y)")
 
 
 def check_local_range(t: LocalTensor, count: int, what: str) -> None:

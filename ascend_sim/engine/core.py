@@ -45,10 +45,11 @@ class Region:
     an instruction repeated on the same buffer finds its segment without a search.
     """
 
-    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "seg")
+    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "seg", "ends")
 
-    def __init__(self, tier: Tier, runs: list):
+    def __init__(self, tier: Tier, runs: list, ends: list | None = None):
         self.tier = tier
+        self.ends = ends            # the byte where each run's access ends, when known (initcheck of padding)
         self.shadow = tier.shadow
         self.runs = runs            # [(first granule, end granule), ...], sorted, non-empty
         self.single = len(runs) == 1
@@ -59,9 +60,15 @@ class Region:
 
 
 def region(t, nbytes: int | None = None) -> tuple:
-    """(tier, granule slice) touched by the first ``nbytes`` of a LocalTensor."""
+    """(tier, granule slice) touched by the first ``nbytes`` of a LocalTensor; the slice's step is the end byte."""
     n = t.nbytes if nbytes is None else nbytes
-    return (t.tier, slice(t.addr // GRANULE, -(-(t.addr + n) // GRANULE)))
+    return (t.tier, slice(t.addr // GRANULE, -(-(t.addr + n) // GRANULE), t.addr + n))
+
+
+class Runs(list):
+    """Granule runs [(first, end), ...] that also know the byte where each access ends (``ends``)."""
+
+    ends: list = None
 
 
 def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
@@ -69,8 +76,9 @@ def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
     if count == 1 or pitch <= blen:
         return region(t, (count - 1) * pitch + blen)
     first = t.addr // GRANULE
-    return (t.tier, [(first + (b * pitch) // GRANULE, -(-(t.addr + b * pitch + blen) // GRANULE))
-                     for b in range(count)])
+    rs = Runs((first + (b * pitch) // GRANULE, -(-(t.addr + b * pitch + blen) // GRANULE)) for b in range(count))
+    rs.ends = [t.addr + b * pitch + blen for b in range(count)]
+    return (t.tier, rs)
 
 
 def make_tiers(chip, core_type: str) -> dict[str, Tier]:
@@ -91,7 +99,8 @@ class Core:
 
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
-                 "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid")
+                 "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
+                 "epoch", "seen")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -119,6 +128,8 @@ class Core:
         self.atomic = None
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
         self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
+        self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
+        self.seen: dict[int, int] = {}
 
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:
@@ -142,7 +153,7 @@ class Core:
         """Raise the first initcheck or racecheck error of a read of ``r`` (segment order)."""
         vcq = self.vc[q]
         for s in self._touched(r.tier, r.runs):
-            if not s.init:
+            if not s.init and not _padding_ok(r, s):
                 self._uninit(q, r.tier, r.runs, op, site)
             if s.ws > vcq[s.wp]:
                 self._race_raw(q, s, r.tier, max(r.lo, s.lo), op, site, "reads")
@@ -153,6 +164,15 @@ class Core:
         a, b = max(lo, bad[0].lo) * GRANULE, min(hi, bad[-1].hi) * GRANULE - 1
         count = sum(min(hi, s.hi) - max(lo, s.lo) for s in bad)
         total = sum(h - l for l, h in rs)
+        pads = sorted(g for s in bad for g in range(max(lo, s.lo), min(hi, s.hi)) if g in tier.holes)
+        if pads:
+            g = pads[0]
+            raise UninitializedReadError(
+                f"{op} on {PIPES[q]} reads {tier.name} bytes past {g * GRANULE + tier.holes[g] - 1}: the padding "
+                f"of a DataCopyPad burst (bytes {g * GRANULE + tier.holes[g]}..{g * GRANULE + GRANULE - 1}), which "
+                f"it left unwritten (isPad false); {len(pads)} such block(s) in this read",
+                fix="read only the bytes DataCopyPad copied (its blockLen), or fill the padding: "
+                    "DataCopyPadExtParams(isPad=True, paddingValue=...)", site=site)
         raise UninitializedReadError(
             f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
             f"({min(count, total)} of {total} 32-byte blocks uninitialised)",
@@ -205,7 +225,7 @@ class Core:
         idx = len(records)
         mark = (seq, idx)
         # sanitizer and shadow in one pass per region. Reads: initcheck and read-after-write, then the
-        # read is recorded (a strided read over its whole span). Writes: write-after-write and
+        # read is recorded (a strided read burst by burst). Writes: write-after-write and
         # write-after-read, then the write (exact: the gaps of a strided write stay as they were).
         # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
         # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
@@ -219,7 +239,12 @@ class Core:
                 for s in self._segments(r):
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
-                r.shadow.read(r.lo, r.hi, pipe, seq, idx)
+                if r.single:
+                    r.shadow.read(r.lo, r.hi, pipe, seq, idx)
+                else:               # a strided read: each burst, not the gaps between them
+                    read = r.shadow.read
+                    for lo, hi in r.runs:
+                        read(lo, hi, pipe, seq, idx)
         for r in wr:
             exact = r.single and r.ver == r.shadow.version
             for s in ((r.seg,) if exact else self._segments(r)):
@@ -331,18 +356,34 @@ _new_tuple = tuple.__new__
 
 
 def regions_of(regions) -> list[Region]:
-    """``Region``s of (tier, slice | list of granule runs | granule array) regions (empty ones dropped)."""
+    """``Region``s of (tier, slice | list of granule runs | granule array) regions (empty ones dropped).
+
+    A slice's step, or a ``Runs`` list's ``ends``, gives the byte where each run's access ends.
+    """
     out = []
     for t, g in regions:
         if g.__class__ is slice:
             lo, hi = g.start, g.stop
             if hi > lo:
-                out.append(Region(t, [(lo, hi)]))
+                out.append(Region(t, [(lo, hi)], None if g.step is None else [g.step]))
         else:
             rs = g if g.__class__ is list else runs(g)
             if rs:
-                out.append(Region(t, rs))
+                out.append(Region(t, rs, getattr(rs, "ends", None)))
     return out
+
+
+def _padding_ok(r: Region, s) -> bool:
+    """Whether the uninitialised segment ``s`` is DataCopyPad padding that the read ``r`` stops short of."""
+    holes = r.tier.holes
+    if not holes or r.ends is None:
+        return False
+    for (lo, hi), end in zip(r.runs, r.ends):
+        for g in range(max(lo, s.lo), min(hi, s.hi)):
+            valid = holes.get(g)
+            if valid is None or g != hi - 1 or end > g * GRANULE + valid:
+                return False
+    return True
 
 
 def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:

@@ -175,3 +175,41 @@ class TilingError(KernelError):
     """Host-side tiling: a template combination that is not compiled, a shape the tiling cannot split."""
 
     check = "tiling"
+
+
+class InternalError(KernelError):
+    """A bug of ascend_sim: an exception that escaped an API call without naming a rule."""
+
+    check = "internal"
+
+
+def internal_error(exc: BaseException) -> BaseException:
+    """``exc`` as an ``InternalError`` when it escaped from the simulator's own code, else ``exc``.
+
+    Called once when a block fails (never on the hot path). An exception raised in the learner's
+    own code (its innermost frame outside ascend_sim) is the learner's and passes unchanged.
+    """
+    if isinstance(exc, KernelError) or not isinstance(exc, Exception):
+        return exc
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    inner = [f for f in frames[1:] if "site-packages" not in f.f_code.co_filename]
+    if not inner or not _is_internal(inner[-1].f_code.co_filename):
+        return exc                      # raised in kernel code (or in numpy called by it): the learner's
+    learner = [f for f in frames if not _is_internal(f.f_code.co_filename)]
+    site = (learner[-1].f_code.co_filename, learner[-1].f_lineno) if learner else ("<unknown>", 0)
+    where = inner[-1].f_code
+    err = InternalError(
+        f"internal error in ascend_sim, please report: {type(exc).__name__}: {exc} (raised in "
+        f"{os.path.relpath(where.co_filename, _PKG_DIR)}:{where.co_name} during the call on this line)",
+        fix="this is a bug of the simulator, not of the kernel: report it with this message and the kernel; "
+            "meanwhile check the call's arguments against the Ascend C API page", site=site)
+    err.__cause__ = exc
+    return err
+
+
+def site_outside(depth: int) -> tuple:
+    """The learner's (code, offset) site seen from ``depth`` frames above the caller (skips our own frames)."""
+    return _outside(_getframe(depth + 1))

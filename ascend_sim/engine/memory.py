@@ -32,13 +32,10 @@ class GmBuffer:
         self.nbytes = self.raw.size
         self.base_addr = base_addr
         self.dtype = array.dtype
-        self._owner: np.ndarray | None = None   # block that wrote each 32 B chunk, -1 none
-        self._partial: dict[int, np.ndarray] = {}
-
-    def owners(self) -> np.ndarray:
-        if self._owner is None:
-            self._owner = np.full((self.nbytes + GRANULE - 1) // GRANULE, -1, np.int16)
-        return self._owner
+        self.shadow = None          # gmcheck.GmShadow once the launch writes the buffer
+        self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
+        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
+        self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
 
 
 class GmPtr:
@@ -79,7 +76,10 @@ class Tier:
     starts from zeroed bytes and a blank shadow); its arena comes from a pool shared by launches.
     """
 
+    freed = False           # see FreedTier
+
     def __init__(self, name: str, capacity: int, usable: int, align: int):
+        self.freed_view = FreedTier(self)
         self.name, self.capacity, self.usable, self.align = name, capacity, usable, align
         pool = _ARENAS.get(capacity)
         self.arena = pool.pop() if pool else np.zeros(capacity, np.uint8)
@@ -87,6 +87,7 @@ class Tier:
         self.next_free = 0
         self.high = 0           # the highest next_free since the last reset: the bytes a block may have written
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
+        self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -95,12 +96,30 @@ class Tier:
         self.next_free = 0
         self.high = 0
         self.buffers = []
+        self.holes = {}
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""
         self.reset()
         _ARENAS.setdefault(self.capacity, []).append(self.arena)
         self.arena = None
+
+
+class FreedTier:
+    """What a LocalTensor handle points to after FreeTensor: its tier, marked as given back.
+
+    A freed handle's plan-cache keys differ from a live one's, so its next instruction is checked
+    again and the check reports the use after free; AllocTensor points the handle back at the tier.
+    Everything else (name, arena ...) reads through to the tier.
+    """
+
+    freed = True
+
+    def __init__(self, tier: Tier):
+        self.real = tier
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 _ARENAS: dict[int, list[np.ndarray]] = {}      # capacity -> zeroed arenas no tier holds

@@ -18,9 +18,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ascend_sim.engine import context
+from ascend_sim.engine import context, gmcheck
 from ascend_sim.engine.core import Core, make_tiers
-from ascend_sim.engine.errors import ArgumentError, DeadlockError, SyncError, caller_site, format_site
+from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, caller_site, format_site,
+                                      internal_error)
 from ascend_sim.engine.bandwidth import HbmTimeline
 from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
@@ -60,6 +61,8 @@ class Launch:
         self.barrier_gen = 0
         self.cross_flags: dict[tuple, list] = {}
         self._arrive_times: dict[int, float] = {}
+        self._barrier_seen: dict[int, int] = {}     # GM epochs published by the blocks at the current SyncAll
+        self._released_seen: dict[int, int] = {}    # ... and at the last one that completed
         self._release_time = 0.0
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
@@ -119,6 +122,8 @@ class Launch:
         finally:
             context.current = None
             self._abort_all()
+            for buf in self.gm_buffers:
+                gmcheck.release(buf)
             for tiers in (t for pool in self.tier_pool.values() for t in pool):
                 for tier in tiers.values():
                     tier.release()
@@ -204,8 +209,8 @@ class Launch:
             self._finish_checks(b.core)
         except _Abort:
             raise
-        except BaseException as e:          # delivered to the launching thread
-            self._fail(e)
+        except BaseException as e:          # delivered to the launching thread; our own bugs named as such
+            self._fail(internal_error(e))
             return
         finally:
             b.done = True
@@ -290,11 +295,13 @@ class Launch:
         self.barrier_waiting.add(me)
         arrived = self._arrive_times
         arrived[me] = core.end_time()
+        gmcheck.merge_into(self._barrier_seen, gmcheck.publish(core))
         if len(self.barrier_waiting) == len(self.blocks):     # every block, finished ones included, must arrive
             self.barrier_gen += 1
             self._release_time = max(arrived.values()) + self.chip.sync_all_cycles
             self.barrier_waiting = set()
             self._arrive_times = {}
+            self._released_seen, self._barrier_seen = self._barrier_seen, {}
         else:
             def ready() -> bool:
                 return self.barrier_gen > gen
@@ -302,6 +309,7 @@ class Launch:
             ready.what = f"SyncAll at {format_site(site)} ({missing} block(s) have not arrived)"
             ready.site = site
             self.block_wait(ready)
+        gmcheck.merge(core, self._released_seen)      # every block's GM writes before the barrier happen before
         t = self._release_time
         for p in range(len(core.tail)):
             core.tail[p] = max(core.tail[p], t)
@@ -310,8 +318,9 @@ class Launch:
     def cross_core_set(self, core: Core, mode: int, pipe: int, flag: int) -> None:
         """Post flag ``flag`` to the partners of ``core`` (mode 0, 1 or 2) once ``pipe`` has finished."""
         t = max(core.tail[pipe], core.scalar_time) + self.chip.cross_core_flag_cycles
+        seen = gmcheck.publish(core)
         for tgt in self._cross_targets(core, mode):
-            self.cross_flags.setdefault((tgt, flag), []).append(t)
+            self.cross_flags.setdefault((tgt, flag), []).append((t, seen))
         core.scalar_tick()
 
     def cross_core_wait(self, core: Core, flag: int, site: tuple) -> None:
@@ -323,7 +332,8 @@ class Launch:
         ready.what = f"CrossCoreWaitFlag({flag}) at {format_site(site)} (no partner has set it)"
         ready.site = site
         self.block_wait(ready)
-        t = self.cross_flags[key].pop(0)
+        t, seen = self.cross_flags[key].pop(0)
+        gmcheck.merge(core, seen)
         core.scalar_time = max(core.scalar_time, t)
         for p in range(len(core.gate)):
             core.gate[p] = max(core.gate[p], t)

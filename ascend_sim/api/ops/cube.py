@@ -17,9 +17,11 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import FIX, M, MTE1, regions_of, region
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
+from ascend_sim.api.checks import int_fields, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
-from ascend_sim.api.ops.datacopy import burst_view, claim_gm, BurstPlan
+from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
+from ascend_sim.engine.gmcheck import gm_write
 
 FRACTAL_BYTES = 512
 
@@ -36,6 +38,12 @@ class LoadData2DParams:
     ifTranspose: bool = False
     addrMode: int = 0
 
+    def __post_init__(self):
+        if (self.startIndex.__class__ is not int or self.repeatTimes.__class__ is not int
+                or self.srcStride.__class__ is not int or self.sid.__class__ is not int
+                or self.dstGap.__class__ is not int or self.addrMode.__class__ is not int):
+            int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
+
 
 @dataclass
 class MmadParams:
@@ -47,6 +55,10 @@ class MmadParams:
     cmatrixInitVal: bool = True
     cmatrixSource: bool = False
     isBias: bool = False
+
+    def __post_init__(self):
+        if self.m.__class__ is not int or self.n.__class__ is not int or self.k.__class__ is not int:
+            int_fields(self, ("m", "n", "k"))
 
 
 class QuantMode_t(enum.Enum):
@@ -68,6 +80,11 @@ class FixpipeParams:
     quantPre: QuantMode_t = QuantMode_t.NoQuant
     reluEn: bool = False
 
+    def __post_init__(self):
+        if (self.nSize.__class__ is not int or self.mSize.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
+            int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
+
 
 FixpipeParamsV220 = FixpipeParams
 
@@ -76,6 +93,8 @@ _CUBE = {half: (float32, 16, 16, 16), bfloat16: (float32, 16, 16, 16), int8: (in
 
 
 def _tier(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
+    if isinstance(t, LocalTensor):
+        live(op, role, t, site)
     if not isinstance(t, LocalTensor) or t.tier.name not in names:
         where = getattr(getattr(t, "tier", None), "name", type(t).__name__)
         raise PositionError(f"{op}: {role} must live in {' or '.join(names)}, got {where}",
@@ -95,6 +114,15 @@ def _check_l0_address(op: str, t: LocalTensor, site) -> None:
                               f"({t.addr} % {align} = {t.addr % align})",
                               fix=f"{t.tier.name} tensors start on {what}: offset sub-tensors by whole "
                                   f"{align}-byte units", site=site)
+
+
+def _struct(op: str, params, kind, site, fields: tuple[str, ...]) -> None:
+    """``params`` is a ``kind`` whose integer ``fields`` are non-negative ints (again: they may be reassigned)."""
+    if not isinstance(params, kind):
+        raise ArgumentError(f"{op} takes a {kind.__name__}, got {type(params).__name__}",
+                            fix=f"build the parameters with {kind.__name__}(...)", site=site)
+    for name in fields:
+        integer(op, name, getattr(params, name), site, 0)
 
 
 def _build_plan(core, key, build, *args):
@@ -146,6 +174,7 @@ def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
     """LoadData's rules, regions, cost and views."""
     _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
     _tier(src, ("L1",), "LoadData", "src", site)
+    _struct("LoadData", params, LoadData2DParams, site, ("startIndex", "repeatTimes", "srcStride", "dstGap"))
     if dst.dtype != src.dtype:
         raise DtypeError(f"LoadData from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
                          fix="LoadData does not convert dtypes", site=site)
@@ -234,6 +263,7 @@ def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
     _tier(dst, ("L0C",), "Mmad", "dst", site)
     _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
     _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
+    _struct("Mmad", params, MmadParams, site, ("m", "n", "k"))
     if fmA.dtype != fmB.dtype or fmA.dtype not in _CUBE:
         raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube "
                          "takes two half, two bfloat16_t or two int8_t matrices",
@@ -294,9 +324,9 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
+    gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, False, dst.dtype, site)
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch,
                                   dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
-    claim_gm(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)
@@ -310,6 +340,11 @@ def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:
     if not isinstance(dst, GlobalTensor):
         raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor",
                             site=site)
+    _struct("Fixpipe", params, FixpipeParams, site, ("nSize", "mSize", "srcStride", "dstStride"))
+    member("Fixpipe", "quantPre", params.quantPre, QuantMode_t, site)
+    if int(params.mSize) < 1 or int(params.nSize) < 1:
+        raise ArgumentError(f"Fixpipe mSize {params.mSize} and nSize {params.nSize} must be at least 1",
+                            fix="pass the block's rows (mSize) and columns (nSize)", site=site)
     m, n = int(params.mSize), int(params.nSize)
     sp = params.srcStride or n
     dp = params.dstStride or n

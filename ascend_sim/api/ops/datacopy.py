@@ -13,9 +13,10 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
-from ascend_sim.hw.dtypes import ascend_name, as_dtype
-from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, GMWriteConflictError,
-                                      PositionError, kernel_point)
+from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
+from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
+from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
 
@@ -31,6 +32,11 @@ class DataCopyParams:
     srcStride: int = 0
     dstStride: int = 0
 
+    def __post_init__(self):
+        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
+            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
+
 
 @dataclass
 class DataCopyExtParams:
@@ -41,6 +47,12 @@ class DataCopyExtParams:
     srcStride: int = 0
     dstStride: int = 0
     rsv: int = 0
+
+    def __post_init__(self):
+        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
+                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int
+                or self.rsv.__class__ is not int):
+            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
 
 
 @dataclass
@@ -73,20 +85,27 @@ class BurstPlan:
 def DataCopy(dst, src, count_or_params) -> None:
     """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
     p = count_or_params
-    shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyParams else p
+    c = p.__class__
+    shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if c is DataCopyParams else (
+        p if c is int else None)        # anything else is checked on every call (16.0 must not find 16's plan)
     _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
 
 
 def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
+    _operands(dst, src, "DataCopy", site)
     _same_dtype(dst, src, "DataCopy", site)
     isz = dst.dtype.itemsize
     if isinstance(count_or_params, DataCopyParams):
         p = count_or_params
         _check_params(p.blockCount, p.blockLen, site)
+        for name in ("srcStride", "dstStride"):
+            integer("DataCopy", name, getattr(p, name), site, 0, 65535,
+                    fix="strides are gaps in 32-byte blocks (uint16)")
         blen = p.blockLen * BLOCK
         return BurstPlan(p.blockCount, blen, blen + p.srcStride * BLOCK, blen + p.dstStride * BLOCK, blen)
-    count = int(count_or_params)
+    count = integer("DataCopy", "count", count_or_params, site,
+                    fix="pass the number of elements (an int), or a DataCopyParams for a strided copy")
     if count <= 0:
         raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
                             site=site)
@@ -104,17 +123,42 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     p = params
     shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
              else None)
-    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, kernel_point(), pad=padParams)
+    site = kernel_point()
+    if padParams is not None:
+        _check_pad(padParams, dst, site)
+    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, site, pad=padParams)
+
+
+def _check_pad(pad, dst, site) -> None:
+    """DataCopyPadExtParams: isPad a bool, paddings 0..32 bytes' worth of elements, a padding value for dst's dtype."""
+    if not isinstance(pad, DataCopyPadExtParams):
+        raise ArgumentError(f"DataCopyPad padParams must be a DataCopyPadExtParams, got {type(pad).__name__}",
+                            fix="DataCopyPadExtParams(isPad, leftPadding, rightPadding, paddingValue)", site=site)
+    if pad.isPad.__class__ is not bool:
+        raise ArgumentError(f"DataCopyPad isPad must be True or False, got {pad.isPad!r}",
+                            fix="isPad=True fills the padding with paddingValue", site=site)
+    for name in ("leftPadding", "rightPadding"):
+        integer("DataCopyPad", name, getattr(pad, name), site, 0, 32)
+    if isinstance(dst, LocalTensor):
+        scalar_arg("DataCopyPad", "paddingValue", pad.paddingValue, dst.dtype, site)
 
 
 def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
+    _operands(dst, src, "DataCopyPad", site)
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
         raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
                             "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
     _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
+    for name in ("srcStride", "dstStride"):
+        integer("DataCopyPad", name, getattr(params, name), site, 0, fix="strides are gaps, never negative")
     blen = params.blockLen
+    isz = dst.dtype.itemsize
+    if blen % isz:
+        raise AlignmentError(f"DataCopyPad blockLen {blen} bytes is not a whole number of "
+                             f"{ascend_name(dst.dtype)} elements ({isz} bytes each; {blen} % {isz} = {blen % isz})",
+                             fix=f"blockLen is in bytes: pass elements * {isz}", site=site)
     ub_blen = -(-blen // BLOCK) * BLOCK
     if isinstance(src, GlobalTensor):       # GM -> UB
         return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
@@ -124,7 +168,7 @@ def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
 def SetAtomicAdd(dtype=None) -> None:
     """Following UB -> GM copies add into GM instead of overwriting (``SetAtomicAdd<T>()``)."""
     core = current_core()
-    core.atomic = as_dtype(dtype) if dtype is not None else True
+    core.atomic = dtype_arg("SetAtomicAdd", dtype, kernel_point()) if dtype is not None else True
     core.scalar_tick()
 
 
@@ -236,6 +280,9 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
                             fix="L1 -> L0A/L0B is LoadData; L0C -> GM is Fixpipe; GM <-> UB/L1 is DataCopy",
                             site=site)
     pipe, rate = paths[key]
+    for t, role in ((src, "source"), (dst, "destination")):
+        check_aligned(t.addr, 32, f"{op} {role} {t.tier.name}",
+                      f"{t.tier.name} tensors start on a 32-byte boundary: offset sub-tensors by multiples of 32 bytes")
     _check_local_span(src, src_span, op, site)
     _check_local_span(dst, dst_span, op, site)
     regions = (regions_of((burst_region(src, plan.count, plan.blen, plan.src_pitch),)),
@@ -249,6 +296,12 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     if off < 0 or off + cp.span > buf.nbytes:       # the GM side is the one part a plan cannot check
         src.check_range(off, cp.span, f"{op} read")
     plan = cp.plan
+    if buf.written:                 # racecheck: a GM read of bytes this launch wrote (inputs never are)
+        gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
+    record_read(core, buf, off, plan.count, plan.blen, plan.src_pitch)     # for the write-after-read check
+    holes = None
+    if plan.dst_blen > plan.blen and (pad is None or not pad.isPad):
+        holes = _blank_padding(dst, plan)       # padding blocks nothing wrote before this copy
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                             buf, off, plan.blen, plan.src_pitch, src.l2_mode),      # timing.gm_transfer
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
@@ -256,10 +309,29 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
-    if plan.dst_blen > plan.blen and pad is not None and pad.isPad:
-        d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
-        fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
-        d[:, plan.blen:] = fill.view(np.uint8)
+    if plan.dst_blen > plan.blen:
+        if holes is None:                   # isPad: the padding is written
+            d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
+            fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
+            d[:, plan.blen:] = fill.view(np.uint8)
+        elif holes:
+            _leave_padding(dst.tier, holes, plan.blen % BLOCK)
+
+
+def _blank_padding(dst: LocalTensor, plan: BurstPlan) -> list[int]:
+    """The 32-byte blocks holding a burst's padding that nothing has written yet (before the copy)."""
+    sh = dst.tier.shadow
+    gs = [(dst.addr + b * plan.dst_pitch + plan.blen) // BLOCK for b in range(plan.count)]
+    return [g for g in gs if not all(s.init for s in sh.peek(g, g + 1))]
+
+
+def _leave_padding(tier, granules: list[int], valid: int) -> None:
+    """initcheck: DataCopyPad (isPad false) wrote only the first ``valid`` bytes of these blocks; reads past them
+    are reported."""
+    for g in granules:
+        tier.holes[g] = valid
+        for s in tier.shadow.span(g, g + 1):
+            s.init = False
 
 
 def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site, pad=None) -> None:
@@ -274,6 +346,7 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
                          f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
                          fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
                              "if it should overwrite", site=site)
+    gm_write(core, buf, off, plan.count, plan.dst_blen, plan.dst_pitch, MTE3, atomic, dst.dtype, site)
     core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                   buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode),                # timing.gm_transfer
@@ -287,7 +360,6 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
         with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
             d[...] = (cur + add).astype(dt).view(np.uint8)
         return
-    claim_gm(core, buf, off, plan, dst.dtype, site)
     if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local
     else:
@@ -322,7 +394,24 @@ def _local_bursts(t: LocalTensor, count: int, blen: int, pitch: int) -> np.ndarr
     return np.ndarray((count,), np.dtype((np.void, blen)), arena, t.addr, (pitch,))
 
 
+def _operands(dst, src, op: str, site) -> None:
+    """Both operands are tensors: a live LocalTensor, or a GlobalTensor with its buffer set."""
+    for t, role in ((dst, "dst"), (src, "src")):
+        if t.__class__ is LocalTensor:
+            live(op, role, t, site)
+        elif t.__class__ is GlobalTensor:
+            if t.buf is None:
+                raise ArgumentError(f"{op}: {role} GlobalTensor used before SetGlobalBuffer",
+                                    fix="call xGm.SetGlobalBuffer(x + offset, length) in Init", site=site)
+        else:
+            raise PositionError(f"{op}: {role} must be a LocalTensor or a GlobalTensor, got {type(t).__name__}",
+                                fix=f"{op}(dst, src, ...) takes tensors: a queue's tensor and a GlobalTensor",
+                                site=site)
+
+
 def _check_params(count: int, blen: int, site, max_len: int = 65535) -> None:
+    integer("DataCopy", "blockCount", count, site)
+    integer("DataCopy", "blockLen", blen, site)
     if not 1 <= count <= 4095:
         raise ArgumentError(f"blockCount must be in 1..4095, got {count}", fix="split the copy in several calls",
                             site=site)
@@ -344,82 +433,3 @@ def _same_dtype(dst, src, op: str, site) -> None:
     if dst.dtype != src.dtype:
         raise DtypeError(f"{op} between {ascend_name(src.dtype)} source and {ascend_name(dst.dtype)} destination",
                          fix="copies do not convert: use the same dtype on both sides and Cast in UB", site=site)
-
-
-def claim_gm(core, buf, off: int, plan: BurstPlan, dtype, site) -> None:
-    """memcheck: record which core wrote each GM byte; two cores on the same bytes is an error.
-
-    A 32-byte chunk written whole has one owner (``buf.owners()``); a chunk written in part keeps
-    an owner per byte (``buf._partial``). Each write is checked against both.
-    """
-    own = buf._owner
-    if own is None:
-        own = buf.owners()
-    if plan.count == 1 and not (off | plan.dst_blen) & 31 and not buf._partial:
-        # the usual copy-out: one burst of whole chunks; one reduction decides it when nobody wrote them yet
-        seg = own[off >> 5:(off + plan.dst_blen) >> 5]
-        if seg.tobytes() != _UNOWNED[:seg.nbytes]:     # one memcmp decides the usual case: nobody wrote them
-            _check_chunks(core, buf, seg, off, plan, dtype, site)
-        seg.fill(core.uid)
-        return
-    _claim_bursts(core, buf, own, off, plan, dtype, site)
-
-
-_UNOWNED = np.full(1 << 15, -1, np.int16).tobytes()    # the owner bytes of chunks nobody wrote (-1)
-
-
-def _check_chunks(core, buf, seg: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
-    """Raise if a block other than ``core`` owns one of the whole chunks ``seg`` (burst by burst)."""
-    seg = seg.reshape(-1)
-    clash = (seg >= 0) & (seg != core.uid)
-    if clash.any():
-        i = int(np.flatnonzero(clash)[0])
-        burst, k = divmod(i, plan.dst_blen // BLOCK)
-        start = off + burst * plan.dst_pitch
-        _conflict(core, buf, int(seg[i]), start + k * BLOCK, start, start + plan.dst_blen, dtype, site)
-
-
-def _claim_bursts(core, buf, own: np.ndarray, off: int, plan: BurstPlan, dtype, site) -> None:
-    """``claim_gm`` for strided copies and copies that cover chunks in part."""
-    me = core.uid
-    if not buf._partial and off % BLOCK == 0 and plan.dst_blen % BLOCK == 0 and plan.dst_pitch % BLOCK == 0:
-        # every burst covers whole chunks: check and claim them through one (bursts, chunks) view
-        seg = burst_view(own, off // BLOCK, plan.count, plan.dst_blen // BLOCK, plan.dst_pitch // BLOCK)
-        if seg.tobytes() != _UNOWNED[:seg.nbytes]:      # a copy of the owners and one memcmp, as in claim_gm
-            _check_chunks(core, buf, seg, off, plan, dtype, site)
-        seg[...] = me
-        return
-
-    def check(owners: np.ndarray, first_byte: int, unit: int, start: int, end: int) -> None:
-        clash = (owners >= 0) & (owners != me)
-        if clash.any():
-            i = int(np.flatnonzero(clash)[0])
-            _conflict(core, buf, int(owners[i]), first_byte + i * unit, start, end, dtype, site)
-
-    for b in range(plan.count):
-        start = off + b * plan.dst_pitch
-        end = start + plan.dst_blen
-        c0, c1 = -(-start // BLOCK), end // BLOCK               # chunks written whole
-        if c1 > c0:
-            check(own[c0:c1], c0 * BLOCK, BLOCK, start, end)
-            for c in [c for c in buf._partial if c0 <= c < c1]:
-                check(buf._partial[c], c * BLOCK, 1, start, end)
-            own[c0:c1] = me
-        for c in {start // BLOCK, (end - 1) // BLOCK} - set(range(c0, c1)):    # chunks written in part
-            lo, hi = max(start, c * BLOCK), min(end, (c + 1) * BLOCK)
-            if own[c] >= 0 and own[c] != me:
-                _conflict(core, buf, int(own[c]), lo, start, end, dtype, site)
-            part = buf._partial.setdefault(c, np.full(BLOCK, -1, np.int16))
-            check(part[lo - c * BLOCK:hi - c * BLOCK], lo, 1, start, end)
-            part[lo - c * BLOCK:hi - c * BLOCK] = me
-
-
-def _conflict(core, buf, other: int, at: int, start: int, end: int, dtype, site) -> None:
-    oc = core.launch.cores[other]
-    isz = np.dtype(dtype).itemsize
-    raise GMWriteConflictError(
-        f"block {core.block_idx} ({core.core_type}) writes GM buffer {buf.name!r} bytes {start}..{end - 1} "
-        f"(elements {start // isz}..{(end - 1) // isz}); byte {at} was already written by block {oc.block_idx} "
-        f"({oc.core_type}) in this launch",
-        fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, or call "
-            "SetAtomicAdd(dtype) if the blocks are meant to accumulate", site=site)

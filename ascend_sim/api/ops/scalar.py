@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascend_sim.api.checks import integer, live, scalar
 from ascend_sim.engine.core import S
 from ascend_sim.engine.errors import OutOfBoundsError, kernel_point
 from ascend_sim.engine.memory import GRANULE
@@ -16,7 +17,8 @@ from ascend_sim.engine.context import current_core
 
 
 def _check_index(t, index: int, what: str, site) -> int:
-    i = int(index)
+    live(what, "the tensor", t, site)
+    i = integer(what, "index", index, site)
     if not 0 <= i < t.size:
         raise OutOfBoundsError(f"{what}({i}) outside the tensor's {t.size} {ascend_name(t.dtype)} elements "
                                f"({t.tier.name}+{t.addr})", fix=f"use an index in 0..{t.size - 1}", site=site)
@@ -29,7 +31,8 @@ def local_get_value(t, index: int):
     i = _check_index(t, index, "GetValue", site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
-    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1)),),
+    end = t.addr + (i + 1) * t.dtype.itemsize            # the slice's step: the byte the read ends at
+    core.issue(S, "GetValue", core.chip.scalar_mem_cycles, reads=((t.tier, slice(g, g + 1, end)),),
                nbytes=t.dtype.itemsize, src=t.tier.name, dst="", klass="scalar", site=site)
     return t.view(i + 1)[i].item()
 
@@ -38,6 +41,7 @@ def local_set_value(t, index: int, value) -> None:
     """Write one element on the scalar pipe."""
     site = kernel_point()
     i = _check_index(t, index, "SetValue", site)
+    scalar("SetValue", "value", value, t.dtype, site)
     core = current_core()
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
     core.issue(S, "SetValue", core.chip.scalar_mem_cycles, writes=((t.tier, slice(g, g + 1)),),

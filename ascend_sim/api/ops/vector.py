@@ -18,11 +18,12 @@ import numpy as np
 
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
-from ascend_sim.engine.core import V, regions_of, region
+from ascend_sim.engine.core import V, Runs, regions_of, region
 from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
+from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -72,17 +73,20 @@ class SELMODE(enum.Enum):
 
 
 # ----------------------------------------------------------------------------- operand checks
-def _ub(t, op: str, role: str, site) -> LocalTensor:
+def _ub(t, op: str, role: str, site, align: int = 32) -> LocalTensor:
+    """``t`` is a live UB LocalTensor starting on an ``align``-byte boundary (32 unless the op's page says less)."""
     if not isinstance(t, LocalTensor):
         raise PositionError(f"{op}: {role} is a {type(t).__name__}; vector instructions work on UB LocalTensors only",
                             fix="DataCopy the data from GM into a VECIN tensor first", site=site)
+    live(op, role, t, site)
     if t.tier.name != "UB":
         raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
-    if t.addr % 32:
-        raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not 32-byte aligned ({t.addr} % 32 = {t.addr % 32})",
-                             fix="offset sub-tensors by a multiple of 32 bytes "
-                                 f"({32 // t.dtype.itemsize} {ascend_name(t.dtype)} elements)", site=site)
+    if t.addr % align:
+        raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not {align}-byte aligned "
+                             f"({t.addr} % {align} = {t.addr % align})",
+                             fix=f"offset sub-tensors by a multiple of {align} bytes "
+                                 f"({max(1, align // t.dtype.itemsize)} {ascend_name(t.dtype)} elements)", site=site)
     return t
 
 
@@ -95,7 +99,7 @@ def _same(op: str, site, *ts: LocalTensor) -> None:
 
 
 def _count(op: str, count, site, *ts: LocalTensor) -> int:
-    n = int(count)
+    n = integer(op, "count", count, site)
     if n < 0:
         raise ArgumentError(f"{op}: count {n} is negative", fix="pass the number of elements", site=site)
     for t in ts:
@@ -137,12 +141,12 @@ def _mask_key(op: str, mask, itemsize: int, site):
             raise ArgumentError(f"{op}: {lanes} lanes per repeat for {itemsize}-byte elements, but a bit mask "
                                 f"[low64, high64] selects at most 128",
                                 fix=f"use a continuous mask (an int in 1..{lanes}) or the count form", site=site)
-        lo, hi = (int(m) & (2**64 - 1) for m in mask)
+        lo, hi = (integer(op, "mask word", m, site, 0, 2**64 - 1, fix="each mask word is a uint64") for m in mask)
         if lanes == 64 and hi:
             raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
                                 fix="for 32-bit dtypes only mask[0] selects lanes", site=site)
         return (lo, hi)
-    m = int(mask)
+    m = integer(op, "mask", mask, site)
     if not 1 <= m <= lanes:
         raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
                             f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
@@ -150,7 +154,7 @@ def _mask_key(op: str, mask, itemsize: int, site):
 
 
 def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
-    r = int(repeat)
+    r = integer(op, "repeatTimes", repeat, site)
     if not 0 <= r <= max_repeat:
         raise ArgumentError(f"{op}: repeatTimes {r} outside 0..{max_repeat}",
                             fix="split the work into several instructions of at most 255 repeats", site=site)
@@ -160,14 +164,17 @@ def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
 _PATTERNS: dict = {}
 
 
-def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list]:
-    """(largest element index, granule runs relative to the operand) of a lane pattern, cached."""
+def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
+    """(largest element index, granule runs relative to the operand, the byte each run's access ends at)
+    of a lane pattern, cached."""
     key = (id(idx), itemsize)
     hit = _PATTERNS.get(key)
     if hit is None or hit[0] is not idx:
-        rel = runs(np.unique(idx * itemsize // GRANULE)) if idx.size else []
-        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel)
-    return hit[1], hit[2]
+        g = idx * itemsize // GRANULE
+        rel = runs(np.unique(g)) if idx.size else []
+        ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
+        hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel, ends)
+    return hit[1], hit[2], hit[3]
 
 
 class _Access:
@@ -186,13 +193,15 @@ class _Access:
         else:
             self.idx = idx
             self.n = idx.size
-            top, rel = _pattern(idx, isz)
-            if top >= t.size:
+            top, rel, ends = _pattern(idx, isz)
+            if top >= t.size or (idx.size and idx.min() < 0):
                 raise OutOfBoundsError(
                     f"{op}: the repeat/stride pattern reaches element {top} but the tensor holds "
                     f"{t.size} {ascend_name(t.dtype)} elements", fix="lower repeatTimes or the strides", site=site)
             base = t.addr // GRANULE            # operands are 32-byte aligned (checked in _ub)
-            self.region = (t.tier, [(base + lo, base + hi) for lo, hi in rel])
+            rs = Runs((base + lo, base + hi) for lo, hi in rel)
+            rs.ends = [t.addr + e for e in ends]
+            self.region = (t.tier, rs)
 
     def get(self) -> np.ndarray:
         if self.idx is None:                # count form: a view, made once (plans reuse their operands)
@@ -226,13 +235,28 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
     key = _mask_key(op, mask, isz, site)
     r = _check_repeat(op, repeat, site, current_core().chip.vec_max_repeat)
     names = ["src0", "src1"] if len(srcs) == 2 else ["src"]
-    d_idx = _lane_index(isz, key, r, params.dstBlkStride, params.dstRepStride)
+    kind = BinaryRepeatParams if len(srcs) == 2 else UnaryRepeatParams
+    if not isinstance(params, kind):
+        raise ArgumentError(f"{op}: the repeat form takes a {kind.__name__}, got {type(params).__name__}",
+                            fix=f"{op}(dst, ..., mask, repeatTimes, {kind.__name__}(...))", site=site)
+    d_idx = _lane_index(isz, key, r, _stride(op, params, "dstBlkStride", site),
+                        _stride(op, params, "dstRepStride", site))
     s_acc = []
     for name, s in zip(names, srcs):
-        blk = getattr(params, f"{name}BlkStride")
-        rep = getattr(params, f"{name}RepStride")
+        blk = _stride(op, params, f"{name}BlkStride", site)
+        rep = _stride(op, params, f"{name}RepStride", site)
         s_acc.append(_Access(s, _lane_index(s.dtype.itemsize, key, r, blk, rep), op, site))
     return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
+
+
+MAX_STRIDE = 255       # block and repeat strides: uint8_t fields of the repeat params (assumption: docs/sanitizer.md)
+
+
+def _stride(op: str, params, name: str, site) -> int:
+    """A block or repeat stride of a repeat-params struct: an integer in 0..255, in 32-byte blocks."""
+    return integer(op, name, getattr(params, name), site, 0, MAX_STRIDE,
+                   fix=f"strides count 32-byte blocks forward (uint8_t: 0..{MAX_STRIDE}); to walk backwards, "
+                       "start the operand later and issue the repeats in separate calls")
 
 
 class _VecPlan:
@@ -291,6 +315,9 @@ def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int,
 def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPlan:
     """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``."""
     if len(args) == 1:
+        c = args[0]
+        if c.__class__ is not int:      # a plan key holds the count: 16.0 must not find the plan of 16
+            args = (_count(op, c, site),)
         plan = _planned(op, args[0], ts, build, site, *ts, args)
     else:
         plan = build(site, *ts, args)
@@ -361,7 +388,10 @@ def _scalar(op: str, fn, klass: str = "simple"):
         return _VecPlan(current_core(), d, [a], reps, klass)
 
     def instr(dst, src, scalar, *args) -> None:
-        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+        site = kernel_point()
+        if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
+            scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
+        plan = _issued(op, klass, build, site, (dst, src), args)
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
@@ -394,6 +424,9 @@ Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
 def Axpy(dst, src, scalar, count) -> None:
     """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
     site = kernel_point()
+    if count.__class__ is not int:
+        count = _count("Axpy", count, site)
+    scalar_arg("Axpy", "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
     d = plan.d
@@ -413,6 +446,7 @@ def Duplicate(dst, scalar, *args) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
     site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
+    scalar_arg("Duplicate", "scalar", scalar, dst.dtype, site)
     if len(args) == 4:
         mask, repeat, blk, rep = args
         args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
@@ -429,6 +463,11 @@ def Cast(dst, src, round_mode: RoundMode, count) -> None:
     if not isinstance(round_mode, RoundMode):
         raise ArgumentError(f"Cast: round mode must be a RoundMode, got {round_mode!r}",
                             fix="e.g. RoundMode.CAST_NONE or RoundMode.CAST_RINT", site=site)
+    if round_mode is RoundMode.CAST_ODD and not is_float(dst.dtype):
+        raise ArgumentError(f"Cast: CAST_ODD (round to odd) produces a float; {ascend_name(src.dtype)} -> "
+                            f"{ascend_name(dst.dtype)} converts to an integer, where it has no meaning",
+                            fix="use CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL or CAST_TRUNC for this pair",
+                            site=site)
     n = _count("Cast", count, site, dst, src)
     d, a = _Access(dst, n, "Cast", site), _Access(src, n, "Cast", site)
     reps = timing.vector_repeats(n, max(dst.dtype.itemsize, src.dtype.itemsize))
@@ -496,6 +535,7 @@ def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
         _ub(t, "Compare", role, site)
     _same("Compare", site, src0, src1)
+    member("Compare", "cmpMode", cmpMode, CMPMODE, site)
     n = _count("Compare", count, site, src0, src1)
     if (n * src0.dtype.itemsize) % 256:
         raise ArgumentError(f"Compare: count {n} x {src0.dtype.itemsize} bytes = {n * src0.dtype.itemsize} is not a "
@@ -520,7 +560,10 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
     site = kernel_point()
     for role, t in (("dst", dst), ("selMask", selMask), ("src0", src0)):
         _ub(t, "Select", role, site)
-    scalar_mode = selMode == SELMODE.VSEL_TENSOR_SCALAR_MODE
+    member("Select", "selMode", selMode, SELMODE, site)
+    scalar_mode = selMode is SELMODE.VSEL_TENSOR_SCALAR_MODE
+    if scalar_mode:
+        scalar_arg("Select", "src1 (the scalar of VSEL_TENSOR_SCALAR_MODE)", src1, dst.dtype, site)
     srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
     _same("Select", site, dst, *srcs)
     n = _count("Select", count, site, dst, *srcs)
@@ -537,9 +580,16 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
 def _reduce(op: str, fn, with_index: bool):
     def instr(dst, src, workLocal, count, calIndex: bool = False) -> None:
         site = kernel_point()
-        for role, t in (("dst", dst), ("src", src), ("workLocal", workLocal)):
-            _ub(t, op, role, site)
+        # dst needs element alignment only: 2 elements with the index (ReduceMax/Min), 1 for ReduceSum
+        # (the ReduceMax API page: 4 bytes for half, 8 for float); src and workLocal 32 bytes
+        _ub(dst, op, "dst", site, align=dst.dtype.itemsize * (2 if with_index else 1)
+            if isinstance(dst, LocalTensor) else 32)
+        _ub(src, op, "src", site)
+        _ub(workLocal, op, "workLocal", site)
         _same(op, site, dst, src)
+        if calIndex.__class__ is not bool:
+            raise ArgumentError(f"{op}: calIndex must be True or False, got {calIndex!r}",
+                                fix="pass calIndex=True to also get the index", site=site)
         n = _count(op, count, site, src)
         if n == 0:
             raise ArgumentError(f"{op}: count must be at least 1", fix="reduce a non-empty range", site=site)
@@ -554,7 +604,7 @@ def _reduce(op: str, fn, with_index: bool):
             tier.shadow.mark_init(lo, hi)
         vals = a.get()
         out = np.zeros(out_n, dst.dtype)
-        out[0] = fn(vals)
+        out[0] = np.asarray(fn(vals)).astype(dst.dtype)     # an integer sum wraps to the dtype
         if out_n == 2:           # the index of the extreme value, stored in the bits of a dst element
             idx = int(np.argmax(vals)) if op == "ReduceMax" else int(np.argmin(vals))
             out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
@@ -596,6 +646,10 @@ def _whole(op: str, fn, arg=None):
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
+        member(op, "order", order, ReduceOrder, site)
+        dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
+        srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
+        srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
         isz = src.dtype.itemsize
         key = _mask_key(op, mask, isz, site)
         lanes = np.flatnonzero(_lane_mask(key, 256 // isz))

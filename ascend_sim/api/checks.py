@@ -1,0 +1,102 @@
+"""Argument rules shared by the API calls: integers, scalars, dtypes, enum members, live local tensors.
+
+Each check raises a KernelError subclass naming the call, the rule, the value and the fix. They run
+where a call is checked: in the plan builders (once per operand shape), or on every call for the
+calls that have no plan. ``docs/sanitizer.md`` lists the rules.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, QueueError, site_outside
+from ascend_sim.hw.dtypes import SUPPORTED, as_dtype, ascend_name, int4b_t
+
+DTYPES = SUPPORTED + (int4b_t,)
+
+
+def integer(op: str, name: str, v, site, lo: int | None = None, hi: int | None = None, fix: str = "") -> int:
+    """``v`` as an int when it is an integer (Python or numpy, not bool) in ``lo..hi``; else ArgumentError."""
+    if v.__class__ is int and (lo is None or v >= lo) and (hi is None or v <= hi):
+        return v                        # the usual case, first
+    if v.__class__ is bool or not isinstance(v, (int, np.integer)):
+        raise ArgumentError(f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}",
+                            fix=fix or f"pass {name} as an int (e.g. int(x) or x // y, not x / y)", site=site)
+    v = int(v)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"in {lo}..{hi}" if lo is not None and hi is not None else (
+            f"at least {lo}" if lo is not None else f"at most {hi}")
+        raise ArgumentError(f"{op}: {name} = {v}, but it must be {rng}",
+                            fix=fix or f"pass {name} {rng}", site=site)
+    return v
+
+
+def scalar(op: str, name: str, v, dtype: np.dtype, site):
+    """A scalar operand for a ``dtype`` instruction: a real number (an integer in range for integer dtypes)."""
+    ok = v.__class__ is not bool and isinstance(v, numbers.Real) or (
+        isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf")
+    if not ok:
+        raise ArgumentError(f"{op}: {name} must be a real number for {ascend_name(dtype)} data, "
+                            f"got {type(v).__name__} {v!r}",
+                            fix=f"pass a Python int or float (it is converted to {ascend_name(dtype)})", site=site)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        f = float(v)
+        if not (np.isfinite(f) and f == int(f) and info.min <= int(f) <= info.max):
+            raise ArgumentError(f"{op}: {name} {v!r} is not an integer in the {ascend_name(dtype)} range "
+                                f"{info.min}..{info.max}",
+                                fix=f"pass an integer that {ascend_name(dtype)} can hold", site=site)
+    return v
+
+
+_KNOWN: dict = {}      # dtype arguments seen before -> their np.dtype
+
+
+def dtype_arg(op: str, d, site) -> np.dtype:
+    """A dtype argument (np.float16, half, "float" ...) that the simulator's chips support."""
+    try:
+        return _KNOWN[d]
+    except (KeyError, TypeError):       # new, or unhashable
+        pass
+    try:
+        dt = as_dtype(d)
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt not in DTYPES:
+        names = ", ".join(ascend_name(x) for x in DTYPES)
+        raise DtypeError(f"{op}: {d!r} is not an Ascend C data type", fix=f"use one of {names}", site=site)
+    _KNOWN[d] = dt
+    return dt
+
+
+def member(op: str, name: str, v, enum_type, site):
+    """``v`` when it is a member of ``enum_type``; else ArgumentError listing the members."""
+    if not isinstance(v, enum_type):
+        names = ", ".join(f"{enum_type.__name__}.{m.name}" for m in enum_type)
+        raise ArgumentError(f"{op}: {name} must be a {enum_type.__name__}, got {v!r}", fix=f"pass one of {names}",
+                            site=site)
+    return v
+
+
+def live(op: str, role: str, t, site) -> None:
+    """``t`` is a LocalTensor that was not given back with FreeTensor (use after free)."""
+    if t.tier.freed:
+        raise QueueError(f"{op}: {role} is a tensor that was given back with FreeTensor (use after free): "
+                         f"its {t.tier.name} bytes {t.addr}..{t.addr + t.nbytes - 1} belong to the queue again "
+                         f"and the next AllocTensor hands them out",
+                         fix="finish every read and write of a tensor before FreeTensor, or AllocTensor "
+                             "a new one", site=site)
+
+
+def int_fields(struct, names: tuple[str, ...], lo: int = 0) -> None:
+    """A parameter struct's integer fields, checked when it is built (``__post_init__``): ints >= ``lo``.
+
+    Plans are cached by these fields, so a float 1.0 must be refused before it can find the plan of 1.
+    Callers guard it with a class test of each field (negative ints are caught by the plan builders).
+    """
+    for name in names:
+        v = getattr(struct, name)
+        if v.__class__ is not int or v < lo:
+            integer(type(struct).__name__, name, v, site_outside(3), lo)
+

@@ -1,0 +1,345 @@
+"""The GM sanitizer: who wrote each GM byte and when, checked on the same happens-before edges as the timing.
+
+Every GM write (MTE3 DataCopy, Fixpipe) records, per 32-byte chunk (per byte for chunks written in
+part), the id of a write descriptor: the writer's tag ``((epoch << 20) | core uid) + 1``, the writing
+pipe with its sequence number, whether the write was an atomic add, and the instruction's record.
+A core's ``epoch`` grows each time it
+publishes its progress (SyncAll arrival, CrossCoreSetFlag); ``core.seen[uid]`` is the last epoch of
+core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWaitFlag). Then:
+
+- write ownership (memcheck): a write over bytes another block wrote is an error unless that write
+  happens before this one (SyncAll or a cross-core flag in between) or both are atomic adds;
+- atomic vs plain (racecheck): an atomic add and a plain write of another block on the same bytes
+  with no synchronisation between them;
+- GM read-after-write (racecheck): an MTE2 read of bytes written by the same block's MTE3/FIX pipe
+  with no flag or barrier between (the pipes' vector clocks), or by another block with no SyncAll or
+  cross-core flag between;
+- GM write-after-read across blocks (racecheck): a write over bytes another block read with no
+  SyncAll or cross-core flag between (blocks run one after another here, so a block that reads a
+  later block's output is caught when that block writes). Reads are kept per reading core
+  (``buf.reads``), checked only when a block writes a buffer another block has read, and only
+  those of a core whose reads' bounding box meets the write.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy import count_nonzero
+
+from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
+from ascend_sim.engine.instr import PIPES, Instr
+
+CHUNK = 32
+SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
+UID = (1 << SHIFT) - 1
+
+
+class GmShadow:
+    """The write history of one GM buffer: a write id per 32-byte chunk (per byte for chunks written in part).
+
+    Write ``i`` is ``desc[i] = (tag, (record << 32) | pipe word)``, the pipe word being
+    ``(seq << 4) | atomic << 3 | pipe``; id 0 is "never written" (tag 0). One int32 per chunk keeps
+    the usual copy-out to one check and one fill of 4 bytes a chunk.
+    """
+
+    __slots__ = ("wid", "tags", "words", "n", "cap", "partial")
+
+    def __init__(self, nbytes: int):
+        self.wid = np.zeros(-(-nbytes // CHUNK), np.int32)
+        self.tags = np.zeros(64, np.int64)          # descriptor i: tags[i], words[i]
+        self.words = np.zeros(64, np.int64)
+        self.n = 1
+        self.cap = 64
+        self.partial: dict[int, np.ndarray] = {}    # chunk -> per-byte write ids (32 int32)
+
+    def grow(self) -> None:
+        self.tags = np.concatenate([self.tags, np.zeros_like(self.tags)])
+        self.words = np.concatenate([self.words, np.zeros_like(self.words)])
+        self.cap *= 2
+
+    def decode(self, ids: np.ndarray) -> tuple:
+        """(written, uid, epoch, pipe word, record) arrays of the writes ``ids`` point to."""
+        tags, words = self.tags[ids] - 1, self.words[ids]
+        return tags >= 0, tags & UID, tags >> SHIFT, words & 0xFFFFFFFF, words >> 32
+
+
+_POOL: dict[int, list[GmShadow]] = {}      # chunk count -> shadows of finished launches, write ids zeroed
+_POOL_MAX = 4
+
+
+def shadow_of(buf) -> GmShadow:
+    """The buffer's shadow, made on its first write: a pooled one of the same size when there is one.
+
+    Reusing the arrays of earlier launches spares the page faults of fresh memory on every write.
+    """
+    n = -(-buf.nbytes // CHUNK)
+    pool = _POOL.get(n)
+    sh = pool.pop() if pool else None
+    if sh is None:
+        sh = GmShadow(buf.nbytes)
+    buf.shadow = sh
+    return sh
+
+
+def release(buf) -> None:
+    """At the end of a launch: forget the buffer's reads and writes, and keep its shadow for the next launch."""
+    buf.reads = {}
+    buf.boxes = {}
+    sh = buf.shadow
+    if sh is None:
+        return
+    buf.shadow = None
+    if sh.n > 1:
+        sh.wid.fill(0)
+    sh.n = 1
+    sh.partial = {}
+    pool = _POOL.setdefault(len(sh.wid), [])
+    if len(pool) < _POOL_MAX:
+        pool.append(sh)
+
+
+def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, int]]:
+    """Byte ranges [start, end) of ``count`` bursts of ``blen`` bytes, ``pitch`` apart, from ``off``."""
+    return [(off + b * pitch, off + b * pitch + blen) for b in range(count)]
+
+
+# ----------------------------------------------------------------------------- writes
+def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
+    """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
+    reads = buf.reads
+    if reads and (len(reads) > 1 or core.uid not in reads):
+        _check_after_reads(core, buf, off, count, blen, pitch, site)
+    sh = buf.shadow
+    if sh is None:
+        sh = shadow_of(buf)
+    buf.written = True
+    # a new descriptor: the tag, the record the instruction is about to get, its pipe's next sequence number
+    w = sh.n
+    if w == sh.cap:
+        sh.grow()
+    sh.n = w + 1
+    sh.tags[w] = ((core.epoch << SHIFT) | core.uid) + 1
+    sh.words[w] = (len(core.records) << 32) | ((core.vc[pipe][pipe] + 1) << 4) | (8 if atomic else 0) | pipe
+    if count == 1 and not (off | blen) & 31 and not sh.partial:
+        seg = sh.wid[off >> 5:(off + blen) >> 5]    # the usual copy-out: one burst of whole chunks
+        if count_nonzero(seg):                      # one pass decides the usual case: nobody wrote them
+            _check_write(core, buf, sh, seg, off, CHUNK, pipe, atomic, (off, off + blen), dtype, site)
+        seg.fill(w)
+        return
+    if not sh.partial and not (off | blen | pitch) & 31:
+        # bursts of whole chunks (Fixpipe rows, strided copies): one (bursts, chunks) view
+        lo, step = off >> 5, pitch >> 5
+        ids = _bursts(sh.wid, lo, count, blen >> 5, step)
+        if count_nonzero(ids):
+            for b in range(count):
+                _check_write(core, buf, sh, ids[b], (lo + b * step) * CHUNK, CHUNK, pipe, atomic,
+                             (off + b * pitch, off + b * pitch + blen), dtype, site)
+        ids[...] = w
+        return
+    for start, end in chunk_runs(off, count, blen, pitch):
+        c0, c1 = -(-start // CHUNK), end // CHUNK   # chunks written whole
+        if c1 > c0:
+            _check_write(core, buf, sh, sh.wid[c0:c1], c0 * CHUNK, CHUNK, pipe, atomic, (start, end), dtype, site)
+            for c in [c for c in sh.partial if c0 <= c < c1]:
+                _check_write(core, buf, sh, sh.partial.pop(c), c * CHUNK, 1, pipe, atomic, (start, end), dtype,
+                             site)
+            sh.wid[c0:c1] = w
+        for c in {start // CHUNK, (end - 1) // CHUNK} - set(range(c0, c1)):     # chunks written in part
+            p = sh.partial.get(c)
+            if p is None:
+                p = sh.partial[c] = np.full(CHUNK, sh.wid[c], np.int32)
+                sh.wid[c] = 0
+            a, b = max(start, c * CHUNK) - c * CHUNK, min(end, (c + 1) * CHUNK) - c * CHUNK
+            _check_write(core, buf, sh, p[a:b], c * CHUNK + a, 1, pipe, atomic, (start, end), dtype, site)
+            p[a:b] = w
+
+
+def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, atomic: bool, span, dtype,
+                 site) -> None:
+    """Raise on the first earlier write of these units (chunks or bytes) that this write may race with."""
+    written, uid, epoch, wps, recs = sh.decode(ids)
+    if not written.any():
+        return
+    mine = written & (uid == core.uid)
+    if mine.any():                  # the same block: another pipe's write not ordered before this one
+        p = wps & 7
+        vc = np.array(core.vc[pipe][:7], np.int64)
+        late = mine & (p != pipe) & ((wps >> 4) > vc[p])
+        if late.any():
+            i = int(np.flatnonzero(late)[0])
+            raise RaceError(
+                f"{_what(core, pipe)} writes GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte "
+                f"{first + i * unit} was written by pipe {PIPES[p[i]]} of this block at {_site(core, recs[i])} "
+                f"with no synchronisation between the two pipes (the later write may land first)",
+                fix=f"SetFlag(HardEvent.{PIPES[p[i]]}_{PIPES[pipe]}, id) after the first write and WaitFlag before "
+                    "the second, or PipeBarrier(PIPE_ALL)", site=site)
+    other = written & ~mine
+    if not other.any():
+        return
+    both_atomic = ((wps & 8) != 0) & atomic     # atomic adds of several blocks accumulate: that is their use
+    unseen = other & ~both_atomic & (epoch > _seen_of(core, uid))
+    if not unseen.any():
+        return
+    i = int(np.flatnonzero(unseen)[0])
+    oc = core.launch.cores[int(uid[i])]
+    isz = np.dtype(dtype).itemsize
+    at = first + i * unit
+    where = (f"GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1} (elements {span[0] // isz}.."
+             f"{(span[1] - 1) // isz}); byte {at} was already written by block {oc.block_idx} ({oc.core_type})")
+    if bool(wps[i] & 8) != atomic:
+        kinds = ("an atomic add", "a plain write") if atomic else ("a plain write", "an atomic add")
+        raise RaceError(
+            f"block {core.block_idx} ({core.core_type}) makes {kinds[0]} to {where} with {kinds[1]} at "
+            f"{_site(core, recs[i])}, and nothing orders the two: the accumulation and the overwrite race",
+            fix="make every write to these bytes an atomic add (SetAtomicAdd before each), or order them: "
+                "SyncAll() between the plain write and the adds", site=site)
+    raise GMWriteConflictError(
+        f"block {core.block_idx} ({core.core_type}) writes {where} at {_site(core, recs[i])} in this launch, "
+        f"with no SyncAll or cross-core flag between the two writes",
+        fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
+            "SetAtomicAdd(dtype) if the blocks are meant to accumulate, or SyncAll() before rewriting "
+            "another block's output", site=site)
+
+
+# ----------------------------------------------------------------------------- reads
+def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, op: str, site) -> None:
+    """racecheck of a GM read on ``pipe`` (MTE2): the bytes' last writes must happen before it.
+
+    Callers skip it while nothing in the launch wrote ``buf`` (``buf.written``), the usual input.
+    """
+    sh = buf.shadow
+    for start, end in chunk_runs(off, count, blen, pitch):
+        c0, c1 = start // CHUNK, -(-end // CHUNK)
+        _check_read(core, buf, sh, sh.wid[c0:c1], c0 * CHUNK, CHUNK, pipe, op, (start, end), site)
+        for c in [c for c in sh.partial if c0 <= c < c1]:
+            a, b = max(start, c * CHUNK) - c * CHUNK, min(end, (c + 1) * CHUNK) - c * CHUNK
+            _check_read(core, buf, sh, sh.partial[c][a:b], c * CHUNK + a, 1, pipe, op, (start, end), site)
+
+
+def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
+    """Remember a GM read for the write-after-read check of later writes by other blocks."""
+    read = (core.epoch, off, count, blen, pitch, len(core.records))
+    mine = buf.reads.get(core.uid)
+    if mine is None:
+        buf.reads[core.uid] = [read]
+    else:
+        mine.append(read)
+
+
+def _box(buf, uid: int, reads: list) -> tuple:
+    """(lowest byte, end byte) of the reads of core ``uid``, extended over the reads added since last time."""
+    lo, hi, k = buf.boxes.get(uid, (1 << 62, -1, 0))
+    for _, roff, rcount, rblen, rpitch, _ in reads[k:]:
+        lo, hi = min(lo, roff), max(hi, roff + (rcount - 1) * rpitch + rblen)
+    buf.boxes[uid] = (lo, hi, len(reads))
+    return lo, hi
+
+
+def _check_after_reads(core, buf, off: int, count: int, blen: int, pitch: int, site) -> None:
+    """Raise if this write covers bytes another block read with no synchronisation between."""
+    seen = core.seen
+    mine = chunk_runs(off, count, blen, pitch)
+    lo, hi = mine[0][0], mine[-1][1]
+    for uid, reads in buf.reads.items():
+        if uid == core.uid:
+            continue
+        blo, bhi = _box(buf, uid, reads)
+        if blo >= hi or bhi <= lo:
+            continue
+        for epoch, roff, rcount, rblen, rpitch, rec in reads:
+            if epoch <= seen.get(uid, -1) or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
+                continue
+            _overlap(core, buf, uid, rec, chunk_runs(roff, rcount, rblen, rpitch), mine, site)
+
+
+def _overlap(core, buf, uid: int, rec: int, theirs: list, mine: list, site) -> None:
+    """The write-after-read error, if a read burst of ``theirs`` meets a write burst of ``mine``."""
+    for rs, re_ in theirs:
+        for ws, we in mine:
+            if rs < we and ws < re_:
+                oc = core.launch.cores[uid]
+                raise RaceError(
+                    f"block {core.block_idx} ({core.core_type}) writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; "
+                    f"byte {max(rs, ws)} was read by block {oc.block_idx} ({oc.core_type}) at {_site(core, rec)}, "
+                    f"with no SyncAll or cross-core flag between that read and this write (blocks run in parallel: "
+                    f"the read may see the old bytes or the new)",
+                    fix="call SyncAll() between the phase that writes and the phase that reads, or hand the "
+                        "data over with CrossCoreSetFlag after the write and CrossCoreWaitFlag before the read",
+                    site=site)
+
+
+def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, op: str, span, site) -> None:
+    if not ids.any():
+        return
+    written, uid, epoch, wps, recs = sh.decode(ids)
+    mine = written & (uid == core.uid)
+    p = wps & 7
+    vc = np.array(core.vc[pipe][:7], np.int64)
+    late = mine & ((wps >> 4) > vc[p])
+    unseen = written & ~mine & (epoch > _seen_of(core, uid))
+    bad = late | unseen
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    at = first + i * unit
+    head = (f"{op} on pipe {PIPES[pipe]} reads GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte {at} "
+            f"was written")
+    if late[i]:
+        w = PIPES[p[i]]
+        raise RaceError(f"{head} by pipe {w} of this block at {_site(core, recs[i])}, with no flag or barrier "
+                        f"between the write and this read (the read may see the old bytes)",
+                        fix=f"SetFlag(HardEvent.{w}_{PIPES[pipe]}, id) after the write and WaitFlag(HardEvent."
+                            f"{w}_{PIPES[pipe]}, id) before this read, or PipeBarrier(PIPE_ALL)", site=site)
+    oc = core.launch.cores[int(uid[i])]
+    raise RaceError(f"{head} by block {oc.block_idx} ({oc.core_type}) at {_site(core, recs[i])}, with no SyncAll "
+                    f"or cross-core flag between that write and this read (blocks run in parallel)",
+                    fix="call SyncAll() between the phase that writes and the phase that reads, or hand the data "
+                        "over with CrossCoreSetFlag after the write and CrossCoreWaitFlag before the read",
+                    site=site)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _bursts(a: np.ndarray, first: int, count: int, n: int, step: int) -> np.ndarray:
+    """A (count, n) view of ``a``: ``count`` runs of ``n`` elements, ``step`` apart, from ``first``."""
+    isz = a.itemsize
+    return np.ndarray((count, n), a.dtype, a, first * isz, (step * isz, isz))
+
+
+def _seen_of(core, uid: np.ndarray) -> np.ndarray:
+    """The last epoch of each writer in ``uid`` that ``core`` has synchronised with (-1: none)."""
+    seen = core.seen
+    if not seen:
+        return np.full(uid.shape, -1, np.int64)
+    u, inv = np.unique(uid, return_inverse=True)
+    return np.array([seen.get(x, -1) for x in u.tolist()], np.int64)[inv].reshape(uid.shape)
+
+
+def _site(core, rec) -> str:
+    r = Instr(*core.records[int(rec)]) if int(rec) < len(core.records) else None
+    return f"{format_site(r.site)} ({r.op})" if r is not None else "<this instruction>"
+
+
+def _what(core, pipe: int) -> str:
+    return f"block {core.block_idx} ({core.core_type}) pipe {PIPES[pipe]}"
+
+
+def publish(core) -> dict:
+    """What ``core`` hands over when it synchronises (SyncAll arrival, CrossCoreSetFlag): then a new epoch."""
+    out = dict(core.seen)
+    out[core.uid] = core.epoch
+    core.epoch += 1
+    return out
+
+
+def merge_into(seen: dict, published: dict) -> None:
+    """Elementwise max of two epoch maps, into ``seen``."""
+    for u, e in published.items():
+        if seen.get(u, -1) < e:
+            seen[u] = e
+
+
+def merge(core, published: dict) -> None:
+    """``core`` has synchronised with ``published`` (SyncAll release, CrossCoreWaitFlag)."""
+    seen = core.seen
+    for u, e in published.items():
+        if u != core.uid and seen.get(u, -1) < e:
+            seen[u] = e
