@@ -76,7 +76,7 @@ _PATHS = (
     ("HBM, the whole chip", "MTE2 + MTE3", "hbm_bytes_per_cycle"),
     ("L1 -> L0A", "MTE1", "l1_to_l0a_bytes_per_cycle"),
     ("L1 -> L0B", "MTE1", "l1_to_l0b_bytes_per_cycle"),
-    ("L0C -> GM", "FIX", "l0c_to_gm_bytes_per_cycle"),
+    ("L0C -> GM", "FIX", "fix_gm_bytes_per_cycle"),
     ("UB -> vector unit -> UB", "V", "vec_repeat_bytes"),
 )
 
