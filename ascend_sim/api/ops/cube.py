@@ -19,6 +19,7 @@ from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
+from ascend_sim.engine.memory import note_gm_write
 from ascend_sim.api.ops.datacopy import burst_view, claim_gm, BurstPlan
 
 FRACTAL_BYTES = 512
@@ -296,6 +297,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned), plan.rd, plan.wr, plan.nbytes, "L0C",
                  "GM", 0, "copy", site)
+    if buf.written_by is not None:
+        note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     claim_gm(core, buf, off, bursts, dst.dtype, site)
     rows = plan.views[0]
     if relu:

@@ -18,6 +18,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
                                       PositionError, kernel_point)
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
+from ascend_sim.engine.memory import note_gm_write
 
 BLOCK = 32  # bytes per DataBlock
 
@@ -276,6 +277,9 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
     core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0),
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
+    if buf.written_by is not None:
+        note_gm_write(buf, off, plan.count, plan.dst_blen if atomic else plan.blen, plan.dst_pitch,
+                      len(core.records) - 1)
     if atomic:
         s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
         d = burst_view(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
