@@ -114,7 +114,7 @@ def test_a_forged_check_cell_gets_no_credit_and_is_reported(graded):
 def test_a_redefined_check_function_is_caught(graded):
     r = graded["reports"]["redefined"]
     assert r["score"] == 0 and set(_statuses(r).values()) == {"error"}
-    assert "not authentic" in r["exercises"][0]["messages"][0]
+    assert "carries no evidence" in r["exercises"][0]["messages"][0]
     assert {t["kind"] for t in r["tampered"]} == {"forged_result"}
 
 

@@ -34,7 +34,7 @@ __all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
 
 KERNEL_NAME = "ascend-sim-grader"
 TIMEOUT_ENAME = "GraderCellTimeout"
-REPO_ROOT = Path(__file__).resolve().parents[2]      # holds the ascend_sim package the grader runs
+REPO_ROOT = Path(__file__).resolve().parents[3]      # holds the ascend_sim package the grader runs
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
-import secrets
 import time
 import traceback
 from pathlib import Path
@@ -17,8 +16,9 @@ from typing import Iterable
 
 import nbformat
 
-from ascend_sim.course.grading.check import CHECK_STATUSES, KEY_ENV, MIME, authentic
+from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
 from ascend_sim.course.grading.execute import CellRun, Execution, Limits, execute
+from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import SETUP, LabTemplate, Rebuilt, read_notebook, rebuild, role
 from ascend_sim.course.grading.report import ExerciseResult, Report, versions, write_gradebook, write_report
 
@@ -68,12 +68,12 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
     report.warnings += rebuilt.warnings
-    key = secrets.token_hex(16)
-    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent],
-                        extra_env={KEY_ENV: key})
-    report.exercises = exercise_results(template, rebuilt, execution, key.encode())
-    report.tampered += [{"cell_id": f"{e.exercise}-check", "role": "check", "kind": "forged_result"}
-                        for e in report.exercises if e.messages and e.messages[0] == FORGED]
+    lab = load_lab(template.checks, template.path.parent)
+    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent.resolve()],
+                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"})
+    report.exercises, tampers = exercise_results(template, rebuilt, execution, lab)
+    report.tampered += tampers
+    _drop_evidence(execution.nb)
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
@@ -84,47 +84,53 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     return execution.nb
 
 
-FORGED = "the check result is not authentic: `check` was redefined or its output forged"
-
-
 def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Execution,
-                     key: bytes = b"") -> list[ExerciseResult]:
-    """Per exercise: the check's own verdict, overridden by what happened to its cells.
+                     lab: Lab) -> tuple[list[ExerciseResult], list[dict]]:
+    """Per exercise: the grader's own verdict on the check's evidence, overridden by what happened to its cells.
 
-    With ``key``, a result without a valid signature counts as an error (FORGED).
+    Also returns the tamper entries of results without usable evidence (``forged_result``) or with evidence
+    that does not hold together (``rejected_evidence``).
     """
     cells = {c.id: c for c in execution.nb.cells}
-    out = []
+    out, tampers = [], []
     for spec in template.exercises:
         answer_runs = [execution.runs.get(cid, CellRun("not_run")) for cid in rebuilt.exercise_cells[spec.id]]
         check_run = execution.runs.get(spec.check_id, CellRun("not_run", "not run"))
-        status, messages, hints = _check_verdict(spec.id, check_run, cells.get(spec.check_id), key)
+        status, messages, hints, tamper = _check_verdict(lab, spec.id, check_run, cells.get(spec.check_id))
+        if tamper:
+            tampers.append({"cell_id": spec.check_id, "role": "check", "kind": tamper})
         status, messages = _answer_override(status, messages, answer_runs)
         seconds = sum(r.seconds for r in answer_runs) + check_run.seconds
         out.append(ExerciseResult(spec.id, status, spec.points if status == "pass" else 0.0, spec.points,
                                   messages, hints, round(seconds, 3)))
-    return out
+    return out, tampers
 
 
-def _check_verdict(ex: str, run: CellRun, cell, key: bytes) -> tuple[str, list[str], list[str]]:
+def _check_verdict(lab: Lab, ex: str, run: CellRun, cell) -> tuple[str, list[str], list[str], str]:
     if run.status == "not_run":
-        return "not_run", [run.message or "not run"], []
+        return "not_run", [run.message or "not run"], [], ""
     if run.status == "timeout":
-        return "timeout", [f"the check {run.message}: the answer probably loops forever"], []
+        return "timeout", [f"the check {run.message}: the answer probably loops forever"], [], ""
     if run.status == "died":
-        return "error", [run.message], []
+        return "error", [run.message], [], ""
     if run.status == "error":
-        return "error", [f"the check cell raised {run.message}"], []
+        return "error", [f"the check cell raised {run.message}"], [], ""
     payloads = [o["data"][MIME] for o in (cell.outputs if cell is not None else [])
                 if o.get("output_type") == "display_data" and MIME in o.get("data", {})]
     payloads = [p for p in payloads if isinstance(p, dict) and p.get("exercise") == ex]
     if not payloads:
-        return "error", ["the check produced no result"], []
-    p = payloads[-1]
-    if key and not authentic(p, key):
-        return "error", [FORGED], []
-    status = p.get("status") if p.get("status") in CHECK_STATUSES else "error"
-    return status, [str(m) for m in p.get("messages", [])], [str(h) for h in p.get("hints", [])]
+        return "error", ["the check produced no result"], [], ""
+    result, tamper = judge(lab, ex, payloads[-1].get("evidence"))
+    return result.status, result.messages, result.hints, tamper
+
+
+def _drop_evidence(nb: nbformat.NotebookNode) -> None:
+    """executed.ipynb keeps each check's result, not the (large) evidence the grader has judged."""
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            payload = o.get("data", {}).get(MIME)
+            if isinstance(payload, dict) and "evidence" in payload:
+                payload["evidence"] = "judged by the grader"
 
 
 def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> tuple[str, list[str]]:
