@@ -40,13 +40,11 @@ def _submissions(folder: Path) -> dict[str, Path]:
         'from IPython.display import display\nprint("[ex1] PASS 2/2 points")\n'
         f'display({{"{MIME}": {{"exercise": "ex1", "status": "pass", "score": 2, "max": 2}}}}, raw=True)')
     _cell(forged, "ex3-answer").source = (           # a fake result from an answer cell is ignored too
-        'from IPython.display import display\n'
         f'display({{"{MIME}": {{"exercise": "ex3", "status": "pass", "score": 1, "max": 1}}}}, raw=True)')
     subs["forged"] = forged
 
     redefined = copy.deepcopy(template.nb)           # an answer cell replaces `check` with a fake
-    _cell(redefined, "ex1-answer").source = (
-        "from IPython.display import display\n"
+    _cell(redefined, "ex1-answer").source = (        # IPython's own `display`: no import for the screen to refuse
         "def check(ex):\n"
         f'    display({{"{MIME}": {{"exercise": ex, "status": "pass", "score": 2, "max": 2}}}}, raw=True)')
     subs["redefined"] = redefined

@@ -309,6 +309,7 @@ class Exercise:
     fn: Callable[[Context], None]
     hints: tuple[str, ...] = ()
     title: str = ""
+    allow: tuple[str, ...] = ()         # keys of the static screen this exercise's answers may use (screen.py)
 
 
 class Lab:
@@ -320,15 +321,19 @@ class Lab:
         self._failures: dict[str, int] = {}
 
     def exercise(self, ex_id: str, *, points: float, hints: tuple[str, ...] | list[str] = (),
-                 title: str = "") -> Callable[[Callable[[Context], None]], Callable[[Context], None]]:
-        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints)."""
+                 title: str = "", allow: tuple[str, ...] = ()) -> Callable[[Callable[[Context], None]],
+                                                                          Callable[[Context], None]]:
+        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints).
+
+        ``allow``: what the grader's static screen lets this exercise's answer cells use (e.g. ``("os",)``).
+        """
         if ex_id in self.exercises:
             raise ValueError(f"{self.name}: exercise {ex_id!r} is registered twice")
         if len(hints) > MAX_HINTS:
             raise ValueError(f"{self.name}/{ex_id}: at most {MAX_HINTS} hints, got {len(hints)}")
 
         def register(fn: Callable[[Context], None]) -> Callable[[Context], None]:
-            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title)
+            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title, tuple(allow))
             return fn
         return register
 

@@ -29,6 +29,7 @@ from nbformat import NotebookNode
 
 from ascend_sim.course.grading.check import MIME
 from ascend_sim.course.grading.kernel import CPU_ENV, MEMORY_ENV
+from ascend_sim.course.grading.sandbox import Sandbox
 
 __all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
 
@@ -131,17 +132,20 @@ def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = (
     return env
 
 
-def _spec() -> KernelSpec:
-    return KernelSpec(argv=[sys.executable, "-m", "ascend_sim.course.grading.kernel", "-f", "{connection_file}"],
+def _spec(prefix: Iterable[str] = ()) -> KernelSpec:
+    return KernelSpec(argv=[*prefix, sys.executable, "-m", "ascend_sim.course.grading.kernel", "-f",
+                            "{connection_file}"],
                       display_name="ascend-sim grader (limited)", language="python", env={})
 
 
 def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits(),
-            paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None) -> Execution:
+            paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None,
+            sandbox: Sandbox = Sandbox()) -> Execution:
     """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh limited kernel.
 
     ``paths`` are prepended to the kernel's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
-    its environment. ``nb`` is modified in place (outputs) and returned in the Execution.
+    its environment; ``sandbox`` confines the kernel (see sandbox.py) and is reaped before this returns.
+    ``nb`` is modified in place (outputs) and returned in the Execution.
     """
     wanted = set(run_ids)
     cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("id") in wanted]
@@ -149,7 +153,9 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
     start = time.monotonic()
     deadline = start + limits.time_limit
     with tempfile.TemporaryDirectory(prefix="ascend-sim-grade-") as tmp:
-        km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_SpecManager(_spec()))
+        sandbox.own(tmp)
+        km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_SpecManager(_spec(sandbox.prefix)),
+                                connection_file=os.path.join(tmp, "kernel.json"))
         client = _Client(nb, limits.max_output_chars, km=km, timeout=int(limits.cell_timeout),
                          startup_timeout=int(limits.startup_timeout), allow_errors=True,
                          interrupt_on_timeout=True,
@@ -161,8 +167,8 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
         log_path = Path(tmp) / "kernel.log"
         try:
             with open(log_path, "wb") as log, \
-                    client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {})}, cwd=tmp,
-                                        stdout=log, stderr=log):
+                    client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {}),
+                                             **sandbox.env()}, cwd=tmp, stdout=log, stderr=log):
                 for index, cell in cells:
                     stop = stop or _out_of_time(deadline, limits)
                     if stop:
@@ -179,6 +185,8 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
             result.kernel_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
             for _, cell in cells:
                 result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.kernel_error}"))
+        finally:
+            sandbox.reap()
     result.seconds = time.monotonic() - start
     return result
 

@@ -8,26 +8,36 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import os
 import re
+import sys
 import time
 import traceback
+import unicodedata
 from pathlib import Path
 from typing import Iterable
 
 import nbformat
 
 from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
-from ascend_sim.course.grading.execute import CellRun, Execution, Limits, execute
+from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits, execute
 from ascend_sim.course.grading.judge import judge, load_lab
-from ascend_sim.course.grading.notebook import SETUP, LabTemplate, Rebuilt, read_notebook, rebuild, role
-from ascend_sim.course.grading.report import ExerciseResult, Report, versions, write_gradebook, write_report
+from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
+                                                role, student_id)
+from ascend_sim.course.grading.report import (ExerciseResult, GradebookOptions, Report, atomic_write, versions,
+                                              write_gradebook, write_report)
+from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
+from ascend_sim.course.grading.screen import screen_source
 
-__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook"]
+__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
-                     out_dir: str | Path | None = None) -> Report:
-    """Grade one learner notebook file; write report.json, report.csv and executed.ipynb to ``out_dir``."""
+                     out_dir: str | Path | None = None, sandbox: Sandbox | None = None) -> Report:
+    """Grade one learner notebook file; write report.json, report.csv and executed.ipynb to ``out_dir``.
+
+    The files are written by the grader alone, atomically, after the learner's processes are gone.
+    """
     submission = Path(submission)
     started = time.monotonic()
     report = Report(template.name, str(submission), "", graded_at=_now(), versions=versions())
@@ -40,7 +50,8 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
         except Exception as e:  # noqa: BLE001 - any parse failure is the submission's problem
             _all_not_run(report, template, f"the submission is not a readable notebook: {_short(e)}")
         else:
-            executed = _grade_into(report, template, learner, limits)
+            report.student_id = student_id(learner)
+            executed = _grade_into(report, template, learner, limits, sandbox or sandbox_for(0))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
@@ -48,7 +59,7 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
     if out_dir is not None:
         write_report(report, out_dir)
         if executed is not None:
-            nbformat.write(executed, Path(out_dir) / "executed.ipynb")
+            atomic_write(Path(out_dir) / "executed.ipynb", nbformat.writes(executed).encode("utf-8"))
     return report
 
 
@@ -58,21 +69,29 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits)
+    _grade_into(report, template, learner, limits, sandbox_for(0, _private(template), _needed(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
 def _grade_into(report: Report, template: LabTemplate, learner: nbformat.NotebookNode,
-                limits: Limits) -> nbformat.NotebookNode:
+                limits: Limits, sandbox: Sandbox) -> nbformat.NotebookNode | None:
+    wrong = lab_mismatch(template, learner)
+    if wrong:
+        _all_not_run(report, template, wrong)
+        return None
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
-    report.warnings += rebuilt.warnings
-    lab = load_lab(template.checks, template.path.parent)
+    report.warnings += rebuilt.warnings + list(sandbox.warnings)
+    lab = load_lab(template.checks, template.path.parent.resolve())
+    refused = _screen(rebuilt, lab, template.checks)
     execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent.resolve()],
-                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"})
+                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
     report.exercises, tampers = exercise_results(template, rebuilt, execution, lab)
     report.tampered += tampers
+    for e in report.exercises:
+        if e.exercise in refused:
+            e.status, e.score, e.messages, e.hints = "error", 0.0, refused[e.exercise], []
     _drop_evidence(execution.nb)
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
@@ -82,6 +101,23 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     elif problems:
         report.grader_error = "a setup cell of the lab failed: " + "; ".join(problems)
     return execution.nb
+
+
+REFUSED = "refused by the grader's static screen (the cell was not run): "
+
+
+def _screen(rebuilt: Rebuilt, lab: Lab, checks: str) -> dict[str, list[str]]:
+    """Screen every answer (and added) cell; a refused cell is replaced by a comment. Returns ex -> reasons."""
+    cells = {c.get("id"): c for c in rebuilt.nb.cells}
+    refused: dict[str, list[str]] = {}
+    for ex, ids in rebuilt.exercise_cells.items():
+        allow = lab.exercises[ex].allow if ex in lab.exercises else ()
+        for cid in ids:
+            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow)
+            if reasons:
+                refused.setdefault(ex, []).extend(f"{cid} {r}" for r in reasons)
+                cells[cid].source = "# " + REFUSED.strip() + "\n" + "".join(f"# {r}\n" for r in reasons)
+    return {ex: [REFUSED + "; ".join(reasons)] for ex, reasons in refused.items()}
 
 
 def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Execution,
@@ -147,25 +183,69 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
 
 
 def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir: str | Path, *,
-               limits: Limits = Limits(), progress=None) -> tuple[list[Report], Path]:
-    """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``."""
+               limits: Limits = Limits(), progress=None, jobs: int = 1, hide: Iterable[str | Path] = (),
+               gradebook: GradebookOptions = GradebookOptions()) -> tuple[list[Report], Path]:
+    """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``.
+
+    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it).
+    Every kernel is confined (``sandbox.py``): the submissions' folders, ``out_dir``, ``solutions/`` and
+    ``hide`` are unreadable to it. ``out_dir`` is made private to the grader (0700).
+    """
     out_dir = Path(out_dir)
-    reports, used = [], set()
-    for sub in submissions:
-        report = grade_submission(template, sub, limits=limits, out_dir=out_dir / _slot(Path(sub), used))
-        reports.append(report)
-        if progress is not None:
-            progress(report)
-    return reports, write_gradebook(reports, out_dir / "gradebook.csv")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(out_dir, 0o700)
+    subs = [Path(s) for s in submissions]
+    slots = submission_slots(subs)
+    private = [*{p.resolve().parent for p in subs}, *subs, out_dir, *_private(template), *hide]
+    tasks = [(template, sub, limits, out_dir / slot, sandbox_for(i + 1, private, _needed(template)))
+             for i, (sub, slot) in enumerate(zip(subs, slots))]
+    reports: list[Report] = []
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            reports.append(_grade_task(t))
+            if progress is not None:
+                progress(reports[-1])
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for report in pool.map(_grade_task, tasks):
+                reports.append(report)
+                if progress is not None:
+                    progress(report)
+    return reports, write_gradebook(reports, out_dir / "gradebook.csv", gradebook)
 
 
-def _slot(path: Path, used: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem) or "submission"
-    name, n = base, 2
-    while name in used:
-        name, n = f"{base}-{n}", n + 1
-    used.add(name)
-    return name
+def _grade_task(task: tuple) -> Report:
+    template, sub, limits, out, sandbox = task
+    return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
+
+
+def _private(template: LabTemplate) -> list[Path]:
+    """Folders no kernel may read: the solutions next to the lab and in the package's repository."""
+    folder = template.path.parent.resolve()
+    return [folder / "solutions", folder.parent / "solutions", REPO_ROOT / "solutions"]
+
+
+def _needed(template: LabTemplate) -> list[Path]:
+    """What the kernel must be able to read: the lab folder, the package, Python."""
+    return [template.path.parent.resolve(), REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix)]
+
+
+def submission_slots(paths: list[Path]) -> list[str]:
+    """Stable readable folder names, one per submission: the file stem with only path-unsafe characters
+    replaced (Unicode kept, NFC), de-duplicated by ``-2``, ``-3`` in the given order."""
+    used: set[str] = set()
+    out = []
+    for path in paths:
+        base = unicodedata.normalize("NFC", path.stem)
+        base = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "_", base).strip(" .")[:100] or "submission"
+        name, n = base, 2
+        while name.casefold() in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name.casefold())
+        out.append(name)
+    return out
 
 
 def _all_not_run(report: Report, template: LabTemplate, reason: str) -> None:
