@@ -72,15 +72,20 @@ class Sandbox:
             reap_uid(self.uid)
 
 
+MODE_ENV = "ASCEND_SIM_GRADER_ISOLATION"    # 'userns' or 'none': use less isolation than available (debugging)
+MODES = ("none", "userns", "root")
+
+
 @functools.lru_cache(maxsize=1)
 def isolation_mode() -> str:
     """'root' (namespaces + user switch), 'userns' (namespaces only) or 'none', probed once."""
+    cap = os.environ.get(MODE_ENV, "root")
     exe = shutil.which("unshare")
-    if exe is None or not sys.platform.startswith("linux"):
+    if exe is None or not sys.platform.startswith("linux") or cap not in MODES:
         return "none"
-    if os.geteuid() == 0 and _works([exe, *NAMESPACES, "true"]):
+    if cap == "root" and os.geteuid() == 0 and _works([exe, *NAMESPACES, "true"]):
         return "root"
-    if _works([exe, "--user", "--map-root-user", *NAMESPACES, "true"]):
+    if cap != "none" and _works([exe, "--user", "--map-root-user", *NAMESPACES, "true"]):
         return "userns"
     return "none"
 

@@ -68,6 +68,8 @@ def screen_source(source: str, *, checks_module: str = "", allow: Iterable[str] 
             root = _root(node)
             if node.attr in FORBIDDEN_ATTRS:
                 refuse(node.attr, f"`.{node.attr}` reaches into simulator or interpreter internals", node)
+            elif node.attr in FORBIDDEN_MODULES or node.attr in ("f2py", "ctypeslib", "distutils"):
+                refuse(node.attr, f"`.{node.attr}` reaches a module outside the exercise", node)
             elif root in modules and node.attr.startswith("_"):
                 refuse(node.attr, f"`{root}....{node.attr}` is a private name of a module", node)
             if isinstance(node.ctx, (ast.Store, ast.Del)) and root in modules:
