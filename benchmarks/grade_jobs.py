@@ -1,6 +1,8 @@
 """Grading throughput: N lab00 submissions graded sequentially and with --jobs 2.
 
     python benchmarks/grade_jobs.py --n 20 --jobs 1 2        # prints one line per run
+    python benchmarks/grade_jobs.py --n 20 --jobs 1 --baseline /work/main   # the same class graded by another
+                                                                              # checkout's `ascend-sim grade`
 
 The submissions are the solved lab, the blank lab and the two wrong-answer rounds, repeated to N
 (what a class looks like: mostly attempts, some blank). Each run grades the same files into a fresh folder.
@@ -45,11 +47,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--baseline", default="", help="a checkout whose sequential `ascend-sim grade` is timed too")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     subs = work / "subs"
     subs.mkdir()
     make_class(subs, args.n)
+    if args.baseline:
+        import os
+        import subprocess
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "ascend_sim", "grade", "lab00", str(subs), "--out", str(work / "base")],
+                       cwd=args.baseline, env={**os.environ, "PYTHONPATH": args.baseline}, stdout=subprocess.DEVNULL)
+        print(f"RESULT n={args.n} baseline {args.baseline} sequential: {time.perf_counter() - t:.1f} s", flush=True)
     for jobs in args.jobs:
         out = work / f"out{jobs}"
         t = time.perf_counter()

@@ -195,3 +195,25 @@ def test_solve_reports_a_wrong_answer_that_passes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 1 and "fixture_lab: FAILED" in out
     assert "PROBLEM wrong-1: ex3 (wrong answer 'counts zeros too') graded pass, expected fail" in out
+
+
+def _comparable(report: dict) -> dict:
+    """A report without what legitimately differs between runs (times, folders)."""
+    drop = {"graded_at", "seconds", "submission"}
+    out = {k: v for k, v in report.items() if k not in drop}
+    out["exercises"] = [{k: v for k, v in e.items() if k != "seconds"} for e in report["exercises"]]
+    return out
+
+
+def test_parallel_grading_gives_identical_reports(graded, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    names = ["solved", "blank", "forged", "syntax", "garbage"]
+    for name in names:
+        shutil.copy(graded["paths"][name], subs / f"{name}.ipynb")
+    cli.main(["grade", str(FIXTURE_LAB), str(subs), "--out", str(tmp_path / "out"), "--jobs", "2", *LIMITS])
+    for name in names:
+        parallel = json.loads((tmp_path / "out" / name / "report.json").read_text())
+        assert _comparable(parallel) == _comparable(graded["reports"][name]), name
+    rows = [r["student_id"] for r in csv.DictReader((tmp_path / "out" / "gradebook.csv").open())]
+    assert rows == sorted(names)
