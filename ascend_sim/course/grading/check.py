@@ -342,39 +342,46 @@ class Lab:
 
         The result carries the evidence transcript when ``ASCEND_SIM_EVIDENCE=1`` (the grader sets it).
         """
-        ex = self._exercise(ex_id)
+        ex = self.get(ex_id)
         ctx = Context(self.name, ex_id, namespace)
         result = self.outcome(ex, ctx)
         if os.environ.get(EVIDENCE_ENV) == "1":
             result.evidence = {"schema": ev.EVIDENCE_SCHEMA, "events": ctx.events}
         return result
 
-    def _exercise(self, ex_id: str) -> Exercise:
+    def get(self, ex_id: str) -> Exercise:
+        """The registered exercise ``ex_id``; KeyError naming the known ones."""
         if ex_id not in self.exercises:
             known = ", ".join(self.exercises) or "none"
             raise KeyError(f"{self.name} has no exercise {ex_id!r} (known: {known})")
         return self.exercises[ex_id]
 
-    def outcome(self, ex: Exercise, ctx: Context) -> CheckResult:
-        """Run ``ex``'s check function with ``ctx`` (learner side or replay) and turn how it ended into a result."""
+    def outcome(self, ex: Exercise, ctx: Context, *, session: bool = True) -> CheckResult:
+        """Run ``ex``'s check function with ``ctx`` (learner side or replay) and turn how it ended into a result.
+
+        ``session``: count the failure towards this session's hints (the grader, which runs each check
+        once, passes False and shows the first hint).
+        """
         try:
             ex.fn(ctx)
         except NotAttempted as e:
             return CheckResult(self.name, ex.id, "not_attempted", 0, ex.points, [str(e)])
         except CheckFailed as e:
-            return self._failed(ex, "fail", str(e))
+            return self._failed(ex, "fail", str(e), session)
         except LearnerError as e:
-            return self._failed(ex, "error", str(e))
+            return self._failed(ex, "error", str(e), session)
         except ev.Rejected:
             raise
         except Exception as e:  # noqa: BLE001 - a bug in the check itself, or learner data it choked on
             where = learner_line(e.__traceback__)
             return self._failed(ex, "error", f"the check could not run your answer: {type(e).__name__}: {e}"
-                                + (f" ({where})" if where else ""))
+                                + (f" ({where})" if where else ""), session)
         return CheckResult(self.name, ex.id, "pass", ex.points, ex.points, list(ctx.notes))
 
-    def _failed(self, ex: Exercise, status: str, message: str) -> CheckResult:
-        n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
+    def _failed(self, ex: Exercise, status: str, message: str, session: bool = True) -> CheckResult:
+        n = 1
+        if session:
+            n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
         return CheckResult(self.name, ex.id, status, 0, ex.points, [message], list(ex.hints[:n]))
 
     def check(self, ex_id: str, namespace: Mapping[str, Any] | None = None) -> None:
@@ -390,7 +397,7 @@ class Lab:
             with _wall_clock_guard(limit):
                 result = self.run(ex_id, namespace)
         except CheckTimeout:
-            ex = self._exercise(ex_id)
+            ex = self.get(ex_id)
             result = self._failed(ex, "error", f"the check was stopped after {limit:g} s of wall-clock time: your "
                                   "answer probably loops forever (a loop whose condition never changes, or a "
                                   f"WaitFlag nobody sets); set {TIMEOUT_ENV} to allow longer")

@@ -33,7 +33,15 @@ _LIB_MARKERS = ("site-packages", "dist-packages")
 
 
 class Rejected(Exception):
-    """The evidence does not hold up: what was rejected and why (shown to the learner as is)."""
+    """The evidence does not hold up: what was rejected and why (shown to the learner as is).
+
+    ``tamper``: the evidence contradicts itself or the check (a forgery); False for a plain provenance
+    failure (numpy-filled outputs, library kernels), which an honest but mistaken answer can cause.
+    """
+
+    def __init__(self, message: str, tamper: bool = True):
+        super().__init__(message)
+        self.tamper = tamper
 
 
 # ----------------------------------------------------------------------------- arrays and values

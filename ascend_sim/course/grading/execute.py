@@ -35,6 +35,7 @@ __all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
 
 KERNEL_NAME = "ascend-sim-grader"
 TIMEOUT_ENAME = "GraderCellTimeout"
+MAX_RESULT_CHARS = 256 * 2**20                        # one check result with its evidence (lab01's is ~ 10 MB)
 REPO_ROOT = Path(__file__).resolve().parents[3]      # holds the ascend_sim package the grader runs
 
 
@@ -96,6 +97,10 @@ class _Client(NotebookClient):
         content = msg.get("content", {})
         data = content.get("data", {})
         size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in data.values())
+        if MIME in data and size > MAX_RESULT_CHARS:      # a check result is exempt from the cap, within reason
+            outs.append(nbformat.v4.new_output("stream", name="stderr", text=f"[grader: a check result of {size:,} "
+                                                                                 "characters was dropped]\n"))
+            return None
         if MIME not in data:
             used = self._sizes.get(cell_index, 0)
             self._sizes[cell_index] = used + size

@@ -64,30 +64,19 @@ def judge(lab: Lab, ex_id: str, evidence: Any) -> tuple[CheckResult, str]:
     Returns the result and a tamper kind: '' (none), 'forged_result' (no usable evidence) or
     'rejected_evidence' (evidence inconsistent with itself or with the check).
     """
-    ex = lab._exercise(ex_id)
+    ex = lab.get(ex_id)
     events = evidence.get("events") if isinstance(evidence, dict) else None
     if not isinstance(events, list) or evidence.get("schema") != ev.EVIDENCE_SCHEMA:
         return CheckResult(lab.name, ex_id, "error", 0, ex.points, [NO_EVIDENCE]), "forged_result"
     ctx = ReplayContext(lab.name, ex_id, events)
-    failures = lab._failures.pop(ex_id, None)        # a fresh hint count: the grader runs each check once
     try:
-        result = lab.outcome(ex, ctx)
+        result = lab.outcome(ex, ctx, session=False)
         if result.passed and ctx.left():
             raise ev.Rejected(f"the evidence holds {ctx.left()} event(s) the check never asked for")
     except ev.Rejected as e:
         result = CheckResult(lab.name, ex_id, "fail", 0, ex.points, [REJECTED + str(e)], list(ex.hints[:1]))
-        return result, ("rejected_evidence" if getattr(e, "tamper", True) else "")
-    finally:
-        lab._failures.pop(ex_id, None)
-        if failures is not None:
-            lab._failures[ex_id] = failures
+        return result, ("rejected_evidence" if e.tamper else "")
     return result, ""
-
-
-def _reject(message: str, tamper: bool = True) -> ev.Rejected:
-    e = ev.Rejected(message)
-    e.tamper = tamper
-    return e
 
 
 class ReplayContext(Context):
@@ -96,6 +85,7 @@ class ReplayContext(Context):
     def __init__(self, lab: str, exercise: str, events: list):
         super().__init__(lab, exercise, {})
         self._events, self._pos = events, 0
+        self._tokens: list[AnswerToken] = []       # keeps the tokens (and so their ids) alive while the check runs
 
     def left(self) -> int:
         return len(self._events) - self._pos
@@ -117,7 +107,7 @@ class ReplayContext(Context):
             raise not_attempted(name, e["state"])
         token = AnswerToken(name)
         self._answers[id(token)] = name
-        self._tokens = getattr(self, "_tokens", []) + [token]     # keep ids unique while the check runs
+        self._tokens.append(token)
         return token
 
     def call(self, fn: Callable, *args, kernels: tuple[str, ...] = (),
@@ -154,7 +144,7 @@ class ReplayContext(Context):
             ran.setdefault(rec["kernel"].get("name"), []).append(rec)
         missing = [k for k in kernels if k not in ran]
         if missing:
-            raise _reject(f"`{fn.name}` launched no kernel named {', '.join(missing)}: this exercise must run your "
+            raise ev.Rejected(f"`{fn.name}` launched no kernel named {', '.join(missing)}: this exercise must run your "
                           f"own kernels ({', '.join(kernels)}); numpy or the library's reference code is not "
                           "accepted", tamper=False)
         for i, arr in (e.get("mutated") or {}).items():
@@ -170,7 +160,7 @@ class ReplayContext(Context):
                     for rec in ran.get(name, []) for r in np.atleast_2d(view(_NestedLaunch(rec)))}
             got = np.atleast_2d(np.asarray(result if isinstance(result, np.ndarray) else np.nan, np.float16))
             if not rows or any(r.tobytes() not in rows for r in got):
-                raise _reject(f"the values `{fn.name}` returned are not the output of your `{name}` kernel: the "
+                raise ev.Rejected(f"the values `{fn.name}` returned are not the output of your `{name}` kernel: the "
                               "result must come from your kernels, not from numpy or the library's reference "
                               "network", tamper=False)
         return result
@@ -188,7 +178,7 @@ class _NestedLaunch:
         """Argument ``i``'s bytes after the launch, with every byte no instruction wrote set to 0xFF (NaN)."""
         out = (self.rec.get("outputs") or {}).get(str(i))
         if not isinstance(out, dict) or "data" not in out:
-            raise _reject(f"the evidence has no output data for argument {i} of `{self.rec['kernel'].get('name')}`",
+            raise ev.Rejected(f"the evidence has no output data for argument {i} of `{self.rec['kernel'].get('name')}`",
                           tamper=False)
         data = ev.decode_array(out["data"])
         if ev.digest(data) != out.get("digest"):
@@ -237,9 +227,9 @@ def _check_kernel(rec: dict, token: str | None) -> None:
         raise ev.Rejected("a launch record in the evidence is malformed")
     name, file = str(kern.get("name", "?")), str(kern.get("file", ""))
     if token is not None and kern.get("token") != token:
-        raise _reject(f"the launch ran `{name}`, which is not your answer `{token}`", tamper=False)
+        raise ev.Rejected(f"the launch ran `{name}`, which is not your answer `{token}`", tamper=False)
     if ev.is_package_file(file):
-        raise _reject(f"the kernel `{name}` is library code ({_short(file)}), not a kernel you wrote: this exercise "
+        raise ev.Rejected(f"the kernel `{name}` is library code ({_short(file)}), not a kernel you wrote: this exercise "
                       "must be answered with your own @kernel", tamper=False)
 
 
@@ -287,7 +277,7 @@ def _check_writers(writers: np.ndarray, by_index: dict[int, dict], kernel: str) 
             raise ev.Rejected(f"the trace is inconsistent with the output of `{kernel}`: {n} bytes are attributed to "
                               f"instruction #{rid}, which moved {r['nbytes']}")
         if ev.is_package_file(str(r["site"][0])):
-            raise _reject(f"the output of `{kernel}` was written by library code ({_short(str(r['site'][0]))}), "
+            raise ev.Rejected(f"the output of `{kernel}` was written by library code ({_short(str(r['site'][0]))}), "
                           "not by your kernel", tamper=False)
 
 
@@ -305,11 +295,11 @@ def _apply_output(a: np.ndarray, out: Any, by_index: dict[int, dict], name: str,
     written = writers >= 0
     stray = int(((~written) & (cur != new)).sum())
     if stray:
-        raise _reject(f"{stray} bytes of output `{name}` changed without any simulated instruction writing them "
+        raise ev.Rejected(f"{stray} bytes of output `{name}` changed without any simulated instruction writing them "
                       "(numpy on the host or inside the kernel): a kernel's results must reach GM through "
                       "DataCopy, DataCopyPad or Fixpipe", tamper=False)
     if written.any() and not computed:
-        raise _reject(f"`{kernel}` wrote output `{name}` but issued no vector or cube instruction: a kernel must "
+        raise ev.Rejected(f"`{kernel}` wrote output `{name}` but issued no vector or cube instruction: a kernel must "
                       "compute its result, not copy prepared values", tamper=False)
     cur[written] = new[written]
 
