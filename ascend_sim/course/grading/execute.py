@@ -159,8 +159,11 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
     deadline = start + limits.time_limit
     with tempfile.TemporaryDirectory(prefix="ascend-sim-grade-") as tmp:
         sandbox.own(tmp)
+        # ZeroMQ over Unix sockets in the private folder: no TCP port another process can take between
+        # choosing and binding it, and the kernel needs no network (sandbox.NAMESPACES has --net)
         km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_SpecManager(_spec(sandbox.prefix)),
-                                connection_file=os.path.join(tmp, "kernel.json"))
+                                connection_file=os.path.join(tmp, "kernel.json"), transport="ipc",
+                                ip=os.path.join(tmp, "zmq"))
         client = _Client(nb, limits.max_output_chars, km=km, timeout=int(limits.cell_timeout),
                          startup_timeout=int(limits.startup_timeout), allow_errors=True,
                          interrupt_on_timeout=True,

@@ -6,6 +6,7 @@ Why namespaces through ``unshare(1)`` (util-linux, on every Linux distribution a
   dies, Linux kills the rest, including ``setsid``/double-forked daemons that a process group or session
   kill would miss; and ``/proc`` shows only the submission's own processes (not the grader's command
   line or environment);
+* a **network namespace** takes the network away (the kernel talks to the grader over Unix sockets);
 * a **mount namespace** lets the kernel launcher lay an empty read-only tmpfs over the folders a learner
   must not read (the submissions, ``--out``, ``solutions/``), without changing them for anyone else;
 * as root the launcher then **switches to a user of its own** (a uid no file belongs to, one per
@@ -40,7 +41,7 @@ NPROC_ENV = "ASCEND_SIM_KERNEL_NPROC"      # RLIMIT_NPROC of the sandbox user
 EXPOSE_ENV = "ASCEND_SIM_KERNEL_EXPOSE"    # paths the sandbox user must reach (Python under a 0700 home)
 UID_BASE = 100_000_000                     # far above real users; + (grader pid % 10000) * 100000 + submission
 NPROC = 256
-NAMESPACES = ["--pid", "--mount", "--fork", "--kill-child", "--mount-proc"]
+NAMESPACES = ["--pid", "--mount", "--net", "--fork", "--kill-child", "--mount-proc"]
 
 
 @dataclass(frozen=True)
