@@ -17,6 +17,7 @@ import copy
 import csv
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -28,14 +29,14 @@ import pytest
 from ascend_sim.tools import cli
 from ascend_sim.course.grading.check import MIME
 from ascend_sim.course.grading.notebook import load_template
-from ascend_sim.course.grading.sandbox import isolation_mode
 from ascend_sim.course.grading.solutions import parse_solutions, solved_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_LAB = FIXTURES / "fixture_lab.ipynb"
 LIMITS = ["--cell-timeout", "20", "--time-limit", "120", "--memory-mb", "1536"]
-ROOTED = pytest.mark.skipif(isolation_mode() != "root", reason="user switch and hidden folders need root")
+ROOTED = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                            reason="user switch and hidden folders need root and util-linux unshare")
 
 
 def _cell(nb, cid):
