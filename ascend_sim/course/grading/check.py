@@ -14,7 +14,8 @@ check function per exercise::
 
 In the notebook, ``check("ex1")`` runs the check against the learner's
 namespace, prints one deterministic line and displays a bundle whose
-``application/vnd.ascend-sim.check+json`` entry is what the grader reads.
+``application/vnd.ascend-sim.check+json`` entry carries, under the grader, the
+evidence the ``Context`` recorded; the grader judges that itself (``judge.py``).
 """
 from __future__ import annotations
 
