@@ -22,10 +22,10 @@ import ctypes
 import os
 import sys
 
+from ascend_sim.course.grading.sandbox import EXPOSE_ENV, HIDE_ENV, NPROC_ENV, UID_ENV
+
 MEMORY_ENV = "ASCEND_SIM_KERNEL_MEMORY_MB"
 CPU_ENV = "ASCEND_SIM_KERNEL_CPU_SECONDS"
-_HIDE_ENV, _UID_ENV, _NPROC_ENV = "ASCEND_SIM_KERNEL_HIDE", "ASCEND_SIM_KERNEL_UID", "ASCEND_SIM_KERNEL_NPROC"
-_EXPOSE_ENV = "ASCEND_SIM_KERNEL_EXPOSE"
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC = 1, 2, 4, 8, 4096, 16384
 
 
@@ -117,12 +117,12 @@ def switch_user(uid: int, connection_file: str, nproc: int) -> None:
 
 def confine(argv: list[str]) -> None:
     """Apply the grader's confinement from the environment (and remove it from there)."""
-    exposed = [p for p in os.environ.pop(_EXPOSE_ENV, "").split(os.pathsep) if p]
-    hidden = [p for p in os.environ.pop(_HIDE_ENV, "").split(os.pathsep) if p]
+    exposed = [p for p in os.environ.pop(EXPOSE_ENV, "").split(os.pathsep) if p]
+    hidden = [p for p in os.environ.pop(HIDE_ENV, "").split(os.pathsep) if p]
     if exposed:
         expose(exposed)
-    uid = os.environ.pop(_UID_ENV, "")
-    nproc = int(os.environ.pop(_NPROC_ENV, "0") or 0)
+    uid = os.environ.pop(UID_ENV, "")
+    nproc = int(os.environ.pop(NPROC_ENV, "0") or 0)
     if hidden:
         hide(hidden)
     if uid:

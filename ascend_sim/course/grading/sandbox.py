@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "reap_uid"]
+__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "EXPOSE_ENV", "reap_uid"]
 
 UID_ENV = "ASCEND_SIM_KERNEL_UID"          # the launcher switches to this uid (and gid)
 HIDE_ENV = "ASCEND_SIM_KERNEL_HIDE"        # os.pathsep-separated paths the launcher hides
