@@ -173,10 +173,13 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
                          resources={"metadata": {"path": tmp}})
         stop = ""
         log_path = Path(tmp) / "kernel.log"
+        process = None
         try:
             with open(log_path, "wb") as log, \
                     client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {}),
-                                             **sandbox.env()}, cwd=tmp, stdout=log, stderr=log):
+                                             **sandbox.env()}, cwd=tmp, stdout=log, stderr=log,
+                                        cleanup_kc=True):
+                process = getattr(km.provisioner, "process", None)
                 for index, cell in cells:
                     stop = stop or _out_of_time(deadline, limits)
                     if stop:
@@ -194,9 +197,24 @@ def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits
             for _, cell in cells:
                 result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.kernel_error}"))
         finally:
+            _kill(process)
             sandbox.reap()
     result.seconds = time.monotonic() - start
     return result
+
+
+def _kill(process) -> None:
+    """Make sure the kernel's own process is gone (SIGKILL; with the sandbox, its whole PID namespace goes too).
+
+    nbclient shuts down a kernel whose manager it was given (``km=``) only with ``cleanup_kc=True``; this
+    is the backstop when that shutdown fails.
+    """
+    if process is not None and process.poll() is None:
+        process.kill()
+        try:
+            process.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a zombie that will not be reaped is not worth a lost report
+            pass
 
 
 def _out_of_time(deadline: float, limits: Limits) -> str:
