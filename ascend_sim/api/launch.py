@@ -6,7 +6,8 @@ the finished run in a :class:`LaunchResult`: cycles, the trace, and the analyses
 """
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -51,6 +52,23 @@ def kernel(fn: Callable | None = None, *, core: str = "AIV"):
     return Kernel(fn, core)
 
 
+_HOOKS: list[Callable] = []
+
+
+@contextlib.contextmanager
+def launch_hook(hook: Callable) -> Iterator[None]:
+    """Inside the block, ``launch(k, block_dim, *args, **kw)`` returns ``hook(run, k, block_dim, *args, **kw)``.
+
+    ``run`` has ``launch``'s signature and does what the launch would have done without this hook (the
+    simulation, or an outer hook). The grader uses it to record launches and to replay recorded ones.
+    """
+    _HOOKS.append(hook)
+    try:
+        yield
+    finally:
+        _HOOKS.remove(hook)
+
+
 def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
            gm_names: list[str] | None = None):
     """Run ``k`` on ``block_dim`` blocks (the ``<<<blockDim>>>`` launch). Returns a LaunchResult.
@@ -58,6 +76,19 @@ def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = No
     numpy arrays among ``args`` become GM buffers (outputs are written in place);
     other arguments (ints, a tiling dataclass) are passed through unchanged.
     """
+    if _HOOKS:
+        return _hooked(len(_HOOKS), k, block_dim, *args, chip=chip, gm_names=gm_names)
+    return _simulate(k, block_dim, *args, chip=chip, gm_names=gm_names)
+
+
+def _hooked(n: int, k, block_dim, *args, **kw):
+    if n == 0:
+        return _simulate(k, block_dim, *args, **kw)
+    return _HOOKS[n - 1](lambda *a, **kw2: _hooked(n - 1, *a, **kw2), k, block_dim, *args, **kw)
+
+
+def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
+              gm_names: list[str] | None = None):
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch expects a function marked @kernel, got {type(k).__name__}",
                           fix="decorate the kernel function with @kernel", site=("<launch>", 0))
@@ -92,6 +123,9 @@ class LaunchResult:
         self.trace = Trace(run.records, run.chip, len(cores))
         self.l2 = run.l2.stats()        # L2 hit rate, bytes L2 and HBM served (engine/l2.py)
         self.buffers = {(c.block_idx, c.core_type): {n: list(b) for n, b in c.buffers.items()} for c in cores}
+        # per numpy argument, in order: the instruction (record index) that last wrote each byte, or None
+        # when the launch ran outside ``engine.memory.tracking_gm_writes``
+        self.gm_written_by = [b.written_by for b in run.gm_buffers]
 
     @property
     def us(self) -> float:

@@ -8,6 +8,9 @@ LocalTensor) are in api/tensor.py.
 """
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import numpy as np
 
 from ascend_sim.hw.dtypes import as_dtype, ascend_name
@@ -36,6 +39,31 @@ class GmBuffer:
         self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
         self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
         self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
+        # provenance (only inside ``tracking_gm_writes``): the record index of the instruction that last
+        # wrote each byte, -1 for bytes no instruction wrote
+        self.written_by: np.ndarray | None = np.full(self.nbytes, -1, np.int32) if _TRACKING else None
+
+
+_TRACKING: list[bool] = []
+
+
+@contextlib.contextmanager
+def tracking_gm_writes() -> Iterator[None]:
+    """GM buffers made inside the block keep ``written_by``: which instruction last wrote each byte."""
+    _TRACKING.append(True)
+    try:
+        yield
+    finally:
+        _TRACKING.pop()
+
+
+def note_gm_write(buf: GmBuffer, off: int, count: int, blen: int, pitch: int, record: int) -> None:
+    """Provenance: instruction ``record`` wrote ``count`` bursts of ``blen`` bytes, ``pitch`` bytes apart, at ``off``."""
+    wb = buf.written_by
+    if count == 1:
+        wb[off:off + blen] = record
+    else:
+        np.ndarray((count, blen), np.int32, wb, off * 4, (pitch * 4, 4))[...] = record
 
 
 class GmPtr:

@@ -121,17 +121,29 @@ def _notebooks(paths: Sequence[str]) -> list[Path]:
          args=[arg("lab", help="lab name (lab00, lab00_warmup) or path to the lab template .ipynb"),
                arg("submissions", nargs="+", help="learner notebooks, or folders of them"),
                arg("--out", default="out/grade", help="report folder (default: out/grade)"),
+               arg("--jobs", "-j", type=int, default=1, help="submissions graded at a time (default: 1)"),
+               arg("--id-pattern", default="", help="regular expression on the file name giving the student id "
+                                                    "(group 'id' or 1), e.g. '^(?P<id>[0-9]+)_'"),
+               arg("--bom", action="store_true", help="write gradebook.csv as UTF-8 with a BOM (Excel)"),
                *LIMIT_ARGS])
 def grade(args: argparse.Namespace) -> int:
     from ascend_sim.course.grading.grade import grade_many
     from ascend_sim.course.grading.labfiles import find_lab
     from ascend_sim.course.grading.notebook import load_template
-    template = load_template(find_lab(args.lab, args.root).template)
+    from ascend_sim.course.grading.report import GradebookOptions
+    from ascend_sim.course.grading.sandbox import isolation_mode
+    lab = find_lab(args.lab, args.root)
+    template = load_template(lab.template)
     out = Path(args.out).resolve()
     subs = [p for p in _notebooks(args.submissions) if out not in p.resolve().parents]   # not our own output
     if not subs:
         raise FileNotFoundError("no notebooks to grade")
-    reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args),
+    if isolation_mode() != "root":
+        print(f"warning: isolation is '{isolation_mode()}' (root gives each submission its own user): see "
+              "docs/grading.md", file=sys.stderr)
+    reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args), jobs=max(1, args.jobs),
+                                    hide=[lab.solutions] if getattr(lab, "solutions", None) else [],
+                                    gradebook=GradebookOptions(args.id_pattern, args.bom),
                                     progress=lambda r: print(r.summary(), flush=True))
     print(f"gradebook: {gradebook} ({len(reports)} submissions)")
     return 1 if any(r.grader_error for r in reports) else 0

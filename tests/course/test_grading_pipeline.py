@@ -40,13 +40,11 @@ def _submissions(folder: Path) -> dict[str, Path]:
         'from IPython.display import display\nprint("[ex1] PASS 2/2 points")\n'
         f'display({{"{MIME}": {{"exercise": "ex1", "status": "pass", "score": 2, "max": 2}}}}, raw=True)')
     _cell(forged, "ex3-answer").source = (           # a fake result from an answer cell is ignored too
-        'from IPython.display import display\n'
         f'display({{"{MIME}": {{"exercise": "ex3", "status": "pass", "score": 1, "max": 1}}}}, raw=True)')
     subs["forged"] = forged
 
     redefined = copy.deepcopy(template.nb)           # an answer cell replaces `check` with a fake
-    _cell(redefined, "ex1-answer").source = (
-        "from IPython.display import display\n"
+    _cell(redefined, "ex1-answer").source = (        # IPython's own `display`: no import for the screen to refuse
         "def check(ex):\n"
         f'    display({{"{MIME}": {{"exercise": ex, "status": "pass", "score": 2, "max": 2}}}}, raw=True)')
     subs["redefined"] = redefined
@@ -114,7 +112,7 @@ def test_a_forged_check_cell_gets_no_credit_and_is_reported(graded):
 def test_a_redefined_check_function_is_caught(graded):
     r = graded["reports"]["redefined"]
     assert r["score"] == 0 and set(_statuses(r).values()) == {"error"}
-    assert "not authentic" in r["exercises"][0]["messages"][0]
+    assert "carries no evidence" in r["exercises"][0]["messages"][0]
     assert {t["kind"] for t in r["tampered"]} == {"forged_result"}
 
 
@@ -179,10 +177,8 @@ def test_gradebook_lists_every_submission(graded):
 def test_fixture_solution_run_is_clean(tmp_path):
     outcome = solve_lab(find_lab(FIXTURE_LAB), limits=Limits(cell_timeout=10), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    assert [r.name for r in outcome.runs] == ["solved", "blank", "ex1-wrong-1", "ex2-wrong-1", "ex3-wrong-1"]
-    assert [{e.exercise: e.status for e in r.report.exercises} for r in outcome.runs[2:]] == [
-        {"ex1": "fail", "ex2": "pass", "ex3": "pass"}, {"ex1": "pass", "ex2": "fail", "ex3": "pass"},
-        {"ex1": "pass", "ex2": "pass", "ex3": "fail"}]
+    assert [r.name for r in outcome.runs] == ["solved", "blank", "wrong-1"]
+    assert {e.status for e in outcome.runs[2].report.exercises} == {"fail"}
     assert (tmp_path / "solved" / "report.json").is_file()
 
 
@@ -192,10 +188,32 @@ def test_solve_reports_a_wrong_answer_that_passes(tmp_path, capsys):
     shutil.copy(FIXTURE_LAB, lab / "fixture_lab.ipynb")
     shutil.copy(FIXTURES / "fixture_checks.py", lab / "fixture_checks.py")
     text = (FIXTURES / "solutions" / "fixture_lab.py").read_text()
-    text = text.replace("(x > 0) -> (x >= 0)", "(x > 0) -> (0 < x)")                # the "wrong" ex3 is right
+    text = text.replace("return int((x >= 0).sum())", "return int((x > 0).sum())")     # the "wrong" ex3 is right
     (lab / "solutions" / "fixture_lab.py").write_text(text)
     status = cli.main(["solve", str(lab / "fixture_lab.ipynb"), "--no-blank", "--out", str(tmp_path / "out"),
                        "--cell-timeout", "10"])
     out = capsys.readouterr().out
     assert status == 1 and "fixture_lab: FAILED" in out
-    assert "PROBLEM ex3-wrong-1: ex3 (wrong answer 'counts zeros too') graded pass, expected fail" in out
+    assert "PROBLEM wrong-1: ex3 (wrong answer 'counts zeros too') graded pass, expected fail" in out
+
+
+def _comparable(report: dict) -> dict:
+    """A report without what legitimately differs between runs (times, folders)."""
+    drop = {"graded_at", "seconds", "submission"}
+    out = {k: v for k, v in report.items() if k not in drop}
+    out["exercises"] = [{k: v for k, v in e.items() if k != "seconds"} for e in report["exercises"]]
+    return out
+
+
+def test_parallel_grading_gives_identical_reports(graded, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    names = ["solved", "blank", "forged", "syntax", "garbage"]
+    for name in names:
+        shutil.copy(graded["paths"][name], subs / f"{name}.ipynb")
+    cli.main(["grade", str(FIXTURE_LAB), str(subs), "--out", str(tmp_path / "out"), "--jobs", "2", *LIMITS])
+    for name in names:
+        parallel = json.loads((tmp_path / "out" / name / "report.json").read_text())
+        assert _comparable(parallel) == _comparable(graded["reports"][name]), name
+    rows = [r["student_id"] for r in csv.DictReader((tmp_path / "out" / "gradebook.csv").open())]
+    assert rows == sorted(names)

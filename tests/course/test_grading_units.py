@@ -360,28 +360,7 @@ def test_cli_clean_check_reports_dirty_notebooks(tmp_path, capsys):
     assert cli.main(["clean", "--check", str(path)]) == 0
 
 
-def test_execute_retries_a_kernel_whose_ports_were_taken(monkeypatch):
-    from ascend_sim.course.grading import execute as ex
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1", id="a")])
-    calls = []
-
-    def once(nb, cells, limits, paths, extra_env, deadline):
-        calls.append(deadline)
-        result = ex.Execution(nb)
-        if len(calls) < 3:       # the first two starts lose the port race, before any cell ran
-            result.sandbox_error = "RuntimeError: Kernel died; kernel log: zmq.error.ZMQError: Address already in use"
-            result.runs["a"] = ex.CellRun("not_run", "not run")
-        else:
-            result.runs["a"] = ex.CellRun("ok")
-        return result
-    monkeypatch.setattr(ex, "_execute_once", once)
-    assert ex.execute(nb, ["a"]).runs["a"].status == "ok" and len(calls) == 3 and len(set(calls)) == 1
-    calls.clear()
-    monkeypatch.setattr(ex, "STARTUP_ATTEMPTS", 2)
-    assert ex.execute(nb, ["a"]).sandbox_error and len(calls) == 2       # gives up after STARTUP_ATTEMPTS
-
-
 def test_the_grading_kernel_imports_this_checkout_of_ascend_sim(tmp_path):
-    from ascend_sim.course.grading.execute import Limits, sandbox_env
-    root = Path(sandbox_env(str(tmp_path), Limits())["PYTHONPATH"].split(os.pathsep)[-1])
+    from ascend_sim.course.grading.execute import Limits, kernel_env
+    root = Path(kernel_env(str(tmp_path), Limits())["PYTHONPATH"].split(os.pathsep)[-1])
     assert root == Path(__file__).resolve().parents[2] and (root / "ascend_sim" / "__init__.py").is_file()

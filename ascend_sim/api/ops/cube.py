@@ -22,6 +22,7 @@ from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
 from ascend_sim.engine.gmcheck import gm_write
+from ascend_sim.engine.memory import note_gm_write
 
 FRACTAL_BYTES = 512
 
@@ -327,6 +328,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
     gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, False, dst.dtype, site)
     core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch,
                                   dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
+    if buf.written_by is not None:
+        note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)

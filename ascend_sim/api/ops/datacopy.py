@@ -19,6 +19,7 @@ from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
 from ascend_sim.engine.context import current_core
+from ascend_sim.engine.memory import note_gm_write
 
 BLOCK = 32  # bytes per DataBlock
 
@@ -351,6 +352,9 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                   buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode),                # timing.gm_transfer
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
+    if buf.written_by is not None:
+        note_gm_write(buf, off, plan.count, plan.dst_blen if atomic else plan.blen, plan.dst_pitch,
+                      len(core.records) - 1)
     if atomic:
         s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
         d = burst_view(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)

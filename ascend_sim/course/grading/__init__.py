@@ -6,7 +6,11 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 
 | module | one job |
 |---|---|
-| ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME) |
+| ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME), evidence recording |
+| ``evidence.py`` | the evidence format that crosses from the learner's kernel to the grader |
+| ``judge.py`` | the trusted side: replay a check on the evidence in the grader's process |
+| ``screen.py`` | static screen of answer cells |
+| ``sandbox.py`` | per-submission confinement (namespaces, own uid, hidden folders, reaping) |
 | ``diagnose.py`` | a failed comparison -> the likely mistake (tail, block offset, precision) |
 | ``notebook.py`` | lab cell conventions, template validation, rebuild + tamper detection |
 | ``execute.py`` / ``sandbox.py`` | nbclient execution in the sandbox (a fresh Jupyter kernel) with limits |

@@ -14,17 +14,17 @@ check function per exercise::
 
 In the notebook, ``check("ex1")`` runs the check against the learner's
 namespace, prints one deterministic line and displays a bundle whose
-``application/vnd.ascend-sim.check+json`` entry is what the grader reads.
+``application/vnd.ascend-sim.check+json`` entry carries, under the grader, the
+evidence the ``Context`` recorded; the grader judges that itself (``judge.py``).
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import html
-import json
 import os
+import signal
 import sys
+import threading
 import traceback
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -34,6 +34,8 @@ import numpy as np
 
 from ascend_sim.analysis import verify
 from ascend_sim.engine.errors import KernelError
+from ascend_sim.engine.memory import tracking_gm_writes
+from ascend_sim.course.grading import evidence as ev
 from ascend_sim.course.grading.report import fmt_points
 
 __all__ = ["MIME", "CHECK_STATUSES", "Lab", "Context", "CheckResult", "Exercise", "NotAttempted",
@@ -43,13 +45,13 @@ MIME = "application/vnd.ascend-sim.check+json"
 SCHEMA = 1
 CHECK_STATUSES = ("pass", "fail", "error", "not_attempted")
 STRICT_ENV = "ASCEND_SIM_CHECK_STRICT"      # "1": a check that does not pass raises (nbval on solved labs)
-KEY_ENV = "ASCEND_SIM_GRADER_KEY"           # set by the grader only; read once and removed from os.environ
-_KEY = os.environ.pop(KEY_ENV, "").encode()
+EVIDENCE_ENV = "ASCEND_SIM_EVIDENCE"        # "1" (set by the grader): results carry the evidence transcript
+TIMEOUT_ENV = "ASCEND_SIM_CHECK_TIMEOUT"    # seconds a check may run in JupyterLab (0: no guard)
+CHECK_TIMEOUT = 300.0
 MAX_HINTS = 3
 LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # ascend_sim/
-_LIB_MARKERS = ("site-packages", "dist-packages", os.path.dirname(os.__file__))
+_STDLIB = os.path.dirname(os.__file__)
 
 
 class NotAttempted(Exception):
@@ -64,6 +66,13 @@ class LearnerError(Exception):
     """The learner's code raised an ordinary Python exception."""
 
 
+class CheckTimeout(BaseException):
+    """The check ran longer than its wall-clock guard (JupyterLab): the answer probably loops forever."""
+
+
+OUTCOMES = {NotAttempted: "not_attempted", CheckFailed: "fail", LearnerError: "error"}
+
+
 # ----------------------------------------------------------------------------- result
 @dataclass
 class CheckResult:
@@ -76,6 +85,7 @@ class CheckResult:
     max: float
     messages: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
+    evidence: dict | None = field(default=None, repr=False)     # the transcript the grader replays
 
     @property
     def passed(self) -> bool:
@@ -102,10 +112,10 @@ class CheckResult:
         return [m for m in [shown, *more] if m] + [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
 
     def payload(self) -> dict[str, Any]:
-        """JSON for the custom MIME type: what the grader reads (signed when run by the grader)."""
+        """JSON for the custom MIME type. The grader takes only ``evidence`` from it, and judges that itself."""
         data = {"schema": SCHEMA, **asdict(self)}
-        if _KEY:
-            data["signature"] = sign(data, _KEY)
+        if data["evidence"] is None:
+            del data["evidence"]
         return data
 
     def bundle(self) -> dict[str, Any]:
@@ -120,47 +130,73 @@ class CheckResult:
                               f"padding-left:6px'><ul style='margin:0'>{items}</ul></div>") if details else ""}
 
 
-def sign(payload: dict[str, Any], key: bytes) -> str:
-    """HMAC-SHA256 of a payload (without its signature): the grader's proof that ``check`` produced it."""
-    body = {k: v for k, v in payload.items() if k != "signature"}
-    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), hashlib.sha256).hexdigest()
-
-
-def authentic(payload: dict[str, Any], key: bytes) -> bool:
-    """True when ``payload`` carries a valid signature for ``key``."""
-    return hmac.compare_digest(str(payload.get("signature", "")), sign(payload, key))
-
-
 # ----------------------------------------------------------------------------- context
 class Context:
-    """What a check function gets: the learner's names, a seeded RNG, and failure helpers."""
+    """What a check function gets: the learner's names, a seeded RNG, and failure helpers.
+
+    Every answer looked up and every call to learner code is written down in ``events`` (the evidence
+    the grader replays, see ``evidence.py``); the replaying side is ``judge.ReplayContext``.
+    """
 
     def __init__(self, lab: str, exercise: str, namespace: Mapping[str, Any]):
         self.lab, self.exercise, self.namespace = lab, exercise, namespace
         self.rng = np.random.default_rng(zlib.crc32(f"{lab}/{exercise}".encode()))
         self.notes: list[str] = []
+        self.events: list[dict] = []
+        self._answers: dict[int, str] = {}      # id of an answer object -> its name
 
     def answer(self, name: str) -> Any:
         """The learner's object ``name``; raises NotAttempted when it is missing or ``...``."""
-        if name not in self.namespace:
-            raise NotAttempted(f"`{name}` is not defined: write it in the answer cell and run that cell")
-        obj = self.namespace[name]
-        if obj is Ellipsis:
-            raise NotAttempted(f"`{name}` is still `...`")
+        obj = self.namespace.get(name, _MISSING)
+        state = "missing" if obj is _MISSING else "ellipsis" if obj is Ellipsis else "ok"
+        self.events.append({"kind": "answer", "name": name, "state": state})
+        if state != "ok":
+            raise not_attempted(name, state)
+        self._answers[id(obj)] = name
         return obj
 
-    def call(self, fn: Callable, *args, **kwargs) -> Any:
+    def describe(self, v: Any) -> Any:
+        """A call argument as data: answers by name, arrays by digest (what both sides compare)."""
+        name = self._answers.get(id(v))
+        return {"answer": name} if name is not None else ev.describe(v)
+
+    def call(self, fn: Callable, *args, kernels: tuple[str, ...] = (),
+             output_from: tuple[str, Callable] | None = None, **kwargs) -> Any:
         """Run learner code, turning its exceptions into check outcomes.
 
         NotImplementedError -> not attempted; a ``KernelError`` (the sanitizer)
         -> fail with its rule and line; any other exception -> error.
+        For a learner function that must run kernels (the grader checks it): ``kernels`` names the kernels
+        it must launch, ``output_from = (kernel name, view)`` says its result is ``view(launch)`` of those launches.
         """
+        learner = id(fn) in self._answers
+        event = {"kind": "call", "learner": learner, "args": [self.describe(a) for a in args], "launches": []}
+        keep = output_from[0] if output_from else None
+
+        def record(run, k, block_dim, *a, **kw):
+            before = [ev.digest(x) for x in a if isinstance(x, np.ndarray)]
+            with tracking_gm_writes():
+                res = run(k, block_dim, *a, **kw)
+            event["launches"].append(ev.launch_record(
+                k, block_dim, a, before, res, token=self._answers.get(id(k)),
+                with_data=not learner or getattr(k, "__name__", None) == keep))
+            return res
+
+        self.events.append(event)
         try:
-            return fn(*args, **kwargs)
-        except (CheckFailed, NotAttempted, LearnerError):
+            result = ev.with_hook(record, fn, *args, **kwargs)
+        except (CheckFailed, NotAttempted, LearnerError) as e:
+            event["raised"] = {"kind": OUTCOMES[type(e)], "message": str(e)}
             raise
         except Exception as e:  # noqa: BLE001 - every learner exception becomes feedback
-            raise _translate(e) from e
+            t = _translate(e)
+            event["raised"] = {"kind": OUTCOMES[type(t)], "message": str(t)}
+            raise t from e
+        if learner:
+            event["result"] = ev.encode_value(result)
+            event["mutated"] = {str(i): ev.encode_array(a) for i, a in enumerate(args)
+                                if isinstance(a, np.ndarray) and ev.describe(a) != event["args"][i]}
+        return result
 
     def fail(self, message: str) -> NoReturn:
         """Fail the check with ``message`` (``case`` blocks prefix it with the case)."""
@@ -197,6 +233,16 @@ class Context:
             self.fail(f"took {cycles:,.0f} simulated cycles; the budget is {budget:,.0f}"
                       + (f": {advice}" if advice else ""))
         self.note(f"{cycles:,.0f} simulated cycles (budget {budget:,.0f})")
+
+
+_MISSING = object()
+
+
+def not_attempted(name: str, state: str) -> NotAttempted:
+    """The NotAttempted of an answer that is ``missing`` or still ``ellipsis``."""
+    if state == "missing":
+        return NotAttempted(f"`{name}` is not defined: write it in the answer cell and run that cell")
+    return NotAttempted(f"`{name}` is still `...`")
 
 
 def _translate(e: BaseException) -> Exception:
@@ -242,10 +288,7 @@ def _site_text(site: tuple[str, int]) -> str:
 
 
 def _is_learner_file(filename: str) -> bool:
-    path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    if path.startswith(_PKG_DIR + os.sep):
-        return False
-    return not any(m and m in path for m in _LIB_MARKERS)
+    return not ev.is_package_file(filename) and not os.path.abspath(filename).startswith(_STDLIB + os.sep)
 
 
 def learner_line(tb) -> str:
@@ -267,6 +310,7 @@ class Exercise:
     fn: Callable[[Context], None]
     hints: tuple[str, ...] = ()
     title: str = ""
+    allow: tuple[str, ...] = ()         # keys of the static screen this exercise's answers may use (screen.py)
 
 
 class Lab:
@@ -278,55 +322,108 @@ class Lab:
         self._failures: dict[str, int] = {}
 
     def exercise(self, ex_id: str, *, points: float, hints: tuple[str, ...] | list[str] = (),
-                 title: str = "") -> Callable[[Callable[[Context], None]], Callable[[Context], None]]:
-        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints)."""
+                 title: str = "", allow: tuple[str, ...] = ()) -> Callable[[Callable[[Context], None]],
+                                                                          Callable[[Context], None]]:
+        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints).
+
+        ``allow``: what the grader's static screen lets this exercise's answer cells use (e.g. ``("os",)``).
+        """
         if ex_id in self.exercises:
             raise ValueError(f"{self.name}: exercise {ex_id!r} is registered twice")
         if len(hints) > MAX_HINTS:
             raise ValueError(f"{self.name}/{ex_id}: at most {MAX_HINTS} hints, got {len(hints)}")
 
         def register(fn: Callable[[Context], None]) -> Callable[[Context], None]:
-            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title)
+            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title, tuple(allow))
             return fn
         return register
 
     def run(self, ex_id: str, namespace: Mapping[str, Any]) -> CheckResult:
-        """Run the check of ``ex_id`` against ``namespace``; no output. Repeated failures reveal hints."""
+        """Run the check of ``ex_id`` against ``namespace``; no output. Repeated failures reveal hints.
+
+        The result carries the evidence transcript when ``ASCEND_SIM_EVIDENCE=1`` (the grader sets it).
+        """
+        ex = self.get(ex_id)
+        ctx = Context(self.name, ex_id, namespace)
+        result = self.outcome(ex, ctx)
+        if os.environ.get(EVIDENCE_ENV) == "1":
+            result.evidence = {"schema": ev.EVIDENCE_SCHEMA, "events": ctx.events}
+        return result
+
+    def get(self, ex_id: str) -> Exercise:
+        """The registered exercise ``ex_id``; KeyError naming the known ones."""
         if ex_id not in self.exercises:
             known = ", ".join(self.exercises) or "none"
             raise KeyError(f"{self.name} has no exercise {ex_id!r} (known: {known})")
-        ex = self.exercises[ex_id]
-        ctx = Context(self.name, ex_id, namespace)
+        return self.exercises[ex_id]
+
+    def outcome(self, ex: Exercise, ctx: Context, *, session: bool = True) -> CheckResult:
+        """Run ``ex``'s check function with ``ctx`` (learner side or replay) and turn how it ended into a result.
+
+        ``session``: count the failure towards this session's hints (the grader, which runs each check
+        once, passes False and shows the first hint).
+        """
         try:
             ex.fn(ctx)
         except NotAttempted as e:
-            return CheckResult(self.name, ex_id, "not_attempted", 0, ex.points, [str(e)])
+            return CheckResult(self.name, ex.id, "not_attempted", 0, ex.points, [str(e)])
         except CheckFailed as e:
-            return self._failed(ex, "fail", str(e))
+            return self._failed(ex, "fail", str(e), session)
         except LearnerError as e:
-            return self._failed(ex, "error", str(e))
+            return self._failed(ex, "error", str(e), session)
+        except ev.Rejected:
+            raise
         except Exception as e:  # noqa: BLE001 - a bug in the check itself, or learner data it choked on
             where = learner_line(e.__traceback__)
             return self._failed(ex, "error", f"the check could not run your answer: {type(e).__name__}: {e}"
-                                + (f" ({where})" if where else ""))
-        return CheckResult(self.name, ex_id, "pass", ex.points, ex.points, list(ctx.notes))
+                                + (f" ({where})" if where else ""), session)
+        return CheckResult(self.name, ex.id, "pass", ex.points, ex.points, list(ctx.notes))
 
-    def _failed(self, ex: Exercise, status: str, message: str) -> CheckResult:
-        n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
+    def _failed(self, ex: Exercise, status: str, message: str, session: bool = True) -> CheckResult:
+        n = 1
+        if session:
+            n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
         return CheckResult(self.name, ex.id, status, 0, ex.points, [message], list(ex.hints[:n]))
 
     def check(self, ex_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         """The check cell's call: run, print one line, display the result bundle.
 
-        ``namespace`` defaults to the caller's globals (the notebook's user namespace).
+        ``namespace`` defaults to the caller's globals (the notebook's user namespace). In the main thread
+        a wall-clock guard (``ASCEND_SIM_CHECK_TIMEOUT`` seconds, default 300) turns a hang into an error.
         """
         if namespace is None:
             namespace = sys._getframe(1).f_globals
-        result = self.run(ex_id, namespace)
+        limit = float(os.environ.get(TIMEOUT_ENV, CHECK_TIMEOUT) or 0)
+        try:
+            with _wall_clock_guard(limit):
+                result = self.run(ex_id, namespace)
+        except CheckTimeout:
+            ex = self.get(ex_id)
+            result = self._failed(ex, "error", f"the check was stopped after {limit:g} s of wall-clock time: your "
+                                  "answer probably loops forever (a loop whose condition never changes, or a "
+                                  f"WaitFlag nobody sets); set {TIMEOUT_ENV} to allow longer")
         print(result.line(), flush=True)
         _display(result)
         if os.environ.get(STRICT_ENV) == "1" and not result.passed:
             raise AssertionError(f"{STRICT_ENV}=1 and the check did not pass: {result.line()}")
+
+
+@contextlib.contextmanager
+def _wall_clock_guard(seconds: float) -> Iterator[None]:
+    """Raise CheckTimeout in this (main) thread after ``seconds``; a no-op elsewhere or with 0."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):  # noqa: ANN001 - signal handler signature
+        raise CheckTimeout()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _display(result: CheckResult) -> None:

@@ -1,10 +1,10 @@
-"""Run a notebook's cells in the sandbox (沙箱): a fresh Jupyter kernel under limits, driven by nbclient.
+"""Run a notebook's cells in a fresh, limited kernel with nbclient.
 
-The sandbox starts in an empty temporary directory (also its HOME) with
+The kernel starts in an empty temporary directory (also its HOME) with
 ``MPLBACKEND=Agg``, ``PYTHONHASHSEED=0``, single-threaded BLAS, a memory
-limit (RLIMIT_AS, see ``sandbox.py``) and a CPU-time backstop. Each cell gets
+limit (RLIMIT_AS, see ``kernel.py``) and a CPU-time backstop. Each cell gets
 ``cell_timeout`` seconds, bounded by what is left of ``time_limit``. A cell
-that times out is interrupted; if the sandbox does not answer a probe within
+that times out is interrupted; if the kernel does not answer a probe within
 ``interrupt_grace`` seconds it is killed and the remaining cells are not run,
 as after a crash. Nothing here raises for learner behaviour: every cell ends
 as ok, error, timeout, died or not_run.
@@ -28,14 +28,14 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
 from ascend_sim.course.grading.check import MIME
-from ascend_sim.course.grading.sandbox import CPU_ENV, MEMORY_ENV
+from ascend_sim.course.grading.jupyter_kernel import CPU_ENV, MEMORY_ENV
+from ascend_sim.course.grading.sandbox import Sandbox
 
-__all__ = ["Limits", "CellRun", "Execution", "execute", "sandbox_env"]
+__all__ = ["Limits", "CellRun", "Execution", "execute", "kernel_env"]
 
 KERNEL_NAME = "ascend-sim-grader"
 TIMEOUT_ENAME = "GraderCellTimeout"
-STARTUP_ATTEMPTS = 3          # kernel starts tried when the ports jupyter_client picked are taken meanwhile
-PORT_RACE = "Address already in use"
+MAX_RESULT_CHARS = 256 * 2**20                        # one check result with its evidence
 REPO_ROOT = Path(__file__).resolve().parents[3]      # holds the ascend_sim package the grader runs
 
 
@@ -53,7 +53,7 @@ class Limits:
 
 @dataclass
 class CellRun:
-    """How one cell ended: ok, error, timeout, died (the sandbox died in it) or not_run."""
+    """How one cell ended: ok, error, timeout, died (the kernel died in it) or not_run."""
 
     status: str
     message: str = ""
@@ -66,7 +66,7 @@ class Execution:
 
     nb: NotebookNode
     runs: dict[str, CellRun] = field(default_factory=dict)
-    sandbox_error: str = ""
+    kernel_error: str = ""
     seconds: float = 0.0
 
 
@@ -97,6 +97,10 @@ class _Client(NotebookClient):
         content = msg.get("content", {})
         data = content.get("data", {})
         size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in data.values())
+        if MIME in data and size > MAX_RESULT_CHARS:      # a check result is exempt from the cap, within reason
+            outs.append(nbformat.v4.new_output("stream", name="stderr", text=f"[grader: a check result of {size:,} "
+                                                                                 "characters was dropped]\n"))
+            return None
         if MIME not in data:
             used = self._sizes.get(cell_index, 0)
             self._sizes[cell_index] = used + size
@@ -109,8 +113,8 @@ class _Client(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def sandbox_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
-    """The sandbox's whole environment: nothing else of the grader's is passed on."""
+def kernel_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
+    """The grading kernel's whole environment: nothing else of the grader's is passed on."""
     pythonpath = [str(p) for p in paths] + [str(REPO_ROOT)]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -133,41 +137,33 @@ def sandbox_env(home: str, limits: Limits, paths: Iterable[str | os.PathLike] = 
     return env
 
 
-def _spec() -> KernelSpec:
-    return KernelSpec(argv=[sys.executable, "-m", "ascend_sim.course.grading.sandbox", "-f", "{connection_file}"],
+def _spec(prefix: Iterable[str] = ()) -> KernelSpec:
+    return KernelSpec(argv=[*prefix, sys.executable, "-m", "ascend_sim.course.grading.jupyter_kernel", "-f",
+                            "{connection_file}"],
                       display_name="ascend-sim grader (limited)", language="python", env={})
 
 
 def execute(nb: NotebookNode, run_ids: Iterable[str], *, limits: Limits = Limits(),
-            paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None) -> Execution:
-    """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh sandbox.
+            paths: Iterable[str | os.PathLike] = (), extra_env: Mapping[str, str] | None = None,
+            sandbox: Sandbox = Sandbox()) -> Execution:
+    """Execute the cells of ``nb`` whose ids are in ``run_ids``, in order, in a fresh limited kernel.
 
-    ``paths`` are prepended to the sandbox's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
-    its environment. ``nb`` is modified in place (outputs) and returned in the Execution.
+    ``paths`` are prepended to the kernel's PYTHONPATH (e.g. the lab's folder); ``extra_env`` is added to
+    its environment; ``sandbox`` confines the kernel (see sandbox.py) and is reaped before this returns.
+    ``nb`` is modified in place (outputs) and returned in the Execution.
     """
     wanted = set(run_ids)
     cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("id") in wanted]
-    start = time.monotonic()
-    for _ in range(STARTUP_ATTEMPTS):
-        result = _execute_once(nb, cells, limits, paths, extra_env, start + limits.time_limit)
-        if not _port_race(result):
-            break
-    result.seconds = time.monotonic() - start
-    return result
-
-
-def _port_race(result: Execution) -> bool:
-    """The kernel could not bind the ports jupyter_client picked for it (another process took one first)."""
-    return (PORT_RACE in result.sandbox_error
-            and all(r.status == "not_run" for r in result.runs.values()))
-
-
-def _execute_once(nb: NotebookNode, cells: list[tuple[int, NotebookNode]], limits: Limits,
-                  paths: Iterable[str | os.PathLike], extra_env: Mapping[str, str] | None,
-                  deadline: float) -> Execution:
     result = Execution(nb)
+    start = time.monotonic()
+    deadline = start + limits.time_limit
     with tempfile.TemporaryDirectory(prefix="ascend-sim-grade-") as tmp:
-        km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_SpecManager(_spec()))
+        sandbox.own(tmp)
+        # ZeroMQ over Unix sockets in the private folder: no TCP port another process can take between
+        # choosing and binding it, and the kernel needs no network (sandbox.NAMESPACES has --net)
+        km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_SpecManager(_spec(sandbox.prefix)),
+                                connection_file=os.path.join(tmp, "kernel.json"), transport="ipc",
+                                ip=os.path.join(tmp, "zmq"))
         client = _Client(nb, limits.max_output_chars, km=km, timeout=int(limits.cell_timeout),
                          startup_timeout=int(limits.startup_timeout), allow_errors=True,
                          interrupt_on_timeout=True,
@@ -177,10 +173,13 @@ def _execute_once(nb: NotebookNode, cells: list[tuple[int, NotebookNode]], limit
                          resources={"metadata": {"path": tmp}})
         stop = ""
         log_path = Path(tmp) / "kernel.log"
+        process = None
         try:
             with open(log_path, "wb") as log, \
-                    client.setup_kernel(env={**sandbox_env(tmp, limits, paths), **(extra_env or {})}, cwd=tmp,
-                                        stdout=log, stderr=log):
+                    client.setup_kernel(env={**kernel_env(tmp, limits, paths), **(extra_env or {}),
+                                             **sandbox.env()}, cwd=tmp, stdout=log, stderr=log,
+                                        cleanup_kc=True):
+                process = getattr(km.provisioner, "process", None)
                 for index, cell in cells:
                     stop = stop or _out_of_time(deadline, limits)
                     if stop:
@@ -190,14 +189,32 @@ def _execute_once(nb: NotebookNode, cells: list[tuple[int, NotebookNode]], limit
                     result.runs[cell.id] = run
                     if run.status == "died":
                         run.message += _log_tail(log_path)
-                        stop = f"not run: the sandbox (Jupyter kernel) died in cell {cell.id}"
+                        stop = f"not run: the kernel died in cell {cell.id}"
                     elif run.status == "timeout" and not _responsive(client, limits):
-                        stop = f"not run: the sandbox did not recover after interrupting cell {cell.id}"
-        except Exception as e:  # noqa: BLE001 - a sandbox that cannot start must not lose the report
-            result.sandbox_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
+                        stop = f"not run: the kernel did not recover after interrupting cell {cell.id}"
+        except Exception as e:  # noqa: BLE001 - a kernel that cannot start must not lose the report
+            result.kernel_error = f"{type(e).__name__}: {e}".strip() + _log_tail(log_path)
             for _, cell in cells:
-                result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.sandbox_error}"))
+                result.runs.setdefault(cell.id, CellRun("not_run", f"not run: {result.kernel_error}"))
+        finally:
+            _kill(process)
+            sandbox.reap()
+    result.seconds = time.monotonic() - start
     return result
+
+
+def _kill(process) -> None:
+    """Make sure the kernel's own process is gone (SIGKILL; with the sandbox, its whole PID namespace goes too).
+
+    nbclient shuts down a kernel whose manager it was given (``km=``) only with ``cleanup_kc=True``; this
+    is the backstop when that shutdown fails.
+    """
+    if process is not None and process.poll() is None:
+        process.kill()
+        try:
+            process.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a zombie that will not be reaped is not worth a lost report
+            pass
 
 
 def _out_of_time(deadline: float, limits: Limits) -> str:
@@ -214,10 +231,8 @@ def _run_cell(client: _Client, cell: NotebookNode, index: int, deadline: float, 
     try:
         client.execute_cell(cell, index)
     except DeadKernelError:
-        cell.outputs.append(_error_output("DeadKernelError",
-                                          "the sandbox's Jupyter kernel died (a crash, or the memory limit)"))
-        return CellRun("died",
-                       "the sandbox's Jupyter kernel died while running this cell (a crash, or the memory limit)",
+        cell.outputs.append(_error_output("DeadKernelError", "the kernel died (a crash, or the memory limit)"))
+        return CellRun("died", "the kernel died while running this cell (a crash, or the memory limit)",
                        time.monotonic() - t0)
     except CellTimeoutError:
         pass
@@ -234,7 +249,7 @@ def _run_cell(client: _Client, cell: NotebookNode, index: int, deadline: float, 
 
 
 def _responsive(client: _Client, limits: Limits) -> bool:
-    """After an interrupt: does the sandbox run a trivial cell within the grace period?"""
+    """After an interrupt: does the kernel run a trivial cell within the grace period?"""
     probe = nbformat.v4.new_code_cell("pass")
     client.nb.cells.append(probe)          # nbclient stores the executed cell back at its index
     client.timeout = max(1, int(limits.interrupt_grace))
@@ -249,7 +264,7 @@ def _responsive(client: _Client, limits: Limits) -> bool:
 
 
 def _log_tail(path: Path, lines: int = 3) -> str:
-    """The last lines the sandbox wrote to its stderr (a segfault or fatal error message), if any."""
+    """The last lines the kernel wrote to its stderr (a segfault or fatal error message), if any."""
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:

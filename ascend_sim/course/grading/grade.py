@@ -8,26 +8,36 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import os
 import re
-import secrets
+import sys
 import time
 import traceback
+import unicodedata
 from pathlib import Path
 from typing import Iterable
 
 import nbformat
 
-from ascend_sim.course.grading.check import CHECK_STATUSES, KEY_ENV, MIME, authentic
-from ascend_sim.course.grading.execute import CellRun, Execution, Limits, execute
-from ascend_sim.course.grading.notebook import SETUP, LabTemplate, Rebuilt, read_notebook, rebuild, role
-from ascend_sim.course.grading.report import ExerciseResult, Report, versions, write_gradebook, write_report
+from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
+from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits, execute
+from ascend_sim.course.grading.judge import judge, load_lab
+from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
+                                                role, student_id)
+from ascend_sim.course.grading.report import (ExerciseResult, GradebookOptions, Report, atomic_write, versions,
+                                              write_gradebook, write_report)
+from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
+from ascend_sim.course.grading.screen import screen_source
 
-__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook"]
+__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
-                     out_dir: str | Path | None = None) -> Report:
-    """Grade one learner notebook file; write report.json, report.csv and executed.ipynb to ``out_dir``."""
+                     out_dir: str | Path | None = None, sandbox: Sandbox | None = None) -> Report:
+    """Grade one learner notebook file; write report.json, report.csv and executed.ipynb to ``out_dir``.
+
+    The files are written by the grader alone, atomically, after the learner's processes are gone.
+    """
     submission = Path(submission)
     started = time.monotonic()
     report = Report(template.name, str(submission), "", graded_at=_now(), versions=versions())
@@ -40,7 +50,8 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
         except Exception as e:  # noqa: BLE001 - any parse failure is the submission's problem
             _all_not_run(report, template, f"the submission is not a readable notebook: {_short(e)}")
         else:
-            executed = _grade_into(report, template, learner, limits)
+            report.student_id = student_id(learner)
+            executed = _grade_into(report, template, learner, limits, sandbox or sandbox_for(0))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
@@ -48,7 +59,7 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
     if out_dir is not None:
         write_report(report, out_dir)
         if executed is not None:
-            nbformat.write(executed, Path(out_dir) / "executed.ipynb")
+            atomic_write(Path(out_dir) / "executed.ipynb", nbformat.writes(executed).encode("utf-8"))
     return report
 
 
@@ -58,22 +69,30 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits)
+    _grade_into(report, template, learner, limits, sandbox_for(0, _private(template), _needed(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
 def _grade_into(report: Report, template: LabTemplate, learner: nbformat.NotebookNode,
-                limits: Limits) -> nbformat.NotebookNode:
+                limits: Limits, sandbox: Sandbox) -> nbformat.NotebookNode | None:
+    wrong = lab_mismatch(template, learner)
+    if wrong:
+        _all_not_run(report, template, wrong)
+        return None
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
-    report.warnings += rebuilt.warnings
-    key = secrets.token_hex(16)
-    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent],
-                        extra_env={KEY_ENV: key})
-    report.exercises = exercise_results(template, rebuilt, execution, key.encode())
-    report.tampered += [{"cell_id": f"{e.exercise}-check", "role": "check", "kind": "forged_result"}
-                        for e in report.exercises if e.messages and e.messages[0] == FORGED]
+    report.warnings += rebuilt.warnings + list(sandbox.warnings)
+    lab = load_lab(template.checks, template.path.parent.resolve())
+    refused = _screen(rebuilt, lab, template.checks)
+    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent.resolve()],
+                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
+    report.exercises, tampers = exercise_results(template, rebuilt, execution, lab)
+    report.tampered += tampers
+    for e in report.exercises:
+        if e.exercise in refused:
+            e.status, e.score, e.messages, e.hints = "error", 0.0, refused[e.exercise], []
+    _drop_evidence(execution.nb)
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
@@ -84,47 +103,70 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     return execution.nb
 
 
-FORGED = "the check result is not authentic: `check` was redefined or its output forged"
+REFUSED = "refused by the grader's static screen (the cell was not run): "
+
+
+def _screen(rebuilt: Rebuilt, lab: Lab, checks: str) -> dict[str, list[str]]:
+    """Screen every answer (and added) cell; a refused cell is replaced by a comment. Returns ex -> reasons."""
+    cells = {c.get("id"): c for c in rebuilt.nb.cells}
+    refused: dict[str, list[str]] = {}
+    for ex, ids in rebuilt.exercise_cells.items():
+        allow = lab.exercises[ex].allow if ex in lab.exercises else ()
+        for cid in ids:
+            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow)
+            if reasons:
+                refused.setdefault(ex, []).extend(f"{cid} {r}" for r in reasons)
+                cells[cid].source = "# " + REFUSED.strip() + "\n" + "".join(f"# {r}\n" for r in reasons)
+    return {ex: [REFUSED + "; ".join(reasons)] for ex, reasons in refused.items()}
 
 
 def exercise_results(template: LabTemplate, rebuilt: Rebuilt, execution: Execution,
-                     key: bytes = b"") -> list[ExerciseResult]:
-    """Per exercise: the check's own verdict, overridden by what happened to its cells.
+                     lab: Lab) -> tuple[list[ExerciseResult], list[dict]]:
+    """Per exercise: the grader's own verdict on the check's evidence, overridden by what happened to its cells.
 
-    With ``key``, a result without a valid signature counts as an error (FORGED).
+    Also returns the tamper entries of results without usable evidence (``forged_result``) or with evidence
+    that does not hold together (``rejected_evidence``).
     """
     cells = {c.id: c for c in execution.nb.cells}
-    out = []
+    out, tampers = [], []
     for spec in template.exercises:
         answer_runs = [execution.runs.get(cid, CellRun("not_run")) for cid in rebuilt.exercise_cells[spec.id]]
         check_run = execution.runs.get(spec.check_id, CellRun("not_run", "not run"))
-        status, messages, hints = _check_verdict(spec.id, check_run, cells.get(spec.check_id), key)
+        status, messages, hints, tamper = _check_verdict(lab, spec.id, check_run, cells.get(spec.check_id))
+        if tamper:
+            tampers.append({"cell_id": spec.check_id, "role": "check", "kind": tamper})
         status, messages = _answer_override(status, messages, answer_runs)
         seconds = sum(r.seconds for r in answer_runs) + check_run.seconds
         out.append(ExerciseResult(spec.id, status, spec.points if status == "pass" else 0.0, spec.points,
                                   messages, hints, round(seconds, 3)))
-    return out
+    return out, tampers
 
 
-def _check_verdict(ex: str, run: CellRun, cell, key: bytes) -> tuple[str, list[str], list[str]]:
+def _check_verdict(lab: Lab, ex: str, run: CellRun, cell) -> tuple[str, list[str], list[str], str]:
     if run.status == "not_run":
-        return "not_run", [run.message or "not run"], []
+        return "not_run", [run.message or "not run"], [], ""
     if run.status == "timeout":
-        return "timeout", [f"the check {run.message}: the answer probably loops forever"], []
+        return "timeout", [f"the check {run.message}: the answer probably loops forever"], [], ""
     if run.status == "died":
-        return "error", [run.message], []
+        return "error", [run.message], [], ""
     if run.status == "error":
-        return "error", [f"the check cell raised {run.message}"], []
+        return "error", [f"the check cell raised {run.message}"], [], ""
     payloads = [o["data"][MIME] for o in (cell.outputs if cell is not None else [])
                 if o.get("output_type") == "display_data" and MIME in o.get("data", {})]
     payloads = [p for p in payloads if isinstance(p, dict) and p.get("exercise") == ex]
     if not payloads:
-        return "error", ["the check produced no result"], []
-    p = payloads[-1]
-    if key and not authentic(p, key):
-        return "error", [FORGED], []
-    status = p.get("status") if p.get("status") in CHECK_STATUSES else "error"
-    return status, [str(m) for m in p.get("messages", [])], [str(h) for h in p.get("hints", [])]
+        return "error", ["the check produced no result"], [], ""
+    result, tamper = judge(lab, ex, payloads[-1].get("evidence"))
+    return result.status, result.messages, result.hints, tamper
+
+
+def _drop_evidence(nb: nbformat.NotebookNode) -> None:
+    """executed.ipynb keeps each check's result, not the (large) evidence the grader has judged."""
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            payload = o.get("data", {}).get(MIME)
+            if isinstance(payload, dict) and "evidence" in payload:
+                payload["evidence"] = "judged by the grader"
 
 
 def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> tuple[str, list[str]]:
@@ -141,25 +183,69 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
 
 
 def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir: str | Path, *,
-               limits: Limits = Limits(), progress=None) -> tuple[list[Report], Path]:
-    """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``."""
+               limits: Limits = Limits(), progress=None, jobs: int = 1, hide: Iterable[str | Path] = (),
+               gradebook: GradebookOptions = GradebookOptions()) -> tuple[list[Report], Path]:
+    """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``.
+
+    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it).
+    Every kernel is confined (``sandbox.py``): the submissions' folders, ``out_dir``, ``solutions/`` and
+    ``hide`` are unreadable to it. ``out_dir`` is made private to the grader (0700).
+    """
     out_dir = Path(out_dir)
-    reports, used = [], set()
-    for sub in submissions:
-        report = grade_submission(template, sub, limits=limits, out_dir=out_dir / _slot(Path(sub), used))
-        reports.append(report)
-        if progress is not None:
-            progress(report)
-    return reports, write_gradebook(reports, out_dir / "gradebook.csv")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(out_dir, 0o700)
+    subs = [Path(s) for s in submissions]
+    slots = submission_slots(subs)
+    private = [*{p.resolve().parent for p in subs}, *subs, out_dir, *_private(template), *hide]
+    tasks = [(template, sub, limits, out_dir / slot, sandbox_for(i + 1, private, _needed(template)))
+             for i, (sub, slot) in enumerate(zip(subs, slots))]
+    reports: list[Report] = []
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            reports.append(_grade_task(t))
+            if progress is not None:
+                progress(reports[-1])
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for report in pool.map(_grade_task, tasks):
+                reports.append(report)
+                if progress is not None:
+                    progress(report)
+    return reports, write_gradebook(reports, out_dir / "gradebook.csv", gradebook)
 
 
-def _slot(path: Path, used: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem) or "submission"
-    name, n = base, 2
-    while name in used:
-        name, n = f"{base}-{n}", n + 1
-    used.add(name)
-    return name
+def _grade_task(task: tuple) -> Report:
+    template, sub, limits, out, sandbox = task
+    return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
+
+
+def _private(template: LabTemplate) -> list[Path]:
+    """Folders no kernel may read: the solutions next to the lab and in the package's repository."""
+    folder = template.path.parent.resolve()
+    return [folder / "solutions", folder.parent / "solutions", REPO_ROOT / "solutions"]
+
+
+def _needed(template: LabTemplate) -> list[Path]:
+    """What the kernel must be able to read: the lab folder, the package, Python."""
+    return [template.path.parent.resolve(), REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix)]
+
+
+def submission_slots(paths: list[Path]) -> list[str]:
+    """Stable readable folder names, one per submission: the file stem with only path-unsafe characters
+    replaced (Unicode kept, NFC), de-duplicated by ``-2``, ``-3`` in the given order."""
+    used: set[str] = set()
+    out = []
+    for path in paths:
+        base = unicodedata.normalize("NFC", path.stem)
+        base = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "_", base).strip(" .")[:100] or "submission"
+        name, n = base, 2
+        while name.casefold() in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name.casefold())
+        out.append(name)
+    return out
 
 
 def _all_not_run(report: Report, template: LabTemplate, reason: str) -> None:

@@ -28,7 +28,7 @@ from nbformat import NotebookNode
 
 __all__ = ["SETUP", "ANSWER", "CHECK", "DEMO", "ADDED", "LabFormatError", "ExerciseSpec", "LabTemplate",
            "Tamper", "Rebuilt", "load_template", "lab_problems", "rebuild", "normalize_lab", "role",
-           "read_notebook"]
+           "read_notebook", "lab_mismatch", "student_id"]
 
 SETUP, ANSWER, CHECK, DEMO, ADDED = "setup", "answer", "check", "demo", "added"
 LOCKED = (SETUP, CHECK)
@@ -187,6 +187,26 @@ def normalize_lab(nb: NotebookNode) -> NotebookNode:
             c.metadata["editable"] = False
             c.metadata["deletable"] = False
     return nb
+
+
+def lab_mismatch(template: LabTemplate, learner: NotebookNode) -> str:
+    """Why ``learner`` is not a submission of ``template`` ('' when it is, or cannot be told)."""
+    lab = course(learner).get("lab")
+    if lab and lab != template.name:
+        return (f"this notebook is {lab}, not {template.name}: it was submitted to the wrong lab "
+                f"(grade it with `ascend-sim grade {lab} ...`)")
+    ours = {e.answer_id for e in template.exercises} | {e.check_id for e in template.exercises}
+    theirs = {c.get("id") for c in learner.cells} | {f"{course(c).get('ex')}-{role(c)}" for c in learner.cells}
+    if not lab and template.exercises and not ours & theirs:
+        return (f"this notebook has none of {template.name}'s exercise cells ({', '.join(sorted(ours)[:4])} ...): "
+                "it is not a copy of this lab")
+    return ""
+
+
+def student_id(learner: NotebookNode) -> str:
+    """The notebook's ``metadata.course.student_id`` (learner-editable; a file-name pattern takes precedence)."""
+    sid = course(learner).get("student_id", "")
+    return str(sid).strip()[:200] if isinstance(sid, (str, int)) else ""
 
 
 # ----------------------------------------------------------------------------- rebuild

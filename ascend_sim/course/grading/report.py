@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 import platform
+import re
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 __all__ = ["STATUSES", "ExerciseResult", "Report", "write_report", "write_gradebook", "read_report",
-           "REPORT_SCHEMA", "fmt_points"]
+           "REPORT_SCHEMA", "fmt_points", "atomic_write", "GradebookOptions", "safe_cell"]
 
 REPORT_SCHEMA = 1
 STATUSES = ("pass", "fail", "error", "timeout", "not_attempted", "not_run")
@@ -45,6 +49,7 @@ class Report:
     graded_at: str = ""
     seconds: float = 0.0
     versions: dict = field(default_factory=dict)
+    student_id: str = ""            # from the notebook's metadata (see GradebookOptions for the file-name pattern)
 
     @property
     def score(self) -> float:
@@ -87,21 +92,48 @@ def versions() -> dict[str, str]:
     return out
 
 
+def atomic_write(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to a temporary file next to ``path`` and rename it over ``path`` (readers never see half)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def safe_cell(v: object) -> object:
+    """A CSV cell a spreadsheet shows as text: text starting with = + - @ or a control character gets a ``'``."""
+    if isinstance(v, str) and v and (v[0] in "=+-@\t\r\n" or v[0] < " "):
+        return "'" + v
+    return v
+
+
+def _csv(rows: list[list], bom: bool = False) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    for row in rows:
+        w.writerow([safe_cell(v) for v in row])
+    return buf.getvalue().encode("utf-8-sig" if bom else "utf-8")
+
+
 def write_report(report: Report, directory: str | Path) -> tuple[Path, Path]:
-    """Write ``report.json`` and ``report.csv`` (one row per exercise) into ``directory``."""
+    """Write ``report.json`` and ``report.csv`` (one row per exercise) into ``directory``, atomically."""
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     jpath, cpath = d / "report.json", d / "report.csv"
-    jpath.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    atomic_write(jpath, (json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     tampered_cells = {t["cell_id"] for t in report.tampered}
-    with open(cpath, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["lab", "submission", "sha256", "exercise", "status", "score", "max", "check_tampered",
-                    "message"])
-        for e in report.exercises:
-            w.writerow([report.lab, report.submission, report.sha256, e.exercise, e.status, fmt_points(e.score),
-                        fmt_points(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
-                        e.messages[0].splitlines()[0] if e.messages else ""])
+    rows = [["lab", "submission", "sha256", "exercise", "status", "score", "max", "check_tampered", "message"]]
+    for e in report.exercises:
+        rows.append([report.lab, report.submission, report.sha256, e.exercise, e.status, fmt_points(e.score),
+                     fmt_points(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
+                     e.messages[0].splitlines()[0] if e.messages else ""])
+    atomic_write(cpath, _csv(rows))
     return jpath, cpath
 
 
@@ -115,23 +147,42 @@ def read_report(path: str | Path) -> Report:
     return Report(**data)
 
 
-def write_gradebook(reports: list[Report], path: str | Path) -> Path:
-    """One row per submission: total, then score and status per exercise, tampering and errors."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class GradebookOptions:
+    """How gradebook.csv identifies learners and is encoded.
+
+    ``id_pattern``: a regular expression searched in the submission's file name; its group ``id`` (or
+    group 1, or the whole match) is the student id. Without it (or when it does not match), the id is the
+    notebook's ``metadata.course.student_id``, else the file name's stem. ``bom``: UTF-8 with a byte-order
+    mark, so spreadsheet programs read Chinese (any non-ASCII) names correctly.
+    """
+
+    id_pattern: str = ""
+    bom: bool = False
+
+    def student_id(self, report: Report) -> str:
+        name = Path(report.submission).name
+        if self.id_pattern:
+            m = re.search(self.id_pattern, name)
+            if m:
+                return m.groupdict().get("id") or (m.group(1) if m.groups() else m.group(0))
+        return report.student_id or Path(report.submission).stem
+
+
+def write_gradebook(reports: list[Report], path: str | Path, options: GradebookOptions = GradebookOptions()) -> Path:
+    """One row per submission: student id, total, then score and status per exercise, tampering and errors."""
     ex_ids: list[str] = []
     for r in reports:
         ex_ids += [e.exercise for e in r.exercises if e.exercise not in ex_ids]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["submission", "lab", "sha256", "score", "max_score",
-                    *[c for ex in ex_ids for c in (ex, f"{ex}_status")], "tampered", "grader_error"])
-        for r in reports:
-            by = {e.exercise: e for e in r.exercises}
-            cells = []
-            for ex in ex_ids:
-                e = by.get(ex)
-                cells += [fmt_points(e.score), e.status] if e else ["", ""]
-            w.writerow([r.submission, r.lab, r.sha256, fmt_points(r.score), fmt_points(r.max_score), *cells,
-                        ";".join(f"{t['cell_id']}:{t['kind']}" for t in r.tampered), r.grader_error])
-    return path
+    rows = [["student_id", "submission", "lab", "sha256", "score", "max_score",
+             *[c for ex in ex_ids for c in (ex, f"{ex}_status")], "tampered", "grader_error"]]
+    for r in reports:
+        by = {e.exercise: e for e in r.exercises}
+        cells = []
+        for ex in ex_ids:
+            e = by.get(ex)
+            cells += [fmt_points(e.score), e.status] if e else ["", ""]
+        rows.append([options.student_id(r), r.submission, r.lab, r.sha256, fmt_points(r.score),
+                     fmt_points(r.max_score), *cells, ";".join(f"{t['cell_id']}:{t['kind']}" for t in r.tampered),
+                     r.grader_error])
+    return atomic_write(path, _csv(rows, options.bom))

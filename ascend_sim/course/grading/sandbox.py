@@ -1,45 +1,163 @@
-"""Start the sandbox (沙箱): a Jupyter kernel (IPython) under resource limits, the grader's kernel command.
+"""Confine one grading kernel: its own user, PID and mount namespaces, hidden folders, nothing left behind.
 
-``python -m ascend_sim.course.grading.sandbox -f CONNECTION_FILE`` reads the limits
-from the environment, applies them with ``resource.setrlimit`` to this
-process (the Jupyter kernel itself), then starts ipykernel:
+Why namespaces through ``unshare(1)`` (util-linux, on every Linux distribution and CI image):
 
-* ``ASCEND_SIM_SANDBOX_MEMORY_MB``: RLIMIT_AS, the address space; an answer
-  that allocates more gets a MemoryError instead of taking the machine down;
-* ``ASCEND_SIM_SANDBOX_CPU_SECONDS``: RLIMIT_CPU, a backstop behind the
-  grader's wall-clock limits.
+* a **PID namespace** ends every process of the submission when the kernel ends: when its first process
+  dies, Linux kills the rest, including ``setsid``/double-forked daemons that a process group or session
+  kill would miss; and ``/proc`` shows only the submission's own processes (not the grader's command
+  line or environment);
+* a **network namespace** takes the network away (the kernel talks to the grader over Unix sockets);
+* a **mount namespace** lets the kernel launcher lay an empty read-only tmpfs over the folders a learner
+  must not read (the submissions, ``--out``, ``solutions/``), without changing them for anyone else;
+* as root the launcher then **switches to a user of its own** (a uid no file belongs to, one per
+  submission) so the learner's code cannot write the grader's files or signal other submissions, and
+  ``RLIMIT_NPROC`` caps its processes;
+* without root, ``unshare --user --map-root-user`` gives the same namespaces where unprivileged user
+  namespaces are enabled (most desktop distributions), but no user switch; with neither, the kernel runs
+  as the grader with a clear warning (cgroups would need systemd or root; polling the process tree
+  cannot catch a process that calls ``setsid`` and re-parents).
+
+After the kernel is shut down, ``reap`` kills whatever still runs as the submission's uid and waits
+until nothing does, so a report is only written once the learner's processes are gone.
 """
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
 
-MEMORY_ENV = "ASCEND_SIM_SANDBOX_MEMORY_MB"
-CPU_ENV = "ASCEND_SIM_SANDBOX_CPU_SECONDS"
+__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "EXPOSE_ENV", "reap_uid"]
 
-
-def apply_limits(memory_mb: int = 0, cpu_seconds: int = 0) -> None:
-    """Lower RLIMIT_AS / RLIMIT_CPU of the current process (0 keeps a limit as it is)."""
-    import resource
-    if memory_mb > 0:
-        _lower(resource.RLIMIT_AS, memory_mb * 2**20, memory_mb * 2**20)
-    if cpu_seconds > 0:
-        _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
-
-
-def _lower(which: int, soft: int, hard: int) -> None:
-    """Set a limit, never above the hard limit this process already has (raising it is not allowed)."""
-    import resource
-    _, current = resource.getrlimit(which)
-    if current != resource.RLIM_INFINITY:
-        soft, hard = min(soft, current), min(hard, current)
-    resource.setrlimit(which, (soft, hard))
+UID_ENV = "ASCEND_SIM_KERNEL_UID"          # the launcher switches to this uid (and gid)
+HIDE_ENV = "ASCEND_SIM_KERNEL_HIDE"        # os.pathsep-separated paths the launcher hides
+NPROC_ENV = "ASCEND_SIM_KERNEL_NPROC"      # RLIMIT_NPROC of the sandbox user
+EXPOSE_ENV = "ASCEND_SIM_KERNEL_EXPOSE"    # paths the sandbox user must reach (Python under a 0700 home)
+UID_BASE = 100_000_000                     # far above real users; + (grader pid % 10000) * 100000 + submission
+NPROC = 256
+NAMESPACES = ["--pid", "--mount", "--net", "--fork", "--kill-child", "--mount-proc"]
 
 
-def main() -> None:
-    apply_limits(int(os.environ.get(MEMORY_ENV, "0") or 0), int(os.environ.get(CPU_ENV, "0") or 0))
-    from ipykernel.kernelapp import launch_new_instance
-    launch_new_instance()
+@dataclass(frozen=True)
+class Sandbox:
+    """How one kernel is confined: the command prefix, its uid (None: no switch) and the paths it hides."""
+
+    prefix: tuple[str, ...] = ()
+    uid: int | None = None
+    hide: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+    expose: tuple[str, ...] = ()
+
+    def env(self) -> dict[str, str]:
+        """What the kernel launcher (``kernel.py``) needs to confine itself."""
+        out = {HIDE_ENV: os.pathsep.join(self.hide)} if self.hide and self.prefix else {}
+        if self.uid is not None:
+            out.update({UID_ENV: str(self.uid), NPROC_ENV: str(NPROC), EXPOSE_ENV: os.pathsep.join(self.expose)})
+        return out
+
+    def own(self, path: str | os.PathLike) -> None:
+        """Give the sandbox user its private working directory (0700)."""
+        if self.uid is not None:
+            os.chown(path, self.uid, self.uid)
+        os.chmod(path, 0o700)
+
+    def reap(self) -> None:
+        """Kill every process left running as the sandbox user, and wait until there is none."""
+        if self.uid is not None:
+            reap_uid(self.uid)
 
 
-if __name__ == "__main__":
-    main()
+MODE_ENV = "ASCEND_SIM_GRADER_ISOLATION"    # 'userns' or 'none': use less isolation than available (debugging)
+MODES = ("none", "userns", "root")
+
+
+@functools.lru_cache(maxsize=1)
+def isolation_mode() -> str:
+    """'root' (namespaces + user switch), 'userns' (namespaces only) or 'none', probed once."""
+    cap = os.environ.get(MODE_ENV, "root")
+    exe = shutil.which("unshare")
+    if exe is None or not sys.platform.startswith("linux") or cap not in MODES:
+        return "none"
+    if cap == "root" and os.geteuid() == 0 and _works([exe, *NAMESPACES, "true"]):
+        return "root"
+    if cap != "none" and _works([exe, "--user", "--map-root-user", *NAMESPACES, "true"]):
+        return "userns"
+    return "none"
+
+
+def _works(cmd: list[str]) -> bool:
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def sandbox_for(index: int, hide: Iterable[str | os.PathLike] = (), keep: Iterable[str | os.PathLike] = ()) -> Sandbox:
+    """The sandbox of submission number ``index`` of this grading run.
+
+    ``hide``: folders and files the kernel must not read; a folder that holds one of ``keep`` (the package,
+    the lab folder, Python itself) cannot be hidden whole, so only the files in ``hide`` inside it are.
+    """
+    mode = isolation_mode()
+    if mode == "none":
+        return Sandbox(warnings=("isolation unavailable (no unshare, or neither root nor user namespaces): the "
+                                 "kernel ran as the grader's user and could read the grader's files; a process "
+                                 "it detached could outlive it",))
+    exe = shutil.which("unshare") or "unshare"
+    prefix = (exe, *(["--user", "--map-root-user"] if mode == "userns" else []), *NAMESPACES)
+    uid = UID_BASE + (os.getpid() % 10_000) * 100_000 + index if mode == "root" else None
+    warnings = () if mode == "root" else ("not root: the kernel ran in its own PID and mount namespaces but as the "
+                                          "grader's user (no user switch, no process limit)",)
+    keep = [str(Path(k).resolve()) for k in keep]
+    return Sandbox(prefix, uid, _hideable(hide, keep), warnings, tuple(keep) if uid is not None else ())
+
+
+def _hideable(hide: Iterable[str | os.PathLike], keep: Iterable[str | os.PathLike]) -> tuple[str, ...]:
+    keep = [Path(k).resolve() for k in keep]
+    out: list[str] = []
+    for h in (Path(p).resolve() for p in hide):
+        if not h.exists():
+            continue
+        if h.is_dir() and any(k == h or h in k.parents for k in keep):
+            out += [str(f) for f in h.iterdir() if f.is_file() and f.suffix == ".ipynb"]
+        else:
+            out.append(str(h))
+    dirs = [Path(p) for p in out if Path(p).is_dir()]
+    return tuple(p for p in dict.fromkeys(out) if not any(d in Path(p).parents for d in dirs))
+
+
+def reap_uid(uid: int, timeout: float = 10.0) -> None:
+    """SIGKILL every process whose real uid is ``uid`` (processes this grader started for one submission)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = _pids_of(uid)
+        if not pids or time.monotonic() > deadline:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+
+
+def _pids_of(uid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        line = next((ln for ln in status.splitlines() if ln.startswith("Uid:")), "")
+        if line.split()[1:2] == [str(uid)] and "State:\tZ" not in status:
+            pids.append(int(entry))
+    return pids
