@@ -96,8 +96,8 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
-    if execution.sandbox_error:
-        report.grader_error = f"the grading sandbox failed: {execution.sandbox_error}"
+    if execution.kernel_error:
+        report.grader_error = f"the grading sandbox failed: {execution.kernel_error}"
     elif problems:
         report.grader_error = "a setup cell of the lab failed: " + "; ".join(problems)
     return execution.nb
