@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ascend_sim.cluster.cost import flops_us
 from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.hccl import HcclComm
 from ascend_sim.cluster.hooks import GradBucket
@@ -29,7 +30,6 @@ from ascend_sim.hw.chips import ChipProfile
 FIRST_BUCKET_BYTES = 1024 * 1024          # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 BUCKET_CAP_MB = 25                        # DistributedDataParallel(bucket_cap_mb=25)
 MB = 1024 * 1024
-CUBE_FRACTAL_MACS = 16 * 16 * 16          # one fp16 fractal per cube cycle (chips.py cube_fractals_per_cycle)
 
 
 def bucket_assignment(nbytes: Sequence[int], bucket_cap_mb: float = BUCKET_CAP_MB,
@@ -51,8 +51,7 @@ def bucket_assignment(nbytes: Sequence[int], bucket_cap_mb: float = BUCKET_CAP_M
 
 def backward_us(chip: ChipProfile, flops: float) -> float:
     """Microseconds of ``flops`` at the chip's peak fp16 cube rate (an optimistic estimate)."""
-    peak = chip.aic_count * chip.cube_fractals_per_cycle * CUBE_FRACTAL_MACS * 2 * chip.clock_hz
-    return flops / peak * 1e6
+    return flops_us(chip, flops)
 
 
 @dataclass
