@@ -137,8 +137,9 @@ class DistributedDataParallel:
                 out = self.comm.AllReduce(flat).outputs
             else:
                 flat = [np.concatenate([g[self.names[i]].ravel() for i in bucket]) for _, g in results]
+                shapes = [results[0][1][self.names[i]].shape for i in bucket]
                 out = self._hook(self._state, GradBucket(b, flat, [self.names[i] for i in bucket], self.comm,
-                                                         b == len(self.buckets) - 1))
+                                                         b == len(self.buckets) - 1, shapes))
                 self._check_hook_output(out, flat)
             for r, vec in enumerate(out):
                 at = 0
