@@ -74,11 +74,13 @@ class DistributedDataParallel:
     """Replicas of one model, one per rank of ``comm``, kept identical by averaging gradients."""
 
     def __init__(self, replicas: Sequence, comm: HcclComm, bucket_cap_mb: float = BUCKET_CAP_MB,
-                 first_bucket_bytes: int = FIRST_BUCKET_BYTES, overlap: bool = True):
+                 first_bucket_bytes: int = FIRST_BUCKET_BYTES, overlap: bool = True,
+                 find_unused_parameters: bool = False):
         if len(replicas) != comm.rank_size:
             raise DataParallelError(f"{len(replicas)} replicas for a communicator of {comm.rank_size} ranks",
                                     fix="build one model replica per rank")
         self.replicas, self.comm, self.overlap = list(replicas), comm, overlap
+        self.find_unused_parameters = find_unused_parameters
         self.names = [n for n, _ in self.replicas[0].parameters()]
         layout0 = [(n, p.shape, p.dtype) for n, p in self.replicas[0].parameters()]
         for r, rep in enumerate(self.replicas):
@@ -113,6 +115,10 @@ class DistributedDataParallel:
             raise DataParallelError(f"{len(batches)} batches for {W} ranks: each rank trains on its own batch",
                                     fix="split the global batch with DistributedSampler, one part per rank")
         results = [rep.loss_and_grads(x, y) for rep, (x, y) in zip(self.replicas, batches)]
+        self._check_unused([set(self.names) - set(g) for _, g in results])
+        for _, g in results:            # find_unused_parameters: an unused gradient counts as zeros
+            for name, p in self.replicas[0].parameters():
+                g.setdefault(name, np.zeros_like(p))
         if backward_us_per_param is None:
             flops = self.replicas[0].backward_flops(len(batches[0][0]))
             backward_us_per_param = [backward_us(self.comm.cluster.chip, flops[n]) for n in self.names]
@@ -154,6 +160,28 @@ class DistributedDataParallel:
         for d in range(W):
             tl.wait_until(d, end)
         return StepReport([loss for loss, _ in results], compute_end - t0, end - t0, bucket_ready, bucket_done)
+
+    def _check_unused(self, missing: list[set[str]]) -> None:
+        """torch's behaviour with parameters that got no gradient, as a clear error instead of a hang."""
+        if self.find_unused_parameters or not any(missing):
+            return
+        order = {n: i for i, n in enumerate(self.names)}
+        r = next(r for r, m in enumerate(missing) if m)
+        names = sorted(missing[r], key=order.get)
+        b = next(b for b, bucket in enumerate(self.buckets) if order[names[0]] in bucket)
+        fix = ("pass find_unused_parameters=True to DistributedDataParallel (one graph traversal per step), "
+               "or use every parameter in every rank's forward")
+        if all(m == missing[r] for m in missing):
+            raise DataParallelError(
+                f"no rank computed a gradient for {names} (not used in forward). DDP waits for it before bucket "
+                f"{b} is ready; torch raises at the next step: 'Expected to have finished reduction in the "
+                "prior iteration before starting a new one'", fix=fix)
+        waiting = [q for q, m in enumerate(missing) if not m & missing[r]]
+        raise DataParallelError(
+            f"rank {r} computed no gradient for {names} (unused in its forward) while ranks {waiting} did. "
+            f"Bucket {b} ({[self.names[i] for i in self.buckets[b]]}) never becomes ready on rank {r}, so rank {r} "
+            f"never launches AllReduce #{b} and ranks {waiting} wait in it: torch hangs until the collective "
+            "timeout (HCCL_EXEC_TIMEOUT, 1800 s by default)", fix=fix)
 
     def _check_hook_output(self, out, flat: list[np.ndarray]) -> None:
         ok = (isinstance(out, (list, tuple)) and len(out) == len(flat)
