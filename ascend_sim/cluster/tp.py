@@ -43,6 +43,17 @@ class _Layer:
     def __init__(self, comm: HcclComm, efficiency: float):
         self.comm, self.t, self.efficiency = comm, comm.rank_size, efficiency
 
+    def _check_inputs(self, xs: Arrays, width: int, what: str) -> None:
+        """One 2-D array per rank, each ``width`` features wide."""
+        if isinstance(xs, np.ndarray) or len(xs) != self.t:
+            n = "one array" if isinstance(xs, np.ndarray) else f"{len(xs)} arrays"
+            raise ShardError(f"a layer split over {self.t} ranks needs one input per rank, got {n}",
+                             fix=f"pass [x_rank0, ..., x_rank{self.t - 1}]")
+        bad = [(r, x.shape) for r, x in enumerate(xs) if np.ndim(x) != 2 or x.shape[1] != width]
+        if bad:
+            raise ShardError(f"rank {bad[0][0]}'s input has shape {bad[0][1]}, but {what} takes (rows, {width})",
+                             fix=f"give every rank a (rows, {width}) array")
+
     def _compute(self, flops: float, label: str) -> None:
         us = flops_us(self.comm.cluster.chip, flops, self.efficiency)
         for r in range(self.t):
@@ -81,6 +92,7 @@ class ColumnParallelLinear(_Layer):
 
     def forward(self, xs: Arrays) -> Arrays:
         """Input replicated (or split by rows with sequence parallelism); output split by columns (or gathered)."""
+        self._check_inputs(xs, self.w[0].shape[1], "this column-parallel layer")
         self.x = self.all_gather_rows(xs) if self.sequence_parallel else list(xs)
         ys = [y + b for y, b in zip(self._matmuls(self.x, [w.T for w in self.w], "column fwd"), self.b)]
         if not self.gather_output:
@@ -112,6 +124,7 @@ class RowParallelLinear(_Layer):
 
     def forward(self, xs: Arrays) -> Arrays:
         """Partial products, summed by AllReduce (or ReduceScatter by rows), plus the bias."""
+        self._check_inputs(xs, self.w[0].shape[1], "rank's slice of this row-parallel layer")
         self.x = list(xs)
         partial = self._matmuls(self.x, [w.T for w in self.w], "row fwd")
         ys = self.reduce_scatter_rows(partial) if self.sequence_parallel else self.all_reduce(partial)

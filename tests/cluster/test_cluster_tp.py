@@ -158,6 +158,10 @@ def test_bad_tensor_parallel_layouts():
     assert os.path.basename(e.value.site[0]) == os.path.basename(__file__)
     with pytest.raises(ShardError, match="input features"):
         RowParallelLinear(rand(4, 6), rand(4), comm(4))
+    with pytest.raises(ShardError, match="needs one input per rank, got 3 arrays"):
+        ColumnParallelLinear(rand(8, 4), rand(8), comm(4)).forward([rand(2, 4)] * 3)
+    with pytest.raises(ShardError, match=r"rank 0's input has shape \(2, 4\).*\(rows, 2\)"):
+        RowParallelLinear(rand(4, 8), rand(4), comm(4)).forward([rand(2, 4)] * 4)
     with pytest.raises(ShardError, match="batch"):
         TensorParallelMLP(TinyMLP().params, comm(4), sequence_parallel=True).forward(rand(6, 16))
     from ascend_sim.cluster.errors import HcclError
