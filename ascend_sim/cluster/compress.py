@@ -10,8 +10,9 @@ next step's gradient, so nothing is lost for good (Stich et al. 2018; Vogels et 
   gradient matrix M (n x m, conv weights flattened to (out, rest)) is approximated by P Q^T of rank r.
   P = mean(M_r Q) by AllReduce, orthogonalised (Gram-Schmidt), Q = mean(M_r^T P) by AllReduce: (n + m) r
   floats instead of n m. Rank r's error is M_r - P (M_r^T P)^T, what its own projection missed (the paper's
-  local error; the mean of the local approximations is the transmitted one, the operator being linear). Q starts from a seeded normal draw shared by all ranks and is reused next step (warm
-  start). Vectors (biases), and matrices that would not shrink, are averaged uncompressed, as torch does.
+  local error; the mean of the local approximations is the transmitted one, the operator being linear).
+  Q starts from a seeded normal draw shared by all ranks and is reused next step (warm start). Vectors
+  (biases), and matrices that would not shrink, are averaged uncompressed, as torch does.
 Each hook returns the same averaged gradient on every rank (bit-identical), so replicas stay identical.
 ``bytes_sent(comm)`` sums the bytes a communicator's timeline moved; ``compressed_bytes`` and
 ``compressed_time_us`` give one rank's bytes and the collectives' time for any gradient shapes, without data.

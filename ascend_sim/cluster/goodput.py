@@ -1,4 +1,4 @@
-"""Goodput (有效训练时间占比) against the checkpoint interval: Young's and Daly's formulas, and a check by simulation.
+"""Goodput (有效训练时间占比) against the checkpoint interval: Young's and Daly's formulas, checked by simulation.
 
 With failures arriving at random (exponential, mean time between failures M), a checkpoint costing C seconds
 every tau seconds of work, and a restart costing R, Daly (2006, "A higher order estimate of the optimum

@@ -35,12 +35,7 @@ def per_card(net: Net, batch_per_card: int, split: dict[str, int] | None = None,
 
     def ways(name: str) -> int:
         return next((t for prefix, t in split.items() if name == prefix or name.startswith(prefix + ".")), 1)
-    params = 0.0
-    for name, shape in net.params:
-        n = 1
-        for d in shape:
-            n *= d
-        params += n / ways(name.rsplit(".weight", 1)[0] if name.endswith(".weight") else name)
+    params = sum(n / ways(name.removesuffix(".weight")) for (name, _), n in zip(net.params, net.sizes))
     acts = sum(n / ways(name) + 2 * n for name, n in net.conv_outputs) * batch_per_card * act_bytes
     return Memory(params * param_bytes, params * param_bytes, params * param_bytes * optimizer_slots, acts)
 

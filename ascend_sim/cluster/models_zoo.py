@@ -9,6 +9,7 @@ A shape list is in ``parameters()`` order (conv weight, then its BN's gamma and 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -27,14 +28,13 @@ class Net:
         return 3 * sum(n for _, n in self.conv_outputs)
 
     @property
+    def sizes(self) -> list[int]:
+        """Elements of each parameter, in order."""
+        return [math.prod(s) for _, s in self.params]
+
+    @property
     def num_params(self) -> int:
-        total = 0
-        for _, s in self.params:
-            n = 1
-            for d in s:
-                n *= d
-            total += n
-        return total
+        return sum(self.sizes)
 
     @property
     def train_flops(self) -> float:

@@ -67,7 +67,7 @@ def step(net: Net, cluster: Cluster, batch_per_device: int, efficiency: float, g
     if n == 1:
         return Step(1, batch_per_device, compute, 0.0, compute)
     item = dtype_of(grad_dtype).itemsize
-    sizes = [s for s in _sizes(net)]
+    sizes = net.sizes
     if fusion is None:
         buckets = bucket_assignment([k * item for k in sizes])
     else:
@@ -87,16 +87,6 @@ def step(net: Net, cluster: Cluster, batch_per_device: int, efficiency: float, g
         free = max(free, start) + dur
         comm_sum += dur
     return Step(n, batch_per_device, compute, comm_sum, max(compute, free))
-
-
-def _sizes(net: Net) -> list[int]:
-    out = []
-    for _, s in net.params:
-        k = 1
-        for d in s:
-            k *= d
-        out.append(k)
-    return out
 
 
 def efficiency_for(net: Net, cluster_kind: str, images_per_s: float) -> float:

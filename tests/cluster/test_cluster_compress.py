@@ -111,7 +111,8 @@ def test_mnist_accuracy_against_uncompressed():
     assert base > 0.75
     runs = {name: train(hook, st, data) for name, hook, st in [
         ("topk", topk_hook, TopKState(0.01)), ("topk-no-ef", topk_hook, TopKState(0.01, error_feedback=False)),
-        ("psgd", powersgd_hook, PowerSGDState(2)), ("psgd-no-ef", powersgd_hook, PowerSGDState(2, error_feedback=False))]}
+        ("psgd", powersgd_hook, PowerSGDState(2)),
+        ("psgd-no-ef", powersgd_hook, PowerSGDState(2, error_feedback=False))]}
     for name in ("topk", "psgd"):
         acc, sent = runs[name]
         assert acc >= base - 0.05, (name, acc, base)                    # within 5 points of uncompressed
