@@ -169,3 +169,14 @@ def test_bad_tensor_parallel_layouts():
         DeviceMesh(atlas_800t_a2(), 2, 3)
     with pytest.raises(HcclError, match="same number"):
         sub_comm(atlas_800t_a2(servers=2), [0, 1, 8])
+
+
+def test_tp_mlp_time_is_its_matmuls_plus_its_allreduces():
+    from ascend_sim.cluster.cost import flops_us
+    c = comm(4)
+    tp = TensorParallelMLP(TinyMLP((64, 128, 32)).params, c, efficiency=0.5)
+    tp.forward(rand(16, 64))
+    chip = c.cluster.chip
+    want = (flops_us(chip, 2 * 16 * 64 * 32, 0.5) + flops_us(chip, 2 * 16 * 32 * 32, 0.5)
+            + HcclComm(c.cluster).estimate("AllReduce", 16 * 32).time_us)
+    assert c.timeline.clock_us == pytest.approx([want] * 4)
