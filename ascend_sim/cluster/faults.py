@@ -64,7 +64,7 @@ def run_with_recovery(make_trainer: Callable[[], Trainer], total_steps: int, che
                 if len(log.failures) >= max_restarts:
                     raise
                 log.failures.append((step, rank, snapshot["step"]))
-                log.messages.append(str(e).splitlines()[1].strip() if "\n" in str(e) else str(e))
+                log.messages.append(e.rule_message)
                 trainer = make_trainer()
                 trainer.load_state_dict(snapshot)
             continue
