@@ -10,6 +10,7 @@ from ascend_sim.cluster import (DistributedDataParallel, HcclComm, PowerSGDState
                                 atlas_800t_a2, fp16_compress_hook, powersgd_hook, topk_hook)
 from ascend_sim.cluster.compress import bytes_sent, compressed_bytes, compressed_time_us
 from ascend_sim.cluster.scaling import report
+from ascend_sim.cluster.tp_scaling import table
 from ascend_sim.models.datasets import load_mnist_subset, normalize
 
 
@@ -59,3 +60,5 @@ if __name__ == "__main__":
     compression()
     print("\n## Scaling (python -m ascend_sim.cluster.scaling)\n")
     report()
+    print("\n### Tensor parallelism: one Megatron MLP block (h = 4096, 8192 tokens, fp16), efficiency 0.5, 910B\n")
+    print(table())

@@ -15,7 +15,8 @@
 - hybrid.py: data x tensor parallelism on a 2-D mesh; shard.py: MindSpore ``shard`` strategies;
 - debug.py: ddp_debug (divergent gradients, unused-parameter and bucket-order hangs);
 - loop.py: a checkpointable training loop; faults.py: rank failure and restart; goodput.py: Young/Daly;
-- cost.py, models_zoo.py, scaling.py, memory.py: FLOP costs, ResNet shapes, strong/weak scaling, memory per card;
+- cost.py, models_zoo.py, scaling.py, tp_scaling.py, memory.py: FLOP costs, ResNet shapes, strong/weak and
+  tensor-parallel scaling, memory per card;
 - sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep);
 - chrome.py: the timeline as a Chrome / Perfetto trace;
 - device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline.

@@ -70,3 +70,14 @@ def test_memory_what_halves_and_what_does_not():
     assert 0.6 < shard.total / one.total < 0.8                          # so not the claimed 50%
     assert per_card(src, 16).activations == pytest.approx(one.activations / 4)
     assert flops_us(cluster_of("a2", 1).chip, peak_flops(cluster_of("a2", 1).chip)) == pytest.approx(1e6)
+
+
+def test_tensor_parallelism_stops_paying_once_it_leaves_the_server():
+    from ascend_sim.cluster.tp_scaling import mlp_block
+    rows = {t: mlp_block(t) for t in (1, 2, 8, 16)}
+    assert rows[8].compute_us == pytest.approx(rows[1].compute_us / 8)
+    assert rows[16].comm_us == pytest.approx(
+        2 * HcclComm(cluster_of("a2", 16)).estimate("AllReduce", 8192 * 4096, "fp16").time_us)
+    assert rows[16].comm_us > rows[8].comm_us                          # 16 spans two servers: RoCE
+    eff = {t: rows[1].total_us / (t * r.total_us) for t, r in rows.items()}
+    assert eff[8] > 0.7 and eff[16] < 0.55
