@@ -41,10 +41,11 @@ def first_divergence(per_rank: Sequence[Mapping[str, np.ndarray]], names: Sequen
     """The first of ``names`` whose arrays are not bit-identical on every rank; None if all agree."""
     for name in names:
         ref = per_rank[0][name]
-        bad = [r for r, d in enumerate(per_rank) if not np.array_equal(d[name], ref)]
+        bad = [r for r, d in enumerate(per_rank) if not np.array_equal(d[name], ref, equal_nan=True)]
         if bad:
             diff = max(float(np.max(np.abs(per_rank[r][name].astype(np.float64) - ref))) for r in bad)
-            where = np.argwhere(per_rank[bad[0]][name] != ref)
+            other = per_rank[bad[0]][name]
+            where = np.argwhere((other != ref) & ~(np.isnan(other) & np.isnan(ref)))
             return Divergence(name, bad, diff, tuple(int(i) for i in where[0]) if len(where) else ())
     return None
 

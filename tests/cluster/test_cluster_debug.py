@@ -52,6 +52,9 @@ def test_first_divergent_parameter_is_found():
     d = first_divergence(a, ["w", "b"])
     assert (d.parameter, d.ranks, d.max_abs_diff, d.first_index) == ("b", [1], 0.5, (1, 0))
     assert first_divergence(a[:1] + a[2:], ["w", "b"]) is None
+    nan = [{"w": np.array([np.nan, 1.0])}, {"w": np.array([np.nan, 1.0])}, {"w": np.array([np.nan, 2.0])}]
+    assert first_divergence(nan[:2], ["w"]) is None                  # the same NaN on every rank is no divergence
+    assert first_divergence(nan, ["w"]).first_index == (1,)
 
 
 def test_unused_parameter_on_one_rank_is_the_hang_torch_would_have():
