@@ -34,6 +34,7 @@ class RecoveryLog:
     checkpoints: list[int] = field(default_factory=list)
     failures: list[tuple[int, int, int]] = field(default_factory=list)     # (step, rank, restored step)
     messages: list[str] = field(default_factory=list)
+    wall_us: float = 0.0      # simulated: every incarnation's timeline, plus a timeout and a restart per failure
 
     @property
     def redone_steps(self) -> int:
@@ -41,10 +42,12 @@ class RecoveryLog:
 
 
 def run_with_recovery(make_trainer: Callable[[], Trainer], total_steps: int, checkpoint_every: int,
-                      failures: dict[int, int] | None = None, max_restarts: int = 3) -> tuple[Trainer, RecoveryLog]:
+                      failures: dict[int, int] | None = None, max_restarts: int = 3,
+                      exec_timeout_s: float = 1800.0, restart_s: float = 60.0) -> tuple[Trainer, RecoveryLog]:
     """Train ``total_steps`` steps, snapshotting every ``checkpoint_every``; ``failures`` maps step -> dying rank.
 
-    ``make_trainer`` builds fresh processes (new replicas, optimizer, samplers, RNGs) as a restart does.
+    ``make_trainer`` builds fresh processes (new replicas, optimizer, samplers, RNGs) as a restart does. A failure
+    costs the survivors ``exec_timeout_s`` (HCCL_EXEC_TIMEOUT) and everyone ``restart_s``; checkpoints are free here.
     """
     if checkpoint_every < 1:
         raise HcclError(f"checkpoint_every={checkpoint_every!r}: a checkpoint interval is at least one step",
@@ -65,6 +68,7 @@ def run_with_recovery(make_trainer: Callable[[], Trainer], total_steps: int, che
                     raise
                 log.failures.append((step, rank, snapshot["step"]))
                 log.messages.append(e.rule_message)
+                log.wall_us += max(trainer.ddp.comm.timeline.clock_us) + (exec_timeout_s + restart_s) * 1e6
                 trainer = make_trainer()
                 trainer.load_state_dict(snapshot)
             continue
@@ -72,4 +76,5 @@ def run_with_recovery(make_trainer: Callable[[], Trainer], total_steps: int, che
         if trainer.step % checkpoint_every == 0:
             snapshot = trainer.state_dict()
             log.checkpoints.append(trainer.step)
+    log.wall_us += max(trainer.ddp.comm.timeline.clock_us)
     return trainer, log

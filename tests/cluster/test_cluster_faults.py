@@ -28,7 +28,7 @@ def params(tr):
 
 
 def test_recovered_run_ends_bit_identical_to_an_uninterrupted_one():
-    clean, _ = run_with_recovery(make, 14, checkpoint_every=4)
+    clean, clean_log = run_with_recovery(make, 14, checkpoint_every=4)
     tr, log = run_with_recovery(make, 14, checkpoint_every=4, failures={6: 2, 13: 0})
     assert log.failures == [(6, 2, 4), (13, 0, 12)] and log.redone_steps == 3
     assert "rank 2 died in step 6" in log.messages[0] and "HCCL_EXEC_TIMEOUT" in log.messages[0]
@@ -38,6 +38,12 @@ def test_recovered_run_ends_bit_identical_to_an_uninterrupted_one():
         for name, p in rep.parameters():
             np.testing.assert_array_equal(p, tr.ddp.replicas[0].params[name])
     assert tr.step == 14 and tr.epoch == 4
+    # simulated wall time: the clean run's, plus 3 redone steps, plus per failure a timeout, a restart and the
+    # restarted DDP's broadcast of rank 0's parameters
+    bcast = max(make().ddp.comm.timeline.clock_us)
+    per_step = (clean_log.wall_us - bcast) / 14
+    want = clean_log.wall_us + 3 * per_step + 2 * ((1800 + 60) * 1e6 + bcast)
+    assert bcast > 0 and log.wall_us == pytest.approx(want, rel=1e-12)
 
 
 @pytest.mark.parametrize("forget", ["velocity", "rng", "step"])
