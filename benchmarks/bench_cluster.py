@@ -60,5 +60,5 @@ if __name__ == "__main__":
     compression()
     print("\n## Scaling (python -m ascend_sim.cluster.scaling)\n")
     report()
-    print("\n### Tensor parallelism: one Megatron MLP block (h = 4096, 8192 tokens, fp16), efficiency 0.5, 910B\n")
+    print("\n### Tensor parallelism: one Megatron MLP (h = 4096, 8192 tokens, fp16), efficiency 0.5, 910B\n")
     print(table())

@@ -41,5 +41,5 @@ def per_card(net: Net, batch_per_card: int, split: dict[str, int] | None = None,
 
 
 def source_split(net: Net, ways: int = 4) -> dict[str, int]:
-    """The source's example 2: conv1 and conv2 of every block cut by output channel (fc is cut by batch only)."""
+    """The source's example 2: conv1 and conv2 of every residual unit cut by output channel (fc is cut by batch only)."""
     return {name: ways for name, _ in net.conv_outputs if name.endswith((".conv1", ".conv2"))}

@@ -2,9 +2,9 @@
 
 - ``resnet50``: torchvision / MindSpore ResNet-50 v1.5 (bottlenecks [3, 4, 6, 3], stride on the 3x3 conv):
   25,557,032 parameters; 4.09 GMACs per 224 x 224 image forward (the figure torchvision publishes).
-- ``source_resnet``: the network of the source's example 2 as written: basic blocks of two 3x3 convs,
-  [3, 4, 6, 4] blocks of 64/128/256/512 channels (its layer4 has 1 + 3 blocks), a 7x7 stem and a 1000-way fc.
-  Its ``shard`` calls cut conv1 and conv2 of every block by output channel, and the fc by batch.
+- ``source_resnet``: the network of the source's example 2 as written: basic residual units (its ``ResNetBlock``)
+  of two 3x3 convs, [3, 4, 6, 4] units of 64/128/256/512 channels (its layer4 has 1 + 3), a 7x7 stem and a 1000-way fc.
+  Its ``shard`` calls cut conv1 and conv2 of every unit by output channel, and the fc by batch.
 A shape list is in ``parameters()`` order (conv weight, then its BN's gamma and beta), as DDP buckets it.
 """
 from __future__ import annotations
@@ -92,4 +92,4 @@ def source_resnet() -> Net:
                 b.conv(f"{name}.downsample", cin, width, 1, out_hw)
             cin, hw = width, out_hw
     b.fc(512, 1000)
-    return Net("source example 2 'ResNet50' (basic blocks)", tuple(b.params), b.macs, tuple(b.outs))
+    return Net("source example 2 'ResNet50' (basic residual units)", tuple(b.params), b.macs, tuple(b.outs))

@@ -153,9 +153,9 @@ def softmax_xent_grad(z: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, 
 
 
 class TensorParallelMLP:
-    """TinyMLP's fc1 -> ReLU -> fc2 with fc1 column-parallel and fc2 row-parallel (Megatron's MLP block).
+    """TinyMLP's fc1 -> ReLU -> fc2 with fc1 column-parallel and fc2 row-parallel (Megatron's MLP).
 
-    Between them the hidden activations stay split: the block needs one AllReduce forward (fc2) and one
+    Between them the hidden activations stay split: the pair needs one AllReduce forward (fc2) and one
     backward (fc1's input gradient), or with ``sequence_parallel`` one AllGather and one ReduceScatter each way.
     """
 
@@ -168,7 +168,7 @@ class TensorParallelMLP:
                                      sequence_parallel=sequence_parallel, efficiency=efficiency)
 
     def rows(self, x: np.ndarray) -> Arrays:
-        """The input as the block expects it: every rank the whole batch, or rank r its rows."""
+        """The input as the MLP expects it: every rank the whole batch, or rank r its rows."""
         t = self.comm.rank_size
         if not self.sp:
             return [x] * t

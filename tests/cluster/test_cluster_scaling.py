@@ -73,8 +73,8 @@ def test_memory_what_halves_and_what_does_not():
 
 
 def test_tensor_parallelism_stops_paying_once_it_leaves_the_server():
-    from ascend_sim.cluster.tp_scaling import mlp_block
-    rows = {t: mlp_block(t) for t in (1, 2, 8, 16)}
+    from ascend_sim.cluster.tp_scaling import tp_mlp
+    rows = {t: tp_mlp(t) for t in (1, 2, 8, 16)}
     assert rows[8].compute_us == pytest.approx(rows[1].compute_us / 8)
     assert rows[16].comm_us == pytest.approx(
         2 * HcclComm(cluster_of("a2", 16)).estimate("AllReduce", 8192 * 4096, "fp16").time_us)
