@@ -14,7 +14,7 @@ rank, the bucket and the fix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -71,8 +71,9 @@ def check_bucket_order(per_rank_buckets: Sequence[Sequence[Sequence[str]]],
     return None
 
 
-def ddp_debug(replicas: Sequence, comm: HcclComm, batches: Sequence, bucket_cap_mb: float | Sequence[float] =
-              BUCKET_CAP_MB, find_unused_parameters: bool = False, hook=None, state=None) -> list[str]:
+def ddp_debug(replicas: Sequence, comm: HcclComm, batches: Sequence,
+              bucket_cap_mb: float | Sequence[float] = BUCKET_CAP_MB, find_unused_parameters: bool = False,
+              hook: Callable | None = None, state: object = None) -> list[str]:
     """Run one checked DDP step; returns what is fine, raises a DataParallelError for the first problem.
 
     ``bucket_cap_mb`` may differ per rank (a list), to reproduce a mismatched configuration; ``hook`` and

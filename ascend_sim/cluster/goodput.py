@@ -40,7 +40,7 @@ def daly_interval(C: float, M: float) -> float:
     return math.sqrt(2 * C * M) * (1 + math.sqrt(C / (2 * M)) / 3 + C / (18 * M)) - C
 
 
-def goodput(tau, C: float, R: float, M: float):
+def goodput(tau: float | np.ndarray, C: float, R: float, M: float) -> float | np.ndarray:
     """Expected useful fraction of wall time for work interval(s) ``tau`` (a float or an array, seconds)."""
     _check(C=C, M=M)
     tau = np.asarray(tau, dtype=float)

@@ -78,7 +78,7 @@ def _bad(msg: str, fix: str) -> ShardError:
     return ShardError(msg, fix=fix)
 
 
-def layout(op: str, strategy, devices: int, x_shape: tuple | None = None, w_shape: tuple | None = None) -> Layout:
+def layout(op: str, strategy: tuple, devices: int, x_shape: tuple | None = None, w_shape: tuple | None = None) -> Layout:
     """Check ``strategy`` for ``op`` (MatMul or Conv2D) on ``devices`` devices and return its layout."""
     if op not in DIMS:
         raise _bad(f"no shard rules for {op!r} here", fix=f"use one of {sorted(DIMS)}")
@@ -119,7 +119,7 @@ def layout(op: str, strategy, devices: int, x_shape: tuple | None = None, w_shap
     return Layout(op, strategy, devices, role["data"], role["column"], role["row"], devices // product)
 
 
-def run_dense(strategy, x: np.ndarray, w: np.ndarray, b: np.ndarray, dy: np.ndarray,
+def run_dense(strategy: tuple, x: np.ndarray, w: np.ndarray, b: np.ndarray, dy: np.ndarray,
               cluster: Cluster) -> tuple[np.ndarray, np.ndarray]:
     """Run Dense (y = x w^T + b) with ``strategy`` on ``cluster``: the output and the summed weight gradient.
 
