@@ -23,6 +23,7 @@ import numpy as np
 from ascend_sim.cluster.errors import ShardError
 from ascend_sim.cluster.groups import DeviceMesh, sub_cluster
 from ascend_sim.cluster.tp import ColumnParallelLinear, RowParallelLinear
+from ascend_sim.cluster.tp_conv import im2col, out_size
 from ascend_sim.cluster.topology import Cluster
 
 DIMS = {"MatMul": (("batch", "k"), ("n", "k")),
@@ -150,3 +151,19 @@ def run_dense(strategy: tuple, x: np.ndarray, w: np.ndarray, b: np.ndarray, dy: 
     summed = [mesh.dp_comms[t].AllReduce([dws[d][t] for d in range(lay.data)]).outputs[0] for t in range(tp)]
     dw = np.concatenate(summed, axis=1 if lay.row > 1 else 0)
     return np.concatenate(ys), dw
+
+
+def run_conv2d(strategy: tuple, x: np.ndarray, w: np.ndarray, b: np.ndarray, dy: np.ndarray, cluster: Cluster,
+               stride: int = 1, pad: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Run Conv2D with ``strategy`` on ``cluster``: the (N, Cout, OH, OW) output and the summed weight gradient.
+
+    A convolution is Dense on im2col patches (rows sample-major, columns channel-major), so its cuts are
+    Dense cuts: batch -> patch rows, cout -> output features, cin -> contiguous patch columns.
+    """
+    lay = layout("Conv2D", strategy, cluster.world_size, x.shape, w.shape)
+    cout, _, kh, kw = w.shape
+    cols = im2col(x, kh, kw, stride, pad)
+    n, oh, ow = x.shape[0], out_size(x.shape[2], kh, stride, pad), out_size(x.shape[3], kw, stride, pad)
+    y, dw = run_dense(((lay.data, lay.row), (lay.column, lay.row)), cols, w.reshape(cout, -1), b,
+                      dy.transpose(0, 2, 3, 1).reshape(-1, cout), cluster)
+    return y.reshape(n, oh, ow, cout).transpose(0, 3, 1, 2), dw.reshape(w.shape)

@@ -58,3 +58,19 @@ def test_two_d_model_parallel_is_described_but_not_run():
     with pytest.raises(ShardError, match="2-D model parallelism"):
         run_dense(((1, 2), (4, 2)), *(np.ones(s, np.float32) for s in ((8, 8), (8, 8), (8,), (8, 8))),
                   atlas_800t_a2())
+
+
+@pytest.mark.parametrize("strategy", [((1, 1), (4, 1)), ((8, 1), (1, 1)), ((2, 1, 1, 1), (4, 1, 1, 1)),
+                                      ((1, 4, 1, 1), (1, 4, 1, 1)), ((2, 2), (1, 2))])
+def test_conv_strategies_give_the_one_device_result(strategy):
+    from ascend_sim.cluster.shard import run_conv2d
+    from ascend_sim.cluster.tp_conv import im2col
+    rng = np.random.default_rng(1)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((8, 4, 7, 7), (8, 4, 3, 3), (8,)))
+    dy = rng.standard_normal((8, 8, 4, 4)).astype(np.float32)
+    y, dw = run_conv2d(strategy, x, w, b, dy, atlas_800t_a2(), stride=2, pad=1)
+    cols = im2col(x, 3, 3, 2, 1)                                  # checked against a direct conv in test_cluster_tp
+    want = (cols @ w.reshape(8, -1).T + b).reshape(8, 4, 4, 8).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    dyc = dy.transpose(0, 2, 3, 1).reshape(-1, 8)
+    np.testing.assert_allclose(dw, (dyc.T @ cols).reshape(w.shape), rtol=1e-4, atol=1e-4)
