@@ -11,6 +11,8 @@ What is mirrored from torch (``torch/nn/parallel/distributed.py``, ``c10d/reduce
   all-reduced (sum) in bucket order, one at a time, on a communication stream;
 - with ``overlap`` a bucket's AllReduce starts as soon as its last gradient is computed on every
   rank, while backward goes on; without it, all of them wait for the end of backward.
+- a parameter that got no gradient is torch's unused-parameter hang, raised here as a DataParallelError naming
+  the rank and the bucket; with ``find_unused_parameters=True`` it counts as zeros in the average.
 A model needs ``parameters()``, ``loss_and_grads(x, y)`` and ``backward_flops(batch)`` (see mlp.py).
 """
 from __future__ import annotations
