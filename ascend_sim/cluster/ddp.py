@@ -11,6 +11,8 @@ What is mirrored from torch (``torch/nn/parallel/distributed.py``, ``c10d/reduce
   all-reduced (sum) in bucket order, one at a time, on a communication stream;
 - with ``overlap`` a bucket's AllReduce starts as soon as its last gradient is computed on every
   rank, while backward goes on; without it, all of them wait for the end of backward.
+- a parameter that got no gradient is torch's unused-parameter hang, raised here as a DataParallelError naming
+  the rank and the bucket; with ``find_unused_parameters=True`` it counts as zeros in the average.
 A model needs ``parameters()``, ``loss_and_grads(x, y)`` and ``backward_flops(batch)`` (see mlp.py).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ascend_sim.cluster.cost import flops_us
 from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.hccl import HcclComm
 from ascend_sim.cluster.hooks import GradBucket
@@ -29,7 +32,6 @@ from ascend_sim.hw.chips import ChipProfile
 FIRST_BUCKET_BYTES = 1024 * 1024          # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 BUCKET_CAP_MB = 25                        # DistributedDataParallel(bucket_cap_mb=25)
 MB = 1024 * 1024
-CUBE_FRACTAL_MACS = 16 * 16 * 16          # one fp16 fractal per cube cycle (chips.py cube_fractals_per_cycle)
 
 
 def bucket_assignment(nbytes: Sequence[int], bucket_cap_mb: float = BUCKET_CAP_MB,
@@ -51,8 +53,7 @@ def bucket_assignment(nbytes: Sequence[int], bucket_cap_mb: float = BUCKET_CAP_M
 
 def backward_us(chip: ChipProfile, flops: float) -> float:
     """Microseconds of ``flops`` at the chip's peak fp16 cube rate (an optimistic estimate)."""
-    peak = chip.aic_count * chip.cube_fractals_per_cycle * CUBE_FRACTAL_MACS * 2 * chip.clock_hz
-    return flops / peak * 1e6
+    return flops_us(chip, flops)
 
 
 @dataclass
@@ -75,11 +76,13 @@ class DistributedDataParallel:
     """Replicas of one model, one per rank of ``comm``, kept identical by averaging gradients."""
 
     def __init__(self, replicas: Sequence, comm: HcclComm, bucket_cap_mb: float = BUCKET_CAP_MB,
-                 first_bucket_bytes: int = FIRST_BUCKET_BYTES, overlap: bool = True):
+                 first_bucket_bytes: int = FIRST_BUCKET_BYTES, overlap: bool = True,
+                 find_unused_parameters: bool = False):
         if len(replicas) != comm.rank_size:
             raise DataParallelError(f"{len(replicas)} replicas for a communicator of {comm.rank_size} ranks",
                                     fix="build one model replica per rank")
         self.replicas, self.comm, self.overlap = list(replicas), comm, overlap
+        self.find_unused_parameters = find_unused_parameters
         self.names = [n for n, _ in self.replicas[0].parameters()]
         layout0 = [(n, p.shape, p.dtype) for n, p in self.replicas[0].parameters()]
         for r, rep in enumerate(self.replicas):
@@ -114,6 +117,10 @@ class DistributedDataParallel:
             raise DataParallelError(f"{len(batches)} batches for {W} ranks: each rank trains on its own batch",
                                     fix="split the global batch with DistributedSampler, one part per rank")
         results = [rep.loss_and_grads(x, y) for rep, (x, y) in zip(self.replicas, batches)]
+        self._check_unused([set(self.names) - set(g) for _, g in results])
+        for _, g in results:            # find_unused_parameters: an unused gradient counts as zeros
+            for name, p in self.replicas[0].parameters():
+                g.setdefault(name, np.zeros_like(p))
         if backward_us_per_param is None:
             flops = self.replicas[0].backward_flops(len(batches[0][0]))
             backward_us_per_param = [backward_us(self.comm.cluster.chip, flops[n]) for n in self.names]
@@ -138,8 +145,9 @@ class DistributedDataParallel:
                 out = self.comm.AllReduce(flat).outputs
             else:
                 flat = [np.concatenate([g[self.names[i]].ravel() for i in bucket]) for _, g in results]
+                shapes = [results[0][1][self.names[i]].shape for i in bucket]
                 out = self._hook(self._state, GradBucket(b, flat, [self.names[i] for i in bucket], self.comm,
-                                                         b == len(self.buckets) - 1))
+                                                         b == len(self.buckets) - 1, shapes))
                 self._check_hook_output(out, flat)
             for r, vec in enumerate(out):
                 at = 0
@@ -154,6 +162,28 @@ class DistributedDataParallel:
         for d in range(W):
             tl.wait_until(d, end)
         return StepReport([loss for loss, _ in results], compute_end - t0, end - t0, bucket_ready, bucket_done)
+
+    def _check_unused(self, missing: list[set[str]]) -> None:
+        """torch's behaviour with parameters that got no gradient, as a clear error instead of a hang."""
+        if self.find_unused_parameters or not any(missing):
+            return
+        order = {n: i for i, n in enumerate(self.names)}
+        r = next(r for r, m in enumerate(missing) if m)
+        names = sorted(missing[r], key=order.get)
+        b = next(b for b, bucket in enumerate(self.buckets) if order[names[0]] in bucket)
+        fix = ("pass find_unused_parameters=True to DistributedDataParallel (one graph traversal per step), "
+               "or use every parameter in every rank's forward")
+        if all(m == missing[r] for m in missing):
+            raise DataParallelError(
+                f"no rank computed a gradient for {names} (not used in forward). DDP waits for it before bucket "
+                f"{b} is ready; torch raises at the next step: 'Expected to have finished reduction in the "
+                "prior iteration before starting a new one'", fix=fix)
+        waiting = [q for q, m in enumerate(missing) if not m & missing[r]]
+        raise DataParallelError(
+            f"rank {r} computed no gradient for {names} (unused in its forward) while ranks {waiting} did. "
+            f"Bucket {b} ({[self.names[i] for i in self.buckets[b]]}) never becomes ready on rank {r}, so rank {r} "
+            f"never launches AllReduce #{b} and ranks {waiting} wait in it: torch hangs until the collective "
+            "timeout (HCCL_EXEC_TIMEOUT, 1800 s by default)", fix=fix)
 
     def _check_hook_output(self, out, flat: list[np.ndarray]) -> None:
         ok = (isinstance(out, (list, tuple)) and len(out) == len(flat)

@@ -14,3 +14,9 @@ class DataParallelError(KernelError):
     """A sampler or data-parallel wrapper used against torch's rules (ranks, epochs, buckets, gradients)."""
 
     check = "ddp"
+
+
+class ShardError(KernelError):
+    """A tensor-parallel layout or a MindSpore ``shard`` strategy that cannot split these tensors on these devices."""
+
+    check = "shard"

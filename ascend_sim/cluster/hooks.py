@@ -27,9 +27,20 @@ class GradBucket:
     parameters: list[str]
     comm: HcclComm
     last: bool
+    shapes: list[tuple[int, ...]] | None = None
 
     def is_last(self) -> bool:
         return self.last
+
+    def gradients(self, rank: int) -> list[np.ndarray]:
+        """Rank ``rank``'s gradients in this bucket, each in its parameter's shape (views of the flat buffer)."""
+        shapes = self.shapes or [self.buffers[rank].shape]
+        out, at = [], 0
+        for shape in shapes:
+            n = int(np.prod(shape))
+            out.append(self.buffers[rank][at:at + n].reshape(shape))
+            at += n
+        return out
 
 
 def allreduce_hook(state, bucket: GradBucket) -> list[np.ndarray]:
