@@ -177,8 +177,10 @@ def test_gradebook_lists_every_submission(graded):
 def test_fixture_solution_run_is_clean(tmp_path):
     outcome = solve_lab(find_lab(FIXTURE_LAB), limits=Limits(cell_timeout=10), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    assert [r.name for r in outcome.runs] == ["solved", "blank", "wrong-1"]
-    assert {e.status for e in outcome.runs[2].report.exercises} == {"fail"}
+    assert [r.name for r in outcome.runs] == ["solved", "blank", "ex1-wrong-1", "ex2-wrong-1", "ex3-wrong-1"]
+    assert [{e.exercise: e.status for e in r.report.exercises} for r in outcome.runs[2:]] == [
+        {"ex1": "fail", "ex2": "pass", "ex3": "pass"}, {"ex1": "pass", "ex2": "fail", "ex3": "pass"},
+        {"ex1": "pass", "ex2": "pass", "ex3": "fail"}]
     assert (tmp_path / "solved" / "report.json").is_file()
 
 
@@ -188,14 +190,13 @@ def test_solve_reports_a_wrong_answer_that_passes(tmp_path, capsys):
     shutil.copy(FIXTURE_LAB, lab / "fixture_lab.ipynb")
     shutil.copy(FIXTURES / "fixture_checks.py", lab / "fixture_checks.py")
     text = (FIXTURES / "solutions" / "fixture_lab.py").read_text()
-    text = text.replace("return int((x >= 0).sum())", "return int((x > 0).sum())")     # the "wrong" ex3 is right
+    text = text.replace("(x > 0) -> (x >= 0)", "(x > 0) -> (0 < x)")                # the "wrong" ex3 is right
     (lab / "solutions" / "fixture_lab.py").write_text(text)
     status = cli.main(["solve", str(lab / "fixture_lab.ipynb"), "--no-blank", "--out", str(tmp_path / "out"),
                        "--cell-timeout", "10"])
     out = capsys.readouterr().out
     assert status == 1 and "fixture_lab: FAILED" in out
-    assert "PROBLEM wrong-1: ex3 (wrong answer 'counts zeros too') graded pass, expected fail" in out
-
+    assert "PROBLEM ex3-wrong-1: ex3 (wrong answer 'counts zeros too') graded pass, expected fail" in out
 
 def _comparable(report: dict) -> dict:
     """A report without what legitimately differs between runs (times, folders)."""
