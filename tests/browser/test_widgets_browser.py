@@ -8,6 +8,7 @@ go to $ASCEND_SIM_SCREENSHOTS or out/browser/.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import re
 from pathlib import Path
 
@@ -73,64 +74,71 @@ def _open_and_run_all(page, lab: Lab, errors: list[str], n_code: int) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_TIMEOUT_MS)
 
 
-def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
+@contextmanager
+def _ran_demo(lab: Lab, n_code: int):
+    """A Chromium page on the demo notebook after Run All: yields the page; fails on JavaScript errors after."""
     from playwright.sync_api import sync_playwright
 
-    index, n_code = _cell_indices()
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _open_and_run_all(page, jupyterlab, errors, n_code)
-            cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
-            for cid, selectors in EXPECTED.items():
-                cell = cells.nth(index[cid])
-                cell.scroll_into_view_if_needed()
-                for sel in selectors:
-                    view = cell.locator(f"{sel}[data-rendered='1']").first
-                    view.wait_for(state="attached", timeout=60_000)
-                    if sel == ".asim-timeline":
-                        assert int(view.get_attribute("data-rows")) > 0, cid
-                        assert int(view.get_attribute("data-bars")) > 0, cid
-                    else:
-                        assert int(view.get_attribute("data-edges")) >= 2, cid
-                        assert int(view.get_attribute("data-charts")) >= 1, cid
-                out = cell.locator(".jp-OutputArea").inner_text()
-                assert "Error displaying widget" not in out, (cid, out[:500])
-                assert "Traceback" not in out, (cid, out[:2000])
-                cell.screenshot(path=str(SHOTS / f"{cid}.png"))
-
-            # hover shows a record's details; "+" zooms in
-            tl = cells.nth(index["timeline"]).locator(".asim-timeline").first
-            canvas = tl.locator("canvas.asim-canvas")
-            canvas.scroll_into_view_if_needed()
-            box = canvas.bounding_box()
-            before = tl.get_attribute("data-view")
-            page.mouse.move(box["x"] + 132 + 40, box["y"] + 9)       # first MTE2 bar of core 0
-            tip = tl.locator(".asim-tip")
-            tip.wait_for(state="visible", timeout=10_000)
-            assert "DataCopy" in tip.inner_text() and "cycles" in tip.inner_text()
-            tl.locator("button", has_text="+").click()
-            page.wait_for_function("([el, v]) => el.dataset.view !== v",
-                                   arg=[tl.element_handle(), before], timeout=10_000)
-
-            # an explorer control round-trips through the kernel and redraws the views
-            ex = cells.nth(index["explorer"])
-            status = ex.locator(".widget-html", has_text="re-ran").first
-            ex.locator(".widget-dropdown select").first.select_option("Ascend910")
-            page.wait_for_function(
-                "el => el.textContent.includes('chip=Ascend910,') || el.textContent.endsWith('chip=Ascend910')"
-                " || /chip=Ascend910:/.test(el.textContent)",
-                arg=status.element_handle(), timeout=60_000)
-            ex.screenshot(path=str(SHOTS / "explorer-after-change.png"))
-            page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
-            found, problems = _contrast_problems(page)
-            assert len(found) > 40 and not problems, "unreadable in the light theme:\n" + "\n".join(problems[:30])
+            _open_and_run_all(page, lab, errors, n_code)
+            yield page
         finally:
             browser.close()
     assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+
+
+def test_demo_notebook_renders_every_view(jupyterlab: Lab) -> None:
+    index, n_code = _cell_indices()
+    with _ran_demo(jupyterlab, n_code) as page:
+        cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
+        for cid, selectors in EXPECTED.items():
+            cell = cells.nth(index[cid])
+            cell.scroll_into_view_if_needed()
+            for sel in selectors:
+                view = cell.locator(f"{sel}[data-rendered='1']").first
+                view.wait_for(state="attached", timeout=60_000)
+                if sel == ".asim-timeline":
+                    assert int(view.get_attribute("data-rows")) > 0, cid
+                    assert int(view.get_attribute("data-bars")) > 0, cid
+                else:
+                    assert int(view.get_attribute("data-edges")) >= 2, cid
+                    assert int(view.get_attribute("data-charts")) >= 1, cid
+            out = cell.locator(".jp-OutputArea").inner_text()
+            assert "Error displaying widget" not in out, (cid, out[:500])
+            assert "Traceback" not in out, (cid, out[:2000])
+            cell.screenshot(path=str(SHOTS / f"{cid}.png"))
+
+        # hover shows a record's details; "+" zooms in
+        tl = cells.nth(index["timeline"]).locator(".asim-timeline").first
+        canvas = tl.locator("canvas.asim-canvas")
+        canvas.scroll_into_view_if_needed()
+        box = canvas.bounding_box()
+        before = tl.get_attribute("data-view")
+        page.mouse.move(box["x"] + 132 + 40, box["y"] + 9)       # first MTE2 bar of core 0
+        tip = tl.locator(".asim-tip")
+        tip.wait_for(state="visible", timeout=10_000)
+        assert "DataCopy" in tip.inner_text() and "cycles" in tip.inner_text()
+        tl.locator("button", has_text="+").click()
+        page.wait_for_function("([el, v]) => el.dataset.view !== v",
+                               arg=[tl.element_handle(), before], timeout=10_000)
+
+        # an explorer control round-trips through the kernel and redraws the views
+        ex = cells.nth(index["explorer"])
+        status = ex.locator(".widget-html", has_text="re-ran").first
+        ex.locator(".widget-dropdown select").first.select_option("Ascend910")
+        page.wait_for_function(
+            "el => el.textContent.includes('chip=Ascend910,') || el.textContent.endsWith('chip=Ascend910')"
+            " || /chip=Ascend910:/.test(el.textContent)",
+            arg=status.element_handle(), timeout=60_000)
+        ex.screenshot(path=str(SHOTS / "explorer-after-change.png"))
+        page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
+        found, problems = _contrast_problems(page)
+        assert len(found) > 40 and not problems, "unreadable in the light theme:\n" + "\n".join(problems[:30])
 
 
 #: Text must stand out from what is behind it (WCAG AA: 4.5 for text, 3 for hints and inactive labels).
@@ -193,28 +201,17 @@ def _contrast_problems(page) -> tuple[list[dict], list[str]]:
 
 def test_views_read_well_in_the_dark_theme(jupyterlab_dark: Lab) -> None:
     """JupyterLab Dark: every text of the views and the timeline canvas keep their contrast."""
-    from playwright.sync_api import sync_playwright
-
     index, n_code = _cell_indices()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _open_and_run_all(page, jupyterlab_dark, errors, n_code)
-            assert page.evaluate("document.body.dataset.jpThemeLight") == "false", "the dark theme is not on"
-            cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
-            for cid in ("timeline", "compare", "traffic"):
-                cell = cells.nth(index[cid])
-                cell.scroll_into_view_if_needed()
-                cell.locator(".asim-view[data-rendered='1']").first.wait_for(state="attached", timeout=60_000)
-                cell.screenshot(path=str(SHOTS / f"dark-{cid}.png"))
-            found, problems = _contrast_problems(page)
-            canvases = [f for f in found if f["cls"] == "canvas"]
-            assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"the timeline stays light: {canvases}"
-            assert len(found) > 40, f"too few texts checked: {len(found)}"
-            assert not problems, "unreadable in the dark theme:\n" + "\n".join(problems[:30])
-        finally:
-            browser.close()
-    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+    with _ran_demo(jupyterlab_dark, n_code) as page:
+        assert page.evaluate("document.body.dataset.jpThemeLight") == "false", "the dark theme is not on"
+        cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
+        for cid in ("timeline", "compare", "traffic"):
+            cell = cells.nth(index[cid])
+            cell.scroll_into_view_if_needed()
+            cell.locator(".asim-view[data-rendered='1']").first.wait_for(state="attached", timeout=60_000)
+            cell.screenshot(path=str(SHOTS / f"dark-{cid}.png"))
+        found, problems = _contrast_problems(page)
+        canvases = [f for f in found if f["cls"] == "canvas"]
+        assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"the timeline stays light: {canvases}"
+        assert len(found) > 40, f"too few texts checked: {len(found)}"
+        assert not problems, "unreadable in the dark theme:\n" + "\n".join(problems[:30])
