@@ -83,7 +83,10 @@ def vector_repeat_cycles(repeats: int, base: float, dst, srcs) -> float:
     hit = _CACHE.get(key)
     if len(_CACHE) > 65536:
         _CACHE.clear()
-    if hit is None or any(a is not b for a, b in zip(hit[1], _lane_objs(dst, srcs))):
+    # a lane array is keyed by its id, so the hit must hold that very array (ids are reused once it is freed);
+    # a lane count is keyed by its value, which is enough (large ints are new objects on every call)
+    if hit is None or any(a is not b for a, b in zip(hit[1], _lane_objs(dst, srcs))
+                          if b.__class__ is not int and not isinstance(b, np.integer)):
         reads = [operand_blocks(a, i, n, repeats) for a, i, n in srcs]
         write = operand_blocks(*dst, repeats) if dst is not None else None
         hit = _CACHE[key] = (repeat_cycles(reads, write, base), _lane_objs(dst, srcs))

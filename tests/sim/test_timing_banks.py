@@ -75,3 +75,17 @@ def test_bank_sample_benchmark_lands_within_15_percent():
         ticks = bank_conflicts.SCENARIOS[k][5] * 20 / 1000
         measured = ticks / bank_conflicts.TICK_HZ * CHIP.clock_hz
         assert abs(sim / measured - 1) <= 0.15, (k, sim, measured)
+
+
+def test_the_bank_cost_is_cached_for_count_form_operands(monkeypatch):
+    """A count is keyed by its value: the same operands with a large count (a new int object each call) hit."""
+    from ascend_sim.engine import ubbanks
+    calls = []
+    real = ubbanks.repeat_cycles
+    monkeypatch.setattr(ubbanks, "repeat_cycles", lambda *a: calls.append(1) or real(*a))
+    ubbanks._CACHE.clear()
+    n = int("4096")                                    # not a small-int singleton
+    first = ubbanks.vector_repeat_cycles(64, 1.0, (0, 4, n), [(16384, 4, int("4096")), (32768, 4, int("4096"))])
+    again = ubbanks.vector_repeat_cycles(64, 1.0, (0, 4, int("4096")), [(16384, 4, int("4096")),
+                                                                       (32768, 4, int("4096"))])
+    assert first == again and len(calls) == 1
