@@ -1,4 +1,5 @@
-"""Module 4 (migration): dtype templates and tiling keys, quantisers and precision comparison.
+"""Module 4 (migration): quantisers, the cloud-versus-edge runtime interface, model migration.
 
-Empty until Module 4 is built; it adds files here, not fields on the core.
+Empty yet. Templates and tiling keys are part of the Ascend C API (``ascend_sim.api.template``); host tiling
+for any shape is a kernel helper (``ascend_sim.kernels.tiling``). New work adds files here, not fields on the core.
 """
