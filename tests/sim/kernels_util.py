@@ -174,6 +174,23 @@ def _fractals(mats: list[np.ndarray]) -> tuple[np.ndarray, int]:
     return np.concatenate([np.pad(x.ravel(), (0, fr * per - x.size)) for x in mats]), fr
 
 
+def cube_16x16(a1, b1, c, pipe: TPipe) -> None:
+    """Inside an AIC kernel: C (GM, float32) = A1 @ B1, two 16 x 16 half fractals already in L1.
+
+    L1 -> L0A/L0B (LoadData), one Mmad, Fixpipe to GM, with the flags between the pipes. The caller
+    copies A1 and B1 in (so its own lines are the ones GM checks name) and sets the flags after.
+    """
+    handoff(HardEvent.MTE2_MTE1)
+    a2, b2 = scratch(512, half, TPosition.A2, pipe), scratch(512, half, TPosition.B2, pipe)
+    LoadData(a2, a1, LoadData2DParams(0, 1, 1))
+    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
+    handoff(HardEvent.MTE1_M)
+    co1 = scratch(1024, float32, TPosition.CO1, pipe)
+    Mmad(co1, a2, b2, MmadParams(16, 16, 16))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+
+
 def run_on_cube(a_steps: list[np.ndarray], b_steps: list[np.ndarray], out_dtype, *,
                 quant=QuantMode_t.NoQuant, relu: bool = False) -> np.ndarray:
     """C = sum_s A_s @ B_s through the cube (one Mmad per K step, accumulate from the second on).

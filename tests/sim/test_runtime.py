@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, Ascend910, Ascend910B,
-                        ArgumentError, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DeadlockError, Fixpipe,
-                        FixpipeParams, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent,
-                        LaunchError, LaunchResult, LoadData, LoadData2DParams, Mmad, MmadParams, Muls, SyncAll,
-                        TPipe, TPosition, float32, half, kernel, launch)
+                        ArgumentError, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DeadlockError, GetBlockIdx,
+                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent, LaunchError, LaunchResult, Muls,
+                        SyncAll, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.kernels.add_custom import run_add_custom
-from kernels_util import assert_same, gm, handoff, line_of, raises_rule, scratch
+from kernels_util import cube_16x16, assert_same, gm, handoff, line_of, raises_rule, scratch
 
 
 @kernel(core="MIX")
@@ -140,18 +139,10 @@ def vector_feeds_cube(x, work, c):
         return
     CrossCoreWaitFlag(4)
     pipe = TPipe()
-    positions = (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2)
-    a1, b1, a2, b2 = (scratch(512, half, pos, pipe) for pos in positions)
+    a1, b1 = scratch(512, half, TPosition.A1, pipe), scratch(512, half, TPosition.B1, pipe)
     DataCopy(a1, gm(work), 256)  # <- AIC reads the workspace
     DataCopy(b1, gm(work + 256), 256)                                 # the identity matrix
-    handoff(HardEvent.MTE2_MTE1)
-    LoadData(a2, a1, LoadData2DParams(0, 1, 1))
-    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
-    handoff(HardEvent.MTE1_M)
-    co1 = scratch(1024, float32, TPosition.CO1, pipe)
-    Mmad(co1, a2, b2, MmadParams(16, 16, 16))
-    handoff(HardEvent.M_FIX)
-    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+    cube_16x16(a1, b1, c, pipe)
     CrossCoreSetFlag(2, PIPE_FIX, 5)        # nobody waits for this one: allowed
 
 

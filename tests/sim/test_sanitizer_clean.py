@@ -6,14 +6,12 @@ import numpy as np
 import pytest
 
 from ascend_sim import (ASCEND_IS_AIV, CMPMODE, PIPE_FIX, PIPE_MTE3, PIPE_V, SELMODE, Add, Adds, BinaryRepeatParams,
-                        Cast,
-                        Compare, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyExtParams, DataCopyPad,
-                        DataCopyPadExtParams, DataCopyParams, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
-                        GetBlockNum, GetSubBlockIdx, HardEvent, LoadData, LoadData2DParams, Max, Mmad, MmadParams,
-                        Mul, Muls, PipeBarrier, QuantMode_t, ReduceMax, ReduceSum, Relu, RoundMode, Select,
-                        SetAtomicAdd, SetAtomicNone, SetFlag, Sub, SyncAll, TBuf, TPipe, TPosition, TQue,
+                        Cast, Compare, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyExtParams, DataCopyPad,
+                        DataCopyPadExtParams, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum, GetSubBlockIdx,
+                        HardEvent, Max, Mul, Muls, PipeBarrier, QuantMode_t, ReduceMax, ReduceSum, Relu, RoundMode,
+                        Select, SetAtomicAdd, SetAtomicNone, SetFlag, Sub, SyncAll, TBuf, TPipe, TPosition, TQue,
                         UnaryRepeatParams, WaitFlag, WholeReduceSum, float32, half, int8, int32, kernel, launch)
-from kernels_util import gm, handoff, no_warnings, run_on_cube, scratch, vector_result
+from kernels_util import cube_16x16, gm, handoff, no_warnings, run_on_cube, scratch, vector_result
 
 RNG = np.random.default_rng(2026)
 
@@ -428,17 +426,9 @@ def aiv_feeds_aic_feeds_aiv(x, work, c, out):
     CrossCoreWaitFlag(1)
     pipe = TPipe()
     a1, b1 = scratch(512, half, TPosition.A1, pipe), scratch(512, half, TPosition.B1, pipe)
-    a2, b2 = scratch(512, half, TPosition.A2, pipe), scratch(512, half, TPosition.B2, pipe)
     DataCopy(a1, gm(work), 256)
     DataCopy(b1, gm(work + 256), 256)
-    handoff(HardEvent.MTE2_MTE1)
-    LoadData(a2, a1, LoadData2DParams(0, 1, 1))
-    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
-    handoff(HardEvent.MTE1_M)
-    co1 = scratch(1024, float32, TPosition.CO1, pipe)
-    Mmad(co1, a2, b2, MmadParams(16, 16, 16))
-    handoff(HardEvent.M_FIX)
-    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+    cube_16x16(a1, b1, c, pipe)
     CrossCoreSetFlag(2, PIPE_FIX, 2)
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, Adds, BinaryRepeatParams, CrossCoreSetFlag,
-                        CrossCoreWaitFlag, DataCopy, DataCopyParams, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
-                        GetSubBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad,
-                        MmadParams, Add, RaceError, ReduceMax, SetAtomicAdd, SetAtomicNone, SyncAll, TPipe, TPosition,
-                        float32, half, kernel, launch)
-from kernels_util import gm, handoff, raises_rule, scratch
+from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, Adds, BinaryRepeatParams, CrossCoreSetFlag, CrossCoreWaitFlag,
+                        DataCopy, DataCopyParams, Duplicate, Fixpipe, GetBlockIdx, GetSubBlockIdx, HardEvent, Add,
+                        RaceError, ReduceMax, SetAtomicAdd, SetAtomicNone, SyncAll, TPipe, TPosition, float32, half,
+                        kernel, launch)
+from kernels_util import cube_16x16, gm, handoff, raises_rule, scratch
 
 
 # ============================================================================ within one block: MTE3 then MTE2
@@ -163,17 +162,9 @@ def matmul_then_leaky(a, c):
         return
     pipe = TPipe()
     a1, b1 = scratch(512, half, TPosition.A1, pipe), scratch(512, half, TPosition.B1, pipe)
-    a2, b2 = scratch(512, half, TPosition.A2, pipe), scratch(512, half, TPosition.B2, pipe)
     DataCopy(a1, gm(a), 256)
     DataCopy(b1, gm(a + 256), 256)
-    handoff(HardEvent.MTE2_MTE1)
-    LoadData(a2, a1, LoadData2DParams(0, 1, 1))
-    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
-    handoff(HardEvent.MTE1_M)
-    co1 = scratch(1024, float32, TPosition.CO1, pipe)
-    Mmad(co1, a2, b2, MmadParams(16, 16, 16))
-    handoff(HardEvent.M_FIX)
-    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+    cube_16x16(a1, b1, c, pipe)
     CrossCoreSetFlag(2, PIPE_FIX, 3)
 
 
