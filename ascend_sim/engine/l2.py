@@ -120,19 +120,23 @@ class L2Cache:
                     dirt[idx] = 1
             elif write and hit:
                 dirt[idx] |= flags[idx]
+        if write and mode != DISABLE:       # write-allocate: the write lands in L2
+            self.hit_bytes += nbytes
+            return nbytes, 0
         l2 = nbytes * hit / n if hit else 0.0
-        if write and mode != DISABLE:
-            l2, hbm = nbytes, 0
+        return l2, self._account(write, nbytes, l2)
+
+    def _account(self, write: bool, nbytes: int, l2: float) -> float:
+        """Count a transfer that L2 served ``l2`` bytes of and HBM the rest; returns the HBM bytes."""
+        hbm = nbytes - l2
+        if write:
+            self.hbm_write_bytes += hbm
         else:
-            hbm = nbytes - l2
-            if write:
-                self.hbm_write_bytes += hbm
-            else:
-                self.hbm_read_bytes += hbm
-                self.read_bytes += nbytes
-                self.read_hit_bytes += l2
+            self.hbm_read_bytes += hbm
+            self.read_bytes += nbytes
+            self.read_hit_bytes += l2
         self.hit_bytes += l2
-        return l2, hbm
+        return hbm
 
     def transfer(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
                  mode: int) -> tuple[float, float]:
@@ -151,15 +155,7 @@ class L2Cache:
         if mode == DISABLE:             # no allocation, no refresh; resident lines are still used
             if write and hit:
                 self.dirty[where] |= seg > 0
-            hbm = nbytes - l2
-            if write:
-                self.hbm_write_bytes += hbm
-            else:
-                self.hbm_read_bytes += hbm
-                self.read_bytes += nbytes
-                self.read_hit_bytes += l2
-            self.hit_bytes += l2
-            return l2, hbm
+            return l2, self._account(write, nbytes, l2)
         self.clock = clock = self.clock + 1
         if where.__class__ is slice:
             seg.fill(clock)
@@ -173,12 +169,9 @@ class L2Cache:
             else:
                 self.dirty[where] = True
             l2, hbm = nbytes, 0
+            self.hit_bytes += nbytes
         else:
-            hbm = nbytes - l2
-            self.hbm_read_bytes += hbm
-            self.read_bytes += nbytes
-            self.read_hit_bytes += l2
-        self.hit_bytes += l2
+            hbm = self._account(False, nbytes, l2)
         if self.resident > self.capacity:
             wb = self._evict(self.resident - self.capacity)
             self.hbm_write_bytes += wb
