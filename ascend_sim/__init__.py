@@ -23,6 +23,8 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
                                        Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
                                        ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
                                        Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,
+                                     SetVectorMask)
 from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
                                   GetBlockNum, GetSubBlockIdx, GetSubBlockNum, SyncAll)

@@ -24,6 +24,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
+from ascend_sim.api.ops.mask import counter_count, lane_mask, normal_key
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -120,37 +121,14 @@ def _lane_index(itemsize: int, mask_key, repeat: int, blk: int, rep: int) -> np.
     j = np.arange(8)[None, :, None] * blk * epb
     e = np.arange(epb)[None, None, :]
     idx = (r + j + e).reshape(repeat, lanes)
-    return idx[:, _lane_mask(mask_key, lanes)].reshape(-1)
+    return idx[:, lane_mask(mask_key, lanes)].reshape(-1)
 
 
-def _lane_mask(mask_key, lanes: int) -> np.ndarray:
-    if isinstance(mask_key, int):
-        return np.arange(lanes) < mask_key
-    lo, hi = mask_key
-    bits = np.array([(lo >> i) & 1 for i in range(64)] + [(hi >> i) & 1 for i in range(64)], bool)
-    return bits[:lanes]
-
-
-def _mask_key(op: str, mask, itemsize: int, site):
+@lru_cache(maxsize=1024)
+def _counter_index(itemsize: int, n: int, blk: int, rep: int) -> np.ndarray:
+    """Counter mode: the offsets of ``n`` elements, in whole repeats of every lane and a partial last one."""
     lanes = 256 // itemsize
-    if isinstance(mask, (list, tuple)):
-        if len(mask) != 2:
-            raise ArgumentError(f"{op}: a bit mask is a list of two uint64, got {len(mask)} values",
-                                fix="mask=[low64, high64]", site=site)
-        if lanes > 128:
-            raise ArgumentError(f"{op}: {lanes} lanes per repeat for {itemsize}-byte elements, but a bit mask "
-                                f"[low64, high64] selects at most 128",
-                                fix=f"use a continuous mask (an int in 1..{lanes}) or the count form", site=site)
-        lo, hi = (integer(op, "mask word", m, site, 0, 2**64 - 1, fix="each mask word is a uint64") for m in mask)
-        if lanes == 64 and hi:
-            raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
-                                fix="for 32-bit dtypes only mask[0] selects lanes", site=site)
-        return (lo, hi)
-    m = integer(op, "mask", mask, site)
-    if not 1 <= m <= lanes:
-        raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
-                            f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
-    return m
+    return _lane_index(itemsize, lanes, -(-n // lanes), blk, rep)[:n]
 
 
 def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
@@ -227,25 +205,31 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
         n = _count(op, args[0], site, dst, *srcs)
         return _Access(dst, n, op, site), [_Access(s, n, op, site) for s in srcs], timing.vector_repeats(
             n, dst.dtype.itemsize)
-    if len(args) != 3:
+    if len(args) not in (3, 4):
         raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
                             fix=f"{op}(dst, src..., count) or {op}(dst, src..., mask, repeatTimes, params)", site=site)
-    mask, repeat, params = args
+    mask, repeat, params, set_mask = args if len(args) == 4 else (*args, True)
     isz = dst.dtype.itemsize
-    key = _mask_key(op, mask, isz, site)
-    r = _check_repeat(op, repeat, site, current_core().chip.vec_max_repeat)
+    core = current_core()
+    r = _check_repeat(op, repeat, site, core.chip.vec_max_repeat)
+    n = 0
+    if core.vmode:          # Counter mode: the mask is the element count, repeatTimes is ignored
+        n = counter_count(op, core, mask, isz, set_mask, site)
+        r, key = -(-n // (256 // isz)), None
+    else:
+        key = normal_key(op, core, mask, isz, set_mask, site)
     names = ["src0", "src1"] if len(srcs) == 2 else ["src"]
     kind = BinaryRepeatParams if len(srcs) == 2 else UnaryRepeatParams
     if not isinstance(params, kind):
         raise ArgumentError(f"{op}: the repeat form takes a {kind.__name__}, got {type(params).__name__}",
                             fix=f"{op}(dst, ..., mask, repeatTimes, {kind.__name__}(...))", site=site)
-    d_idx = _lane_index(isz, key, r, _stride(op, params, "dstBlkStride", site),
-                        _stride(op, params, "dstRepStride", site))
-    s_acc = []
-    for name, s in zip(names, srcs):
-        blk = _stride(op, params, f"{name}BlkStride", site)
-        rep = _stride(op, params, f"{name}RepStride", site)
-        s_acc.append(_Access(s, _lane_index(s.dtype.itemsize, key, r, blk, rep), op, site))
+    def index(itemsize: int, blk: str, rep: str) -> np.ndarray:
+        b, p = _stride(op, params, blk, site), _stride(op, params, rep, site)
+        return _counter_index(itemsize, n, b, p) if key is None else _lane_index(itemsize, key, r, b, p)
+
+    d_idx = index(isz, "dstBlkStride", "dstRepStride")
+    s_acc = [_Access(s, index(s.dtype.itemsize, f"{name}BlkStride", f"{name}RepStride"), op, site)
+             for name, s in zip(names, srcs)]
     return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
 
 
@@ -312,17 +296,42 @@ def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int,
     _run(_VecPlan(core, dst, srcs, repeats, klass, extra_reads), op, klass, site)
 
 
-def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPlan:
-    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``."""
+def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple, set_mask: bool = True) -> _VecPlan:
+    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``.
+
+    ``set_mask``: the isSetMask template parameter (False: the mask register gives the mask or count).
+    """
+    core = context.current
     if len(args) == 1:
+        if set_mask is not True:
+            args = (_register_count(op, core, set_mask, site),)
         c = args[0]
         if c.__class__ is not int:      # a plan key holds the count: 16.0 must not find the plan of 16
             args = (_count(op, c, site),)
         plan = _planned(op, args[0], ts, build, site, *ts, args)
+        if set_mask is True and (core.vmode or core.vmask is not None):
+            core.vmode = False          # the count form ends with ResetMask and SetMaskNorm
+            core.vmask = None
     else:
-        plan = build(site, *ts, args)
-    context.current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
+        if len(args) != 3:
+            raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
+                                fix=f"{op}(dst, src..., count) or {op}(dst, src..., mask, repeatTimes, params)",
+                                site=site)
+        plan = build(site, *ts, (*args, set_mask))
+    core.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
     return plan
+
+
+def _register_count(op: str, core, set_mask, site) -> int:
+    """The count of a count-form call with isSetMask=False: the Counter-mode register."""
+    if set_mask is not False:
+        raise ArgumentError(f"{op}: isSetMask must be True or False, got {set_mask!r}",
+                            fix="isSetMask=False uses the mask register SetVectorMask set", site=site)
+    if not core.vmode:
+        raise ArgumentError(f"{op}: the count form with isSetMask=False reads its count from the mask register in "
+                            "Counter mode, but the mode is Normal",
+                            fix="call SetMaskCount() and SetVectorMask(count, mode=MaskMode.COUNTER) first", site=site)
+    return counter_count(op, core, None, 0, False, site)
 
 
 def _run(plan: _VecPlan, op: str, klass: str, site) -> None:
@@ -348,8 +357,8 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
         return _VecPlan(current_core(), d, [a, b], reps, klass)
 
-    def instr(dst, src0, src1, *args) -> None:
-        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
+    def instr(dst, src0, src1, *args, isSetMask: bool = True) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args, isSetMask)
         views = plan.views
         if views is not None and ufunc:     # count form: compute straight into UB
             fn(views[1], views[2], out=views[0])
@@ -371,8 +380,8 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
-    def instr(dst, src, *args) -> None:
-        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+    def instr(dst, src, *args, isSetMask: bool = True) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args, isSetMask)
         plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
@@ -387,11 +396,11 @@ def _scalar(op: str, fn, klass: str = "simple"):
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
-    def instr(dst, src, scalar, *args) -> None:
+    def instr(dst, src, scalar, *args, isSetMask: bool = True) -> None:
         site = kernel_point()
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
             scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
-        plan = _issued(op, klass, build, site, (dst, src), args)
+        plan = _issued(op, klass, build, site, (dst, src), args, isSetMask)
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
@@ -442,15 +451,21 @@ def _axpy_plan(site, dst, src, count) -> _VecPlan:
     return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
 
 
-def Duplicate(dst, scalar, *args) -> None:
+def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
     site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
     scalar_arg("Duplicate", "scalar", scalar, dst.dtype, site)
+    core = current_core()
     if len(args) == 4:
         mask, repeat, blk, rep = args
-        args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
+        args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8), isSetMask)
+    elif len(args) == 1 and isSetMask is not True:
+        args = (_register_count("Duplicate", core, isSetMask, site),)
     d, _, reps = _accesses("Duplicate", site, dst, [], args)
+    if len(args) == 1 and isSetMask is True:
+        core.vmode = False          # the count form ends with ResetMask and SetMaskNorm
+        core.vmask = None
     _issue("Duplicate", "simple", d, [], reps, site)
     d.put(np.full(d.n, scalar, dst.dtype))
 
@@ -641,7 +656,8 @@ def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _whole(op: str, fn, arg=None):
     def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
-              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
+              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX, *,
+              isSetMask: bool = True) -> None:
         site = kernel_point()
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
@@ -651,8 +667,8 @@ def _whole(op: str, fn, arg=None):
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
         isz = src.dtype.itemsize
-        key = _mask_key(op, mask, isz, site)
-        lanes = np.flatnonzero(_lane_mask(key, 256 // isz))
+        key = normal_key(op, current_core(), mask, isz, isSetMask, site)
+        lanes = np.flatnonzero(lane_mask(key, 256 // isz))
         if lanes.size == 0:
             raise ArgumentError(f"{op}: the mask selects no lane, so there is nothing to reduce",
                                 fix="set at least one bit of the mask", site=site)
