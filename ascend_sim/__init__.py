@@ -20,9 +20,13 @@ from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
-                                       Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
-                                       ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
-                                       Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+                                       Div, Duplicate, Exp, LeakyRelu, Ln, Max, Maxs, Min, Mins, Mul, Muls,
+                                       Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
+                                       Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,
+                                       WholeReduceSum)
+from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight
+from ascend_sim.api.ops.brcb import Brcb, BrcbRepeatParams
+from ascend_sim.api.ops.compares import Compares
 from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,
                                      SetVectorMask)
 from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue

@@ -344,16 +344,35 @@ def _require_float(op: str, t: LocalTensor, site) -> None:
                          fix="Cast to half or float first", site=site)
 
 
+def dtypes_of(*names: str) -> tuple:
+    """The np.dtypes of Ascend C type names ("half", "int16_t" ...): an instruction's documented dtypes."""
+    return tuple(as_dtype(n) for n in names)
+
+
+def require_dtype(op: str, t: LocalTensor, dtypes: tuple, site) -> None:
+    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes``."""
+    if t.dtype not in dtypes:
+        names = ", ".join(ascend_name(d) for d in dtypes)
+        raise DtypeError(f"{op} supports {names} on Atlas A2, not {ascend_name(t.dtype)}",
+                         fix=f"Cast the data to one of {names} first (or ReinterpretCast raw bits)", site=site)
+
+
+def _check_dtype(op: str, t: LocalTensor, float_only: bool, dtypes, site) -> None:
+    if float_only:
+        _require_float(op, t, site)
+    if dtypes is not None:
+        require_dtype(op, t, dtypes, site)
+
+
 # ----------------------------------------------------------------------------- families
-def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
+def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     ufunc = isinstance(fn, np.ufunc)
 
     def build(site, dst, src0, src1, args) -> _VecPlan:
         for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
             _ub(t, op, role, site)
         _same(op, site, dst, src0, src1)
-        if float_only:
-            _require_float(op, dst, site)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
         return _VecPlan(current_core(), d, [a, b], reps, klass)
 
@@ -370,13 +389,12 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
     return instr
 
 
-def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
+def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
-        if float_only:
-            _require_float(op, dst, site)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
@@ -388,11 +406,12 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
     return instr
 
 
-def _scalar(op: str, fn, klass: str = "simple"):
+def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
@@ -428,6 +447,22 @@ Sqrt = _unary("Sqrt", np.sqrt, "transcendental", float_only=True)
 Reciprocal = _unary("Reciprocal", lambda x: np.divide(np.ones((), x.dtype), x), "transcendental", float_only=True)
 Abs = _unary("Abs", np.abs)
 Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
+# "dst_i = src_i if src_i >= 0 else scalarValue x src_i" (LeakyRelu page); half and float on Atlas A2
+LeakyRelu = _scalar("LeakyRelu", lambda x, a: np.where(x >= 0, x, np.multiply(x, a)), dtypes=dtypes_of("half", "float"))
+LeakyRelu.__doc__ = "``LeakyRelu(dst, src, scalarValue, count)``: src where src >= 0, else scalarValue * src."
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    """1/sqrt(x) from the exact (float64) value, rounded once to the dtype."""
+    with np.errstate(all="ignore"):
+        return (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
+
+
+Rsqrt = _unary("Rsqrt", _rsqrt, "transcendental", dtypes=dtypes_of("half", "float"))   # Rsqrt page: half, float
+
+# the shared machinery, for the instruction families in the sibling modules (bitwise, gather, reduce ...)
+binary_instr, unary_instr, scalar_instr = _binary, _unary, _scalar
+ub_operand, Access, issue, check_repeat, lane_index, same_dtype = _ub, _Access, _issue, _check_repeat, _lane_index, _same
 
 
 def Axpy(dst, src, scalar, count) -> None:
@@ -719,6 +754,6 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
-           "Reciprocal", "Abs", "Relu", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
+           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]
