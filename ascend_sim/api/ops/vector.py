@@ -694,10 +694,14 @@ def _whole(op: str, fn, arg=None):
               srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX, *,
               isSetMask: bool = True) -> None:
         site = kernel_point()
-        _ub(dst, op, "dst", site)
+        member(op, "order", order, ReduceOrder, site)
+        # dst alignment (ReduceRepeat page, table 3): the element size for a sum or ORDER_ONLY_VALUE, 4 bytes for
+        # ORDER_ONLY_INDEX, a (value, index) pair otherwise
+        isz = getattr(dst, "dtype", np.dtype(np.float32)).itemsize
+        _ub(dst, op, "dst", site, align=isz if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE else
+            4 if order == ReduceOrder.ORDER_ONLY_INDEX else 2 * isz)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
-        member(op, "order", order, ReduceOrder, site)
         dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
