@@ -27,6 +27,7 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
 from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight
 from ascend_sim.api.ops.brcb import Brcb, BrcbRepeatParams
 from ascend_sim.api.ops.compares import Compares
+from ascend_sim.api.ops.gather import Gather, GatherMask, GatherMaskParams
 from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,
                                      SetVectorMask)
 from ascend_sim.api.ops.reduce import BlockReduceMax, BlockReduceMin, BlockReduceSum, PairReduceSum
