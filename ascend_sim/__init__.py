@@ -24,6 +24,7 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
                                        Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
                                        Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,
                                        WholeReduceSum)
+from ascend_sim.api.ops.atomic import DisableDmaAtomic, SetAtomicMax, SetAtomicMin
 from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight
 from ascend_sim.api.ops.brcb import Brcb, BrcbRepeatParams
 from ascend_sim.api.ops.compares import Compares
