@@ -1,8 +1,14 @@
-"""Scalar access to local memory: GetValue/SetValue on PIPE_S.
+"""Scalar access to local memory and to GM: GetValue/SetValue on PIPE_S.
 
 The scalar unit reads UB directly, so a value a vector instruction or a copy
 wrote must be synchronised to it first (SetFlag/WaitFlag with HardEvent.V_S or
 MTE2_S, or PipeBarrier(PIPE_ALL)); the racecheck reports it otherwise.
+
+``GlobalTensor.GetValue/SetValue`` ("获取/设置GlobalTensor的相应偏移位置的值", ``__inout_pipe__(S)``) cost
+``scalar_gm_cycles`` on PIPE_S and go through the GM sanitizer as a one-element read or write on pipe S:
+a read of bytes an MTE3 copy of this block wrote needs a flag (MTE3_S), a read or write of bytes another
+block wrote needs SyncAll. Not modelled: the data cache (DCache) the SetValue page warns about (writes
+reach GM at once here; on the device they need DataCacheCleanAndInvalid before a DMA or another core sees them).
 """
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import numpy as np
 
 from ascend_sim.api.checks import integer, live, scalar
 from ascend_sim.engine.core import S
+from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
+from ascend_sim.engine.memory import note_gm_write
 from ascend_sim.engine.errors import OutOfBoundsError, kernel_point
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.hw.dtypes import ascend_name
@@ -47,3 +55,45 @@ def local_set_value(t, index: int, value) -> None:
     core.issue(S, "SetValue", core.chip.scalar_mem_cycles, writes=((t.tier, slice(g, g + 1)),),
                nbytes=t.dtype.itemsize, src="", dst=t.tier.name, klass="scalar", site=site)
     t.view(i + 1)[i] = np.asarray(value).astype(t.dtype)
+
+
+def _gm_index(t, index: int, what: str, site) -> int:
+    """The byte offset in its GM buffer of element ``index`` of GlobalTensor ``t``, bounds-checked."""
+    t.GetPhyAddr()              # the tensor has its buffer
+    i = integer(what, "offset", index, site)
+    if not 0 <= i < t.size:
+        raise OutOfBoundsError(f"GlobalTensor.{what}({i}) outside the tensor's {t.size} {ascend_name(t.dtype)} "
+                               f"elements (GM buffer {t.buf.name!r})", fix=f"use an offset in 0..{t.size - 1}",
+                               site=site)
+    off = t.offset + i * t.dtype.itemsize
+    t.check_range(off, t.dtype.itemsize, f"GlobalTensor.{what}")
+    return off
+
+
+def gm_get_value(t, index: int):
+    """Read one GM element on the scalar pipe."""
+    site = kernel_point()
+    off = _gm_index(t, index, "GetValue", site)
+    core = current_core()
+    isz = t.dtype.itemsize
+    if t.buf.written:
+        gm_read(core, t.buf, off, 1, isz, isz, S, "GlobalTensor.GetValue", site)
+    record_read(core, t.buf, off, 1, isz, isz)
+    core.issue(S, "GetValue(GM)", core.chip.scalar_gm_cycles, nbytes=isz, src="GM", dst="", klass="scalar",
+               site=site)
+    return t.buf.raw[off:off + isz].view(t.dtype)[0].item()
+
+
+def gm_set_value(t, index: int, value) -> None:
+    """Write one GM element on the scalar pipe."""
+    site = kernel_point()
+    off = _gm_index(t, index, "SetValue", site)
+    scalar("GlobalTensor.SetValue", "value", value, t.dtype, site)
+    core = current_core()
+    isz = t.dtype.itemsize
+    gm_write(core, t.buf, off, 1, isz, isz, S, False, t.dtype, site)
+    core.issue(S, "SetValue(GM)", core.chip.scalar_gm_cycles, nbytes=isz, src="", dst="GM", klass="scalar",
+               site=site)
+    if t.buf.written_by is not None:
+        note_gm_write(t.buf, off, 1, isz, isz, len(core.records) - 1)
+    t.buf.raw[off:off + isz] = np.asarray(value).astype(t.dtype).reshape(1).view(np.uint8)
