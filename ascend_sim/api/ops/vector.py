@@ -148,6 +148,8 @@ def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
     key = (id(idx), itemsize)
     hit = _PATTERNS.get(key)
     if hit is None or hit[0] is not idx:
+        if len(_PATTERNS) > 4096:       # data-dependent patterns (Gather, GatherMask ...) are new arrays each call
+            _PATTERNS.clear()
         g = idx * itemsize // GRANULE
         rel = runs(np.unique(g)) if idx.size else []
         ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
