@@ -464,7 +464,8 @@ Rsqrt = _unary("Rsqrt", _rsqrt, "transcendental", dtypes=dtypes_of("half", "floa
 
 # the shared machinery, for the instruction families in the sibling modules (bitwise, gather, reduce ...)
 binary_instr, unary_instr, scalar_instr = _binary, _unary, _scalar
-ub_operand, Access, issue, check_repeat, lane_index, same_dtype = _ub, _Access, _issue, _check_repeat, _lane_index, _same
+ub_operand, Access, issue, same_dtype = _ub, _Access, _issue, _same
+check_repeat, lane_index = _check_repeat, _lane_index
 
 
 def Axpy(dst, src, scalar, count) -> None:
@@ -760,6 +761,7 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
-           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
+           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select",
+           "ReduceMax", "ReduceMin",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]
