@@ -31,7 +31,8 @@ from ascend_sim.api.ops.compares import Compares
 from ascend_sim.api.ops.gather import Gather, GatherMask, GatherMaskParams
 from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,
                                      SetVectorMask)
-from ascend_sim.api.ops.reduce import BlockReduceMax, BlockReduceMin, BlockReduceSum, PairReduceSum
+from ascend_sim.api.ops.reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, PairReduceSum, ReduceDataBlock,
+                                       ReducePairElem, ReduceRepeat, ReduceType)
 from ascend_sim.api.ops.transpose import TransDataTo5HD, TransDataTo5HDParams, Transpose
 from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,

@@ -10,14 +10,17 @@ mask bits are 0 is not written (A2). half and float on Atlas A2; mask or repeatT
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
-from ascend_sim.api.checks import integer
+from ascend_sim.api.checks import integer, member
 from ascend_sim.api.ops.mask import lane_mask, normal_key
-from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, lane_index, require_dtype, same_dtype,
+from ascend_sim.api.ops.vector import (Access, ReduceOrder, WholeReduceMax, WholeReduceMin, WholeReduceSum,
+                                       check_repeat, dtypes_of, issue, lane_index, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.engine.context import current_core
-from ascend_sim.engine.errors import kernel_point
+from ascend_sim.engine.errors import ArgumentError, kernel_point
 
 _TYPES = dtypes_of("half", "float")
 MAX_STRIDE16 = 2**16 - 1        # these reductions' strides: [0, 2^16 - 1]
@@ -104,4 +107,45 @@ def PairReduceSum(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlk
     d.put(pairs[:, written].reshape(-1))
 
 
-__all__ = ["BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum"]
+class ReduceType(enum.Enum):
+    """``ReduceType``: the template parameter of the unified reductions (the new names of the pages)."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+
+
+_BLOCK = {ReduceType.SUM: BlockReduceSum, ReduceType.MAX: BlockReduceMax, ReduceType.MIN: BlockReduceMin}
+_WHOLE = {ReduceType.SUM: WholeReduceSum, ReduceType.MAX: WholeReduceMax, ReduceType.MIN: WholeReduceMin}
+
+
+def ReduceDataBlock(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                    srcBlkStride: int = 1, srcRepStride: int = 8, *, isSetMask: bool = True) -> None:
+    """``ReduceDataBlock<reduceType, T>(dst, src, mask, repeatTime, ...)``: BlockReduce* with mask before repeatTime."""
+    member("ReduceDataBlock", "reduceType", reduceType, ReduceType, kernel_point())
+    _BLOCK[reduceType](dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, isSetMask=isSetMask)
+
+
+def ReducePairElem(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                   srcBlkStride: int = 1, srcRepStride: int = 8, *, isSetMask: bool = True) -> None:
+    """``ReducePairElem<ReduceType::SUM, T>(dst, src, mask, repeatTime, ...)``: PairReduceSum, mask first."""
+    site = kernel_point()
+    member("ReducePairElem", "reduceType", reduceType, ReduceType, site)
+    if reduceType is not ReduceType.SUM:
+        raise ArgumentError(f"ReducePairElem supports ReduceType.SUM only, got {reduceType.name}",
+                            fix="pair sums: ReduceType.SUM", site=site)
+    PairReduceSum(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, isSetMask=isSetMask)
+
+
+def ReduceRepeat(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                 srcBlkStride: int = 1, srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX,
+                 *, isSetMask: bool = True) -> None:
+    """``ReduceRepeat<reduceType, T>(dst, src, mask, repeatTime, ...)``: WholeReduceSum/Max/Min."""
+    member("ReduceRepeat", "reduceType", reduceType, ReduceType, kernel_point())
+    extra = () if reduceType is ReduceType.SUM else (order,)
+    _WHOLE[reduceType](dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, *extra,
+                       isSetMask=isSetMask)
+
+
+__all__ = ["BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum", "ReduceType", "ReduceDataBlock",
+           "ReducePairElem", "ReduceRepeat"]

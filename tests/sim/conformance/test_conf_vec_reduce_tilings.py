@@ -120,3 +120,22 @@ def test_reduce_errors():
     h = np.zeros(256, half)
     with raises_rule(ArgumentError, "continuous mask 129", "1..128", at="PairReduceSum(z, x, 1, 129, 1, 1, 8)"):
         vector_result(lambda x, z: PairReduceSum(z, x, 1, 129, 1, 1, 8), h, out_like=h)
+
+
+def test_unified_names_are_the_old_instructions():
+    """ReduceDataBlock / ReducePairElem / ReduceRepeat (the pages' new names): mask before repeatTime."""
+    from ascend_sim import ReduceDataBlock, ReducePairElem, ReduceRepeat, ReduceType
+    x = np.random.default_rng(11).integers(-9, 9, 256).astype(half)
+    new = vector_result(lambda x, z: ReduceDataBlock(ReduceType.MAX, z, x, 128, 2, 1, 1, 8), x,
+                        out_like=np.zeros(16, half))
+    assert_same(new, x.reshape(16, 16).max(axis=1))
+    new = vector_result(lambda x, z: ReducePairElem(ReduceType.SUM, z, x, 128, 2, 1, 1, 8), x,
+                        out_like=np.zeros(128, half))
+    assert_same(new, (x[0::2] + x[1::2]).astype(half))
+    new = vector_result(lambda x, z: ReduceRepeat(ReduceType.SUM, z, x, 128, 2, 1, 1, 8), x,
+                        out_like=np.zeros(2, half))
+    assert_same(new, x.reshape(2, 128).astype(np.float32).sum(axis=1).astype(half))
+    with raises_rule(ArgumentError, "ReduceType.SUM only", "MAX",
+                     at="ReducePairElem(ReduceType.MAX, z, x, 128, 1, 1, 1, 8)"):
+        vector_result(lambda x, z: ReducePairElem(ReduceType.MAX, z, x, 128, 1, 1, 1, 8), x,
+                      out_like=np.zeros(128, half))
