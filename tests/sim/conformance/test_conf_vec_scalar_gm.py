@@ -117,3 +117,19 @@ def past_the_end(z):
 def test_get_value_out_of_bounds():
     with raises_rule(OutOfBoundsError, f"GetValue({N})", f"0..{N - 1}", at="zGm.GetValue(N)"):
         launch(past_the_end, 1, np.zeros(N, float32))
+
+
+@kernel
+def per_block_slot(z, stride):
+    zGm = GlobalTensor(float32)
+    zGm.SetGlobalBuffer(z, 4 * 16)
+    zGm.SetValue(GetBlockIdx() * stride, float(GetBlockIdx() + 1))
+
+
+def test_set_value_slots_need_their_own_cache_line():
+    z = np.zeros(64, float32)
+    launch(per_block_slot, 4, z, 16)                                      # 64-byte slots: fine
+    assert (z[::16] == [1, 2, 3, 4]).all()
+    with raises_rule(GMWriteConflictError, "same 64-byte cache line", "block 0", "64-byte-aligned slot",
+                     at="zGm.SetValue(GetBlockIdx() * stride"):
+        launch(per_block_slot, 4, np.zeros(64, float32), 1)              # adjacent floats share a line
