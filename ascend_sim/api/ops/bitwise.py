@@ -4,6 +4,7 @@ Count form and mask/repeat form as every vector instruction (ops/vector.py). The
 ShiftLeft / ShiftRight pages: unsigned types shift logically; signed types shift arithmetically,
 a left shift keeping the sign bit ("次高位被丢弃": the bit below the sign falls off) and a right
 shift copying it; the shift count is in 0..16 for 16-bit and 0..32 for 32-bit types on Atlas A2.
+ShiftRight's ``roundEn`` (mask/repeat form, signed types) adds the last bit shifted out.
 """
 from __future__ import annotations
 
@@ -40,8 +41,19 @@ def shift_right(x: np.ndarray, s) -> np.ndarray:
     return (x.astype(np.uint64) >> np.uint64(int(s))).astype(x.dtype)
 
 
+def shift_right_round(x: np.ndarray, s) -> np.ndarray:
+    """ShiftRight with roundEn: "如果src_ele二进制数中的第5位为1，则dst_ele值为对src_ele算术右移5后加1" (signed only)."""
+    out = shift_right(x, s)
+    s = int(s)
+    if x.dtype.kind != "i" or s == 0:
+        return out                      # "仅当src为int16_t/int32_t类型时开启有效"
+    carry = (x.astype(np.int64) >> np.int64(s - 1)) & 1
+    return (out.astype(np.int64) + carry).astype(x.dtype)
+
+
 _shl = scalar_instr("ShiftLeft", shift_left, dtypes=_SHIFT)
 _shr = scalar_instr("ShiftRight", shift_right, dtypes=_SHIFT)
+_shr_round = scalar_instr("ShiftRight", shift_right_round, dtypes=_SHIFT)
 
 
 def _shift_count(op: str, dst, scalarValue, site) -> None:
@@ -62,11 +74,14 @@ def ShiftRight(dst, src, scalarValue, *args, roundEn: bool = False, isSetMask: b
     """``ShiftRight(dst, src, scalarValue, count)`` (or mask, repeatTimes, UnaryRepeatParams, roundEn=False)."""
     site = kernel_point()
     _shift_count("ShiftRight", dst, scalarValue, site)
-    if roundEn is not False:
-        raise ArgumentError("ShiftRight: roundEn=True (rounding the bits shifted out) is not modelled",
-                            fix="shift with roundEn=False, or Adds half of the dropped range before shifting",
+    if roundEn.__class__ is not bool:
+        raise ArgumentError(f"ShiftRight: roundEn must be True or False, got {roundEn!r}",
+                            fix="roundEn=True adds the last bit shifted out (signed types)", site=site)
+    if roundEn and len(args) == 1:
+        raise ArgumentError("ShiftRight: roundEn belongs to the mask/repeat form; the count form has no rounding",
+                            fix="ShiftRight(dst, src, n, mask, repeatTime, UnaryRepeatParams(...), roundEn=True)",
                             site=site)
-    _shr(dst, src, scalarValue, *args, isSetMask=isSetMask)
+    (_shr_round if roundEn else _shr)(dst, src, scalarValue, *args, isSetMask=isSetMask)
 
 
 __all__ = ["And", "Or", "Not", "ShiftLeft", "ShiftRight"]

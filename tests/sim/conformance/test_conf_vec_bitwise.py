@@ -83,3 +83,20 @@ def test_bitwise_errors():
     s = np.zeros(128, int16)
     with raises_rule(ArgumentError, "shift count", "17", "0..16", at="ShiftRight(z, x, 17, 128)"):
         vector_result(lambda x, z: ShiftRight(z, x, 17, 128), s, out_like=s)
+
+
+def test_shift_right_round_en():
+    """The page's example: 17 >> 5 with roundEn: bit 4 of 17 is 1, so the result is 0 + 1; unsigned ignores roundEn."""
+    x = np.array([17, -17, 15, 16, 47, -1, 32767, -32768] * 16, int16)
+    z = vector_result(lambda x, z: ShiftRight(z, x, 5, 128, 1, UnaryRepeatParams(), roundEn=True), x,
+                      out_like=np.zeros(128, int16))
+    expected = (x.astype(np.int64) >> 5) + ((x.astype(np.int64) >> 4) & 1)
+    assert_same(z, expected.astype(int16))
+    assert z[0] == 1
+    u = x.view(uint16)
+    z = vector_result(lambda x, z: ShiftRight(z, x, 5, 128, 1, UnaryRepeatParams(), roundEn=True), u,
+                      out_like=np.zeros(128, uint16))
+    assert_same(z, u >> 5)
+    with raises_rule(ArgumentError, "roundEn belongs to the mask/repeat form",
+                     at="ShiftRight(z, x, 5, 128, roundEn=True)"):
+        vector_result(lambda x, z: ShiftRight(z, x, 5, 128, roundEn=True), x, out_like=x)
