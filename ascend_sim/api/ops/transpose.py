@@ -7,8 +7,9 @@ TransDataTo5HD page: 16 source and 16 destination addresses of 32-byte DataBlock
 每个DataBlock包含16个数，从指定的16个DataBlock中的对应位置取值，组成1个新的DataBlock放入目的地址中" -- destination
 block j = element j of each of the 16 source blocks. Each repeat moves every address on by srcRepStride /
 dstRepStride blocks, with the page's quirk: "当repeatTimes为1时，... 有效起始位置为dstList/srcList序列输入的起始
-位置加上dstRepStride/srcRepStride" (a single repeat starts one stride in). Modelled for 2-byte types; the
-8-bit (high/low half blocks) and 32-bit forms are not.
+位置加上dstRepStride/srcRepStride" (a single repeat starts one stride in). The lists hold LocalTensors or their
+``GetPhyAddr()`` UB addresses. Modelled for 2-byte types; the 8-bit (high/low half blocks) and 32-bit forms,
+and the LocalTensor<uint64_t> address-tensor form, are not.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import integer
+from ascend_sim.api.checks import dtype_arg, integer
+from ascend_sim.api.pipe import TPosition
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, require_dtype, same_dtype,
                                        ub_operand)
@@ -50,8 +52,9 @@ class TransDataTo5HDParams:
     srcRepStride: int = 0
 
 
-def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams) -> None:
-    """``TransDataTo5HD(dstList, srcList, params)`` with lists of 16 LocalTensors (the 32-byte blocks)."""
+def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype=None) -> None:
+    """``TransDataTo5HD<T>(dstList, srcList, params)``: lists of 16 LocalTensors (the 32-byte blocks), or of 16
+    UB addresses from ``GetPhyAddr()`` with ``dtype`` = T (the uint64_t dstList[16] form)."""
     op = "TransDataTo5HD"
     site = kernel_point()
     for name, lst in (("dstList", dstList), ("srcList", srcList)):
@@ -59,6 +62,9 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams) -> No
             raise ArgumentError(f"{op}: {name} must hold {ADDR_LIST} LocalTensors (NCHW_CONV_ADDR_LIST_SIZE), got "
                                 f"{len(lst) if isinstance(lst, (list, tuple)) else type(lst).__name__}",
                                 fix=f"pass [t[i * 16] for i in range({ADDR_LIST})]", site=site)
+    if dtype is not None or any(not isinstance(t, LocalTensor) for t in (*dstList, *srcList)):
+        dstList, srcList = (_blocks_at(op, lst, name, dtype, site) for lst, name in
+                            ((dstList, "dstList"), (srcList, "srcList")))
     for i, (d, s) in enumerate(zip(dstList, srcList)):
         ub_operand(d, op, f"dstList[{i}]", site)
         ub_operand(s, op, f"srcList[{i}]", site)
@@ -84,6 +90,21 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams) -> No
                    site)
         issue(op, "simple", d, [a], 2, site)
         d.put(a.get().reshape(16, 16).T.reshape(-1))    # destination block j = element j of every source block
+
+
+def _blocks_at(op: str, addrs, name: str, dtype, site) -> list[LocalTensor]:
+    """The 32-byte UB blocks at ``GetPhyAddr()`` addresses, as LocalTensors of ``dtype``."""
+    if dtype is None:
+        raise ArgumentError(f"{op}: {name} holds addresses, so the element type is needed",
+                            fix=f"pass dtype=half ({op}<half>(dstList, srcList, params) in C++)", site=site)
+    d = dtype_arg(op, dtype, site)
+    core = current_core()
+    ub = core.tiers["UB"]
+    out = []
+    for i, a in enumerate(addrs):
+        addr = integer(op, f"{name}[{i}] (a UB address from GetPhyAddr())", a, site, 0, len(ub.arena) - 32)
+        out.append(LocalTensor(core, ub, addr, d, 32 // d.itemsize, TPosition.VECCALC))
+    return out
 
 
 def _span(blocks) -> tuple[LocalTensor, np.ndarray]:

@@ -53,3 +53,20 @@ def test_transpose_errors():
     with raises_rule(ArgumentError, "srcList must hold 16 LocalTensors",
                      at="TransDataTo5HD([z] * 16, [x] * 8, TransDataTo5HDParams())"):
         vector_result(lambda x, z: TransDataTo5HD([z] * 16, [x] * 8, TransDataTo5HDParams()), h, out_like=h)
+
+
+def test_address_list_form():
+    """The page's NCHW -> NC1HWC0 loop with uint64 address lists from GetPhyAddr(): C = 32 (two C1 slices)."""
+    C, HW, C0 = 32, 32, 16
+    x = np.random.default_rng(3).standard_normal(C * HW).astype(half)
+
+    def body(x, z):
+        for c1 in range(C // C0):
+            src = [x[(c1 * C0 + i) * HW].GetPhyAddr() for i in range(16)]
+            dst = [z[c1 * HW * C0 + i * 16].GetPhyAddr() for i in range(16)]
+            TransDataTo5HD(dst, src, TransDataTo5HDParams(False, False, HW // 16, 16, 1), dtype=half)
+    z = vector_result(body, x, out_like=np.zeros(C * HW, half))
+    assert_same(z, x.reshape(C // C0, C0, HW).transpose(0, 2, 1).reshape(-1))
+    with raises_rule(ArgumentError, "holds addresses", "dtype=half",
+                     at="TransDataTo5HD([0] * 16, [64] * 16, TransDataTo5HDParams())"):
+        vector_result(lambda x: TransDataTo5HD([0] * 16, [64] * 16, TransDataTo5HDParams()), out_like=x)
