@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.api.checks import integer, member, scalar as scalar_arg
+from ascend_sim.api.ops.mask import count_form_done
 from ascend_sim.api.ops.vector import CMPMODE, Access, dtypes_of, issue, require_dtype, ub_operand
 from ascend_sim.engine import timing
+from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 
@@ -48,6 +50,7 @@ def Compares(dst, src0, src1Scalar, cmpMode: CMPMODE, count) -> None:
     d = Access(dst.ReinterpretCast(np.uint8), whole // 8, "Compares", site)
     a = Access(src0, whole, "Compares", site)
     issue("Compares", "simple", d, [a], timing.vector_repeats(whole, src0.dtype.itemsize), site)
+    count_form_done(current_core())
     bits = _CMP[cmpMode](a.get(), np.asarray(src1Scalar).astype(src0.dtype))
     d.put(np.packbits(bits, bitorder="little"))
 

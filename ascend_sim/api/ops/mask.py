@@ -141,6 +141,13 @@ def mask_key(op: str, mask, itemsize: int, site):
     return m
 
 
+def count_form_done(core) -> None:
+    """After a count-form (isSetMask true) instruction: "计算完成后调用ResetMask、SetMaskNorm恢复系统默认Normal模式"."""
+    if core.vmode or core.vmask is not None:
+        core.vmode = False
+        core.vmask = None
+
+
 def register_key(core, itemsize: int):
     """The Normal-mode lanes the register selects for ``itemsize``-byte elements (bits past the lanes ignored)."""
     lanes = 256 // itemsize

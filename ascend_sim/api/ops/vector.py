@@ -24,7 +24,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
-from ascend_sim.api.ops.mask import counter_count, lane_mask, normal_key
+from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -312,8 +312,7 @@ def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple, set_mask: 
             args = (_count(op, c, site),)
         plan = _planned(op, args[0], ts, build, site, *ts, args)
         if set_mask is True and (core.vmode or core.vmask is not None):
-            core.vmode = False          # the count form ends with ResetMask and SetMaskNorm
-            core.vmask = None
+            count_form_done(core)
     else:
         if len(args) != 3:
             raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
@@ -476,6 +475,7 @@ def Axpy(dst, src, scalar, count) -> None:
     scalar_arg("Axpy", "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
+    count_form_done(context.current)
     d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
     d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
@@ -502,8 +502,7 @@ def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
         args = (_register_count("Duplicate", core, isSetMask, site),)
     d, _, reps = _accesses("Duplicate", site, dst, [], args)
     if len(args) == 1 and isSetMask is True:
-        core.vmode = False          # the count form ends with ResetMask and SetMaskNorm
-        core.vmask = None
+        count_form_done(core)
     _issue("Duplicate", "simple", d, [], reps, site)
     d.put(np.full(d.n, scalar, dst.dtype))
 
@@ -652,6 +651,7 @@ def _reduce(op: str, fn, with_index: bool):
         w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
         reps = timing.vector_repeats(n, src.dtype.itemsize)
         _issue(op, "reduction", d, [a], reps, site)
+        count_form_done(current_core())
         tier, g = w.region
         for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
             tier.shadow.mark_init(lo, hi)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (MASK_PLACEHOLDER, Add, Adds, ArgumentError, BinaryRepeatParams, MaskMode, Mul, ResetMask,
+from ascend_sim import (MASK_PLACEHOLDER, Add, Adds, ArgumentError, Axpy, BinaryRepeatParams, MaskMode, Mul, ResetMask,
                         SetMaskCount, SetMaskNorm, SetVectorMask, Sub, UnaryRepeatParams, float32, half)
 from vec_util import assert_same, raises_rule, vector_result
 
@@ -170,3 +170,17 @@ def test_count_form_register_in_normal_mode_is_an_error():
 def test_normal_len_past_the_lanes_is_an_error():
     with raises_rule(ArgumentError, "len 100 > 64 lanes", "float", at="SetVectorMask(100, dtype=float32)"):
         run(lambda a, b, z: SetVectorMask(100, dtype=float32), float32)
+
+
+def test_axpy_count_form_also_resets_the_register():
+    x, y = data(half)
+
+    def body(a, b, z):
+        SetMaskCount()
+        SetVectorMask(8, mode=MaskMode.COUNTER)
+        Axpy(z, a, 2.0, N)                                                            # count form: Normal, reset after
+        Mul(z, z, b, MASK_PLACEHOLDER, 1, BinaryRepeatParams(), isSetMask=False)      # one full repeat of 128 lanes
+    z = vector_result(body, x, y, out_like=np.zeros(N, half))
+    expected = (x * np.asarray(2.0, half)).astype(half)
+    expected[:128] = expected[:128] * y[:128]
+    assert_same(z, expected)
