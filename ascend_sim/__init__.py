@@ -26,7 +26,7 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
                                        WholeReduceSum)
 from ascend_sim.api.ops.atomic import DisableDmaAtomic, SetAtomicMax, SetAtomicMin
 from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight
-from ascend_sim.api.ops.brcb import Brcb, BrcbRepeatParams
+from ascend_sim.api.ops.fill import Brcb, BrcbRepeatParams, CreateVecIndex
 from ascend_sim.api.ops.compares import Compares
 from ascend_sim.api.ops.gather import Gather, GatherMask, GatherMaskParams
 from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,

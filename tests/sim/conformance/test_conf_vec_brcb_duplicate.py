@@ -61,3 +61,14 @@ def test_brcb_errors():
         vector_result(lambda s, z: Brcb(z, s, 1, BrcbRepeatParams(0, 8)), h, out_like=h)
     with raises_rule(ArgumentError, "same memory", at="Brcb(s, s, 1, BrcbRepeatParams())"):
         vector_result(lambda s: Brcb(s, s, 1, BrcbRepeatParams()), out_like=h)
+
+
+@pytest.mark.parametrize("dtype", [half, float32, int32, np.int16], ids=["half", "float", "int32", "int16"])
+def test_create_vec_index(dtype):
+    from ascend_sim import CreateVecIndex
+    z = vector_result(lambda z: CreateVecIndex(z, 5, 300), out_like=np.full(320, -1, dtype))
+    expected = np.full(320, -1, dtype)
+    expected[:300] = np.arange(5, 305, dtype=dtype)
+    assert_same(z, expected)
+    with raises_rule(DtypeError, "CreateVecIndex supports", "int8_t", at="CreateVecIndex(z, 0, 32)"):
+        vector_result(lambda z: CreateVecIndex(z, 0, 32), out_like=np.zeros(32, int8))

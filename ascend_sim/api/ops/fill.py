@@ -1,4 +1,8 @@
-"""Brcb: broadcast each of 8 source elements to a whole 32-byte DataBlock (数据填充).
+"""Data fill (数据填充): Brcb (each of 8 source elements to a whole 32-byte DataBlock) and CreateVecIndex.
+
+CreateVecIndex page: "创建指定起始值的向量索引 ... dst = np.arange(firstValue, firstValue + count)"; int16/half/
+int32/float on Atlas A2; "firstValue需保证不超出dst中元素数据类型对应的大小范围"; count 0 is a no-op. Only the
+count form is modelled (the mask/repeat form is not).
 
 The Brcb page: each repeat reads 8 consecutive source elements ("源操作数不支持Stride参数配置，始终采用连续读")
 and fills 8 destination DataBlocks with them, ``dstBlkStride`` blocks apart within a repeat and
@@ -11,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import integer
+from ascend_sim.api.checks import integer, scalar as scalar_arg
+from ascend_sim.api.ops.mask import count_form_done
 from ascend_sim.api.ops.vector import (MAX_STRIDE, Access, check_repeat, dtypes_of, issue, require_dtype,
                                        same_dtype, ub_operand)
+from ascend_sim.engine import timing
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
@@ -55,4 +61,23 @@ def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:
     d.put(np.repeat(a.get(), epb))
 
 
-__all__ = ["Brcb", "BrcbRepeatParams"]
+_INDEX_TYPES = dtypes_of("int16_t", "half", "int32_t", "float")
+
+
+def CreateVecIndex(dst, firstValue, count: int) -> None:
+    """``CreateVecIndex(dst, firstValue, count)``: dst[i] = firstValue + i for i < count, in dst's dtype."""
+    site = kernel_point()
+    ub_operand(dst, "CreateVecIndex", "dst", site)
+    require_dtype("CreateVecIndex", dst, _INDEX_TYPES, site)
+    scalar_arg("CreateVecIndex", "firstValue", firstValue, dst.dtype, site)
+    n = integer("CreateVecIndex", "count", count, site, 0, dst.size,
+                fix=f"count in 0..{dst.size} (the elements dst holds)")
+    if not n:
+        return
+    d = Access(dst, n, "CreateVecIndex", site)
+    issue("CreateVecIndex", "simple", d, [], timing.vector_repeats(n, dst.dtype.itemsize), site)
+    count_form_done(current_core())
+    d.put(np.arange(firstValue, firstValue + n, dtype=dst.dtype))
+
+
+__all__ = ["Brcb", "BrcbRepeatParams", "CreateVecIndex"]
