@@ -20,9 +20,20 @@ from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
-                                       Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
-                                       ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
-                                       Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+                                       Div, Duplicate, Exp, LeakyRelu, Ln, Max, Maxs, Min, Mins, Mul, Muls,
+                                       Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
+                                       Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,
+                                       WholeReduceSum)
+from ascend_sim.api.ops.atomic import DisableDmaAtomic, SetAtomicMax, SetAtomicMin
+from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight
+from ascend_sim.api.ops.fill import Brcb, BrcbRepeatParams, CreateVecIndex
+from ascend_sim.api.ops.compares import Compares
+from ascend_sim.api.ops.gather import Gather, GatherMask, GatherMaskParams
+from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetMaskCount, SetMaskNorm,
+                                     SetVectorMask)
+from ascend_sim.api.ops.reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, PairReduceSum, ReduceDataBlock,
+                                       ReducePairElem, ReduceRepeat, ReduceType)
+from ascend_sim.api.ops.transpose import TransDataTo5HD, TransDataTo5HDParams, Transpose
 from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
                                   GetBlockNum, GetSubBlockIdx, GetSubBlockNum, SyncAll)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.api.checks import dtype_arg, integer
-from ascend_sim.api.ops.scalar import local_get_value, local_set_value
+from ascend_sim.api.ops.scalar import gm_get_value, gm_set_value, local_get_value, local_set_value
 from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
@@ -81,6 +81,15 @@ class GlobalTensor:
 
     def GetPhyAddr(self) -> GmPtr:
         return self._require()
+
+    # --- scalar access (PIPE_S, GM) -----------------------------------------
+    def GetValue(self, offset: int):
+        """The element ``offset`` elements in, read by the scalar unit."""
+        return gm_get_value(self, offset)
+
+    def SetValue(self, offset: int, value) -> None:
+        """Write the element ``offset`` elements in from the scalar unit."""
+        gm_set_value(self, offset, value)
 
     @property
     def address(self) -> int:

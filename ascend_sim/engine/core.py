@@ -100,7 +100,7 @@ class Core:
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen")
+                 "epoch", "seen", "vmode", "vmask")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -126,6 +126,8 @@ class Core:
         self.queues: list = []
         self.pipes_objs: list = []
         self.atomic = None
+        self.vmode = False                        # vector mask register (api/ops/mask.py): Counter mode?
+        self.vmask = None                         # and its value (None: reset, all lanes)
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
         self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)

@@ -39,6 +39,7 @@ class GmBuffer:
         self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
         self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
         self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
+        self.scalar_lines: dict = {}    # 64-byte line -> (core uid, epoch, byte) of its last GlobalTensor.SetValue
         # provenance (only inside ``tracking_gm_writes``): the record index of the instruction that last
         # wrote each byte, -1 for bytes no instruction wrote
         self.written_by: np.ndarray | None = np.full(self.nbytes, -1, np.int32) if _TRACKING else None

@@ -15,6 +15,7 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
+from ascend_sim.api.ops.atomic import SetAtomicAdd, SetAtomicNone, atomic_mode, combine  # noqa: F401 (re-exported)
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
@@ -164,20 +165,6 @@ def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     if isinstance(src, GlobalTensor):       # GM -> UB
         return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
     return BurstPlan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
-
-
-def SetAtomicAdd(dtype=None) -> None:
-    """Following UB -> GM copies add into GM instead of overwriting (``SetAtomicAdd<T>()``)."""
-    core = current_core()
-    core.atomic = dtype_arg("SetAtomicAdd", dtype, kernel_point()) if dtype is not None else True
-    core.scalar_tick()
-
-
-def SetAtomicNone() -> None:
-    """Back to plain overwriting copies."""
-    core = current_core()
-    core.atomic = None
-    core.scalar_tick()
 
 
 # ----------------------------------------------------------------------------- the copy
@@ -342,13 +329,9 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
         dst.check_range(off, cp.span, f"{op} write")
     plan = cp.plan
     atomic = core.atomic is not None
-    if atomic and core.atomic is not True and core.atomic != dst.dtype:
-        raise DtypeError(f"{op} of {ascend_name(dst.dtype)} data while SetAtomicAdd({ascend_name(core.atomic)}) is "
-                         f"active: the atomic unit would add the bytes as {ascend_name(core.atomic)}",
-                         fix=f"call SetAtomicAdd({ascend_name(dst.dtype)}) before this copy, or SetAtomicNone() "
-                             "if it should overwrite", site=site)
+    kind = atomic_mode(core, op, dst.dtype, site) if atomic else None
     gm_write(core, buf, off, plan.count, plan.dst_blen, plan.dst_pitch, MTE3, atomic, dst.dtype, site)
-    core.issue_n(MTE3, op + "(atomic add)" if atomic else op,
+    core.issue_n(MTE3, f"{op}(atomic {kind})" if atomic else op,
                  (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                   buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode),                # timing.gm_transfer
                  cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
@@ -360,9 +343,8 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
         d = burst_view(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
         dt = dst.dtype
         cur = np.ascontiguousarray(d).view(dt)
-        add = np.ascontiguousarray(s).view(dt)
-        with np.errstate(all="ignore"):     # an fp16 sum past 65504 is inf on the device too
-            d[...] = (cur + add).astype(dt).view(np.uint8)
+        new = np.ascontiguousarray(s).view(dt)
+        d[...] = combine(kind, cur, new).view(np.uint8)
         return
     if plan.count == 1:
         buf.raw[off:off + plan.blen] = cp.local

@@ -24,6 +24,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
+from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -120,37 +121,14 @@ def _lane_index(itemsize: int, mask_key, repeat: int, blk: int, rep: int) -> np.
     j = np.arange(8)[None, :, None] * blk * epb
     e = np.arange(epb)[None, None, :]
     idx = (r + j + e).reshape(repeat, lanes)
-    return idx[:, _lane_mask(mask_key, lanes)].reshape(-1)
+    return idx[:, lane_mask(mask_key, lanes)].reshape(-1)
 
 
-def _lane_mask(mask_key, lanes: int) -> np.ndarray:
-    if isinstance(mask_key, int):
-        return np.arange(lanes) < mask_key
-    lo, hi = mask_key
-    bits = np.array([(lo >> i) & 1 for i in range(64)] + [(hi >> i) & 1 for i in range(64)], bool)
-    return bits[:lanes]
-
-
-def _mask_key(op: str, mask, itemsize: int, site):
+@lru_cache(maxsize=1024)
+def _counter_index(itemsize: int, n: int, blk: int, rep: int) -> np.ndarray:
+    """Counter mode: the offsets of ``n`` elements, in whole repeats of every lane and a partial last one."""
     lanes = 256 // itemsize
-    if isinstance(mask, (list, tuple)):
-        if len(mask) != 2:
-            raise ArgumentError(f"{op}: a bit mask is a list of two uint64, got {len(mask)} values",
-                                fix="mask=[low64, high64]", site=site)
-        if lanes > 128:
-            raise ArgumentError(f"{op}: {lanes} lanes per repeat for {itemsize}-byte elements, but a bit mask "
-                                f"[low64, high64] selects at most 128",
-                                fix=f"use a continuous mask (an int in 1..{lanes}) or the count form", site=site)
-        lo, hi = (integer(op, "mask word", m, site, 0, 2**64 - 1, fix="each mask word is a uint64") for m in mask)
-        if lanes == 64 and hi:
-            raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
-                                fix="for 32-bit dtypes only mask[0] selects lanes", site=site)
-        return (lo, hi)
-    m = integer(op, "mask", mask, site)
-    if not 1 <= m <= lanes:
-        raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
-                            f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
-    return m
+    return _lane_index(itemsize, lanes, -(-n // lanes), blk, rep)[:n]
 
 
 def _check_repeat(op: str, repeat: int, site, max_repeat: int) -> int:
@@ -170,6 +148,8 @@ def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
     key = (id(idx), itemsize)
     hit = _PATTERNS.get(key)
     if hit is None or hit[0] is not idx:
+        if len(_PATTERNS) > 4096:       # data-dependent patterns (Gather, GatherMask ...) are new arrays each call
+            _PATTERNS.clear()
         g = idx * itemsize // GRANULE
         rel = runs(np.unique(g)) if idx.size else []
         ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
@@ -227,25 +207,31 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
         n = _count(op, args[0], site, dst, *srcs)
         return _Access(dst, n, op, site), [_Access(s, n, op, site) for s in srcs], timing.vector_repeats(
             n, dst.dtype.itemsize)
-    if len(args) != 3:
+    if len(args) not in (3, 4):
         raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
                             fix=f"{op}(dst, src..., count) or {op}(dst, src..., mask, repeatTimes, params)", site=site)
-    mask, repeat, params = args
+    mask, repeat, params, set_mask = args if len(args) == 4 else (*args, True)
     isz = dst.dtype.itemsize
-    key = _mask_key(op, mask, isz, site)
-    r = _check_repeat(op, repeat, site, current_core().chip.vec_max_repeat)
+    core = current_core()
+    r = _check_repeat(op, repeat, site, core.chip.vec_max_repeat)
+    n = 0
+    if core.vmode:          # Counter mode: the mask is the element count, repeatTimes is ignored
+        n = counter_count(op, core, mask, isz, set_mask, site)
+        r, key = -(-n // (256 // isz)), None
+    else:
+        key = normal_key(op, core, mask, isz, set_mask, site)
     names = ["src0", "src1"] if len(srcs) == 2 else ["src"]
     kind = BinaryRepeatParams if len(srcs) == 2 else UnaryRepeatParams
     if not isinstance(params, kind):
         raise ArgumentError(f"{op}: the repeat form takes a {kind.__name__}, got {type(params).__name__}",
                             fix=f"{op}(dst, ..., mask, repeatTimes, {kind.__name__}(...))", site=site)
-    d_idx = _lane_index(isz, key, r, _stride(op, params, "dstBlkStride", site),
-                        _stride(op, params, "dstRepStride", site))
-    s_acc = []
-    for name, s in zip(names, srcs):
-        blk = _stride(op, params, f"{name}BlkStride", site)
-        rep = _stride(op, params, f"{name}RepStride", site)
-        s_acc.append(_Access(s, _lane_index(s.dtype.itemsize, key, r, blk, rep), op, site))
+    def index(itemsize: int, blk: str, rep: str) -> np.ndarray:
+        b, p = _stride(op, params, blk, site), _stride(op, params, rep, site)
+        return _counter_index(itemsize, n, b, p) if key is None else _lane_index(itemsize, key, r, b, p)
+
+    d_idx = index(isz, "dstBlkStride", "dstRepStride")
+    s_acc = [_Access(s, index(s.dtype.itemsize, f"{name}BlkStride", f"{name}RepStride"), op, site)
+             for name, s in zip(names, srcs)]
     return _Access(dst, d_idx, op, site), s_acc, max(r, 1)
 
 
@@ -312,17 +298,41 @@ def _issue(op: str, klass: str, dst: _Access, srcs: list[_Access], repeats: int,
     _run(_VecPlan(core, dst, srcs, repeats, klass, extra_reads), op, klass, site)
 
 
-def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple) -> _VecPlan:
-    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``."""
+def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple, set_mask: bool = True) -> _VecPlan:
+    """Plan (cached in the count form) and issue an instruction on tensors ``ts``; ``build(site, *ts, args)``.
+
+    ``set_mask``: the isSetMask template parameter (False: the mask register gives the mask or count).
+    """
+    core = context.current
     if len(args) == 1:
+        if set_mask is not True:
+            args = (_register_count(op, core, set_mask, site),)
         c = args[0]
         if c.__class__ is not int:      # a plan key holds the count: 16.0 must not find the plan of 16
             args = (_count(op, c, site),)
         plan = _planned(op, args[0], ts, build, site, *ts, args)
+        if set_mask is True and (core.vmode or core.vmask is not None):
+            count_form_done(core)
     else:
-        plan = build(site, *ts, args)
-    context.current.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
+        if len(args) != 3:
+            raise ArgumentError(f"{op}: pass either a count, or mask, repeatTimes and repeat params",
+                                fix=f"{op}(dst, src..., count) or {op}(dst, src..., mask, repeatTimes, params)",
+                                site=site)
+        plan = build(site, *ts, (*args, set_mask))
+    core.issue_n(V, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "UB", "UB", plan.flops, klass, site)
     return plan
+
+
+def _register_count(op: str, core, set_mask, site) -> int:
+    """The count of a count-form call with isSetMask=False: the Counter-mode register."""
+    if set_mask is not False:
+        raise ArgumentError(f"{op}: isSetMask must be True or False, got {set_mask!r}",
+                            fix="isSetMask=False uses the mask register SetVectorMask set", site=site)
+    if not core.vmode:
+        raise ArgumentError(f"{op}: the count form with isSetMask=False reads its count from the mask register in "
+                            "Counter mode, but the mode is Normal",
+                            fix="call SetMaskCount() and SetVectorMask(count, mode=MaskMode.COUNTER) first", site=site)
+    return counter_count(op, core, None, 0, False, site)
 
 
 def _run(plan: _VecPlan, op: str, klass: str, site) -> None:
@@ -335,21 +345,40 @@ def _require_float(op: str, t: LocalTensor, site) -> None:
                          fix="Cast to half or float first", site=site)
 
 
+def dtypes_of(*names: str) -> tuple:
+    """The np.dtypes of Ascend C type names ("half", "int16_t" ...): an instruction's documented dtypes."""
+    return tuple(as_dtype(n) for n in names)
+
+
+def require_dtype(op: str, t: LocalTensor, dtypes: tuple, site) -> None:
+    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes``."""
+    if t.dtype not in dtypes:
+        names = ", ".join(ascend_name(d) for d in dtypes)
+        raise DtypeError(f"{op} supports {names} on Atlas A2, not {ascend_name(t.dtype)}",
+                         fix=f"Cast the data to one of {names} first (or ReinterpretCast raw bits)", site=site)
+
+
+def _check_dtype(op: str, t: LocalTensor, float_only: bool, dtypes, site) -> None:
+    if float_only:
+        _require_float(op, t, site)
+    if dtypes is not None:
+        require_dtype(op, t, dtypes, site)
+
+
 # ----------------------------------------------------------------------------- families
-def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
+def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     ufunc = isinstance(fn, np.ufunc)
 
     def build(site, dst, src0, src1, args) -> _VecPlan:
         for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
             _ub(t, op, role, site)
         _same(op, site, dst, src0, src1)
-        if float_only:
-            _require_float(op, dst, site)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a, b), reps = _accesses(op, site, dst, [src0, src1], args)
         return _VecPlan(current_core(), d, [a, b], reps, klass)
 
-    def instr(dst, src0, src1, *args) -> None:
-        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
+    def instr(dst, src0, src1, *args, isSetMask: bool = True) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args, isSetMask)
         views = plan.views
         if views is not None and ufunc:     # count form: compute straight into UB
             fn(views[1], views[2], out=views[0])
@@ -361,37 +390,37 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
     return instr
 
 
-def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
+def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
-        if float_only:
-            _require_float(op, dst, site)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
-    def instr(dst, src, *args) -> None:
-        plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+    def instr(dst, src, *args, isSetMask: bool = True) -> None:
+        plan = _issued(op, klass, build, kernel_point(), (dst, src), args, isSetMask)
         plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
     return instr
 
 
-def _scalar(op: str, fn, klass: str = "simple"):
+def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
+        _check_dtype(op, dst, float_only, dtypes, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
 
-    def instr(dst, src, scalar, *args) -> None:
+    def instr(dst, src, scalar, *args, isSetMask: bool = True) -> None:
         site = kernel_point()
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
             scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
-        plan = _issued(op, klass, build, site, (dst, src), args)
+        plan = _issued(op, klass, build, site, (dst, src), args, isSetMask)
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
@@ -419,6 +448,23 @@ Sqrt = _unary("Sqrt", np.sqrt, "transcendental", float_only=True)
 Reciprocal = _unary("Reciprocal", lambda x: np.divide(np.ones((), x.dtype), x), "transcendental", float_only=True)
 Abs = _unary("Abs", np.abs)
 Relu = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)))
+# "dst_i = src_i if src_i >= 0 else scalarValue x src_i" (LeakyRelu page); half and float on Atlas A2
+LeakyRelu = _scalar("LeakyRelu", lambda x, a: np.where(x >= 0, x, np.multiply(x, a)), dtypes=dtypes_of("half", "float"))
+LeakyRelu.__doc__ = "``LeakyRelu(dst, src, scalarValue, count)``: src where src >= 0, else scalarValue * src."
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    """1/sqrt(x) from the exact (float64) value, rounded once to the dtype."""
+    with np.errstate(all="ignore"):
+        return (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
+
+
+Rsqrt = _unary("Rsqrt", _rsqrt, "transcendental", dtypes=dtypes_of("half", "float"))   # Rsqrt page: half, float
+
+# the shared machinery, for the instruction families in the sibling modules (bitwise, gather, reduce ...)
+binary_instr, unary_instr, scalar_instr = _binary, _unary, _scalar
+ub_operand, Access, issue, same_dtype = _ub, _Access, _issue, _same
+check_repeat, lane_index = _check_repeat, _lane_index
 
 
 def Axpy(dst, src, scalar, count) -> None:
@@ -429,6 +475,7 @@ def Axpy(dst, src, scalar, count) -> None:
     scalar_arg("Axpy", "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
+    count_form_done(context.current)
     d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
     d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
@@ -442,15 +489,20 @@ def _axpy_plan(site, dst, src, count) -> _VecPlan:
     return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
 
 
-def Duplicate(dst, scalar, *args) -> None:
+def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
     site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
     scalar_arg("Duplicate", "scalar", scalar, dst.dtype, site)
+    core = current_core()
     if len(args) == 4:
         mask, repeat, blk, rep = args
-        args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
+        args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8), isSetMask)
+    elif len(args) == 1 and isSetMask is not True:
+        args = (_register_count("Duplicate", core, isSetMask, site),)
     d, _, reps = _accesses("Duplicate", site, dst, [], args)
+    if len(args) == 1 and isSetMask is True:
+        count_form_done(core)
     _issue("Duplicate", "simple", d, [], reps, site)
     d.put(np.full(d.n, scalar, dst.dtype))
 
@@ -599,6 +651,7 @@ def _reduce(op: str, fn, with_index: bool):
         w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
         reps = timing.vector_repeats(n, src.dtype.itemsize)
         _issue(op, "reduction", d, [a], reps, site)
+        count_form_done(current_core())
         tier, g = w.region
         for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
             tier.shadow.mark_init(lo, hi)
@@ -641,18 +694,23 @@ def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _whole(op: str, fn, arg=None):
     def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
-              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
+              srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX, *,
+              isSetMask: bool = True) -> None:
         site = kernel_point()
-        _ub(dst, op, "dst", site)
+        member(op, "order", order, ReduceOrder, site)
+        # dst alignment (ReduceRepeat page, table 3): the element size for a sum or ORDER_ONLY_VALUE, 4 bytes for
+        # ORDER_ONLY_INDEX, a (value, index) pair otherwise
+        isz = getattr(dst, "dtype", np.dtype(np.float32)).itemsize
+        _ub(dst, op, "dst", site, align=isz if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE else
+            4 if order == ReduceOrder.ORDER_ONLY_INDEX else 2 * isz)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
-        member(op, "order", order, ReduceOrder, site)
         dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
         isz = src.dtype.itemsize
-        key = _mask_key(op, mask, isz, site)
-        lanes = np.flatnonzero(_lane_mask(key, 256 // isz))
+        key = normal_key(op, current_core(), mask, isz, isSetMask, site)
+        lanes = np.flatnonzero(lane_mask(key, 256 // isz))
         if lanes.size == 0:
             raise ArgumentError(f"{op}: the mask selects no lane, so there is nothing to reduce",
                                 fix="set at least one bit of the mask", site=site)
@@ -703,6 +761,7 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
-           "Reciprocal", "Abs", "Relu", "Axpy", "Duplicate", "Cast", "Compare", "Select", "ReduceMax", "ReduceMin",
+           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select",
+           "ReduceMax", "ReduceMin",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]

@@ -1,0 +1,151 @@
+"""Reductions inside a repeat (归约计算): BlockReduceSum/Max/Min (one result per 32-byte DataBlock) and
+PairReduceSum (one per pair of adjacent elements).
+
+From the ReduceDataBlock page (the new name of BlockReduce*, same semantics, mask and repeatTime swapped):
+"每个迭代会取出8个DataBlock ... 进行计算，输出结果会连续写入目的地址"; dstRepStride counts one repeat's
+results (16 bytes for half, 32 for float); the sum is a binary tree ("接口以二叉树的形式计算每个DataBlock内的
+结果"), so each pairwise add rounds in the dtype; "若配置mask参数后，存在某个DataBlock里的任何一个元素都不参与
+计算，不会有值写入对应目的操作数" (A2). From ReducePairElem: dstRepStride counts 128 bytes; a pair whose two
+mask bits are 0 is not written (A2). half and float on Atlas A2; mask or repeatTime 0 is a no-op.
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from ascend_sim.api.checks import integer, member
+from ascend_sim.api.ops.mask import lane_mask, normal_key
+from ascend_sim.api.ops.vector import (Access, ReduceOrder, WholeReduceMax, WholeReduceMin, WholeReduceSum,
+                                       check_repeat, dtypes_of, issue, lane_index, require_dtype, same_dtype,
+                                       ub_operand)
+from ascend_sim.engine.context import current_core
+from ascend_sim.engine.errors import ArgumentError, kernel_point
+
+_TYPES = dtypes_of("half", "float")
+MAX_STRIDE16 = 2**16 - 1        # these reductions' strides: [0, 2^16 - 1]
+
+
+def _tree(v: np.ndarray, fn) -> np.ndarray:
+    """Reduce the last axis (a power of two) pairwise, rounding in the dtype at every level."""
+    while v.shape[-1] > 1:
+        v = fn(v[..., 0::2], v[..., 1::2]).astype(v.dtype)
+    return v[..., 0]
+
+
+_IDENTITY = {"Sum": 0.0, "Max": -np.inf, "Min": np.inf}
+_FN = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
+
+
+def _operands(op: str, dst, src, repeatTime, mask, strides, isSetMask, site):
+    """Check the operands; (repeats, lanes selected per repeat, src element offsets of every lane, strides)."""
+    ub_operand(dst, op, "dst", site, align=16 if getattr(dst, "dtype", None) == np.float16 else 32)
+    ub_operand(src, op, "src", site)
+    same_dtype(op, site, dst, src)
+    require_dtype(op, dst, _TYPES, site)
+    isz = src.dtype.itemsize
+    key = normal_key(op, current_core(), mask, isz, isSetMask, site)
+    r = check_repeat(op, repeatTime, site, current_core().chip.vec_max_repeat)
+    d_rep, blk, rep = (integer(op, n, v, site, 0, MAX_STRIDE16) for n, v in
+                       zip(("dstRepStride", "srcBlkStride", "srcRepStride"), strides))
+    lanes = 256 // isz
+    on = lane_mask(key, lanes)
+    every = lane_index(isz, lanes, r, blk, rep).reshape(r, lanes) if r else np.zeros((0, lanes), int)
+    return r, on, every, d_rep
+
+
+def _block(kind: str):
+    op = f"BlockReduce{kind}"
+
+    def instr(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlkStride: int = 1, srcRepStride: int = 8,
+              *, isSetMask: bool = True) -> None:
+        site = kernel_point()
+        r, on, every, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
+                                        isSetMask, site)
+        epb = 32 // src.dtype.itemsize
+        written = on.reshape(8, epb).any(axis=1)            # a block with no lane selected is not written
+        if not r or not on.any():
+            return                                          # mask or repeatTime 0: a no-op
+        a = Access(src, every[:, on].reshape(-1), op, site)
+        pos = (np.arange(r)[:, None] * d_rep * 8 + np.flatnonzero(written)[None, :]).reshape(-1)
+        d = Access(dst, pos, op, site)
+        issue(op, "reduction", d, [a], r, site)
+        vals = np.full((r, 256 // src.dtype.itemsize), _IDENTITY[kind], src.dtype)
+        vals[:, on] = a.get().reshape(r, -1)
+        out = _tree(vals.reshape(r, 8, epb), _FN[kind])
+        d.put(out[:, written].reshape(-1))
+    instr.__name__ = op
+    instr.__doc__ = (f"``{op}(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``: the "
+                     f"{kind.lower()} of each 32-byte block of each repeat, 8 results per repeat.")
+    return instr
+
+
+BlockReduceSum = _block("Sum")
+BlockReduceMax = _block("Max")
+BlockReduceMin = _block("Min")
+
+
+def PairReduceSum(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlkStride: int = 1,
+                  srcRepStride: int = 8, *, isSetMask: bool = True) -> None:
+    """``PairReduceSum(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``: the sum of each
+    pair of adjacent lanes, 128 bytes of results per repeat."""
+    op = "PairReduceSum"
+    site = kernel_point()
+    r, on, every, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
+                                    isSetMask, site)
+    if not r or not on.any():
+        return
+    half_lanes = on.size // 2
+    written = on.reshape(half_lanes, 2).any(axis=1)         # a pair with both bits 0 is not written
+    a = Access(src, every[:, on].reshape(-1), op, site)
+    pos = (np.arange(r)[:, None] * d_rep * half_lanes + np.flatnonzero(written)[None, :]).reshape(-1)
+    d = Access(dst, pos, op, site)
+    issue(op, "reduction", d, [a], r, site)
+    vals = np.zeros((r, on.size), src.dtype)
+    vals[:, on] = a.get().reshape(r, -1)
+    pairs = np.add(vals[:, 0::2], vals[:, 1::2]).astype(src.dtype)
+    d.put(pairs[:, written].reshape(-1))
+
+
+class ReduceType(enum.Enum):
+    """``ReduceType``: the template parameter of the unified reductions (the new names of the pages)."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+
+
+_BLOCK = {ReduceType.SUM: BlockReduceSum, ReduceType.MAX: BlockReduceMax, ReduceType.MIN: BlockReduceMin}
+_WHOLE = {ReduceType.SUM: WholeReduceSum, ReduceType.MAX: WholeReduceMax, ReduceType.MIN: WholeReduceMin}
+
+
+def ReduceDataBlock(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                    srcBlkStride: int = 1, srcRepStride: int = 8, *, isSetMask: bool = True) -> None:
+    """``ReduceDataBlock<reduceType, T>(dst, src, mask, repeatTime, ...)``: BlockReduce* with mask before repeatTime."""
+    member("ReduceDataBlock", "reduceType", reduceType, ReduceType, kernel_point())
+    _BLOCK[reduceType](dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, isSetMask=isSetMask)
+
+
+def ReducePairElem(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                   srcBlkStride: int = 1, srcRepStride: int = 8, *, isSetMask: bool = True) -> None:
+    """``ReducePairElem<ReduceType::SUM, T>(dst, src, mask, repeatTime, ...)``: PairReduceSum, mask first."""
+    site = kernel_point()
+    member("ReducePairElem", "reduceType", reduceType, ReduceType, site)
+    if reduceType is not ReduceType.SUM:
+        raise ArgumentError(f"ReducePairElem supports ReduceType.SUM only, got {reduceType.name}",
+                            fix="pair sums: ReduceType.SUM", site=site)
+    PairReduceSum(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, isSetMask=isSetMask)
+
+
+def ReduceRepeat(reduceType: ReduceType, dst, src, mask, repeatTime: int, dstRepStride: int = 1,
+                 srcBlkStride: int = 1, srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX,
+                 *, isSetMask: bool = True) -> None:
+    """``ReduceRepeat<reduceType, T>(dst, src, mask, repeatTime, ...)``: WholeReduceSum/Max/Min."""
+    member("ReduceRepeat", "reduceType", reduceType, ReduceType, kernel_point())
+    extra = () if reduceType is ReduceType.SUM else (order,)
+    _WHOLE[reduceType](dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, *extra,
+                       isSetMask=isSetMask)
+
+
+__all__ = ["BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum", "ReduceType", "ReduceDataBlock",
+           "ReducePairElem", "ReduceRepeat"]
