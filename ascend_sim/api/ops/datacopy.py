@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.engine import context
+from ascend_sim.engine import context, layout
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name
@@ -83,10 +83,19 @@ class BurstPlan:
 
 
 # ----------------------------------------------------------------------------- entry points
+PARAM_COPIES: dict = {}     # parameter struct type -> its DataCopy form (nd2nz.py: Nd2NzParams)
+TIER_COPIES: dict = {}      # destination tier name -> its DataCopy form (bias.py: L1 -> BT)
+
+
 def DataCopy(dst, src, count_or_params) -> None:
-    """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
+    """``DataCopy(dst, src, count)``, ``DataCopy(dst, src, DataCopyParams(...))`` or another documented form
+    (``Nd2NzParams``: GM -> L1 in NZ; a C2 (BT) destination: the bias table)."""
     p = count_or_params
     c = p.__class__
+    if c in PARAM_COPIES:
+        return PARAM_COPIES[c](dst, src, p, kernel_point())
+    if dst.__class__ is LocalTensor and dst.tier.name in TIER_COPIES:
+        return TIER_COPIES[dst.tier.name](dst, src, p, kernel_point())
     shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if c is DataCopyParams else (
         p if c is int else None)        # anything else is checked on every call (16.0 must not find 16's plan)
     _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
@@ -187,7 +196,7 @@ def SetAtomicNone() -> None:
 class _CopyPlan:
     """A checked copy: its bursts, local region, pipe, cost parameters and the local side's bytes."""
 
-    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
+    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name", "tag")
 
     def __init__(self, run, plan: BurstPlan, pipe: int, regions: list, span: int, local,
                  src_name: str, dst_name: str, rate: float = 0.0):
@@ -201,6 +210,7 @@ class _CopyPlan:
         self.local = local          # the bytes in the tier: a 1-D view (one burst), or one row per burst
         self.src_name = src_name
         self.dst_name = dst_name
+        self.tag = None             # (lo, hi, code): the layout a copy into L1 leaves (engine/layout.py)
 
 
 def _side(t):
@@ -260,7 +270,10 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
         _check_local_span(dst, dst_span, op, site)
         regions = regions_of((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
         local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
-        return _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+        cp = _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+        if dst.tier.name == "L1":       # rows wider than one fractal row (32 B) copied as they are: ND, not NZ
+            cp.tag = (dst.addr, dst.addr + dst_span, layout.ND_ROWS if plan.count > 1 and plan.blen > BLOCK else 0)
+        return cp
     if dst_gm:
         if not isinstance(src, LocalTensor) or src.tier.name != "UB":
             raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
@@ -310,6 +323,8 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
+    if cp.tag is not None:
+        layout.mark(dst.tier, *cp.tag, site)
     if plan.dst_blen > plan.blen:
         if holes is None:                   # isPad: the padding is written
             d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
