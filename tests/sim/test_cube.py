@@ -69,7 +69,8 @@ def cube_stage(a, c, action):
         LoadData(l0a[i * 512], l1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, False, 0))
         LoadData(l0b[i * 512], l1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, True, 0))
     handoff(HardEvent.MTE1_M)
-    action(SimpleNamespace(l1=l1, l0a=l0a, l0b=l0b, l0c=scratch(4096, float32, TPosition.CO1, pipe), out=gm(c)))
+    action(SimpleNamespace(l1=l1, l0a=l0a, l0b=l0b, l0c=scratch(4096, float32, TPosition.CO1, pipe), out=gm(c),
+                           out_half=gm(c, half)))
 
 
 def run_stage(action, out: np.ndarray | None = None, a: np.ndarray | None = None):
@@ -167,7 +168,10 @@ CUBE_ERRORS = [
     pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32, 32, 0)), ArgumentError,
                  ["Fixpipe dstStride 0 < nSize 32", "GM row length in elements"], id="fixpipe-dststride"),
     pytest.param(lambda t: DataCopy(t.out, t.l0c, 1024), PositionError,
-                 ["L0C", "Fixpipe"], id="datacopy-out-of-l0c"),
+                 ["DataCopy with an L0C source is not a DataCopy path", "Fixpipe(", "F322F16"],
+                 id="datacopy-out-of-l0c"),
+    pytest.param(lambda t: DataCopy(t.out_half, t.l0c, 1024), PositionError,
+                 ["L0C results leave through Fixpipe", "QuantMode_t.F322F16"], id="datacopy-l0c-to-half"),
     pytest.param(lambda t: Fixpipe(t.l1, t.l0c, FixpipeParams(16, 16)), PositionError,
                  ["Fixpipe writes to GM here"], id="fixpipe-to-l1"),
     pytest.param(lambda t: LoadData(t.l1, t.l1, LoadData2DParams(0, 1, 1)), PositionError,

@@ -104,6 +104,7 @@ def DataCopy(dst, src, count_or_params) -> None:
 def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
     _operands(dst, src, "DataCopy", site)
+    _cube_tiers(dst, src, "DataCopy", site)
     _same_dtype(dst, src, "DataCopy", site)
     isz = dst.dtype.itemsize
     if isinstance(count_or_params, DataCopyParams):
@@ -156,6 +157,7 @@ def _check_pad(pad, dst, site) -> None:
 def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
     _operands(dst, src, "DataCopyPad", site)
+    _cube_tiers(dst, src, "DataCopyPad", site)
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
         raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
@@ -446,6 +448,24 @@ def _check_local_span(t: LocalTensor, span: int, op: str, site) -> None:
             f"{op} touches {span} bytes of a {t.tier.name} tensor that holds {t.nbytes} bytes "
             f"({t.size} {ascend_name(t.dtype)} elements at {t.tier.name}+{t.addr})",
             fix="copy fewer elements or allocate a larger buffer in InitBuffer", site=site)
+
+
+_CUBE_PATHS = {
+    "L0C": "L0C results leave through Fixpipe, which converts on the way: Fixpipe(dstGm, c, FixpipeParamsV220(nSize, "
+           "mSize, srcStride, dstStride, reluEn, QuantMode_t.F322F16)) (F322F16 to half, F322BF16 to bfloat16_t, "
+           "NoQuant to keep float, DEQF16 for int32_t results to half)",
+    "L0A": "L0A is filled by LoadData from L1 (A1), not by DataCopy",
+    "L0B": "L0B is filled by LoadData from L1 (B1), not by DataCopy",
+}
+
+
+def _cube_tiers(dst, src, op: str, site) -> None:
+    """A DataCopy touching L0A/L0B/L0C gets the cube path's instruction as its fix (before any dtype advice)."""
+    for t, role in ((src, "source"), (dst, "destination")):
+        name = t.tier.name if t.__class__ is LocalTensor else None
+        if name in _CUBE_PATHS:
+            raise PositionError(f"{op} with an {name} {role} is not a DataCopy path", fix=_CUBE_PATHS[name],
+                                site=site)
 
 
 def _same_dtype(dst, src, op: str, site) -> None:

@@ -37,9 +37,9 @@ def gm(ptr, dtype) -> GlobalTensor:
 
 
 @kernel(core="AIC")
-def matmul_nz(a, b, c, cfg):
-    """C = A @ B for one tile: half (B given K x N, L0B by transposed loads) or int8 (B given as N x K)."""
-    M, N, K, dt, quant, deq, out_dt, bias_vals = cfg
+def matmul_nz(a, b, c, bias, cfg):
+    """C = A @ B (+ bias) for one tile: half (B given K x N, L0B by transposed loads) or int8 (B given as N x K)."""
+    M, N, K, dt, quant, deq, out_dt, relu = cfg
     c0 = 32 // np.dtype(dt).itemsize
     mp, np_, kp = ceil_to(M, CUBE_BLOCK), ceil_to(N, CUBE_BLOCK), ceil_to(K, c0)
     kb16 = ceil_to(K, CUBE_BLOCK)
@@ -68,19 +68,38 @@ def matmul_nz(a, b, c, cfg):
     else:
         for i in range(kb16 // CUBE_BLOCK):     # B: L1 Nz -> L0B Zn, each fractal transposed
             LoadData(b2[i * nB * fr], b1[i * fr], LoadData2DParams(0, nB, kb16 // CUBE_BLOCK, 0, 0, True, 0))
+    if bias is not None:                # bias: GM -> L1 (C1) -> BT (C2), then the Mmad form with a bias tensor
+        c1 = local(pipe, TPosition.C1, bias.dtype, np_)
+        bt = local(pipe, TPosition.C2, acc, np_)
+        DataCopy(c1, gm(bias, bias.dtype), np_)
+        handoff(HardEvent.MTE2_MTE1)
+        DataCopy(bt, c1, np_)
     handoff(HardEvent.MTE1_M)
     # {m, n, k, unitFlag, cmatrixSource, cmatrixInitVal}
-    Mmad(co1, a2, b2, MmadParams(M, N, K, 0, False, True))
+    if bias is not None:
+        Mmad(co1, a2, b2, bt, MmadParams(M, N, K, 0, True, False))
+    else:
+        Mmad(co1, a2, b2, MmadParams(M, N, K, 0, False, True))
     handoff(HardEvent.M_FIX)
     # {nSize, mSize, srcStride, dstStride, reluEn, quantPre, deqScalar, ndNum, srcNdStride, dstNdStride, unitFlag}
-    Fixpipe(cGm, co1, FixpipeParamsV220(N, M, mp, N, False, quant, deq, 1, 0, 0, 0))
+    Fixpipe(cGm, co1, FixpipeParamsV220(N, M, mp, N, relu, quant, deq, 1, 0, 0, 0))
 
 
-def run_matmul_nz(a: np.ndarray, b: np.ndarray, out_dtype, quant=QuantMode_t.NoQuant, deq: int = 0):
-    """Host side: C (out_dtype) from the kernel above; int8 B is passed to the device transposed."""
+def run_matmul_nz(a: np.ndarray, b: np.ndarray, out_dtype, quant=QuantMode_t.NoQuant, deq: int = 0,
+                  bias: np.ndarray | None = None, relu: bool = False):
+    """Host side: C (out_dtype) from the kernel above; int8 B is passed to the device transposed;
+    ``bias`` (N values, half or float) is padded to a multiple of 16."""
     (M, K), N = a.shape, b.shape[1]
     c = np.zeros((M, N), out_dtype)
     dt = int8 if a.dtype == np.int8 else half
     b_dev = np.ascontiguousarray(b.T) if dt == int8 else b
-    launch(matmul_nz, 1, a, b_dev, c, (M, N, K, dt, quant, deq, np.dtype(out_dtype), None))
+    if bias is not None:
+        bias = np.concatenate([bias, np.zeros(ceil_to(N, CUBE_BLOCK) - N, bias.dtype)])
+    launch(matmul_nz, 1, a, b_dev, c, bias, (M, N, K, dt, quant, deq, np.dtype(out_dtype), relu))
     return c
+
+
+def deq_word(scale: float, offset: int = 0, signed: bool = False) -> int:
+    """The uint64 QUANT_PRE word: the float's bits in 0..31, a 9-bit offset at 37, the sign flag at 46."""
+    bits = int(np.array([scale], np.float32).view(np.uint32)[0])
+    return bits | ((offset & 0x1FF) << 37) | (int(signed) << 46)
