@@ -33,8 +33,10 @@ def mark(tier, lo: int, hi: int, code: int, site=None) -> None:
 def find(tier, lo: int, hi: int, code: int):
     """The site of the copy that left ``code`` in bytes [lo, hi) of ``tier``, or None if none did."""
     arr = tier.layout
+    if arr is None:             # the usual case: no ND rows were ever copied into this tier
+        return None
     g0, g1 = lo // GRANULE, -(-hi // GRANULE)
-    if arr is None or not (arr[g0:g1] == code).any():
+    if not (arr[g0:g1] == code).any():
         return None
     for (a, b), site in reversed(tier.layout_sites.items()):     # the latest copy that left ``code`` here
         if a < g1 and g0 < b and (arr[max(a, g0):min(b, g1)] == code).any():

@@ -64,12 +64,15 @@ class KernelMatmul:
         t = self.t
         a1 = self.inQueueA1.AllocTensor(half)
         b1 = self.inQueueB1.AllocTensor(half)
-        # ND tile (rows of a K- or N-long GM matrix) -> NZ in L1: column blocks of 16, each baseM (baseK) rows
+        # ND tile -> L1 as 16-row slabs (ndNum = rows / 16), each slab NZ: 16 x 16 fractals one after another,
+        # so the slabs' fractals are already in the row-by-row order LoadData copies into L0A (ZZ) / L0B (ZN)
         # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
         DataCopy(a1, self.aGm[self.mIdx * t.baseM * t.K + kIdx * t.baseK],
-                 Nd2NzParams(1, t.baseM, t.baseK, 0, t.K, t.baseM, 1, 0))
+                 Nd2NzParams(t.baseM // CUBE_BLOCK, CUBE_BLOCK, t.baseK, CUBE_BLOCK * t.K, t.K, CUBE_BLOCK, 1,
+                             CUBE_BLOCK * t.baseK))
         DataCopy(b1, self.bGm[kIdx * t.baseK * t.N + self.nIdx * t.baseN],
-                 Nd2NzParams(1, t.baseK, t.baseN, 0, t.N, t.baseK, 1, 0))
+                 Nd2NzParams(t.baseK // CUBE_BLOCK, CUBE_BLOCK, t.baseN, CUBE_BLOCK * t.N, t.N, CUBE_BLOCK, 1,
+                             CUBE_BLOCK * t.baseN))
         self.inQueueA1.EnQue(a1)
         self.inQueueB1.EnQue(b1)
 
@@ -77,14 +80,9 @@ class KernelMatmul:
         t = self.t
         a1, b1 = self.inQueueA1.DeQue(half), self.inQueueB1.DeQue(half)
         a2, b2 = self.inQueueA2.AllocTensor(half), self.inQueueB2.AllocTensor(half)
-        mBlocks, kBlocks, nBlocks = t.baseM // CUBE_BLOCK, t.baseK // CUBE_BLOCK, t.baseN // CUBE_BLOCK
         # {startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}
-        for i in range(mBlocks):        # A: Nz -> Zz, the kBlocks fractals of 16-row block i, mBlocks apart in L1
-            LoadData(a2[i * t.baseK * CUBE_BLOCK], a1[i * FRACTAL],
-                     LoadData2DParams(0, kBlocks, mBlocks, 0, 0, False, 0))
-        for i in range(kBlocks):        # B: Nz -> Zn, each fractal transposed
-            LoadData(b2[i * t.baseN * CUBE_BLOCK], b1[i * FRACTAL],
-                     LoadData2DParams(0, nBlocks, kBlocks, 0, 0, True, 0))
+        LoadData(a2, a1, LoadData2DParams(0, t.baseM * t.baseK // FRACTAL, 1, 0, 0, False, 0))   # slabs -> ZZ
+        LoadData(b2, b1, LoadData2DParams(0, t.baseK * t.baseN // FRACTAL, 1, 0, 0, True, 0))    # -> ZN: transposed
         self.inQueueA2.EnQue(a2)
         self.inQueueB2.EnQue(b2)
         self.inQueueA1.FreeTensor(a1)

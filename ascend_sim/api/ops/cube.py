@@ -67,8 +67,12 @@ class MmadParams:
     def __init__(self, m: int = 0, n: int = 0, k: int = 0, *args, **kw):
         self.m, self.n, self.k = m, n, k
         self.isBias, self.fmOffset, self.enSsparse, self.enWinogradA, self.enWinogradB = False, 0, False, False, False
-        self.unitFlag, self.kDirectionAlign, self.cmatrixSource, self.cmatrixInitVal = 0, False, False, True
-        if args:
+        self.kDirectionAlign = False
+        if len(args) == 3 and not kw:         # the usual form, first
+            self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = args
+        else:
+            self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = 0, False, True
+        if args and (len(args) != 3 or kw):
             names = {3: self._SIX, 5: self._EIGHT}.get(len(args))
             if names is None:
                 raise TypeError(f"MmadParams takes 3, 6 or 8 positional arguments (the C++ constructors "
@@ -313,23 +317,20 @@ def Mmad(dst, fm, filter, *rest) -> None:
         key = None
     plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
-    av, bv, out, a32, b32, c32, kv = plan.views
+    av, bv, out, a32, b32, c32, a2, b2, res = plan.views
     table, mode, bias_v, checks = plan.extra
     for t, lo, hi, what in checks:
-        nd = layout.find(t, lo, hi, layout.FROM_ND)
-        if nd:
-            _not_fractals(what, nd, site)
+        if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
+            nd = layout.find(t, lo, hi, layout.FROM_ND)
+            if nd:
+                _not_fractals(what, nd, site)
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
         table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16) in fractal order
         table.take(bv, out=b32, mode="wrap")
     else:
         a32[...] = av
         b32[...] = bv
-    a2, b2 = a32.reshape(c32.shape[0], -1), b32.reshape(-1, c32.shape[1])
-    if kv is not None:                  # k not a whole number of fractals: the padding columns are ignored
-        a2, b2 = a2[:, :kv], b2[:kv]
-    np.dot(a2, b2, out=c32)
-    res = c32.reshape(out.shape[1], ROWS, out.shape[0], ROWS).transpose(2, 0, 1, 3)     # NZ fractal order
+    np.dot(a2, b2, out=c32)             # a2, b2: a32, b32 as matrices (k beyond the fractals' valid part cut)
     if mode == "init":
         out[...] = res
     elif mode == "acc":
@@ -423,8 +424,10 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
     av = fm.view(mb * kb * m0 * k0).view(raw).reshape(mb, kb, m0, k0).transpose(0, 2, 1, 3)      # ZZ
     bv = filt.view(kb * nb * n0 * k0).view(raw).reshape(kb, nb, n0, k0).transpose(0, 3, 1, 2)    # ZN
     out = dst.view(mb * nb * m0 * n0).reshape(nb, mb, m0, n0)                                    # NZ
-    views = (av, bv, out, np.empty((mb, m0, kb, k0), acc), np.empty((kb, k0, nb, n0), acc),
-             np.empty((mb * m0, nb * n0), acc), k if k != kb * k0 else None)
+    a32, b32, c32 = np.empty((mb, m0, kb, k0), acc), np.empty((kb, k0, nb, n0), acc), np.empty((mb * m0, nb * n0), acc)
+    a2, b2 = a32.reshape(mb * m0, kb * k0)[:, :k], b32.reshape(kb * k0, nb * n0)[:k]    # padding columns ignored
+    res = c32.reshape(mb, m0, nb, n0).transpose(2, 0, 1, 3)                             # NZ fractal order
+    views = (av, bv, out, a32, b32, c32, a2, b2, res)
     checks = ((fm.tier, fm.addr, fm.addr + mb * kb * FRACTAL_BYTES, "L0A (the left matrix)"),
               (filt.tier, filt.addr, filt.addr + kb * nb * FRACTAL_BYTES, "L0B (the right matrix)"))
     return CubePlan(timing.cube(core, mb * nb * kb), regions_of(reads),
