@@ -42,23 +42,26 @@ def nd_to_nz(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(pad.reshape(rp, cp // k, k).transpose(1, 0, 2)).ravel()
 
 
-def nz_to_nd(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """Read a ``rows`` x ``cols`` matrix back from its NZ layout (rows padded to 16, columns to C0)."""
-    k = c0(flat.dtype)
+def nz_to_nd(flat: np.ndarray, rows: int, cols: int, k: int | None = None) -> np.ndarray:
+    """Read a ``rows`` x ``cols`` matrix back from its NZ layout (rows padded to 16, columns to C0).
+
+    ``k``: C0 when ``flat`` is not of the matrix's dtype (default: 32 bytes / flat's itemsize).
+    """
+    k = k or c0(flat.dtype)
     rp, cp = ceil_to(rows, ROWS), ceil_to(cols, k)
     return flat[:rp * cp].reshape(cp // k, rp, k).transpose(1, 0, 2).reshape(rp, cp)[:rows, :cols]
 
 
-def zz_to_nd(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
+def zz_to_nd(flat: np.ndarray, rows: int, cols: int, k: int | None = None) -> np.ndarray:
     """Read a ``rows`` x ``cols`` left matrix back from its L0A ZZ layout."""
-    k = c0(flat.dtype)
+    k = k or c0(flat.dtype)
     rp, cp = ceil_to(rows, ROWS), ceil_to(cols, k)
     return flat[:rp * cp].reshape(rp // ROWS, cp // k, ROWS, k).transpose(0, 2, 1, 3).reshape(rp, cp)[:rows, :cols]
 
 
-def zn_to_nd(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
+def zn_to_nd(flat: np.ndarray, rows: int, cols: int, k: int | None = None) -> np.ndarray:
     """Read a ``rows`` (K) x ``cols`` (N) right matrix back from its L0B ZN layout."""
-    k = c0(flat.dtype)
+    k = k or c0(flat.dtype)
     rp, cp = ceil_to(rows, k), ceil_to(cols, ROWS)
     return flat[:rp * cp].reshape(rp // k, cp // ROWS, ROWS, k).transpose(0, 3, 1, 2).reshape(rp, cp)[:rows, :cols]
 
