@@ -17,6 +17,8 @@ from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
                                      QuantMode_t)
 from ascend_sim.api.ops.cube import Fixpipe
+from ascend_sim.api.ops.nd2nz import Nd2NzParams
+from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,

@@ -181,7 +181,7 @@ def conv2d_custom(x, w, b, y, tiling):
 # %% ex4
 @kernel(core="AIC")
 def linear_custom(w, x, y, tiling):
-    """Y^T [M, N] = W' [M, K] @ X'^T [K, N] on the cube; W' tiles [M, baseK] one after another; half in and out."""
+    """Y^T [M, N] = W' [M, K] @ X'^T [K, N] on the cube: ND in GM, NZ in L1, ZZ/ZN in L0; half in and out."""
     # --- BEGIN SOLUTION hint="write the FC kernel on the cube"
     M, K, N, bk, nb = tiling.M, tiling.K, tiling.N, tiling.baseK, tiling.nb
     wGm, xGm, yGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
@@ -197,8 +197,8 @@ def linear_custom(w, x, y, tiling):
     pipe.InitBuffer(qA2, 1, M * bk * 2)
     pipe.InitBuffer(qB2, 1, bk * nb * 2)
     pipe.InitBuffer(qCO1, 1, M * nb * 4)
-    a1 = qA1.AllocTensor(half)                                       # W' (all K steps) to L1, once
-    DataCopy(a1, wGm, M * K)
+    a1 = qA1.AllocTensor(half)                                       # W' to L1 once, ND -> NZ
+    DataCopy(a1, wGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0))           # column blocks of 16 inputs, M rows each
     qA1.EnQue(a1)
     a1 = qA1.DeQue(half)
     for chunk in range(GetBlockIdx(), N // nb, GetBlockNum()):
@@ -206,29 +206,33 @@ def linear_custom(w, x, y, tiling):
         c1 = qCO1.AllocTensor(float32)
         for k0 in range(0, K, bk):
             b1 = qB1.AllocTensor(half)                               # rows k0..k0+bk of X'^T, columns n0..n0+nb
-            DataCopy(b1, xGm[k0 * N + n0], DataCopyParams(bk, nb * 2 // 32, (N - nb) * 2 // 32, 0))
+            DataCopy(b1, xGm[k0 * N + n0], Nd2NzParams(1, bk, nb, 0, N, bk, 1, 0))
             qB1.EnQue(b1)
             b1 = qB1.DeQue(half)
             a2, b2 = qA2.AllocTensor(half), qB2.AllocTensor(half)
-            LoadData(a2, a1, LoadData2DParams(k0 * M * 2 // 512, M * bk * 2 // 512, 1))
-            LoadData(b2, b1, LoadData2DParams(0, bk * nb * 2 // 512, 1))
+            for i in range(M // 16):                                 # Nz -> Zz: one 16-row block of W' per call
+                LoadData(a2[i * bk * 16], a1[k0 * M + i * 256], LoadData2DParams(0, bk // 16, M // 16, 0, 0, False, 0))
+            for i in range(bk // 16):                                # Nz -> Zn: each fractal transposed
+                LoadData(b2[i * nb * 16], b1[i * 256], LoadData2DParams(0, nb // 16, bk // 16, 0, 0, True, 0))
             qA2.EnQue(a2)
             qB2.EnQue(b2)
             qB1.FreeTensor(b1)
             a2, b2 = qA2.DeQue(half), qB2.DeQue(half)
-            Mmad(c1, a2, b2, MmadParams(M, nb, bk, cmatrixInitVal=(k0 == 0)))   # zero once, then accumulate
+            Mmad(c1, a2, b2, MmadParams(M, nb, bk, 0, False, k0 == 0))   # zero once, then accumulate
             qA2.FreeTensor(a2)
             qB2.FreeTensor(b2)
         qCO1.EnQue(c1)
         c1 = qCO1.DeQue(float32)
-        Fixpipe(yGm[n0], c1, FixpipeParams(nSize=nb, mSize=M, srcStride=nb, dstStride=N,
-                                           quantPre=QuantMode_t.F322F16))
+        Fixpipe(yGm[n0], c1, FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16))   # NZ -> ND, fp32 -> half
         qCO1.FreeTensor(c1)
     qA1.FreeTensor(a1)
     # --- END SOLUTION
 
 # %% ex4 wrong: restarts the accumulator at every K step (only the last K step survives)
-# replace: cmatrixInitVal=(k0 == 0) -> cmatrixInitVal=True
+# replace: MmadParams(M, nb, bk, 0, False, k0 == 0) -> MmadParams(M, nb, bk, 0, False, True)
+
+# %% ex4 wrong: loads X'^T into L0B without the fractal transpose (L0B is ZN: each fractal column-major)
+# replace: LoadData2DParams(0, nb // 16, bk // 16, 0, 0, True, 0) -> LoadData2DParams(0, nb // 16, bk // 16, 0, 0, False, 0)
 
 # %% ex5
 @kernel

@@ -45,14 +45,14 @@ QuePosition = TPosition
 TIER_OF = {
     TPosition.VECIN: "UB", TPosition.VECOUT: "UB", TPosition.VECCALC: "UB",
     TPosition.A1: "L1", TPosition.B1: "L1", TPosition.C1: "L1",
-    TPosition.A2: "L0A", TPosition.B2: "L0B", TPosition.CO1: "L0C",
+    TPosition.A2: "L0A", TPosition.B2: "L0B", TPosition.CO1: "L0C", TPosition.C2: "BT",
 }
 
 # (producer pipe, consumer pipe) of each queue position
 FLOW = {
     TPosition.VECIN: (MTE2, V), TPosition.VECOUT: (V, MTE3),
     TPosition.A1: (MTE2, MTE1), TPosition.B1: (MTE2, MTE1), TPosition.C1: (MTE2, MTE1),
-    TPosition.A2: (MTE1, M), TPosition.B2: (MTE1, M), TPosition.CO1: (M, FIX),
+    TPosition.A2: (MTE1, M), TPosition.B2: (MTE1, M), TPosition.CO1: (M, FIX), TPosition.C2: (MTE1, M),
 }
 
 
@@ -63,7 +63,8 @@ def _tier_for(core, position: TPosition):
         return tier
     if name is None:
         raise PositionError(f"TPosition.{position.name} has no on-chip buffer in this simulator",
-                            fix="use VECIN/VECOUT/VECCALC (UB), A1/B1 (L1), A2 (L0A), B2 (L0B) or CO1 (L0C)")
+                            fix="use VECIN/VECOUT/VECCALC (UB), A1/B1/C1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C) "
+                                "or C2 (BT)")
     if name not in core.tiers:
         where = "the AIC (cube) core" if name != "UB" else "the AIV (vector) core"
         raise PositionError(

@@ -82,7 +82,7 @@ def burst_region(t, count: int, blen: int, pitch: int) -> tuple:
 
 
 def make_tiers(chip, core_type: str) -> dict[str, Tier]:
-    """The on-chip memories of an AIV (UB), an AIC (L1, L0A, L0B, L0C) or a coupled AI Core (all)."""
+    """The on-chip memories of an AIV (UB), an AIC (L1, L0A, L0B, L0C, BT bias table) or a coupled AI Core (all)."""
     tiers: dict[str, Tier] = {}
     if core_type in ("AIV", "CORE"):
         tiers["UB"] = Tier("UB", chip.ub_bytes, chip.ub_usable_bytes, chip.ub_align)
@@ -91,6 +91,7 @@ def make_tiers(chip, core_type: str) -> dict[str, Tier]:
         tiers["L0A"] = Tier("L0A", chip.l0a_bytes, chip.l0a_bytes, chip.l0ab_align)
         tiers["L0B"] = Tier("L0B", chip.l0b_bytes, chip.l0b_bytes, chip.l0ab_align)
         tiers["L0C"] = Tier("L0C", chip.l0c_bytes, chip.l0c_bytes, chip.l0c_align)
+        tiers["BT"] = Tier("BT", chip.bt_bytes, chip.bt_bytes, chip.bt_align)
     return tiers
 
 

@@ -99,7 +99,7 @@ class GmPtr:
 
 # ----------------------------------------------------------------------------- on-chip
 class Tier:
-    """One on-chip memory of one core (UB, L1, L0A, L0B, L0C) with shadow state.
+    """One on-chip memory of one core (UB, L1, L0A, L0B, L0C, BT) with shadow state.
 
     A launch hands a core's tiers from block to block (``reset`` in between, so every block
     starts from zeroed bytes and a blank shadow); its arena comes from a pool shared by launches.
@@ -117,6 +117,7 @@ class Tier:
         self.high = 0           # the highest next_free since the last reset: the bytes a block may have written
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
+        self.layout = None      # engine/layout.py: per 32-byte granule, how a cube-path copy laid the bytes out
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -126,6 +127,7 @@ class Tier:
         self.high = 0
         self.buffers = []
         self.holes = {}
+        self.layout = None
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""

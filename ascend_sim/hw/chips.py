@@ -55,14 +55,13 @@ class ChipProfile:
     l0c_bytes: int
     l2_bytes: int
     gm_bytes: int
-    #: the BiasTable (BT) buffer of the cube core, where Mmad reads its bias (TPosition C2)
-    #: [OFF, DK docs/zh/guide/.../硬件约束/NPU架构版本2201.md: "BiasTable Buffer为1KB"]
-    bt_bytes: int = 1024
     # --- alignment rules (bytes) [OFF, HW NPU架构版本2201.md] ---
     ub_align: int = 32
     l1_align: int = 32
     l0ab_align: int = 512
     l0c_align: int = 64
+    bt_bytes: int = 1024            # [OFF] DK L1ToBiasTable DataCopy page: "BiasTable Buffer总大小为1KB" (A2/A3)
+    bt_align: int = 64              # [OFF] same page: BT destination "目的地址需要64字节对齐"
     gm_burst_align: int = 512       # GM addresses below this alignment lose bandwidth
     # --- vector unit [OFF, DK 高维切分.md: 256 B repeat, <=255 repeats] ---
     vec_repeat_bytes: int = 256
@@ -93,6 +92,7 @@ class ChipProfile:
     l1_to_l0a_bytes_per_cycle: float = 256.0  # [OFF] CANN gemm cycle model, l0c2out (A2): kMte1L0aBandWidth
     l1_to_l0b_bytes_per_cycle: float = 128.0  # [OFF] same: kMte1L0bBandWidth (PTO-ISA A2/A3 agrees: 256 / 128)
     mte1_startup: int = 26                  # [OFF] same: kMte1StartCost
+    l1_to_bt_bytes_per_cycle: float = 64.0    # [EST] MTE1 L1->BT (bias, at most 1 KB: the startup dominates)
     ub_to_l1_bytes_per_cycle: float = 256.0   # [EST] 310P compile-info ub->l1
     ub_to_ub_bytes_per_cycle: float = 128.0   # [EST]
     fix_startup: int = 40                   # [EST] Fixpipe startup

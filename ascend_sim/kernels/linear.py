@@ -8,13 +8,14 @@ float16 (``linear_cube_kernel``, AIC)
     The bias rides along as one more input feature: the host packs
     ``W' = [W | b]`` (``[Mp, Kp]``, zero padded to whole 16 x 16 fractals)
     and ``X'^T`` with a row of ones at ``K`` (zero rows below). ``W'`` stays
-    in L1 for the whole block; per chunk of ``nb`` images and per K step:
-    DataCopy X' tile -> L1, LoadData both tiles -> L0A/L0B, Mmad (fp32
-    accumulation in L0C), then one Fixpipe (F322F16) to GM.
+    in L1 (NZ, from one DataCopy with Nd2NzParams) for the whole block; per
+    chunk of ``nb`` images and per K step: DataCopy X' tile -> L1 (Nd2Nz),
+    LoadData both tiles -> L0A (ZZ) / L0B (ZN, fractals transposed), Mmad
+    (fp32 accumulation in L0C, NZ), then one Fixpipe (F322F16, NZ2ND) to GM.
 
 float32 (``linear_vector_kernel``, AIV)
-    The simulated cube takes half, bfloat16 or int8 only (no float Mmad),
-    so float32 runs on the vector unit as a sum of outer products: for each
+    float32 runs on the vector unit (the cube's float Mmad would round
+    through its own fp32 path; the course's float32 reference is exact here) as a sum of outer products: for each
     input feature k, ``Mul`` (repeat form: one repeat per output row o, the
     weight ``W[o, k]`` read as a DataBlock of 8 copies with block stride
     0, the image row ``X^T[k]`` with repeat stride 0) then ``Add``. The host
@@ -27,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (Add, BinaryRepeatParams, DataCopyParams, DataCopy, Fixpipe, FixpipeParams, LaunchResult,
-                        LoadData, LoadData2DParams, Mmad, MmadParams, Mul, QuantMode_t, TBuf, TPipe, TPosition, TQue,
-                        float32, half, kernel)
+from ascend_sim import (Add, BinaryRepeatParams, DataCopy, Fixpipe, FixpipeParamsV220, LaunchResult, LoadData,
+                        LoadData2DParams, Mmad, MmadParams, Mul, Nd2NzParams, QuantMode_t, TBuf, TPipe, TPosition,
+                        TQue, float32, half, kernel)
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
 from ascend_sim.kernels._common import (block_range, check_batch, copy_flat, copy_lanes, default_blocks,
                                         from_lanes, gm, data_block_lanes, resolve_dtype, round_up, run, to_lanes,
@@ -110,28 +111,31 @@ class KernelLinearCube:
         self.inQueueA1.FreeTensor(a1)
 
     def LoadWeights(self):
-        """W' into L1 as K-step tiles ``[Mp, bk]`` one after another (each contiguous for LoadData)."""
+        """W' into L1 in NZ: column blocks of 16 inputs, each ``Mp`` rows (a K step is a run of blocks)."""
         t = self.t
         a1 = self.inQueueA1.AllocTensor(half)
-        for k0 in range(0, t.Kp, t.baseK):
-            bk = min(t.baseK, t.Kp - k0)
-            DataCopy(a1[t.Mp * k0], self.wGm[k0],
-                     DataCopyParams(t.Mp, bk * 2 // DATA_BLOCK_BYTES, (t.Kp - bk) * 2 // DATA_BLOCK_BYTES, 0))
+        # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
+        DataCopy(a1, self.wGm, Nd2NzParams(1, t.Mp, t.Kp, 0, t.Kp, t.Mp, 1, 0))
         self.inQueueA1.EnQue(a1)
         return self.inQueueA1.DeQue(half)
 
     def CopyIn(self, k0: int, bk: int, n0: int, nb: int) -> None:
         t = self.t
         b1 = self.inQueueB1.AllocTensor(half)
-        copy_lanes(b1, self.xGm[k0 * t.lanes + n0], bk, nb, t.lanes)
+        DataCopy(b1, self.xGm[k0 * t.lanes + n0], Nd2NzParams(1, bk, nb, 0, t.lanes, bk, 1, 0))   # [bk, nb] -> NZ
         self.inQueueB1.EnQue(b1)
 
     def SplitLoad(self, a1, k0: int, bk: int, nb: int) -> None:
         t = self.t
         b1 = self.inQueueB1.DeQue(half)
         a2, b2 = self.inQueueA2.AllocTensor(half), self.inQueueB2.AllocTensor(half)
-        LoadData(a2, a1, LoadData2DParams(t.Mp * k0 * 2 // 512, t.Mp * bk * 2 // 512, 1))
-        LoadData(b2, b1, LoadData2DParams(0, bk * nb * 2 // 512, 1))
+        mB, kB, nB = t.Mp // FRACTAL, bk // FRACTAL, nb // FRACTAL
+        # {startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}
+        for i in range(mB):         # W' K step: Nz -> Zz, one 16-row block per call (blocks mB fractals apart)
+            LoadData(a2[i * bk * FRACTAL], a1[t.Mp * k0 + i * FRACTAL * FRACTAL],
+                     LoadData2DParams(0, kB, mB, 0, 0, False, 0))
+        for i in range(kB):         # X' tile: Nz -> Zn, each fractal transposed
+            LoadData(b2[i * nb * FRACTAL], b1[i * FRACTAL * FRACTAL], LoadData2DParams(0, nB, kB, 0, 0, True, 0))
         self.inQueueA2.EnQue(a2)
         self.inQueueB2.EnQue(b2)
         self.inQueueB1.FreeTensor(b1)
@@ -139,7 +143,7 @@ class KernelLinearCube:
     # --- SHOW linear-cube-compute: course/01_basics.ipynb cell basics-23
     def Compute(self, c1, bk: int, nb: int, first: bool) -> None:
         a2, b2 = self.inQueueA2.DeQue(half), self.inQueueB2.DeQue(half)
-        Mmad(c1, a2, b2, MmadParams(self.t.O, nb, bk, cmatrixInitVal=first))
+        Mmad(c1, a2, b2, MmadParams(self.t.O, nb, bk, 0, False, first))     # {m, n, k, unitFlag, cmatrixSource, init}
         self.inQueueA2.FreeTensor(a2)
         self.inQueueB2.FreeTensor(b2)
     # --- END SHOW
@@ -147,8 +151,8 @@ class KernelLinearCube:
     def CopyOut(self, n0: int, nb: int) -> None:
         t = self.t
         c1 = self.outQueueCO1.DeQue(float32)
-        Fixpipe(self.yGm[n0], c1, FixpipeParams(nSize=nb, mSize=t.O, srcStride=nb, dstStride=t.lanes,
-                                                quantPre=QuantMode_t.F322F16))
+        # NZ -> ND: srcStride = O rounded up to 16 (= Mp), dstStride = the GM row length
+        Fixpipe(self.yGm[n0], c1, FixpipeParamsV220(nb, t.O, t.Mp, t.lanes, False, QuantMode_t.F322F16))
         self.outQueueCO1.FreeTensor(c1)
 
 

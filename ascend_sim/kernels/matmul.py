@@ -1,8 +1,9 @@
-"""A small cube matmul: GM -> L1 -> L0A/L0B -> Mmad -> L0C -> Fixpipe -> GM.
+"""A small cube matmul in the hardware's data formats: GM (ND) -> L1 (NZ) -> L0A (ZZ) / L0B (ZN) -> Mmad
+-> L0C (NZ) -> Fixpipe (NZ2ND) -> GM (ND).
 
 C[M, N] (half) = A[M, K] (half) @ B[K, N] (half), accumulated in fp32 in L0C,
 tiled over K in steps of ``baseK`` (the accumulate flag adds each K step).
-One AIC block per (baseM x baseN) output tile.
+One AIC block per (baseM x baseN) output tile; base sizes are multiples of 16.
 """
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (DataCopy, DataCopyParams, Fixpipe, FixpipeParams, GetBlockIdx, GlobalTensor, HardEvent,
-                        LoadData, LoadData2DParams, Mmad, MmadParams, QuantMode_t, TPipe, TPosition, TQue, float32,
+from ascend_sim import (DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GlobalTensor, HardEvent, LoadData,
+                        LoadData2DParams, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TPipe, TPosition, TQue, float32,
                         half, kernel, launch)
-from ascend_sim.hw.chips import DATA_BLOCK_BYTES
+
+CUBE_BLOCK = 16                     # fractal rows; half: C0 = 16 columns too
+FRACTAL = CUBE_BLOCK * CUBE_BLOCK   # half elements per 512-byte fractal
 
 
 @dataclass
@@ -61,11 +64,15 @@ class KernelMatmul:
         t = self.t
         a1 = self.inQueueA1.AllocTensor(half)
         b1 = self.inQueueB1.AllocTensor(half)
-        # baseM rows of baseK halves from a row pitch of K halves (lengths and gaps in DataBlocks)
+        # ND tile -> L1 as 16-row slabs (ndNum = rows / 16), each slab NZ: 16 x 16 fractals one after another,
+        # so the slabs' fractals are already in the row-by-row order LoadData copies into L0A (ZZ) / L0B (ZN)
+        # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
         DataCopy(a1, self.aGm[self.mIdx * t.baseM * t.K + kIdx * t.baseK],
-                 DataCopyParams(t.baseM, t.baseK * 2 // DATA_BLOCK_BYTES, (t.K - t.baseK) * 2 // DATA_BLOCK_BYTES, 0))
+                 Nd2NzParams(t.baseM // CUBE_BLOCK, CUBE_BLOCK, t.baseK, CUBE_BLOCK * t.K, t.K, CUBE_BLOCK, 1,
+                             CUBE_BLOCK * t.baseK))
         DataCopy(b1, self.bGm[kIdx * t.baseK * t.N + self.nIdx * t.baseN],
-                 DataCopyParams(t.baseK, t.baseN * 2 // DATA_BLOCK_BYTES, (t.N - t.baseN) * 2 // DATA_BLOCK_BYTES, 0))
+                 Nd2NzParams(t.baseK // CUBE_BLOCK, CUBE_BLOCK, t.baseN, CUBE_BLOCK * t.N, t.N, CUBE_BLOCK, 1,
+                             CUBE_BLOCK * t.baseN))
         self.inQueueA1.EnQue(a1)
         self.inQueueB1.EnQue(b1)
 
@@ -73,8 +80,9 @@ class KernelMatmul:
         t = self.t
         a1, b1 = self.inQueueA1.DeQue(half), self.inQueueB1.DeQue(half)
         a2, b2 = self.inQueueA2.AllocTensor(half), self.inQueueB2.AllocTensor(half)
-        LoadData(a2, a1, LoadData2DParams(0, t.baseM * t.baseK * 2 // 512, 1))
-        LoadData(b2, b1, LoadData2DParams(0, t.baseK * t.baseN * 2 // 512, 1))
+        # {startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}
+        LoadData(a2, a1, LoadData2DParams(0, t.baseM * t.baseK // FRACTAL, 1, 0, 0, False, 0))   # slabs -> ZZ
+        LoadData(b2, b1, LoadData2DParams(0, t.baseK * t.baseN // FRACTAL, 1, 0, 0, True, 0))    # -> ZN: transposed
         self.inQueueA2.EnQue(a2)
         self.inQueueB2.EnQue(b2)
         self.inQueueA1.FreeTensor(a1)
@@ -83,16 +91,16 @@ class KernelMatmul:
     def Compute(self, c1, first: bool) -> None:
         t = self.t
         a2, b2 = self.inQueueA2.DeQue(half), self.inQueueB2.DeQue(half)
-        Mmad(c1, a2, b2, MmadParams(t.baseM, t.baseN, t.baseK, cmatrixInitVal=first))
+        Mmad(c1, a2, b2, MmadParams(t.baseM, t.baseN, t.baseK, 0, False, first))   # {m, n, k, unitFlag, ...}
         self.inQueueA2.FreeTensor(a2)
         self.inQueueB2.FreeTensor(b2)
 
     def CopyOut(self) -> None:
         t = self.t
         c1 = self.outQueueCO1.DeQue(float32)
+        # NZ -> ND: srcStride = baseM (rounded up to 16) rows between column blocks, dstStride = N elements
         Fixpipe(self.cGm[self.mIdx * t.baseM * t.N + self.nIdx * t.baseN], c1,
-                FixpipeParams(nSize=t.baseN, mSize=t.baseM, srcStride=t.baseN, dstStride=t.N,
-                              quantPre=QuantMode_t.F322F16))
+                FixpipeParamsV220(t.baseN, t.baseM, t.baseM, t.N, False, QuantMode_t.F322F16))
         self.outQueueCO1.FreeTensor(c1)
 
 

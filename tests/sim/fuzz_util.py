@@ -245,7 +245,7 @@ def generate_cube(rng) -> Call:
     if which == 0:
         si, s_r = _pick(rng, [(0, None), (1, None), (4, "count-too-big"), (-1, "count-negative"),
                               (0.0, "count-type")])
-        reps, r_r = _pick(rng, [(1, None), (0, "repeat-range"), (2, "count-too-big"), (256, "repeat-range")])
+        reps, r_r = _pick(rng, [(1, None), (2, "count-too-big"), (256, "repeat-range")])     # 0: a NOP
         dst, d_r = _pick(rng, [("a2", None), ("b2", None), ("co1", "not-a-tensor"), (None, "not-a-tensor")])
         return Call("LoadData", lambda t: LoadData(getattr(t, dst) if dst else None, t.a1,
                                                    LoadData2DParams(si, reps, 1)), _first(d_r, s_r, r_r),
@@ -253,15 +253,15 @@ def generate_cube(rng) -> Call:
     if which == 1:
         m, m_r = _pick(rng, [(16, None), (8, None), (0, "count-negative"), (17, "count-too-big"),
                              (16.0, "count-type")])
-        k, k_r = _pick(rng, [(16, None), (20, "misaligned"), (32, "count-too-big"), (None, "count-type")])
+        k, k_r = _pick(rng, [(16, None), (8, None), (20, "count-too-big"), (32, "count-too-big"), (None, "count-type")])
         init = _pick(rng, [True, False])
-        return Call("Mmad", lambda t: Mmad(t.co1, t.a2, t.b2, MmadParams(m, 16, k, init)), _first(m_r, k_r),
+        return Call("Mmad", lambda t: Mmad(t.co1, t.a2, t.b2, MmadParams(m, 16, k, 0, False, init)), _first(m_r, k_r),
                     cube=True)
     n, n_r = _pick(rng, [(16, None), (8, None), (0, "count-negative"), (32, "count-too-big"), ("16", "count-type")])
     q, q_r = _pick(rng, [(QuantMode_t.F322F16, None), (QuantMode_t.NoQuant, "dtype-mix"), ("f16", "enum-type")])
-    stride, st_r = _pick(rng, [(0, None), (16, None), (-1, "count-negative")])
-    span = (0, ((16 - 1) * (stride or n) + n) * 2) if not (n_r or st_r) else (0, 0)
-    return Call("Fixpipe", lambda t: Fixpipe(t.z, t.co1, FixpipeParams(n, 16, 0, stride, q)),
+    stride, st_r = _pick(rng, [(16, None), (24, None), (0, "count-negative"), (-1, "count-negative")])
+    span = (0, ((16 - 1) * stride + n) * 2) if not (n_r or st_r) else (0, 0)
+    return Call("Fixpipe", lambda t: Fixpipe(t.z, t.co1, FixpipeParams(n, 16, 16, stride, False, q)),
                 _first(n_r, q_r, st_r), gm_span=span, cube=True)
 
 

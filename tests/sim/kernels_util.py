@@ -8,7 +8,7 @@ Harnesses (one launch each, kernels defined here once):
   runs ``body(*ub_tensors)`` and copies the ``out`` tensors back;
 - ``run_staged(src, out, copy_in, copy_out, n_ub)``: GM -> UB -> GM through a filled UB buffer;
 - ``run_block_writes(x, z, write, blocks)``: every block stages ``x`` and writes GM its own way;
-- ``run_on_cube(a_steps, b_steps, out_dtype)``: GM -> L1 -> L0A/L0B -> Mmad (K steps) -> Fixpipe -> GM.
+- ``run_on_cube(a_steps, b_steps, out_dtype)``: GM -> L1 (Nd2Nz) -> L0A/L0B -> Mmad (K steps) -> Fixpipe -> GM.
 
 Checks: ``raises_rule(ErrorType, *words, at=...)`` (the exact KernelError subclass, the words,
 a ``Fix:``, the kernel line), ``no_warnings()``, ``assert_same`` (bit-exact),
@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import (DataCopy, DataCopyExtParams, DataCopyPad, Duplicate, Fixpipe, FixpipeParams, GetBlockIdx,
-                        GlobalTensor, HardEvent, KernelError, LoadData, LoadData2DParams, Mmad, MmadParams,
+                        GlobalTensor, HardEvent, KernelError, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
                         QuantMode_t, SetFlag, TBuf, TPipe, TPosition, TQue, WaitFlag, kernel, launch)
 from ascend_sim.hw.dtypes import bfloat16, float32, half, int8, int32
 
@@ -132,46 +132,54 @@ def burst_index(count: int, length: int, pitch: int, offset: int = 0) -> np.ndar
 # ----------------------------------------------------------------------------- cube harness
 @kernel(core="AIC")
 def _on_cube(a_ptr, b_ptr, c_ptr, cfg):
-    m, n, k, steps, a_fr, b_fr, dtype, acc, quant, relu = cfg
-    fractal = 512 // dtype.itemsize                   # elements per 512-byte fractal
+    m, n, k, steps, dtype, acc, quant, relu = cfg
+    c0 = 32 // dtype.itemsize                          # elements per fractal row
+    fr = 512 // dtype.itemsize                         # elements per 512-byte fractal
+    mp, np_, kp, k16 = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0, -(-k // 16) * 16
+    mb, nb, kb = mp // 16, np_ // 16, kp // c0
+    b_rows = np_ if dtype == int8 else k16             # int8: B^T (n x k) in GM, half/bf16: B (k x n)
     pipe = TPipe()
     queues = {}
-    for name, pos, nbytes in (("a1", TPosition.A1, a_fr * steps * 512), ("b1", TPosition.B1, b_fr * steps * 512),
-                              ("a2", TPosition.A2, a_fr * 512), ("b2", TPosition.B2, b_fr * 512),
-                              ("co1", TPosition.CO1, m * n * acc.itemsize)):
+    for name, pos, nbytes in (("a1", TPosition.A1, steps * mp * kp * dtype.itemsize),
+                              ("b1", TPosition.B1, steps * b_rows * max(kp, np_) * dtype.itemsize),
+                              ("a2", TPosition.A2, mp * kp * dtype.itemsize),
+                              ("b2", TPosition.B2, kp * np_ * dtype.itemsize),
+                              ("co1", TPosition.CO1, mp * np_ * acc.itemsize)):
         queues[name] = TQue(pos, 1)
         pipe.InitBuffer(queues[name], 1, nbytes)
     a_gm, b_gm, c_gm = gm(a_ptr), gm(b_ptr), gm(c_ptr)
     a1, b1 = queues["a1"].AllocTensor(dtype), queues["b1"].AllocTensor(dtype)
-    DataCopy(a1, a_gm, a_fr * steps * fractal)
-    DataCopy(b1, b_gm, b_fr * steps * fractal)
+    a_nz, b_nz = mp * kp, b_rows * max(kp, np_)        # elements of one step's NZ matrix in L1
+    DataCopy(a1, a_gm, Nd2NzParams(steps, m, k, m * k, k, mp, 1, a_nz))       # every K step's A, ND -> NZ
+    if dtype == int8:
+        DataCopy(b1, b_gm, Nd2NzParams(steps, n, k, n * k, k, np_, 1, b_nz))
+    else:
+        DataCopy(b1, b_gm, Nd2NzParams(steps, k, n, k * n, n, k16, 1, b_nz))
     queues["a1"].EnQue(a1)
     queues["b1"].EnQue(b1)
     a1, b1 = queues["a1"].DeQue(dtype), queues["b1"].DeQue(dtype)
     c = queues["co1"].AllocTensor(acc)
-    for s in range(steps):            # K split in `steps` blocks stored one after the other
+    for s in range(steps):            # one Mmad per K step, accumulating from the second on
         a2, b2 = queues["a2"].AllocTensor(dtype), queues["b2"].AllocTensor(dtype)
-        LoadData(a2, a1, LoadData2DParams(startIndex=s * a_fr, repeatTimes=a_fr))
-        LoadData(b2, b1, LoadData2DParams(startIndex=s * b_fr, repeatTimes=b_fr))
+        for i in range(mb):           # Nz -> Zz: one 16-row block of A per LoadData
+            LoadData(a2[i * kb * fr], a1[s * a_nz + i * fr], LoadData2DParams(0, kb, mb, 0, 0, False, 0))
+        if dtype == int8:             # B^T's NZ fractals are L0B's ZN fractals
+            LoadData(b2, b1[s * b_nz], LoadData2DParams(0, kb * nb, 1, 0, 0, False, 0))
+        else:                         # Nz -> Zn: transpose each fractal
+            for i in range(kb):
+                LoadData(b2[i * nb * fr], b1[s * b_nz + i * fr], LoadData2DParams(0, nb, kb, 0, 0, True, 0))
         queues["a2"].EnQue(a2)
         queues["b2"].EnQue(b2)
         a2, b2 = queues["a2"].DeQue(dtype), queues["b2"].DeQue(dtype)
-        Mmad(c, a2, b2, MmadParams(m, n, k, cmatrixInitVal=s == 0))
+        Mmad(c, a2, b2, MmadParams(m, n, k, 0, False, s == 0))
         queues["a2"].FreeTensor(a2)
         queues["b2"].FreeTensor(b2)
     queues["a1"].FreeTensor(a1)
     queues["b1"].FreeTensor(b1)
     queues["co1"].EnQue(c)
     c = queues["co1"].DeQue(acc)
-    Fixpipe(c_gm, c, FixpipeParams(nSize=n, mSize=m, quantPre=quant, reluEn=relu))
+    Fixpipe(c_gm, c, FixpipeParams(n, m, mp, n, relu, quant))
     queues["co1"].FreeTensor(c)
-
-
-def _fractals(mats: list[np.ndarray]) -> tuple[np.ndarray, int]:
-    """The matrices flattened one after the other, each zero-padded to whole 512-byte fractals."""
-    per = 512 // mats[0].dtype.itemsize
-    fr = -(-mats[0].size // per)
-    return np.concatenate([np.pad(x.ravel(), (0, fr * per - x.size)) for x in mats]), fr
 
 
 def cube_16x16(a1, b1, c, pipe: TPipe) -> None:
@@ -183,27 +191,28 @@ def cube_16x16(a1, b1, c, pipe: TPipe) -> None:
     handoff(HardEvent.MTE2_MTE1)
     a2, b2 = scratch(512, half, TPosition.A2, pipe), scratch(512, half, TPosition.B2, pipe)
     LoadData(a2, a1, LoadData2DParams(0, 1, 1))
-    LoadData(b2, b1, LoadData2DParams(0, 1, 1))
+    LoadData(b2, b1, LoadData2DParams(0, 1, 1, 0, 0, True))        # one fractal: ND = NZ; L0B wants it transposed
     handoff(HardEvent.MTE1_M)
     co1 = scratch(1024, float32, TPosition.CO1, pipe)
     Mmad(co1, a2, b2, MmadParams(16, 16, 16))
     handoff(HardEvent.M_FIX)
-    Fixpipe(gm(c), co1, FixpipeParams(16, 16))
+    Fixpipe(gm(c), co1, FixpipeParams(16, 16, 16, 16))
 
 
 def run_on_cube(a_steps: list[np.ndarray], b_steps: list[np.ndarray], out_dtype, *,
                 quant=QuantMode_t.NoQuant, relu: bool = False) -> np.ndarray:
     """C = sum_s A_s @ B_s through the cube (one Mmad per K step, accumulate from the second on).
 
-    A_s is m x k and B_s is k x n (row-major, as the simulator keeps them); each is stored
-    zero-padded to whole fractals, so any m and n work.
+    A_s is m x k and B_s is k x n, in GM as ND (int8: B_s transposed, n x k, as int8 kernels keep it);
+    the kernel takes the real path: Nd2Nz into L1, LoadData Nz -> Zz / Zn, Mmad, Fixpipe NZ2ND.
     """
     (m, k), n = a_steps[0].shape, b_steps[0].shape[1]
     dtype = a_steps[0].dtype
     acc = int32 if dtype == int8 else float32
     c = np.zeros((m, n), out_dtype)
-    (a, a_fr), (b, b_fr) = _fractals(a_steps), _fractals(b_steps)
-    launch(_on_cube, 1, a, b, c, (m, n, k, len(a_steps), a_fr, b_fr, dtype, acc, quant, relu))
+    a = np.concatenate([x.ravel() for x in a_steps])
+    b = np.concatenate([(x.T if dtype == int8 else x).ravel() for x in b_steps])
+    launch(_on_cube, 1, a, b, c, (m, n, k, len(a_steps), np.dtype(dtype), np.dtype(acc), quant, relu))
     return c
 
 

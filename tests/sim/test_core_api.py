@@ -172,8 +172,8 @@ def test_pipe_reset_releases_the_buffers():
 @pytest.mark.parametrize("action, error, words", [
     (lambda x, seen: TQue(TPosition.VECCALC, 1), PositionError,
      ["TQue cannot live at TPosition.VECCALC", "use TBuf for VECCALC scratch space"]),
-    (lambda x, seen: TPipe().InitBuffer(TBuf(TPosition.C2), 64), PositionError,
-     ["TPosition.C2 has no on-chip buffer in this simulator"]),
+    (lambda x, seen: TPipe().InitBuffer(TBuf(TPosition.CO2), 64), PositionError,
+     ["TPosition.CO2 has no on-chip buffer in this simulator"]),
     (lambda x, seen: TPipe().InitBuffer(TQue(TPosition.VECIN, 1), 0, 64), QueueError,
      ["need at least one buffer of at least one byte"]),
     (lambda x, seen: TQue(TPosition.VECIN, 1).AllocTensor(half), QueueError, ["AllocTensor on a queue that has no "

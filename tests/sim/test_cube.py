@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DtypeError, Fixpipe, FixpipeParams, HardEvent,
-                        LoadData, LoadData2DParams, Mmad, MmadParams, OutOfBoundsError, PositionError, QuantMode_t,
+                        LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams, OutOfBoundsError, PositionError,
+                        QuantMode_t,
                         TPipe, TPosition, bfloat16, float32, half, int8, int32, kernel, launch)
 from kernels_util import assert_same, gm, handoff, raises_rule, round_to, run_on_cube, scratch
 
@@ -58,16 +59,18 @@ def test_fixpipe_f322f16_rounds_once_and_applies_relu(relu):
 # ============================================================================ a staged AIC core
 @kernel(core="AIC")
 def cube_stage(a, c, action):
-    """L1 (32x32 half from ``a``), L0A/L0B loaded with it, L0C (32x32 float); then ``action(t)``."""
+    """L1 (32x32 half from ``a``, NZ), L0A (ZZ) and L0B (ZN) loaded with it, L0C (32x32 float); then ``action(t)``."""
     pipe = TPipe()
     l1, l0a, l0b = (scratch(n, half, pos, pipe) for pos, n in ((TPosition.A1, 4096), (TPosition.A2, 2560),
                                                                (TPosition.B2, 2048)))
-    DataCopy(l1, gm(a), 1024)
+    DataCopy(l1, gm(a), Nd2NzParams(1, 32, 32, 0, 32, 32, 1, 0))
     handoff(HardEvent.MTE2_MTE1)
-    LoadData(l0a, l1, LoadData2DParams(0, 4, 1))
-    LoadData(l0b, l1, LoadData2DParams(0, 4, 1))
+    for i in range(2):      # Nz -> Zz (A) and Nz -> Zn (B, each fractal transposed), one 16-row block per call
+        LoadData(l0a[i * 512], l1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, False, 0))
+        LoadData(l0b[i * 512], l1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, True, 0))
     handoff(HardEvent.MTE1_M)
-    action(SimpleNamespace(l1=l1, l0a=l0a, l0b=l0b, l0c=scratch(4096, float32, TPosition.CO1, pipe), out=gm(c)))
+    action(SimpleNamespace(l1=l1, l0a=l0a, l0b=l0b, l0c=scratch(4096, float32, TPosition.CO1, pipe), out=gm(c),
+                           out_half=gm(c, half)))
 
 
 def run_stage(action, out: np.ndarray | None = None, a: np.ndarray | None = None):
@@ -120,49 +123,61 @@ def test_loaddata_start_index_src_stride_and_dst_gap_move_whole_fractals():
 # ============================================================================ errors
 TO_HALF = QuantMode_t.F322F16
 CUBE_ERRORS = [
-    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(16, 16, 24)), CubeFormatError,
-                 ["k=24 is not a multiple of the half fractal depth 16", "fractal 16x16x16", "pad K"], id="k-fp16"),
-    pytest.param(lambda t: Mmad(t.l0c.ReinterpretCast(int32), t.l0a.ReinterpretCast(int8), t.l0b.ReinterpretCast(int8),
-                                MmadParams(16, 16, 16)), CubeFormatError,
-                 ["k=16 is not a multiple of the int8_t fractal depth 32", "16x32x16"], id="k-int8"),
     pytest.param(lambda t: Mmad(t.l0c, t.l0a[16], t.l0b, MmadParams(16, 16, 16)), CubeFormatError,
                  ["Mmad: L0A address 32 is not 512-byte aligned"], id="mmad-l0a-unaligned"),
     pytest.param(lambda t: Mmad(t.l0c[8], t.l0a, t.l0b, MmadParams(16, 16, 16)), CubeFormatError,
                  ["Mmad: L0C address 32 is not 64-byte aligned"], id="mmad-l0c-unaligned"),
     pytest.param(lambda t: LoadData(t.l0a[256 + 8], t.l1, LoadData2DParams(0, 1, 1)), CubeFormatError,
                  ["LoadData: L0A address 528 is not 512-byte aligned (528 % 512 = 16)"], id="loaddata-unaligned"),
-    pytest.param(lambda t: Mmad(t.l0c, t.l0a.ReinterpretCast(float32), t.l0b.ReinterpretCast(float32),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a.ReinterpretCast(int32), t.l0b.ReinterpretCast(int32),
                                 MmadParams(16, 16, 16)), DtypeError,
-                 ["Mmad inputs are float and float", "two half, two bfloat16_t or two int8_t"], id="fp32-inputs"),
+                 ["Mmad inputs are int32_t and int32_t", "two half, two bfloat16_t, two int8_t or two float"],
+                 id="int32-inputs"),
     pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b.ReinterpretCast(int8), MmadParams(16, 16, 32)), DtypeError,
                  ["Mmad inputs are half and int8_t"], id="mixed-inputs"),
     pytest.param(lambda t: Mmad(t.l0c.ReinterpretCast(half), t.l0a, t.l0b, MmadParams(16, 16, 16)), DtypeError,
                  ["Mmad of half accumulates in float, but dst is half"], id="half-accumulator"),
     pytest.param(lambda t: LoadData(t.l0a.ReinterpretCast(int8), t.l1, LoadData2DParams(0, 1, 1)), DtypeError,
                  ["LoadData from half to int8_t"], id="loaddata-dtype"),
-    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(16, 16, quantPre=TO_HALF)), DtypeError,
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(16, 16, 16, 16, quantPre=TO_HALF)), DtypeError,
                  ["quantPre=F322F16 produces half but the GM tensor is float"], id="fixpipe-dtype"),
-    pytest.param(lambda t: Fixpipe(t.out, t.l0c.ReinterpretCast(int32), FixpipeParams(16, 16, quantPre=TO_HALF)),
-                 DtypeError, ["quantPre=F322F16 converts float L0C results, but this L0C tensor is int32_t"],
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c.ReinterpretCast(int32), FixpipeParams(16, 16, 16, 16,
+                                                                                      quantPre=TO_HALF)),
+                 DtypeError, ["quantPre=F322F16 converts float L0C results, but this L0C tensor is int32_t",
+                              "DEQF16"],
                  id="f322f16-of-int32"),
     pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(4096, 16, 16)), CubeFormatError,
                  ["Mmad m=4096 outside 1..4095", "tile the matmul"], id="m-4096"),
-    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 48)), CubeFormatError,
-                 ["Mmad needs m*k = 1536 elements in L0A but the tensor holds 1280"], id="too-big-for-l0a"),
-    pytest.param(lambda t: LoadData(t.l0a, t.l1, LoadData2DParams(0, 0, 1)), ArgumentError,
-                 ["LoadData repeatTimes 0 outside 1..255"], id="loaddata-repeat-0"),
-    pytest.param(lambda t: LoadData(t.l0a, t.l1, LoadData2DParams(0, 1, 1, ifTranspose=True)), ArgumentError,
-                 ["ifTranspose is not modelled"], id="loaddata-transpose"),
+    pytest.param(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 40)), CubeFormatError,
+                 ["Mmad m=32, n=32, k=40 works on whole fractals: ceil(m/16)=2 x ceil(k/16)=3 = 6 fractals "
+                  "(3072 bytes) of L0A, but the tensor holds 2560 bytes", "K to 16"], id="k-not-padded-in-l0a"),
+    pytest.param(lambda t: Mmad(t.l0c[512], t.l0a, t.l0b, MmadParams(20, 32, 32)), CubeFormatError,
+                 ["ceil(m/16)=2 x ceil(n/16)=2 = 4 fractals (4096 bytes) of L0C, but the tensor holds 2048 bytes",
+                  "M and N rounded up to 16"], id="m-not-padded-in-l0c"),
+    pytest.param(lambda t: LoadData(t.l0a.ReinterpretCast(int8), t.l1.ReinterpretCast(int8),
+                                    LoadData2DParams(0, 1, 1, 0, 0, True)), DtypeError,
+                 ["LoadData ifTranspose with int8_t", "b16 data only", "B^T"], id="loaddata-transpose-int8"),
     pytest.param(lambda t: LoadData(t.l0b, t.l1, LoadData2DParams(6, 3, 1)), OutOfBoundsError,
-                 ["LoadData source needs 4608 bytes but the L1 tensor holds 4096"], id="loaddata-past-l1"),
-    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 33)), OutOfBoundsError,
-                 ["Fixpipe reads 33 rows of 32 (pitch 32) but L0C holds 1024 elements"], id="fixpipe-past-l0c"),
+                 ["LoadData source needs 4608 bytes (9 fractals' span) but the L1 tensor holds 4096"],
+                 id="loaddata-past-l1"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 33, 48, 32)), OutOfBoundsError,
+                 ["Fixpipe reads 2 column blocks of 33 rows (srcStride 48): 1296 elements, but the L0C tensor "
+                  "holds 1024"], id="fixpipe-past-l0c"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32)), CubeFormatError,
+                 ["Fixpipe srcStride 0 < mSize 32", "mSize rounded up to 16", ": 32"], id="fixpipe-srcstride"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32, 32, 0)), ArgumentError,
+                 ["Fixpipe dstStride 0 < nSize 32", "GM row length in elements"], id="fixpipe-dststride"),
+    pytest.param(lambda t: DataCopy(t.out, t.l0c, 1024), PositionError,
+                 ["DataCopy with an L0C source is not a DataCopy path", "Fixpipe(", "F322F16"],
+                 id="datacopy-out-of-l0c"),
+    pytest.param(lambda t: DataCopy(t.out_half, t.l0c, 1024), PositionError,
+                 ["L0C results leave through Fixpipe", "QuantMode_t.F322F16"], id="datacopy-l0c-to-half"),
     pytest.param(lambda t: Fixpipe(t.l1, t.l0c, FixpipeParams(16, 16)), PositionError,
                  ["Fixpipe writes to GM here"], id="fixpipe-to-l1"),
     pytest.param(lambda t: LoadData(t.l1, t.l1, LoadData2DParams(0, 1, 1)), PositionError,
                  ["LoadData: dst must live in L0A or L0B, got L1"], id="loaddata-to-l1"),
     pytest.param(lambda t: Mmad(t.l0c, t.l0b, t.l0a, MmadParams(16, 16, 16)), PositionError,
-                 ["Mmad: fmA (left) must live in L0A, got L0B", "LoadData the left matrix into an A2"],
+                 ["Mmad: fm (left matrix A) must live in L0A, got L0B", "LoadData the left matrix into an A2"],
                  id="swapped-operands"),
 ]
 

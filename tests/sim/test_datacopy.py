@@ -190,9 +190,10 @@ def cube_side_copy(a, which):
 
 @pytest.mark.parametrize("which, words", [
     ("gm-gm", ["DataCopy from GM to GM is not a hardware path", "stage the data through UB"]),
-    ("gm-l0a", ["DataCopy from GM goes to UB (VECIN/VECCALC) or L1 (A1/B1), not L0A"]),
-    ("l1-l0a", ["DataCopy from L1 to L0A is not a DataCopy path", "LoadData"]),
-    ("l0c-gm", ["DataCopy to GM reads UB (VECOUT); L0C results leave through Fixpipe"]),
+    ("gm-l0a", ["DataCopy with an L0A destination is not a DataCopy path", "LoadData from L1 (A1)"]),
+    ("l1-l0a", ["DataCopy with an L0A destination is not a DataCopy path", "LoadData"]),
+    ("l0c-gm", ["DataCopy with an L0C source is not a DataCopy path", "L0C results leave through Fixpipe",
+                "QuantMode_t.F322F16"]),
 ])
 def test_copies_without_a_hardware_path(which, words):
     with raises_rule(PositionError, *words, at=f'"{which}": lambda'):

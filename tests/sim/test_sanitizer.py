@@ -477,7 +477,7 @@ def test_strided_writes_conflict_only_where_their_bursts_meet():
 
 def test_two_cube_blocks_writing_one_tile_through_fixpipe_conflict():
     a = np.ones((16, 16), half)
-    cfg = (16, 16, 16, 1, 1, 1, np.dtype(half), np.dtype(float32), QuantMode_t.F322F16, False)
+    cfg = (16, 16, 16, 1, np.dtype(half), np.dtype(float32), QuantMode_t.F322F16, False)
     c = np.zeros((16, 16), half)
     launch(on_cube, 1, a, a, c, cfg)
     assert np.array_equal(c, np.full((16, 16), 16, half))

@@ -1,9 +1,10 @@
 """Cube path: LoadData (L1 -> L0A/L0B, MTE1), Mmad (PIPE_M), Fixpipe (L0C -> GM, PIPE_FIX).
 
-Layout model: the simulator keeps matrices row-major (ND) in L1, L0A, L0B and
-L0C; the hardware's NZ/ZZ/ZN fractal layouts are not modelled, but their
-rules are: L0A/L0B addresses 512-byte aligned, operands sized in whole
-fractals (16 x 16 for fp16/bf16, 16 x 32 for int8), fp32 (int32) accumulation.
+The data are in the hardware's fractal (分形) layouts (see fractal.py): L1 holds what the copy
+in wrote (NZ after DataCopy with Nd2NzParams), L0A is read as ZZ, L0B as ZN, L0C written as NZ,
+and Fixpipe converts NZ to ND on the way out. So a layout mistake gives wrong numbers, as on the
+device; where the simulator knows the bytes are not fractals (engine/layout.py) Mmad says so.
+Field orders are the C++ ones (DK include/basic_api/kernel_struct_mm.h, kernel_struct_fixpipe.h).
 """
 from __future__ import annotations
 
@@ -12,28 +13,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.engine import context
+from ascend_sim.engine import context, layout
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import FIX, M, MTE1, regions_of, region
-from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32
-from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, PositionError, kernel_point
+from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32, uint8
+from ascend_sim.engine.errors import (ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, PositionError,
+                                      format_site, kernel_point)
 from ascend_sim.api.checks import int_fields, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
+from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
 from ascend_sim.engine.gmcheck import gm_write
 from ascend_sim.engine.memory import note_gm_write
-
-FRACTAL_BYTES = 512
 
 
 @dataclass
 class LoadData2DParams:
-    """``LoadData2DParams``: copy ``repeatTimes`` 512-byte fractals from L1 to L0A/L0B."""
+    """``LoadData2DParams{startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}``.
+
+    ``repeatTimes`` 512-byte fractals: repeat r reads fractal ``startIndex + r * srcStride`` of src and
+    writes fractal slot ``r * (1 + dstGap)`` of dst; ``ifTranspose`` transposes each (b16) fractal.
+    """
 
     startIndex: int = 0
-    repeatTimes: int = 1
-    srcStride: int = 1
+    repeatTimes: int = 0
+    srcStride: int = 0
     sid: int = 0
     dstGap: int = 0
     ifTranspose: bool = False
@@ -46,40 +51,84 @@ class LoadData2DParams:
             int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
 
 
-@dataclass
 class MmadParams:
-    """``MmadParams``: C[m, n] (+)= A[m, k] @ B[k, n]; ``cmatrixInitVal`` True starts from zero."""
+    """``MmadParams``: C[m, n] = A[m, k] @ B[k, n] (+ C, or + bias) on whole fractals.
 
-    m: int = 0
-    n: int = 0
-    k: int = 0
-    cmatrixInitVal: bool = True
-    cmatrixSource: bool = False
-    isBias: bool = False
+    Positional arguments follow the two C++ constructors:
+    ``MmadParams(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal)`` and
+    ``MmadParams(m, n, k, isBias, fmOffset, enSsparse, enWinogradA, enWinogradB)``; any field by keyword.
+    ``cmatrixInitVal`` True (default) starts C from zero; False with ``cmatrixSource`` False adds to
+    L0C; ``isBias`` (deprecated) also adds to L0C.
+    """
 
-    def __post_init__(self):
+    _SIX = ("unitFlag", "cmatrixSource", "cmatrixInitVal")
+    _EIGHT = ("isBias", "fmOffset", "enSsparse", "enWinogradA", "enWinogradB")
+
+    def __init__(self, m: int = 0, n: int = 0, k: int = 0, *args, **kw):
+        self.m, self.n, self.k = m, n, k
+        self.isBias, self.fmOffset, self.enSsparse, self.enWinogradA, self.enWinogradB = False, 0, False, False, False
+        self.kDirectionAlign = False
+        if len(args) == 3 and not kw:         # the usual form, first
+            self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = args
+        else:
+            self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = 0, False, True
+        if args and (len(args) != 3 or kw):
+            names = {3: self._SIX, 5: self._EIGHT}.get(len(args))
+            if names is None:
+                raise TypeError(f"MmadParams takes 3, 6 or 8 positional arguments (the C++ constructors "
+                                f"(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal) and (m, n, k, isBias, fmOffset, "
+                                f"enSsparse, enWinogradA, enWinogradB)), got {3 + len(args)}")
+            kw = {**dict(zip(names, args)), **kw}
+        for name, v in kw.items():
+            if name not in self._SIX + self._EIGHT + ("kDirectionAlign",):
+                raise TypeError(f"MmadParams has no field {name!r}")
+            setattr(self, name, v)
         if self.m.__class__ is not int or self.n.__class__ is not int or self.k.__class__ is not int:
             int_fields(self, ("m", "n", "k"))
 
+    def __repr__(self) -> str:
+        return (f"MmadParams(m={self.m}, n={self.n}, k={self.k}, unitFlag={self.unitFlag}, "
+                f"cmatrixSource={self.cmatrixSource}, cmatrixInitVal={self.cmatrixInitVal}, isBias={self.isBias})")
+
 
 class QuantMode_t(enum.Enum):
+    """Fixpipe's on-the-fly conversion of L0C results (随路量化)."""
+
     __hash__ = object.__hash__      # members are singletons: hash by identity (plan keys hold them)
 
     NoQuant = "none"
     F322F16 = "f32_to_f16"
     F322BF16 = "f32_to_bf16"
+    DEQF16 = "s32_to_f16_scalar"
+    VDEQF16 = "s32_to_f16_vector"
+    QF322B8_PRE = "f32_to_b8_scalar"
+    VQF322B8_PRE = "f32_to_b8_vector"
+    REQ8 = "s32_to_b8_scalar"
+    VREQ8 = "s32_to_b8_vector"
 
 
 @dataclass
-class FixpipeParams:
-    """``FixpipeParamsV220``: move an m x n block of L0C to GM, converting and optionally ReLU."""
+class FixpipeParamsV220:
+    """``FixpipeParamsV220{nSize, mSize, srcStride, dstStride, reluEn, quantPre, deqScalar, ndNum, srcNdStride,
+    dstNdStride, unitFlag, isChannelSplit}`` (C++ order): L0C (NZ) -> GM (ND), converting on the way.
+
+    ``srcStride`` counts C0_Size units (16 elements of L0C) between column blocks: mSize rounded up
+    to 16. ``dstStride`` is the GM row length in elements. ``deqScalar``: the uint64 QUANT_PRE word
+    (bits 0..31 the float scale) of the scalar quant modes.
+    """
 
     nSize: int = 0
     mSize: int = 0
-    srcStride: int = 0          # L0C row pitch in elements (0: nSize)
-    dstStride: int = 0          # GM row pitch in elements (0: nSize)
-    quantPre: QuantMode_t = QuantMode_t.NoQuant
+    srcStride: int = 0
+    dstStride: int = 0
     reluEn: bool = False
+    quantPre: QuantMode_t = QuantMode_t.NoQuant
+    deqScalar: int = 0
+    ndNum: int = 1
+    srcNdStride: int = 0
+    dstNdStride: int = 0
+    unitFlag: int = 0
+    isChannelSplit: bool = False
 
     def __post_init__(self):
         if (self.nSize.__class__ is not int or self.mSize.__class__ is not int
@@ -87,13 +136,16 @@ class FixpipeParams:
             int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
 
 
-FixpipeParamsV220 = FixpipeParams
+FixpipeParams = FixpipeParamsV220
 
-# input dtype -> (accumulator dtype, fractal m0, k0, n0)
-_CUBE = {half: (float32, 16, 16, 16), bfloat16: (float32, 16, 16, 16), int8: (int32, 16, 32, 16)}
+# input dtype -> (accumulator dtype, fractal m0, k0 (= C0), n0)  [DK LoadData_2D: b8 16x32, b16 16x16, b32 16x8]
+_CUBE = {half: (float32, 16, 16, 16), bfloat16: (float32, 16, 16, 16), int8: (int32, 16, 32, 16),
+         float32: (float32, 16, 8, 16)}
+LOADERS: dict = {}          # LoadData parameter type -> its form (img2col.py: LoadData3DParamsV2)
 
 
-def _tier(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
+def tier_of(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
+    """``t`` is a live LocalTensor in one of the tiers ``names``."""
     if isinstance(t, LocalTensor):
         live(op, role, t, site)
     if not isinstance(t, LocalTensor) or t.tier.name not in names:
@@ -102,11 +154,12 @@ def _tier(t, names: tuple[str, ...], op: str, role: str, site) -> LocalTensor:
                             fix={"L0A": "LoadData the left matrix into an A2 (L0A) tensor",
                                  "L0B": "LoadData the right matrix into a B2 (L0B) tensor",
                                  "L0C": "Mmad writes a CO1 (L0C) tensor",
+                                 "BT": "DataCopy the bias from L1 (C1) into a C2 (BT) tensor",
                                  "L1": "DataCopy GM into an A1/B1 (L1) tensor first"}.get(names[0], ""), site=site)
     return t
 
 
-def _check_l0_address(op: str, t: LocalTensor, site) -> None:
+def check_l0_address(op: str, t: LocalTensor, site) -> None:
     """L0A/L0B tensors start on a 512-byte fractal, L0C tensors on 64 bytes."""
     align = t.core.chip.l0c_align if t.tier.name == "L0C" else FRACTAL_BYTES
     if t.addr % align:
@@ -126,19 +179,21 @@ def _struct(op: str, params, kind, site, fields: tuple[str, ...]) -> None:
         integer(op, name, getattr(params, name), site, 0)
 
 
-def _build_plan(core, key, build, *args):
-    """On a plan-cache miss: ``build(*args)`` checks the call and makes the plan, kept under ``key`` (None: not kept).
+def cached_plan(core, key, build, *args):
+    """The plan under ``key``, or on a miss ``build(*args)`` (checks the call), kept under ``key`` (None: not kept).
 
     Like the vector and DataCopy plans, keys hold the parameters and each operand's (tier, address,
     size, dtype), or for GM its buffer and dtype (the GM offset is checked on every call).
     """
-    plan = build(*args)
-    if key is not None:
-        core.plans[key] = plan
+    plan = core.plans.get(key) if key is not None else None
+    if plan is None:
+        plan = build(*args)
+        if key is not None:
+            core.plans[key] = plan
     return plan
 
 
-class _CubePlan:
+class CubePlan:
     """A checked cube instruction: cost, shadow regions, sizes and the numpy views it works on."""
 
     __slots__ = ("cost", "rd", "wr", "nbytes", "flops", "views", "extra")
@@ -153,93 +208,147 @@ class _CubePlan:
         self.extra = extra
 
 
-def LoadData(dst, src, params: LoadData2DParams) -> None:
-    """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals."""
+# ----------------------------------------------------------------------------- LoadData (2D)
+def LoadData(dst, src, params) -> None:
+    """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals.
+
+    Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col).
+    """
+    if params.__class__ in LOADERS:
+        return LOADERS[params.__class__](dst, src, params, kernel_point())
     site = kernel_point()
     core = context.current or current_core()
     try:
         p = params
-        key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose,
+        key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose, p.addrMode,
                dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        plan = core.plans.get(key)
+        hash(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
-        key = plan = None
-    if plan is None:
-        plan = _build_plan(core, key, _loaddata_plan, core, dst, src, params, site)
+        key = None
+    plan = cached_plan(core, key, _loaddata_plan, core, dst, src, params, site)
+    if plan.views is None:                  # repeatTimes 0: "该接口将被视为NOP"
+        core.scalar_tick()
+        return
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
-    for d, s in plan.views:
-        d[...] = s
+    d, s = plan.views
+    d[...] = s
+    lo, hi, src_tier, slo, shi = plan.extra
+    nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
+    layout.mark(dst.tier, lo, hi, layout.FROM_ND if nd else 0, nd)
 
 
-def _loaddata_plan(core, dst, src, params, site) -> _CubePlan:
-    """LoadData's rules, regions, cost and views."""
-    _tier(dst, ("L0A", "L0B"), "LoadData", "dst", site)
-    _tier(src, ("L1",), "LoadData", "src", site)
+def _loaddata_plan(core, dst, src, params, site) -> CubePlan:
+    """LoadData's rules, regions, cost and views (DK LoadData_2D page)."""
+    tier_of(dst, ("L0A", "L0B"), "LoadData", "dst", site)
+    tier_of(src, ("L1",), "LoadData", "src", site)
     _struct("LoadData", params, LoadData2DParams, site, ("startIndex", "repeatTimes", "srcStride", "dstGap"))
     if dst.dtype != src.dtype:
         raise DtypeError(f"LoadData from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
                          fix="LoadData does not convert dtypes", site=site)
-    if params.ifTranspose:
-        raise ArgumentError("LoadData ifTranspose is not modelled (the simulator keeps ND layout)",
-                            fix="load B already laid out as k x n", site=site)
-    _check_l0_address("LoadData", dst, site)
-    reps = int(params.repeatTimes)
-    if not 1 <= reps <= 255:
-        raise ArgumentError(f"LoadData repeatTimes {reps} outside 1..255",
-                            fix="split the load into several LoadData calls", site=site)
-    src_off = params.startIndex * FRACTAL_BYTES
+    if params.addrMode != 0:
+        raise ArgumentError(f"LoadData addrMode {params.addrMode}: only GM -> L1 supports the decreasing mode",
+                            fix="keep addrMode 0 (\"目前仅GM->L1 Buffer通路支持配置，保持默认值0即可\")", site=site)
+    isz = dst.dtype.itemsize
+    if params.ifTranspose and isz != 2:
+        raise DtypeError(f"LoadData ifTranspose with {ascend_name(dst.dtype)}: the fractal transpose works on "
+                         "b16 data only (\"开启转置功能时，源操作数、目的操作数仅支持b16数据类型\")",
+                         fix="for int8 load B^T (N x K in GM, Nd2Nz, LoadData without transpose) into L0B",
+                         site=site)
+    check_l0_address("LoadData", dst, site)
+    if src.addr % 32:
+        raise CubeFormatError(f"LoadData: L1 source address {src.addr} is not 32-byte aligned",
+                              fix="offset L1 sub-tensors by multiples of 32 bytes", site=site)
+    reps = integer("LoadData", "repeatTimes", params.repeatTimes, site, 0, 255,
+                   fix="split the load into several LoadData calls (at most 255 fractals each)")
+    if reps == 0:
+        return CubePlan(0, [], [], 0, 0, None)
+    start = params.startIndex * FRACTAL_BYTES
     pitch = params.srcStride * FRACTAL_BYTES
-    span_src = src_off + (reps - 1) * pitch + FRACTAL_BYTES
-    span_dst = reps * (FRACTAL_BYTES + params.dstGap * FRACTAL_BYTES) - params.dstGap * FRACTAL_BYTES
+    dpitch = FRACTAL_BYTES * (1 + params.dstGap)
+    span_src = start + (reps - 1) * pitch + FRACTAL_BYTES
+    span_dst = (reps - 1) * dpitch + FRACTAL_BYTES
     for t, span, role in ((src, span_src, "source"), (dst, span_dst, "destination")):
         if span > t.nbytes:
-            from ascend_sim.engine.errors import OutOfBoundsError
-            raise OutOfBoundsError(f"LoadData {role} needs {span} bytes but the {t.tier.name} tensor holds "
-                                   f"{t.nbytes}", fix="lower repeatTimes or startIndex", site=site)
+            raise OutOfBoundsError(f"LoadData {role} needs {span} bytes ({span // FRACTAL_BYTES} fractals' span) "
+                                   f"but the {t.tier.name} tensor holds {t.nbytes}",
+                                   fix="lower repeatTimes, startIndex or the strides", site=site)
     chip = core.chip
     rate = chip.l1_to_l0a_bytes_per_cycle if dst.tier.name == "L0A" else chip.l1_to_l0b_bytes_per_cycle
     nbytes = reps * FRACTAL_BYTES
-    s = src.tier.arena
-    d = dst.tier.arena
-    dpitch = FRACTAL_BYTES * (1 + params.dstGap)
-    if pitch == FRACTAL_BYTES and dpitch == FRACTAL_BYTES:      # contiguous fractals: one slice each side
-        a = src.addr + src_off
-        views = ((d[dst.addr:dst.addr + nbytes], s[a:a + nbytes]),)
+    s_arena, d_arena = src.tier.arena, dst.tier.arena
+    if params.ifTranspose:      # b16: each 16 x 16 fractal transposed (DK LoadData_2D, 分形转置)
+        u16 = np.dtype(np.uint16)
+        s = np.ndarray((reps, ROWS, ROWS), u16, s_arena, src.addr + start, (pitch, 32, 2)).transpose(0, 2, 1)
+        d = np.ndarray((reps, ROWS, ROWS), u16, d_arena, dst.addr, (dpitch, 32, 2))
     else:
-        views = tuple((d[dst.addr + r * dpitch:dst.addr + r * dpitch + FRACTAL_BYTES],
-                       s[src.addr + src_off + r * pitch:src.addr + src_off + r * pitch + FRACTAL_BYTES])
-                      for r in range(reps))
-    return _CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
-                     regions_of((region(src[src_off // src.dtype.itemsize:], span_src - src_off),)),
-                     regions_of((region(dst, span_dst),)), nbytes, 0, views)
+        s = np.ndarray((reps, FRACTAL_BYTES), np.uint8, s_arena, src.addr + start, (pitch, 1))
+        d = np.ndarray((reps, FRACTAL_BYTES), np.uint8, d_arena, dst.addr, (dpitch, 1))
+    sspans = [(src.addr + start + r * pitch, src.addr + start + r * pitch + FRACTAL_BYTES) for r in range(reps)]
+    dspans = [(dst.addr + r * dpitch, dst.addr + r * dpitch + FRACTAL_BYTES) for r in range(reps)]
+    return CubePlan(timing.local_transfer(core, nbytes, rate, chip.mte1_startup),
+                    regions_of((byte_runs(src.tier, sspans),)), regions_of((byte_runs(dst.tier, dspans),)),
+                    nbytes, 0, (d, s), (dst.addr, dst.addr + span_dst, src.tier, src.addr + start,
+                                        src.addr + span_src))
 
 
-def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
-    """``Mmad(c L0C, a L0A, b L0B, MmadParams(m, n, k, cmatrixInitVal))``: the cube's matrix multiply."""
+# ----------------------------------------------------------------------------- Mmad
+def Mmad(dst, fm, filter, *rest) -> None:
+    """``Mmad(c L0C, a L0A, b L0B, [bias BT,] MmadParams)``: C = A @ B (+ C or + bias) on the cube.
+
+    A is read as ZZ fractals, B as ZN fractals, C written as NZ fractals (m, k, n rounded up to the
+    fractal: the padding is computed but ignored, DK Mmad: "其他无效数据在计算中会被忽略").
+    """
     site = kernel_point()
     core = context.current or current_core()
+    if len(rest) == 1:
+        bias, params = None, rest[0]
+    elif len(rest) == 2:
+        bias, params = rest
+    else:
+        raise ArgumentError(f"Mmad takes (dst, fm, filter, mmadParams) or (dst, fm, filter, bias, mmadParams), got "
+                            f"{3 + len(rest)} arguments", fix="pass the MmadParams last", site=site)
     try:
         p = params
-        key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, dst.tier, dst.addr, dst.size,
-               dst.dtype, fmA.tier, fmA.addr, fmA.size, fmA.dtype, fmB.tier, fmB.addr, fmB.size, fmB.dtype)
-        plan = core.plans.get(key)
+        key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, p.unitFlag, dst.tier, dst.addr,
+               dst.size, dst.dtype, fm.tier, fm.addr, fm.size, fm.dtype, filter.tier, filter.addr, filter.size,
+               filter.dtype) + ((bias.tier, bias.addr, bias.size, bias.dtype) if bias is not None else ())
+        hash(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
-        key = plan = None
-    if plan is None:
-        plan = _build_plan(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
+        key = None
+    plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
-    av, bv, out, a32, b32, c32 = plan.views
-    table, init = plan.extra
+    av, bv, out, a32, b32, c32, a2, b2, res = plan.views
+    table, mode, bias_v, checks = plan.extra
+    for t, lo, hi, what in checks:
+        if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
+            nd = layout.find(t, lo, hi, layout.FROM_ND)
+            if nd:
+                _not_fractals(what, nd, site)
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
-        table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16); the method: np.take adds 3 Python calls
+        table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16) in fractal order
         table.take(bv, out=b32, mode="wrap")
     else:
         a32[...] = av
         b32[...] = bv
-    if init:                            # np.dot: the same sgemm as np.matmul, with less call overhead
-        np.dot(a32, b32, out=out)
-    else:
-        np.add(out, np.dot(a32, b32, out=c32), out=out)
+    np.dot(a2, b2, out=c32)             # a2, b2: a32, b32 as matrices (k beyond the fractals' valid part cut)
+    if mode == "init":
+        out[...] = res
+    elif mode == "acc":
+        np.add(out, res, out=out)
+    else:                               # bias: C = A @ B + bias (broadcast over the rows)
+        padded, values = bias_v
+        padded.reshape(-1)[:values.size] = values
+        np.add(res, padded, out=out)
+
+
+def _not_fractals(what: str, nd_site, site) -> None:
+    raise CubeFormatError(
+        f"Mmad reads {what} as fractals, but they were loaded from L1 bytes that the DataCopy at "
+        f"{format_site(nd_site)} wrote as ND rows (row-major, rows longer than one 32-byte fractal row): the cube "
+        "would multiply a scrambled matrix (on the device: wrong numbers, no error)",
+        fix="copy GM -> L1 with DataCopy(x1, xGm, Nd2NzParams(1, rows, cols, 0, gmCols, rowsRoundedUpTo16, 1, 0)), "
+            "then LoadData the NZ fractals: per 16-row block for L0A (Nz -> Zz), ifTranspose for L0B (Nz -> Zn)",
+        site=site)
 
 
 def _widening_table(dtype: np.dtype, acc: np.dtype) -> np.ndarray | None:
@@ -259,67 +368,118 @@ def _widening_table(dtype: np.dtype, acc: np.dtype) -> np.ndarray | None:
 _TABLES: dict = {}      # 2-byte float dtype -> its float32 value for every bit pattern
 
 
-def _mmad_plan(core, dst, fmA, fmB, params, site) -> _CubePlan:
+def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
     """Mmad's rules (positions, dtypes, fractals, sizes), regions, cost and views."""
-    _tier(dst, ("L0C",), "Mmad", "dst", site)
-    _tier(fmA, ("L0A",), "Mmad", "fmA (left)", site)
-    _tier(fmB, ("L0B",), "Mmad", "fmB (right)", site)
+    tier_of(dst, ("L0C",), "Mmad", "dst", site)
+    tier_of(fm, ("L0A",), "Mmad", "fm (left matrix A)", site)
+    tier_of(filt, ("L0B",), "Mmad", "filter (right matrix B)", site)
     _struct("Mmad", params, MmadParams, site, ("m", "n", "k"))
-    if fmA.dtype != fmB.dtype or fmA.dtype not in _CUBE:
-        raise DtypeError(f"Mmad inputs are {ascend_name(fmA.dtype)} and {ascend_name(fmB.dtype)}; the cube "
-                         "takes two half, two bfloat16_t or two int8_t matrices",
+    if fm.dtype != filt.dtype or fm.dtype not in _CUBE:
+        raise DtypeError(f"Mmad inputs are {ascend_name(fm.dtype)} and {ascend_name(filt.dtype)}; the cube "
+                         "takes two half, two bfloat16_t, two int8_t or two float matrices",
                          fix="Cast in UB before moving the operands to L1", site=site)
-    for t in (dst, fmA, fmB):
-        _check_l0_address("Mmad", t, site)
-    acc, m0, k0, n0 = _CUBE[fmA.dtype]
+    for t in (dst, fm, filt):
+        check_l0_address("Mmad", t, site)
+    acc, m0, k0, n0 = _CUBE[fm.dtype]
     if dst.dtype != acc:
-        raise DtypeError(f"Mmad of {ascend_name(fmA.dtype)} accumulates in {ascend_name(acc)}, but dst is "
+        raise DtypeError(f"Mmad of {ascend_name(fm.dtype)} accumulates in {ascend_name(acc)}, but dst is "
                          f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}",
                          site=site)
-    if params.isBias or params.cmatrixSource:
-        raise ArgumentError("Mmad with isBias/cmatrixSource needs the bias table (C2/BT), which the simulator "
-                            "does not model", fix="fold the bias into K (a column of ones in A and the bias as "
-                            "a row of B), or add it after Fixpipe on the vector unit", site=site)
     m, n, k = int(params.m), int(params.n), int(params.k)
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not 1 <= v <= 4095:
             raise CubeFormatError(f"Mmad {name}={v} outside 1..4095", fix="tile the matmul", site=site)
-    if k % k0:
-        raise CubeFormatError(f"Mmad k={k} is not a multiple of the {ascend_name(fmA.dtype)} fractal depth {k0} "
-                              f"(fractal {m0}x{k0}x{n0})", fix=f"pad K to a multiple of {k0} with zeros",
-                              site=site)
-    for t, need, what in ((fmA, m * k, "m*k"), (fmB, k * n, "k*n"), (dst, m * n, "m*n")):
-        if t.size < need:
-            raise CubeFormatError(f"Mmad needs {what} = {need} elements in {t.tier.name} but the tensor holds "
-                                  f"{t.size}", fix="check m, n, k against the L0 tensors' sizes", site=site)
-    fractals = -(-m // m0) * -(-n // n0) * (k // k0)
-    reads = [region(fmA, m * k * fmA.dtype.itemsize), region(fmB, k * n * fmB.dtype.itemsize)]
-    if not params.cmatrixInitVal:
-        reads.append(region(dst, m * n * dst.dtype.itemsize))
-    table = _widening_table(fmA.dtype, acc)
-    av, bv = fmA.view(m * k).reshape(m, k), fmB.view(k * n).reshape(k, n)
-    if table is not None:                   # the table is indexed by the inputs' raw bits
-        av, bv = av.view(np.uint16), bv.view(np.uint16)
-    views = (av, bv, dst.view(m * n).reshape(m, n),
-             np.empty((m, k), acc), np.empty((k, n), acc), np.empty((m, n), acc))    # + widened inputs, product
-    return _CubePlan(timing.cube(core, fractals), regions_of(reads), regions_of((region(dst, m * n * acc.itemsize),)),
-                     (m * k + k * n) * fmA.dtype.itemsize, 2 * m * n * k, views, (table, bool(params.cmatrixInitVal)))
+    mb, kb, nb = -(-m // m0), -(-k // k0), -(-n // n0)
+    for t, fr, what, dims in ((fm, mb * kb, "L0A", f"ceil(m/16)={mb} x ceil(k/{k0})={kb}"),
+                              (filt, kb * nb, "L0B", f"ceil(k/{k0})={kb} x ceil(n/16)={nb}"),
+                              (dst, mb * nb, "L0C", f"ceil(m/16)={mb} x ceil(n/16)={nb}")):
+        need = fr * m0 * (k0 if what != "L0C" else n0) * t.dtype.itemsize
+        if t.nbytes < need:
+            raise CubeFormatError(f"Mmad m={m}, n={n}, k={k} works on whole fractals: {dims} = {fr} fractals "
+                                  f"({need} bytes) of {what}, but the tensor holds {t.nbytes} bytes",
+                                  fix="allocate the L0 tensors with M and N rounded up to 16 and K to "
+                                      f"{k0} (C0 = 32 bytes / sizeof(T)), and zero-pad the data", site=site)
+    if params.cmatrixSource and not params.cmatrixInitVal and bias is None:
+        raise ArgumentError("Mmad with cmatrixSource true takes C's initial value from the bias table, but no "
+                            "bias tensor was passed", fix="call Mmad(c, a, b, biasC2Tensor, params)", site=site)
+    mode = "init" if params.cmatrixInitVal and not params.isBias else "acc"
+    bias_v = None
+    reads = [region(fm, mb * kb * FRACTAL_BYTES), region(filt, kb * nb * FRACTAL_BYTES)]
+    if bias is not None:
+        tier_of(bias, ("BT",), "Mmad", "bias", site)
+        if bias.dtype != acc:
+            raise DtypeError(f"Mmad bias is {ascend_name(bias.dtype)}; the bias table holds the accumulator dtype "
+                             f"{ascend_name(acc)}", fix="DataCopy the bias from L1 into a C2 tensor of "
+                                                       f"{ascend_name(acc)} (half converts on the way)", site=site)
+        if bias.size < n:
+            raise OutOfBoundsError(f"Mmad bias holds {bias.size} values for n={n} columns",
+                                   fix="the bias tensor holds one value per output column", site=site)
+        mode = "bias"
+        bias_v = (np.zeros((nb, 1, 1, n0), acc), bias.view(n))
+        reads.append(region(bias, n * acc.itemsize))
+    elif mode == "acc":
+        reads.append(region(dst, mb * nb * m0 * n0 * acc.itemsize))
+    table = _widening_table(fm.dtype, acc)
+    raw = np.uint16 if table is not None else fm.dtype
+    av = fm.view(mb * kb * m0 * k0).view(raw).reshape(mb, kb, m0, k0).transpose(0, 2, 1, 3)      # ZZ
+    bv = filt.view(kb * nb * n0 * k0).view(raw).reshape(kb, nb, n0, k0).transpose(0, 3, 1, 2)    # ZN
+    out = dst.view(mb * nb * m0 * n0).reshape(nb, mb, m0, n0)                                    # NZ
+    a32, b32, c32 = np.empty((mb, m0, kb, k0), acc), np.empty((kb, k0, nb, n0), acc), np.empty((mb * m0, nb * n0), acc)
+    a2, b2 = a32.reshape(mb * m0, kb * k0)[:, :k], b32.reshape(kb * k0, nb * n0)[:k]    # padding columns ignored
+    res = c32.reshape(mb, m0, nb, n0).transpose(2, 0, 1, 3)                             # NZ fractal order
+    views = (av, bv, out, a32, b32, c32, a2, b2, res)
+    checks = ((fm.tier, fm.addr, fm.addr + mb * kb * FRACTAL_BYTES, "L0A (the left matrix)"),
+              (filt.tier, filt.addr, filt.addr + kb * nb * FRACTAL_BYTES, "L0B (the right matrix)"))
+    return CubePlan(timing.cube(core, mb * nb * kb), regions_of(reads),
+                    regions_of((region(dst, mb * nb * m0 * n0 * acc.itemsize),)),
+                    (mb * kb + kb * nb) * FRACTAL_BYTES, 2 * m * n * k, views, (table, mode, bias_v, checks))
 
 
-def Fixpipe(dst, src, params: FixpipeParams) -> None:
-    """``Fixpipe(dst GM, src L0C, FixpipeParams)``: write results out, converting fp32 to fp16 and ReLU on the way."""
+# ----------------------------------------------------------------------------- Fixpipe
+# quant mode -> (L0C dtype, allowed GM dtypes)  [DK L0C到GM数据搬运（Fixpipe）, QuantMode_t]
+_QUANT = {
+    QuantMode_t.NoQuant: ((float32, int32), None),          # None: the L0C dtype itself
+    QuantMode_t.F322F16: ((float32,), (half,)),
+    QuantMode_t.F322BF16: ((float32,), (bfloat16,)),
+    QuantMode_t.DEQF16: ((int32,), (half,)),
+    QuantMode_t.VDEQF16: ((int32,), (half,)),
+    QuantMode_t.QF322B8_PRE: ((float32,), (int8, uint8)),
+    QuantMode_t.VQF322B8_PRE: ((float32,), (int8, uint8)),
+    QuantMode_t.REQ8: ((int32,), (int8, uint8)),
+    QuantMode_t.VREQ8: ((int32,), (int8, uint8)),
+}
+_VECTOR = (QuantMode_t.VDEQF16, QuantMode_t.VQF322B8_PRE, QuantMode_t.VREQ8)
+_SCALED = (QuantMode_t.DEQF16, QuantMode_t.QF322B8_PRE, QuantMode_t.REQ8) + _VECTOR
+
+
+def Fixpipe(dst, src, *rest) -> None:
+    """``Fixpipe(dst GM, src L0C, [cbufWorkspace L1,] FixpipeParamsV220)``: NZ -> ND, converting on the way.
+
+    Element (r, c) of the mSize x nSize result is read from L0C at ``(c // 16) * srcStride * 16 +
+    r * 16 + c % 16`` and written to GM row r (``dstStride`` elements long), column c.
+    """
     site = kernel_point()
     core = context.current or current_core()
+    if len(rest) == 1:
+        ws, params = None, rest[0]
+    elif len(rest) == 2:
+        ws, params = rest
+    else:
+        raise ArgumentError(f"Fixpipe takes (dst, src, params) or (dst, src, cbufWorkspace, params), got "
+                            f"{2 + len(rest)} arguments", fix="pass the FixpipeParamsV220 last", site=site)
     try:
         p = params
-        key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.quantPre, p.reluEn, dst.buf, dst.dtype,
-               src.tier, src.addr, src.size, src.dtype)
-        plan = core.plans.get(key)
+        key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.reluEn, p.quantPre, p.deqScalar, p.ndNum,
+               p.unitFlag, p.isChannelSplit, dst.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype) + (
+            (ws.tier, ws.addr, ws.size, ws.dtype) if ws is not None else ())
+        hash(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
-        key = plan = None
-    if plan is None:
-        plan = _build_plan(core, key, _fixpipe_plan, core, dst, src, params, site)
-    bursts, span, relu = plan.extra
+        key = None
+    plan = cached_plan(core, key, _fixpipe_plan, core, dst, src, ws, params, site)
+    if plan.views is None:                  # mSize 0 or ndNum 0: "该接口将被视为NOP"
+        core.scalar_tick()
+        return
+    bursts, span, convert = plan.extra
     buf = dst.buf
     off = dst.offset
     if off < 0 or off + span > buf.nbytes:
@@ -330,47 +490,125 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
                                   dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     if buf.written_by is not None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
-    rows = plan.views[0]
-    if relu:
-        rows = np.maximum(rows, 0)
+    nz, m, n = plan.views
+    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
-    np.copyto(out, rows, casting="unsafe")      # fp32 beyond the fp16 range becomes inf, as on the device
+    np.copyto(out, convert(vals), casting="unsafe")
 
 
-def _fixpipe_plan(core, dst, src, params, site) -> _CubePlan:
-    """Fixpipe's rules (dtypes, conversion, sizes), its L0C region, bursts and views."""
-    _tier(src, ("L0C",), "Fixpipe", "src", site)
+def deq_scale(word: int) -> tuple[np.float32, int, int]:
+    """(M1, offset, signed) of a QUANT_PRE word: bits 0..31 a float kept as (1, 8, 10) (bits 13..31),
+    bits 37..45 a 9-bit offset, bit 46 the sign flag (DK 随路量化, table 1, arch 2201)."""
+    m1 = np.array([word & 0xFFFFE000], np.uint32).view(np.float32)[0]
+    off = (word >> 37) & 0x1FF
+    return m1, off - 512 if off & 0x100 else off, (word >> 46) & 1
+
+
+def _converter(mode: QuantMode_t, relu: bool, out_dtype, scales):
+    """The function Fixpipe applies to the m x n L0C values: ReLU and the quant mode, as documented.
+
+    DK 随路量化与随路ReLU场景组合: positive values are multiplied by M1, negative ones by M2, where
+    M2 = M1 without ReLU and M2 = 0 with it; F322F16/F322BF16 round with CAST_RINT.
+    """
+    if mode not in _SCALED:
+        def plain(v):
+            return np.maximum(v, 0) if relu else v
+        return plain
+    m1, off = scales
+    m2 = np.zeros_like(m1) if relu else m1
+    info = np.iinfo(out_dtype) if np.dtype(out_dtype).kind in "iu" else None
+
+    def scaled(v):
+        x = v.astype(np.float32)
+        y = np.where(x < 0, x * m2, x * m1)
+        if info is None:
+            return y
+        return np.clip(np.rint(y) + off, info.min, info.max)
+    return scaled
+
+
+def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
+    """Fixpipe's rules (positions, dtypes, quant modes, strides), its L0C region, bursts and views."""
+    tier_of(src, ("L0C",), "Fixpipe", "src", site)
     if not isinstance(dst, GlobalTensor):
         raise PositionError("Fixpipe writes to GM here (a GlobalTensor)", fix="pass the output GlobalTensor",
                             site=site)
-    _struct("Fixpipe", params, FixpipeParams, site, ("nSize", "mSize", "srcStride", "dstStride"))
+    _struct("Fixpipe", params, FixpipeParamsV220, site, ("nSize", "mSize", "srcStride", "dstStride", "ndNum"))
     member("Fixpipe", "quantPre", params.quantPre, QuantMode_t, site)
-    if int(params.mSize) < 1 or int(params.nSize) < 1:
-        raise ArgumentError(f"Fixpipe mSize {params.mSize} and nSize {params.nSize} must be at least 1",
-                            fix="pass the block's rows (mSize) and columns (nSize)", site=site)
     m, n = int(params.mSize), int(params.nSize)
-    sp = params.srcStride or n
-    dp = params.dstStride or n
-    if params.quantPre != QuantMode_t.NoQuant and src.dtype != float32:
-        raise DtypeError(f"Fixpipe quantPre={params.quantPre.name} converts float L0C results, but this L0C "
-                         f"tensor is {ascend_name(src.dtype)}",
-                         fix="write int32 results (int8 matmul) with QuantMode_t.NoQuant to an int32_t GM tensor",
-                         site=site)
-    want = {QuantMode_t.NoQuant: src.dtype, QuantMode_t.F322F16: half,
-            QuantMode_t.F322BF16: bfloat16}[params.quantPre]
-    if dst.dtype != want:
-        raise DtypeError(f"Fixpipe with quantPre={params.quantPre.name} produces {ascend_name(want)} but the GM "
-                         f"tensor is {ascend_name(dst.dtype)}",
-                         fix="use QuantMode_t.F322F16 to write half from float L0C, or NoQuant for float",
-                         site=site)
-    if (m - 1) * sp + n > src.size:
-        from ascend_sim.engine.errors import OutOfBoundsError
-        raise OutOfBoundsError(f"Fixpipe reads {m} rows of {n} (pitch {sp}) but L0C holds {src.size} elements",
-                               fix="check mSize, nSize and srcStride", site=site)
+    if m == 0 or params.ndNum == 0:
+        return CubePlan(0, [], [], 0, 0, None)
+    if params.ndNum != 1 or params.isChannelSplit or params.unitFlag:
+        raise ArgumentError("Fixpipe: ndNum > 1, isChannelSplit and unitFlag are not modelled",
+                            fix="write one NZ matrix per Fixpipe (ndNum 1), unitFlag 0", site=site)
+    if not 1 <= n <= 4095 or m > 8192:
+        raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..8192 (NZ2ND)",
+                            fix="pass the block's columns (nSize) and rows (mSize)", site=site)
+    ss, dp = int(params.srcStride), int(params.dstStride)
+    if ss < m:
+        raise CubeFormatError(f"Fixpipe srcStride {ss} < mSize {m}: srcStride counts 16-element rows of L0C "
+                              f"between column blocks, so column block 1 would be read from inside block 0",
+                              fix=f"srcStride is mSize rounded up to 16 (\"其值应填成mSize对16向上取整\"): "
+                                  f"{-(-m // ROWS) * ROWS}", site=site)
+    if dp < n:
+        raise ArgumentError(f"Fixpipe dstStride {dp} < nSize {n}: with NZ2ND dstStride is the GM row length in "
+                            "elements (\"目的ND矩阵每一行中的元素个数，取值不为0\")",
+                            fix=f"pass the output matrix's row length (at least nSize = {n})", site=site)
+    mode = params.quantPre
+    srcs, outs = _QUANT[mode]
+    if src.dtype not in srcs:
+        raise DtypeError(f"Fixpipe quantPre={mode.name} converts {' or '.join(ascend_name(d) for d in srcs)} L0C "
+                         f"results, but this L0C tensor is {ascend_name(src.dtype)}",
+                         fix="float L0C (half/bf16 matmul): NoQuant, F322F16, F322BF16, QF322B8_PRE; int32 L0C "
+                             "(int8 matmul): NoQuant, DEQF16/VDEQF16 (to half), REQ8/VREQ8 (to int8)", site=site)
+    outs = outs or (src.dtype,)
+    if dst.dtype not in outs:
+        raise DtypeError(f"Fixpipe with quantPre={mode.name} produces {' or '.join(ascend_name(d) for d in outs)} "
+                         f"but the GM tensor is {ascend_name(dst.dtype)}",
+                         fix="choose the quant mode that produces the GM dtype (F322F16 for half from float L0C, "
+                             "DEQF16 for half from int32 L0C, NoQuant to keep the L0C dtype)", site=site)
+    scales = None
+    reads = []
+    if mode in _SCALED:
+        if mode in _VECTOR:
+            if ws is None:
+                raise ArgumentError(f"Fixpipe quantPre={mode.name} takes one scale per column from a tensor",
+                                    fix="pass the uint64 scales (in L1) as Fixpipe(dst, src, cbufWorkspace, params)",
+                                    site=site)
+            tier_of(ws, ("L1",), "Fixpipe", "cbufWorkspace", site)
+            if ws.dtype.itemsize != 8 or ws.size < n:
+                raise DtypeError(f"Fixpipe cbufWorkspace holds {ws.size} {ascend_name(ws.dtype)}; it needs nSize = "
+                                 f"{n} uint64 QUANT_PRE words", fix="one 64-bit word per output column", site=site)
+            words = [int(w) for w in ws.view(n).view(np.uint64)]
+            reads.append(region(ws, n * 8))
+        else:
+            words = [int(params.deqScalar)]
+        decoded = [deq_scale(w) for w in words]
+        if any((w >> 36) & 1 for w in words):
+            raise ArgumentError("Fixpipe: the QUANT_PRE MCB bit (36, shift before the scale) is not modelled",
+                                fix="leave bits 32..36 at 0", site=site)
+        signed = {s for _, _, s in decoded}
+        if mode not in (QuantMode_t.DEQF16, QuantMode_t.VDEQF16) and signed != {1 if dst.dtype == int8 else 0}:
+            raise DtypeError(f"Fixpipe {mode.name}: the QUANT_PRE sign flag (bit 46) says "
+                             f"{'int8' if 1 in signed else 'uint8'} but the GM tensor is {ascend_name(dst.dtype)}",
+                             fix="set bit 46 for int8 results, clear it for uint8", site=site)
+        scales = (np.array([d[0] for d in decoded], np.float32), np.array([d[1] for d in decoded], np.float32))
+        if mode in _VECTOR:
+            pass                    # per column: broadcast over the m rows
+        else:
+            scales = (scales[0][0], scales[1][0])
+    nb = -(-n // ROWS)
+    isz = src.dtype.itemsize
+    last = (nb - 1) * ss * ROWS + m * ROWS          # elements of L0C read, from the tensor's start
+    if last > src.size:
+        raise OutOfBoundsError(f"Fixpipe reads {nb} column blocks of {m} rows (srcStride {ss}): {last} elements, "
+                               f"but the L0C tensor holds {src.size}", fix="check mSize, nSize and srcStride",
+                               site=site)
     dst._require()
-    isz = dst.dtype.itemsize
-    vals = src.view((m - 1) * sp + n)
-    rows = np.lib.stride_tricks.as_strided(vals, shape=(m, n), strides=(sp * vals.itemsize, vals.itemsize))
-    return _CubePlan(None, regions_of((region(src, ((m - 1) * sp + n) * src.dtype.itemsize),)), [], m * n * isz,
-                     0, (rows,), (BurstPlan(m, n * isz, sp * isz, dp * isz, n * isz), ((m - 1) * dp + n) * isz,
-                                  bool(params.reluEn)))
+    osz = dst.dtype.itemsize
+    nz = np.ndarray((nb, m, ROWS), src.dtype, src.tier.arena, src.addr, (ss * ROWS * isz, ROWS * isz, isz))
+    spans = [(src.addr + b * ss * ROWS * isz, src.addr + (b * ss * ROWS + m * ROWS) * isz) for b in range(nb)]
+    reads.append(byte_runs(src.tier, spans))
+    return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
+                    (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
+                     _converter(mode, bool(params.reluEn), dst.dtype, scales)))

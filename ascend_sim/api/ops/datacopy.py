@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.engine import context
+from ascend_sim.engine import context, layout
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name
@@ -84,10 +84,19 @@ class BurstPlan:
 
 
 # ----------------------------------------------------------------------------- entry points
+PARAM_COPIES: dict = {}     # parameter struct type -> its DataCopy form (nd2nz.py: Nd2NzParams)
+TIER_COPIES: dict = {}      # destination tier name -> its DataCopy form (bias.py: L1 -> BT)
+
+
 def DataCopy(dst, src, count_or_params) -> None:
-    """``DataCopy(dst, src, count)`` or ``DataCopy(dst, src, DataCopyParams(...))``."""
+    """``DataCopy(dst, src, count)``, ``DataCopy(dst, src, DataCopyParams(...))`` or another documented form
+    (``Nd2NzParams``: GM -> L1 in NZ; a C2 (BT) destination: the bias table)."""
     p = count_or_params
     c = p.__class__
+    if c in PARAM_COPIES:
+        return PARAM_COPIES[c](dst, src, p, kernel_point())
+    if dst.__class__ is LocalTensor and dst.tier.name in TIER_COPIES:
+        return TIER_COPIES[dst.tier.name](dst, src, p, kernel_point())
     shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride) if c is DataCopyParams else (
         p if c is int else None)        # anything else is checked on every call (16.0 must not find 16's plan)
     _copy(dst, src, "DataCopy", shape, _datacopy_bursts, p, kernel_point())
@@ -96,6 +105,7 @@ def DataCopy(dst, src, count_or_params) -> None:
 def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     """DataCopy's bursts (the count form is one burst), after its rules on dtypes, counts and lengths."""
     _operands(dst, src, "DataCopy", site)
+    _cube_tiers(dst, src, "DataCopy", site)
     _same_dtype(dst, src, "DataCopy", site)
     isz = dst.dtype.itemsize
     if isinstance(count_or_params, DataCopyParams):
@@ -148,6 +158,7 @@ def _check_pad(pad, dst, site) -> None:
 def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
     _operands(dst, src, "DataCopyPad", site)
+    _cube_tiers(dst, src, "DataCopyPad", site)
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
         raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
@@ -174,7 +185,7 @@ def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
 class _CopyPlan:
     """A checked copy: its bursts, local region, pipe, cost parameters and the local side's bytes."""
 
-    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name")
+    __slots__ = ("run", "plan", "pipe", "rate", "regions", "nbytes", "span", "local", "src_name", "dst_name", "tag")
 
     def __init__(self, run, plan: BurstPlan, pipe: int, regions: list, span: int, local,
                  src_name: str, dst_name: str, rate: float = 0.0):
@@ -188,6 +199,7 @@ class _CopyPlan:
         self.local = local          # the bytes in the tier: a 1-D view (one burst), or one row per burst
         self.src_name = src_name
         self.dst_name = dst_name
+        self.tag = None             # (lo, hi, code): the layout a copy into L1 leaves (engine/layout.py)
 
 
 def _side(t):
@@ -247,7 +259,10 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
         _check_local_span(dst, dst_span, op, site)
         regions = regions_of((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
         local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
-        return _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+        cp = _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
+        if dst.tier.name == "L1":       # rows wider than one fractal row (32 B) copied as they are: ND, not NZ
+            cp.tag = (dst.addr, dst.addr + dst_span, layout.ND_ROWS if plan.count > 1 and plan.blen > BLOCK else 0)
+        return cp
     if dst_gm:
         if not isinstance(src, LocalTensor) or src.tier.name != "UB":
             raise PositionError(f"{op} to GM reads UB (VECOUT); {getattr(src, 'tier', None) and src.tier.name} "
@@ -297,6 +312,8 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
+    if cp.tag is not None:
+        layout.mark(dst.tier, *cp.tag, site)
     if plan.dst_blen > plan.blen:
         if holes is None:                   # isPad: the padding is written
             d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
@@ -413,6 +430,24 @@ def _check_local_span(t: LocalTensor, span: int, op: str, site) -> None:
             f"{op} touches {span} bytes of a {t.tier.name} tensor that holds {t.nbytes} bytes "
             f"({t.size} {ascend_name(t.dtype)} elements at {t.tier.name}+{t.addr})",
             fix="copy fewer elements or allocate a larger buffer in InitBuffer", site=site)
+
+
+_CUBE_PATHS = {
+    "L0C": "L0C results leave through Fixpipe, which converts on the way: Fixpipe(dstGm, c, FixpipeParamsV220(nSize, "
+           "mSize, srcStride, dstStride, reluEn, QuantMode_t.F322F16)) (F322F16 to half, F322BF16 to bfloat16_t, "
+           "NoQuant to keep float, DEQF16 for int32_t results to half)",
+    "L0A": "L0A is filled by LoadData from L1 (A1), not by DataCopy",
+    "L0B": "L0B is filled by LoadData from L1 (B1), not by DataCopy",
+}
+
+
+def _cube_tiers(dst, src, op: str, site) -> None:
+    """A DataCopy touching L0A/L0B/L0C gets the cube path's instruction as its fix (before any dtype advice)."""
+    for t, role in ((src, "source"), (dst, "destination")):
+        name = t.tier.name if t.__class__ is LocalTensor else None
+        if name in _CUBE_PATHS:
+            raise PositionError(f"{op} with an {name} {role} is not a DataCopy path", fix=_CUBE_PATHS[name],
+                                site=site)
 
 
 def _same_dtype(dst, src, op: str, site) -> None:

@@ -192,8 +192,8 @@ class LinearTiling:
     """FC on the cube: ``Y^T [M, N] = W' [M, K] @ X'^T [K, N]``, half in, fp32 in L0C, half out.
 
     ``M`` = outputs (``O``) padded to 16; ``K`` = inputs + 1 (the bias row) padded to a multiple of ``baseK``;
-    ``N`` = images padded to a multiple of ``nb``. w holds W' K-step by K-step: ``K // baseK`` tiles of
-    ``[M, baseK]``, each contiguous. x is ``X'^T [K, N]`` row-major; y is ``[M, N]``.
+    ``N`` = images padded to a multiple of ``nb``. w is ``W' [M, K]``, x is ``X'^T [K, N]`` and y is ``[M, N]``,
+    all row-major (ND): the kernel converts to the cube's fractal formats on the way (Nd2Nz, LoadData).
     """
 
     M: int
@@ -214,14 +214,13 @@ def linear_tiling(n: int, K: int, O: int) -> LinearTiling:
 
 
 def pack_linear(x: np.ndarray, w: np.ndarray, b: np.ndarray, t: LinearTiling):
-    """Host packing (a weight/format conversion): W' = [W | b] as K-step tiles, X'^T with a row of ones at K."""
+    """Host packing (a weight conversion): W' = [W | b] padded, X'^T with a row of ones at K; both ND."""
     n, K = x.shape
     wp = np.zeros((t.M, t.K), np.float16)
     wp[: t.O, :K], wp[: t.O, K] = w, b
-    tiles = wp.reshape(t.M, t.K // t.baseK, t.baseK).transpose(1, 0, 2)       # [steps][M, baseK]
     xt = np.zeros((t.K, t.N), np.float16)
     xt[:K, :n], xt[K, :] = x.T, 1.0
-    return np.ascontiguousarray(tiles).ravel(), xt.ravel()
+    return wp.ravel(), xt.ravel()
 
 
 def run_linear(kern, x: np.ndarray, w: np.ndarray, b: np.ndarray, block_dim: int = 2):
@@ -357,14 +356,15 @@ def _ex3(ctx: Context) -> None:
 # ----------------------------------------------------------------------------- ex4 FC
 @LAB.exercise("ex4", points=2, title="fully connected layer on the cube", hints=(
     "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). W' goes to "
-    "L1 once (DataCopy(a1, wGm, M * K)); per chunk of nb images and per K step: DataCopy the [baseK, nb] slice "
-    "of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
-    "The X'^T slice is strided: DataCopy(b1, xGm[k0 * N + n0], DataCopyParams(baseK, nb * 2 // 32, "
-    "(N - nb) * 2 // 32, 0)). The A tile of step k0 is contiguous in L1: LoadData(a2, a1, "
-    "LoadData2DParams(k0 * M * 2 // 512, M * baseK * 2 // 512, 1)).",
-    "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, cmatrixInitVal=(k0 == 0))): zero only at the first K step, then "
-    "accumulate. After the K loop: Fixpipe(yGm[n0], c1, FixpipeParams(nSize=nb, mSize=M, srcStride=nb, "
-    "dstStride=N, quantPre=QuantMode_t.F322F16)).",
+    "L1 once, ND -> NZ: DataCopy(a1, wGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0)); per chunk of nb images and per K "
+    "step: Nd2Nz the [baseK, nb] slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
+    "The X'^T slice: DataCopy(b1, xGm[k0 * N + n0], Nd2NzParams(1, baseK, nb, 0, N, baseK, 1, 0)). L0A is ZZ: "
+    "one LoadData per 16-row block i, LoadData(a2[i * baseK * 16], a1[k0 * M + i * 256], LoadData2DParams(0, "
+    "baseK // 16, M // 16, 0, 0, False, 0)); L0B is ZN: per 16-row block of the slice, the same with ifTranspose "
+    "True (LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)).",
+    "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, 0, False, k0 == 0)) (C++ order: m, n, k, unitFlag, cmatrixSource, "
+    "cmatrixInitVal): zero only at the first K step, then accumulate. After the K loop: Fixpipe(yGm[n0], c1, "
+    "FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)) (srcStride M: rows of L0C between column blocks).",
 ))
 def _ex4(ctx: Context) -> None:
     kern = ctx.answer("linear_custom")
