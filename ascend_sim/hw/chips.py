@@ -55,9 +55,6 @@ class ChipProfile:
     l0c_bytes: int
     l2_bytes: int
     gm_bytes: int
-    #: the BiasTable (BT) buffer of the cube core, where Mmad reads its bias (TPosition C2)
-    #: [OFF, DK docs/zh/guide/.../硬件约束/NPU架构版本2201.md: "BiasTable Buffer为1KB"]
-    bt_bytes: int = 1024
     # --- alignment rules (bytes) [OFF, HW NPU架构版本2201.md] ---
     ub_align: int = 32
     l1_align: int = 32
