@@ -18,6 +18,9 @@ from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData,
                                      QuantMode_t)
 from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
+from ascend_sim.api.highlevel import matmul_tiling
+from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MatrixTraverse, TCubeTiling
+from ascend_sim.api.highlevel.matmul import GetSysWorkSpacePtr, Matmul, MatmulType, REGIST_MATMUL_OBJ
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)

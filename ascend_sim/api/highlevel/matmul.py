@@ -1,0 +1,457 @@
+"""The kernel-side ``Matmul`` high-level API (Matmul高阶API), built on the cube instructions.
+
+``Matmul<aType, bType, cType, biasType>``, ``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetBias``,
+``SetTail``, ``Iterate``, ``GetTensorC``, ``IterateAll`` and ``End``, as the docs describe them
+(cannmirror/asc-devkit, docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/). Every call expands into the
+basic instructions a learner could write by hand, on their own pipes and with queue handshakes between them:
+
+    GM (ND) --DataCopy(Nd2NzParams), MTE2--> A1/B1 (NZ, stepM x stepKa base blocks, L1 double buffer)
+            --LoadData(LoadData2DParams), MTE1--> A2 (ZZ) / B2 (ZN)  (dbL0A / dbL0B buffers)
+            --Mmad(MmadParams), M--> CO1 (NZ, fp32/int32; bias from the BT buffer on the first K step)
+            --Fixpipe(FixpipeParamsV220, NZ2ND + quant), FIX--> GM (ND)
+
+so its profile, timeline and sanitizer findings are those of the instructions, at the learner's call.
+
+Modelled as in the docs: the Norm template on the cube core ("纯Cube模式", a kernel launched with
+``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``;
+``iterateOrder``; the L1 reuse of a tile across C blocks when its rows and all of K stay in L1.
+Not modelled (each raises ``ArgumentError`` naming it): MIX mode driven from the vector cores (KFC
+messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enAtomic``, ``enPartialSum``, the MDL/IBShare
+templates, batch matmul.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim.api.highlevel.matmul_tiling import (CubeFormat, TCubeTiling, TilingContext, check_tiling,
+                                                    data_type)
+from ascend_sim.api.ops.cube import (Fixpipe, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
+                                     QuantMode_t)
+from ascend_sim.api.ops.datacopy import DataCopy
+from ascend_sim.api.ops.nd2nz import Nd2NzParams
+from ascend_sim.api.pipe import TPipe, TPosition, TQue
+from ascend_sim.api.tensor import GlobalTensor
+from ascend_sim.engine.context import current_core
+from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, TilingError
+from ascend_sim.hw.dtypes import bfloat16, float32, half, int8, int32
+
+FRACTAL_BYTES = 512
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _up(a: int, b: int) -> int:
+    return _ceil(a, b) * b
+
+
+@dataclass(frozen=True)
+class MatmulType:
+    """``MatmulType<POSITION, FORMAT, TYPE, ISTRANS>``: where a matrix lives, its format, element type, transposability."""
+
+    pos: TPosition
+    format: CubeFormat
+    dtype: object
+    isTrans: bool = False
+
+
+def GetSysWorkSpacePtr():
+    """The system workspace pointer ``REGIST_MATMUL_OBJ`` takes; the simulated Matmul needs none (returns None)."""
+    return None
+
+
+def REGIST_MATMUL_OBJ(tpipe: TPipe, workspace, *objs_and_tilings) -> None:
+    """``REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling[, mm2, &tiling2 ...])``: Init each Matmul."""
+    if not objs_and_tilings or len(objs_and_tilings) % 2:
+        raise ArgumentError(f"REGIST_MATMUL_OBJ takes Matmul objects and their TCubeTiling in pairs, got "
+                            f"{len(objs_and_tilings)} argument(s) after the workspace",
+                            fix="REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, tiling)")
+    for mm, tiling in zip(objs_and_tilings[0::2], objs_and_tilings[1::2]):
+        if not isinstance(mm, Matmul):
+            raise ArgumentError(f"REGIST_MATMUL_OBJ: {type(mm).__name__} is not a Matmul object",
+                                fix="pass the Matmul object, then its TCubeTiling")
+        mm.Init(tiling, tpipe)
+
+
+_ACC = {half: float32, bfloat16: float32, float32: float32, int8: int32}
+
+
+class Matmul:
+    """``AscendC::Matmul<aType, bType, cType, biasType>`` (Norm template, on the cube core)."""
+
+    def __init__(self, aType: MatmulType, bType: MatmulType, cType: MatmulType, biasType: MatmulType | None = None):
+        for role, t in (("A", aType), ("B", bType), ("C", cType)):
+            if not isinstance(t, MatmulType):
+                raise ArgumentError(f"Matmul: the {role} type must be a MatmulType, got {type(t).__name__}",
+                                    fix="MatmulType(TPosition.GM, CubeFormat.ND, half)")
+            if t.pos is not TPosition.GM or t.format is not CubeFormat.ND:
+                raise ArgumentError(f"Matmul: {role} at {t.pos.name}/{t.format.name} is not modelled; only GM and ND",
+                                    fix="keep A, B, C (and Bias) in GM in ND format")
+        self.aType, self.bType, self.cType, self.biasType = aType, bType, cType, biasType
+        self.a_dt, self.b_dt, self.c_dt = np.dtype(aType.dtype), np.dtype(bType.dtype), np.dtype(cType.dtype)
+        if self.a_dt != self.b_dt or self.a_dt not in _ACC:
+            raise DtypeError(f"Matmul: A {self.a_dt} with B {self.b_dt}",
+                             fix="A and B share one type: half, bfloat16_t, float or int8_t")
+        self.acc = _ACC[self.a_dt]
+        self.tiling: TCubeTiling | None = None
+        self._a = self._b = self._bias = None
+        self._quant_word = 0
+
+    # --- setup -----------------------------------------------------------------------------------
+    def Init(self, cubeTiling: TCubeTiling, tpipe: TPipe | None = None) -> None:
+        """Check the tiling against the documented constraints and reserve L1, L0A, L0B, L0C and BT buffers."""
+        core = current_core()
+        if core.core_type not in ("AIC", "CORE"):
+            raise PositionError(f"Matmul on a {core.core_type} core: MIX mode, where the vector core drives the cube "
+                                "core through messages, is not modelled",
+                                fix="run the Matmul in a kernel launched with core='AIC' (纯Cube模式) and hand "
+                                    "the result to the vector cores through GM and CrossCoreSetFlag")
+        if not isinstance(cubeTiling, TCubeTiling):
+            raise ArgumentError(f"Matmul.Init takes a TCubeTiling, got {type(cubeTiling).__name__}",
+                                fix="fill one with MultiCoreMatmulTiling(...).GetTiling(tiling) on the host")
+        t = cubeTiling
+        chip = core.chip
+        ctx = TilingContext(a=data_type(self.a_dt), b=data_type(self.b_dt), c=data_type(self.c_dt),
+                            bias=data_type(self.biasType.dtype) if self.biasType else data_type(float32),
+                            trans_a=self.aType.isTrans, trans_b=self.bType.isTrans, l1=chip.l1_bytes,
+                            l0a=chip.l0a_bytes, l0b=chip.l0b_bytes, l0c=chip.l0c_bytes, bt=chip.bt_bytes)
+        check_tiling(t, ctx)
+        self.tiling = t
+        self.pipe = tpipe if tpipe is not None else TPipe()
+        isz = self.a_dt.itemsize
+        self.c0 = 32 // isz
+        self.db_a1 = t.depthA1 // (t.stepM * t.stepKa)
+        self.db_b1 = t.depthB1 // (t.stepN * t.stepKb)
+        rows_a, cols_a = _up(t.stepM * t.baseM, 16), _up(t.stepKa * t.baseK, max(16, self.c0))
+        rows_b, cols_b = _up(t.stepKb * t.baseK, max(16, self.c0)), _up(t.stepN * t.baseN, 16)
+        self.qA1, self.qB1 = TQue(TPosition.A1, self.db_a1), TQue(TPosition.B1, self.db_b1)
+        self.qA2, self.qB2 = TQue(TPosition.A2, t.dbL0A), TQue(TPosition.B2, t.dbL0B)
+        self.qCO1 = TQue(TPosition.CO1, t.dbL0C)
+        self.pipe.InitBuffer(self.qA1, self.db_a1, rows_a * cols_a * isz)
+        self.pipe.InitBuffer(self.qB1, self.db_b1, rows_b * cols_b * isz)
+        self.pipe.InitBuffer(self.qA2, t.dbL0A, _up(t.baseM, 16) * _up(t.baseK, self.c0) * isz)
+        self.pipe.InitBuffer(self.qB2, t.dbL0B, _up(t.baseK, max(16, self.c0)) * _up(t.baseN, 16) * isz)
+        self.pipe.InitBuffer(self.qCO1, t.dbL0C, _up(t.baseM, 16) * _up(t.baseN, 16) * 4)
+        if t.isBias and self.biasType is not None:
+            self.qC1, self.qC2 = TQue(TPosition.C1, 1), TQue(TPosition.C2, 1)
+            self.pipe.InitBuffer(self.qC1, 1, _up(t.baseN, 16) * np.dtype(self.biasType.dtype).itemsize)
+            self.pipe.InitBuffer(self.qC2, 1, _up(t.baseN, 16) * 4)
+        self.org = (t.M, t.N, t.Ka)
+        self.single = [t.singleCoreM, t.singleCoreN, t.singleCoreK]
+        self._reset()
+
+    def _need_init(self, what: str) -> TCubeTiling:
+        if self.tiling is None:
+            raise ArgumentError(f"Matmul.{what} before Init", fix="call REGIST_MATMUL_OBJ(pipe, workspace, mm, tiling) "
+                                                                  "(or mm.Init(tiling, pipe)) first")
+        return self.tiling
+
+    def SetOrgShape(self, orgM: int, orgN: int, orgKa: int, orgKb: int | None = None, orgKc: int | None = None) -> None:
+        """The whole problem's M, N, K (row pitches of A, B and C) when they differ from the tiling's."""
+        self._need_init("SetOrgShape")
+        self.org = (int(orgM), int(orgN), int(orgKa))
+
+    def SetSingleShape(self, singleM: int, singleN: int, singleK: int) -> None:
+        self._need_init("SetSingleShape")
+        self.single = [int(singleM), int(singleN), int(singleK)]
+        self._reset()
+
+    def SetTail(self, tailM: int = -1, tailN: int = -1, tailK: int = -1) -> None:
+        """This core's singleCoreM/N/K when it is a tail core (-1 keeps the tiling's)."""
+        t = self._need_init("SetTail")
+        for i, (v, full) in enumerate(((tailM, t.singleCoreM), (tailN, t.singleCoreN), (tailK, t.singleCoreK))):
+            if v != -1:
+                if not 0 < v <= full:
+                    raise ArgumentError(f"SetTail: {'MNK'[i]} = {v} must be in 1..{full} (the tiling's singleCore"
+                                        f"{'MNK'[i]})", fix="pass the tail core's remaining rows/columns, or -1")
+                self.single[i] = int(v)
+        self._reset()
+
+    def SetTensorA(self, gm: GlobalTensor, isTransposeA: bool = False) -> None:
+        self._need_init("SetTensorA")
+        self._a = self._operand("SetTensorA", gm, self.a_dt, isTransposeA, self.aType)
+        self._reset()
+
+    def SetTensorB(self, gm: GlobalTensor, isTransposeB: bool = False) -> None:
+        self._need_init("SetTensorB")
+        self._b = self._operand("SetTensorB", gm, self.b_dt, isTransposeB, self.bType)
+        if self.b_dt.itemsize != 2 and not isTransposeB:
+            raise ArgumentError(f"SetTensorB: a {self.b_dt} B as K x N needs a transposing load that LoadData 2D only "
+                                "does for 2-byte types (LoadDataWithTranspose is not modelled)",
+                                fix="store B transposed (N x K) in GM and call SetTensorB(gm, True) with "
+                                    "MatmulType(..., isTrans=True)")
+        self._reset()
+
+    def _operand(self, op: str, gm, dtype, trans: bool, mtype: MatmulType):
+        if not isinstance(gm, GlobalTensor):
+            raise ArgumentError(f"{op}: only a GlobalTensor input is modelled, got {type(gm).__name__}",
+                                fix="pass the GM tensor (offset to this core's part with gm[offset])")
+        if np.dtype(gm.dtype) != dtype:
+            raise DtypeError(f"{op}: the tensor is {np.dtype(gm.dtype)} but the MatmulType says {dtype}",
+                             fix="make the MatmulType and the GlobalTensor agree")
+        if trans and not mtype.isTrans:
+            raise ArgumentError(f"{op}(..., True) but the MatmulType was declared with isTrans=False",
+                                fix="declare MatmulType(..., isTrans=True) to allow the transposed form")
+        if trans and op == "SetTensorA" and dtype.itemsize != 2:
+            raise ArgumentError(f"SetTensorA transposed with {dtype}: the transposing LoadData is for 2-byte types",
+                                fix="store A as M x K for float and int8 inputs")
+        return gm, bool(trans)
+
+    def SetBias(self, biasGlobal: GlobalTensor) -> None:
+        t = self._need_init("SetBias")
+        if not t.isBias:
+            raise TilingError("SetBias but the tiling has isBias = 0: no BT buffer was reserved",
+                              fix="EnableBias(true) on the host tiling before GetTiling")
+        if self.biasType is None:
+            raise ArgumentError("SetBias on a Matmul declared without a bias type",
+                                fix="Matmul(aType, bType, cType, MatmulType(TPosition.GM, CubeFormat.ND, float32))")
+        if not isinstance(biasGlobal, GlobalTensor):
+            raise ArgumentError("SetBias: only a GlobalTensor bias is modelled", fix="pass the bias in GM")
+        need = _up(self.single[1], 16)
+        if biasGlobal.GetSize() < need:
+            raise ArgumentError(f"SetBias: the bias holds {biasGlobal.GetSize()} values; this core's N = "
+                                f"{self.single[1]} is read in whole 16-value fractal rows ({need} values), as the BT "
+                                "copy needs 32-byte multiples", fix=f"pad the bias in GM with zeros to {need} values")
+        self._bias = biasGlobal
+        self._reset()
+
+    def DisableBias(self) -> None:
+        self._bias = None
+
+    ClearBias = DisableBias
+
+    def SetQuantScalar(self, quantScalar: float) -> None:
+        """The scale of the int32 -> half dequantisation on the way out (DEQF16), for int8 inputs."""
+        bits = int(np.array([quantScalar], np.float32).view(np.uint32)[0])
+        self._quant_word = bits & 0xFFFFE000
+
+    # --- the iteration -----------------------------------------------------------------------------
+    def _reset(self) -> None:
+        t = self.tiling
+        if t is None:
+            return
+        sm, sn, _ = self.single
+        mi, ni = _ceil(sm, t.baseM), _ceil(sn, t.baseN)
+        if t.iterateOrder == 0:           # "先往M轴方向偏移再往N轴方向偏移": M is the inner loop
+            self._blocks = [(m, n) for n in range(ni) for m in range(mi)]
+        else:
+            self._blocks = [(m, n) for m in range(mi) for n in range(ni)]
+        self._next = 0
+        self._done = 0
+        self._l1a = self._l1b = None      # (key, tensor) kept in L1 across C blocks
+        self._pending = None
+
+    def Iterate(self, enPartialSum: bool = False) -> bool:
+        """Compute the next baseM x baseN block of C into L0C; False when the core's C is complete."""
+        t = self._need_init("Iterate")
+        if enPartialSum:
+            raise ArgumentError("Iterate(enPartialSum=True) is not modelled", fix="accumulate over K inside one Iterate")
+        if self._a is None or self._b is None:
+            raise ArgumentError("Iterate before SetTensorA and SetTensorB", fix="set both inputs first")
+        if self._pending is not None:
+            raise ArgumentError("Iterate twice without GetTensorC: the previous C block is still in L0C",
+                                fix="call GetTensorC(gm) after each Iterate (or use IterateAll)")
+        if self._next >= len(self._blocks):
+            self._release_l1()
+            return False
+        mi, ni = self._blocks[self._next]
+        self._next += 1
+        sm, sn, sk = self.single
+        bm, bn = min(t.baseM, sm - mi * t.baseM), min(t.baseN, sn - ni * t.baseN)
+        co1 = self.qCO1.AllocTensor(self.acc)
+        steps = _ceil(sk, t.baseK)
+        for kk in range(steps):
+            k0 = kk * t.baseK
+            bk = min(t.baseK, sk - k0)
+            a1, a_rows, a_row0, a_k0 = self._tile_a(mi, kk)
+            b1, b_rows, b_col0, b_k0 = self._tile_b(ni, kk)
+            self._load_a(a1, a_rows, (mi * t.baseM - a_row0) // 16, (k0 - a_k0), bm, bk)
+            self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
+            a2 = self.qA2.DeQue(self.a_dt)
+            b2 = self.qB2.DeQue(self.b_dt)
+            if kk == 0 and self._bias is not None:
+                bt = self._load_bias(ni * t.baseN, bn)
+                Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, 0, True, False))
+                self.qC2.FreeTensor(bt)
+            else:
+                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, kk == 0))
+            self.qA2.FreeTensor(a2)
+            self.qB2.FreeTensor(b2)
+        self.qCO1.EnQue(co1)
+        self._pending = (mi, ni, bm, bn)
+        return True
+
+    def _tile_a(self, mi: int, kk: int):
+        """The L1 tile of A holding C row block ``mi`` at K step ``kk``: loaded (MTE2, Nd2Nz) unless already there."""
+        t = self.tiling
+        sm, _, sk = self.single
+        mg, kg = mi // t.stepM, kk // t.stepKa
+        key = (mg, kg)
+        if self._l1a is not None and self._l1a[0] == key:
+            return self._l1a[1]
+        if self.db_a1 == 1:             # one L1 buffer: the old tile goes before the new one comes
+            self._drop(self._l1a, self.qA1)
+            self._l1a = None
+        row0, k0 = mg * t.stepM * t.baseM, kg * t.stepKa * t.baseK
+        rows, cols = min(t.stepM * t.baseM, sm - row0), min(t.stepKa * t.baseK, sk - k0)
+        gm, trans = self._a
+        a1 = self.qA1.AllocTensor(self.a_dt)
+        lda = self.org[0] if trans else self.org[2]
+        if trans:       # A^T is K x M in GM: its NZ fractals hold K rows x C0 M columns
+            kp = _up(cols, 16)
+            DataCopy(a1, gm[k0 * lda + row0], Nd2NzParams(1, cols, rows, 0, lda, kp, 1, 0))
+            rows_pitch = kp
+        else:
+            rp = _up(rows, 16)
+            DataCopy(a1, gm[row0 * lda + k0], Nd2NzParams(1, rows, cols, 0, lda, rp, 1, 0))
+            rows_pitch = rp
+        self.qA1.EnQue(a1)
+        a1 = self.qA1.DeQue(self.a_dt)
+        self._drop(self._l1a, self.qA1)  # two buffers: the next tile was copied while the old one was read
+        self._l1a = (key, (a1, rows_pitch, row0, k0))
+        return self._l1a[1]
+
+    def _tile_b(self, ni: int, kk: int):
+        t = self.tiling
+        _, sn, sk = self.single
+        ng, kg = ni // t.stepN, kk // t.stepKb
+        key = (ng, kg)
+        if self._l1b is not None and self._l1b[0] == key:
+            return self._l1b[1]
+        if self.db_b1 == 1:
+            self._drop(self._l1b, self.qB1)
+            self._l1b = None
+        col0, k0 = ng * t.stepN * t.baseN, kg * t.stepKb * t.baseK
+        cols, krows = min(t.stepN * t.baseN, sn - col0), min(t.stepKb * t.baseK, sk - k0)
+        gm, trans = self._b
+        b1 = self.qB1.AllocTensor(self.b_dt)
+        ldb = self.org[2] if trans else self.org[1]
+        if trans:       # B^T is N x K: its NZ fractals are already the ZN fractals L0B wants
+            npitch = _up(cols, 16)
+            DataCopy(b1, gm[col0 * ldb + k0], Nd2NzParams(1, cols, krows, 0, ldb, npitch, 1, 0))
+            pitch = npitch
+        else:           # B is K x N: NZ fractals hold K rows x 16 N columns, transposed on the way to L0B
+            kp = _up(krows, 16)
+            DataCopy(b1, gm[k0 * ldb + col0], Nd2NzParams(1, krows, cols, 0, ldb, kp, 1, 0))
+            pitch = kp
+        self.qB1.EnQue(b1)
+        b1 = self.qB1.DeQue(self.b_dt)
+        self._drop(self._l1b, self.qB1)
+        self._l1b = (key, (b1, pitch, col0, k0))
+        return self._l1b[1]
+
+    def _drop(self, held, queue: TQue) -> None:
+        if held is not None:
+            queue.FreeTensor(held[1][0])
+
+    def _release_l1(self) -> None:
+        self._drop(self._l1a, self.qA1)
+        self._drop(self._l1b, self.qB1)
+        self._l1a = self._l1b = None
+
+    def _load_a(self, a1, pitch: int, rb0: int, k_off: int, bm: int, bk: int) -> None:
+        """L1 (NZ) -> L0A (ZZ): one LoadData per 16-row block, ``kB`` K fractals each."""
+        fr = FRACTAL_BYTES // self.a_dt.itemsize
+        c0 = self.c0
+        a2 = self.qA2.AllocTensor(self.a_dt)
+        mB = _ceil(bm, 16)
+        _, trans = self._a
+        if trans:       # fractals of A^T: (K block, M block) at (mb * pitch/16 + kb) fractals; transpose each
+            kB = _ceil(bk, 16)
+            kb0 = k_off // 16
+            for i in range(mB):
+                LoadData(a2[i * kB * fr], a1[((rb0 + i) * (pitch // 16) + kb0) * fr],
+                         LoadData2DParams(0, kB, 1, 0, 0, True, 0))
+        else:           # fractals of A: (M block, K block) at (kb * pitch/16 + mb) fractals
+            kB = _ceil(bk, c0)
+            kb0 = k_off // c0
+            for i in range(mB):
+                LoadData(a2[i * kB * fr], a1[(kb0 * pitch // 16 + rb0 + i) * fr],
+                         LoadData2DParams(0, kB, pitch // 16, 0, 0, False, 0))
+        self.qA2.EnQue(a2)
+
+    def _load_b(self, b1, pitch: int, nb0: int, k_off: int, bn: int, bk: int) -> None:
+        """L1 (NZ) -> L0B (ZN), K-block major: ``nB`` N fractals per K block."""
+        fr = FRACTAL_BYTES // self.b_dt.itemsize
+        b2 = self.qB2.AllocTensor(self.b_dt)
+        nB = _ceil(bn, 16)
+        _, trans = self._b
+        if trans:       # (N block, K block) at (kb * pitch/16 + nb): already ZN
+            kB = _ceil(bk, self.c0)
+            kb0 = k_off // self.c0
+            for j in range(kB):
+                LoadData(b2[j * nB * fr], b1[((kb0 + j) * (pitch // 16) + nb0) * fr],
+                         LoadData2DParams(0, nB, 1, 0, 0, False, 0))
+        else:           # (K block, N block) at (nb * pitch/16 + kb): transpose each fractal
+            kB = _ceil(bk, 16)
+            kb0 = k_off // 16
+            for i in range(kB):
+                LoadData(b2[i * nB * fr], b1[(nb0 * (pitch // 16) + kb0 + i) * fr],
+                         LoadData2DParams(0, nB, pitch // 16, 0, 0, True, 0))
+        self.qB2.EnQue(b2)
+
+    def _load_bias(self, n0: int, bn: int):
+        """Bias GM -> C1 (L1, MTE2) -> C2 (BT, MTE1) for this block's columns."""
+        bias_dt = np.dtype(self.biasType.dtype)
+        c1 = self.qC1.AllocTensor(bias_dt)
+        DataCopy(c1, self._bias[n0], _up(bn, 16))
+        self.qC1.EnQue(c1)
+        c1 = self.qC1.DeQue(bias_dt)
+        bt = self.qC2.AllocTensor(self.acc)
+        DataCopy(bt, c1, _up(bn, 16))
+        self.qC1.FreeTensor(c1)
+        self.qC2.EnQue(bt)
+        return self.qC2.DeQue(self.acc)
+
+    def _quant_mode(self) -> QuantMode_t:
+        c, acc = self.c_dt, self.acc
+        if c == acc:
+            return QuantMode_t.NoQuant
+        if acc == float32 and c == half:
+            return QuantMode_t.F322F16
+        if acc == float32 and c == bfloat16:
+            return QuantMode_t.F322BF16
+        if acc == int32 and c == half:
+            if not self._quant_word:
+                raise ArgumentError("int8 Matmul with a half C needs the dequantisation scale",
+                                    fix="call mm.SetQuantScalar(scale) before GetTensorC / IterateAll")
+            return QuantMode_t.DEQF16
+        raise DtypeError(f"Matmul: C {c} from a {acc} accumulator is not a supported output",
+                         fix="C float/half/bfloat16_t for half inputs; int32_t or half (SetQuantScalar) for int8")
+
+    def GetTensorC(self, gm: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
+        """Write the block the last Iterate computed from L0C to GM (Fixpipe NZ2ND, with the C type's quant mode)."""
+        t = self._need_init("GetTensorC")
+        if not isinstance(gm, GlobalTensor):
+            raise ArgumentError("GetTensorC to a LocalTensor (VECIN) is not modelled", fix="write C to GM")
+        if enAtomic:
+            raise ArgumentError(f"GetTensorC(enAtomic={enAtomic}) is not modelled",
+                                fix="write with enAtomic = 0 and add partial results in a second kernel")
+        if self._pending is None:
+            raise ArgumentError("GetTensorC without a computed block", fix="call Iterate() first")
+        mi, ni, bm, bn = self._pending
+        self._pending = None
+        co1 = self.qCO1.DeQue(self.acc)
+        if enSequentialWrite:
+            dst, pitch = gm[self._done * t.baseM * t.baseN], bn
+        else:
+            pitch = self.org[1]
+            dst = gm[mi * t.baseM * pitch + ni * t.baseN]
+        # {nSize, mSize, srcStride (C0 blocks: M rounded up to 16), dstStride, reluEn, quantPre, deqScalar}
+        Fixpipe(dst, co1, FixpipeParamsV220(bn, bm, _up(bm, 16), pitch, False, self._quant_mode(), self._quant_word))
+        self.qCO1.FreeTensor(co1)
+        self._done += 1
+
+    def IterateAll(self, gm: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False,
+                   waitIterateAll: bool = False, fakeMsg: bool = False) -> None:
+        """Every block of this core's C: Iterate and GetTensorC until done."""
+        while self.Iterate():
+            self.GetTensorC(gm, enAtomic, enSequentialWrite)
+
+    def End(self) -> None:
+        """Release what the object holds (its L1 tiles)."""
+        if self.tiling is not None:
+            self._release_l1()
