@@ -291,13 +291,16 @@ def first_failing_layer(dumps: dict) -> str | None:
 
 
 # ----------------------------------------------------------------------------- checks
-def _diagnosis(ctx: Context, name: str, expected: tuple, what: str) -> None:
-    got = ctx.call(ctx.answer(name))
-    got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
-    norm = tuple(str(g).strip() for g in got)
-    if norm != tuple(expected):
-        ctx.fail(f"diagnosis: {name}() returned {got!r}, which is not {what} the tools report for the planted "
-                 f"bug; run the demo cell and read the error's first line (and `ascend-sim logs`)")
+READ_ERROR = "run the demo cell and read the error's first line (and `ascend-sim logs`)"
+
+
+def _diagnosis(ctx: Context, name: str, expected: tuple, what: str, how: str = READ_ERROR) -> None:
+    """Fail unless the learner's ``name()`` returns ``expected`` (compared as stripped strings)."""
+    raw = ctx.call(ctx.answer(name))
+    got = tuple(raw) if isinstance(raw, (tuple, list)) else (raw,)
+    if tuple(str(g).strip() for g in got) != tuple(expected):
+        ctx.fail(f"diagnosis: {name}() returned {raw!r}, which is not {what} the tools report for the planted "
+                 f"bug; {how}")
 
 
 def _expect_scaled(ctx: Context, kern, blocks: int, total: int, block: int, tile: int) -> None:
@@ -412,7 +415,7 @@ def _ex6(ctx: Context) -> None:
                 ctx.fail(f"the kernel run with tileNum={got[0]}, lastTileLength={got[1]} broke a rule: {e}")
             ctx.expect_close(y, (x.astype(np.float32) * 2).astype(np.float16), sentinel=np.nan, tile=tile)
     _diagnosis(ctx, "diagnose_ex6", (str(first_unwritten(planted_tail_tiling, 1000, 256)),),
-               "the first never-written index")
+               "the first never-written index", "fill the output with NaN and find the first NaN left")
 
 
 @LAB.exercise("ex7", points=3, title="precision loss: layer compare and bisection", hints=(
@@ -424,8 +427,9 @@ def _ex6(ctx: Context) -> None:
 def _ex7(ctx: Context) -> None:
     with tempfile.TemporaryDirectory() as d:
         layer = first_failing_layer(precision_dumps(d))
-    _diagnosis(ctx, "first_bad_layer", (str(layer),), "the first failing layer")
-    _diagnosis(ctx, "accumulate_in", ("float32",), "the dtype a conv2d must accumulate in")
+    how = "read the compare report's `first failing node` line"
+    _diagnosis(ctx, "first_bad_layer", (str(layer),), "the first failing layer", how)
+    _diagnosis(ctx, "accumulate_in", ("float32",), "the dtype that the fix needs", "half has an 11-bit mantissa")
 
 
 @LAB.exercise("ex8", points=2, title="a layout mismatch at conversion", hints=(
