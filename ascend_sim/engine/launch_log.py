@@ -26,13 +26,15 @@ def begin(run) -> int:
 
 def end(run, lid: int, cycles: float) -> None:
     """Log the end of a launch that succeeded: cycles, and at DEBUG one line per core."""
-    if plog.enabled(plog.DEBUG):
+    lvl = plog.level()
+    if lvl > plog.INFO:                 # the default (ERROR): one environment read per launch end, nothing else
+        return
+    if lvl == plog.DEBUG:
         for c in run.cores:
             plog.log(plog.DEBUG, "RUNTIME", f"launch={lid} block {c.block_idx} ({c.core_type}) ran cycles "
                      f"{c.start_time:,.0f}..{c.end_time():,.0f}, {c.calls} API calls", where=_WHERE)
-    if plog.enabled(plog.INFO):
-        plog.log(plog.INFO, "RUNTIME", f"launch={lid} kernel {run.kernel.__name__} done: {cycles:,.0f} cycles, "
-                 f"{len(run.records)} instructions", where=_WHERE)
+    plog.log(plog.INFO, "RUNTIME", f"launch={lid} kernel {run.kernel.__name__} done: {cycles:,.0f} cycles, "
+             f"{len(run.records)} instructions", where=_WHERE)
 
 
 def fault(run, lid: int, err: BaseException) -> None:
