@@ -84,3 +84,12 @@ def test_the_solution_kernels_run_clean_where_the_planted_ones_fail():
     y = np.zeros_like(x)
     launch(ns["scale_blocks"], 3, x, y, lab05.Tiling(2560, 1024, 256))
     assert np.array_equal(y, 2 * x)
+
+
+def test_evidence_keeps_a_short_string_and_only_names_a_long_one():
+    from ascend_sim.course.grading import evidence as ev
+    assert ev.decode_value(ev.encode_value(("OutOfBoundsError", "GM"))) == ("OutOfBoundsError", "GM")
+    long = ev.decode_value(ev.encode_value("x" * (ev.MAX_STR + 1)))
+    assert isinstance(long, ev.Opaque) and long != "x" * (ev.MAX_STR + 1)
+    with pytest.raises(ev.Rejected):
+        ev.decode_value({"str": "x" * (ev.MAX_STR + 1)})          # forged evidence: refused, not truncated
