@@ -275,8 +275,6 @@ def kernel_error_text(e: KernelError) -> str:
     text += f": {rule}"
     if getattr(e, "fix", ""):
         text += f"\nFix: {e.fix}"
-    if getattr(e, "doc", ""):
-        text += f"\nSee: {e.doc}"
     return text
 
 
