@@ -52,7 +52,7 @@ def report_lines(err: E.KernelError, kernel: str, launch_id: int, core: tuple | 
     return [
         f"launch={launch_id} EZ9999: Inner Error!",
         f"launch={launch_id} aicore error exception, core id is {core_id} ({ctype}), error code = {code}, "
-        f"dump info: pc start: kernel {kernel}, current: API call #{pc}",
+        f"dump info: kernel {kernel}, {pc} API calls issued before the fault",
         f"launch={launch_id} errorStr: {text}",
         f"launch={launch_id} the failing instruction: {format_site(err.site)}",
         f"launch={launch_id} [{err.check}] {type(err).__name__}: {rule}",

@@ -72,43 +72,25 @@ def planted_gm(x, y, tiling):
 
 
 @kernel
-def planted_ub(x, y, tiling):
-    """y = 2x in tiles. Planted bug: InitBuffer given the tile's element count where it takes bytes."""
+def planted_tbuf(x, y, tiling, buffer_bytes: int, flag_before_copy_out: bool):
+    """y = 2x in tiles on one TBuf with explicit flags. Planted in exercise 2: ``buffer_bytes`` = the tile's
+    element count (InitBuffer takes bytes); in exercise 3: no V_MTE3 flag between Muls and the copy out."""
     start = tiling.blockLength * GetBlockIdx()
     xGm, yGm = GlobalTensor(half), GlobalTensor(half)
     xGm.SetGlobalBuffer(x + start, tiling.blockLength)
     yGm.SetGlobalBuffer(y + start, tiling.blockLength)
     pipe, buf = TPipe(), TBuf()
-    pipe.InitBuffer(buf, tiling.tileLength)                       # the planted bug
+    pipe.InitBuffer(buf, buffer_bytes)                            # planted (ex2): tileLength, not tileLength * 2
     t = buf.Get(half)
     for i in range(0, tiling.blockLength, tiling.tileLength):
         DataCopy(t, xGm[i], tiling.tileLength)
         SetFlag(HardEvent.MTE2_V, 0)
         WaitFlag(HardEvent.MTE2_V, 0)
         Muls(t, t, 2.0, tiling.tileLength)
-        SetFlag(HardEvent.V_MTE3, 0)
-        WaitFlag(HardEvent.V_MTE3, 0)
+        if flag_before_copy_out:                                  # planted (ex3): False
+            SetFlag(HardEvent.V_MTE3, 0)
+            WaitFlag(HardEvent.V_MTE3, 0)
         DataCopy(yGm[i], t, tiling.tileLength)
-        SetFlag(HardEvent.MTE3_MTE2, 0)
-        WaitFlag(HardEvent.MTE3_MTE2, 0)
-
-
-@kernel
-def planted_race(x, y, tiling):
-    """y = 2x in tiles on one TBuf with explicit flags. Planted bug: no flag between Muls and the copy out."""
-    start = tiling.blockLength * GetBlockIdx()
-    xGm, yGm = GlobalTensor(half), GlobalTensor(half)
-    xGm.SetGlobalBuffer(x + start, tiling.blockLength)
-    yGm.SetGlobalBuffer(y + start, tiling.blockLength)
-    pipe, buf = TPipe(), TBuf()
-    pipe.InitBuffer(buf, tiling.tileLength * 2)
-    t = buf.Get(half)
-    for i in range(0, tiling.blockLength, tiling.tileLength):
-        DataCopy(t, xGm[i], tiling.tileLength)
-        SetFlag(HardEvent.MTE2_V, 0)
-        WaitFlag(HardEvent.MTE2_V, 0)
-        Muls(t, t, 2.0, tiling.tileLength)
-        DataCopy(yGm[i], t, tiling.tileLength)                    # the planted bug: no V_MTE3 flag before
         SetFlag(HardEvent.MTE3_MTE2, 0)
         WaitFlag(HardEvent.MTE3_MTE2, 0)
 
@@ -219,7 +201,7 @@ def planted_conversion():
     return atc("lenet", input_format="NHWC", input_shape="input:2,28,28,1", soc_version="Ascend910B")
 
 
-planted = {"ex1": planted_gm, "ex2": planted_ub, "ex3": planted_race, "ex4": planted_deadlock,
+planted = {"ex1": planted_gm, "ex2": planted_tbuf, "ex3": planted_tbuf, "ex4": planted_deadlock,
            "ex5": planted_uninit}
 
 
@@ -240,8 +222,9 @@ def run_planted(ex: str, total: int = 2560, blocks: int = 3) -> KernelError | No
     else:
         args = (np.ones(total, np.float16), np.zeros(total, np.float16))
     block = -(-total // blocks // TILE) * TILE if ex == "ex1" else total // blocks
+    extra = {"ex2": (TILE, True), "ex3": (TILE * 2, False)}.get(ex, ())      # the planted TBuf variants
     try:
-        launch(k, blocks, *args, Tiling(total, block, TILE if ex != "ex4" else block))
+        launch(k, blocks, *args, Tiling(total, block, TILE if ex != "ex4" else block), *extra)
     except KernelError as e:
         return e
     return None
