@@ -13,7 +13,7 @@ import numpy as np
 
 from ascend_sim.analysis.chrome import write_chrome_trace
 from ascend_sim.analysis.profile import Profile, profile
-from ascend_sim.engine import context
+from ascend_sim.engine import context, launch_log
 from ascend_sim.engine.errors import LaunchError
 from ascend_sim.engine.scheduler import Launch, collector_paused
 from ascend_sim.hw.chips import ChipProfile, get_chip
@@ -101,9 +101,16 @@ def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None =
                           fix="launch kernels from host code only")
     with collector_paused():
         run = Launch(k, int(block_dim), args, chip, gm_names)
+        lid = launch_log.begin(run)
         try:
-            run.run()
-            return LaunchResult(run)
+            try:
+                run.run()
+            except BaseException as e:
+                launch_log.fault(run, lid, e)
+                raise
+            result = LaunchResult(run)
+            launch_log.end(run, lid, result.cycles)
+            return result
         finally:
             run.release()
 

@@ -90,6 +90,9 @@ def format_site(site: tuple[str, int] | None) -> str:
     return f"{os.path.basename(fn)}:{ln}" + (f"  `{text}`" if text else "")
 
 
+HANDBOOK = "docs/troubleshooting.md"      # one section per KernelError subclass (tests/tools/test_troubleshooting.py)
+
+
 class KernelError(Exception):
     """Base of every rule the simulator enforces."""
 
@@ -102,11 +105,16 @@ class KernelError(Exception):
         text = f"[{self.check}] {format_site(self.site)}\n  {message}"
         if fix:
             text += f"\n  Fix: {fix}"
-        super().__init__(text)
+        super().__init__(text + f"\n  See: {self.doc}")
 
     @property
     def line(self) -> str:
         return format_site(self.site)
+
+    @property
+    def doc(self) -> str:
+        """The handbook entry of this error class: symptom, cause, fix (docs/troubleshooting.md)."""
+        return f"{HANDBOOK}#{type(self).__name__.lower()}"
 
 
 class OutOfBoundsError(KernelError):

@@ -113,6 +113,7 @@ class Launch:
         self.groups_done = 0                                    # groups whose blocks have all ended
         self.finished = threading.Event()
         self.error: BaseException | None = None
+        self.failed_core: Core | None = None                    # the core whose block raised first (plog report)
         try:
             try:
                 self._drive_errstate()
@@ -210,6 +211,8 @@ class Launch:
         except _Abort:
             raise
         except BaseException as e:          # delivered to the launching thread; our own bugs named as such
+            if self.error is None:
+                self.failed_core = core
             self._fail(internal_error(e))
             return
         finally:

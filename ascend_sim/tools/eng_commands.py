@@ -1,4 +1,4 @@
-"""The engineering subcommands of ``ascend-sim``: dump, compare, overflow, optest, atc.
+"""The engineering subcommands of ``ascend-sim``: dump, compare, overflow, optest, atc, logs.
 
 ``ENG_COMMANDS`` lists them as ``(name, help, [(flags, kwargs), ...], fn)``; ``tools.cli`` registers
 them (this module does not import the cli: no import cycle). Heavy modules are imported inside each command. Tool
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typing import Any, Callable
 
-__all__ = ["ENG_COMMANDS", "dump", "compare", "overflow", "optest", "atc"]
+__all__ = ["ENG_COMMANDS", "dump", "compare", "overflow", "optest", "atc", "logs"]
 
 #: (name, help, [(flags, add_argument kwargs), ...], fn) of every command here, in help order.
 ENG_COMMANDS: list[tuple[str, str, list, Callable[[argparse.Namespace], int]]] = []
@@ -140,3 +140,13 @@ def atc(args: argparse.Namespace) -> int:
           f"{list(om.shapes[om.graph.output])} on {om.soc_version}")
     print("ATC run success")
     return 0
+
+
+@command("logs", help="analyse plog files (a file or a folder such as $ASCEND_PROCESS_LOG_PATH/plog): the first "
+                      "error with its aicore report, and repeated errors grouped",
+         args=[arg("path", help="a plog-<pid>_<time>.log file or a folder of them")])
+def logs(args: argparse.Namespace) -> int:
+    from ascend_sim.tools.logs import analyse
+    summary = analyse(args.path)
+    print(summary.render())
+    return 1 if summary.first_error else 0
