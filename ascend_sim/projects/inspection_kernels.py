@@ -26,10 +26,9 @@ import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, Cast, Compare, DataCopy, DataCopyExtParams,
                         DataCopyPad, DataCopyParams, Duplicate, Muls, RoundMode, Select, Sub, TBuf, TPipe, TPosition,
-                        TQue, UnaryRepeatParams, half, kernel, uint8)
+                        TQue, half, kernel, launch, uint8)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import block_range, default_blocks, gm, run
-from ascend_sim.projects.tiles import grid, my_tiles
+from ascend_sim.projects.tiles import blocks_for, gm, grid, my_rows, my_tiles
 
 GUARD = 32          # bytes before a frame in its GM buffer: pixel (0, 0)'s left neighbour read stays inside
 LANES = 128         # half lanes per 256-byte repeat; a crop row must be a whole number of repeats
@@ -204,15 +203,7 @@ def inspect_fused(frame, mag, mask, tiling: InspectTiling) -> None:
 
 
 # ----------------------------------------------------------------------------- naive: three passes, one row each
-class _RowKernel:
-    """Single-buffered queues of one row each; this block's share of ``rows``."""
-
-    def rows(self, first: int, last: int) -> range:
-        r = block_range(last - first)
-        return range(first + r.start, first + r.stop)
-
-
-class KernelPreprocessRows(_RowKernel):
+class KernelPreprocessRows:
     """Pass 1, AIPP: crop the Y plane row, uint8 -> half, (y - mean) * scale, to the gray workspace."""
 
     def Init(self, frame, gray, t: InspectTiling) -> None:
@@ -226,7 +217,7 @@ class KernelPreprocessRows(_RowKernel):
 
     def Process(self) -> None:
         t = self.t
-        for r in self.rows(0, t.height):
+        for r in my_rows(0, t.height):
             x = self.inQue.AllocTensor(uint8)
             DataCopy(x, self.yGm[GUARD + (t.top + r) * t.frame_w + t.left], t.width)
             self.inQue.EnQue(x)
@@ -242,7 +233,7 @@ class KernelPreprocessRows(_RowKernel):
             self.outQue.FreeTensor(g)
 
 
-class KernelSobelRows(_RowKernel):
+class KernelSobelRows:
     """Pass 2: for each row, read 3 rows of gray at 3 column shifts, |Gx| + |Gy|, write the magnitude row."""
 
     def Init(self, gray, mag, t: InspectTiling) -> None:
@@ -260,7 +251,7 @@ class KernelSobelRows(_RowKernel):
     def Process(self) -> None:
         t, W = self.t, self.t.width
         three = DataCopyExtParams(1, 3 * W * 2, 0, 0, 0)
-        for r in self.rows(1, t.height - 1):
+        for r in my_rows(1, t.height - 1):
             x = self.inQue.AllocTensor(half)
             for k, shift in enumerate((-1, 0, 1)):
                 DataCopyPad(x[k * 3 * W], self.grayGm[GUARD // 2 + (r - 1) * W + shift], three)
@@ -276,7 +267,7 @@ class KernelSobelRows(_RowKernel):
             self.outQue.FreeTensor(mag)
 
 
-class KernelThresholdRows(_RowKernel):
+class KernelThresholdRows:
     """Pass 3: read a magnitude row, Compare/Select/Cast, write the uint8 mask row."""
 
     def Init(self, mag, mask, t: InspectTiling) -> None:
@@ -291,7 +282,7 @@ class KernelThresholdRows(_RowKernel):
 
     def Process(self) -> None:
         t, W = self.t, self.t.width
-        for r in self.rows(1, t.height - 1):
+        for r in my_rows(1, t.height - 1):
             m = self.inQue.AllocTensor(half)
             DataCopy(m, self.magGm[r * W], W)
             self.inQue.EnQue(m)
@@ -327,7 +318,7 @@ def frame_buffer(nv12: np.ndarray) -> np.ndarray:
 
 
 def _blocks(t: InspectTiling, chip, block_dim) -> int:
-    return default_blocks(t.height - 2, "AIV", chip, block_dim)
+    return blocks_for(t.height - 2, chip, block_dim)
 
 
 def run_fused(nv12: np.ndarray, t: InspectTiling, *, chip=None, block_dim: int | None = None
@@ -336,8 +327,8 @@ def run_fused(nv12: np.ndarray, t: InspectTiling, *, chip=None, block_dim: int |
     mag = np.zeros((t.height, t.width), np.float16)
     mask = np.zeros((t.height, t.width), np.uint8)
     n_tiles = len(grid(1, t.height - 1, t.tile_rows, t.width, t.tile_cols))
-    res = run(inspect_fused, default_blocks(n_tiles, "AIV", chip, block_dim), frame_buffer(nv12), mag, mask, t,
-              chip=chip, names=["frame", "mag", "mask"])
+    res = launch(inspect_fused, blocks_for(n_tiles, chip, block_dim), frame_buffer(nv12), mag, mask, t,
+              chip=chip, gm_names=["frame", "mag", "mask"])
     return mag, mask, res
 
 
@@ -349,9 +340,9 @@ def run_naive(nv12: np.ndarray, t: InspectTiling, *, chip=None, block_dim: int |
     gray = np.zeros(GUARD + t.height * t.width + GUARD // 2, np.float16)
     mag = np.zeros((t.height, t.width), np.float16)
     mask = np.zeros((t.height, t.width), np.uint8)
-    results = [run(preprocess_rows, blocks, frame_buffer(nv12), gray, t, chip=chip, names=["frame", "gray"]),
-               run(sobel_rows, blocks, gray, mag, t, chip=chip, names=["gray", "mag"]),
-               run(threshold_rows, blocks, mag, mask, t, chip=chip, names=["mag", "mask"])]
+    results = [launch(preprocess_rows, blocks, frame_buffer(nv12), gray, t, chip=chip, gm_names=["frame", "gray"]),
+               launch(sobel_rows, blocks, gray, mag, t, chip=chip, gm_names=["gray", "mag"]),
+               launch(threshold_rows, blocks, mag, mask, t, chip=chip, gm_names=["mag", "mask"])]
     return mag, mask, results
 
 

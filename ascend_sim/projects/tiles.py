@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascend_sim import GetBlockIdx, GetBlockNum
+from ascend_sim import GetBlockIdx, GetBlockNum, GlobalTensor, get_chip
 
 
 @dataclass(frozen=True)
@@ -34,4 +34,27 @@ def my_tiles(tiles: list[Tile]) -> list[Tile]:
     return tiles[start:start + per]
 
 
-__all__ = ["Tile", "grid", "my_tiles"]
+def my_rows(first: int, last: int) -> range:
+    """This block's contiguous share of the rows ``first .. last - 1``."""
+    per = -(-(last - first) // GetBlockNum())
+    start = first + GetBlockIdx() * per
+    return range(min(start, last), min(start + per, last))
+
+
+def gm(ptr, dtype, size: int) -> GlobalTensor:
+    """A GlobalTensor of ``size`` elements at ``ptr``."""
+    t = GlobalTensor(dtype)
+    t.SetGlobalBuffer(ptr, size)
+    return t
+
+
+def blocks_for(items: int, chip=None, block_dim: int | None = None) -> int:
+    """``block_dim`` if given, else one block per work item up to the chip's vector cores."""
+    if block_dim is not None:
+        if int(block_dim) < 1:
+            raise ValueError(f"block_dim must be >= 1, got {block_dim}")
+        return int(block_dim)
+    return max(1, min(int(items), get_chip(chip).cores_for("AIV")))
+
+
+__all__ = ["Tile", "blocks_for", "gm", "grid", "my_rows", "my_tiles"]
