@@ -50,6 +50,7 @@ class InspectTiling:
     tile_rows: int = 8
     tile_cols: int = 640
     emit_magnitude: bool = True
+    buffers: int = 2            # queue depth of the fused kernel: 2 = double buffering (双缓冲), 1 = none
 
     def __post_init__(self):
         if not self.height:
@@ -63,6 +64,8 @@ class InspectTiling:
         if self.width % LANES or self.tile_cols % LANES or self.width % self.tile_cols:
             raise ValueError(f"crop width {self.width} and tile_cols {self.tile_cols} must be multiples of {LANES} "
                              "(Compare works on whole 256-byte repeats) and tile_cols must divide the width")
+        if self.buffers not in (1, 2):
+            raise ValueError(f"buffers {self.buffers}: 1 (single) or 2 (double buffering)")
         if self.height < 3:
             raise ValueError(f"crop height {self.height} < 3: Sobel needs a row above and below")
         if self.mean != int(self.mean) or np.log2(self.scale) != int(np.log2(self.scale)):
@@ -138,11 +141,12 @@ class KernelInspectFused:
         self.yGm = gm(frame, uint8, GUARD + t.frame_w * t.frame_h * 3 // 2)
         self.magGm, self.maskGm = gm(mag, half, t.height * t.width), gm(mask, uint8, t.height * t.width)
         self.pipe = TPipe()
-        self.inQue = TQue(TPosition.VECIN, 2)
-        self.magQue, self.maskQue = TQue(TPosition.VECOUT, 2), TQue(TPosition.VECOUT, 2)
-        self.pipe.InitBuffer(self.inQue, 2, 3 * self.N2)
-        self.pipe.InitBuffer(self.magQue, 2, H * w * 2)
-        self.pipe.InitBuffer(self.maskQue, 2, H * w)
+        b = t.buffers
+        self.inQue = TQue(TPosition.VECIN, b)
+        self.magQue, self.maskQue = TQue(TPosition.VECOUT, b), TQue(TPosition.VECOUT, b)
+        self.pipe.InitBuffer(self.inQue, b, 3 * self.N2)
+        self.pipe.InitBuffer(self.magQue, b, H * w * 2)
+        self.pipe.InitBuffer(self.maskQue, b, H * w)
         self.work = TBuf()
         self.pipe.InitBuffer(self.work, 4 * self.N2 * 2)
         self.threshold = _Threshold(self.pipe, H * w, t.threshold_h)
