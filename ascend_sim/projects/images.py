@@ -107,7 +107,12 @@ def synthetic_defects(height: int = 1080, width: int = 1920, *, seed: int = 0, s
     labels = np.zeros((height, width), np.int32)
     kinds: list[str] = []
     R = min(130, min(height, width) // 2 - 4)                   # half size of the window a defect is drawn in
+    tries = 0
     while len(kinds) < scratches + spots:
+        tries += 1
+        if tries > 200 * (scratches + spots):
+            raise ValueError(f"could not place {scratches} scratches and {spots} spots 8 px apart on a "
+                             f"{height}x{width} frame; ask for fewer defects or a larger frame")
         kind = "scratch" if len(kinds) < scratches else "spot"
         cy, cx = int(rng.integers(R + 2, height - R - 2)), int(rng.integers(R + 2, width - R - 2))
         yy, xx = np.mgrid[-R:R + 1, -R:R + 1]

@@ -50,7 +50,7 @@ def calibrate(height: int, width: int, seed: int = 100, quantile: float = GOLDEN
     The magnitude comes from :func:`reference`, which the kernels equal bit for bit (tests/projects).
     """
     golden = images.synthetic_defects(height, width, seed=seed, scratches=0, spots=0)
-    mag, _ = reference(images.gray_to_nv12(golden.gray), InspectTiling(width, height, tile_cols=width))
+    mag, _ = reference(images.gray_to_nv12(golden.gray), InspectTiling(width, height))
     return float(np.quantile(mag, quantile))
 
 
@@ -79,7 +79,9 @@ def run_demo(seed: int = 2, chip=None, height: int = 1080, width: int = 1920, sh
     the source's 17 ms -> 9 ms) and, with ``show``, a matplotlib figure under ``"figure"``.
     """
     thr = calibrate(height, width)
-    frame = images.synthetic_defects(height, width, seed=seed)
+    share = height * width / (1080 * 1920)                      # fewer defects on a smaller frame
+    frame = images.synthetic_defects(height, width, seed=seed, scratches=max(1, round(6 * share)),
+                                     spots=max(2, round(10 * share)))
     t = InspectTiling(width, height, threshold=thr, emit_magnitude=False)
     nv12 = images.gray_to_nv12(frame.gray)
     naive, fused, same = time_frame(nv12, t, chip)

@@ -48,7 +48,7 @@ class InspectTiling:
     scale: float = 1 / 128      # AIPP var_reci_chn_0
     threshold: float = 0.5      # defect if |Gx| + |Gy| (normalised units) > threshold
     tile_rows: int = 8
-    tile_cols: int = 640
+    tile_cols: int = 0          # 0: the widest multiple of 128 up to 640 that divides the width
     emit_magnitude: bool = True
     buffers: int = 2            # queue depth of the fused kernel: 2 = double buffering (双缓冲), 1 = none
 
@@ -61,6 +61,8 @@ class InspectTiling:
                 self.left + self.width > self.frame_w:
             raise ValueError(f"crop {self.height}x{self.width} at ({self.top}, {self.left}) leaves the "
                              f"{self.frame_h}x{self.frame_w} frame")
+        if not self.tile_cols and self.width % LANES == 0:
+            object.__setattr__(self, "tile_cols", max(c for c in range(LANES, 641, LANES) if self.width % c == 0))
         if self.width % LANES or self.tile_cols % LANES or self.width % self.tile_cols:
             raise ValueError(f"crop width {self.width} and tile_cols {self.tile_cols} must be multiples of {LANES} "
                              "(Compare works on whole 256-byte repeats) and tile_cols must divide the width")

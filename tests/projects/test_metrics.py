@@ -57,3 +57,10 @@ def test_inspection_on_a_small_crop_finds_the_synthetic_defects():
     assert d.defects == 3 and d.recall == 1.0 and d.precision >= 0.75
     blank = detection(np.zeros_like(mask), frame.labels, MIN_AREA)      # the measure is not always 1
     assert blank.recall == 0.0
+
+
+def test_too_many_defects_for_the_frame_is_an_error_not_a_hang():
+    pytest.importorskip("skimage")
+    from ascend_sim.projects import images
+    with pytest.raises(ValueError, match="could not place"):
+        images.synthetic_defects(64, 128, scratches=10, spots=20)
