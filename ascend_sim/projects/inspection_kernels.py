@@ -26,9 +26,9 @@ import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, Cast, Compare, DataCopy, DataCopyExtParams,
                         DataCopyPad, DataCopyParams, Duplicate, Muls, RoundMode, Select, Sub, TBuf, TPipe, TPosition,
-                        TQue, half, kernel, launch, uint8)
+                        TQue, half, launch, uint8)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.projects.tiles import blocks_for, gm, grid, my_rows, my_tiles
+from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_rows, my_tiles
 
 GUARD = 32          # bytes before a frame in its GM buffer: pixel (0, 0)'s left neighbour read stays inside
 LANES = 128         # half lanes per 256-byte repeat; a crop row must be a whole number of repeats
@@ -200,12 +200,8 @@ class KernelInspectFused:
         self.maskQue.FreeTensor(mask)
 
 
-@kernel
-def inspect_fused(frame, mag, mask, tiling: InspectTiling) -> None:
-    """Crop + CSC + Sobel + scale + threshold in one pass through GM."""
-    op = KernelInspectFused()
-    op.Init(frame, mag, mask, tiling)
-    op.Process()
+#: Crop + CSC + Sobel + scale + threshold in one pass through GM.
+inspect_fused = as_kernel(KernelInspectFused, "inspect_fused")
 
 
 # ----------------------------------------------------------------------------- naive: three passes, one row each
@@ -302,19 +298,9 @@ class KernelThresholdRows:
             self.outQue.FreeTensor(out)
 
 
-def _row_kernel(cls):
-    def body(*args) -> None:
-        op = cls()
-        op.Init(*args)
-        op.Process()
-    body.__name__ = body.__qualname__ = cls.__name__.removeprefix("Kernel").lower()
-    body.__doc__ = cls.__doc__
-    return kernel(body)
-
-
-preprocess_rows = _row_kernel(KernelPreprocessRows)
-sobel_rows = _row_kernel(KernelSobelRows)
-threshold_rows = _row_kernel(KernelThresholdRows)
+preprocess_rows = as_kernel(KernelPreprocessRows, "preprocess_rows")
+sobel_rows = as_kernel(KernelSobelRows, "sobel_rows")
+threshold_rows = as_kernel(KernelThresholdRows, "threshold_rows")
 
 
 # ----------------------------------------------------------------------------- host side

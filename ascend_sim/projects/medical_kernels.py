@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Add, Axpy, Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad,
-                        Duplicate, Ln, Max, Maxs, Min, Muls, RoundMode, Select, TBuf, TPipe, TPosition, TQue, half, kernel,
+                        Duplicate, Ln, Max, Maxs, Min, Muls, RoundMode, Select, TBuf, TPipe, TPosition, TQue, half,
                         launch, uint8)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.projects.tiles import blocks_for, gm, grid, my_tiles
+from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_tiles
 
 GUARD = 16                  # float16 elements (32 bytes) before and after an image in its GM buffer
 RADIUS = {"gauss5": 2, "erode3": 1, "dilate3": 1}
@@ -99,7 +99,7 @@ class KernelStencil:
             self.CopyOut(tile)
 
     def CopyIn(self, tile) -> None:
-        t, r, W = self.t, self.t.radius, self.t.width
+        r, W = self.t.radius, self.t.width
         m = (tile.rows + 2 * r) * W
         x = self.inQue.AllocTensor(half)
         rows = DataCopyExtParams(1, m * 2, 0, 0, 0)
@@ -124,12 +124,7 @@ class KernelStencil:
         self.outQue.FreeTensor(y)
 
 
-@kernel
-def stencil(src, dst, tiling: MedTiling) -> None:
-    """A separable 5x5 Gaussian or 3x3 min/max filter of a float16 image."""
-    op = KernelStencil()
-    op.Init(src, dst, tiling)
-    op.Process()
+stencil = as_kernel(KernelStencil, "stencil")
 
 
 # ----------------------------------------------------------------------------- pointwise kernels
@@ -211,18 +206,8 @@ class KernelThreshold:
             self.outQue.FreeTensor(y)
 
 
-@kernel
-def gray_kernel(rgb, gray, tiling: MedTiling) -> None:
-    op = KernelGray()
-    op.Init(rgb, gray, tiling)
-    op.Process()
-
-
-@kernel
-def threshold_kernel(src, dst, tiling: MedTiling) -> None:
-    op = KernelThreshold()
-    op.Init(src, dst, tiling)
-    op.Process()
+gray_kernel = as_kernel(KernelGray, "gray_kernel")
+threshold_kernel = as_kernel(KernelThreshold, "threshold_kernel")
 
 
 # ----------------------------------------------------------------------------- host side

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascend_sim import GetBlockIdx, GetBlockNum, GlobalTensor, get_chip
+from ascend_sim import GetBlockIdx, GetBlockNum, GlobalTensor, get_chip, kernel
 
 
 @dataclass(frozen=True)
@@ -57,4 +57,15 @@ def blocks_for(items: int, chip=None, block_dim: int | None = None) -> int:
     return max(1, min(int(items), get_chip(chip).cores_for("AIV")))
 
 
-__all__ = ["Tile", "blocks_for", "gm", "grid", "my_rows", "my_tiles"]
+def as_kernel(cls, name: str):
+    """The ``@kernel`` entry point of a kernel class: ``op = cls(); op.Init(*args); op.Process()``."""
+    def body(*args) -> None:
+        op = cls()
+        op.Init(*args)
+        op.Process()
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = cls.__doc__
+    return kernel(body)
+
+
+__all__ = ["Tile", "as_kernel", "blocks_for", "gm", "grid", "my_rows", "my_tiles"]
