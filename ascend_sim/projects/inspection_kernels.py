@@ -25,10 +25,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, Cast, Compare, DataCopy, DataCopyExtParams,
-                        DataCopyPad, DataCopyParams, Duplicate, Muls, RoundMode, Select, Sub, TBuf, TPipe, TPosition,
-                        TQue, half, launch, uint8)
+                        DataCopyPad, DataCopyParams, Duplicate, Muls, RoundMode, Select, Sub, TBuf, TilingError,
+                        TPipe, TPosition, TQue, half, launch, uint8)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_rows, my_tiles
+from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_rows, my_tiles, user_site
 
 GUARD = 32          # bytes before a frame in its GM buffer: pixel (0, 0)'s left neighbour read stays inside
 LANES = 128         # half lanes per 256-byte repeat; a crop row must be a whole number of repeats
@@ -59,20 +59,28 @@ class InspectTiling:
             object.__setattr__(self, "width", self.frame_w - self.left)
         if self.top < 0 or self.left < 0 or self.top + self.height > self.frame_h or \
                 self.left + self.width > self.frame_w:
-            raise ValueError(f"crop {self.height}x{self.width} at ({self.top}, {self.left}) leaves the "
-                             f"{self.frame_h}x{self.frame_w} frame")
+            raise TilingError(f"AIPP crop {self.height}x{self.width} at (row {self.top}, column {self.left}) leaves "
+                              f"the {self.frame_h}x{self.frame_w} frame",
+                              fix="keep load_start_pos + crop_size inside the frame on both axes", site=user_site())
         if not self.tile_cols and self.width % LANES == 0:
             object.__setattr__(self, "tile_cols", max(c for c in range(LANES, 641, LANES) if self.width % c == 0))
         if self.width % LANES or self.tile_cols % LANES or self.width % self.tile_cols:
-            raise ValueError(f"crop width {self.width} and tile_cols {self.tile_cols} must be multiples of {LANES} "
-                             "(Compare works on whole 256-byte repeats) and tile_cols must divide the width")
+            raise TilingError(f"crop width {self.width} and tile_cols {self.tile_cols}: both must be multiples of "
+                              f"{LANES} (Compare works on whole 256-byte repeats of half) and tile_cols must divide "
+                              f"the width ({self.width} % {LANES} = {self.width % LANES})",
+                              fix=f"crop to a width that is a multiple of {LANES} (1920 = 15 x {LANES}) and leave "
+                                  "tile_cols=0 to pick the tile width", site=user_site())
         if self.buffers not in (1, 2):
-            raise ValueError(f"buffers {self.buffers}: 1 (single) or 2 (double buffering)")
+            raise TilingError(f"buffers {self.buffers}: the queue depth is 1 or 2",
+                              fix="buffers=2 for double buffering, 1 for none", site=user_site())
         if self.height < 3:
-            raise ValueError(f"crop height {self.height} < 3: Sobel needs a row above and below")
+            raise TilingError(f"crop height {self.height} < 3: Sobel needs a row above and below each output row",
+                              fix="crop at least 3 rows", site=user_site())
         if self.mean != int(self.mean) or np.log2(self.scale) != int(np.log2(self.scale)):
-            raise ValueError(f"mean {self.mean} must be an integer and scale {self.scale} a power of two, so that "
-                             "every intermediate is exact in float16 and naive, fused and reference agree")
+            raise TilingError(f"mean {self.mean} must be an integer and scale {self.scale} a power of two, so that "
+                              "every intermediate is exact in float16 and naive, fused and reference agree",
+                              fix="use mean_chn 128 and var_reci_chn 1/128 (or another power of two)",
+                              site=user_site())
 
     @property
     def threshold_h(self) -> float:

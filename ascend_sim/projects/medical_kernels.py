@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Add, Axpy, Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad,
-                        Duplicate, Ln, Max, Maxs, Min, Muls, RoundMode, Select, TBuf, TPipe, TPosition, TQue, half,
-                        launch, uint8)
+                        Duplicate, Ln, Max, Maxs, Min, Muls, RoundMode, Select, TBuf, TilingError, TPipe,
+                        TPosition, TQue, half, launch, uint8)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_tiles
+from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_tiles, user_site
 
 GUARD = 16                  # float16 elements (32 bytes) before and after an image in its GM buffer
 RADIUS = {"gauss5": 2, "erode3": 1, "dilate3": 1}
@@ -48,9 +48,11 @@ class MedTiling:
 
     def __post_init__(self):
         if self.width % 128:
-            raise ValueError(f"width {self.width} must be a multiple of 128 (whole 256-byte repeats)")
+            raise TilingError(f"image width {self.width} is not a multiple of 128 ({self.width} % 128 = "
+                              f"{self.width % 128}): Compare works on whole 256-byte repeats of half",
+                              fix="crop or pad the image to a width that is a multiple of 128", site=user_site())
         if self.op not in RADIUS:
-            raise ValueError(f"unknown stencil {self.op!r}; one of {sorted(RADIUS)}")
+            raise TilingError(f"unknown stencil {self.op!r}", fix=f"use one of {sorted(RADIUS)}", site=user_site())
 
     @property
     def radius(self) -> int:
@@ -273,5 +275,5 @@ def ref_threshold(img: np.ndarray, threshold: float) -> np.ndarray:
     return (np.asarray(img, np.float16) > np.float16(threshold)).astype(np.float16)
 
 
-__all__ = ["BINOMIAL", "GUARD", "HEMATOXYLIN", "LOG_FLOOR", "RGB_FROM_HED", "MedTiling", "RADIUS", "combine", "gray_kernel", "image_buffer", "launch_on",
-           "ref_gray", "ref_stencil", "ref_threshold", "stencil", "threshold_kernel", "unpack", "valid"]
+__all__ = ["BINOMIAL", "GUARD", "HEMATOXYLIN", "LOG_FLOOR", "RGB_FROM_HED", "MedTiling", "RADIUS", "combine",
+           "gray_kernel", "image_buffer", "launch_on", "ref_gray", "ref_stencil", "ref_threshold", "stencil", "threshold_kernel", "unpack", "valid"]

@@ -1,7 +1,9 @@
 """Row tiles of an image, split over the blocks of a launch (shared by both projects' kernels)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ascend_sim import GetBlockIdx, GetBlockNum, GlobalTensor, get_chip, kernel
 
@@ -57,6 +59,19 @@ def blocks_for(items: int, chip=None, block_dim: int | None = None) -> int:
     return max(1, min(int(items), get_chip(chip).cores_for("AIV")))
 
 
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def user_site() -> tuple[str, int]:
+    """(file, line) of the innermost frame outside ascend_sim and outside generated code (a dataclass's
+    ``__init__``): the line of the learner's call, for a tiling error raised while a dataclass is built."""
+    f = sys._getframe(1)
+    while f.f_back is not None and (f.f_code.co_filename.startswith(_PACKAGE) or
+                                    f.f_code.co_filename.startswith("<string>")):
+        f = f.f_back
+    return f.f_code.co_filename, f.f_lineno
+
+
 def as_kernel(cls, name: str):
     """The ``@kernel`` entry point of a kernel class: ``op = cls(); op.Init(*args); op.Process()``."""
     def body(*args) -> None:
@@ -68,4 +83,4 @@ def as_kernel(cls, name: str):
     return kernel(body)
 
 
-__all__ = ["Tile", "as_kernel", "blocks_for", "gm", "grid", "my_rows", "my_tiles"]
+__all__ = ["Tile", "as_kernel", "user_site", "blocks_for", "gm", "grid", "my_rows", "my_tiles"]

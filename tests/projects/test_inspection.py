@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+from ascend_sim import TilingError
+
 from ascend_sim.projects import inspection_kernels as ik
 from ascend_sim.projects.inspection_kernels import InspectTiling, reference, run_fused, run_naive
 
@@ -66,5 +68,5 @@ def test_a_planted_sobel_bug_is_caught(monkeypatch):
 @pytest.mark.parametrize("bad", [dict(width=200), dict(scale=0.01), dict(tile_cols=96), dict(height=2),
                                  dict(top=30, height=10)])
 def test_bad_tilings_are_refused(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(TilingError):
         InspectTiling(256, 36, **bad)

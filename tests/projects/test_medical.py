@@ -4,6 +4,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from ascend_sim import TilingError
+
 from ascend_sim.projects import medical_kernels as mk
 from ascend_sim.projects.medical_kernels import (MedTiling, gray_kernel, launch_on, ref_gray, ref_stencil,
                                                  ref_threshold, stencil, threshold_kernel, unpack, valid)
@@ -76,7 +78,7 @@ def test_segmentation_of_a_crop_matches_the_pipeline_reference_and_scores_dice()
 
 
 def test_bad_tilings_are_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(TilingError):
         MedTiling(64, 200)
-    with pytest.raises(ValueError):
+    with pytest.raises(TilingError):
         replace(MedTiling(64, 256), op="median")
