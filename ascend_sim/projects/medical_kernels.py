@@ -276,4 +276,5 @@ def ref_threshold(img: np.ndarray, threshold: float) -> np.ndarray:
 
 
 __all__ = ["BINOMIAL", "GUARD", "HEMATOXYLIN", "LOG_FLOOR", "RGB_FROM_HED", "MedTiling", "RADIUS", "combine",
-           "gray_kernel", "image_buffer", "launch_on", "ref_gray", "ref_stencil", "ref_threshold", "stencil", "threshold_kernel", "unpack", "valid"]
+           "gray_kernel", "image_buffer", "launch_on", "ref_gray", "ref_stencil", "ref_threshold", "stencil",
+           "threshold_kernel", "unpack", "valid"]
