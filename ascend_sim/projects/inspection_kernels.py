@@ -173,7 +173,10 @@ class KernelInspectFused:
         n2 = (tile.rows + 2) * w
         x = self.inQue.AllocTensor(uint8)
         base = GUARD + (t.top + tile.row - 1) * t.frame_w + t.left + tile.col
-        rows = DataCopyExtParams(tile.rows + 2, w, t.frame_w - w, 0, 0)    # GM gap in bytes between rows
+        if w == t.frame_w:      # whole rows are contiguous in GM: one long burst (whole 512 B packages)
+            rows = DataCopyExtParams(1, (tile.rows + 2) * w, 0, 0, 0)
+        else:                   # one burst per row; the GM gap between rows in bytes
+            rows = DataCopyExtParams(tile.rows + 2, w, t.frame_w - w, 0, 0)
         for k, shift in enumerate((-1, 0, 1)):
             DataCopyPad(x[k * n2], self.yGm[base + shift], rows)
         self.inQue.EnQue(x)
