@@ -9,8 +9,8 @@ Two versions compute the same bits:
 
 * **naive** (:func:`run_naive`): three kernels, three passes through GM (preprocess -> gray workspace, Sobel ->
   magnitude, threshold -> mask), one image row per iteration, single-buffered queues (depth 1).
-* **fused** (:func:`run_fused`): one kernel; tiles of ``tile_rows`` rows x ``tile_cols`` columns with one halo
-  row above and below, split over the blocks; double-buffered queues; the three column-shifted neighbourhoods
+* **fused** (:func:`run_fused`): one kernel; tiles of ``tile_rows`` rows (by default the most that fit in the
+  chip's UB) x ``tile_cols`` columns with one halo row above and below, split over the blocks; double-buffered queues; the three column-shifted neighbourhoods
   are read straight from the uint8 frame (GM addresses may be unaligned, UB ones may not), and the mean
   subtraction is dropped because every Sobel kernel sums to zero, the scale is applied once to the magnitude.
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from ascend_sim import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, Cast, Compare, DataCopy, DataCopyExtParams,
                         DataCopyPad, DataCopyParams, Duplicate, Muls, RoundMode, Select, Sub, TBuf, TilingError,
-                        TPipe, TPosition, TQue, half, launch, uint8)
+                        TPipe, TPosition, TQue, get_chip, half, launch, uint8)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.projects.tiles import as_kernel, blocks_for, gm, grid, my_rows, my_tiles, user_site
 
@@ -47,7 +47,7 @@ class InspectTiling:
     mean: float = 128.0         # AIPP mean_chn_0
     scale: float = 1 / 128      # AIPP var_reci_chn_0
     threshold: float = 0.5      # defect if |Gx| + |Gy| (normalised units) > threshold
-    tile_rows: int = 8
+    tile_rows: int = 0          # 0: the most rows whose buffers fit in the chip's UB (:func:`fit_tile_rows`)
     tile_cols: int = 0          # 0: the widest multiple of 128 up to 640 that divides the width
     emit_magnitude: bool = True
     buffers: int = 2            # queue depth of the fused kernel: 2 = double buffering (双缓冲), 1 = none
@@ -324,9 +324,34 @@ def _blocks(t: InspectTiling, chip, block_dim) -> int:
     return blocks_for(t.height - 2, chip, block_dim)
 
 
+def fused_ub_bytes(rows: int, cols: int, buffers: int = 2) -> int:
+    """UB bytes the fused kernel's Init asks for with tiles of ``rows x cols`` (each buffer rounded to 32 B)."""
+    r32 = lambda n: -(-n // 32) * 32       # noqa: E731
+    n2, n = (rows + 2) * cols, rows * cols
+    return (buffers * (r32(3 * n2) + r32(2 * n) + r32(n)) + r32(8 * n2)      # queues: in, magnitude, mask; work
+            + r32(4 * n) + r32(max(32, n // 8)) + r32(2 * n))               # threshold + ones, bits, Select out
+
+
+def fit_tile_rows(t: InspectTiling, chip=None, most: int = 64) -> int:
+    """Host tiling: the most tile rows (up to ``most``) whose buffers fit in the chip's usable UB, as an Ascend C
+    tiling function sizes its tiles from the platform's UB size."""
+    ub = get_chip(chip).ub_usable_bytes
+    fits = [r for r in range(1, most + 1) if fused_ub_bytes(r, t.tile_cols, t.buffers) <= ub]
+    if not fits:
+        raise TilingError(f"one row of {t.tile_cols} columns needs {fused_ub_bytes(1, t.tile_cols, t.buffers)} B of "
+                          f"UB, more than the {ub} B of {get_chip(chip).name}", fix="use narrower tile_cols",
+                          site=user_site())
+    return fits[-1]
+
+
 def run_fused(nv12: np.ndarray, t: InspectTiling, *, chip=None, block_dim: int | None = None
               ) -> tuple[np.ndarray, np.ndarray, LaunchResult]:
-    """(magnitude float16 [h, w], mask uint8 [h, w], LaunchResult) of the fused kernel on one NV12 frame."""
+    """(magnitude float16 [h, w], mask uint8 [h, w], LaunchResult) of the fused kernel on one NV12 frame.
+
+    ``t.tile_rows == 0`` is filled in by :func:`fit_tile_rows` for ``chip``.
+    """
+    if not t.tile_rows:
+        t = replace(t, tile_rows=fit_tile_rows(t, chip))
     mag = np.zeros((t.height, t.width), np.float16)
     mask = np.zeros((t.height, t.width), np.uint8)
     n_tiles = len(grid(1, t.height - 1, t.tile_rows, t.width, t.tile_cols))
@@ -360,6 +385,7 @@ def reference(nv12: np.ndarray, t: InspectTiling) -> tuple[np.ndarray, np.ndarra
     return mag, (mag > np.float16(t.threshold)).astype(np.uint8)
 
 
-__all__ = ["GUARD", "InspectTiling", "KernelInspectFused", "binarise", "frame_buffer", "inspect_fused",
+__all__ = ["GUARD", "InspectTiling", "KernelInspectFused", "binarise", "fit_tile_rows", "frame_buffer",
+           "fused_ub_bytes", "inspect_fused",
            "preprocess_rows", "reference", "run_fused", "run_naive", "sobel_l1", "sobel_rows", "threshold_rows",
            "zero_edge_columns"]

@@ -70,3 +70,17 @@ def test_a_planted_sobel_bug_is_caught(monkeypatch):
 def test_bad_tilings_are_refused(bad):
     with pytest.raises(TilingError):
         InspectTiling(256, 36, **bad)
+
+
+def test_the_host_tiling_fills_the_ub_and_one_row_more_does_not_fit():
+    from ascend_sim import CapacityError, get_chip
+    from ascend_sim.projects.inspection_kernels import fit_tile_rows, fused_ub_bytes
+    from dataclasses import replace
+    nv12 = _frame(h=12, w=1920)
+    t = InspectTiling(1920, 12, threshold=3.0, tile_cols=1920)
+    rows = fit_tile_rows(t)
+    assert fused_ub_bytes(rows, 1920) <= get_chip(None).ub_usable_bytes < fused_ub_bytes(rows + 1, 1920)
+    assert np.array_equal(run_fused(nv12, t)[1], reference(nv12, t)[1])       # tile_rows=0: filled in
+    with pytest.raises(CapacityError):                                         # the formula is the kernel's
+        run_fused(nv12, replace(t, tile_rows=rows + 1))
+    assert fit_tile_rows(t, "Ascend310B") > rows                               # a larger UB, taller tiles
