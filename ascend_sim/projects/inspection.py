@@ -66,10 +66,10 @@ def explain(naive: Timing, fused: Timing) -> str:
     """The speedup in words, from the two profiles."""
     return (f"naive {naive.us:.1f} us -> fused {fused.us:.1f} us ({naive.us / fused.us:.1f}x); GM traffic "
             f"{naive.gm_bytes / 1e6:.1f} MB -> {fused.gm_bytes / 1e6:.1f} MB ({naive.gm_bytes / fused.gm_bytes:.1f}x "
-            f"less). Naive: {naive.bound}. Fused: {fused.bound}. The fused kernel reads the uint8 frame (3 shifted "
-            "copies + 1 halo row per tile) and writes only the uint8 mask, where the naive one writes a half gray "
-            "image, reads it 9 times in the Sobel pass, writes and re-reads the half magnitude; with the data "
-            "moves the bound, time follows bytes. Double buffering overlaps MTE2 with the vector work.")
+            f"less). Naive: {naive.bound}. Fused: {fused.bound}. The fused kernel reads the uint8 frame (3 "
+            "shifted copies, a halo row above and below each tile) and writes only the uint8 mask; the naive one "
+            "writes a half gray image, reads it 9 times in the Sobel pass, writes and re-reads the half magnitude; "
+            "with the data moves the bound, time follows bytes. Double buffering overlaps MTE2 with the vector work.")
 
 
 def run_demo(seed: int = 2, chip=None, height: int = 1080, width: int = 1920, show: bool = True) -> dict:
