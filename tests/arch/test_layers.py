@@ -23,7 +23,7 @@ RANK = {
     "": 5,              # the ascend_sim facade (__init__, __main__)
     "kernels": 6, "models": 6,
     "viz": 7,
-    "cluster": 8, "migrate": 8, "tools": 8, "course": 8,
+    "cluster": 8, "migrate": 8, "tools": 8, "course": 8, "projects": 8,
 }
 
 
