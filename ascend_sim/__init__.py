@@ -23,9 +23,9 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
                                        Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
                                        ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
                                        Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
-from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
+from ascend_sim.api.pipe import GetTPipePtr, QuePosition, TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
-                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, SyncAll)
+                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GetTaskRatio, SyncAll)
 from ascend_sim.api.launch import Kernel, kernel, launch
 from ascend_sim.api.sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
                                  HardEvent, PipeBarrier, SetFlag, WaitFlag, pipe_t)

@@ -15,8 +15,9 @@ from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
-                                      format_site, kernel_point, resolve_site)
+                                      SyncError, format_site, kernel_point, resolve_site)
 from ascend_sim.api.checks import dtype_arg, integer
+from ascend_sim.api.sync import HardEvent
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 
@@ -374,13 +375,45 @@ class TPipe:
             tier.high = total
         return True
 
+    # --- event ids (TPipe/FetchEventID.md, AllocEventID.md, ReleaseEventID.md) ----------------------
+    # "FetchEventID ... 此接口不会申请TEventID，仅提供可用的TEventID": the lowest id that AllocEventID does not hold,
+    # without holding it (two Fetches in a row give the same id); "AllocEventID ... 会占用申请的TEventID，直至调用
+    # ReleaseEventID释放"; "TEventID有数量限制": the chip's ids (0..7 on Atlas A2).
+    def _held(self, event, what: str) -> set:
+        if not isinstance(event, HardEvent):
+            raise ArgumentError(f"{what} takes a HardEvent (the C++ template argument), got {event!r}",
+                                fix=f"pipe.{what}(HardEvent.V_MTE3)")
+        return self._event_ids.setdefault(event, set())
+
+    def _free_id(self, event, what: str) -> int:
+        held = self._held(event, what)
+        n = self.core.chip.event_ids
+        for k in range(n):
+            if k not in held:
+                return k
+        raise SyncError(f"{what}({event.name}): all {n} event ids of {event.name} are held by AllocEventID "
+                        f"({sorted(held)}); TEventID有数量限制 (the ids are limited)",
+                        fix=f"ReleaseEventID({event.name}, id) each AllocEventID id as soon as its WaitFlag is done")
+
     def FetchEventID(self, event) -> int:
-        """A free event id for ``event`` (ids rotate through 0..5)."""
-        k = self._event_ids.get(event, 0)
-        self._event_ids[event] = (k + 1) % 6
+        """A free event id for ``event``, not held: the lowest one AllocEventID does not hold."""
+        return self._free_id(event, "FetchEventID")
+
+    def AllocEventID(self, event) -> int:
+        """An event id for ``event``, held until ``ReleaseEventID(event, id)``."""
+        k = self._free_id(event, "AllocEventID")
+        self._event_ids[event].add(k)
         return k
 
-    AllocEventID = FetchEventID
+    def ReleaseEventID(self, event, id: int) -> None:
+        """Give back an id that ``AllocEventID(event)`` returned."""
+        held = self._held(event, "ReleaseEventID")
+        if id not in held:
+            raise SyncError(f"ReleaseEventID({event.name}, {id!r}): id {id!r} is not held by AllocEventID"
+                            f"({event.name}) (held: {sorted(held) or 'none'}); \"ReleaseEventID传入的TEventID需由"
+                            "对应的AllocEventID申请而来\"",
+                            fix="release exactly the ids AllocEventID returned, once each, with the same HardEvent")
+        held.discard(id)
 
     def Reset(self) -> None:
         """Release every buffer of this pipe (all tensors must be free)."""
@@ -398,4 +431,14 @@ class TPipe:
         return None
 
 
-__all__ = ["TPosition", "QuePosition", "TQue", "TBuf", "TPipe", "ascend_name"]
+def GetTPipePtr() -> TPipe:
+    """The block's TPipe (GetTPipePtr.md: "创建TPipe对象时，对象初始化会设置全局唯一的TPipe指针。本接口用于获取该指针")."""
+    core = current_core()
+    if not core.pipes_objs:
+        raise QueueError("GetTPipePtr() before any TPipe was created in this block: the pointer is set when the "
+                         "TPipe object is constructed", fix="create `pipe = TPipe()` at the start of the kernel, "
+                         "then call GetTPipePtr() in Init/Process")
+    return core.pipes_objs[-1]
+
+
+__all__ = ["TPosition", "QuePosition", "TQue", "TBuf", "TPipe", "GetTPipePtr", "ascend_name"]

@@ -40,7 +40,7 @@ RULES = {
     "stride-range": "a block or repeat stride outside 0..255",
     "repeat-range": "repeatTimes outside 0..255",
     "enum-type": "a mode argument that is not its enum",
-    "event-id": "an event id outside 0..5 or not an integer",
+    "event-id": "an event id outside 0..7 or not an integer",
     "pipe": "a pipe argument that is not a pipe_t",
     "dtype-mix": "operands of different dtypes",
     "use-after-free": "a tensor used after FreeTensor",
@@ -169,7 +169,7 @@ def generate(rng) -> Call:
         return Call("DataCopyPad", lambda t: DataCopyPad(t.a, t.x, DataCopyExtParams(1, blen, 0, 0, 0),
                                                          DataCopyPadExtParams(is_pad, 0, 0, 0)), rule, "a")
     if kind == 9:                       # flags and barriers
-        eid, e_r = _pick(rng, [(0, None), (5, None), (6, "event-id"), (-1, "event-id"), (1.5, "event-id"),
+        eid, e_r = _pick(rng, [(0, None), (7, None), (8, "event-id"), (-1, "event-id"), (1.5, "event-id"),
                                ("1", "event-id")])
         pipe, p_r = _pick(rng, [(PIPE_V, None), (PIPE_ALL, None), (PIPE_MTE2, None), (99, "pipe"), ("V", "pipe"),
                                 (None, "pipe")])

@@ -68,7 +68,7 @@ CASES = [
      ["70000 is not an integer in the int16_t range -32768..32767"]),
     ("tque-depth-0", lambda t: TQue(TPosition.VECIN, 0), ArgumentError, ["TQue: depth = 0, but it must be at least 1"]),
     ("event-id-float", lambda t: SetFlag(HardEvent.MTE2_V, 1.5), ArgumentError,
-     ["SetFlag(MTE2_V, 1.5): event ids are the integers 0..5"]),
+     ["SetFlag(MTE2_V, 1.5): event ids are the integers 0..7 on Ascend910B"]),
     ("cross-flag-id", lambda t: CrossCoreSetFlag(0, PIPE_MTE3, 11), ArgumentError,
      ["CrossCoreSetFlag: flagId = 11, but it must be in 0..10"]),
     ("cross-wait-flag-id", lambda t: CrossCoreWaitFlag(-1), ArgumentError, ["CrossCoreWaitFlag: flagId = -1"]),
