@@ -57,7 +57,8 @@ FLOW = {
 }
 
 
-def _tier_for(core, position: TPosition):
+def tier_for(core, position: TPosition):
+    """The tier (UB, L1, L0A ...) of this core that holds ``position``, or the PositionError."""
     name = TIER_OF.get(position)
     tier = core.tiers.get(name)
     if tier is not None:
@@ -266,6 +267,45 @@ class TQue:
                              site=s.alloc_site)
 
 
+# TQueBind简介.md, 表1 (the data paths TQueBind<src, dst, depth> expresses): (src, dst) -> (the position whose
+# memory holds the buffer, producer pipe, consumer pipe); C2/CO2/GM->C1 paths are not modelled
+BIND_FLOW = {
+    (TPosition.GM, TPosition.VECIN): (TPosition.VECIN, MTE2, V),
+    (TPosition.VECOUT, TPosition.GM): (TPosition.VECOUT, V, MTE3),
+    (TPosition.VECIN, TPosition.VECOUT): (TPosition.VECIN, MTE2, MTE3),     # copy through UB, no vector work
+    (TPosition.GM, TPosition.A1): (TPosition.A1, MTE2, MTE1),
+    (TPosition.GM, TPosition.B1): (TPosition.B1, MTE2, MTE1),
+    (TPosition.A1, TPosition.A2): (TPosition.A2, MTE1, M),
+    (TPosition.B1, TPosition.B2): (TPosition.B2, MTE1, M),
+    (TPosition.CO1, TPosition.CO2): (TPosition.CO1, M, FIX),
+    (TPosition.VECOUT, TPosition.A1): (TPosition.A1, MTE3, MTE1),
+    (TPosition.VECOUT, TPosition.B1): (TPosition.B1, MTE3, MTE1),
+}
+
+
+class TQueBind(TQue):
+    """``TQueBind<src, dst, depth>``: a queue bound to a data path; EnQue/DeQue sync its producer and consumer.
+
+    TQueBind简介.md: "TQueBind绑定源逻辑位置和目的逻辑位置，根据源位置和目的位置，来确定内存分配的位置、插入对应的
+    同步事件"; ``TQue<pos, depth>`` is ``TQueBind`` on the path into (VECIN, A1 ...) or out of (VECOUT) ``pos``.
+    """
+
+    __slots__ = ("src", "dst")
+
+    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1):
+        if src is dst and src in FLOW:
+            super().__init__(src, depth)
+        else:
+            bind = BIND_FLOW.get((src, dst))
+            if bind is None:
+                paths = ", ".join(f"({a.name}, {b.name})" for a, b in BIND_FLOW)
+                raise PositionError(f"TQueBind({getattr(src, 'name', src)}, {getattr(dst, 'name', dst)}) is not a "
+                                    "data path the simulator models", fix=f"use one of {paths}")
+            super().__init__(bind[0], depth)
+            self.producer, self.consumer = bind[1], bind[2]
+        self.src, self.dst = src, dst
+
+
 class TBuf:
     """``TBuf<VECCALC>``: scratch space with no queue protocol."""
 
@@ -286,7 +326,7 @@ class TBuf:
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = self.nbytes // dtype.itemsize
         if length is None:
-            return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, cap, self.position)
+            return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, cap, self.position)
         n = integer("TBuf.Get", "length", length, site, 0)
         if n > cap:
             raise OutOfBoundsError(
@@ -294,7 +334,7 @@ class TBuf:
                 f"{ascend_name(dtype)} elements, so {n} elements would reach into the next buffer",
                 fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {n * dtype.itemsize}) "
                     "for a larger buffer", site=site)
-        return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, n, self.position)
+        return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, n, self.position)
 
     def check_finished(self) -> None:
         return None
@@ -347,7 +387,11 @@ class TPipe:
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)
-        tier = _tier_for(core, que.position)
+        tier = tier_for(core, que.position)
+        if tier.allocator is not None:
+            raise QueueError(f"InitBuffer({label}, ...) on {tier.name}, which a LocalMemAllocator already hands out: "
+                             "static allocation cannot be mixed with TPipe (LocalMemAllocator简介.md: 不可以与TPipe等"
+                             "接口混用)", fix="use either TPipe/TQue or LocalMemAllocator in one kernel", site=point)
         size = -(-nbytes // tier.align) * tier.align
         addr = tier.next_free
         total = addr + num * size
@@ -441,4 +485,4 @@ def GetTPipePtr() -> TPipe:
     return core.pipes_objs[-1]
 
 
-__all__ = ["TPosition", "QuePosition", "TQue", "TBuf", "TPipe", "GetTPipePtr", "ascend_name"]
+__all__ = ["TPosition", "QuePosition", "TQue", "TQueBind", "TBuf", "TPipe", "GetTPipePtr", "ascend_name"]

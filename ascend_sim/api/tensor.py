@@ -123,6 +123,10 @@ class LocalTensor:
         self.position = position
         self.slot = slot
 
+    def __class_getitem__(cls, dtype) -> "TypedLocalTensor":
+        """``LocalTensor[half]`` is C++'s ``LocalTensor<half>``: call it with (pos, addr, tileSize) (static allocation)."""
+        return TypedLocalTensor(dtype)
+
     # --- views and slicing -------------------------------------------------
     def __getitem__(self, key) -> "LocalTensor":
         """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
@@ -195,6 +199,19 @@ class LocalTensor:
     def __repr__(self) -> str:
         return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
                 f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+class TypedLocalTensor:
+    """``LocalTensor<T>`` before its constructor arguments: ``LocalTensor[T](pos, addr, tileSize)``."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __call__(self, pos, addr: int, tileSize: int) -> LocalTensor:
+        from ascend_sim.api.static import local_tensor_at      # static builds on pipe, which builds on tensor
+        return local_tensor_at(pos, addr, tileSize, self.dtype)
 
 
 def _index(v, what: str, kind: str = "LocalTensor") -> int:

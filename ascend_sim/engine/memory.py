@@ -116,6 +116,7 @@ class Tier:
         self.high = 0           # the highest next_free since the last reset: the bytes a block may have written
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
+        self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -125,6 +126,7 @@ class Tier:
         self.high = 0
         self.buffers = []
         self.holes = {}
+        self.allocator = None
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""
