@@ -12,7 +12,7 @@ import enum
 
 from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.pipe import TIER_OF, TPosition, tier_for
-from ascend_sim.api.tensor import LocalTensor
+from ascend_sim.api.tensor import LocalTensor, TypedLocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, OutOfBoundsError, PositionError,
                                       QueueError, kernel_point)
@@ -74,6 +74,9 @@ def local_tensor_at(position, addr: int, tileSize: int, dtype) -> LocalTensor:
     if a + nbytes > tier.high:
         tier.high = a + nbytes          # the bytes the block may write, zeroed for the next block
     return LocalTensor(core, tier, a, d, n, position)
+
+
+TypedLocalTensor.build = staticmethod(local_tensor_at)     # LocalTensor[T](pos, addr, tileSize)
 
 
 class LocalMemAllocator:

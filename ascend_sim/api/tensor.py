@@ -202,16 +202,20 @@ class LocalTensor:
 
 
 class TypedLocalTensor:
-    """``LocalTensor<T>`` before its constructor arguments: ``LocalTensor[T](pos, addr, tileSize)``."""
+    """``LocalTensor<T>`` before its constructor arguments: ``LocalTensor[T](pos, addr, tileSize)``.
+
+    ``build`` is api/static.py's ``local_tensor_at`` (installed there: static allocation needs the positions
+    of api/pipe.py, which builds on this module).
+    """
 
     __slots__ = ("dtype",)
+    build = None
 
     def __init__(self, dtype):
         self.dtype = dtype
 
     def __call__(self, pos, addr: int, tileSize: int) -> LocalTensor:
-        from ascend_sim.api.static import local_tensor_at      # static builds on pipe, which builds on tensor
-        return local_tensor_at(pos, addr, tileSize, self.dtype)
+        return TypedLocalTensor.build(pos, addr, tileSize, self.dtype)
 
 
 def _index(v, what: str, kind: str = "LocalTensor") -> int:
