@@ -290,10 +290,8 @@ def test_select_takes_src0_where_the_bit_is_set(scalar_mode):
     assert_same(z, np.where(np.unpackbits(mask, bitorder="little").astype(bool), x, other))
 
 
-def test_compare_needs_whole_256_byte_repeats_and_room_for_the_bits():
-    x = np.ones(256, half)
-    with raises_rule(ArgumentError, "count 100 x 2 bytes = 200", "256 bytes", at="Compare(z, x, x, CMPMODE.LT, 100)"):
-        run_on_ub(lambda x, z: Compare(z, x, x, CMPMODE.LT, 100), x, np.zeros(32, uint8))
+def test_compare_needs_room_for_the_bits():
+    x = np.ones(256, half)        # a count with a partial last repeat: tests/sim/conformance (the tail is skipped)
     with raises_rule(OutOfBoundsError, "256 result bits need 32 bytes but dst holds 16",
                      at="Compare(z, x, x, CMPMODE.GT, 256)"):
         run_on_ub(lambda x, z: Compare(z, x, x, CMPMODE.GT, 256), x, np.zeros(16, uint8))

@@ -530,32 +530,48 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
 
 
 def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
-    """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``."""
+    """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``.
+
+    Compare.md: "设置count时，需要保证count个元素所占空间256字节对齐。未对齐部分元素不参与计算，仅完整对齐块有效" (only
+    whole 256-byte repeats are compared; the tail's bits are not written) and "当参数count ... 取值为0时 ... 该接口将被
+    视为NOP"; on Atlas A2 T is half, float (every CMPMODE) or int32_t (CMPMODE::EQ only).
+    """
     site = kernel_point()
     for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
         _ub(t, "Compare", role, site)
     _same("Compare", site, src0, src1)
     member("Compare", "cmpMode", cmpMode, CMPMODE, site)
+    dt = src0.dtype
+    if dt not in _CMP_DTYPES or (dt == np.int32 and cmpMode is not CMPMODE.EQ):
+        raise DtypeError(f"Compare: {ascend_name(dt)} with CMPMODE.{cmpMode.name} is not in the Atlas A2 table (half "
+                         "and float: every CMPMODE; int32_t: EQ only)",
+                         fix="Cast the operands to half or float first", site=site)
     n = _count("Compare", count, site, src0, src1)
-    if (n * src0.dtype.itemsize) % 256:
-        raise ArgumentError(f"Compare: count {n} x {src0.dtype.itemsize} bytes = {n * src0.dtype.itemsize} is not a "
-                            "multiple of 256 bytes (one repeat)", fix="pad the data to whole 256-byte repeats",
-                            site=site)
-    nbytes_out = -(-n // 8)
+    lanes = 256 // dt.itemsize
+    n = n // lanes * lanes                  # the unaligned tail takes no part
+    if not n:
+        return
+    nbytes_out = n // 8
     if dst.nbytes < nbytes_out:
         raise OutOfBoundsError(f"Compare: {n} result bits need {nbytes_out} bytes but dst holds {dst.nbytes}",
                                fix="allocate count/8 bytes for the mask", site=site)
     out = dst.ReinterpretCast(np.uint8)
     d = _Access(out, nbytes_out, "Compare", site)
     a, b = _Access(src0, n, "Compare", site), _Access(src1, n, "Compare", site)
-    _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, src0.dtype.itemsize), site)
+    _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, dt.itemsize), site)
     d.put(np.packbits(_CMP[cmpMode](a.get(), b.get()), bitorder="little"))
 
 
-def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
-    """``Select(dst, selMask, src0, src1, SELMODE, count)``: src0 where the mask bit is 1, else src1.
+_CMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32))
 
-    In VSEL_TENSOR_SCALAR_MODE ``src1`` is a scalar.
+
+def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
+    """``Select(dst, selMask, src0, src1, SELMODE, count)`` or ``(..., mask, repeatTime, BinaryRepeatParams)``.
+
+    src0 where the selMask bit is 1, else src1 (a scalar in VSEL_TENSOR_SCALAR_MODE). Select.md: mode 0 "selMask的
+    有效位数限制为256/sizeof(T)，多轮迭代均使用相同的selMask有效数值" (every repeat reuses the same first
+    256/sizeof(T) bits); modes 1 and 2 "每次迭代使用selMask的位数为256/sizeof(T)，多轮迭代连续消耗selMask的不同部分";
+    in the repeat form, lanes the mask switches off keep dst's value ("无效位...则保持dst原始值").
     """
     site = kernel_point()
     for role, t in (("dst", dst), ("selMask", selMask), ("src0", src0)):
@@ -566,12 +582,33 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
         scalar_arg("Select", "src1 (the scalar of VSEL_TENSOR_SCALAR_MODE)", src1, dst.dtype, site)
     srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
     _same("Select", site, dst, *srcs)
-    n = _count("Select", count, site, dst, *srcs)
-    m = _Access(selMask.ReinterpretCast(np.uint8), -(-n // 8), "Select", site)
-    d = _Access(dst, n, "Select", site)
-    acc = [_Access(s, n, "Select", site) for s in srcs]
-    _issue("Select", "simple", d, acc + [m], timing.vector_repeats(n, dst.dtype.itemsize), site)
-    bits = np.unpackbits(m.get(), bitorder="little")[:n].astype(bool)
+    if dst.dtype not in _CMP_DTYPES[:2]:
+        raise DtypeError(f"Select: {ascend_name(dst.dtype)} data; on Atlas A2 Select takes half or float",
+                         fix="Cast to half or float first", site=site)
+    lanes = 256 // dst.dtype.itemsize
+    if len(args) == 1:
+        d, acc, reps = _accesses("Select", site, dst, srcs, args)
+        bit = np.arange(d.n)
+    else:
+        if scalar_mode and len(args) == 3 and isinstance(args[2], BinaryRepeatParams):    # src1 is the scalar
+            p = args[2]
+            args = (args[0], args[1], UnaryRepeatParams(p.dstBlkStride, p.src0BlkStride, p.dstRepStride,
+                                                        p.src0RepStride))
+        d, acc, reps = _accesses("Select", site, dst, srcs, args)
+        key = _mask_key("Select", args[0], dst.dtype.itemsize, site)
+        bit = _lane_index(dst.dtype.itemsize, key, _check_repeat("Select", args[1], site, 255), 1, 8)
+    if selMode is SELMODE.VSEL_CMPMASK_SPR:
+        bit = bit % lanes                   # every repeat: the same first 256/sizeof(T) bits
+    nbytes = int(bit.max()) // 8 + 1 if bit.size else 0
+    if nbytes > selMask.nbytes:
+        raise OutOfBoundsError(f"Select: {selMode.name} reads selMask bits 0..{int(bit.max())} ({nbytes} bytes) but "
+                               f"selMask holds {selMask.nbytes} bytes", fix="make selMask one bit per selected "
+                               "element (mode 0: 256/sizeof(T) bits, reused by every repeat)", site=site)
+    m = _Access(selMask.ReinterpretCast(np.uint8), nbytes, "Select", site)
+    _issue("Select", "simple", d, acc + [m], reps, site)
+    if not bit.size:
+        return
+    bits = np.unpackbits(m.get(), bitorder="little")[bit].astype(bool)
     other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
     d.put(np.where(bits, acc[0].get(), other))
 
