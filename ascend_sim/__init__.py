@@ -18,7 +18,7 @@ from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData,
                                      QuantMode_t)
 from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
-                                         DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
+                                         DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone, SetPadValue)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
                                        Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
                                        ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
