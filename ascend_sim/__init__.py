@@ -23,6 +23,7 @@ from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, B
                                        Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul, Muls, Reciprocal,
                                        ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode, Select, Sqrt,
                                        Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+from ascend_sim.api.ops.conversion import SetDeqScale
 from ascend_sim.api.pipe import GetTPipePtr, QuePosition, TBuf, TPipe, TPosition, TQue, TQueBind
 from ascend_sim.api.static import Hardware, LocalMemAllocator
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,

@@ -13,7 +13,7 @@ import re
 
 from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
-from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.hw.dtypes import ascend_name, bytes_of, elements_in
 from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
                                       SyncError, format_site, kernel_point, resolve_site)
 from ascend_sim.api.checks import dtype_arg, integer
@@ -155,7 +155,7 @@ class TQue:
             tensor = None
         if tensor is None:
             d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
-            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
+            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, elements_in(self.nbytes, d),
                                                        self.position, slot)
         tensor.tier = self.tier         # back from FreeTensor's mark (checks.live)
         slot.last = tensor
@@ -324,7 +324,7 @@ class TBuf:
             raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
-        cap = self.nbytes // dtype.itemsize
+        cap = elements_in(self.nbytes, dtype)
         if length is None:
             return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, cap, self.position)
         n = integer("TBuf.Get", "length", length, site, 0)
@@ -332,7 +332,7 @@ class TBuf:
             raise OutOfBoundsError(
                 f"TBuf.Get({ascend_name(dtype)}, {n}): {self.name} holds {self.nbytes} bytes = {cap} "
                 f"{ascend_name(dtype)} elements, so {n} elements would reach into the next buffer",
-                fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {n * dtype.itemsize}) "
+                fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {bytes_of(n, dtype)}) "
                     "for a larger buffer", site=site)
         return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, n, self.position)
 

@@ -16,7 +16,7 @@ from ascend_sim.api.tensor import LocalTensor, TypedLocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, OutOfBoundsError, PositionError,
                                       QueueError, kernel_point)
-from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.hw.dtypes import ascend_name, bytes_of
 
 
 class Hardware(enum.Enum):
@@ -52,7 +52,7 @@ def local_tensor_at(position, addr: int, tileSize: int, dtype) -> LocalTensor:
     tier = tier_for(core, position)
     a = integer("LocalTensor", "addr", addr, site, 0)
     n = integer("LocalTensor", "tileSize", tileSize, site, 0)
-    nbytes = n * d.itemsize
+    nbytes = bytes_of(n, d)
     if a % 32:
         raise AlignmentError(f"LocalTensor at {tier.name} address {a}: the start address must be 32-byte "
                              f"aligned ({a} % 32 = {a % 32})",
@@ -138,13 +138,14 @@ class LocalMemAllocator:
         d = dtype_arg("Alloc", dtype, site)
         count = integer("Alloc", "tileSize", n, site, 0)
         tier, head = self.tier, self._head
-        if head + count * d.itemsize > tier.capacity:
+        nbytes = bytes_of(count, d)
+        if head + nbytes > tier.capacity:
             raise CapacityError(
-                f"LocalMemAllocator(Hardware.{self.hard.name}).Alloc({ascend_name(d)}, {count}) needs {count * d.itemsize} "
+                f"LocalMemAllocator(Hardware.{self.hard.name}).Alloc({ascend_name(d)}, {count}) needs {nbytes} "
                 f"bytes at address {head}, but {tier.name} has {tier.capacity} bytes ({tier.capacity - head} left)",
                 fix="allocate smaller tiles or fewer tensors", site=site)
         t = local_tensor_at(pos, head, count, d)
-        self._head = head + count * d.itemsize
+        self._head = head + nbytes
         return t
 
 

@@ -12,7 +12,7 @@ from ascend_sim.api.ops.scalar import local_get_value, local_set_value
 from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
-from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.hw.dtypes import as_dtype, ascend_name, elements_in, int4b_t
 
 _new = object.__new__
 
@@ -156,17 +156,23 @@ class LocalTensor:
         return self._sub(start, stop - start)
 
     def _sub(self, off: int, n: int) -> "LocalTensor":
-        return LocalTensor(self.core, self.tier, self.addr + off * self.dtype.itemsize, self.dtype, n,
-                           self.position, self.slot)
+        d = self.dtype
+        if d is not int4b_t:
+            return LocalTensor(self.core, self.tier, self.addr + off * d.itemsize, d, n, self.position, self.slot)
+        if off % 2:
+            raise AlignmentError(f"offset {off} into an int4b_t LocalTensor falls inside a byte (two int4b_t per byte)",
+                                 fix="offset int4b_t tensors by an even number of elements")
+        return LocalTensor(self.core, self.tier, self.addr + off // 2, d, n, self.position, self.slot)
 
     def ReinterpretCast(self, dtype) -> "LocalTensor":
         """Read the same bytes as another dtype."""
         d = dtype_arg("ReinterpretCast", dtype, None)
-        return LocalTensor(self.core, self.tier, self.addr, d, self.nbytes // d.itemsize, self.position, self.slot)
+        return LocalTensor(self.core, self.tier, self.addr, d, elements_in(self.nbytes, d), self.position, self.slot)
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        d = self.dtype
+        return (self.size + 1) // 2 if d is int4b_t else self.size * d.itemsize
 
     def GetSize(self) -> int:
         return self.size

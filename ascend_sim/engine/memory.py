@@ -117,7 +117,6 @@ class Tier:
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
         self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
-        self.pad_value = None       # UB: the value SetPadValue gave DataCopyPad's padding, if any
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -128,7 +127,6 @@ class Tier:
         self.buffers = []
         self.holes = {}
         self.allocator = None
-        self.pad_value = None
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""

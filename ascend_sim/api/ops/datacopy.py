@@ -153,7 +153,7 @@ def SetPadValue(paddingValue) -> None:
     """
     site = kernel_point()
     scalar_arg("SetPadValue", "paddingValue", paddingValue, np.dtype(np.float64), site)
-    current_core().tiers["UB"].pad_value = paddingValue
+    current_core().regs["pad"] = paddingValue
 
 
 def _check_pad(pad, dst, site) -> None:
@@ -336,7 +336,7 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
     record_read(core, buf, off, plan.count, plan.blen, plan.src_pitch)     # for the write-after-read check
     padded = plan.dst_blen > plan.blen
-    value = None if not padded else (pad.paddingValue if pad is not None and pad.isPad else dst.tier.pad_value)
+    value = None if not padded else (pad.paddingValue if pad is not None and pad.isPad else core.regs.get("pad"))
     tail = padded and value is None and plan.lead + plan.blen < plan.dst_blen
     holes = _blank_padding(dst, plan) if tail else None    # right-side garbage blocks nothing wrote before
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,

@@ -19,11 +19,12 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import V, Runs, regions_of, region
-from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
+from ascend_sim.hw.dtypes import ascend_name, as_dtype, int4b_t, int8, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
+from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -45,16 +46,6 @@ class UnaryRepeatParams:
     srcBlkStride: int = 1
     dstRepStride: int = 8
     srcRepStride: int = 8
-
-
-class RoundMode(enum.Enum):
-    CAST_NONE = "none"      # float->float: round to nearest even; float->int: round to nearest even
-    CAST_RINT = "rint"      # round half to even
-    CAST_FLOOR = "floor"
-    CAST_CEIL = "ceil"
-    CAST_ROUND = "round"    # round half away from zero
-    CAST_TRUNC = "trunc"
-    CAST_ODD = "odd"        # von Neumann rounding (float narrowing only)
 
 
 class CMPMODE(enum.Enum):
@@ -455,24 +446,67 @@ def Duplicate(dst, scalar, *args) -> None:
     d.put(np.full(d.n, scalar, dst.dtype))
 
 
-def Cast(dst, src, round_mode: RoundMode, count) -> None:
-    """``Cast(dst, src, RoundMode, count)``: convert dtypes with the given rounding."""
+def Cast(dst, src, round_mode: RoundMode, *args) -> None:
+    """``Cast(dst, src, RoundMode, count)`` or ``Cast(dst, src, RoundMode, mask, repeatTime, UnaryRepeatParams)``.
+
+    Only the (src, dst, RoundMode) triples of the Atlas A2 table convert (conversion.py). The repeat form:
+    "数据类型转换的mask会按照输入和输出类型中sizeof(dtype)较大的来筛选" (one repeat covers 256 bytes of the wider
+    type; each operand's blocks and strides count its own 32-byte blocks). int4b_t: "count必须为偶数".
+    """
     site = kernel_point()
     _ub(dst, "Cast", "dst", site)
     _ub(src, "Cast", "src", site)
     if not isinstance(round_mode, RoundMode):
         raise ArgumentError(f"Cast: round mode must be a RoundMode, got {round_mode!r}",
                             fix="e.g. RoundMode.CAST_NONE or RoundMode.CAST_RINT", site=site)
-    if round_mode is RoundMode.CAST_ODD and not is_float(dst.dtype):
-        raise ArgumentError(f"Cast: CAST_ODD (round to odd) produces a float; {ascend_name(src.dtype)} -> "
-                            f"{ascend_name(dst.dtype)} converts to an integer, where it has no meaning",
-                            fix="use CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL or CAST_TRUNC for this pair",
-                            site=site)
-    n = _count("Cast", count, site, dst, src)
-    d, a = _Access(dst, n, "Cast", site), _Access(src, n, "Cast", site)
-    reps = timing.vector_repeats(n, max(dst.dtype.itemsize, src.dtype.itemsize))
+    sd, dd = src.dtype, dst.dtype
+    check_cast(sd, dd, round_mode, site)
+    wide = max(sd.itemsize, dd.itemsize)
+    if len(args) == 1:
+        n = _count("Cast", args[0], site, dst, src)
+        if (sd is int4b_t or dd is int4b_t) and n % 2:
+            raise ArgumentError(f"Cast: count {n} is odd, but int4b_t packs two elements per byte (count必须为偶数)",
+                                fix="convert an even number of elements", site=site)
+        d = _Access(dst.ReinterpretCast(np.uint8), n // 2, "Cast", site) if dd is int4b_t else _Access(dst, n, "Cast",
+                                                                                                        site)
+        a = _Access(src.ReinterpretCast(np.uint8), n // 2, "Cast", site) if sd is int4b_t else _Access(src, n, "Cast",
+                                                                                                         site)
+        reps = timing.vector_repeats(n, wide)
+    elif len(args) == 3:
+        mask, repeat, params = args
+        if sd is int4b_t or dd is int4b_t:
+            raise ArgumentError("Cast: int4b_t in the repeat form is not modelled", fix="use the count form",
+                                site=site)
+        if not isinstance(params, UnaryRepeatParams):
+            raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
+                                fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
+        key = _mask_key("Cast", mask, wide, site)
+        r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
+        d = _Access(dst, _cast_lanes(dd.itemsize, wide, key, r, _stride("Cast", params, "dstBlkStride", site),
+                                     _stride("Cast", params, "dstRepStride", site)), "Cast", site)
+        a = _Access(src, _cast_lanes(sd.itemsize, wide, key, r, _stride("Cast", params, "srcBlkStride", site),
+                                     _stride("Cast", params, "srcRepStride", site)), "Cast", site)
+        n, reps = d.n, max(r, 1)
+    else:
+        raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
+                            fix="Cast(dst, src, mode, count)", site=site)
     _issue("Cast", "cast", d, [a], reps, site)
-    d.put(cast_values(a.get(), dst.dtype, round_mode))
+    x = unpack_int4(a.get(), n) if sd is int4b_t else a.get()
+    if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
+        d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
+    elif dd is int4b_t:                          # round, saturate to -8..7, pack
+        d.put(pack_int4(np.clip(cast_values(x, int8, round_mode), -8, 7)))
+    else:
+        d.put(cast_values(x, dd, round_mode))
+
+
+@lru_cache(maxsize=1024)
+def _cast_lanes(itemsize: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``itemsize`` each."""
+    epb = 32 // itemsize
+    j = np.flatnonzero(_lane_mask(mask_key, 256 // wide))
+    r = np.arange(repeat)[:, None] * rep * epb
+    return (r + (j // epb) * blk * epb + j % epb).reshape(-1)
 
 
 def cast_values(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
