@@ -79,7 +79,7 @@ def tier_for(core, position: TPosition):
 class _Slot:
     """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
 
-    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last")
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last", "views")
 
     def __init__(self, que: "TQue", addr: int):
         self.que = que
@@ -89,6 +89,7 @@ class _Slot:
         self.alloc_site = None
         self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
         self.last = None            # the handle the last AllocTensor returned
+        self.views: list = []       # slices and ReinterpretCasts made of it since: FreeTensor marks them too
 
 
 class TQue:
@@ -237,6 +238,10 @@ class TQue:
         freed = self.tier.freed_view    # the handles now point to the freed tier: a later use is reported
         tensor.tier = freed
         slot.last.tier = freed
+        if slot.views:                  # and so do the views made before FreeTensor
+            for v in slot.views:
+                v.tier = freed
+            slot.views.clear()
         core.scalar_time += core.tick
         core.calls += 1
 

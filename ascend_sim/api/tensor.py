@@ -158,16 +158,23 @@ class LocalTensor:
     def _sub(self, off: int, n: int) -> "LocalTensor":
         d = self.dtype
         if d is not int4b_t:
-            return LocalTensor(self.core, self.tier, self.addr + off * d.itemsize, d, n, self.position, self.slot)
-        if off % 2:
+            v = LocalTensor(self.core, self.tier, self.addr + off * d.itemsize, d, n, self.position, self.slot)
+        elif off % 2:
             raise AlignmentError(f"offset {off} into an int4b_t LocalTensor falls inside a byte (two int4b_t per byte)",
                                  fix="offset int4b_t tensors by an even number of elements")
-        return LocalTensor(self.core, self.tier, self.addr + off // 2, d, n, self.position, self.slot)
+        else:
+            v = LocalTensor(self.core, self.tier, self.addr + off // 2, d, n, self.position, self.slot)
+        if v.slot is not None:
+            v.slot.views.append(v)      # FreeTensor marks the views of a queue buffer too
+        return v
 
     def ReinterpretCast(self, dtype) -> "LocalTensor":
         """Read the same bytes as another dtype."""
         d = dtype_arg("ReinterpretCast", dtype, None)
-        return LocalTensor(self.core, self.tier, self.addr, d, elements_in(self.nbytes, d), self.position, self.slot)
+        v = LocalTensor(self.core, self.tier, self.addr, d, elements_in(self.nbytes, d), self.position, self.slot)
+        if v.slot is not None:
+            v.slot.views.append(v)
+        return v
 
     @property
     def nbytes(self) -> int:

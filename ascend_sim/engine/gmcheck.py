@@ -26,9 +26,10 @@ import numpy as np
 from numpy import count_nonzero
 
 from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
-from ascend_sim.engine.instr import PIPES, Instr
+from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
 
 CHUNK = 32
+MTE2 = PIPE_INDEX["MTE2"]
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
 UID = (1 << SHIFT) - 1
 
@@ -84,6 +85,7 @@ def release(buf) -> None:
     """At the end of a launch: forget the buffer's reads and writes, and keep its shadow for the next launch."""
     buf.reads = {}
     buf.boxes = {}
+    buf.settled = {}
     sh = buf.shadow
     if sh is None:
         return
@@ -106,8 +108,11 @@ def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, i
 def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
     reads = buf.reads
-    if reads and (len(reads) > 1 or core.uid not in reads):
-        _check_after_reads(core, buf, off, count, blen, pitch, site)
+    if reads:
+        if len(reads) > 1 or core.uid not in reads:
+            _check_after_reads(core, buf, off, count, blen, pitch, site)
+        if core.uid in reads:
+            _check_own_reads(core, buf, off, count, blen, pitch, pipe, site)
     sh = buf.shadow
     if sh is None:
         sh = shadow_of(buf)
@@ -215,9 +220,9 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
             _check_read(core, buf, sh, sh.partial[c][a:b], c * CHUNK + a, 1, pipe, op, (start, end), site)
 
 
-def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
-    """Remember a GM read for the write-after-read check of later writes by other blocks."""
-    read = (core.epoch, off, count, blen, pitch, len(core.records))
+def record_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int = MTE2) -> None:
+    """Remember a GM read (before it is issued on ``pipe``) for the write-after-read checks of later writes."""
+    read = (core.epoch, off, count, blen, pitch, len(core.records), core.vc[pipe][pipe] + 1, pipe)
     mine = buf.reads.get(core.uid)
     if mine is None:
         buf.reads[core.uid] = [read]
@@ -228,7 +233,7 @@ def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
 def _box(buf, uid: int, reads: list) -> tuple:
     """(lowest byte, end byte) of the reads of core ``uid``, extended over the reads added since last time."""
     lo, hi, k = buf.boxes.get(uid, (1 << 62, -1, 0))
-    for _, roff, rcount, rblen, rpitch, _ in reads[k:]:
+    for _, roff, rcount, rblen, rpitch, *_ in reads[k:]:
         lo, hi = min(lo, roff), max(hi, roff + (rcount - 1) * rpitch + rblen)
     buf.boxes[uid] = (lo, hi, len(reads))
     return lo, hi
@@ -245,10 +250,44 @@ def _check_after_reads(core, buf, off: int, count: int, blen: int, pitch: int, s
         blo, bhi = _box(buf, uid, reads)
         if blo >= hi or bhi <= lo:
             continue
-        for epoch, roff, rcount, rblen, rpitch, rec in reads:
+        for epoch, roff, rcount, rblen, rpitch, rec, *_ in reads:
             if epoch <= seen.get(uid, -1) or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
                 continue
             _overlap(core, buf, uid, rec, chunk_runs(roff, rcount, rblen, rpitch), mine, site)
+
+
+def _check_own_reads(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, site) -> None:
+    """Raise if this write on ``pipe`` covers bytes this block's MTE2 read with no flag or barrier between.
+
+    Reads are kept in issue order; those the writing pipe has synchronised past (its vector clock) are
+    skipped for good (``buf.settled``), so a kernel pays for the few reads still in flight.
+    """
+    reads = buf.reads[core.uid]
+    key = (core.uid, pipe)
+    k = buf.settled.get(key, 0)
+    vc = core.vc[pipe]
+    n = len(reads)
+    while k < n and reads[k][6] <= vc[reads[k][7]]:
+        k += 1
+    buf.settled[key] = k
+    if k == n:
+        return
+    mine = chunk_runs(off, count, blen, pitch)
+    lo, hi = mine[0][0], mine[-1][1]
+    for _, roff, rcount, rblen, rpitch, rec, seq, rp in reads[k:]:
+        if seq <= vc[rp] or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
+            continue
+        for rs, re_ in chunk_runs(roff, rcount, rblen, rpitch):
+            for ws, we in mine:
+                if rs < we and ws < re_:
+                    r, w = PIPES[rp], PIPES[pipe]
+                    raise RaceError(
+                        f"pipe {w} writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; byte {max(rs, ws)} was read by "
+                        f"pipe {r} of this block at {_site(core, rec)}, with no flag or barrier between that read "
+                        f"and this write (the read may still be running and see the new bytes)",
+                        fix=f"SetFlag(HardEvent.{r}_{w}, id) after the read and WaitFlag(HardEvent.{r}_{w}, id) "
+                            "before this write (or the queue hand-off that makes them wait), or PipeBarrier(PIPE_ALL)",
+                        site=site)
 
 
 def _overlap(core, buf, uid: int, rec: int, theirs: list, mine: list, site) -> None:

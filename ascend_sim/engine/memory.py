@@ -37,8 +37,9 @@ class GmBuffer:
         self.dtype = array.dtype
         self.shadow = None          # gmcheck.GmShadow once the launch writes the buffer
         self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
-        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
+        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record, seq, pipe): gmcheck
         self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
+        self.settled: dict = {}     # (core uid, writing pipe) -> its reads that pipe has synchronised past: gmcheck
         # provenance (only inside ``tracking_gm_writes``): the record index of the instruction that last
         # wrote each byte, -1 for bytes no instruction wrote
         self.written_by: np.ndarray | None = np.full(self.nbytes, -1, np.int32) if _TRACKING else None
