@@ -95,3 +95,24 @@ def test_add_that_never_frees_its_inputs_deadlocks_like_the_device():
     with raises_rule(QueueError, "AllocTensor on inQueueX with all 2 buffer(s) in use", "deadlock",
                      at="x, y = self.inQueueX.AllocTensor"):
         launch(add_custom, 1, x, x, np.zeros_like(x), Tiling(n, 4), np.dtype(np.float32), True)
+
+
+def test_dependent_vector_instructions_need_no_pipe_barrier_as_with_auto_sync():
+    """PipeBarrier(ISASI).md: an Add then a Mul reading its result; "开启自动同步 ... 的情况下，编译器自动插入PIPE_V
+    同步，无需开发者手动插入" (auto sync is on by default): the simulator runs one pipe in order, with or without the
+    barrier, and reports nothing."""
+    from ascend_sim import Mul, PIPE_V, PipeBarrier
+    from kernels_util import vector_result
+    x, y = np.arange(64, dtype=np.float32), np.full(64, 3, np.float32)
+
+    def body(barrier):
+        def k(x, y, t, z):
+            Add(t, x, y, 64)
+            if barrier:
+                PipeBarrier(PIPE_V)
+            Mul(z, t, y, 64)
+        return k
+    plain = vector_result(body(False), x, y, np.zeros(64, np.float32), out_like=np.zeros(64, np.float32))
+    fenced = vector_result(body(True), x, y, np.zeros(64, np.float32), out_like=np.zeros(64, np.float32))
+    np.testing.assert_array_equal(plain, (x + y) * y)
+    np.testing.assert_array_equal(fenced, plain)
