@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (Add, AlignmentError, ArgumentError, CapacityError, DataCopy, GetBlockIdx, GetBlockNum,
+from ascend_sim import (Add, AlignmentError, ArgumentError, CapacityError, DataCopy, Duplicate, GetBlockIdx, GetBlockNum,
                         GetTaskRatio, GetTPipePtr, GlobalTensor, HardEvent, Hardware, LocalMemAllocator, LocalTensor,
                         Muls, OutOfBoundsError, PositionError, QueueError, RaceError, SetFlag, SyncError, TPipe,
                         TPosition, TQue, TQueBind, UninitializedReadError, WaitFlag, float32, half, kernel, launch)
@@ -228,3 +228,19 @@ def test_a_static_tensor_over_a_queue_buffer_is_refused():
         LocalTensor[half](TPosition.VECCALC, 1024, 64)  # <- inside the queue's second buffer
     with raises_rule(QueueError, "overlaps UB bytes 0..2047 that TPipe.InitBuffer gave to", at="inside the queue"):
         launch(kernel(k), 1)
+
+
+def test_overlapping_raw_address_tensors_are_caught_by_the_racecheck():
+    """Two LocalTensors placed by hand on overlapping UB bytes: legal to build (C++ does not check), but a write
+    on one pipe and a write on another to the shared bytes with no flag is the racecheck's write-after-write."""
+    @kernel
+    def overlap(x, n):
+        xg = GlobalTensor(half)
+        xg.SetGlobalBuffer(x, n)
+        a = LocalTensor[half](TPosition.VECIN, 0, n)
+        b = LocalTensor[half](TPosition.VECCALC, n, n)        # bytes n..3n-1: half of it is a's
+        DataCopy(a, xg, n)
+        Duplicate(b, 1.0, n)  # <- V writes bytes MTE2 is writing
+    with raises_rule(RaceError, "Duplicate on pipe V overwrites UB bytes from 256 that pipe MTE2 wrote",
+                     at="<- V writes bytes MTE2"):
+        launch(overlap, 1, np.ones(256, half), 256)
