@@ -49,7 +49,7 @@ class GlobalTensor:
         self.buf = ptr.buf
         self.offset = ptr.offset
         if bufferSize is None:
-            bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
+            bufferSize = elements_in(ptr.buf.nbytes - ptr.offset, dtype)
         self.size = bufferSize if bufferSize.__class__ is int else _index(bufferSize, "bufferSize", "SetGlobalBuffer")
 
     @property
@@ -71,7 +71,7 @@ class GlobalTensor:
         sub = _new(GlobalTensor)        # hot (every tile): no __init__ (its dtype normalising)
         sub.dtype = dt = self.dtype
         sub.buf = self.buf
-        sub.offset = self.offset + off * dt.itemsize
+        sub.offset = self.offset + (off * dt.itemsize if dt is not int4b_t else off // 2)
         sub.size = self.size - off
         sub.l2_mode = self.l2_mode
         return sub
@@ -89,7 +89,7 @@ class GlobalTensor:
     def gm_view(self, count: int, what: str = "access") -> np.ndarray:
         """Typed numpy view of ``count`` elements, bounds-checked against the allocation."""
         self._require()
-        nbytes = count * self.dtype.itemsize
+        nbytes = count * self.dtype.itemsize if self.dtype is not int4b_t else (count + 1) // 2
         self.check_range(self.offset, nbytes, what)
         return self.buf.raw[self.offset:self.offset + nbytes].view(self.dtype)
 

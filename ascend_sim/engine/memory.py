@@ -13,7 +13,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.hw.dtypes import as_dtype, ascend_name, int4b_t
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.shadow import Shadow
 
@@ -78,7 +78,8 @@ class GmPtr:
         self.dtype = dtype
 
     def __add__(self, n: int) -> "GmPtr":
-        return GmPtr(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
+        d = self.dtype
+        return GmPtr(self.buf, self.offset + (int(n) * d.itemsize if d is not int4b_t else int(n) // 2), d)
 
     __radd__ = __add__
 

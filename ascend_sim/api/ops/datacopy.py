@@ -13,7 +13,7 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
-from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.hw.dtypes import ascend_name, bytes_of, int4b_t
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
@@ -114,13 +114,15 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     if count <= 0:
         raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
                             site=site)
-    if (count * isz) % BLOCK:
+    nbytes = bytes_of(count, dst.dtype)         # int4b_t: two elements per byte
+    if nbytes % BLOCK or (dst.dtype is int4b_t and count % 2):
+        per = BLOCK * 2 if dst.dtype is int4b_t else BLOCK // isz
         raise AlignmentError(
-            f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {count * isz} "
-            f"bytes, and {count * isz} % 32 = {count * isz % 32}",
-            fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
+            f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {nbytes} "
+            f"bytes, and {nbytes} % 32 = {nbytes % 32}",
+            fix=f"copy a multiple of {per} elements, or use DataCopyPad for a tail of any length",
             site=site)
-    return BurstPlan(1, count * isz, count * isz, count * isz, count * isz)
+    return BurstPlan(1, nbytes, nbytes, nbytes, nbytes)
 
 
 def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:

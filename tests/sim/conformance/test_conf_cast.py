@@ -93,3 +93,30 @@ def test_int4_counts_must_be_even():
     with raises_rule(ArgumentError, "count 63 is odd, but int4b_t packs two elements per byte", at="odd_int4"):
         run_on_ub(lambda x, z: Cast(z.ReinterpretCast(int4b_t), x, RoundMode.CAST_RINT, 63),  # odd_int4
                   np.zeros(64, np.float16), np.zeros(32, np.int8))
+
+
+@kernel
+def dequant_int4(w, out, n):
+    """Packed int4 weights in GM (an int8 array, two per byte) -> UB as int4b_t -> half, the way W4 kernels load them."""
+    wg, og = GlobalTensor(int4b_t), GlobalTensor(half)
+    wg.SetGlobalBuffer(w.cast(int4b_t))                     # n int4b_t elements in n / 2 bytes
+    og.SetGlobalBuffer(out, n)
+    pipe = TPipe()
+    qb, hb = TBuf(TPosition.VECCALC), TBuf(TPosition.VECCALC)
+    pipe.InitBuffer(qb, n // 2)
+    pipe.InitBuffer(hb, n * 2)
+    q, h = qb.Get(int4b_t), hb.Get(half)
+    DataCopy(q, wg[n // 2], n // 2)                         # the second half of the elements (an element offset)
+    handoff(HardEvent.MTE2_V)
+    Cast(h[0:n // 2], q, RoundMode.CAST_NONE, n // 2)
+    handoff(HardEvent.V_MTE3)
+    DataCopy(og, h, n // 2)
+
+
+def test_int4_global_tensor_offsets_and_copies_count_elements():
+    vals = np.random.default_rng(6).integers(-8, 8, 512).astype(np.int8)
+    packed = ((vals[0::2] & 0x0F) | ((vals[1::2] & 0x0F) << 4)).astype(np.uint8).view(np.int8)
+    out = np.zeros(512, np.float16)
+    launch(dequant_int4, 1, packed, out, 512)
+    np.testing.assert_array_equal(out[:256], vals[256:].astype(np.float16))
+    np.testing.assert_array_equal(out[256:], 0)
