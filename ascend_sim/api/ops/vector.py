@@ -70,6 +70,10 @@ def _ub(t, op: str, role: str, site, align: int = 32) -> LocalTensor:
         raise PositionError(f"{op}: {role} is a {type(t).__name__}; vector instructions work on UB LocalTensors only",
                             fix="DataCopy the data from GM into a VECIN tensor first", site=site)
     live(op, role, t, site)
+    if t.dtype is int4b_t and op != "Cast":
+        raise DtypeError(f"{op}: {role} holds int4b_t, packed two per byte; of the vector instructions only Cast "
+                         "takes it (Cast.md: int4b_t -> half, half -> int4b_t)",
+                         fix="Cast the int4b_t data to half first (and back with Cast after the arithmetic)", site=site)
     if t.tier.name != "UB":
         raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)

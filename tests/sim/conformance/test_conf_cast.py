@@ -120,3 +120,11 @@ def test_int4_global_tensor_offsets_and_copies_count_elements():
     launch(dequant_int4, 1, packed, out, 512)
     np.testing.assert_array_equal(out[:256], vals[256:].astype(np.float16))
     np.testing.assert_array_equal(out[256:], 0)
+
+
+def test_other_vector_instructions_refuse_int4():
+    from ascend_sim import Adds
+    with raises_rule(DtypeError, "Adds: dst holds int4b_t, packed two per byte; of the vector instructions only Cast",
+                     at="int4_adds"):
+        run_on_ub(lambda z: Adds(z.ReinterpretCast(int4b_t), z.ReinterpretCast(int4b_t), 1, 64),  # int4_adds
+                  np.zeros(32, np.int8))
