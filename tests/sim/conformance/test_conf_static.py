@@ -244,3 +244,25 @@ def test_overlapping_raw_address_tensors_are_caught_by_the_racecheck():
     with raises_rule(RaceError, "Duplicate on pipe V overwrites UB bytes from 256 that pipe MTE2 wrote",
                      at="<- V writes bytes MTE2"):
         launch(overlap, 1, np.ones(256, half), 256)
+
+
+def test_static_tensors_in_l1_on_the_cube_core():
+    """LocalMemAllocator(Hardware.L1) and LocalTensor[T](TPosition.B1, addr, n) on an AIC: GM -> L1 copies land
+    where the addresses say (read back with DataCopy L1 -> UB is not a cube path, so GetValue checks them)."""
+    seen = {}
+
+    @kernel(core="AIC")
+    def l1_static(x, n):
+        xg = GlobalTensor(half)
+        xg.SetGlobalBuffer(x, n)
+        alloc = LocalMemAllocator(Hardware.L1)
+        a = alloc.Alloc(TPosition.A1, half, n)
+        b = LocalTensor[half](TPosition.B1, alloc.GetCurAddr(), n)
+        DataCopy(a, xg, n)
+        DataCopy(b, xg, n)
+        SetFlag(HardEvent.MTE2_S, 0)
+        WaitFlag(HardEvent.MTE2_S, 0)
+        seen["vals"] = (a.GetValue(3), b.GetValue(n - 1), a.GetPhyAddr(), b.GetPhyAddr(), alloc.GetCurAddr())
+    x = np.arange(256).astype(half)
+    launch(l1_static, 1, x, 256)
+    assert seen["vals"] == (3.0, 255.0, 0, 512, 512)
