@@ -133,4 +133,5 @@ def PipeBarrier(pipe=PIPE_ALL) -> None:
         core.barrier_all()
         core.issue(S, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)
         return
+    core.done[p] = core.vc[p][p]        # later instructions of p start after the earlier ones finished
     core.issue(p, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)

@@ -30,6 +30,7 @@ from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
 
 CHUNK = 32
 MTE2 = PIPE_INDEX["MTE2"]
+MTE3 = PIPE_INDEX["MTE3"]
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
 UID = (1 << SHIFT) - 1
 
@@ -169,6 +170,8 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         p = wps & 7
         vc = np.array(core.vc[pipe][:7], np.int64)
         late = mine & (p != pipe) & ((wps >> 4) > vc[p])
+        if pipe == MTE3:            # or an earlier copy of this pipe that may still be running (below)
+            _same_pipe_overlap(core, buf, mine & (p == pipe), wps, recs, first, unit, pipe, atomic, span, site)
         if late.any():
             i = int(np.flatnonzero(late)[0])
             raise RaceError(
@@ -203,6 +206,28 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
             "SetAtomicAdd(dtype) if the blocks are meant to accumulate, or SyncAll() before rewriting "
             "another block's output", site=site)
+
+
+def _same_pipe_overlap(core, buf, same, wps, recs, first: int, unit: int, pipe: int, atomic: bool, span,
+                       site) -> None:
+    """PipeBarrier(ISASI).md: "PIPE_MTE2/PIPE_MTE3在搬运地址有重叠的情况下需要开发者插入同步 ... 搬运的目的GM地址存在重叠，
+    两条搬运指令之间需要通过调用PipeBarrier<PIPE_MTE3>()添加MTE3搬出流水的同步". An earlier write of this pipe to
+    these bytes must be known finished (a PipeBarrier, or a wait on a pipe that waited for it); atomic adds
+    accumulate and are left alone; the instruction's own earlier bursts are not earlier writes."""
+    seq = wps >> 4
+    open_ = same & (seq > core.done[pipe]) & (seq != core.vc[pipe][pipe] + 1)
+    if atomic:
+        open_ &= (wps & 8) == 0
+    if not open_.any():
+        return
+    i = int(np.flatnonzero(open_)[0])
+    w = PIPES[pipe]
+    raise RaceError(
+        f"pipe {w} writes GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte {first + i * unit} was written "
+        f"by an earlier copy on the same pipe at {_site(core, recs[i])}, with no PipeBarrier between (copies on "
+        f"one MTE pipe may overlap in flight: the older bytes may land last)",
+        fix=f"PipeBarrier(PIPE_{w}) between the two copies (PipeBarrier(ISASI).md), or write each byte once",
+        site=site)
 
 
 # ----------------------------------------------------------------------------- reads
