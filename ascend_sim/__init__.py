@@ -23,7 +23,7 @@ from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MatrixTraverse, T
 from ascend_sim.api.highlevel.matmul import GetSysWorkSpacePtr, Matmul, MatmulType, REGIST_MATMUL_OBJ
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
-                                         DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
+                                         DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone, SetPadValue)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
                                        Div, Duplicate, Exp, LeakyRelu, Ln, Max, Maxs, Min, Mins, Mul, Muls,
                                        Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
@@ -39,9 +39,11 @@ from ascend_sim.api.ops.mask import (MASK_PLACEHOLDER, MaskMode, ResetMask, SetM
 from ascend_sim.api.ops.reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, PairReduceSum, ReduceDataBlock,
                                        ReducePairElem, ReduceRepeat, ReduceType)
 from ascend_sim.api.ops.transpose import TransDataTo5HD, TransDataTo5HDParams, Transpose
-from ascend_sim.api.pipe import QuePosition, TBuf, TPipe, TPosition, TQue
+from ascend_sim.api.ops.conversion import SetDeqScale
+from ascend_sim.api.pipe import GetTPipePtr, QuePosition, TBuf, TPipe, TPosition, TQue, TQueBind
+from ascend_sim.api.static import Hardware, LocalMemAllocator
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
-                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, SyncAll)
+                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GetTaskRatio, SyncAll)
 from ascend_sim.api.launch import Kernel, kernel, launch
 from ascend_sim.api.sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
                                  HardEvent, PipeBarrier, SetFlag, WaitFlag, pipe_t)

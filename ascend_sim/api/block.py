@@ -17,9 +17,21 @@ def GetBlockIdx() -> int:
 
 
 def GetBlockNum() -> int:
-    """Number of blocks in the launch (``blockDim``)."""
+    """Number of blocks in the launch (``numBlocks``), on every core type.
+
+    GetBlockNum.md: "返回值与<<<>>>调用时配置的numBlocks一致" (equal to the launch's numBlocks); in a MIX 1:2 kernel
+    the AIV cores that run are ``GetTaskRatio() * numBlocks``.
+    """
+    return current_core().launch.block_dim
+
+
+def GetTaskRatio() -> int:
+    """AIV cores per AIC of the launch as this core sees it: 2 on the AIV of a MIX 1:2 kernel, else 1.
+
+    GetBlockNum.md: "实际启动的AIC或AIV的数量可以通过GetTaskRatio() * numBlocks计算得到".
+    """
     c = current_core()
-    return c.launch.block_dim * (2 if c.core_type == "AIV" and c.launch.kernel.core == "MIX" else 1)
+    return GetSubBlockNum() if c.core_type == "AIV" else 1
 
 
 def GetSubBlockIdx() -> int:

@@ -13,10 +13,11 @@ import re
 
 from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
-from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.hw.dtypes import ascend_name, bytes_of, elements_in
 from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
-                                      format_site, kernel_point, resolve_site)
+                                      SyncError, format_site, kernel_point, resolve_site)
 from ascend_sim.api.checks import dtype_arg, integer
+from ascend_sim.api.sync import HardEvent
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 
@@ -56,7 +57,8 @@ FLOW = {
 }
 
 
-def _tier_for(core, position: TPosition):
+def tier_for(core, position: TPosition):
+    """The tier (UB, L1, L0A ...) of this core that holds ``position``, or the PositionError."""
     name = TIER_OF.get(position)
     tier = core.tiers.get(name)
     if tier is not None:
@@ -78,7 +80,7 @@ def _tier_for(core, position: TPosition):
 class _Slot:
     """One buffer of a queue: its address, protocol state and the tensor handles given out for it."""
 
-    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last")
+    __slots__ = ("que", "addr", "state", "free_event", "alloc_site", "tensors", "last", "views")
 
     def __init__(self, que: "TQue", addr: int):
         self.que = que
@@ -88,6 +90,7 @@ class _Slot:
         self.alloc_site = None
         self.tensors: dict = {}     # dtype argument -> LocalTensor (a slot's handle never changes)
         self.last = None            # the handle the last AllocTensor returned
+        self.views: list = []       # slices and ReinterpretCasts made of it since: FreeTensor marks them too
 
 
 class TQue:
@@ -154,7 +157,7 @@ class TQue:
             tensor = None
         if tensor is None:
             d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
-            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, self.nbytes // d.itemsize,
+            tensor = slot.tensors[dtype] = LocalTensor(core, self.tier, slot.addr, d, elements_in(self.nbytes, d),
                                                        self.position, slot)
         tensor.tier = self.tier         # back from FreeTensor's mark (checks.live)
         slot.last = tensor
@@ -236,6 +239,10 @@ class TQue:
         freed = self.tier.freed_view    # the handles now point to the freed tier: a later use is reported
         tensor.tier = freed
         slot.last.tier = freed
+        if slot.views:                  # and so do the views made before FreeTensor
+            for v in slot.views:
+                v.tier = freed
+            slot.views.clear()
         core.scalar_time += core.tick
         core.calls += 1
 
@@ -266,6 +273,45 @@ class TQue:
                              site=s.alloc_site)
 
 
+# TQueBind简介.md, 表1 (the data paths TQueBind<src, dst, depth> expresses): (src, dst) -> (the position whose
+# memory holds the buffer, producer pipe, consumer pipe); C2/CO2/GM->C1 paths are not modelled
+BIND_FLOW = {
+    (TPosition.GM, TPosition.VECIN): (TPosition.VECIN, MTE2, V),
+    (TPosition.VECOUT, TPosition.GM): (TPosition.VECOUT, V, MTE3),
+    (TPosition.VECIN, TPosition.VECOUT): (TPosition.VECIN, MTE2, MTE3),     # copy through UB, no vector work
+    (TPosition.GM, TPosition.A1): (TPosition.A1, MTE2, MTE1),
+    (TPosition.GM, TPosition.B1): (TPosition.B1, MTE2, MTE1),
+    (TPosition.A1, TPosition.A2): (TPosition.A2, MTE1, M),
+    (TPosition.B1, TPosition.B2): (TPosition.B2, MTE1, M),
+    (TPosition.CO1, TPosition.CO2): (TPosition.CO1, M, FIX),
+    (TPosition.VECOUT, TPosition.A1): (TPosition.A1, MTE3, MTE1),
+    (TPosition.VECOUT, TPosition.B1): (TPosition.B1, MTE3, MTE1),
+}
+
+
+class TQueBind(TQue):
+    """``TQueBind<src, dst, depth>``: a queue bound to a data path; EnQue/DeQue sync its producer and consumer.
+
+    TQueBind简介.md: "TQueBind绑定源逻辑位置和目的逻辑位置，根据源位置和目的位置，来确定内存分配的位置、插入对应的
+    同步事件"; ``TQue<pos, depth>`` is ``TQueBind`` on the path into (VECIN, A1 ...) or out of (VECOUT) ``pos``.
+    """
+
+    __slots__ = ("src", "dst")
+
+    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1):
+        if src is dst and src in FLOW:
+            super().__init__(src, depth)
+        else:
+            bind = BIND_FLOW.get((src, dst))
+            if bind is None:
+                paths = ", ".join(f"({a.name}, {b.name})" for a, b in BIND_FLOW)
+                raise PositionError(f"TQueBind({getattr(src, 'name', src)}, {getattr(dst, 'name', dst)}) is not a "
+                                    "data path the simulator models", fix=f"use one of {paths}")
+            super().__init__(bind[0], depth)
+            self.producer, self.consumer = bind[1], bind[2]
+        self.src, self.dst = src, dst
+
+
 class TBuf:
     """``TBuf<VECCALC>``: scratch space with no queue protocol."""
 
@@ -284,17 +330,17 @@ class TBuf:
             raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
-        cap = self.nbytes // dtype.itemsize
+        cap = elements_in(self.nbytes, dtype)
         if length is None:
-            return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, cap, self.position)
+            return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, cap, self.position)
         n = integer("TBuf.Get", "length", length, site, 0)
         if n > cap:
             raise OutOfBoundsError(
                 f"TBuf.Get({ascend_name(dtype)}, {n}): {self.name} holds {self.nbytes} bytes = {cap} "
                 f"{ascend_name(dtype)} elements, so {n} elements would reach into the next buffer",
-                fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {n * dtype.itemsize}) "
+                fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {bytes_of(n, dtype)}) "
                     "for a larger buffer", site=site)
-        return LocalTensor(core, _tier_for(core, self.position), self.addr, dtype, n, self.position)
+        return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, n, self.position)
 
     def check_finished(self) -> None:
         return None
@@ -347,7 +393,11 @@ class TPipe:
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)
-        tier = _tier_for(core, que.position)
+        tier = tier_for(core, que.position)
+        if tier.allocator is not None:
+            raise QueueError(f"InitBuffer({label}, ...) on {tier.name}, which a LocalMemAllocator already hands out: "
+                             "static allocation cannot be mixed with TPipe (LocalMemAllocator简介.md: 不可以与TPipe等"
+                             "接口混用)", fix="use either TPipe/TQue or LocalMemAllocator in one kernel", site=point)
         size = -(-nbytes // tier.align) * tier.align
         addr = tier.next_free
         total = addr + num * size
@@ -375,13 +425,45 @@ class TPipe:
             tier.high = total
         return True
 
+    # --- event ids (TPipe/FetchEventID.md, AllocEventID.md, ReleaseEventID.md) ----------------------
+    # "FetchEventID ... 此接口不会申请TEventID，仅提供可用的TEventID": the lowest id that AllocEventID does not hold,
+    # without holding it (two Fetches in a row give the same id); "AllocEventID ... 会占用申请的TEventID，直至调用
+    # ReleaseEventID释放"; "TEventID有数量限制": the chip's ids (0..7 on Atlas A2).
+    def _held(self, event, what: str) -> set:
+        if not isinstance(event, HardEvent):
+            raise ArgumentError(f"{what} takes a HardEvent (the C++ template argument), got {event!r}",
+                                fix=f"pipe.{what}(HardEvent.V_MTE3)")
+        return self._event_ids.setdefault(event, set())
+
+    def _free_id(self, event, what: str) -> int:
+        held = self._held(event, what)
+        n = self.core.chip.event_ids
+        for k in range(n):
+            if k not in held:
+                return k
+        raise SyncError(f"{what}({event.name}): all {n} event ids of {event.name} are held by AllocEventID "
+                        f"({sorted(held)}); TEventID有数量限制 (the ids are limited)",
+                        fix=f"ReleaseEventID({event.name}, id) each AllocEventID id as soon as its WaitFlag is done")
+
     def FetchEventID(self, event) -> int:
-        """A free event id for ``event`` (ids rotate through 0..5)."""
-        k = self._event_ids.get(event, 0)
-        self._event_ids[event] = (k + 1) % 6
+        """A free event id for ``event``, not held: the lowest one AllocEventID does not hold."""
+        return self._free_id(event, "FetchEventID")
+
+    def AllocEventID(self, event) -> int:
+        """An event id for ``event``, held until ``ReleaseEventID(event, id)``."""
+        k = self._free_id(event, "AllocEventID")
+        self._event_ids[event].add(k)
         return k
 
-    AllocEventID = FetchEventID
+    def ReleaseEventID(self, event, id: int) -> None:
+        """Give back an id that ``AllocEventID(event)`` returned."""
+        held = self._held(event, "ReleaseEventID")
+        if id not in held:
+            raise SyncError(f"ReleaseEventID({event.name}, {id!r}): id {id!r} is not held by AllocEventID"
+                            f"({event.name}) (held: {sorted(held) or 'none'}); \"ReleaseEventID传入的TEventID需由"
+                            "对应的AllocEventID申请而来\"",
+                            fix="release exactly the ids AllocEventID returned, once each, with the same HardEvent")
+        held.discard(id)
 
     def Reset(self) -> None:
         """Release every buffer of this pipe (all tensors must be free)."""
@@ -399,4 +481,14 @@ class TPipe:
         return None
 
 
-__all__ = ["TPosition", "QuePosition", "TQue", "TBuf", "TPipe", "ascend_name"]
+def GetTPipePtr() -> TPipe:
+    """The block's TPipe (GetTPipePtr.md: "创建TPipe对象时，对象初始化会设置全局唯一的TPipe指针。本接口用于获取该指针")."""
+    core = current_core()
+    if not core.pipes_objs:
+        raise QueueError("GetTPipePtr() before any TPipe was created in this block: the pointer is set when the "
+                         "TPipe object is constructed", fix="create `pipe = TPipe()` at the start of the kernel, "
+                         "then call GetTPipePtr() in Init/Process")
+    return core.pipes_objs[-1]
+
+
+__all__ = ["TPosition", "QuePosition", "TQue", "TQueBind", "TBuf", "TPipe", "GetTPipePtr", "ascend_name"]

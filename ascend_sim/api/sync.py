@@ -80,18 +80,17 @@ class HardEvent(enum.Enum):
         return PIPE_INDEX[self.value[1]]
 
 
-MAX_EVENT_ID = 8
-RESERVED_EVENT_IDS = (6, 7)
-
-
 def _check_id(event: HardEvent, eid: int, what: str) -> None:
+    """``eid`` is an event id of this chip: 0..7 on Atlas A2 (SetFlag-WaitFlag(ISASI).md, "数据范围为：0-7")."""
     if not isinstance(event, HardEvent):
         raise ArgumentError(f"{what} expects a HardEvent (e.g. HardEvent.MTE2_V), got {event!r}",
                             fix="import HardEvent from ascend_sim")
-    if eid.__class__ is bool or not isinstance(eid, (int, np.integer)) or not 0 <= eid < MAX_EVENT_ID \
-            or eid in RESERVED_EVENT_IDS:
-        raise ArgumentError(f"{what}({event.name}, {eid!r}): event ids are the integers 0..5 (6 and 7 are reserved)",
-                            fix="use an id in 0..5, or get one from pipe.FetchEventID(event)")
+    n = current_core().chip.event_ids
+    if eid.__class__ is bool or not isinstance(eid, (int, np.integer)) or not 0 <= eid < n:
+        raise ArgumentError(f"{what}({event.name}, {eid!r}): event ids are the integers 0..{n - 1} on "
+                            f"{current_core().chip.name}",
+                            fix=f"use an id in 0..{min(n, 6) - 1} (the docs keep 6 and 7 for the system), or get "
+                                "one from GetTPipePtr().FetchEventID(event) / AllocEventID(event)")
 
 
 def SetFlag(event: HardEvent, eventID: int = 0) -> None:
@@ -134,4 +133,5 @@ def PipeBarrier(pipe=PIPE_ALL) -> None:
         core.barrier_all()
         core.issue(S, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)
         return
+    core.done[p] = core.vc[p][p]        # later instructions of p start after the earlier ones finished
     core.issue(p, "PipeBarrier", core.chip.flag_cycles, klass="sync", site=site)

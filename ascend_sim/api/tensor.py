@@ -12,7 +12,7 @@ from ascend_sim.api.ops.scalar import gm_get_value, gm_set_value, local_get_valu
 from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.memory import GRANULE, GmBuffer, GmPtr, Tier
-from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.hw.dtypes import as_dtype, ascend_name, elements_in, int4b_t
 
 _new = object.__new__
 
@@ -49,7 +49,7 @@ class GlobalTensor:
         self.buf = ptr.buf
         self.offset = ptr.offset
         if bufferSize is None:
-            bufferSize = (ptr.buf.nbytes - ptr.offset) // dtype.itemsize
+            bufferSize = elements_in(ptr.buf.nbytes - ptr.offset, dtype)
         self.size = bufferSize if bufferSize.__class__ is int else _index(bufferSize, "bufferSize", "SetGlobalBuffer")
 
     @property
@@ -71,7 +71,7 @@ class GlobalTensor:
         sub = _new(GlobalTensor)        # hot (every tile): no __init__ (its dtype normalising)
         sub.dtype = dt = self.dtype
         sub.buf = self.buf
-        sub.offset = self.offset + off * dt.itemsize
+        sub.offset = self.offset + (off * dt.itemsize if dt is not int4b_t else off // 2)
         sub.size = self.size - off
         sub.l2_mode = self.l2_mode
         return sub
@@ -98,7 +98,7 @@ class GlobalTensor:
     def gm_view(self, count: int, what: str = "access") -> np.ndarray:
         """Typed numpy view of ``count`` elements, bounds-checked against the allocation."""
         self._require()
-        nbytes = count * self.dtype.itemsize
+        nbytes = count * self.dtype.itemsize if self.dtype is not int4b_t else (count + 1) // 2
         self.check_range(self.offset, nbytes, what)
         return self.buf.raw[self.offset:self.offset + nbytes].view(self.dtype)
 
@@ -132,6 +132,10 @@ class LocalTensor:
         self.position = position
         self.slot = slot
 
+    def __class_getitem__(cls, dtype) -> "TypedLocalTensor":
+        """``LocalTensor[half]`` is C++'s ``LocalTensor<half>``: call it with (pos, addr, tileSize) (static allocation)."""
+        return TypedLocalTensor(dtype)
+
     # --- views and slicing -------------------------------------------------
     def __getitem__(self, key) -> "LocalTensor":
         """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
@@ -161,17 +165,30 @@ class LocalTensor:
         return self._sub(start, stop - start)
 
     def _sub(self, off: int, n: int) -> "LocalTensor":
-        return LocalTensor(self.core, self.tier, self.addr + off * self.dtype.itemsize, self.dtype, n,
-                           self.position, self.slot)
+        d = self.dtype
+        if d is not int4b_t:
+            v = LocalTensor(self.core, self.tier, self.addr + off * d.itemsize, d, n, self.position, self.slot)
+        elif off % 2:
+            raise AlignmentError(f"offset {off} into an int4b_t LocalTensor falls inside a byte (two int4b_t per byte)",
+                                 fix="offset int4b_t tensors by an even number of elements")
+        else:
+            v = LocalTensor(self.core, self.tier, self.addr + off // 2, d, n, self.position, self.slot)
+        if v.slot is not None:
+            v.slot.views.append(v)      # FreeTensor marks the views of a queue buffer too
+        return v
 
     def ReinterpretCast(self, dtype) -> "LocalTensor":
         """Read the same bytes as another dtype."""
         d = dtype_arg("ReinterpretCast", dtype, None)
-        return LocalTensor(self.core, self.tier, self.addr, d, self.nbytes // d.itemsize, self.position, self.slot)
+        v = LocalTensor(self.core, self.tier, self.addr, d, elements_in(self.nbytes, d), self.position, self.slot)
+        if v.slot is not None:
+            v.slot.views.append(v)
+        return v
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        d = self.dtype
+        return (self.size + 1) // 2 if d is int4b_t else self.size * d.itemsize
 
     def GetSize(self) -> int:
         return self.size
@@ -204,6 +221,23 @@ class LocalTensor:
     def __repr__(self) -> str:
         return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
                 f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+class TypedLocalTensor:
+    """``LocalTensor<T>`` before its constructor arguments: ``LocalTensor[T](pos, addr, tileSize)``.
+
+    ``build`` is api/static.py's ``local_tensor_at`` (installed there: static allocation needs the positions
+    of api/pipe.py, which builds on this module).
+    """
+
+    __slots__ = ("dtype",)
+    build = None
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __call__(self, pos, addr: int, tileSize: int) -> LocalTensor:
+        return TypedLocalTensor.build(pos, addr, tileSize, self.dtype)
 
 
 def _index(v, what: str, kind: str = "LocalTensor") -> int:

@@ -101,7 +101,7 @@ class Core:
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -133,6 +133,9 @@ class Core:
         self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}
+        self.regs: dict = {}                      # registers the kernel sets: "pad" (SetPadValue), "deq" (SetDeqScale)
+        self.done = [0] * NPIPES                  # per pipe: its own last instruction known finished (a wait or a
+                                                  # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
 
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:
@@ -329,6 +332,8 @@ class Core:
         a0, a1, a2, a3, a4, a5, a6, a7 = self.vc[pipe]
         evc, t, rec, _ = ev
         b0, b1, b2, b3, b4, b5, b6, _ = evc
+        if evc[pipe] > self.done[pipe]:     # the event's pipe saw this pipe's work up to there finished
+            self.done[pipe] = evc[pipe]
         self.vc[pipe] = [a0 if a0 > b0 else b0, a1 if a1 > b1 else b1, a2 if a2 > b2 else b2,
                          a3 if a3 > b3 else b3, a4 if a4 > b4 else b4, a5 if a5 > b5 else b5,
                          a6 if a6 > b6 else b6, a7]
@@ -344,6 +349,7 @@ class Core:
         """PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued."""
         merged = list(map(max, *self.vc))
         self.vc = [merged[:] for _ in range(NPIPES)]
+        self.done = merged[:NPIPES]
         t = max(max(self.tail), self.scalar_time)
         rec = max(self.last_rec)
         for p in range(NPIPES):

@@ -26,9 +26,11 @@ import numpy as np
 from numpy import count_nonzero
 
 from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
-from ascend_sim.engine.instr import PIPES, Instr
+from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
 
 CHUNK = 32
+MTE2 = PIPE_INDEX["MTE2"]
+MTE3 = PIPE_INDEX["MTE3"]
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
 UID = (1 << SHIFT) - 1
 
@@ -84,6 +86,7 @@ def release(buf) -> None:
     """At the end of a launch: forget the buffer's reads and writes, and keep its shadow for the next launch."""
     buf.reads = {}
     buf.boxes = {}
+    buf.settled = {}
     sh = buf.shadow
     if sh is None:
         return
@@ -106,8 +109,11 @@ def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, i
 def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
     reads = buf.reads
-    if reads and (len(reads) > 1 or core.uid not in reads):
-        _check_after_reads(core, buf, off, count, blen, pitch, site)
+    if reads:
+        if len(reads) > 1 or core.uid not in reads:
+            _check_after_reads(core, buf, off, count, blen, pitch, site)
+        if core.uid in reads:
+            _check_own_reads(core, buf, off, count, blen, pitch, pipe, site)
     sh = buf.shadow
     if sh is None:
         sh = shadow_of(buf)
@@ -164,6 +170,8 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         p = wps & 7
         vc = np.array(core.vc[pipe][:7], np.int64)
         late = mine & (p != pipe) & ((wps >> 4) > vc[p])
+        if pipe == MTE3:            # or an earlier copy of this pipe that may still be running (below)
+            _same_pipe_overlap(core, buf, mine & (p == pipe), wps, recs, first, unit, pipe, atomic, span, site)
         if late.any():
             i = int(np.flatnonzero(late)[0])
             raise RaceError(
@@ -200,6 +208,28 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
             "another block's output", site=site)
 
 
+def _same_pipe_overlap(core, buf, same, wps, recs, first: int, unit: int, pipe: int, atomic: bool, span,
+                       site) -> None:
+    """PipeBarrier(ISASI).md: "PIPE_MTE2/PIPE_MTE3在搬运地址有重叠的情况下需要开发者插入同步 ... 搬运的目的GM地址存在重叠，
+    两条搬运指令之间需要通过调用PipeBarrier<PIPE_MTE3>()添加MTE3搬出流水的同步". An earlier write of this pipe to
+    these bytes must be known finished (a PipeBarrier, or a wait on a pipe that waited for it); atomic adds
+    accumulate and are left alone; the instruction's own earlier bursts are not earlier writes."""
+    seq = wps >> 4
+    open_ = same & (seq > core.done[pipe]) & (seq != core.vc[pipe][pipe] + 1)
+    if atomic:
+        open_ &= (wps & 8) == 0
+    if not open_.any():
+        return
+    i = int(np.flatnonzero(open_)[0])
+    w = PIPES[pipe]
+    raise RaceError(
+        f"pipe {w} writes GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte {first + i * unit} was written "
+        f"by an earlier copy on the same pipe at {_site(core, recs[i])}, with no PipeBarrier between (copies on "
+        f"one MTE pipe may overlap in flight: the older bytes may land last)",
+        fix=f"PipeBarrier(PIPE_{w}) between the two copies (PipeBarrier(ISASI).md), or write each byte once",
+        site=site)
+
+
 # ----------------------------------------------------------------------------- reads
 def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, op: str, site) -> None:
     """racecheck of a GM read on ``pipe`` (MTE2): the bytes' last writes must happen before it.
@@ -215,9 +245,9 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
             _check_read(core, buf, sh, sh.partial[c][a:b], c * CHUNK + a, 1, pipe, op, (start, end), site)
 
 
-def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
-    """Remember a GM read for the write-after-read check of later writes by other blocks."""
-    read = (core.epoch, off, count, blen, pitch, len(core.records))
+def record_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int = MTE2) -> None:
+    """Remember a GM read (before it is issued on ``pipe``) for the write-after-read checks of later writes."""
+    read = (core.epoch, off, count, blen, pitch, len(core.records), core.vc[pipe][pipe] + 1, pipe)
     mine = buf.reads.get(core.uid)
     if mine is None:
         buf.reads[core.uid] = [read]
@@ -228,7 +258,7 @@ def record_read(core, buf, off: int, count: int, blen: int, pitch: int) -> None:
 def _box(buf, uid: int, reads: list) -> tuple:
     """(lowest byte, end byte) of the reads of core ``uid``, extended over the reads added since last time."""
     lo, hi, k = buf.boxes.get(uid, (1 << 62, -1, 0))
-    for _, roff, rcount, rblen, rpitch, _ in reads[k:]:
+    for _, roff, rcount, rblen, rpitch, *_ in reads[k:]:
         lo, hi = min(lo, roff), max(hi, roff + (rcount - 1) * rpitch + rblen)
     buf.boxes[uid] = (lo, hi, len(reads))
     return lo, hi
@@ -245,10 +275,44 @@ def _check_after_reads(core, buf, off: int, count: int, blen: int, pitch: int, s
         blo, bhi = _box(buf, uid, reads)
         if blo >= hi or bhi <= lo:
             continue
-        for epoch, roff, rcount, rblen, rpitch, rec in reads:
+        for epoch, roff, rcount, rblen, rpitch, rec, *_ in reads:
             if epoch <= seen.get(uid, -1) or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
                 continue
             _overlap(core, buf, uid, rec, chunk_runs(roff, rcount, rblen, rpitch), mine, site)
+
+
+def _check_own_reads(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, site) -> None:
+    """Raise if this write on ``pipe`` covers bytes this block's MTE2 read with no flag or barrier between.
+
+    Reads are kept in issue order; those the writing pipe has synchronised past (its vector clock) are
+    skipped for good (``buf.settled``), so a kernel pays for the few reads still in flight.
+    """
+    reads = buf.reads[core.uid]
+    key = (core.uid, pipe)
+    k = buf.settled.get(key, 0)
+    vc = core.vc[pipe]
+    n = len(reads)
+    while k < n and reads[k][6] <= vc[reads[k][7]]:
+        k += 1
+    buf.settled[key] = k
+    if k == n:
+        return
+    mine = chunk_runs(off, count, blen, pitch)
+    lo, hi = mine[0][0], mine[-1][1]
+    for _, roff, rcount, rblen, rpitch, rec, seq, rp in reads[k:]:
+        if seq <= vc[rp] or roff >= hi or roff + (rcount - 1) * rpitch + rblen <= lo:
+            continue
+        for rs, re_ in chunk_runs(roff, rcount, rblen, rpitch):
+            for ws, we in mine:
+                if rs < we and ws < re_:
+                    r, w = PIPES[rp], PIPES[pipe]
+                    raise RaceError(
+                        f"pipe {w} writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; byte {max(rs, ws)} was read by "
+                        f"pipe {r} of this block at {_site(core, rec)}, with no flag or barrier between that read "
+                        f"and this write (the read may still be running and see the new bytes)",
+                        fix=f"SetFlag(HardEvent.{r}_{w}, id) after the read and WaitFlag(HardEvent.{r}_{w}, id) "
+                            "before this write (or the queue hand-off that makes them wait), or PipeBarrier(PIPE_ALL)",
+                        site=site)
 
 
 def _overlap(core, buf, uid: int, rec: int, theirs: list, mine: list, site) -> None:

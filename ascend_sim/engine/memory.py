@@ -13,7 +13,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ascend_sim.hw.dtypes import as_dtype, ascend_name
+from ascend_sim.hw.dtypes import as_dtype, ascend_name, int4b_t
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, OutOfBoundsError
 from ascend_sim.engine.shadow import Shadow
 
@@ -37,9 +37,10 @@ class GmBuffer:
         self.dtype = array.dtype
         self.shadow = None          # gmcheck.GmShadow once the launch writes the buffer
         self.written = False        # whether the launch wrote it (reads of never-written inputs skip the racecheck)
-        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record): gmcheck
+        self.reads: dict = {}       # core uid -> its GM reads (epoch, offset, count, blen, pitch, record, seq, pipe): gmcheck
         self.boxes: dict = {}       # core uid -> (lowest byte, end byte, reads covered) of those reads
         self.scalar_lines: dict = {}    # 64-byte line -> (core uid, epoch, byte) of its last GlobalTensor.SetValue
+        self.settled: dict = {}     # (core uid, writing pipe) -> its reads that pipe has synchronised past: gmcheck
         # provenance (only inside ``tracking_gm_writes``): the record index of the instruction that last
         # wrote each byte, -1 for bytes no instruction wrote
         self.written_by: np.ndarray | None = np.full(self.nbytes, -1, np.int32) if _TRACKING else None
@@ -78,7 +79,8 @@ class GmPtr:
         self.dtype = dtype
 
     def __add__(self, n: int) -> "GmPtr":
-        return GmPtr(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
+        d = self.dtype
+        return GmPtr(self.buf, self.offset + (int(n) * d.itemsize if d is not int4b_t else int(n) // 2), d)
 
     __radd__ = __add__
 
@@ -118,6 +120,7 @@ class Tier:
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
         self.layout = None      # engine/layout.py: per 32-byte granule, how a cube-path copy laid the bytes out
+        self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -128,6 +131,7 @@ class Tier:
         self.buffers = []
         self.holes = {}
         self.layout = None
+        self.allocator = None
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""

@@ -66,6 +66,9 @@ class ChipProfile:
     # --- vector unit [OFF, DK 高维切分.md: 256 B repeat, <=255 repeats] ---
     vec_repeat_bytes: int = 256
     vec_max_repeat: int = 255
+    # --- SetFlag/WaitFlag event ids per HardEvent [OFF, DK SetFlag-WaitFlag(ISASI).md: "Atlas A2 ... 数据范围为：0-7",
+    # Atlas 训练系列 0-3; ids 0-5 recommended, 6 reserved, 7 used by TPipe's automatic sync] ---
+    event_ids: int = 8
     # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
     scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
@@ -164,6 +167,7 @@ def Ascend910() -> ChipProfile:
         hbm_bytes_per_cycle=1200.0,   # [EST] ~1.2 TB/s at 0.98 GHz
         l2_bytes_per_cycle=4800.0,    # [EST] 4x HBM, as on 910B (optimisation.md s3: L2 reads 3-4x GM)
         ub_bank_groups=0,             # its UB bank layout is not published: no bank-conflict model
+        event_ids=4,                  # [OFF] SetFlag-WaitFlag(ISASI).md: Atlas 训练系列产品 0-3
     )
 
 

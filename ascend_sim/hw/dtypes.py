@@ -50,5 +50,15 @@ def ascend_name(dtype) -> str:
     return _NAMES.get(d, str(d))
 
 
+def elements_in(nbytes: int, dtype: np.dtype) -> int:
+    """Elements of ``dtype`` in ``nbytes`` bytes: int4b_t packs two per byte (the low nibble first)."""
+    return nbytes * 2 if dtype is int4b_t else nbytes // dtype.itemsize
+
+
+def bytes_of(count: int, dtype: np.dtype) -> int:
+    """Bytes that ``count`` elements of ``dtype`` take (int4b_t: half a byte each, rounded up)."""
+    return (count + 1) // 2 if dtype is int4b_t else count * dtype.itemsize
+
+
 def is_float(dtype) -> bool:
     return np.dtype(dtype) in FLOATS

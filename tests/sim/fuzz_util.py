@@ -40,11 +40,12 @@ RULES = {
     "stride-range": "a block or repeat stride outside 0..255",
     "repeat-range": "repeatTimes outside 0..255",
     "enum-type": "a mode argument that is not its enum",
-    "event-id": "an event id outside 0..5 or not an integer",
+    "event-id": "an event id outside 0..7 or not an integer",
     "pipe": "a pipe argument that is not a pipe_t",
     "dtype-mix": "operands of different dtypes",
     "use-after-free": "a tensor used after FreeTensor",
     "slice-range": "a slice or offset outside the tensor",
+    "cast-table": "a Cast (src, dst, RoundMode) outside the Atlas A2 conversion table",
 }
 
 
@@ -128,7 +129,7 @@ def generate(rng) -> Call:
         sc, s_r = _scalar(rng)
         return Call("Duplicate", lambda t: Duplicate(t.a, sc, c_n), _first(c_r, s_r), "a")
     if kind == 5:                       # Cast, Compare, Select with mode arguments
-        mode, m_r = _pick(rng, [(RoundMode.CAST_NONE, None), (RoundMode.CAST_RINT, None), ("rint", "enum-type"),
+        mode, m_r = _pick(rng, [(RoundMode.CAST_NONE, None), (RoundMode.CAST_RINT, "cast-table"), ("rint", "enum-type"),
                                 (None, "enum-type")])
         which = int(rng.integers(3))
         if which == 0:
@@ -164,12 +165,12 @@ def generate(rng) -> Call:
     if kind == 8:                       # DataCopyPad GM -> UB
         blen = _pick(rng, [6, 10, 64, 3, 0])
         is_pad = _pick(rng, [True, False, 1])
-        rule = ("count-type" if blen == 0 else None) or ("count-type" if blen == 3 else None) or (
+        rule = ("count-type" if blen == 3 else None) or (          # blockLen 0: a documented NOP
             "enum-type" if is_pad == 1 and is_pad is not True else None)
         return Call("DataCopyPad", lambda t: DataCopyPad(t.a, t.x, DataCopyExtParams(1, blen, 0, 0, 0),
                                                          DataCopyPadExtParams(is_pad, 0, 0, 0)), rule, "a")
     if kind == 9:                       # flags and barriers
-        eid, e_r = _pick(rng, [(0, None), (5, None), (6, "event-id"), (-1, "event-id"), (1.5, "event-id"),
+        eid, e_r = _pick(rng, [(0, None), (7, None), (8, "event-id"), (-1, "event-id"), (1.5, "event-id"),
                                ("1", "event-id")])
         pipe, p_r = _pick(rng, [(PIPE_V, None), (PIPE_ALL, None), (PIPE_MTE2, None), (99, "pipe"), ("V", "pipe"),
                                 (None, "pipe")])

@@ -149,11 +149,15 @@ def test_queue_fifo_depth_dtype_and_event_ids():
         seen["first"] = (first.dtype, first.GetSize(), first.addr)
         q.FreeTensor(first)
         q.FreeTensor(q.DeQue(half))
-        seen["ids"] = [pipe.FetchEventID(HardEvent.V_MTE3) for _ in range(7)] + [pipe.AllocEventID(HardEvent.MTE2_V)]
+        # FetchEventID.md: "此接口不会申请TEventID，仅提供可用的TEventID" (the same id until AllocEventID holds it)
+        fetched = [pipe.FetchEventID(HardEvent.V_MTE3) for _ in range(3)]
+        held = [pipe.AllocEventID(HardEvent.V_MTE3) for _ in range(2)]
+        pipe.ReleaseEventID(HardEvent.V_MTE3, held[0])
+        seen["ids"] = fetched + held + [pipe.FetchEventID(HardEvent.V_MTE3), pipe.AllocEventID(HardEvent.MTE2_V)]
     seen = observe(action)
     assert seen["vacant"] == (True, 1) and seen["full"] == (False, 2)
     assert seen["first"] == (float32, 16, 0)
-    assert seen["ids"] == [0, 1, 2, 3, 4, 5, 0, 0]
+    assert seen["ids"] == [0, 0, 0, 0, 1, 0, 0]
 
 
 def test_pipe_reset_releases_the_buffers():
@@ -284,7 +288,7 @@ def test_dtype_names():
 
 def test_ascend_c_aliases():
     assert QuePosition is TPosition and DataCopyPadParams is DataCopyPadExtParams
-    assert FixpipeParamsV220 is FixpipeParams and TPipe.AllocEventID is TPipe.FetchEventID
+    assert FixpipeParamsV220 is FixpipeParams and TPipe.Destroy is TPipe.Reset
     assert TPipe.Destroy is TPipe.Reset
 
 

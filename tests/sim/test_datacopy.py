@@ -105,8 +105,11 @@ def test_datacopypad_gm_to_ub_any_byte_length_with_padding(dtype, count, nbytes,
                                                     pad_params),
                contiguous(n_ub), n_ub=n_ub, fill=-1)
     expected = np.full(n_ub, -1, dtype)
-    expected[burst_index(count, ub_n - n, pitch_ub, n)] = -1 if pad is None else pad
-    expected[burst_index(count, n, pitch_ub)] = src[burst_index(count, n, n + sgap // isz)]
+    data = src[burst_index(count, n, n + sgap // isz)]
+    # no isPad and no left/right padding: "dummy会默认填充待搬运数据块的第一个元素值" (the burst's first element)
+    first = np.repeat(data.reshape(count, n)[:, 0], ub_n - n)
+    expected[burst_index(count, ub_n - n, pitch_ub, n)] = first if pad is None else pad
+    expected[burst_index(count, n, pitch_ub)] = data
     assert_same(out, expected)
 
 

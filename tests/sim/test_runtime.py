@@ -31,7 +31,7 @@ def test_mix_kernel_runs_one_aic_and_two_aiv_per_block():
     log = []
     result = launch(who_am_i, 2, log)
     aic = [(g, 2, 0, 2, False, True) for g in range(2)]
-    aiv = [(2 * g + s, 4, s, 2, True, False) for g in range(2) for s in range(2)]
+    aiv = [(2 * g + s, 2, s, 2, True, False) for g in range(2) for s in range(2)]     # GetBlockNum() = numBlocks
     assert log == [aic[0], aiv[0], aiv[1], aic[1], aiv[2], aiv[3]]
     assert [(idx, ctype) for idx, ctype, *_ in result.core_times] == [(0, "AIC"), (0, "AIV"), (1, "AIV"),
                                                                       (1, "AIC"), (2, "AIV"), (3, "AIV")]

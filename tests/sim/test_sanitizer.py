@@ -380,8 +380,8 @@ def test_synccheck_unpaired_flags(action, words, at):
     assert str(err.value).startswith("[synccheck]")
 
 
-@pytest.mark.parametrize("action", [lambda t: SetFlag(HardEvent.MTE2_V, 6), lambda t: WaitFlag(HardEvent.MTE2_V, 8),
-                                    lambda t: SetFlag("MTE2_V", 0)], ids=["reserved-6", "id-8", "not-an-event"])
+@pytest.mark.parametrize("action", [lambda t: SetFlag(HardEvent.MTE2_V, -1), lambda t: WaitFlag(HardEvent.MTE2_V, 8),
+                                    lambda t: SetFlag("MTE2_V", 0)], ids=["negative", "id-8", "not-an-event"])
 def test_flag_ids_and_events_are_checked(action):
     with raises_rule(ArgumentError, at=action):
         run_vec(action)

@@ -13,7 +13,7 @@ import numpy as np
 from ascend_sim.engine import context, layout
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
-from ascend_sim.hw.dtypes import ascend_name
+from ascend_sim.hw.dtypes import ascend_name, bytes_of, int4b_t
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
 from ascend_sim.api.ops.atomic import SetAtomicAdd, SetAtomicNone, atomic_mode, combine  # noqa: F401 (re-exported)
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
@@ -71,16 +71,20 @@ DataCopyPadParams = DataCopyPadExtParams
 
 
 class BurstPlan:
-    """A copy as bursts: ``count`` bursts of ``blen`` bytes read, ``dst_blen`` (>= blen) written."""
+    """A copy as bursts: ``count`` bursts of ``blen`` bytes read, ``dst_blen`` (>= blen) written.
 
-    __slots__ = ("count", "blen", "src_pitch", "dst_pitch", "dst_blen")
+    ``lead``: bytes of left padding before the data in each written burst (DataCopyPad's leftPadding).
+    """
 
-    def __init__(self, count: int, blen: int, src_pitch: int, dst_pitch: int, dst_blen: int):
+    __slots__ = ("count", "blen", "src_pitch", "dst_pitch", "dst_blen", "lead")
+
+    def __init__(self, count: int, blen: int, src_pitch: int, dst_pitch: int, dst_blen: int, lead: int = 0):
         self.count = count
         self.blen = blen
         self.src_pitch = src_pitch
         self.dst_pitch = dst_pitch
         self.dst_blen = dst_blen
+        self.lead = lead
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -121,49 +125,79 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     if count <= 0:
         raise ArgumentError(f"DataCopy count must be positive, got {count}", fix="pass the number of elements",
                             site=site)
-    if (count * isz) % BLOCK:
+    nbytes = bytes_of(count, dst.dtype)         # int4b_t: two elements per byte
+    if nbytes % BLOCK or (dst.dtype is int4b_t and count % 2):
+        per = BLOCK * 2 if dst.dtype is int4b_t else BLOCK // isz
         raise AlignmentError(
-            f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {count * isz} "
-            f"bytes, and {count * isz} % 32 = {count * isz % 32}",
-            fix=f"copy a multiple of {BLOCK // isz} elements, or use DataCopyPad for a tail of any length",
+            f"DataCopy moves whole 32-byte blocks: {count} {ascend_name(dst.dtype)} elements = {nbytes} "
+            f"bytes, and {nbytes} % 32 = {nbytes % 32}",
+            fix=f"copy a multiple of {per} elements, or use DataCopyPad for a tail of any length",
             site=site)
-    return BurstPlan(1, count * isz, count * isz, count * isz, count * isz)
+    return BurstPlan(1, nbytes, nbytes, nbytes, nbytes)
 
 
 def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
-    """Copy bursts of any byte length between GM and UB, padding UB bursts to 32 bytes."""
+    """Copy bursts of any byte length between GM and UB; GM -> UB bursts get left/right padding up to 32 bytes.
+
+    GMToUB非对齐数据搬运(DataCopyPad).md: "blockCount∈[0, 4095]", "blockLen∈[0, 2097151]" (0 moves nothing),
+    "leftPadding、rightPadding所占的字节数均不能超过32字节", and each UB burst is leftPadding, the data,
+    rightPadding and dummy up to 32 bytes (see ``_fill_padding``).
+    """
     p = params
-    shape = ((p.blockCount, p.blockLen, p.srcStride, p.dstStride) if p.__class__ is DataCopyExtParams
-             else None)
     site = kernel_point()
+    left = right = 0
     if padParams is not None:
         _check_pad(padParams, dst, site)
-    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, params, site, pad=padParams)
+        left, right = padParams.leftPadding, padParams.rightPadding
+    if p.__class__ is DataCopyExtParams:
+        if not p.blockCount or not p.blockLen:      # a documented NOP (checked for range first)
+            _check_params(p.blockCount, p.blockLen, site, max_len=2**21 - 1, lo=0)
+            return
+        shape = (p.blockCount, p.blockLen, p.srcStride, p.dstStride, left, right)
+    else:
+        shape = None
+    _copy(dst, src, "DataCopyPad", shape, _datacopypad_bursts, (params, left, right), site, pad=padParams)
+
+
+def SetPadValue(paddingValue) -> None:
+    """``SetPadValue<T>(v)``: DataCopyPad GM -> UB calls with isPad false fill their padding with ``v``.
+
+    SetPadValue(ISASI).md: "SetPadValue用于设置DataCopyPad需要填充的数值" (used with isPad = false).
+    """
+    site = kernel_point()
+    scalar_arg("SetPadValue", "paddingValue", paddingValue, np.dtype(np.float64), site)
+    current_core().regs["pad"] = paddingValue
 
 
 def _check_pad(pad, dst, site) -> None:
-    """DataCopyPadExtParams: isPad a bool, paddings 0..32 bytes' worth of elements, a padding value for dst's dtype."""
+    """DataCopyPadExtParams: isPad a bool, paddings of at most 32 bytes, a padding value for dst's dtype."""
     if not isinstance(pad, DataCopyPadExtParams):
         raise ArgumentError(f"DataCopyPad padParams must be a DataCopyPadExtParams, got {type(pad).__name__}",
                             fix="DataCopyPadExtParams(isPad, leftPadding, rightPadding, paddingValue)", site=site)
     if pad.isPad.__class__ is not bool:
         raise ArgumentError(f"DataCopyPad isPad must be True or False, got {pad.isPad!r}",
                             fix="isPad=True fills the padding with paddingValue", site=site)
+    isz = getattr(getattr(dst, "dtype", None), "itemsize", 1)
     for name in ("leftPadding", "rightPadding"):
-        integer("DataCopyPad", name, getattr(pad, name), site, 0, 32)
+        v = integer("DataCopyPad", name, getattr(pad, name), site, 0)
+        if v * isz > 32:
+            raise ArgumentError(f"DataCopyPad {name} = {v} elements = {v * isz} bytes, but each padding may take at "
+                                "most 32 bytes (leftPadding、rightPadding所占的字节数均不能超过32字节)",
+                                fix=f"pad at most {32 // isz} elements on each side", site=site)
     if isinstance(dst, LocalTensor):
         scalar_arg("DataCopyPad", "paddingValue", pad.paddingValue, dst.dtype, site)
 
 
-def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
+def _datacopypad_bursts(dst, src, pp, site) -> BurstPlan:
     """DataCopyPad's bursts: GM strides in bytes, UB strides in 32-byte blocks, UB bursts padded to 32 bytes."""
+    params, left, right = pp
     _operands(dst, src, "DataCopyPad", site)
     _cube_tiers(dst, src, "DataCopyPad", site)
     _same_dtype(dst, src, "DataCopyPad", site)
     if not isinstance(params, DataCopyExtParams):
         raise ArgumentError("DataCopyPad takes DataCopyExtParams(blockCount, blockLen_in_bytes, srcStride, "
                             "dstStride, 0)", fix="build the params struct; blockLen is in bytes here", site=site)
-    _check_params(params.blockCount, params.blockLen, site, max_len=2**21)
+    _check_params(params.blockCount, params.blockLen, site, max_len=2**21 - 1)
     for name in ("srcStride", "dstStride"):
         integer("DataCopyPad", name, getattr(params, name), site, 0, fix="strides are gaps, never negative")
     blen = params.blockLen
@@ -172,9 +206,12 @@ def _datacopypad_bursts(dst, src, params, site) -> BurstPlan:
         raise AlignmentError(f"DataCopyPad blockLen {blen} bytes is not a whole number of "
                              f"{ascend_name(dst.dtype)} elements ({isz} bytes each; {blen} % {isz} = {blen % isz})",
                              fix=f"blockLen is in bytes: pass elements * {isz}", site=site)
+    if isinstance(src, GlobalTensor):       # GM -> UB: [left padding][data][right padding][dummy] per burst
+        lead = left * isz
+        ub_blen = -(-(lead + blen + right * isz) // BLOCK) * BLOCK
+        return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK,
+                         ub_blen, lead)
     ub_blen = -(-blen // BLOCK) * BLOCK
-    if isinstance(src, GlobalTensor):       # GM -> UB
-        return BurstPlan(params.blockCount, blen, blen + params.srcStride, ub_blen + params.dstStride * BLOCK, ub_blen)
     return BurstPlan(params.blockCount, blen, ub_blen + params.srcStride * BLOCK, blen + params.dstStride, blen)
 
 
@@ -258,7 +295,7 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
         src._require()
         _check_local_span(dst, dst_span, op, site)
         regions = regions_of((burst_region(dst, plan.count, plan.dst_blen, plan.dst_pitch),))
-        local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch)
+        local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch, plan.lead)
         cp = _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
         if dst.tier.name == "L1":       # rows wider than one fractal row (32 B) copied as they are: ND, not NZ
             cp.tag = (dst.addr, dst.addr + dst_span, layout.ND_ROWS if plan.count > 1 and plan.blen > BLOCK else 0)
@@ -302,9 +339,10 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     if buf.written:                 # racecheck: a GM read of bytes this launch wrote (inputs never are)
         gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
     record_read(core, buf, off, plan.count, plan.blen, plan.src_pitch)     # for the write-after-read check
-    holes = None
-    if plan.dst_blen > plan.blen and (pad is None or not pad.isPad):
-        holes = _blank_padding(dst, plan)       # padding blocks nothing wrote before this copy
+    padded = plan.dst_blen > plan.blen
+    value = None if not padded else (pad.paddingValue if pad is not None and pad.isPad else core.regs.get("pad"))
+    tail = padded and value is None and plan.lead + plan.blen < plan.dst_blen
+    holes = _blank_padding(dst, plan) if tail else None    # right-side garbage blocks nothing wrote before
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                             buf, off, plan.blen, plan.src_pitch, src.l2_mode),      # timing.gm_transfer
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
@@ -314,19 +352,35 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
     if cp.tag is not None:
         layout.mark(dst.tier, *cp.tag, site)
-    if plan.dst_blen > plan.blen:
-        if holes is None:                   # isPad: the padding is written
-            d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
-            fill = np.full((plan.dst_blen - plan.blen) // dst.dtype.itemsize, pad.paddingValue, dst.dtype)
-            d[:, plan.blen:] = fill.view(np.uint8)
-        elif holes:
-            _leave_padding(dst.tier, holes, plan.blen % BLOCK)
+    if padded:
+        _fill_padding(dst, plan, value, pad)
+        if holes:
+            _leave_padding(dst.tier, holes, (plan.lead + plan.blen) % BLOCK)
+
+
+def _fill_padding(dst: LocalTensor, plan: BurstPlan, value, pad) -> None:
+    """The padding bytes of each UB burst, as DataCopyPad documents them.
+
+    With isPad (paddingValue) or after SetPadValue: that value. Otherwise "若leftPadding、rightPadding都为0：dummy
+    会默认填充待搬运数据块的第一个元素值" (the dummy repeats the burst's first element); with padding and isPad false
+    the bytes are "随机值" (left as they were; the initcheck reports reads of the right side).
+    """
+    d = burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)
+    isz = dst.dtype.itemsize
+    lead, end = plan.lead, plan.lead + plan.blen
+    if value is not None:
+        row = np.full(plan.dst_blen // isz, value, dst.dtype).view(np.uint8)
+        d[:, :lead] = row[:lead]
+        d[:, end:] = row[end:]
+    elif pad is None or (pad.leftPadding == 0 and pad.rightPadding == 0):
+        first = d[:, :isz]
+        d[:, end:] = np.tile(first, (plan.dst_blen - end) // isz)
 
 
 def _blank_padding(dst: LocalTensor, plan: BurstPlan) -> list[int]:
     """The 32-byte blocks holding a burst's padding that nothing has written yet (before the copy)."""
     sh = dst.tier.shadow
-    gs = [(dst.addr + b * plan.dst_pitch + plan.blen) // BLOCK for b in range(plan.count)]
+    gs = [(dst.addr + b * plan.dst_pitch + plan.lead + plan.blen) // BLOCK for b in range(plan.count)]
     return [g for g in gs if not all(s.init for s in sh.peek(g, g + 1))]
 
 
@@ -386,15 +440,17 @@ def burst_view(raw: np.ndarray, off: int, count: int, blen: int, pitch: int) -> 
     return np.ndarray((count, blen), raw.dtype, raw, off * isz, (pitch * isz, isz))
 
 
-def _local_bursts(t: LocalTensor, count: int, blen: int, pitch: int) -> np.ndarray:
+def _local_bursts(t: LocalTensor, count: int, blen: int, pitch: int, lead: int = 0) -> np.ndarray:
     """The local side of a copy: one burst as a 1-D byte view, several as one row (void of blen bytes) each.
 
     Copying whole rows moves each burst with one memcpy: a third faster than a (count, blen) byte view.
+    ``lead``: bytes before the data in each burst (left padding).
     """
     arena = t.tier.arena
+    a = t.addr + lead
     if count == 1:
-        return arena[t.addr:t.addr + blen]
-    return np.ndarray((count,), np.dtype((np.void, blen)), arena, t.addr, (pitch,))
+        return arena[a:a + blen]
+    return np.ndarray((count,), np.dtype((np.void, blen)), arena, a, (pitch,))
 
 
 def _operands(dst, src, op: str, site) -> None:
@@ -412,14 +468,14 @@ def _operands(dst, src, op: str, site) -> None:
                                 site=site)
 
 
-def _check_params(count: int, blen: int, site, max_len: int = 65535) -> None:
+def _check_params(count: int, blen: int, site, max_len: int = 65535, lo: int = 1) -> None:
     integer("DataCopy", "blockCount", count, site)
     integer("DataCopy", "blockLen", blen, site)
-    if not 1 <= count <= 4095:
-        raise ArgumentError(f"blockCount must be in 1..4095, got {count}", fix="split the copy in several calls",
+    if not lo <= count <= 4095:
+        raise ArgumentError(f"blockCount must be in {lo}..4095, got {count}", fix="split the copy in several calls",
                             site=site)
-    if not 1 <= blen <= max_len:
-        raise ArgumentError(f"blockLen must be in 1..{max_len}, got {blen}",
+    if not lo <= blen <= max_len:
+        raise ArgumentError(f"blockLen must be in {lo}..{max_len}, got {blen}",
                             fix="blockLen counts 32-byte blocks for DataCopy and bytes for DataCopyPad", site=site)
 
 

@@ -19,12 +19,13 @@ import numpy as np
 from ascend_sim.engine import context
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import V, Runs, regions_of, region
-from ascend_sim.hw.dtypes import ascend_name, as_dtype, is_float
+from ascend_sim.hw.dtypes import ascend_name, as_dtype, int4b_t, int8, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
+from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
@@ -46,16 +47,6 @@ class UnaryRepeatParams:
     srcBlkStride: int = 1
     dstRepStride: int = 8
     srcRepStride: int = 8
-
-
-class RoundMode(enum.Enum):
-    CAST_NONE = "none"      # float->float: round to nearest even; float->int: round to nearest even
-    CAST_RINT = "rint"      # round half to even
-    CAST_FLOOR = "floor"
-    CAST_CEIL = "ceil"
-    CAST_ROUND = "round"    # round half away from zero
-    CAST_TRUNC = "trunc"
-    CAST_ODD = "odd"        # von Neumann rounding (float narrowing only)
 
 
 class CMPMODE(enum.Enum):
@@ -80,6 +71,10 @@ def _ub(t, op: str, role: str, site, align: int = 32) -> LocalTensor:
         raise PositionError(f"{op}: {role} is a {type(t).__name__}; vector instructions work on UB LocalTensors only",
                             fix="DataCopy the data from GM into a VECIN tensor first", site=site)
     live(op, role, t, site)
+    if t.dtype is int4b_t and op != "Cast":
+        raise DtypeError(f"{op}: {role} holds int4b_t, packed two per byte; of the vector instructions only Cast "
+                         "takes it (Cast.md: int4b_t -> half, half -> int4b_t)",
+                         fix="Cast the int4b_t data to half first (and back with Cast after the arithmetic)", site=site)
     if t.tier.name != "UB":
         raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
@@ -507,24 +502,67 @@ def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     d.put(np.full(d.n, scalar, dst.dtype))
 
 
-def Cast(dst, src, round_mode: RoundMode, count) -> None:
-    """``Cast(dst, src, RoundMode, count)``: convert dtypes with the given rounding."""
+def Cast(dst, src, round_mode: RoundMode, *args) -> None:
+    """``Cast(dst, src, RoundMode, count)`` or ``Cast(dst, src, RoundMode, mask, repeatTime, UnaryRepeatParams)``.
+
+    Only the (src, dst, RoundMode) triples of the Atlas A2 table convert (conversion.py). The repeat form:
+    "数据类型转换的mask会按照输入和输出类型中sizeof(dtype)较大的来筛选" (one repeat covers 256 bytes of the wider
+    type; each operand's blocks and strides count its own 32-byte blocks). int4b_t: "count必须为偶数".
+    """
     site = kernel_point()
     _ub(dst, "Cast", "dst", site)
     _ub(src, "Cast", "src", site)
     if not isinstance(round_mode, RoundMode):
         raise ArgumentError(f"Cast: round mode must be a RoundMode, got {round_mode!r}",
                             fix="e.g. RoundMode.CAST_NONE or RoundMode.CAST_RINT", site=site)
-    if round_mode is RoundMode.CAST_ODD and not is_float(dst.dtype):
-        raise ArgumentError(f"Cast: CAST_ODD (round to odd) produces a float; {ascend_name(src.dtype)} -> "
-                            f"{ascend_name(dst.dtype)} converts to an integer, where it has no meaning",
-                            fix="use CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL or CAST_TRUNC for this pair",
-                            site=site)
-    n = _count("Cast", count, site, dst, src)
-    d, a = _Access(dst, n, "Cast", site), _Access(src, n, "Cast", site)
-    reps = timing.vector_repeats(n, max(dst.dtype.itemsize, src.dtype.itemsize))
+    sd, dd = src.dtype, dst.dtype
+    check_cast(sd, dd, round_mode, site)
+    wide = max(sd.itemsize, dd.itemsize)
+    if len(args) == 1:
+        n = _count("Cast", args[0], site, dst, src)
+        if (sd is int4b_t or dd is int4b_t) and n % 2:
+            raise ArgumentError(f"Cast: count {n} is odd, but int4b_t packs two elements per byte (count必须为偶数)",
+                                fix="convert an even number of elements", site=site)
+        d = _Access(dst.ReinterpretCast(np.uint8), n // 2, "Cast", site) if dd is int4b_t else _Access(dst, n, "Cast",
+                                                                                                        site)
+        a = _Access(src.ReinterpretCast(np.uint8), n // 2, "Cast", site) if sd is int4b_t else _Access(src, n, "Cast",
+                                                                                                         site)
+        reps = timing.vector_repeats(n, wide)
+    elif len(args) == 3:
+        mask, repeat, params = args
+        if sd is int4b_t or dd is int4b_t:
+            raise ArgumentError("Cast: int4b_t in the repeat form is not modelled", fix="use the count form",
+                                site=site)
+        if not isinstance(params, UnaryRepeatParams):
+            raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
+                                fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
+        key = _mask_key("Cast", mask, wide, site)
+        r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
+        d = _Access(dst, _cast_lanes(dd.itemsize, wide, key, r, _stride("Cast", params, "dstBlkStride", site),
+                                     _stride("Cast", params, "dstRepStride", site)), "Cast", site)
+        a = _Access(src, _cast_lanes(sd.itemsize, wide, key, r, _stride("Cast", params, "srcBlkStride", site),
+                                     _stride("Cast", params, "srcRepStride", site)), "Cast", site)
+        n, reps = d.n, max(r, 1)
+    else:
+        raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
+                            fix="Cast(dst, src, mode, count)", site=site)
     _issue("Cast", "cast", d, [a], reps, site)
-    d.put(cast_values(a.get(), dst.dtype, round_mode))
+    x = unpack_int4(a.get(), n) if sd is int4b_t else a.get()
+    if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
+        d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
+    elif dd is int4b_t:                          # round, saturate to -8..7, pack
+        d.put(pack_int4(np.clip(cast_values(x, int8, round_mode), -8, 7)))
+    else:
+        d.put(cast_values(x, dd, round_mode))
+
+
+@lru_cache(maxsize=1024)
+def _cast_lanes(itemsize: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``itemsize`` each."""
+    epb = 32 // itemsize
+    j = np.flatnonzero(_lane_mask(mask_key, 256 // wide))
+    r = np.arange(repeat)[:, None] * rep * epb
+    return (r + (j // epb) * blk * epb + j % epb).reshape(-1)
 
 
 def cast_values(x: np.ndarray, dtype, mode: RoundMode) -> np.ndarray:
@@ -582,32 +620,48 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
 
 
 def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
-    """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``."""
+    """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``.
+
+    Compare.md: "设置count时，需要保证count个元素所占空间256字节对齐。未对齐部分元素不参与计算，仅完整对齐块有效" (only
+    whole 256-byte repeats are compared; the tail's bits are not written) and "当参数count ... 取值为0时 ... 该接口将被
+    视为NOP"; on Atlas A2 T is half, float (every CMPMODE) or int32_t (CMPMODE::EQ only).
+    """
     site = kernel_point()
     for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
         _ub(t, "Compare", role, site)
     _same("Compare", site, src0, src1)
     member("Compare", "cmpMode", cmpMode, CMPMODE, site)
+    dt = src0.dtype
+    if dt not in _CMP_DTYPES or (dt == np.int32 and cmpMode is not CMPMODE.EQ):
+        raise DtypeError(f"Compare: {ascend_name(dt)} with CMPMODE.{cmpMode.name} is not in the Atlas A2 table (half "
+                         "and float: every CMPMODE; int32_t: EQ only)",
+                         fix="Cast the operands to half or float first", site=site)
     n = _count("Compare", count, site, src0, src1)
-    if (n * src0.dtype.itemsize) % 256:
-        raise ArgumentError(f"Compare: count {n} x {src0.dtype.itemsize} bytes = {n * src0.dtype.itemsize} is not a "
-                            "multiple of 256 bytes (one repeat)", fix="pad the data to whole 256-byte repeats",
-                            site=site)
-    nbytes_out = -(-n // 8)
+    lanes = 256 // dt.itemsize
+    n = n // lanes * lanes                  # the unaligned tail takes no part
+    if not n:
+        return
+    nbytes_out = n // 8
     if dst.nbytes < nbytes_out:
         raise OutOfBoundsError(f"Compare: {n} result bits need {nbytes_out} bytes but dst holds {dst.nbytes}",
                                fix="allocate count/8 bytes for the mask", site=site)
     out = dst.ReinterpretCast(np.uint8)
     d = _Access(out, nbytes_out, "Compare", site)
     a, b = _Access(src0, n, "Compare", site), _Access(src1, n, "Compare", site)
-    _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, src0.dtype.itemsize), site)
+    _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, dt.itemsize), site)
     d.put(np.packbits(_CMP[cmpMode](a.get(), b.get()), bitorder="little"))
 
 
-def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
-    """``Select(dst, selMask, src0, src1, SELMODE, count)``: src0 where the mask bit is 1, else src1.
+_CMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32))
 
-    In VSEL_TENSOR_SCALAR_MODE ``src1`` is a scalar.
+
+def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
+    """``Select(dst, selMask, src0, src1, SELMODE, count)`` or ``(..., mask, repeatTime, BinaryRepeatParams)``.
+
+    src0 where the selMask bit is 1, else src1 (a scalar in VSEL_TENSOR_SCALAR_MODE). Select.md: mode 0 "selMask的
+    有效位数限制为256/sizeof(T)，多轮迭代均使用相同的selMask有效数值" (every repeat reuses the same first
+    256/sizeof(T) bits); modes 1 and 2 "每次迭代使用selMask的位数为256/sizeof(T)，多轮迭代连续消耗selMask的不同部分";
+    in the repeat form, lanes the mask switches off keep dst's value ("无效位...则保持dst原始值").
     """
     site = kernel_point()
     for role, t in (("dst", dst), ("selMask", selMask), ("src0", src0)):
@@ -618,12 +672,33 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
         scalar_arg("Select", "src1 (the scalar of VSEL_TENSOR_SCALAR_MODE)", src1, dst.dtype, site)
     srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
     _same("Select", site, dst, *srcs)
-    n = _count("Select", count, site, dst, *srcs)
-    m = _Access(selMask.ReinterpretCast(np.uint8), -(-n // 8), "Select", site)
-    d = _Access(dst, n, "Select", site)
-    acc = [_Access(s, n, "Select", site) for s in srcs]
-    _issue("Select", "simple", d, acc + [m], timing.vector_repeats(n, dst.dtype.itemsize), site)
-    bits = np.unpackbits(m.get(), bitorder="little")[:n].astype(bool)
+    if dst.dtype not in _CMP_DTYPES[:2]:
+        raise DtypeError(f"Select: {ascend_name(dst.dtype)} data; on Atlas A2 Select takes half or float",
+                         fix="Cast to half or float first", site=site)
+    lanes = 256 // dst.dtype.itemsize
+    if len(args) == 1:
+        d, acc, reps = _accesses("Select", site, dst, srcs, args)
+        bit = np.arange(d.n)
+    else:
+        if scalar_mode and len(args) == 3 and isinstance(args[2], BinaryRepeatParams):    # src1 is the scalar
+            p = args[2]
+            args = (args[0], args[1], UnaryRepeatParams(p.dstBlkStride, p.src0BlkStride, p.dstRepStride,
+                                                        p.src0RepStride))
+        d, acc, reps = _accesses("Select", site, dst, srcs, args)
+        key = _mask_key("Select", args[0], dst.dtype.itemsize, site)
+        bit = _lane_index(dst.dtype.itemsize, key, _check_repeat("Select", args[1], site, 255), 1, 8)
+    if selMode is SELMODE.VSEL_CMPMASK_SPR:
+        bit = bit % lanes                   # every repeat: the same first 256/sizeof(T) bits
+    nbytes = int(bit.max()) // 8 + 1 if bit.size else 0
+    if nbytes > selMask.nbytes:
+        raise OutOfBoundsError(f"Select: {selMode.name} reads selMask bits 0..{int(bit.max())} ({nbytes} bytes) but "
+                               f"selMask holds {selMask.nbytes} bytes", fix="make selMask one bit per selected "
+                               "element (mode 0: 256/sizeof(T) bits, reused by every repeat)", site=site)
+    m = _Access(selMask.ReinterpretCast(np.uint8), nbytes, "Select", site)
+    _issue("Select", "simple", d, acc + [m], reps, site)
+    if not bit.size:
+        return
+    bits = np.unpackbits(m.get(), bitorder="little")[bit].astype(bool)
     other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
     d.put(np.where(bits, acc[0].get(), other))
 
