@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Mapping
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
+from ascend_sim.cluster.nn_ops import conv2d, conv2d_backward, maxpool2, maxpool2_backward, softmax_xent
 from ascend_sim.models.lenet_reference import LENET_PARAM_SHAPES, load_lenet_weights
 
 F32 = np.float32
@@ -24,49 +24,6 @@ PADS = {"conv1": 2, "conv2": 0}
 def _torch_name(ref_name: str) -> str:
     layer, kind = ref_name.split(".")
     return f"{layer}.{'weight' if kind == 'w' else 'bias'}"
-
-
-def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int) -> tuple[np.ndarray, np.ndarray]:
-    """NCHW convolution by im2col; returns the output and the columns backward needs."""
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))) if pad else x
-    o, c, kh, kw = w.shape
-    win = sliding_window_view(xp, (kh, kw), axis=(2, 3))            # [N, C, OH, OW, kh, kw]
-    n, _, oh, ow = win.shape[:4]
-    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
-    out = cols @ w.reshape(o, -1).T + b
-    return out.reshape(n, oh, ow, o).transpose(0, 3, 1, 2), cols
-
-
-def _conv_back(dout: np.ndarray, cols: np.ndarray, w: np.ndarray, x_shape: tuple[int, ...],
-               pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Gradients of the input, the weight and the bias of ``_conv``."""
-    n, o, oh, ow = dout.shape
-    _, c, kh, kw = w.shape
-    d2 = dout.transpose(0, 2, 3, 1).reshape(-1, o)
-    dw = (d2.T @ cols).reshape(w.shape)
-    dcols = (d2 @ w.reshape(o, -1)).reshape(n, oh, ow, c, kh, kw)
-    h, wd = x_shape[2] + 2 * pad, x_shape[3] + 2 * pad
-    dxp = np.zeros((n, c, h, wd), F32)
-    for i in range(kh):
-        for j in range(kw):
-            dxp[:, :, i:i + oh, j:j + ow] += dcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
-    dx = dxp[:, :, pad:h - pad, pad:wd - pad] if pad else dxp
-    return dx, dw, d2.sum(axis=0)
-
-
-def _pool(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """2x2/2 max pooling; returns the output and the one-hot position of each window's first maximum."""
-    n, c, h, w = x.shape
-    win = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, h // 2, w // 2, 4)
-    first = np.argmax(win, axis=-1)
-    onehot = np.arange(4) == first[..., None]
-    return np.take_along_axis(win, first[..., None], -1)[..., 0], onehot
-
-
-def _pool_back(dout: np.ndarray, onehot: np.ndarray) -> np.ndarray:
-    n, c, h2, w2 = dout.shape
-    d = (onehot * dout[..., None]).reshape(n, c, h2, w2, 2, 2).transpose(0, 1, 2, 4, 3, 5)
-    return d.reshape(n, c, 2 * h2, 2 * w2).astype(F32)
 
 
 class LeNet5Train:
@@ -105,9 +62,9 @@ class LeNet5Train:
         a = np.asarray(x, F32)
         for layer in ("conv1", "conv2"):
             cache[layer + ".in"] = a.shape
-            z, cache[layer + ".cols"] = _conv(a, p[layer + ".weight"], p[layer + ".bias"], PADS[layer])
+            z, cache[layer + ".cols"] = conv2d(a, p[layer + ".weight"], p[layer + ".bias"], PADS[layer])
             cache[layer + ".relu"] = z > 0
-            a, cache[layer + ".pool"] = _pool(np.maximum(z, F32(0)))
+            a, cache[layer + ".pool"] = maxpool2(np.maximum(z, F32(0)))
         a = a.reshape(len(a), -1)
         for layer in ("fc1", "fc2", "fc3"):
             cache[layer + ".in"] = a
@@ -127,12 +84,7 @@ class LeNet5Train:
         """Mean cross-entropy of the batch and the gradient of every parameter."""
         z, cache = self._forward(x)
         p, g, b = self.params, {}, len(z)
-        z = z - z.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        loss = float(-logp[np.arange(b), y].mean())
-        d = np.exp(logp)
-        d[np.arange(b), y] -= F32(1)
-        d = (d / F32(b)).astype(F32)
+        loss, d = softmax_xent(z, y)
         for layer in ("fc3", "fc2", "fc1"):
             if layer != "fc3":
                 d = d * cache[layer + ".relu"]
@@ -141,8 +93,8 @@ class LeNet5Train:
             d = d @ p[layer + ".weight"]
         d = d.reshape(b, 16, 5, 5)
         for layer in ("conv2", "conv1"):
-            d = _pool_back(d, cache[layer + ".pool"]) * cache[layer + ".relu"]
-            d, g[layer + ".weight"], g[layer + ".bias"] = _conv_back(
+            d = maxpool2_backward(d, cache[layer + ".pool"]) * cache[layer + ".relu"]
+            d, g[layer + ".weight"], g[layer + ".bias"] = conv2d_backward(
                 d, cache[layer + ".cols"], p[layer + ".weight"], cache[layer + ".in"], PADS[layer])
         return loss, {k: g[k].astype(F32) for k in p}
 

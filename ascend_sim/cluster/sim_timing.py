@@ -1,4 +1,4 @@
-"""Per-device compute time of LeNet-5 from the simulator, for DDP on the simulated cluster.
+"""Per-device compute time of LeNet-5 and SmallResNet from the simulator, for DDP on the simulated cluster.
 
 The forward pass runs through the simulated Ascend C kernels of Module 1 (``LeNetRuntime``, fp16, the cluster's chip),
 one batch per device; each operator's simulated microseconds are read from its time table. Backward has no kernels in
@@ -7,10 +7,16 @@ size for dX and one for dW), its ReLU and pooling included, charged to the layer
 gradient is a sum folded into the same pass, 0 us). The result feeds
 ``DistributedDataParallel.backward(batches, backward_us_per_param=...)`` so that overlap and exposed communication
 are measured against the simulator's own compute time, not against peak FLOPs.
+
+SmallResNet's 3x3 convolutions have no kernel of their own here: they are timed at the simulated cost per
+multiply-accumulate of LeNet-5's conv2 kernel on the same chip and batch [DER], backward again 2 x forward.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import copy
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -19,6 +25,7 @@ from ascend_sim.cluster.ddp_job import DDPJob, job_data
 from ascend_sim.cluster.hccl import HcclComm
 from ascend_sim.cluster.lenet_train import LeNet5Train
 from ascend_sim.cluster.loop import Trainer
+from ascend_sim.cluster.resnet_train import SmallResNet
 from ascend_sim.cluster.topology import Cluster, atlas_800t_a2
 from ascend_sim.hw.chips import ChipProfile
 from ascend_sim.models.lenet import LeNetRuntime
@@ -64,31 +71,55 @@ class DDPTimedReport:
         return self.world_size * self.batch_per_rank / (float(np.mean(self.step_us)) * 1e-6)
 
 
-def lenet_ddp_timed(job: DDPJob, cluster: Cluster | None = None) -> DDPTimedReport:
-    """Train ``job`` on the simulated cluster with the simulator's compute times; check gradient consistency.
+def conv_us_per_mac(batch: int, chip: ChipProfile) -> float:
+    """Simulated microseconds per multiply-accumulate of LeNet-5's conv2 kernel (16 x 6 x 5 x 5 over 10 x 10)."""
+    return lenet_forward_us(batch, chip)["conv2"] / (batch * 10 * 10 * 16 * 6 * 5 * 5)
+
+
+def resnet_times(model: SmallResNet, batch: int, chip: ChipProfile) -> tuple[float, list[float]]:
+    """Forward microseconds of one batch and backward microseconds per parameter (weights carry their layer)."""
+    rate, macs = conv_us_per_mac(batch, chip), model.macs()
+    fwd = {k: rate * batch * m for k, m in macs.items()}
+    return sum(fwd.values()), [BACKWARD_FACTOR * fwd.get(name, 0.0) for name, _ in model.parameters()]
+
+
+def ddp_timed(job: DDPJob, make_model: Callable[[], object], forward_us: float, backward_us: Sequence[float],
+              cluster: Cluster) -> DDPTimedReport:
+    """Train ``job`` with replicas from ``make_model`` on ``cluster``; check gradient consistency at every step.
 
     Every step compares DDP's averaged gradient with one process's gradient of the whole global batch (the
     concatenation of the ranks' batches) and checks that the replicas stay bit-identical.
     """
-    cluster = cluster or atlas_800t_a2(1, npus_per_server=job.world_size)
-    per_op = lenet_forward_us(job.batch_per_rank, cluster.chip)
-    fwd, back = sum(per_op.values()), lenet_backward_us(per_op)
-    replicas = [LeNet5Train(seed=job.seed) for _ in range(job.world_size)]
+    replicas = [make_model() for _ in range(job.world_size)]
     x, y = job_data(job)
     ddp = DistributedDataParallel(replicas, HcclComm(cluster))
     trainer = Trainer(ddp, x, y, job.batch_per_rank, lr=job.lr, momentum=job.momentum, seed=job.seed,
-                      backward_us=back)
+                      backward_us=backward_us)
     steps, exposed, worst, same = [], [], 0.0, True
     for _ in range(job.steps):
         batches = trainer.batches()
-        single = LeNet5Train(weights=replicas[0].state_dict())
-        _, g_global = single.loss_and_grads(np.concatenate([b[0] for b in batches]),
-                                            np.concatenate([b[1] for b in batches]))
+        _, g_global = copy.deepcopy(replicas[0]).loss_and_grads(np.concatenate([b[0] for b in batches]),
+                                                                np.concatenate([b[1] for b in batches]))
         report = trainer.train_step()
         worst = max(worst, max(float(np.abs(ddp.grads[0][k] - g_global[k]).max()) for k in g_global))
         same &= all(np.array_equal(p, q) for rep in replicas[1:]
                     for (_, p), (_, q) in zip(rep.parameters(), replicas[0].parameters()))
-        steps.append(fwd + report.step_us)
+        steps.append(forward_us + report.step_us)
         exposed.append(report.exposed_comm_us)
-    return DDPTimedReport(job.world_size, job.batch_per_rank, sum(back), fwd, steps, exposed, worst, same,
-                          list(trainer.losses))
+    return DDPTimedReport(job.world_size, job.batch_per_rank, float(sum(backward_us)), forward_us, steps, exposed,
+                          worst, same, list(trainer.losses))
+
+
+def lenet_ddp_timed(job: DDPJob, cluster: Cluster | None = None) -> DDPTimedReport:
+    """LeNet-5 DDP with the simulated kernels' times (see ``ddp_timed``)."""
+    cluster = cluster or atlas_800t_a2(1, npus_per_server=job.world_size)
+    per_op = lenet_forward_us(job.batch_per_rank, cluster.chip)
+    return ddp_timed(job, lambda: LeNet5Train(seed=job.seed), sum(per_op.values()), lenet_backward_us(per_op),
+                     cluster)
+
+
+def resnet_ddp_timed(job: DDPJob, channels: int = 8, cluster: Cluster | None = None) -> DDPTimedReport:
+    """SmallResNet DDP, its convolutions timed at the simulated conv kernel's cost per MAC (see ``ddp_timed``)."""
+    cluster = cluster or atlas_800t_a2(1, npus_per_server=job.world_size)
+    fwd, back = resnet_times(SmallResNet(channels, job.seed), job.batch_per_rank, cluster.chip)
+    return ddp_timed(job, lambda: SmallResNet(channels, job.seed), fwd, back, cluster)

@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from ascend_sim.cluster import atlas_800_910, atlas_800t_a2
-from ascend_sim.cluster.ddp_job import DDPJob
+from ascend_sim.cluster.ddp_job import DDPJob, job_data
 from ascend_sim.cluster.lenet_train import LeNet5Train
-from ascend_sim.cluster.sim_timing import BACKWARD_FACTOR, lenet_backward_us, lenet_ddp_timed, lenet_forward_us
+from ascend_sim.cluster.resnet_train import SmallResNet
+from ascend_sim.cluster.sim_timing import (BACKWARD_FACTOR, conv_us_per_mac, lenet_backward_us, lenet_ddp_timed,
+                                         lenet_forward_us, resnet_ddp_timed)
 
 
 @pytest.fixture(scope="module")
@@ -30,3 +32,35 @@ def test_ddp_gradients_equal_the_single_process_gradient_and_replicas_stay_ident
     for step, exposed in zip(rep.step_us, rep.exposed_comm_us):
         assert step == pytest.approx(rep.forward_us + rep.compute_us + exposed) and exposed > 0
     assert rep.images_per_s == pytest.approx(4 * 8 / (np.mean(rep.step_us) * 1e-6))
+
+
+def test_small_resnet_ddp_is_consistent_and_timed_from_the_conv_kernel():
+    rep = resnet_ddp_timed(DDPJob(world_size=2, batch_per_rank=4, steps=2, images=16))
+    assert rep.max_grad_error < 1e-5 and rep.replicas_identical       # bias gradients sum 28 x 28 x 8 terms
+    rate = conv_us_per_mac(4, atlas_800t_a2(1).chip)
+    macs = SmallResNet(8, 0).macs()
+    assert rep.forward_us == pytest.approx(rate * 4 * sum(macs.values()))
+    assert rep.compute_us == pytest.approx(BACKWARD_FACTOR * rep.forward_us)
+
+
+def test_small_resnet_backward_matches_torch_autograd():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+    model = SmallResNet(8, seed=1)
+    x, y = job_data(DDPJob(world_size=1, images=8))
+    loss, grads = model.loss_and_grads(x, y)
+    P = {k: torch.tensor(v, requires_grad=True) for k, v in model.params.items()}
+
+    def conv(a, n):
+        return F.conv2d(a, P[n + ".weight"], P[n + ".bias"], padding=1)
+
+    def block(a, n):
+        return F.relu(conv(F.relu(conv(a, n + ".conv1")), n + ".conv2") + a)
+
+    a = F.max_pool2d(block(F.relu(conv(torch.tensor(x), "stem")), "block1"), 2)
+    z = block(a, "block2").mean((2, 3)) @ P["fc.weight"].T + P["fc.bias"]
+    ref = F.cross_entropy(z, torch.tensor(y))
+    ref.backward()
+    assert loss == pytest.approx(float(ref.detach()), rel=1e-6)
+    for name, g in grads.items():
+        np.testing.assert_allclose(g, P[name].grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
