@@ -13,7 +13,7 @@ import numpy as np
 
 from ascend_sim.cluster import atlas_800t_a2
 from ascend_sim.cluster.ddp_job import DDPJob, run_simulated
-from ascend_sim.cluster.sim_timing import lenet_ddp_timed
+from ascend_sim.cluster.sim_timing import lenet_ddp_timed, resnet_ddp_timed
 
 
 def _max_diff(a: dict, b: dict) -> float:
@@ -46,15 +46,15 @@ def real_engine() -> None:
           f"{job.steps} | | bit-identical to the uninterrupted gloo run: {same} | {wall:.1f} s |\n")
 
 
-def timed() -> None:
-    print("### LeNet-5 DDP on one A2 server, compute from the simulated kernels (batch 32 per NPU)\n")
+def timed(name: str = "LeNet-5", run=lenet_ddp_timed, batch: int = 32, steps: int = 3) -> None:
+    print(f"### {name} DDP on one A2 server, compute from the simulated kernels (batch {batch} per NPU)\n")
     print("| NPUs | forward | backward [EST 2x fwd] | exposed AllReduce | step | images/s | scaling | "
           "max abs DDP - global-batch gradient | replicas identical |")
     print("|---|---|---|---|---|---|---|---|---|")
     base = None
     for world in (1, 2, 4, 8):
-        rep = lenet_ddp_timed(DDPJob(world_size=world, batch_per_rank=32, steps=3, images=world * 96),
-                              atlas_800t_a2(1, npus_per_server=world))
+        rep = run(DDPJob(world_size=world, batch_per_rank=batch, steps=steps, images=world * batch * steps),
+                  cluster=atlas_800t_a2(1, npus_per_server=world))
         base = base or rep.images_per_s
         print(f"| {world} | {rep.forward_us:.1f} us | {rep.compute_us:.1f} us | {rep.exposed_comm_us[-1]:.1f} us | "
               f"{rep.step_us[-1]:.1f} us | {rep.images_per_s:,.0f} | {rep.images_per_s / base:.2f}x | "
@@ -65,3 +65,4 @@ def timed() -> None:
 if __name__ == "__main__":
     real_engine()
     timed()
+    timed("SmallResNet (8 channels, convs at the simulated conv2 kernel's cost per MAC)", resnet_ddp_timed, 16, 1)
