@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ascend_sim.cluster.ddp import DistributedDataParallel
+from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.hccl import HcclComm
 from ascend_sim.cluster.lenet_train import LeNet5Train
 from ascend_sim.cluster.loop import Trainer
@@ -31,6 +32,16 @@ class DDPJob:
     momentum: float = 0.9
     seed: int = 0                     # DistributedSampler's seed and the initial weights'
     checkpoint_every: int = 0         # gloo: rank 0 snapshots every N steps (0: never)
+
+    def __post_init__(self) -> None:
+        if self.world_size < 1 or self.steps < 1:
+            raise DataParallelError(f"world_size={self.world_size}, steps={self.steps}: a job has at least one rank "
+                                    "and one step", fix="pass positive world_size and steps")
+        if self.steps_per_epoch < 1:
+            raise DataParallelError(
+                f"{self.images} images over {self.world_size} ranks give {self.images // self.world_size} per rank "
+                f"(drop_last), less than one batch of {self.batch_per_rank}",
+                fix=f"use at least {self.world_size * self.batch_per_rank} images or a smaller batch_per_rank")
 
     @property
     def steps_per_epoch(self) -> int:

@@ -174,6 +174,13 @@ def run_gloo(job: DDPJob, kill: tuple[int, int] | None = None, probe: Sequence[S
     After a failure all ranks restart from rank 0's last snapshot (or from the start). ``probe``: per-rank lists of
     arrays to AllReduce (sum) before training; their results land in ``record.probe``.
     """
+    if not available():
+        raise HcclError("the real engine needs torch with torch.distributed (gloo), which is not installed",
+                        fix='pip install -e ".[distributed]" (torch CPU), then run again')
+    if kill is not None and not (0 <= kill[0] < job.world_size and 0 <= kill[1] < job.steps):
+        raise HcclError(f"kill={kill}: there is no rank {kill[0]} in step {kill[1]} of a job of {job.world_size} "
+                        f"ranks and {job.steps} steps", fix=f"kill=(rank, step) with rank < {job.world_size} and "
+                        f"step < {job.steps}")
     if kill is not None and not job.checkpoint_every:
         job = replace(job, checkpoint_every=1)
     with tempfile.TemporaryDirectory(prefix="ascend_sim_gloo_") as tmp:

@@ -37,7 +37,7 @@ LAYER_OPS = {"conv1": ("conv1", "relu1", "pool1"), "conv2": ("conv2", "relu2", "
 
 def lenet_forward_us(batch: int, chip: ChipProfile) -> dict[str, float]:
     """Simulated forward microseconds of each LeNet-5 operator for one batch of ``batch`` MNIST images."""
-    images = job_data(DDPJob(world_size=1, images=batch))[0]
+    images = job_data(DDPJob(world_size=1, images=batch, batch_per_rank=batch))[0]
     rt = LeNetRuntime(chip=chip, keep_results=False)
     rt.forward(images)
     return {name: s.us for name, s in rt.stats.items()}

@@ -47,7 +47,7 @@ def test_small_resnet_backward_matches_torch_autograd():
     torch = pytest.importorskip("torch")
     import torch.nn.functional as F
     model = SmallResNet(8, seed=1)
-    x, y = job_data(DDPJob(world_size=1, images=8))
+    x, y = job_data(DDPJob(world_size=1, images=8, batch_per_rank=8))
     loss, grads = model.loss_and_grads(x, y)
     P = {k: torch.tensor(v, requires_grad=True) for k, v in model.params.items()}
 
