@@ -148,3 +148,10 @@ def train_with_recovery(total_steps, checkpoint_every, fail_step, fail_rank):
 #                 trainer.load_state_dict(snapshot)
 # with:
 #                 pass
+
+# %% ex6 wrong: snapshots the failed processes before restarting (their RNGs already drew the failed step's noise)
+# replace:
+#                 trainer = make_trainer()
+# with:
+#                 snapshot = trainer.state_dict()
+#                 trainer = make_trainer()
