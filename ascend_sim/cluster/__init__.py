@@ -19,7 +19,11 @@
   tensor-parallel scaling, memory per card;
 - sweep.py: an nccl-tests-style size sweep (python -m ascend_sim.cluster.sweep);
 - chrome.py: the timeline as a Chrome / Perfetto trace;
-- device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline.
+- device.py: launch_on runs a kernel on one device (its chip profile) and times it on its timeline;
+- nn_ops.py, lenet_train.py, resnet_train.py: LeNet-5 and SmallResNet with fp32 backward passes (torch's names);
+  sim_timing.py: their DDP training timed by the simulator's kernels, with the gradient consistency check;
+- ddp_job.py: one LeNet-5 DDP job, run on the simulated cluster; gloo.py: the same job on torch.distributed
+  (gloo, spawned ranks, kill and restart), needing the ``distributed`` extra.
 See docs/cluster.md for the model, its parameters and their sources.
 """
 from ascend_sim.cluster.chrome import write_chrome_trace

@@ -9,11 +9,11 @@ with ``drop_last`` (every rank the same number of full batches).
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ascend_sim.cluster.ddp import DistributedDataParallel
+from ascend_sim.cluster.ddp import DistributedDataParallel, StepReport
 from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.sampler import DistributedSampler
 
@@ -24,8 +24,10 @@ class Trainer:
     """SGD with momentum (torch's form: v = m v + g; p -= lr v) over ``x, y`` on every rank of ``ddp``."""
 
     def __init__(self, ddp: DistributedDataParallel, x: np.ndarray, y: np.ndarray, batch_per_rank: int,
-                 lr: float = 0.1, momentum: float = 0.9, seed: int = 0, noise: float = 0.0):
-        self.ddp, self.x, self.y = ddp, x, y
+                 lr: float = 0.1, momentum: float = 0.9, seed: int = 0, noise: float = 0.0,
+                 backward_us: Sequence[float] | None = None):
+        """``backward_us``: backward microseconds per parameter for DDP's timeline (default: DDP's FLOP estimate)."""
+        self.ddp, self.x, self.y, self.backward_us = ddp, x, y, backward_us
         w = len(ddp.replicas)
         self.samplers = [DistributedSampler(len(x), w, r, seed=seed, drop_last=True) for r in range(w)]
         self.batch = batch_per_rank
@@ -56,12 +58,12 @@ class Trainer:
             out.append((x, self.y[idx]))
         return out
 
-    def train_step(self, before_allreduce: Callable[[], None] | None = None) -> None:
+    def train_step(self, before_allreduce: Callable[[], None] | None = None) -> StepReport:
         """One step on every rank. ``before_allreduce`` runs between backward and the gradient AllReduce."""
         batches = self.batches()
         if before_allreduce is not None:
             before_allreduce()
-        report = self.ddp.backward(batches)
+        report = self.ddp.backward(batches, self.backward_us)
         for rep, g, v in zip(self.ddp.replicas, self.ddp.grads, self.velocity):
             for name, p in rep.parameters():
                 v[name] *= self.momentum
@@ -69,6 +71,7 @@ class Trainer:
                 p -= self.lr * v[name]
         self.losses.append(float(np.mean(report.losses)))
         self.step += 1
+        return report
 
     def state_dict(self) -> dict:
         """A deep copy of everything a restart needs (rank 0's model and optimizer; every rank's RNG)."""

@@ -65,3 +65,19 @@ def test_bad_hccl_algo():
     raises(lambda: HcclComm(atlas_800t_a2(), hccl_algo="allreduse=level0:NA;level1:ring"), "'allreduse'")
     comm = HcclComm(atlas_800t_a2(servers=3), hccl_algo="level0:NA;level1:H-D_R")
     raises(lambda: comm.estimate("AllGather", 64), "3 domains")
+
+
+def test_ddp_jobs_and_the_real_engine_reject_bad_requests_with_the_fix(monkeypatch):
+    from ascend_sim.cluster import gloo
+    from ascend_sim.cluster.ddp_job import DDPJob
+    from ascend_sim.cluster.errors import DataParallelError, HcclError
+    with pytest.raises(DataParallelError, match="less than one batch of 16") as e:
+        DDPJob(world_size=4, images=32)
+    assert "at least 64 images" in e.value.fix
+    monkeypatch.setattr(gloo, "available", lambda: True)
+    with pytest.raises(HcclError, match="no rank 5 in step 1"):
+        gloo.run_gloo(DDPJob(world_size=2), kill=(5, 1))
+    monkeypatch.setattr(gloo, "available", lambda: False)
+    with pytest.raises(HcclError, match="needs torch") as e:
+        gloo.run_gloo(DDPJob(world_size=2))
+    assert "[distributed]" in e.value.fix

@@ -6,8 +6,8 @@ import pathlib
 
 import ascend_sim.cluster
 
-ALLOWED = ("ascend_sim.hw", "ascend_sim.engine", "ascend_sim.trace", "ascend_sim.cluster")
-THIRD_PARTY = ("numpy", "ml_dtypes")
+ALLOWED = ("ascend_sim.hw", "ascend_sim.engine", "ascend_sim.trace", "ascend_sim.models", "ascend_sim.cluster")
+THIRD_PARTY = ("numpy", "ml_dtypes", "torch")     # torch: gloo.py only, imported lazily (the distributed extra)
 
 
 def imports(path: pathlib.Path):

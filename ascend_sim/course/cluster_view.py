@@ -1,0 +1,91 @@
+"""Figures of a simulated cluster for Module 3: the per-device timeline and the link traffic on the topology.
+
+``cluster_timeline_figure(timeline)`` draws one row per NPU with its compute, send, receive and reduce intervals
+(计算/通信时间线), so overlap and waiting are visible. ``link_traffic_figure(timeline)`` draws the NPUs grouped by
+HCCS domain and server, and every link that carried data with a width proportional to its bytes (链路流量), HCCS
+and RoCE in their own colours. Artists carry a ``gid`` ("bars:<kind>", "link:<a>-<b>") so tests can read them back.
+They live in the course layer because ``viz`` sits below ``cluster`` in the package's layers.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from ascend_sim.cluster.timeline import Timeline
+from ascend_sim.viz.static import new_figure
+
+KINDS = ("compute", "send", "recv", "reduce")
+COLORS = {"compute": "#4c72b0", "send": "#dd8452", "recv": "#55a868", "reduce": "#c44e52"}
+LANE = {"compute": (0.55, 0.4), "send": (0.3, 0.22), "recv": (0.05, 0.22), "reduce": (0.3, 0.22)}
+LINK_COLORS = {"HCCS": "#4c72b0", "RoCE": "#c44e52"}
+
+
+def link_traffic(timeline: Timeline) -> dict[tuple[int, int], int]:
+    """Bytes sent over each device pair (the lower rank first), summed over the timeline's send events."""
+    out: dict[tuple[int, int], int] = {}
+    for e in timeline.events:
+        if e.kind == "send" and e.peer is not None:
+            key = (min(e.device, e.peer), max(e.device, e.peer))
+            out[key] = out.get(key, 0) + e.nbytes
+    return out
+
+
+def cluster_timeline_figure(timeline: Timeline, title: str = "") -> Figure:
+    """One row per device: compute (top lane), send and reduce (middle), receive (bottom), in microseconds."""
+    devices = timeline.cluster.world_size
+    fig = new_figure(9, 0.45 * devices + 1.2)
+    ax = fig.add_subplot()
+    for kind in KINDS:
+        bars = {}
+        for e in timeline.events:
+            if e.kind == kind:
+                bars.setdefault(e.device, []).append((e.start_us, max(e.end_us - e.start_us, 1e-9)))
+        for dev, spans in bars.items():
+            y0, h = LANE[kind]
+            ax.broken_barh(spans, (dev + y0 - 0.5, h), facecolors=COLORS[kind], gid=f"bars:{kind}")
+    ax.set_yticks(range(devices), [f"NPU {d}" for d in range(devices)])
+    ax.set_ylim(devices - 0.5, -0.5)
+    ax.set_xlabel("time (us)")
+    ax.legend(handles=[Patch(color=COLORS[k], label=k) for k in KINDS], loc="upper center", fontsize=8, ncols=4,
+              bbox_to_anchor=(0.5, -0.12))
+    ax.set_title(title or f"{timeline.cluster.name}: per-device timeline")
+    return fig
+
+
+def _positions(timeline: Timeline) -> dict[int, tuple[float, float]]:
+    """Devices on a circle per HCCS domain, the domains side by side."""
+    pos = {}
+    for k, dom in enumerate(timeline.cluster.domains):
+        for i, dev in enumerate(dom):
+            a = 2 * math.pi * i / len(dom)
+            pos[dev] = (3.0 * k + math.cos(a), math.sin(a))
+    return pos
+
+
+def link_traffic_figure(timeline: Timeline, title: str = "") -> Figure:
+    """The topology with every used link drawn with a width proportional to the bytes it carried."""
+    traffic = link_traffic(timeline)
+    pos = _positions(timeline)
+    fig = new_figure(max(4.0, 3.0 * len(timeline.cluster.domains)), 3.6)
+    ax = fig.add_subplot()
+    top = max(traffic.values(), default=1)
+    for (a, b), n in sorted(traffic.items()):
+        link = timeline.cluster.link(a, b)
+        kind = "RoCE" if link.shared_port else "HCCS"
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        t = np.linspace(0, 1, 30)
+        bulge = 0.0 if kind == "HCCS" else 0.9 * (1 if a % 2 == 0 else -1) * np.sin(np.pi * t)  # arcs clear the rings
+        ax.plot(xa + (xb - xa) * t, ya + (yb - ya) * t + bulge, color=LINK_COLORS[kind], lw=0.5 + 5.5 * n / top, alpha=0.7,
+                gid=f"link:{a}-{b}")
+    xy = np.array([pos[d] for d in sorted(pos)])
+    ax.scatter(xy[:, 0], xy[:, 1], s=260, color="white", edgecolors="black", zorder=3)
+    for d, (x, y) in pos.items():
+        ax.text(x, y, str(d), ha="center", va="center", fontsize=8, zorder=4)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in LINK_COLORS.items()], loc="lower right", fontsize=8)
+    ax.set_title(title or f"link traffic, max {top / 2**20:.2f} MB on one link")
+    ax.set_axis_off()
+    ax.set_aspect("equal")
+    return fig
