@@ -27,6 +27,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import traceback
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -52,6 +53,8 @@ STRICT_ENV = "ASCEND_SIM_CHECK_STRICT"      # "1": a check that does not pass ra
 EVIDENCE_ENV = "ASCEND_SIM_EVIDENCE"        # "1" (set by the grader): results carry the evidence transcript
 TIMEOUT_ENV = "ASCEND_SIM_CHECK_TIMEOUT"    # seconds a check may run in JupyterLab (0: no guard)
 CHECK_TIMEOUT = 300.0
+MAX_INSTRUCTIONS = 1_000_000                # per core, under the guard: lab01's largest kernel issues about 66,000
+GUARD_POLL = 0.5                            # seconds between the guard's looks at the running core
 MAX_HINTS = 3                               # levels per diagnosis (hints.MAX_LEVELS)
 LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
@@ -84,9 +87,10 @@ class CheckTimeout(BaseException):
     ``where``: the learner's line that was running when the guard fired ('line 7 `while i < n:`').
     """
 
-    def __init__(self, where: str = ""):
+    def __init__(self, where: str = "", instructions: int = 0):
         super().__init__(where)
         self.where = where
+        self.instructions = instructions        # > 0: stopped by the instruction limit, not the clock
 
 
 OUTCOMES = {NotAttempted: "not_attempted", CheckFailed: "fail", LearnerError: "error"}
@@ -476,7 +480,9 @@ class Lab:
         except CheckTimeout as e:
             ex = self.get(ex_id)
             stuck = f"your kernel seems stuck in {e.where}: " if e.where else "your answer probably loops forever: "
-            result = self._failed(ex, "error", f"the check was stopped after {limit:g} s of wall-clock time: {stuck}"
+            after = (f"one block issued {e.instructions:,} simulated instructions" if e.instructions else
+                     f"{limit:g} s of wall-clock time")
+            result = self._failed(ex, "error", f"the check was stopped after {after}: {stuck}"
                                   "a loop whose condition never changes, or a wait nobody ends"
                                   f"\nFix: make the loop's condition change (or its bound finite) and re-run the "
                                   f"cell; set {TIMEOUT_ENV} to allow longer", diagnosis=("stuck",))
@@ -488,15 +494,25 @@ class Lab:
 
 @contextlib.contextmanager
 def _wall_clock_guard(seconds: float) -> Iterator[None]:
-    """Raise CheckTimeout in this (main) thread after ``seconds``; a no-op elsewhere or with 0."""
+    """Raise CheckTimeout in this (main) thread after ``seconds``, or once the running core has issued
+    ``MAX_INSTRUCTIONS`` (an endless loop of instructions fills memory long before the clock runs out);
+    a no-op elsewhere or with 0. The hot path pays nothing: a timer looks every ``GUARD_POLL`` seconds.
+    """
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
         yield
         return
+    from ascend_sim.engine import context
+    deadline = time.monotonic() + seconds
 
     def expire(signum, frame):  # noqa: ANN001 - signal handler signature
-        raise CheckTimeout(frame_line(frame))
+        core = context.current
+        issued = len(core.records) if core is not None else 0
+        if issued > MAX_INSTRUCTIONS:
+            raise CheckTimeout(frame_line(frame), issued)
+        if time.monotonic() >= deadline:
+            raise CheckTimeout(frame_line(frame))
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(GUARD_POLL, seconds), min(GUARD_POLL, seconds))
     try:
         yield
     finally:
