@@ -123,8 +123,10 @@ class TQue:
     # pipe): the calls cost 6 to 10 % of a launch (benchmarks/bench_simulator.py).
     def _ready(self, what: str):
         if not self.slots:
-            raise QueueError(f"{what} on a queue that has no buffers",
-                             fix="call pipe.InitBuffer(que, num, bytes) in Init first", kind="no-buffers")
+            name = alias(self)
+            raise QueueError(f"{what} on a queue that has no buffers"
+                             + (f": {name} was never given any by InitBuffer" if name else ""),
+                             fix=f"call pipe.InitBuffer({name or 'que'}, num, bytes) in Init first", kind="no-buffers")
         core = current_core()
         if core is not self.core:
             raise QueueError(f"{what} on a queue initialised by another block", fix="create queues inside the kernel")
@@ -285,7 +287,9 @@ class TBuf:
         core = current_core()
         site = None                 # errors find the kernel line when they are raised
         if self.addr is None or core is not self.core:
-            raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
+            name = alias(self) or "tbuf"
+            raise QueueError(f"TBuf.Get before pipe.InitBuffer(tbuf, bytes) for {name}",
+                             fix=f"initialise the TBuf in Init: pipe.InitBuffer({name}, bytes)",
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = self.nbytes // dtype.itemsize
@@ -318,15 +322,23 @@ def variable_name(que, label: str) -> str:
 
     ``for q in (inQueueX, inQueueY): pipe.InitBuffer(q, ...)`` passes ``q``: the queue's own name is the
     other variable (or ``self.`` attribute) that holds the same object in the kernel's frame.
+    Off the hot path only (InitBuffer, errors): it reads the kernel frame's locals.
     """
-    f = learner_frame()
-    if f is None or not _IDENT.fullmatch(label):
+    if not _IDENT.fullmatch(label):
         return label
-    names = [n for n, v in f.f_locals.items() if v is que and n != label]
+    return alias(que, exclude=label) or label
+
+
+def alias(obj, exclude: str = "") -> str:
+    """A name the kernel's frame gives ``obj``: an attribute of ``self`` first, then a local; '' if none."""
+    f = learner_frame()
+    if f is None:
+        return ""
+    names = [n for n, v in f.f_locals.items() if v is obj and n != exclude]
     owner = f.f_locals.get("self")
     if owner is not None and hasattr(owner, "__dict__"):
-        names = [n for n, v in vars(owner).items() if v is que] + names
-    return names[0] if names else label
+        names = [n for n, v in vars(owner).items() if v is obj] + names
+    return names[0] if names else ""
 _LABELS: dict[tuple, str] = {}      # kernel point -> the buffer's name in the source (read once per site)
 
 

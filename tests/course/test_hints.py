@@ -219,3 +219,19 @@ def test_queue_errors_name_the_attribute_of_a_kernel_class():
     assert broken != code
     result = lab00.LAB.run("ex3", _namespace(broken))
     assert "DeQue from inQueueY while it is empty" in result.messages[0]
+
+
+@pytest.mark.parametrize("body, words", [
+    ("    inQueueX = TQue(TPosition.VECIN, 1)\n    inQueueX.AllocTensor(half)\n",
+     ["AllocTensor on a queue that has no buffers: inQueueX was never given any by InitBuffer",
+      "pipe.InitBuffer(inQueueX, num, bytes)"]),
+    ("    calcBuf = TBuf(TPosition.VECCALC)\n    calcBuf.Get(half)\n",
+     ["TBuf.Get before pipe.InitBuffer(tbuf, bytes) for calcBuf", "pipe.InitBuffer(calcBuf, bytes)"]),
+])
+def test_a_buffer_used_before_initbuffer_is_named(body, words):
+    from ascend_sim import launch
+    from ascend_sim.engine.errors import QueueError
+    ns = _namespace("@kernel\ndef k(x):\n    pipe = TPipe()\n" + body)
+    with pytest.raises(QueueError) as e:
+        launch(ns["k"], 1, np.zeros(16, np.float16))
+    assert all(w in str(e.value) for w in words), str(e.value)
