@@ -73,7 +73,8 @@ DEFAULT_HINTS: dict[str, tuple[str, ...]] = {
         "never ends.",
     ),
     "stale": (
-        "The code that failed is not in your notebook any more: re-run the cell that defines it, then the check.",
+        "The code that failed is an older version than your cells: re-run the cell that defines it (it must "
+        "finish without an error), then the check.",
     ),
     "unwritten": (
         "Part of the output was never written: which part does the message name?",

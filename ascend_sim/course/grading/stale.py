@@ -93,8 +93,12 @@ def _defines(source: Any, name: str) -> bool:
 def _saved_cells(namespace: Mapping[str, Any]) -> tuple[str, list[str], str] | None:
     """(path, code cell sources, saved-at time) of the notebook this kernel runs, when it can be found."""
     path = namespace.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
-    if not isinstance(path, str) or not path.endswith(".ipynb") or not os.path.isfile(path):
+    if not isinstance(path, str) or not path.endswith(".ipynb"):
         return None
+    if not os.path.isfile(path):            # a server path relative to its root: the kernel runs in its folder
+        path = os.path.basename(path)
+        if not os.path.isfile(path):
+            return None
     try:
         with open(path, encoding="utf-8") as f:
             nb = json.load(f)
