@@ -46,6 +46,13 @@ def test_forgetting_enque_gives_a_hint_about_enque_not_gm_offsets(fresh, forgott
     assert len(result.hints) == 1 and "EnQue" in result.hints[0] and "GetBlockIdx" not in result.hints[0]
 
 
+def test_forgetting_freetensor_gives_a_hint_about_freetensor(fresh):
+    result = lab00.LAB.run("ex1", _namespace(_without("        inQueueX.FreeTensor(xLocal)")))
+    assert "AllocTensor on inQueueX with all 1 buffer(s) in use" in result.messages[0]
+    assert result.hints == [DEFAULT_HINTS["QueueError/alloc-full"][0]], "the shared specific entry beats ex1's own"
+    assert "FreeTensor" in DEFAULT_HINTS["QueueError/alloc-full"][1]
+
+
 def test_hint_levels_grow_with_failures_and_requests_never_before_an_attempt(capsys):
     lab = Lab("unit")
 

@@ -18,8 +18,8 @@ A failure's diagnosis is a tuple of keys, most specific first (``diagnosis_of``)
 * another Python exception: ``("python/NameError", "python")``; a hang: ``("stuck",)``; a kernel
   defined by code no longer in the notebook: ``("stale",)``; a cycle budget: ``("budget",)``.
 
-The table is searched for each key in turn, then ``DEFAULT_HINTS`` (shared by every lab), then the
-exercise's ``"*"``, then the default ``"*"``. Levels: the first failure with a diagnosis shows its
+For each key in turn, most specific first, the exercise's table and then ``DEFAULT_HINTS`` (shared by
+every lab) are searched; then the exercise's ``"*"``, then the default ``"*"``. Levels: the first failure with a diagnosis shows its
 first level; each further failure with the same diagnosis, and each ``hint("exN")`` the learner asks
 for after a failure, shows one more. So the explanation comes after three failed runs, or after one
 failed run and two requests: never before a real attempt.
@@ -41,6 +41,19 @@ DEFAULT_HINTS: dict[str, tuple[str, ...]] = {
         "needs an EnQue before it on the same queue, every AllocTensor a FreeTensor.",
         "Walk one tile through CopyIn, Compute and CopyOut and count, per queue, AllocTensor/EnQue/DeQue/"
         "FreeTensor: each must appear once per tile, in that order.",
+    ),
+    "QueueError/alloc-full": (
+        "AllocTensor found every buffer of the queue still in use: which tensor of it was never given back?",
+        "Every AllocTensor needs a FreeTensor on the same queue once the tensor's last reader is issued (the "
+        "inputs in Compute after the vector instruction, the output in CopyOut after the DataCopy).",
+    ),
+    "QueueError/leak": (
+        "The kernel ended holding a tensor: the error names where it was allocated.",
+        "Every AllocTensor needs a FreeTensor, and every EnQue a DeQue, before the kernel returns.",
+    ),
+    "QueueError/double-free": ("FreeTensor runs twice for one AllocTensor: the error names the queue.",),
+    "QueueError/free-queued": (
+        "A tensor was freed while still queued: DeQue it first (the consumer stage), then FreeTensor.",
     ),
     "OutOfBoundsError": (
         "An access ran past a buffer: compare the count in the error with the size of the tensor it names.",
@@ -139,9 +152,8 @@ class HintTable:
 
     def pick(self, diagnosis: Sequence[str]) -> tuple[str, tuple[str, ...]]:
         """(the key matched, its levels) for a failure's diagnosis keys."""
-        keys = [k for d in diagnosis for k in expand(d)]
-        for source in (self.table, DEFAULT_HINTS):
-            for k in keys:
+        for k in dict.fromkeys(k for d in diagnosis for k in expand(d)):     # most specific key first
+            for source in (self.table, DEFAULT_HINTS):
                 if k in source:
                     return k, source[k]
         if GENERIC in self.table:
