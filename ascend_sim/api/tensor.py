@@ -216,8 +216,9 @@ def check_local_range(t: LocalTensor, count: int, what: str) -> None:
 def bytes_not_elements(t: LocalTensor, count: int) -> tuple[str, str] | None:
     """(rule, fix) when ``count`` elements overflow a queue buffer whose InitBuffer was given ``count`` bytes.
 
-    Ascend C: "InitBuffer(que, num, len)": len is the size of each buffer in bytes; a tile of n half
-    elements needs n * sizeof(half) bytes. Passing the element count gives a buffer sizeof(T) times too small.
+    The TPipe::InitBuffer page (asc-devkit docs/zh/api) on ``len``: "每个内存块的大小，单位为字节" (the size of
+    each buffer, in bytes): a tile of n half elements needs n * sizeof(half) bytes, and the element count
+    gives a buffer sizeof(T) times too small.
     """
     slot = t.slot
     que = getattr(slot, "que", None)
