@@ -187,7 +187,9 @@ def test_code_from_an_older_cell_version_is_called_stale():
     assert result.status == "error"
     assert "Stale code: line 2 of `helper` (the version run as In[1]) is an older definition: In[2] defines " \
            "`helper` again" in result.messages[0]
-    assert "Fix: fix and re-run the cell that defines `helper`" in result.messages[0]
+    assert result.messages[0].startswith("Stale code:"), "the stale note comes first: it explains the error"
+    assert result.line().endswith("Fix: fix and re-run the cell that defines `helper` (it must run without an "
+                                  "error), then the check.") and "of `helper`" in result.line()
     assert result.hints == [DEFAULT_HINTS["stale"][0]]
 
 

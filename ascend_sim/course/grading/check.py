@@ -124,7 +124,7 @@ class CheckResult:
         text = f"[{self.exercise}] {head}" + (f": {first}" if first else "")
         tail = f" {fix}" if fix else ""
         if len(text) + len(tail) > LINE_MAX:        # too long: drop the quoted source first (the details have it)
-            text = re.sub(r" `[^`]*`", "", text)
+            text = re.sub(r"(line \d+) `[^`]*`", r"\1", text)
         if len(text) + len(tail) > LINE_MAX:
             room = max(LINE_MAX - len(tail), 160)           # the rule keeps at least 160 characters
             text = text[:room].rsplit(" ", 1)[0] + " …"
@@ -230,7 +230,7 @@ class Context:
             t = _translate(e)
             note = stale_note(e, self.namespace)
             if note and isinstance(t, _Diagnosed):   # the failing code is an older version than the notebook's cells
-                t = type(t)(f"{t}\n{note}", ("stale", *t.diagnosis))
+                t = type(t)(f"{note}\n{t}", ("stale", *t.diagnosis))       # first: it explains the rest
             event["raised"] = _raised(t)
             raise t from e
         if learner:
