@@ -244,3 +244,23 @@ def test_a_buffer_used_before_initbuffer_is_named(body, words):
     with pytest.raises(QueueError) as e:
         launch(ns["k"], 1, np.zeros(16, np.float16))
     assert all(w in str(e.value) for w in words), str(e.value)
+
+
+@pytest.mark.parametrize("module", ["lab00_warmup", "lab01_lenet_ops"])
+def test_every_hint_key_is_a_diagnosis_something_can_give(module):
+    """A misspelt key ('QueueEror') would never be chosen: each key names a sanitizer error class (and kind),
+    a comparison diagnosis, a shared key, or a diagnosis the checks module passes to ctx.fail itself."""
+    import importlib
+    import inspect
+
+    from ascend_sim.analysis.diagnose import DIAGNOSES
+    from ascend_sim.engine import errors
+    from ascend_sim.course.grading.hints import expand
+    mod = importlib.import_module(f"ascend_sim.course.labs.{module}")
+    source = inspect.getsource(mod)
+    classes = {n for n, c in vars(errors).items() if isinstance(c, type) and issubclass(c, errors.KernelError)}
+    known = classes | {k for d in DIAGNOSES for k in expand(d)} | set(DEFAULT_HINTS) | {"budget", "stuck", "stale"}
+    for ex in mod.LAB.exercises.values():
+        for key in ex.hints.table:
+            ok = key in known or key.split("/")[0] in classes or source.count(f'("{key}",)') >= 1
+            assert ok, f"{module}/{ex.id}: hint key {key!r} is no diagnosis"
