@@ -480,12 +480,16 @@ class Lab:
         except CheckTimeout as e:
             ex = self.get(ex_id)
             stuck = f"your kernel seems stuck in {e.where}: " if e.where else "your answer probably loops forever: "
-            after = (f"one block issued {e.instructions:,} simulated instructions" if e.instructions else
-                     f"{limit:g} s of wall-clock time")
+            if e.instructions:
+                after = (f"one block issued {e.instructions:,} simulated instructions (the limit is "
+                         f"{MAX_INSTRUCTIONS:,}; the course's kernels need far fewer)")
+                longer = ""
+            else:
+                after, longer = f"{limit:g} s of wall-clock time", f"; set {TIMEOUT_ENV} to allow longer"
             result = self._failed(ex, "error", f"the check was stopped after {after}: {stuck}"
                                   "a loop whose condition never changes, or a wait nobody ends"
                                   f"\nFix: make the loop's condition change (or its bound finite) and re-run the "
-                                  f"cell; set {TIMEOUT_ENV} to allow longer", diagnosis=("stuck",))
+                                  f"cell{longer}", diagnosis=("stuck",))
         print(result.line(), flush=True)
         _display(result)
         if os.environ.get(STRICT_ENV) == "1" and not result.passed:
