@@ -481,8 +481,7 @@ class Lab:
             ex = self.get(ex_id)
             stuck = f"your kernel seems stuck in {e.where}: " if e.where else "your answer probably loops forever: "
             if e.instructions:
-                after = (f"one block issued {e.instructions:,} simulated instructions (the limit is "
-                         f"{MAX_INSTRUCTIONS:,}; the course's kernels need far fewer)")
+                after = f"one block issued {e.instructions:,} simulated instructions (limit {MAX_INSTRUCTIONS:,})"
                 longer = ""
             else:
                 after, longer = f"{limit:g} s of wall-clock time", f"; set {TIMEOUT_ENV} to allow longer"
