@@ -55,7 +55,6 @@ TIMEOUT_ENV = "ASCEND_SIM_CHECK_TIMEOUT"    # seconds a check may run in Jupyter
 CHECK_TIMEOUT = 300.0
 MAX_INSTRUCTIONS = 1_000_000                # API calls per core under the guard; lab01 issues at most about 15,000
 GUARD_POLL = 0.5                            # seconds between the guard's looks at the running core
-MAX_HINTS = 3                               # levels per diagnosis (hints.MAX_LEVELS)
 LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
 _STDLIB = os.path.dirname(os.__file__)

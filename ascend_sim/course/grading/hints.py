@@ -19,9 +19,9 @@ A failure's diagnosis is a tuple of keys, most specific first (``diagnosis_of``)
   defined by code no longer in the notebook: ``("stale",)``; a cycle budget: ``("budget",)``.
 
 For each key in turn, most specific first, the exercise's table and then ``DEFAULT_HINTS`` (shared by
-every lab) are searched; then the exercise's ``"*"``, then the default ``"*"``. Levels: the first failure with a diagnosis shows its
-first level; each further failure with the same diagnosis, and each ``hint("exN")`` the learner asks
-for after a failure, shows one more. So the explanation comes after three failed runs, or after one
+every lab) are searched; then the exercise's ``"*"``, then the default ``"*"``. Levels: the first
+failure with a diagnosis shows its first level; each further failure with the same diagnosis, and each
+``hint("exN")`` the learner asks for after a failure, shows one more. So the explanation comes after three failed runs, or after one
 failed run and two requests: never before a real attempt.
 """
 from __future__ import annotations
