@@ -24,7 +24,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
-from ascend_sim.api.tensor import LocalTensor, bytes_not_elements
+from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
 
@@ -104,6 +104,7 @@ def _count(op: str, count, site, *ts: LocalTensor) -> int:
         raise ArgumentError(f"{op}: count {n} is negative", fix="pass the number of elements", site=site)
     for t in ts:
         if n > t.size:
+            from ascend_sim.api.tensor import bytes_not_elements      # the error path only
             rule, fix = bytes_not_elements(t, n) or ("", "")
             raise OutOfBoundsError(f"{rule}{op}: count {n} exceeds the tensor's {t.size} {ascend_name(t.dtype)} "
                                    f"elements (UB+{t.addr}, {t.nbytes} bytes)",

@@ -21,6 +21,7 @@ Hints are chosen by the diagnosed mistake (``hints.py``); ``hint("ex1")`` asks f
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import os
 import re
@@ -399,6 +400,12 @@ class Lab:
             self.exercises[ex_id] = Exercise(ex_id, points, fn, table, title, tuple(allow))
             return fn
         return register
+
+    def add_hints(self, ex_id: str, hints: Mapping[str, tuple[str, ...]]) -> None:
+        """Add diagnosis entries to ``ex_id``'s hint table (after its decorator, whose hints stay the rest)."""
+        ex = self.get(ex_id)
+        table = HintTable.of({**ex.hints.table, **hints}, f"{self.name}/{ex_id}")
+        self.exercises[ex_id] = dataclasses.replace(ex, hints=table)
 
     def run(self, ex_id: str, namespace: Mapping[str, Any]) -> CheckResult:
         """Run the check of ``ex_id`` against ``namespace``; no output. Repeated failures reveal hints.

@@ -405,34 +405,17 @@ def _ex3(ctx: Context) -> None:
 
 
 # ----------------------------------------------------------------------------- ex4 FC
-FC_PATH = ("Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). W' goes "
-           "to L1 once (DataCopy(a1, wGm, M * K)); per chunk of nb images and per K step: DataCopy the [baseK, nb] "
-           "slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.")
-FC_COPIES = ("The X'^T slice is strided: DataCopy(b1, xGm[k0 * N + n0], DataCopyParams(baseK, nb * 2 // 32, "
-             "(N - nb) * 2 // 32, 0)). The A tile of step k0 is contiguous in L1: LoadData(a2, a1, "
-             "LoadData2DParams(k0 * M * 2 // 512, M * baseK * 2 // 512, 1)).")
-
-
-@LAB.exercise("ex4", points=2, title="fully connected layer on the cube", hints={
-    "values": (
-        "The all-ones case must give K + bias = 400.5: what do you get? A fraction of it means some K steps "
-        "were lost.",
-        "Mmad either starts L0C at zero (cmatrixInitVal=True) or adds to it: only the first K step may start "
-        "at zero.",
-        "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, cmatrixInitVal=(k0 == 0))), then after the K loop: "
-        "Fixpipe(yGm[n0], c1, FixpipeParams(nSize=nb, mSize=M, srcStride=nb, dstStride=N, "
-        "quantPre=QuantMode_t.F322F16)).",
-    ),
-    "CubeFormatError": (
-        "The cube works on 16 x 16 fractals: the error names the shape that is off.",
-        FC_COPIES,
-    ),
-    "AlignmentError": ("LoadData counts 512-byte fractals and DataCopy 32-byte blocks: check the units.", FC_COPIES),
-    "OutOfBoundsError": ("A copy runs past its tensor: compare the sizes in the error with M, K, N and baseK.",
-                         FC_COPIES),
-    "QueueError": QUEUE_HINTS,
-    "*": (FC_PATH, FC_COPIES),
-})
+@LAB.exercise("ex4", points=2, title="fully connected layer on the cube", hints=(
+    "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). W' goes to "
+    "L1 once (DataCopy(a1, wGm, M * K)); per chunk of nb images and per K step: DataCopy the [baseK, nb] slice "
+    "of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
+    "The X'^T slice is strided: DataCopy(b1, xGm[k0 * N + n0], DataCopyParams(baseK, nb * 2 // 32, "
+    "(N - nb) * 2 // 32, 0)). The A tile of step k0 is contiguous in L1: LoadData(a2, a1, "
+    "LoadData2DParams(k0 * M * 2 // 512, M * baseK * 2 // 512, 1)).",
+    "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, cmatrixInitVal=(k0 == 0))): zero only at the first K step, then "
+    "accumulate. After the K loop: Fixpipe(yGm[n0], c1, FixpipeParams(nSize=nb, mSize=M, srcStride=nb, "
+    "dstStride=N, quantPre=QuantMode_t.F322F16)).",
+))
 def _ex4(ctx: Context) -> None:
     kern = ctx.answer("linear_custom")
     with ctx.case("all-ones x [2, 400], all-ones w [3, 400], bias 0.5 (every output is 400.5)"):
@@ -447,6 +430,26 @@ def _ex4(ctx: Context) -> None:
         with ctx.case(f"x [{n}, {k}], w [{o}, {k}], {blocks} blocks"):
             y, _ = ctx.call(run_linear, kern, x, w, b, blocks)
             ctx.expect_close(y, linear_ref(x, w, b), sentinel=np.nan)
+
+
+LAB.add_hints("ex4", {          # by diagnosis; the decorator's hints stay the fallback ("*")
+    "values": (
+        "The all-ones case must give K + bias = 400.5: what do you get? A fraction of it means some K steps "
+        "were lost.",
+        "Mmad either starts L0C at zero (cmatrixInitVal true) or adds to what L0C holds: only the first K step "
+        "may start at zero.",
+        "Pass cmatrixInitVal = (k0 == 0) to every Mmad of the K loop, and Fixpipe the CO1 tensor to GM once, "
+        "after the loop.",
+    ),
+    "CubeFormatError": (
+        "The cube works on 16 x 16 fractals (16 x 16 x 16 for half): the error names the shape that is off.",
+        "M, baseK and nb are multiples of 16 here: check the counts you pass to LoadData and Mmad.",
+    ),
+    "AlignmentError": ("LoadData moves 512-byte fractals and DataCopy 32-byte blocks: check the units of the "
+                       "offsets and lengths in the error.",),
+    "OutOfBoundsError": ("A copy runs past its tensor: compare the sizes in the error with M, K, N and baseK.",),
+    "QueueError": QUEUE_HINTS,
+})
 
 
 # ----------------------------------------------------------------------------- ex5 Softmax
