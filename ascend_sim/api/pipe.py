@@ -15,7 +15,7 @@ from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
 from ascend_sim.hw.dtypes import ascend_name, bytes_of, elements_in
 from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
-                                      SyncError, format_site, kernel_point, resolve_site)
+                                      SyncError, format_site, kernel_point, learner_frame, resolve_site)
 from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.sync import HardEvent
 from ascend_sim.api.tensor import LocalTensor
@@ -127,8 +127,10 @@ class TQue:
     # pipe): the calls cost 6 to 10 % of a launch (benchmarks/bench_simulator.py).
     def _ready(self, what: str):
         if not self.slots:
-            raise QueueError(f"{what} on a queue that has no buffers",
-                             fix="call pipe.InitBuffer(que, num, bytes) in Init first")
+            name = alias(self)
+            raise QueueError(f"{what} on a queue that has no buffers"
+                             + (f": {name} was never given any by InitBuffer" if name else ""),
+                             fix=f"call pipe.InitBuffer({name or 'que'}, num, bytes) in Init first", kind="no-buffers")
         core = current_core()
         if core is not self.core:
             raise QueueError(f"{what} on a queue initialised by another block", fix="create queues inside the kernel")
@@ -176,7 +178,8 @@ class TQue:
         raise QueueError(
             f"AllocTensor on {self.name} with all {n} buffer(s) in use (allocated at: {held}): on the device "
             "this waits forever (deadlock)",
-            fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers")
+            fix="FreeTensor each tensor once its last reader has been issued, or InitBuffer more buffers",
+            kind="alloc-full")
 
     def EnQue(self, tensor: LocalTensor) -> bool:
         """Hand a filled tensor to the consumer (SetFlag on the producer pipe)."""
@@ -186,12 +189,13 @@ class TQue:
             core, slot = self._holder(tensor, "EnQue")      # raises the rule that is broken
         if slot.state != "alloc":
             raise QueueError(f"EnQue of a tensor that is {slot.state} (allocated at {format_site(slot.alloc_site)})",
-                             fix="EnQue each AllocTensor result once, then DeQue it")
+                             fix="EnQue each AllocTensor result once, then DeQue it", kind="enque-state")
         fifo = self.fifo
         if len(fifo) >= self.depth:
             raise QueueError(f"EnQue on {self.name} past its depth {self.depth}: {len(fifo)} tensor(s) "
                              "already queued and not DeQue'd",
-                             fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)")
+                             fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)",
+                             kind="enque-depth")
         slot.state = "queued"
         p = self.producer       # the point after the producer's last instruction (Core.snapshot, inlined)
         t, tail = core.scalar_time, core.tail[p]
@@ -208,7 +212,8 @@ class TQue:
         if not self.fifo:
             raise QueueError(f"DeQue from {self.name} while it is empty: nothing was EnQue'd, so on the device "
                              "this waits forever",
-                             fix="EnQue the tensor after filling it (CopyIn) before DeQue in Compute")
+                             fix=f"EnQue the tensor after filling it (CopyIn): {self.name}.EnQue(tensor) before "
+                                 f"{self.name}.DeQue() in Compute", kind="deque-empty")
         slot, tensor, ev = self.fifo.pop(0)
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
@@ -228,10 +233,10 @@ class TQue:
         state = slot.state
         if state != "dequeued" and state != "alloc":
             if state == "free":
-                raise QueueError("FreeTensor of a tensor that is already free (double free)",
-                                 fix="free each AllocTensor result exactly once")
-            raise QueueError("FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd)",
-                             fix="DeQue it first, or free it before EnQue if it is not needed")
+                raise QueueError(f"FreeTensor of a tensor that is already free (double free) on {self.name}",
+                                 fix="free each AllocTensor result exactly once", kind="double-free")
+            raise QueueError(f"FreeTensor of a tensor still in the queue (EnQue'd but not DeQue'd): {self.name}",
+                             fix="DeQue it first, or free it before EnQue if it is not needed", kind="free-queued")
         p = self.consumer       # the point after the consumer's last instruction (Core.snapshot, inlined)
         t, tail = core.scalar_time, core.tail[p]
         slot.free_event = (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)
@@ -253,8 +258,10 @@ class TQue:
             core = self._ready(what)
         slot = getattr(tensor, "slot", None)
         if slot is None or slot.que is not self:
-            raise QueueError(f"{what} of a tensor that does not belong to {self.name}",
-                             fix="EnQue/FreeTensor a tensor on the queue that allocated it")
+            owner = getattr(slot, "que", None)
+            raise QueueError(f"{what} of a tensor that does not belong to {self.name}"
+                             + (f" (it was allocated from {owner.name})" if owner is not None else ""),
+                             fix="EnQue/FreeTensor a tensor on the queue that allocated it", kind="wrong-queue")
         return core, slot
 
     def VacantInQue(self) -> bool:
@@ -270,7 +277,7 @@ class TQue:
             raise QueueError(f"the kernel ended while {len(held)} tensor(s) of {self.name} are still held "
                              f"({s.state}; allocated at {format_site(s.alloc_site)})",
                              fix="every AllocTensor needs a FreeTensor (and every EnQue a DeQue)",
-                             site=s.alloc_site)
+                             site=s.alloc_site, kind="leak")
 
 
 # TQueBind简介.md, 表1 (the data paths TQueBind<src, dst, depth> expresses): (src, dst) -> (the position whose
@@ -327,7 +334,9 @@ class TBuf:
         core = current_core()
         site = None                 # errors find the kernel line when they are raised
         if self.addr is None or core is not self.core:
-            raise QueueError("TBuf.Get before pipe.InitBuffer(tbuf, bytes)", fix="initialise the TBuf in Init",
+            name = alias(self) or "tbuf"
+            raise QueueError(f"TBuf.Get before pipe.InitBuffer(tbuf, bytes) for {name}",
+                             fix=f"initialise the TBuf in Init: pipe.InitBuffer({name}, bytes)",
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = elements_in(self.nbytes, dtype)
@@ -352,6 +361,31 @@ def _default_dtype():
 
 
 _INIT_ARG = re.compile(r"InitBuffer\(\s*([^,()]+)")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def variable_name(que, label: str) -> str:
+    """The learner's name for ``que``: ``label`` (InitBuffer's argument), unless that is only a loop variable.
+
+    ``for q in (inQueueX, inQueueY): pipe.InitBuffer(q, ...)`` passes ``q``: the queue's own name is the
+    other variable (or ``self.`` attribute) that holds the same object in the kernel's frame.
+    Off the hot path only (InitBuffer, errors): it reads the kernel frame's locals.
+    """
+    if not _IDENT.fullmatch(label):
+        return label
+    return alias(que, exclude=label) or label
+
+
+def alias(obj, exclude: str = "") -> str:
+    """A name the kernel's frame gives ``obj``: an attribute of ``self`` first, then a local; '' if none."""
+    f = learner_frame()
+    if f is None:
+        return ""
+    names = [n for n, v in f.f_locals.items() if v is obj and n != exclude]
+    owner = f.f_locals.get("self")
+    if owner is not None and hasattr(owner, "__dict__"):
+        names = [n for n, v in vars(owner).items() if v is obj] + names
+    return names[0] if names else ""
 _LABELS: dict[tuple, str] = {}      # kernel point -> the buffer's name in the source (read once per site)
 
 
@@ -410,7 +444,7 @@ class TPipe:
                 fix="use smaller tiles (a shorter tileLength), fewer buffers, or split the work over more "
                     "loop iterations", site=point)
         que.core = core
-        que.name = label
+        que.name = variable_name(que, label)
         que.tier = tier
         if is_buf:
             que.nbytes = size

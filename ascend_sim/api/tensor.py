@@ -248,10 +248,30 @@ def _index(v, what: str, kind: str = "LocalTensor") -> int:
 def check_local_range(t: LocalTensor, count: int, what: str) -> None:
     """Raise if ``count`` elements from ``t`` run past the tensor."""
     if count > t.size or count < 0:
+        rule, fix = bytes_not_elements(t, count) or ("", "")
         raise OutOfBoundsError(
-            f"{what} touches {count} {ascend_name(t.dtype)} elements but the LocalTensor holds {t.size} "
+            f"{rule}{what} touches {count} {ascend_name(t.dtype)} elements but the LocalTensor holds {t.size} "
             f"({t.tier.name} bytes {t.addr}..{t.addr + t.nbytes - 1})",
-            fix="lower the count or allocate a larger buffer with pipe.InitBuffer(que, num, bytes)")
+            fix=fix or "lower the count or allocate a larger buffer with pipe.InitBuffer(que, num, bytes)",
+            kind="init-bytes" if rule else "")
+
+
+def bytes_not_elements(t: LocalTensor, count: int) -> tuple[str, str] | None:
+    """(rule, fix) when ``count`` elements overflow a queue buffer whose InitBuffer was given ``count`` bytes.
+
+    The TPipe::InitBuffer page (asc-devkit docs/zh/api) on ``len``: "每个内存块的大小，单位为字节" (the size of
+    each buffer, in bytes): a tile of n half elements needs n * sizeof(half) bytes, and the element count
+    gives a buffer sizeof(T) times too small.
+    """
+    slot = t.slot
+    que = getattr(slot, "que", None)
+    size = t.dtype.itemsize
+    if que is None or size == 1 or que.nbytes != count:
+        return None
+    name, dt = que.name, ascend_name(t.dtype)
+    return (f"InitBuffer takes bytes: you passed {count} for {name}, a tile of {count} elements of {dt} "
+            f"needs {size} * {count} = {size * count} bytes; ",
+            f"pipe.InitBuffer({name}, num, {count} * {size}) (elements * sizeof({dt}))")
 
 
 def check_aligned(addr: int, align: int, what: str, fix: str) -> None:

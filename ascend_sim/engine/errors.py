@@ -98,10 +98,11 @@ class KernelError(Exception):
 
     check = "memcheck"
 
-    def __init__(self, message: str, fix: str = "", site: tuple[str, int] | None = None):
+    def __init__(self, message: str, fix: str = "", site: tuple[str, int] | None = None, kind: str = ""):
         self.site = resolve_site(site) if site is not None else caller_site()
         self.rule_message = message
         self.fix = fix
+        self.kind = kind        # which breach of the class's rule ("deque-empty"): course hints are keyed by it
         text = f"[{self.check}] {format_site(self.site)}\n  {message}"
         if fix:
             text += f"\n  Fix: {fix}"
@@ -216,6 +217,14 @@ def internal_error(exc: BaseException) -> BaseException:
             "meanwhile check the call's arguments against the Ascend C API page", site=site)
     err.__cause__ = exc
     return err
+
+
+def learner_frame():
+    """The innermost frame outside the simulator core (the kernel's, usually), or None."""
+    f = _getframe(1)
+    while f is not None and _is_internal(f.f_code.co_filename):
+        f = f.f_back
+    return f
 
 
 def site_outside(depth: int) -> tuple:

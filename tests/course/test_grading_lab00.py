@@ -8,6 +8,7 @@ import pytest
 
 import ascend_sim
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab00_warmup as lab00
@@ -47,12 +48,15 @@ EXPECTED_FEEDBACK = {
 
 
 @pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
-def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
+    monkeypatch.setattr(lab00.LAB, "hint_log", HintLog())      # a fresh session: no earlier failures
     label, code = SOLUTIONS[ex].wrong[k]
     result = lab00.LAB.run(ex, _namespace(code))
     assert result.status == "fail", label
     assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
-    assert result.hints, "a failure reveals the first hint"
+    key, levels = lab00.LAB.hint_log.last[ex]
+    assert key != "*" and key in lab00.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
+    assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
 
 
 def test_cycle_budget_has_margin_over_the_reference_and_excludes_single_buffering():

@@ -128,6 +128,8 @@ def test_an_endless_loop_times_out_and_the_rest_is_graded(graded):
     r = graded["reports"]["loop"]
     assert _statuses(r) == {"ex1": "pass", "ex2": "timeout", "ex3": "pass"}
     assert r["score"] == 3 and "did not finish within 4 s" in r["exercises"][1]["messages"][0]
+    assert ("your code seems stuck in line 3 of cell ex2-answer `pass`" in r["exercises"][1]["messages"][0]
+            or "your code seems stuck in line 2 of cell ex2-answer `while True:`" in r["exercises"][1]["messages"][0])
 
 
 def test_a_memory_hog_costs_only_its_exercise(graded):

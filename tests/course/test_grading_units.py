@@ -93,8 +93,9 @@ def test_kernel_errors_become_failures_with_their_line():
     assert r.status == "fail"
     assert r.messages[0] == ("[memcheck] AlignmentError at line 12: 510 bytes is not a multiple of 32\n"
                              "Fix: use DataCopyPad")
-    assert r.line() == "[ex1] FAIL 0/1 points: [memcheck] AlignmentError at line 12: 510 bytes is not a multiple of 32"
-    assert r.details()[0] == "Fix: use DataCopyPad"
+    assert r.line() == ("[ex1] FAIL 0/1 points: [memcheck] AlignmentError at line 12: 510 bytes is not a multiple "
+                        "of 32 Fix: use DataCopyPad")
+    assert r.details()[0].startswith("Hint 1: DataCopy moves whole 32-byte DataBlocks"), "the Fix is in the line"
 
 
 def test_hints_are_revealed_one_per_failure_up_to_three():
@@ -123,8 +124,10 @@ def test_check_prints_one_line_and_strict_mode_raises(capsys, monkeypatch):
 
 def test_long_messages_are_cut_from_the_line_but_kept_in_the_details():
     r = CheckResult("unit", "ex1", "fail", 0, 1, ["word " * 100 + "\nFix: something"])
-    assert len(r.line()) <= 202 and r.line().endswith(" …")
+    assert len(r.line()) <= 202 and r.line().endswith(" … Fix: something"), "the rule is cut, never the Fix"
     assert r.details() == [r.messages[0]]
+    long_fix = CheckResult("unit", "ex1", "fail", 0, 1, ["rule " * 30 + "\nFix: " + "do this " * 30])
+    assert long_fix.line().endswith("Fix: " + ("do this " * 30).strip()) and " … " in long_fix.line()
     assert CheckResult("unit", "ex1", "pass", 1, 1, [""]).line() == "[ex1] PASS 1/1 points"
 
 
@@ -133,7 +136,8 @@ def test_bundle_carries_the_machine_readable_result():
     b = r.bundle()
     assert b[MIME] == {"schema": 1, "lab": "unit", "exercise": "ex1", "status": "fail", "score": 0, "max": 2,
                        "messages": ["case x=3: f(3) returned 1, expected 9"], "hints": ["first"]}
-    assert b["text/plain"] == "Hint 1: first" and "Hint 1: first" in b["text/html"]
+    assert b["text/plain"] == "Hint 1: first\n(another run, or hint('ex1'), shows the next hint)"
+    assert "Hint 1: first" in b["text/html"]
     json.dumps(b)
 
 

@@ -17,6 +17,7 @@ import ascend_sim
 
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab01_lenet_ops as lab01
@@ -69,12 +70,15 @@ EXPECTED_FEEDBACK = {
 
 
 @pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
-def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
+    monkeypatch.setattr(lab01.LAB, "hint_log", HintLog())      # a fresh session: no earlier failures
     label, code = SOLUTIONS[ex].wrong[k]
     result = lab01.LAB.run(ex, _namespace(*_solved(ex), code))
     assert result.status == "fail", label
     assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
-    assert result.hints, "a failure reveals the first hint"
+    key, levels = lab01.LAB.hint_log.last[ex]
+    assert key != "*" and key in lab01.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
+    assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
 
 
 def test_ones_conv_golden_is_the_hand_derivation():

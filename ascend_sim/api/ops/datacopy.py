@@ -18,7 +18,7 @@ from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, 
 from ascend_sim.api.ops.atomic import SetAtomicAdd, SetAtomicNone, atomic_mode, combine  # noqa: F401 (re-exported)
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
-from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
+from ascend_sim.api.tensor import GlobalTensor, LocalTensor, bytes_not_elements, check_aligned
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.memory import note_gm_write
 
@@ -482,10 +482,12 @@ def _check_params(count: int, blen: int, site, max_len: int = 65535, lo: int = 1
 def _check_local_span(t: LocalTensor, span: int, op: str, site) -> None:
     if span > t.nbytes:
         from ascend_sim.engine.errors import OutOfBoundsError
+        rule, fix = bytes_not_elements(t, span // t.dtype.itemsize) or ("", "")
         raise OutOfBoundsError(
-            f"{op} touches {span} bytes of a {t.tier.name} tensor that holds {t.nbytes} bytes "
+            f"{rule}{op} touches {span} bytes of a {t.tier.name} tensor that holds {t.nbytes} bytes "
             f"({t.size} {ascend_name(t.dtype)} elements at {t.tier.name}+{t.addr})",
-            fix="copy fewer elements or allocate a larger buffer in InitBuffer", site=site)
+            fix=fix or "copy fewer elements or allocate a larger buffer in InitBuffer", site=site,
+            kind="init-bytes" if rule else "")
 
 
 _CUBE_PATHS = {

@@ -100,9 +100,12 @@ def _count(op: str, count, site, *ts: LocalTensor) -> int:
         raise ArgumentError(f"{op}: count {n} is negative", fix="pass the number of elements", site=site)
     for t in ts:
         if n > t.size:
-            raise OutOfBoundsError(f"{op}: count {n} exceeds the tensor's {t.size} {ascend_name(t.dtype)} elements "
-                                   f"(UB+{t.addr}, {t.nbytes} bytes)",
-                                   fix="lower the count or allocate a larger buffer", site=site)
+            from ascend_sim.api.tensor import bytes_not_elements      # the error path only
+            rule, fix = bytes_not_elements(t, n) or ("", "")
+            raise OutOfBoundsError(f"{rule}{op}: count {n} exceeds the tensor's {t.size} {ascend_name(t.dtype)} "
+                                   f"elements (UB+{t.addr}, {t.nbytes} bytes)",
+                                   fix=fix or "lower the count or allocate a larger buffer", site=site,
+                                   kind="init-bytes" if rule else "")
     return n
 
 

@@ -7,6 +7,8 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | module | one job |
 |---|---|
 | ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME), evidence recording |
+| ``hints.py`` | hints chosen by the diagnosed mistake: per-exercise tables, shared defaults, levels revealed |
+| ``stale.py`` | is the failing code an older definition than the notebook's cells (IPython history, saved notebook) |
 | ``evidence.py`` | the evidence format that crosses from the learner's kernel to the grader |
 | ``judge.py`` | the trusted side: replay a check on the evidence in the grader's process |
 | ``screen.py`` | static screen of answer cells |

@@ -6,7 +6,7 @@ check function per exercise::
     LAB = Lab("lab00_warmup")
     check = LAB.check                      # what the notebook's check cells call
 
-    @LAB.exercise("ex1", points=2, hints=["...", "...", "..."])
+    @LAB.exercise("ex1", points=2, hints={"QueueError": ("nudge", "pointer", "explanation"), "*": ("...",)})
     def _ex1(ctx: Context) -> None:
         add = ctx.answer("add_custom")     # not defined / a stub -> "not attempted"
         ...
@@ -16,15 +16,19 @@ In the notebook, ``check("ex1")`` runs the check against the learner's
 namespace, prints one deterministic line and displays a bundle whose
 ``application/vnd.ascend-sim.check+json`` entry carries, under the grader, the
 evidence the ``Context`` recorded; the grader judges that itself (``judge.py``).
+Hints are chosen by the diagnosed mistake (``hints.py``); ``hint("ex1")`` asks for the next one.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import os
+import re
 import signal
 import sys
 import threading
+import time
 import traceback
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -36,6 +40,8 @@ from ascend_sim.analysis import verify
 from ascend_sim.engine.errors import KernelError
 from ascend_sim.engine.memory import tracking_gm_writes
 from ascend_sim.course.grading import evidence as ev
+from ascend_sim.course.grading.hints import HintLog, HintTable, diagnosis_of
+from ascend_sim.course.grading.stale import stale_note
 from ascend_sim.course.grading.report import fmt_points
 
 __all__ = ["MIME", "CHECK_STATUSES", "Lab", "Context", "CheckResult", "Exercise", "NotAttempted",
@@ -48,7 +54,8 @@ STRICT_ENV = "ASCEND_SIM_CHECK_STRICT"      # "1": a check that does not pass ra
 EVIDENCE_ENV = "ASCEND_SIM_EVIDENCE"        # "1" (set by the grader): results carry the evidence transcript
 TIMEOUT_ENV = "ASCEND_SIM_CHECK_TIMEOUT"    # seconds a check may run in JupyterLab (0: no guard)
 CHECK_TIMEOUT = 300.0
-MAX_HINTS = 3
+MAX_INSTRUCTIONS = 1_000_000                # API calls per core under the guard; lab01 issues at most about 15,000
+GUARD_POLL = 0.5                            # seconds between the guard's looks at the running core
 LINE_MAX = 200                              # characters of the printed line; the rest goes to the details
 
 _STDLIB = os.path.dirname(os.__file__)
@@ -58,16 +65,32 @@ class NotAttempted(Exception):
     """The answer is missing or still the stub."""
 
 
-class CheckFailed(Exception):
+class _Diagnosed(Exception):
+    """A failure with the keys of its diagnosis (``hints.py``), which choose the hints shown."""
+
+    def __init__(self, message: str = "", diagnosis: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.diagnosis = tuple(diagnosis)
+
+
+class CheckFailed(_Diagnosed):
     """The answer ran and is wrong (values, sanitizer error, cycle budget)."""
 
 
-class LearnerError(Exception):
+class LearnerError(_Diagnosed):
     """The learner's code raised an ordinary Python exception."""
 
 
 class CheckTimeout(BaseException):
-    """The check ran longer than its wall-clock guard (JupyterLab): the answer probably loops forever."""
+    """The check ran longer than its wall-clock guard (JupyterLab): the answer probably loops forever.
+
+    ``where``: the learner's line that was running when the guard fired ('line 7 `while i < n:`').
+    """
+
+    def __init__(self, where: str = "", instructions: int = 0):
+        super().__init__(where)
+        self.where = where
+        self.instructions = instructions        # > 0: stopped by the instruction limit, not the clock
 
 
 OUTCOMES = {NotAttempted: "not_attempted", CheckFailed: "fail", LearnerError: "error"}
@@ -86,34 +109,49 @@ class CheckResult:
     messages: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
     evidence: dict | None = field(default=None, repr=False)     # the transcript the grader replays
+    more_hints: bool = field(default=False, repr=False)          # hint("exN") would show another level
 
     @property
     def passed(self) -> bool:
         return self.status == "pass"
 
     def line(self) -> str:
-        """The one short deterministic line printed under the check cell."""
+        """The one short deterministic line printed under the check cell; a long rule is shortened, never its Fix."""
         pts = f"{fmt_points(self.score)}/{fmt_points(self.max)} points"
         head = {"pass": f"PASS {pts}", "fail": f"FAIL {pts}", "error": f"ERROR {pts}",
                 "not_attempted": f"not attempted ({pts})"}[self.status]
-        first = self._first_line()
+        first, fix = self._first_line(), self._fix()
         text = f"[{self.exercise}] {head}" + (f": {first}" if first else "")
-        if len(text) > LINE_MAX:
-            text = text[:LINE_MAX].rsplit(" ", 1)[0] + " …"
-        return text
+        tail = f" {fix}" if fix else ""
+        if len(text) + len(tail) > LINE_MAX:        # too long: drop the quoted source first (the details have it)
+            text = re.sub(r"(line \d+) `[^`]*`", r"\1", text)
+        if len(text) + len(tail) > LINE_MAX:
+            room = max(LINE_MAX - len(tail), 160)           # the rule keeps at least 160 characters
+            text = text[:room].rsplit(" ", 1)[0] + " …"
+        return text + tail
 
     def _first_line(self) -> str:
         return self.messages[0].splitlines()[0] if self.messages and self.messages[0] else ""
 
+    def _fix(self) -> str:
+        """The 'Fix: ...' line of the first message, or ''."""
+        lines = self.messages[0].splitlines()[1:] if self.messages and self.messages[0] else []
+        return next((ln.strip() for ln in lines if ln.startswith("Fix: ")), "")
+
     def details(self) -> list[str]:
         """Everything beyond the line: the rest of the messages, then the hints revealed so far."""
         first, *more = self.messages or [""]
-        shown = first if self.line().endswith(" …") else "\n".join(first.splitlines()[1:])
-        return [m for m in [shown, *more] if m] + [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
+        rest = [ln for ln in first.splitlines()[1:] if ln.strip() != self._fix()]
+        shown = first if " … " in self.line() or self.line().endswith(" …") else "\n".join(rest)
+        hints = [f"Hint {i}: {h}" for i, h in enumerate(self.hints, 1)]
+        if self.more_hints:
+            hints.append(f"(another run, or hint({self.exercise!r}), shows the next hint)")
+        return [m for m in [shown, *more] if m] + hints
 
     def payload(self) -> dict[str, Any]:
         """JSON for the custom MIME type. The grader takes only ``evidence`` from it, and judges that itself."""
         data = {"schema": SCHEMA, **asdict(self)}
+        del data["more_hints"]
         if data["evidence"] is None:
             del data["evidence"]
         return data
@@ -186,11 +224,14 @@ class Context:
         try:
             result = ev.with_hook(record, fn, *args, **kwargs)
         except (CheckFailed, NotAttempted, LearnerError) as e:
-            event["raised"] = {"kind": OUTCOMES[type(e)], "message": str(e)}
+            event["raised"] = _raised(e)
             raise
         except Exception as e:  # noqa: BLE001 - every learner exception becomes feedback
             t = _translate(e)
-            event["raised"] = {"kind": OUTCOMES[type(t)], "message": str(t)}
+            note = stale_note(e, self.namespace)
+            if note and isinstance(t, _Diagnosed):   # the failing code is an older version than the notebook's cells
+                t = type(t)(f"{note}\n{t}", ("stale", *t.diagnosis))       # first: it explains the rest
+            event["raised"] = _raised(t)
             raise t from e
         if learner:
             event["result"] = ev.encode_value(result)
@@ -198,9 +239,12 @@ class Context:
                                 if isinstance(a, np.ndarray) and ev.describe(a) != event["args"][i]}
         return result
 
-    def fail(self, message: str) -> NoReturn:
-        """Fail the check with ``message`` (``case`` blocks prefix it with the case)."""
-        raise CheckFailed(message)
+    def fail(self, message: str, diagnosis: tuple[str, ...] = ()) -> NoReturn:
+        """Fail the check with ``message`` (``case`` blocks prefix it with the case).
+
+        ``diagnosis``: the keys of the mistake, which choose the exercise's hints (``hints.py``).
+        """
+        raise CheckFailed(message, diagnosis)
 
     def note(self, message: str) -> None:
         """A message shown when the check passes (e.g. the cycles used)."""
@@ -212,7 +256,7 @@ class Context:
         try:
             yield
         except CheckFailed as e:
-            raise CheckFailed(f"case {label}: {e}") from e.__cause__
+            raise CheckFailed(f"case {label}: {e}", e.diagnosis) from e.__cause__
 
     def expect_close(self, actual: Any, golden: np.ndarray, *, dtype=None, sentinel=None,
                      segment: int | None = None, tile: int | None = None,
@@ -221,17 +265,18 @@ class Context:
 
         ``sentinel``: the output's fill before the launch; ``segment``/``tile``: elements per block/tile.
         """
-        from ascend_sim.analysis.diagnose import diagnose
+        from ascend_sim.analysis.diagnose import explain
         result = verify.compare(actual, golden, dtype)
         if not result.passed:
-            self.fail(diagnose(actual, golden, result, sentinel=sentinel, segment=segment, tile=tile, what=what))
+            key, text = explain(actual, golden, result, sentinel=sentinel, segment=segment, tile=tile, what=what)
+            self.fail(text, (key,))
         return result
 
     def expect_cycles(self, cycles: float, budget: float, advice: str = "") -> None:
         """Hold the kernel to a budget in simulated cycles."""
         if cycles > budget:
             self.fail(f"took {cycles:,.0f} simulated cycles; the budget is {budget:,.0f}"
-                      + (f": {advice}" if advice else ""))
+                      + (f": {advice}" if advice else ""), ("budget",))
         self.note(f"{cycles:,.0f} simulated cycles (budget {budget:,.0f})")
 
 
@@ -245,17 +290,22 @@ def not_attempted(name: str, state: str) -> NotAttempted:
     return NotAttempted(f"`{name}` is still `...`")
 
 
+def _raised(e: Exception) -> dict:
+    """The evidence record of an exception a call ended with."""
+    return {"kind": OUTCOMES[type(e)], "message": str(e), "diagnosis": list(getattr(e, "diagnosis", ()))}
+
+
 def _translate(e: BaseException) -> Exception:
     chain = _chain(e)
     if any(isinstance(x, NotImplementedError) for x in chain):
         return NotAttempted("the answer still raises NotImplementedError: replace the stub with your code")
     kernel_err = next((x for x in chain if isinstance(x, KernelError)), None)
     if kernel_err is not None:
-        return CheckFailed(kernel_error_text(kernel_err))
+        return CheckFailed(kernel_error_text(kernel_err), diagnosis_of(kernel_err))
     if isinstance(e, MemoryError):
-        return LearnerError("MemoryError: the answer ran out of memory")
+        return LearnerError("MemoryError: the answer ran out of memory", diagnosis_of(e))
     where = learner_line(e.__traceback__)
-    return LearnerError(f"{type(e).__name__}: {e}" + (f" ({where})" if where else ""))
+    return LearnerError(f"{type(e).__name__}: {e}" + (f" ({where})" if where else ""), diagnosis_of(e))
 
 
 def _chain(e: BaseException) -> list[BaseException]:
@@ -291,6 +341,17 @@ def _is_learner_file(filename: str) -> bool:
     return not ev.is_package_file(filename) and not os.path.abspath(filename).startswith(_STDLIB + os.sep)
 
 
+def frame_line(frame) -> str:
+    """'line 7 `while i < n:`' for the innermost frame from ``frame`` outwards that is learner code, else ''."""
+    import linecache
+    while frame is not None and not _is_learner_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    src = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"line {frame.f_lineno}" + (f" `{src}`" if src else "")
+
+
 def learner_line(tb) -> str:
     """'line 7 `return x + y`' for the innermost traceback frame in learner code, else ''."""
     frames = [f for f in traceback.extract_tb(tb) if _is_learner_file(f.filename)]
@@ -308,7 +369,7 @@ class Exercise:
     id: str
     points: float
     fn: Callable[[Context], None]
-    hints: tuple[str, ...] = ()
+    hints: HintTable = HintTable({})
     title: str = ""
     allow: tuple[str, ...] = ()         # keys of the static screen this exercise's answers may use (screen.py)
 
@@ -319,24 +380,32 @@ class Lab:
     def __init__(self, name: str):
         self.name = name
         self.exercises: dict[str, Exercise] = {}
-        self._failures: dict[str, int] = {}
+        self.hint_log = HintLog()
 
-    def exercise(self, ex_id: str, *, points: float, hints: tuple[str, ...] | list[str] = (),
+    def exercise(self, ex_id: str, *, points: float,
+                 hints: Mapping[str, tuple[str, ...]] | tuple[str, ...] | list[str] = (),
                  title: str = "", allow: tuple[str, ...] = ()) -> Callable[[Callable[[Context], None]],
                                                                           Callable[[Context], None]]:
-        """Register the decorated function as the check of ``ex_id`` (at most three tiered hints).
+        """Register the decorated function as the check of ``ex_id``.
 
+        ``hints``: diagnosis key -> up to three levels (nudge, pointer, explanation), ``"*"`` the fallback
+        (``hints.py``); a plain sequence is the ``"*"`` entry.
         ``allow``: what the grader's static screen lets this exercise's answer cells use (e.g. ``("os",)``).
         """
         if ex_id in self.exercises:
             raise ValueError(f"{self.name}: exercise {ex_id!r} is registered twice")
-        if len(hints) > MAX_HINTS:
-            raise ValueError(f"{self.name}/{ex_id}: at most {MAX_HINTS} hints, got {len(hints)}")
+        table = HintTable.of(hints, f"{self.name}/{ex_id}")
 
         def register(fn: Callable[[Context], None]) -> Callable[[Context], None]:
-            self.exercises[ex_id] = Exercise(ex_id, points, fn, tuple(hints), title, tuple(allow))
+            self.exercises[ex_id] = Exercise(ex_id, points, fn, table, title, tuple(allow))
             return fn
         return register
+
+    def add_hints(self, ex_id: str, hints: Mapping[str, tuple[str, ...]]) -> None:
+        """Add diagnosis entries to ``ex_id``'s hint table (after its decorator, whose hints stay the rest)."""
+        ex = self.get(ex_id)
+        table = HintTable.of({**ex.hints.table, **hints}, f"{self.name}/{ex_id}")
+        self.exercises[ex_id] = dataclasses.replace(ex, hints=table)
 
     def run(self, ex_id: str, namespace: Mapping[str, Any]) -> CheckResult:
         """Run the check of ``ex_id`` against ``namespace``; no output. Repeated failures reveal hints.
@@ -368,9 +437,9 @@ class Lab:
         except NotAttempted as e:
             return CheckResult(self.name, ex.id, "not_attempted", 0, ex.points, [str(e)])
         except CheckFailed as e:
-            return self._failed(ex, "fail", str(e), session)
+            return self._failed(ex, "fail", str(e), session, e.diagnosis)
         except LearnerError as e:
-            return self._failed(ex, "error", str(e), session)
+            return self._failed(ex, "error", str(e), session, e.diagnosis)
         except ev.Rejected:
             raise
         except Exception as e:  # noqa: BLE001 - a bug in the check itself, or learner data it choked on
@@ -379,11 +448,28 @@ class Lab:
                                 + (f" ({where})" if where else ""), session)
         return CheckResult(self.name, ex.id, "pass", ex.points, ex.points, list(ctx.notes))
 
-    def _failed(self, ex: Exercise, status: str, message: str, session: bool = True) -> CheckResult:
-        n = 1
-        if session:
-            n = self._failures[ex.id] = self._failures.get(ex.id, 0) + 1
-        return CheckResult(self.name, ex.id, status, 0, ex.points, [message], list(ex.hints[:n]))
+    def _failed(self, ex: Exercise, status: str, message: str, session: bool = True,
+                diagnosis: tuple[str, ...] = ()) -> CheckResult:
+        """A failed result with the hints of its diagnosis: one more level per failure (``hints.py``)."""
+        key, levels = ex.hints.pick(diagnosis)
+        shown = self.hint_log.failed(ex.id, key, levels) if session else list(levels[:1])
+        result = CheckResult(self.name, ex.id, status, 0, ex.points, [message], shown)
+        result.more_hints = len(levels) > len(shown)
+        return result
+
+    def hint(self, ex_id: str) -> None:
+        """The learner asks for the next hint of ``ex_id`` (chosen by the last failure's diagnosis)."""
+        ex = self.get(ex_id)
+        shown = self.hint_log.ask(ex_id)
+        if not shown:
+            text = (f"[{ex_id}] run check({ex_id!r}) first: hints are chosen by what goes wrong. To start: "
+                    + ex.hints.pick(())[1][0])
+        else:
+            total = len(self.hint_log.last[ex_id][1])
+            text = "\n".join(f"[{ex_id}] hint {i} of {total}: {h}" for i, h in enumerate(shown, 1))
+            if len(shown) == total:
+                text += "\n(that is every hint for this mistake)"
+        print(text, flush=True)
 
     def check(self, ex_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         """The check cell's call: run, print one line, display the result bundle.
@@ -397,11 +483,18 @@ class Lab:
         try:
             with _wall_clock_guard(limit):
                 result = self.run(ex_id, namespace)
-        except CheckTimeout:
+        except CheckTimeout as e:
             ex = self.get(ex_id)
-            result = self._failed(ex, "error", f"the check was stopped after {limit:g} s of wall-clock time: your "
-                                  "answer probably loops forever (a loop whose condition never changes, or a "
-                                  f"WaitFlag nobody sets); set {TIMEOUT_ENV} to allow longer")
+            stuck = f"your kernel seems stuck in {e.where}: " if e.where else "your answer probably loops forever: "
+            if e.instructions:
+                after = f"one block issued {e.instructions:,} simulated instructions (limit {MAX_INSTRUCTIONS:,})"
+                longer = ""
+            else:
+                after, longer = f"{limit:g} s of wall-clock time", f"; set {TIMEOUT_ENV} to allow longer"
+            result = self._failed(ex, "error", f"the check was stopped after {after}: {stuck}"
+                                  "a loop whose condition never changes, or a wait nobody ends"
+                                  f"\nFix: make the loop's condition change (or its bound finite) and re-run the "
+                                  f"cell{longer}", diagnosis=("stuck",))
         print(result.line(), flush=True)
         _display(result)
         if os.environ.get(STRICT_ENV) == "1" and not result.passed:
@@ -410,15 +503,25 @@ class Lab:
 
 @contextlib.contextmanager
 def _wall_clock_guard(seconds: float) -> Iterator[None]:
-    """Raise CheckTimeout in this (main) thread after ``seconds``; a no-op elsewhere or with 0."""
+    """Raise CheckTimeout in this (main) thread after ``seconds``, or once the running core has issued
+    ``MAX_INSTRUCTIONS`` (an endless loop of instructions fills memory long before the clock runs out);
+    a no-op elsewhere or with 0. The hot path pays nothing: a timer looks every ``GUARD_POLL`` seconds.
+    """
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
         yield
         return
+    from ascend_sim.engine import context
+    deadline = time.monotonic() + seconds
 
     def expire(signum, frame):  # noqa: ANN001 - signal handler signature
-        raise CheckTimeout()
+        core = context.current
+        issued = core.calls if core is not None else 0     # API calls the scalar unit issued
+        if issued > MAX_INSTRUCTIONS:
+            raise CheckTimeout(frame_line(frame), issued)
+        if time.monotonic() >= deadline:
+            raise CheckTimeout(frame_line(frame))
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(GUARD_POLL, seconds), min(GUARD_POLL, seconds))
     try:
         yield
     finally:

@@ -12,6 +12,7 @@ as ok, error, timeout, died or not_run.
 from __future__ import annotations
 
 import os
+import re
 import site
 import sys
 import tempfile
@@ -239,13 +240,39 @@ def _run_cell(client: _Client, cell: NotebookNode, index: int, deadline: float, 
     seconds = time.monotonic() - t0
     content = client.last_reply.get("content", {})
     if content.get("ename") == TIMEOUT_ENAME or not client.last_reply:
+        where = interrupted_at(cell, client.nb)
         cell.outputs.append(_error_output("TimeoutError", f"the grader stopped this cell after {timeout} s"))
-        return CellRun("timeout", f"did not finish within {timeout} s (an endless loop?)", seconds)
+        return CellRun("timeout", f"did not finish within {timeout} s (an endless loop?)"
+                       + (f": your code seems stuck in {where}" if where else ""), seconds)
     errors = [o for o in cell.outputs if o.get("output_type") == "error"]
     if errors:
         e = errors[-1]
         return CellRun("error", f"{e.get('ename', 'Error')}: {e.get('evalue', '')}".strip(), seconds)
     return CellRun("ok", "", seconds)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CELL_LINE = re.compile(r"Cell In\[(\d+)\], line (\d+)")
+
+
+def interrupted_at(cell: NotebookNode, nb: NotebookNode) -> str:
+    """"line 3 of cell ex2-answer `while True:`": the innermost notebook line of the KeyboardInterrupt
+    traceback the timeout's interrupt left in ``cell``'s outputs, or ''."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") != "error" or out.get("ename") != "KeyboardInterrupt":
+            continue
+        hits = _CELL_LINE.findall(_ANSI.sub("", "\n".join(out.get("traceback", []))))
+        if not hits:
+            return ""
+        count, line = int(hits[-1][0]), int(hits[-1][1])
+        src = next((c for c in nb.cells if c.get("cell_type") == "code" and c.get("execution_count") == count),
+                   None)
+        if src is None:
+            return f"line {line} of In[{count}]"
+        lines = src.source.splitlines()
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return f"line {line} of cell {src.get('id', f'In[{count}]')}" + (f" `{text}`" if text else "")
+    return ""
 
 
 def _responsive(client: _Client, limits: Limits) -> bool:

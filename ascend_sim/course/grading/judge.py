@@ -74,9 +74,16 @@ def judge(lab: Lab, ex_id: str, evidence: Any) -> tuple[CheckResult, str]:
         if result.passed and ctx.left():
             raise ev.Rejected(f"the evidence holds {ctx.left()} event(s) the check never asked for")
     except ev.Rejected as e:
-        result = CheckResult(lab.name, ex_id, "fail", 0, ex.points, [REJECTED + str(e)], list(ex.hints[:1]))
+        result = CheckResult(lab.name, ex_id, "fail", 0, ex.points, [REJECTED + str(e)], ex.hints.first())
         return result, ("rejected_evidence" if e.tamper else "")
     return result, ""
+
+
+def _diagnosis(keys: Any) -> tuple[str, ...]:
+    """The diagnosis keys of a replayed failure (they only choose hints): short strings, or none."""
+    if not isinstance(keys, list):
+        return ()
+    return tuple(k for k in keys[:8] if isinstance(k, str) and len(k) <= 80)
 
 
 class ReplayContext(Context):
@@ -121,7 +128,10 @@ class ReplayContext(Context):
             exc = _RAISE.get(raised.get("kind") if isinstance(raised, dict) else None)
             if exc is None:
                 raise ev.Rejected("the evidence reports an exception of an unknown kind")
-            raise exc(str(raised.get("message", ""))[:4000])
+            message = str(raised.get("message", ""))[:4000]
+            if exc is NotAttempted:
+                raise exc(message)
+            raise exc(message, _diagnosis(raised.get("diagnosis")))
         launches = e.get("launches")
         if not isinstance(launches, list):
             raise ev.Rejected("the evidence of a call has no launch list")

@@ -14,10 +14,11 @@ import numpy as np
 from ascend_sim.course.grading import Context, Lab
 from ascend_sim.trace.table import as_table
 
-__all__ = ["LAB", "check", "AddTiling", "ReluTiling", "relu_tiling", "CYCLE_BUDGET", "BUDGET_CASE"]
+__all__ = ["LAB", "check", "hint", "QUEUE_HINTS", "AddTiling", "ReluTiling", "relu_tiling", "CYCLE_BUDGET", "BUDGET_CASE"]
 
 LAB = Lab("lab00_warmup")
 check = LAB.check
+hint = LAB.hint         # hint("ex1"): the next hint for the last mistake the check diagnosed
 
 # ex3: 8 blocks x 8192 half, tiles of 256. The reference double-buffered kernel takes 6,320 cycles on the
 # default chip (Ascend910B); single-buffered, the same tiles take 8,614. Budget: reference + 15 % (re-measured
@@ -76,13 +77,46 @@ def _add_cases(ctx: Context) -> list[tuple[int, int, int]]:
     return fixed + rng
 
 
-ADD_HINTS = (
-    "Each block owns totalLength // GetBlockNum() elements starting at blockLength * GetBlockIdx(): "
-    "pass `x + offset` to SetGlobalBuffer.",
-    "Per tile: AllocTensor, DataCopy GM->UB, EnQue; DeQue, Add, EnQue the result, FreeTensor the inputs; "
-    "DeQue, DataCopy UB->GM, FreeTensor.",
-    "InitBuffer takes bytes: tileLength * 2 for half.",
+# Hints per diagnosis (ascend_sim/course/grading/hints.py): nudge, pointer, explanation.
+QUEUE_HINTS = (
+    "Every tensor a stage DeQues must have been EnQue'd on the same queue by the stage before: look at the "
+    "queue the error names.",
+    "CopyIn ends with que.EnQue(local) for each input it filled; Compute starts with que.DeQue(half); "
+    "CopyOut DeQues what Compute EnQue'd on the VECOUT queue.",
+    "Per tile: AllocTensor, DataCopy GM->UB, EnQue (CopyIn); DeQue, compute, EnQue the result, FreeTensor the "
+    "inputs (Compute); DeQue, DataCopy UB->GM, FreeTensor (CopyOut). Each queue sees each call once per tile.",
 )
+OFFSET_HINTS = (
+    "Which part of x does block 1 read, and which part of z does it write?",
+    "Each block owns blockLength = totalLength // GetBlockNum() elements starting at blockLength * GetBlockIdx().",
+    "offset = blockLength * GetBlockIdx(); xGm.SetGlobalBuffer(x + offset, blockLength), and the same for y and z.",
+)
+BYTES_HINTS = (
+    "Compare the number of elements your copy moves with the size of the tensor named in the error.",
+    "pipe.InitBuffer(que, num, bytes) takes bytes, not elements: a tile of tileLength halves is tileLength * 2 "
+    "bytes.",
+)
+LOOP_HINTS = (
+    "Count the tiles your loop visits for one block.",
+    "A block holds blockLength // tileLength tiles: range(blockLength // tileLength), tile i at i * tileLength.",
+)
+ADD_HINTS = {
+    "QueueError": QUEUE_HINTS,
+    "offset": OFFSET_HINTS,
+    "GMWriteConflictError": OFFSET_HINTS,        # every block wrote block 0's range
+    "OutOfBoundsError": BYTES_HINTS,
+    "loop": LOOP_HINTS,
+    "unwritten/all": (
+        "Nothing reached z: does every tile end with a copy back to GM?",
+        "CopyOut: zLocal = outQueueZ.DeQue(half); DataCopy(zGm[i * tileLength], zLocal, tileLength); "
+        "outQueueZ.FreeTensor(zLocal).",
+    ),
+    "*": (
+        "Write the three stages for one tile first (CopyIn, Compute, CopyOut), then loop over the tiles.",
+        "Per tile: AllocTensor, DataCopy GM->UB, EnQue; DeQue, Add, EnQue the result, FreeTensor the inputs; "
+        "DeQue, DataCopy UB->GM, FreeTensor.",
+    ),
+}
 
 
 @LAB.exercise("ex1", points=2, title="vector Add", hints=ADD_HINTS)
@@ -92,14 +126,37 @@ def _ex1(ctx: Context) -> None:
         _launch_add(ctx, kern, blocks, n, tile)
 
 
-@LAB.exercise("ex2", points=2, title="ReLU with a tail", hints=(
-    "A block holds min(blockLength, totalLength - blockLength * GetBlockIdx()) elements.",
-    "Copy full tiles with DataCopy; the last tile of a block can be shorter and need not be a multiple of "
-    "32 bytes: copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0), "
-    "DataCopyPadExtParams(False, 0, 0, 0)) and back with "
-    "DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0)).",
-    "Relu(dst, src, count) takes the number of elements of this tile, which is smaller for the tail.",
-))
+TAIL_COPY = ("copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0), "
+             "DataCopyPadExtParams(False, 0, 0, 0)) and back with DataCopyPad(dst, src, "
+             "DataCopyExtParams(1, count * 2, 0, 0, 0))")
+
+
+@LAB.exercise("ex2", points=2, title="ReLU with a tail", hints={
+    "tail": (
+        "The lengths here are not multiples of the tile: what happens to the elements after the last full tile?",
+        "A block holds length = min(blockLength, totalLength - blockLength * GetBlockIdx()) elements; loop "
+        "with range(0, length, tileLength) and let the last tile be shorter: count = min(tileLength, "
+        "length - offset).",
+        f"The short last tile need not be a multiple of 32 bytes: {TAIL_COPY}; Relu(dst, src, count) takes that "
+        "tile's count.",
+    ),
+    "AlignmentError": (
+        "DataCopy moves whole 32-byte DataBlocks (16 halves); the tail of a block is shorter than that.",
+        f"Copy full tiles with DataCopy; the last, shorter tile with DataCopyPad: {TAIL_COPY}.",
+    ),
+    "offset": (
+        "Which elements does the last block own? It is shorter than the others.",
+        "Block k starts at tiling.blockLength * k and holds min(blockLength, totalLength - start) elements: "
+        "SetGlobalBuffer(x + start, length).",
+    ),
+    "QueueError": QUEUE_HINTS,
+    "OutOfBoundsError": BYTES_HINTS,
+    "loop": LOOP_HINTS,
+    "*": (
+        "Start from your ex1 kernel: what changes when a block's length is not a multiple of the tile?",
+        "A block holds min(blockLength, totalLength - blockLength * GetBlockIdx()) elements.",
+    ),
+})
 def _ex2(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("relu_custom")
@@ -115,12 +172,32 @@ def _ex2(ctx: Context) -> None:
                              tile=tile)
 
 
-@LAB.exercise("ex3", points=3, title="Add under a cycle budget", hints=(
-    f"A single-buffered kernel leaves MTE2, V and MTE3 idle in turn; the budget is {CYCLE_BUDGET:,} cycles.",
-    "Give each queue BUFFER_NUM = 2 buffers (TQue(pos, 2), InitBuffer(q, 2, bytes)) so the copy of tile i+1 "
-    "overlaps the Add of tile i.",
-    "Keep tiles of tiling.tileLength elements; look at result.profile() to see which pipe waits.",
-))
+@LAB.exercise("ex3", points=3, title="Add under a cycle budget", hints={
+    "budget": (
+        f"A single-buffered kernel leaves MTE2, V and MTE3 idle in turn; the budget is {CYCLE_BUDGET:,} cycles: "
+        "result.profile() shows which pipe waits.",
+        "With two buffers per queue the copy-in of tile i+1 can run while tile i is added.",
+        "Give each queue BUFFER_NUM = 2 buffers: TQue(pos, BUFFER_NUM) and pipe.InitBuffer(que, BUFFER_NUM, "
+        "tileLength * 2); the loop stays the same.",
+    ),
+    "tile-size": (
+        "The budget case checks that every copy moves one tile of tiling.tileLength elements.",
+        "Keep the tiles of ex1 (tiling.tileLength) and overlap them with two buffers per queue, rather than "
+        "copying a whole block at once.",
+    ),
+    "QueueError/alloc-full": (
+        "AllocTensor found every buffer of the queue in use: how many buffers did InitBuffer give it?",
+        "TQue(pos, BUFFER_NUM) declares the depth; pipe.InitBuffer(que, BUFFER_NUM, bytes) allocates the "
+        "buffers: both need BUFFER_NUM = 2, and every AllocTensor its FreeTensor.",
+    ),
+    "QueueError": QUEUE_HINTS,
+    "offset": OFFSET_HINTS,
+    "OutOfBoundsError": BYTES_HINTS,
+    "*": (
+        "Start from your ex1 kernel: the result must stay right, only faster.",
+        "Give each queue two buffers (BUFFER_NUM = 2) so copy-in, Add and copy-out of neighbouring tiles overlap.",
+    ),
+})
 def _ex3(ctx: Context) -> None:
     kern = ctx.answer("add_double_buffer")
     for blocks, n, tile in _add_cases(ctx)[:3]:
@@ -135,6 +212,6 @@ def _ex3(ctx: Context) -> None:
         i = wrong[0]
         ctx.fail(f"copies must move one tile of tiling.tileLength = {tile} halves ({tile * 2} bytes); "
                  f"line {t.line[i].rpartition(':')[2]}{f' `{t.source[i]}`' if t.source[i] else ''} moved "
-                 f"{t.nbytes[i]} bytes")
+                 f"{t.nbytes[i]} bytes", ("tile-size",))
     ctx.expect_cycles(result.cycles, CYCLE_BUDGET,
                       advice="overlap copy-in, compute and copy-out with two buffers per queue (BUFFER_NUM = 2)")

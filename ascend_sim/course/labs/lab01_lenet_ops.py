@@ -34,10 +34,11 @@ import numpy as np
 
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.course.labs.lab00_warmup import BYTES_HINTS, LOOP_HINTS, OFFSET_HINTS, QUEUE_HINTS
 from ascend_sim.kernels import from_chunks, to_chunks
 from ascend_sim.models.lenet_reference import conv2d_ref, linear_ref, maxpool2d_ref, softmax_ref
 
-__all__ = ["LAB", "check", "EltTiling", "PoolTiling", "ConvTiling", "LinearTiling", "SoftmaxTiling", "elt_tiling",
+__all__ = ["LAB", "check", "hint", "EltTiling", "PoolTiling", "ConvTiling", "LinearTiling", "SoftmaxTiling", "elt_tiling",
            "pool_tiling", "conv_tiling", "linear_tiling", "pack_linear", "run_relu", "run_maxpool", "run_conv2d",
            "run_linear", "run_softmax", "ones_conv_golden", "LANES", "LENET_IMAGES", "MIN_ACCURACY"]
 
@@ -51,6 +52,7 @@ FC_CHUNK = 128              # FC images per Mmad
 
 LAB = Lab("lab01_lenet_ops")
 check = LAB.check
+hint = LAB.hint         # hint("ex1"): the next hint for the last mistake the check diagnosed
 
 
 def _round_up(n: int, m: int) -> int:
@@ -269,13 +271,19 @@ def _halves(ctx: Context, shape) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- ex1 ReLU
-@LAB.exercise("ex1", points=2, title="ReLU", hints=(
-    "Block GetBlockIdx() owns blockLength = tiling.totalLength // GetBlockNum() elements from "
-    "blockLength * GetBlockIdx(): pass `x + offset` to SetGlobalBuffer.",
-    "Per tile: CopyIn (AllocTensor, DataCopy GM->UB, EnQue), Compute (DeQue, Relu(dst, src, tileLength), EnQue), "
-    "CopyOut (DeQue, DataCopy UB->GM, FreeTensor).",
-    "Loop over blockLength // tiling.tileLength tiles; InitBuffer sizes are bytes (tileLength * 2 for half).",
-))
+# Hints per diagnosis (ascend_sim/course/grading/hints.py): nudge, pointer, explanation.
+@LAB.exercise("ex1", points=2, title="ReLU", hints={
+    "QueueError": QUEUE_HINTS,
+    "offset": OFFSET_HINTS,
+    "GMWriteConflictError": OFFSET_HINTS,
+    "OutOfBoundsError": BYTES_HINTS,
+    "loop": LOOP_HINTS,
+    "*": (
+        "This is lab00's Add with one input: CopyIn, Compute with Relu, CopyOut, per tile.",
+        "Per tile: CopyIn (AllocTensor, DataCopy GM->UB, EnQue), Compute (DeQue, Relu(dst, src, tileLength), "
+        "EnQue), CopyOut (DeQue, DataCopy UB->GM, FreeTensor).",
+    ),
+})
 def _ex1(ctx: Context) -> None:
     kern = ctx.answer("relu_custom")
     cases = [("all-ones", np.ones((2, 6, 28, 28), np.float16), np.ones((2, 6, 28, 28)), 4, 256),
@@ -292,16 +300,41 @@ def _ex1(ctx: Context) -> None:
 
 
 # ----------------------------------------------------------------------------- ex2 MaxPool
-@LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints=(
-    "Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one DataBlock (32 bytes) of 16 "
-    "images. Vertical pairs: rows 2r and 2r+1 are W * 16 elements apart, so one count-form Max per output row "
-    "over the first 2 * OW pixels gives v[r] = max(row 2r, row 2r+1).",
-    "Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, 8, 16, 16)): "
-    "block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat writes 8 output pixels "
-    "and moves 16 input pixels.",
-    "OH * OW output pixels = (OH * OW) // 8 full repeats plus one repeat with mask rest * 16 for the rest; "
-    "planes go to blocks round robin: range(GetBlockIdx(), tiling.planes, GetBlockNum()).",
-))
+POOL_LAYOUT = ("Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one DataBlock (32 bytes) of "
+               "16 images.")
+POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, "
+                   "8, 16, 16)): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
+                   "writes 8 output pixels and moves 16 input pixels.")
+POOL_REST = ("OH * OW output pixels = (OH * OW) // 8 full repeats plus one repeat with mask rest * 16 for the rest; "
+             "planes go to blocks round robin: range(GetBlockIdx(), tiling.planes, GetBlockNum()).")
+
+
+@LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints={
+    "values": (
+        "The ramp case says which maximum each window should find: print your output for it next to the expected "
+        "one. Are the vertical pairs or the horizontal pairs off?",
+        f"{POOL_LAYOUT} Vertical pairs: rows 2r and 2r+1 are W * 16 elements apart, so one count-form Max per "
+        "output row over the first 2 * OW pixels gives v[r] = max(row 2r, row 2r+1).",
+        POOL_HORIZONTAL,
+    ),
+    "unwritten": (
+        "Some output pixels were never written: which ones does the message name, the last of each plane?",
+        POOL_REST,
+    ),
+    "offset": ("Some planes went missing or twice: how do the blocks share the planes?", POOL_REST),
+    "ArgumentError": (
+        "A mask, repeat or stride is outside what Max accepts: the error names the value and the limit.",
+        "One repeat covers 8 DataBlocks (128 halves); a mask of rest * 16 covers the last rest pixels; "
+        "repeats is at most 255.",
+        POOL_HORIZONTAL,
+    ),
+    "OutOfBoundsError": (
+        "An operand runs past its tensor: count the pixels a repeat reads with block stride 2 (16 per repeat).",
+        POOL_REST,
+    ),
+    "QueueError": QUEUE_HINTS,
+    "*": (POOL_LAYOUT, POOL_HORIZONTAL, POOL_REST),
+})
 def _ex2(ctx: Context) -> None:
     kern = ctx.answer("maxpool_custom")
     ramp = np.arange(2 * 6 * 8, dtype=np.float16).reshape(1, 2, 6, 8)
@@ -321,16 +354,33 @@ def _ex2(ctx: Context) -> None:
 
 
 # ----------------------------------------------------------------------------- ex3 Conv2D
-@LAB.exercise("ex3", points=4, title="Conv2D: sliding window and bias", hints=(
+CONV_SYNC = (
+    "The scalar unit reads the weights (GetValue) while the MTE2 copy that brings them may still be running.",
     "TODO 1: after the DataCopy of w and b to UB, the scalar unit may read them only once MTE2 has landed: "
-    "SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0); then self.wv = [wLocal.GetValue(i) for i in "
-    "range(O * taps)] and the same for the bias.",
-    "TODO 2: Duplicate(acc, self.bv[o], self.count) starts every output pixel at the bias. TODO 3: for every tap "
-    "(c, i, j), the input pixel under output pixel p is p + (c * Hp + i) * Wp + j of the padded planes: one "
-    "Axpy(acc, xf[((c * Hp + i) * Wp + j) * nb], weight, self.count) per tap.",
-    "The weight of tap (c, i, j) for output channel o is self.wv[((o * C + c) * KH + i) * KW + j]; the "
-    "accumulator is float32 (the input was Cast to xf), so pass float(weight).",
-))
+    "SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0).",
+    "TODO 1 in full: SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0); then self.wv = "
+    "[wLocal.GetValue(i) for i in range(O * taps)] and the same for the bias.",
+)
+
+
+@LAB.exercise("ex3", points=4, title="Conv2D: sliding window and bias", hints={
+    "RaceError": CONV_SYNC,
+    "UninitializedReadError": CONV_SYNC,
+    "SyncError": CONV_SYNC,
+    "values": (
+        "The all-ones case has a known answer (taps inside the image + 0.5): is every pixel off by the same "
+        "amount (the bias) or by a pattern (the taps)?",
+        "TODO 2: Duplicate(acc, self.bv[o], self.count) starts every output pixel at the bias. TODO 3: for every "
+        "tap (c, i, j), the input pixel under output pixel p is p + (c * Hp + i) * Wp + j of the padded planes.",
+        "One Axpy(acc, xf[((c * Hp + i) * Wp + j) * nb], float(weight), self.count) per tap, with the weight of "
+        "tap (c, i, j) for channel o at self.wv[((o * C + c) * KH + i) * KW + j].",
+    ),
+    "QueueError": QUEUE_HINTS,
+    "*": (
+        "Fill in the three TODOs in order: the sync before reading weights, the bias, the taps.",
+        "TODO 2: Duplicate(acc, self.bv[o], self.count) starts every output pixel at the bias.",
+    ),
+})
 def _ex3(ctx: Context) -> None:
     kern = ctx.answer("conv2d_custom")
     bias = 0.5
@@ -382,15 +432,47 @@ def _ex4(ctx: Context) -> None:
             ctx.expect_close(y, linear_ref(x, w, b), sentinel=np.nan)
 
 
+LAB.add_hints("ex4", {          # by diagnosis; the decorator's hints stay the fallback ("*")
+    "values": (
+        "The all-ones case must give K + bias = 400.5: what do you get? A fraction of it means some K steps "
+        "were lost.",
+        "Mmad either starts L0C at zero (cmatrixInitVal true) or adds to what L0C holds: only the first K step "
+        "may start at zero.",
+        "Pass cmatrixInitVal = (k0 == 0) to every Mmad of the K loop, and Fixpipe the CO1 tensor to GM once, "
+        "after the loop.",
+    ),
+    "CubeFormatError": (
+        "The cube works on 16 x 16 fractals (16 x 16 x 16 for half): the error names the shape that is off.",
+        "M, baseK and nb are multiples of 16 here: check the counts you pass to LoadData and Mmad.",
+    ),
+    "AlignmentError": ("LoadData moves 512-byte fractals and DataCopy 32-byte blocks: check the units of the "
+                       "offsets and lengths in the error.",),
+    "OutOfBoundsError": ("A copy runs past its tensor: compare the sizes in the error with M, K, N and baseK.",),
+    "QueueError": QUEUE_HINTS,
+})
+
+
 # ----------------------------------------------------------------------------- ex5 Softmax
-@LAB.exercise("ex5", points=3, title="Softmax, numerically stable", hints=(
-    "Class-major layout: row c of x holds class c of tileLength images, so the max over classes is an "
-    "elementwise Max over the C rows.",
-    "Per tile: copy in the C rows; m = Max over the rows; Sub(row, row, m) for every row; Exp; s = sum of the "
-    "rows with Add; Div(row, row, s); copy out.",
-    "Subtract the max BEFORE Exp: exp overflows above about 11.1 in half (65,504 is the largest half) and above "
-    "88.7 in float, and the checks draw logits of a few hundred.",
-))
+SOFTMAX_STEPS = ("Per tile: copy in the C rows; m = Max over the rows; Sub(row, row, m) for every row; Exp; "
+                 "s = sum of the rows with Add; Div(row, row, s); copy out.")
+
+
+@LAB.exercise("ex5", points=3, title="Softmax, numerically stable", hints={
+    "values": (
+        "Small logits pass and large ones fail? Think about what exp does with a logit of a few hundred.",
+        "exp overflows above about 88.7 in float (about 11.1 in half): softmax(x) = softmax(x - max(x)), and "
+        "after the subtraction every exponent is at most 0.",
+        "Class-major layout: row c holds class c of tileLength images, so the max over classes is an elementwise "
+        f"Max over the C rows. {SOFTMAX_STEPS}",
+    ),
+    "QueueError": QUEUE_HINTS,
+    "OutOfBoundsError": BYTES_HINTS,
+    "*": (
+        "Class-major layout: row c of x holds class c of tileLength images, so the max over classes is an "
+        "elementwise Max over the C rows.",
+        SOFTMAX_STEPS,
+    ),
+})
 def _ex5(ctx: Context) -> None:
     kern = ctx.answer("softmax_custom")
     with ctx.case("equal logits (all-ones test): every probability is 1/10"):
@@ -415,13 +497,29 @@ def _softmax_rows(launch) -> np.ndarray:
     return launch.output(1).reshape(int(t["C"]), int(t["N"])).T.astype(np.float16)
 
 
-@LAB.exercise("ex6", points=4, title="LeNet-5 from your kernels", hints=(
-    "Chain run_conv2d(conv2d_custom, ...), run_relu, run_maxpool, ... as in the graph: conv1 (pad 2), ReLU, pool, "
-    "conv2, ReLU, pool, flatten to [N, 400], fc1 + ReLU, fc2 + ReLU, fc3, softmax.",
-    "Input: normalize(images).astype(np.float16); weights: load_lenet_weights() cast to float16.",
-    "Every run_* helper returns (output, LaunchResult): keep the output, index [0]. More blocks "
-    "(run_conv2d(..., block_dim=8)) spread the chunks of images over more cores.",
-))
+LENET_GRAPH = ("Chain run_conv2d(conv2d_custom, ...), run_relu, run_maxpool, ... as in the graph: conv1 (pad 2), "
+               "ReLU, pool, conv2, ReLU, pool, flatten to [N, 400], fc1 + ReLU, fc2 + ReLU, fc3, softmax.")
+
+
+@LAB.exercise("ex6", points=4, title="LeNet-5 from your kernels", hints={
+    "lenet/accuracy": (
+        "Every layer ran, but the digits come out wrong: compare your chain with the graph, layer by layer.",
+        LENET_GRAPH,
+        "Two classic slips: a ReLU missing after a conv or fc layer, and flattening Pool2's [N, 16, 5, 5] in "
+        "another order than C, H, W (reshape(N, 400) of the NCHW array).",
+    ),
+    "lenet/shape": (
+        "lenet_forward must return one row of 10 probabilities per image.",
+        "Every run_* helper returns (output, LaunchResult): keep the output, index [0].",
+    ),
+    "lenet/probabilities": ("End with your softmax kernel: run_softmax(softmax_custom, logits)[0].", LENET_GRAPH),
+    "*": (
+        LENET_GRAPH,
+        "Input: normalize(images).astype(np.float16); weights: load_lenet_weights() cast to float16.",
+        "Every run_* helper returns (output, LaunchResult): keep the output, index [0]. More blocks "
+        "(run_conv2d(..., block_dim=8)) spread the chunks of images over more cores.",
+    ),
+})
 def _ex6(ctx: Context) -> None:
     from ascend_sim.models.datasets import load_mnist_subset
     from ascend_sim.models.lenet_reference import lenet_predict_ref, load_lenet_weights
@@ -431,15 +529,15 @@ def _ex6(ctx: Context) -> None:
     probs = np.asarray(ctx.call(forward, images, kernels=LENET_KERNELS, output_from=("softmax_custom", _softmax_rows)))
     if probs.shape != (LENET_IMAGES, 10):
         ctx.fail(f"lenet_forward returned shape {probs.shape}, expected ({LENET_IMAGES}, 10): one row of 10 "
-                 "class probabilities per image")
+                 "class probabilities per image", ("lenet/shape",))
     sums = probs.astype(np.float32).sum(axis=1)
     if not np.allclose(sums, 1, atol=1e-2):
         ctx.fail(f"the rows are not probabilities: row sums range {sums.min():.3f}..{sums.max():.3f}; "
-                 "end with your softmax")
+                 "end with your softmax", ("lenet/probabilities",))
     pred = probs.astype(np.float32).argmax(axis=1)
     acc = float((pred == labels).mean())
     agree = float((pred == lenet_predict_ref(load_lenet_weights(), images, dtype=np.float16)).mean())
     if acc < MIN_ACCURACY:
         ctx.fail(f"accuracy {acc:.1%} on {LENET_IMAGES} held-out digits, at least {MIN_ACCURACY:.0%} needed; "
-                 f"your predictions agree with the fp16 reference network on {agree:.1%} of them")
+                 f"your predictions agree with the fp16 reference network on {agree:.1%} of them", ("lenet/accuracy",))
     ctx.note(f"accuracy {acc:.1%} on {LENET_IMAGES} held-out digits ({agree:.1%} agreement with the reference)")
