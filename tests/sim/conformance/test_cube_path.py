@@ -56,6 +56,17 @@ def test_int8_matmul_dequantises_to_half_with_deqf16():
     np.testing.assert_array_equal(relu, np.maximum(got, 0))     # negatives take M2 = 0 with ReLU
 
 
+def test_int8_matmul_dequantises_per_column_with_vdeqf16():
+    rng = np.random.default_rng(7)
+    a, b = ints(rng, (20, 64), np.int8, -100, 100), ints(rng, (64, 24), np.int8, -100, 100)
+    scales = (2.0 ** -rng.integers(4, 10, 24)).astype(np.float32)          # one scale per output column
+    words = np.array([deq_word(float(s)) for s in scales], np.int64)
+    got = run_matmul_nz(a, b, np.float16, QuantMode_t.VDEQF16, scales=words)
+    acc = (a.astype(np.int32) @ b.astype(np.int32)).astype(np.float32)
+    np.testing.assert_array_equal(got, (acc * scales).astype(np.float16))
+    assert len(set(scales.tolist())) > 1
+
+
 def test_int8_matmul_requantises_to_int8_with_req8_offset_and_saturation():
     rng = np.random.default_rng(3)
     a, b = ints(rng, (16, 32), np.int8, -128, 128), ints(rng, (32, 16), np.int8, -128, 128)
