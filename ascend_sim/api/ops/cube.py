@@ -593,9 +593,7 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
                              f"{'int8' if 1 in signed else 'uint8'} but the GM tensor is {ascend_name(dst.dtype)}",
                              fix="set bit 46 for int8 results, clear it for uint8", site=site)
         scales = (np.array([d[0] for d in decoded], np.float32), np.array([d[1] for d in decoded], np.float32))
-        if mode in _VECTOR:
-            pass                    # per column: broadcast over the m rows
-        else:
+        if mode not in _VECTOR:     # one word for the whole matrix; V modes: one per column, broadcast over rows
             scales = (scales[0][0], scales[1][0])
     nb = -(-n // ROWS)
     isz = src.dtype.itemsize

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (CubeFormatError, DataCopy, DataCopyParams, HardEvent, LoadData, LoadData2DParams, Mmad,
+from ascend_sim import (ArgumentError, CubeFormatError, OutOfBoundsError, DataCopy, DataCopyParams, HardEvent, LoadData, LoadData2DParams, Mmad,
                         MmadParams, Nd2NzParams, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.api.ops.fractal import nd_to_nz, nz_to_nd, zn_to_nd, zz_to_nd
 from cube_kernels import deq_word, gm, handoff, local, run_matmul_nz
@@ -188,3 +188,27 @@ def test_mmad_on_fractals_loaded_from_nd_rows_names_the_copy():
                   "DataCopy(a1, aGm, DataCopyParams(32, 2, 0, 0))", "wrote as ND rows", "Nd2NzParams(1, rows, cols",
                   "on the device: wrong numbers, no error"):
         assert words in msg, msg
+
+
+@kernel(core="AIC")
+def nd2nz_call(a, params):
+    pipe = TPipe()
+    DataCopy(local(pipe, TPosition.A1, half, 2048), gm(a, half), params)
+
+
+@pytest.mark.parametrize("params, error, words", [
+    (Nd2NzParams(1, 32, 64, 0, 64, 16, 1, 0), CubeFormatError,
+     ["dstNzC0Stride 16 < nValue 32", "column block 1 would overwrite rows 16..", "rounded up to 16 = 32"]),
+    (Nd2NzParams(1, 32, 64, 0, 64, 48, 1, 0), OutOfBoundsError, ["writes 5632 bytes into an L1 tensor of 4096 (ND matrix 0, column block 3 of 4, 32 rows)"]),
+    (Nd2NzParams(1, 32, 64, 0, 0, 32, 1, 0), ArgumentError, ["srcDValue is 0"]),
+], ids=["c0stride-overlap", "past-l1", "srcdvalue-0"])
+def test_nd2nz_rules(params, error, words):
+    with pytest.raises(error) as info:
+        launch(nd2nz_call, 1, np.zeros(64 * 64, np.float16), params)
+    for w in words:
+        assert w in str(info.value), str(info.value)
+
+
+def test_nd2nz_with_a_zero_count_is_a_nop():
+    result = launch(nd2nz_call, 1, np.zeros(64 * 64, np.float16), Nd2NzParams(0, 32, 64, 0, 64, 32, 1, 0))
+    assert not [r for r in result.trace if r.op == "DataCopy"]
