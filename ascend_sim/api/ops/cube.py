@@ -385,6 +385,10 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
         raise DtypeError(f"Mmad of {ascend_name(fm.dtype)} accumulates in {ascend_name(acc)}, but dst is "
                          f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}",
                          site=site)
+    if params.unitFlag not in (0, 2, 3):
+        raise ArgumentError(f"Mmad unitFlag {params.unitFlag!r} is not 0, 2 or 3",
+                            fix="0: off; 2 or 3: Mmad and Fixpipe hand over per fractal (same value on both; the "
+                                "simulator accepts it and keeps its usual timing)", site=site)
     m, n, k = int(params.m), int(params.n), int(params.k)
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not 1 <= v <= 4095:
@@ -538,9 +542,12 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     m, n = int(params.mSize), int(params.nSize)
     if m == 0 or params.ndNum == 0:
         return CubePlan(0, [], [], 0, 0, None)
-    if params.ndNum != 1 or params.isChannelSplit or params.unitFlag:
-        raise ArgumentError("Fixpipe: ndNum > 1, isChannelSplit and unitFlag are not modelled",
-                            fix="write one NZ matrix per Fixpipe (ndNum 1), unitFlag 0", site=site)
+    if params.ndNum != 1 or params.isChannelSplit:
+        raise ArgumentError("Fixpipe: ndNum > 1 and isChannelSplit are not modelled",
+                            fix="write one NZ matrix per Fixpipe (ndNum 1)", site=site)
+    if params.unitFlag not in (0, 2, 3):
+        raise ArgumentError(f"Fixpipe unitFlag {params.unitFlag!r} is not 0, 2 or 3",
+                            fix="0: off; 2 or 3: the same value as the Mmad's (accepted, usual timing)", site=site)
     if not 1 <= n <= 4095 or m > 8192:
         raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..8192 (NZ2ND)",
                             fix="pass the block's columns (nSize) and rows (mSize)", site=site)
