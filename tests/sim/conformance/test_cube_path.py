@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ArgumentError, CubeFormatError, OutOfBoundsError, DataCopy, DataCopyParams, HardEvent, LoadData, LoadData2DParams, Mmad,
-                        MmadParams, Nd2NzParams, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
+from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DataCopyParams, Fixpipe, FixpipeParamsV220,
+                        GetBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
+                        OutOfBoundsError, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.api.ops.fractal import nd_to_nz, nz_to_nd, zn_to_nd, zz_to_nd
 from cube_kernels import deq_word, gm, handoff, local, run_matmul_nz
 
@@ -148,7 +149,6 @@ def nd_mistakes(a, b, c, mode):
     handoff(HardEvent.MTE1_M)
     Mmad(co1, a2, b2, MmadParams(32, 32, 32, 0, False, True))
     handoff(HardEvent.M_FIX)
-    from ascend_sim import Fixpipe, FixpipeParamsV220
     Fixpipe(gm(c, float32), co1, FixpipeParamsV220(32, 32, 32, 32))
 
 
@@ -212,3 +212,40 @@ def test_nd2nz_rules(params, error, words):
 def test_nd2nz_with_a_zero_count_is_a_nop():
     result = launch(nd2nz_call, 1, np.zeros(64 * 64, np.float16), Nd2NzParams(0, 32, 64, 0, 64, 32, 1, 0))
     assert not [r for r in result.trace if r.op == "DataCopy"]
+
+
+@kernel(core="AIC")
+def mmad_two_cores(a, b, c, cfg):
+    """The basic-API matmul walk-through's shape: each of 2 AIC blocks computes singleCoreM rows of C in one
+    base tile (baseM = singleCoreM, baseK = K, baseN = N) with the Nz -> Zz and Nz -> Zn LoadData loops."""
+    M, K, N, single_m = cfg
+    m_idx = GetBlockIdx() % (M // single_m)
+    aGm, bGm, cGm = gm(a, half)[m_idx * single_m * K], gm(b, half), gm(c, half)[m_idx * single_m * N]
+    pipe = TPipe()
+    a1, b1 = local(pipe, TPosition.A1, half, single_m * K), local(pipe, TPosition.B1, half, K * N)
+    a2, b2 = local(pipe, TPosition.A2, half, single_m * K), local(pipe, TPosition.B2, half, K * N)
+    c_local = local(pipe, TPosition.CO1, float32, single_m * N)
+    DataCopy(a1, aGm, Nd2NzParams(1, single_m, K, 0, K, single_m, 1, 0))
+    DataCopy(b1, bGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0))
+    handoff(HardEvent.MTE2_MTE1)
+    for i in range(single_m // 16):
+        LoadData(a2[i * K * 16], a1[i * 512 // 2], LoadData2DParams(0, K // 16, single_m // 16, 0, 0, False, 0))
+    for i in range(K // 16):
+        LoadData(b2[i * N * 16], b1[i * 512 // 2], LoadData2DParams(0, N // 16, K // 16, 0, 0, True, 0))
+    handoff(HardEvent.MTE1_M)
+    Mmad(c_local, a2, b2, MmadParams(single_m, N, K, 0, False, True))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(cGm, c_local, FixpipeParamsV220(N, single_m, single_m, N, False, QuantMode_t.F322F16, 0, 1, 0, 0, 0))
+
+
+def test_the_two_core_walkthrough_shape_gives_numpys_answer():
+    """M 256, K 64, N 256 on two cores (singleCoreM 128): the shape whose Nz -> Zz loops gave a max error of
+    10 when L1/L0 held ND; in the real formats the result is numpy's, rounded once to half."""
+    M, K, N = 256, 64, 256
+    rng = np.random.default_rng(8)
+    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float16), rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    launch(mmad_two_cores, 2, a, b, c, (M, K, N, 128))
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+    assert np.abs(c.astype(np.float32) - ref.astype(np.float16).astype(np.float32)).max() <= 2 ** -8
