@@ -19,7 +19,8 @@ from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData,
 from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
-from ascend_sim.api.ops.img2col import LoadData3DParamsV2
+from ascend_sim.api.ops.img2col import (IS_RESER_LOAD3D_DEFAULT_CONFIG, FmatrixMode, IsResetLoad3dConfig,
+                                        LoadData3DParamsV2, SetFmatrix, SetLoadDataPaddingValue)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,

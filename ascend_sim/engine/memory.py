@@ -117,6 +117,7 @@ class Tier:
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
         self.layout = None      # engine/layout.py: per 32-byte granule, how a cube-path copy laid the bytes out
+        self.regs: dict = {}    # L1: the LoadData3D FMATRIX and padding registers (SetFmatrix ...)
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -127,6 +128,7 @@ class Tier:
         self.buffers = []
         self.holes = {}
         self.layout = None
+        self.regs = {}
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""

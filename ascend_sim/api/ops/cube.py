@@ -209,14 +209,18 @@ class CubePlan:
 
 
 # ----------------------------------------------------------------------------- LoadData (2D)
-def LoadData(dst, src, params) -> None:
+def LoadData(dst, src, params, defaultConfig=None) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals.
 
-    Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col).
+    Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col, whose
+    template argument ``IsResetLoad3dConfig`` is ``defaultConfig`` here).
     """
     if params.__class__ in LOADERS:
-        return LOADERS[params.__class__](dst, src, params, kernel_point())
+        return LOADERS[params.__class__](dst, src, params, kernel_point(), defaultConfig)
     site = kernel_point()
+    if defaultConfig is not None:
+        raise ArgumentError("LoadData with LoadData2DParams takes no IsResetLoad3dConfig",
+                            fix="the config belongs to the LoadData3D (img2col) form", site=site)
     core = context.current or current_core()
     try:
         p = params

@@ -7,10 +7,14 @@ Ho = (l1H + padTop + padBottom - dilationFilterH * (filterH - 1) - 1) // strideH
 per (c1, kh, kw, c0), in that order: column ((c1 * filterH + kh) * filterW + kw) * C0 + c0. Rows
 [mStartPt, mStartPt + mExtension) and columns [kStartPt, kStartPt + kExtension) are written to L0A as ZZ
 fractals; padded pixels take ``padValue``. The FMATRIX parameters (l1H, l1W, padList) are taken from the struct
-(the default IsResetLoad3dConfig: "isSetFMatrix配置为true，表示在接口内部设置FeatureMap的属性描述").
+(the default IsResetLoad3dConfig: "isSetFMatrix配置为true，表示在接口内部设置FeatureMap的属性描述"); with
+isSetFMatrix / isSetPadding false they come from the registers SetFmatrix / SetLoadDataPaddingValue set ("该接口传入的
+FeatureMap的属性描述不生效，开发者需要通过SetFmatrix进行设置").
 """
 from __future__ import annotations
 
+import dataclasses
+import enum
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +22,7 @@ import numpy as np
 from ascend_sim.engine import context, timing
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.core import MTE1, regions_of, region
-from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError
+from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import integer
 from ascend_sim.api.ops.cube import LOADERS, CubePlan, cached_plan, check_l0_address, tier_of
@@ -56,6 +60,84 @@ class LoadData3DParamsV2:
     fMatrixCtrl: bool = False
 
 
+class FmatrixMode(enum.Enum):
+    """Which FMATRIX register LoadData3D reads (only FMATRIX_LEFT: "当前只支持FMATRIX_LEFT")."""
+
+    __hash__ = object.__hash__
+
+    FMATRIX_LEFT = 0
+    FMATRIX_RIGHT = 1
+
+
+@dataclass(frozen=True)
+class IsResetLoad3dConfig:
+    """LoadData3D's template argument: take l1H/l1W/padList (isSetFMatrix) and padValue (isSetPadding) from the
+    struct (True) or from the registers SetFmatrix / SetLoadDataPaddingValue set (False)."""
+
+    isSetFMatrix: bool = True
+    isSetPadding: bool = True
+
+
+IS_RESER_LOAD3D_DEFAULT_CONFIG = IsResetLoad3dConfig(True, True)
+
+
+def _l1_regs(op: str, site) -> dict:
+    core = context.current or current_core()
+    tier = core.tiers.get("L1")
+    if tier is None:
+        raise ArgumentError(f"{op} on an {core.core_type} core: the LoadData3D registers belong to the cube core",
+                            fix="call it in the AIC part of the kernel", site=site)
+    core.scalar_tick()
+    return tier.regs
+
+
+def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: FmatrixMode = FmatrixMode.FMATRIX_LEFT) -> None:
+    """``SetFmatrix(l1H, l1W, padList, fmatrixMode)``: the feature map's height, width and padding for the next
+    LoadData3D calls made with ``IsResetLoad3dConfig(isSetFMatrix=False)``."""
+    site = kernel_point()
+    integer("SetFmatrix", "l1H", l1H, site, 1, 32767)
+    integer("SetFmatrix", "l1W", l1W, site, 1, 32767)
+    pads = list(padList)
+    if len(pads) != 4:
+        raise ArgumentError(f"SetFmatrix padList has {len(pads)} values", fix="[left, right, top, bottom]", site=site)
+    for v in pads:
+        integer("SetFmatrix", "padList", v, site, 0, 255)
+    if fmatrixMode is not FmatrixMode.FMATRIX_LEFT:
+        raise ArgumentError(f"SetFmatrix {fmatrixMode}: only FMATRIX_LEFT is supported (\"当前只支持FMATRIX_LEFT\")",
+                            fix="pass FmatrixMode.FMATRIX_LEFT", site=site)
+    _l1_regs("SetFmatrix", site).update(l1H=l1H, l1W=l1W, padList=pads)
+
+
+def SetLoadDataPaddingValue(padValue) -> None:
+    """``SetLoadDataPaddingValue(padValue)``: the value padded pixels take in LoadData3D calls made with
+    ``IsResetLoad3dConfig(isSetPadding=False)``."""
+    site = kernel_point()
+    _l1_regs("SetLoadDataPaddingValue", site)["padValue"] = padValue
+
+
+def _effective(p: LoadData3DParamsV2, config, site) -> LoadData3DParamsV2:
+    """The parameters LoadData3D runs with: the struct's, or the registers' where the config says so."""
+    if config is None or config == IS_RESER_LOAD3D_DEFAULT_CONFIG:
+        return p
+    if not isinstance(config, IsResetLoad3dConfig):
+        raise ArgumentError(f"LoadData3D config must be an IsResetLoad3dConfig, got {type(config).__name__}",
+                            fix="IsResetLoad3dConfig(isSetFMatrix, isSetPadding)", site=site)
+    regs = (context.current or current_core()).tiers["L1"].regs
+    new = {}
+    if not config.isSetFMatrix:
+        if "l1H" not in regs:
+            raise ArgumentError("LoadData3D with isSetFMatrix false before any SetFmatrix: the FMATRIX register "
+                                "is not set", fix="call SetFmatrix(l1H, l1W, padList, FmatrixMode.FMATRIX_LEFT) "
+                                                  "first", site=site)
+        new.update(l1H=regs["l1H"], l1W=regs["l1W"], padList=list(regs["padList"]))
+    if not config.isSetPadding:
+        if "padValue" not in regs:
+            raise ArgumentError("LoadData3D with isSetPadding false before any SetLoadDataPaddingValue",
+                                fix="call SetLoadDataPaddingValue(value) first", site=site)
+        new["padValue"] = regs["padValue"]
+    return dataclasses.replace(p, **new)
+
+
 def img2col_index(p: LoadData3DParamsV2, c0: int) -> np.ndarray:
     """For each element of the (mExtension rounded to 16) x kExtension L0A tile, in ZZ order, the index of its
     source element in the [C1, l1H, l1W, C0] feature map, or -1 for padding (host side, pure numpy)."""
@@ -78,9 +160,11 @@ def img2col_index(p: LoadData3DParamsV2, c0: int) -> np.ndarray:
     return idx.reshape(mp // ROWS, ROWS, kb, c0).transpose(0, 2, 1, 3).ravel()     # ZZ order
 
 
-def load3d(dst, src, params: LoadData3DParamsV2, site) -> None:
+def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
     """One LoadData3D (img2col) from L1 into L0A."""
     core = context.current or current_core()
+    if config is not None:
+        params = _effective(params, config, site)
     try:
         p = params
         key = ("LoadData3D", tuple(p.padList), p.padValue, p.enTranspose) + tuple(getattr(p, f) for f in _INTS) + (

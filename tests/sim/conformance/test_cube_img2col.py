@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ArgumentError, DataCopy, Fixpipe, FixpipeParamsV220, HardEvent, LoadData, LoadData2DParams,
-                        LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams, OutOfBoundsError, QuantMode_t, TPipe,
+from ascend_sim import (ArgumentError, DataCopy, Fixpipe, FixpipeParamsV220, FmatrixMode, HardEvent,
+                        IsResetLoad3dConfig, LoadData, LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams,
+                        Nd2NzParams, OutOfBoundsError, QuantMode_t, SetFmatrix, SetLoadDataPaddingValue, TPipe,
                         TPosition, float32, half, kernel, launch)
 from cube_kernels import ceil_to, gm, handoff, local
 
@@ -96,3 +97,36 @@ def test_img2col_rules(params, error, words):
         launch(img2col_call, 1, np.zeros(16 * 8 * 8, np.float16), params)
     for w in words:
         assert w in str(info.value), str(info.value)
+
+
+@kernel(core="AIC")
+def img2col_registers(fmap, seen, cfg):
+    """The same unfolding twice: FMATRIX and padding from the struct, then from SetFmatrix/SetLoadDataPaddingValue
+    (IsResetLoad3dConfig(False, False)) with a struct whose own l1H/l1W/padList/padValue are wrong on purpose."""
+    set_regs = cfg
+    pipe = TPipe()
+    f1 = local(pipe, TPosition.A1, half, 16 * 6 * 6)
+    a, b = local(pipe, TPosition.A2, half, 48 * 144), local(pipe, TPosition.A2, half, 48 * 144)
+    DataCopy(f1, gm(fmap, half), 16 * 6 * 6)
+    handoff(HardEvent.MTE2_MTE1)
+    LoadData(a, f1, LoadData3DParamsV2([1, 0, 1, 0], 6, 6, 16, 144, 36, 0, 0, 1, 1, 3, 3, 1, 1, False, False, 2.0))
+    if set_regs:
+        SetFmatrix(6, 6, [1, 0, 1, 0], FmatrixMode.FMATRIX_LEFT)
+        SetLoadDataPaddingValue(2.0)
+    LoadData(b, f1, LoadData3DParamsV2([0, 0, 0, 0], 3, 3, 16, 144, 36, 0, 0, 1, 1, 3, 3, 1, 1, False, False, 7.0),
+             IsResetLoad3dConfig(False, False))
+    handoff(HardEvent.MTE1_M)
+    seen.extend([a.peek(), b.peek()])
+
+
+def test_setfmatrix_and_padding_registers_replace_the_structs_values():
+    fmap = (np.arange(16 * 6 * 6, dtype=np.float32) + 10).astype(np.float16)     # no pixel equals the pad value
+    seen: list[np.ndarray] = []
+    launch(img2col_registers, 1, fmap, seen, True)
+    np.testing.assert_array_equal(seen[0], seen[1])
+    assert (seen[0] == 2.0).any()                # the padded pixels took padValue 2
+
+
+def test_load3d_from_registers_never_set_names_setfmatrix():
+    with pytest.raises(ArgumentError, match="before any SetFmatrix"):
+        launch(img2col_registers, 1, np.zeros(16 * 6 * 6, np.float16), [], False)
