@@ -19,6 +19,7 @@ from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData,
 from ascend_sim.api.ops.cube import Fixpipe
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
+from ascend_sim.api.ops.loadtrans import LoadData2dTransposeParams, LoadDataWithTranspose
 from ascend_sim.api.ops.img2col import (IS_RESER_LOAD3D_DEFAULT_CONFIG, FmatrixMode, IsResetLoad3dConfig,
                                         LoadData3DParamsV2, SetFmatrix, SetLoadDataPaddingValue)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,

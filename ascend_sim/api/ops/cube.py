@@ -256,7 +256,8 @@ def _loaddata_plan(core, dst, src, params, site) -> CubePlan:
     if params.ifTranspose and isz != 2:
         raise DtypeError(f"LoadData ifTranspose with {ascend_name(dst.dtype)}: the fractal transpose works on "
                          "b16 data only (\"开启转置功能时，源操作数、目的操作数仅支持b16数据类型\")",
-                         fix="for int8 load B^T (N x K in GM, Nd2Nz, LoadData without transpose) into L0B",
+                         fix="for int8 use LoadDataWithTranspose (32 x 32 squares), or keep B^T (N x K) in GM: its "
+                             "NZ fractals load into L0B without a transpose",
                          site=site)
     check_l0_address("LoadData", dst, site)
     if src.addr % 32:
