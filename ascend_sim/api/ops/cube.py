@@ -324,6 +324,7 @@ def Mmad(dst, fm, filter, *rest) -> None:
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out, a32, b32, c32, a2, b2, res = plan.views
     table, mode, bias_v, checks = plan.extra
+    dst.tier.regs[dst.addr] = (out.shape[1] * ROWS, site)     # L0C here is NZ with column blocks of these rows
     for t, lo, hi, what in checks:
         if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
             nd = layout.find(t, lo, hi, layout.FROM_ND)
@@ -488,7 +489,11 @@ def Fixpipe(dst, src, *rest) -> None:
     if plan.views is None:                  # mSize 0 or ndNum 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
-    bursts, span, convert = plan.extra
+    bursts, span, convert, stride = plan.extra
+    if stride is not None:                  # several column blocks: srcStride must match the Mmad's NZ layout
+        written = src.tier.regs.get(src.addr)
+        if written is not None and written[0] != stride:
+            _wrong_src_stride(stride, written, site)
     buf = dst.buf
     off = dst.offset
     if off < 0 or off + span > buf.nbytes:
@@ -503,6 +508,14 @@ def Fixpipe(dst, src, *rest) -> None:
     vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
     np.copyto(out, convert(vals), casting="unsafe")
+
+
+def _wrong_src_stride(stride: int, written, site) -> None:
+    rows, mmad_site = written
+    raise CubeFormatError(f"Fixpipe srcStride {stride}, but the Mmad at {format_site(mmad_site)} wrote this L0C as NZ "
+                          f"with column blocks of {rows} rows (its m rounded up to 16): column blocks 1.. would be "
+                          "read from the wrong rows (on the device: wrong numbers, no error)",
+                          fix=f"srcStride = {rows} (\"其值应填成mSize对16向上取整\")", site=site)
 
 
 def deq_scale(word: int) -> tuple[np.float32, int, int]:
@@ -621,4 +634,4 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     reads.append(byte_runs(src.tier, spans))
     return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
                     (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
-                     _converter(mode, bool(params.reluEn), dst.dtype, scales)))
+                     _converter(mode, bool(params.reluEn), dst.dtype, scales), ss if nb > 1 else None))

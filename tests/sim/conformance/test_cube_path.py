@@ -249,3 +249,35 @@ def test_the_two_core_walkthrough_shape_gives_numpys_answer():
     ref = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
     assert np.abs(c.astype(np.float32) - ref.astype(np.float16).astype(np.float32)).max() <= 2 ** -8
+
+
+@kernel(core="AIC")
+def fixpipe_stride(a, b, c, src_stride):
+    """C = A @ B for M = 20 (L0C column blocks of 32 rows), written out with the given srcStride."""
+    pipe = TPipe()
+    a1, b1 = local(pipe, TPosition.A1, half, 32 * 32), local(pipe, TPosition.B1, half, 32 * 32)
+    a2, b2 = local(pipe, TPosition.A2, half, 32 * 32), local(pipe, TPosition.B2, half, 32 * 32)
+    co1 = local(pipe, TPosition.CO1, float32, 32 * 32)
+    DataCopy(a1, gm(a, half), Nd2NzParams(1, 20, 32, 0, 32, 32, 1, 0))
+    DataCopy(b1, gm(b, half), Nd2NzParams(1, 32, 32, 0, 32, 32, 1, 0))
+    handoff(HardEvent.MTE2_MTE1)
+    for i in range(2):
+        LoadData(a2[i * 512], a1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, False, 0))
+        LoadData(b2[i * 512], b1[i * 256], LoadData2DParams(0, 2, 2, 0, 0, True, 0))
+    handoff(HardEvent.MTE1_M)
+    Mmad(co1, a2, b2, MmadParams(20, 32, 32, 0, False, True))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(gm(c, float32), co1, FixpipeParamsV220(32, 20, src_stride, 32))
+
+
+def test_fixpipe_src_stride_is_m_rounded_up_to_16():
+    rng = np.random.default_rng(9)
+    a, b = ints(rng, (20, 32), np.float16), ints(rng, (32, 32), np.float16)
+    c = np.zeros((20, 32), np.float32)
+    launch(fixpipe_stride, 1, a, b, c, 32)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    with pytest.raises(CubeFormatError) as info:
+        launch(fixpipe_stride, 1, a, b, np.zeros((20, 32), np.float32), 20)
+    for words in ("Fixpipe srcStride 20, but the Mmad at test_cube_path.py:", "column blocks of 32 rows",
+                  "srcStride = 32"):
+        assert words in str(info.value), str(info.value)
