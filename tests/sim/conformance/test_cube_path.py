@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DataCopyParams, Fixpipe, FixpipeParamsV220,
+from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DataCopyParams, DtypeError, Fixpipe, FixpipeParamsV220,
                         GetBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
                         OutOfBoundsError, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.api.ops.fractal import nd_to_nz, nz_to_nd, zn_to_nd, zz_to_nd
@@ -76,6 +76,16 @@ def test_int8_matmul_requantises_to_int8_with_req8_offset_and_saturation():
     want = np.clip(np.rint(acc.astype(np.float32) / 256) + 3, -128, 127).astype(np.int8)
     np.testing.assert_array_equal(got, want)
     assert (got == 127).any() and (got == -128).any()          # the saturation is exercised
+
+
+def test_fp16_matmul_quantises_to_uint8_with_qf322b8_pre():
+    rng = np.random.default_rng(10)
+    a, b = ints(rng, (16, 32), np.float16, -8, 9), ints(rng, (32, 16), np.float16, -8, 9)
+    acc = a.astype(np.float32) @ b.astype(np.float32)
+    got = run_matmul_nz(a, b, np.uint8, QuantMode_t.QF322B8_PRE, deq_word(0.5, offset=100, signed=False))
+    np.testing.assert_array_equal(got, np.clip(np.rint(acc * 0.5) + 100, 0, 255).astype(np.uint8))
+    with pytest.raises(DtypeError, match="sign flag"):           # the word says uint8, the tensor is int8
+        run_matmul_nz(a, b, np.int8, QuantMode_t.QF322B8_PRE, deq_word(0.5, offset=100, signed=False))
 
 
 def test_deq_scale_keeps_only_the_1_8_10_float_bits():
