@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DataCopyParams, DtypeError, Fixpipe, FixpipeParamsV220,
-                        GetBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
-                        OutOfBoundsError, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
+from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DataCopyParams, DtypeError, Fixpipe,
+                        FixpipeParamsV220, GetBlockIdx, HardEvent, LoadData, LoadData2DParams, Mmad, MmadParams,
+                        Nd2NzParams, OutOfBoundsError, QuantMode_t, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.api.ops.fractal import nd_to_nz, nz_to_nd, zn_to_nd, zz_to_nd
 from cube_kernels import deq_word, gm, handoff, local, run_matmul_nz
 
