@@ -209,7 +209,8 @@ def nd2nz_call(a, params):
 @pytest.mark.parametrize("params, error, words", [
     (Nd2NzParams(1, 32, 64, 0, 64, 16, 1, 0), CubeFormatError,
      ["dstNzC0Stride 16 < nValue 32", "column block 1 would overwrite rows 16..", "rounded up to 16 = 32"]),
-    (Nd2NzParams(1, 32, 64, 0, 64, 48, 1, 0), OutOfBoundsError, ["writes 5632 bytes into an L1 tensor of 4096 (ND matrix 0, column block 3 of 4, 32 rows)"]),
+    (Nd2NzParams(1, 32, 64, 0, 64, 48, 1, 0), OutOfBoundsError,
+     ["writes 5632 bytes into an L1 tensor of 4096 (ND matrix 0, column block 3 of 4, 32 rows)"]),
     (Nd2NzParams(1, 32, 64, 0, 0, 32, 1, 0), ArgumentError, ["srcDValue is 0"]),
 ], ids=["c0stride-overlap", "past-l1", "srcdvalue-0"])
 def test_nd2nz_rules(params, error, words):
