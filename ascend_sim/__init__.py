@@ -22,6 +22,9 @@ from ascend_sim.api.highlevel import matmul_tiling
 from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MatrixTraverse, TCubeTiling
 from ascend_sim.api.highlevel.matmul import GetSysWorkSpacePtr, Matmul, MatmulType, REGIST_MATMUL_OBJ
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
+from ascend_sim.api.ops.loadtrans import LoadData2dTransposeParams, LoadDataWithTranspose
+from ascend_sim.api.ops.img2col import (IS_RESER_LOAD3D_DEFAULT_CONFIG, FmatrixMode, IsResetLoad3dConfig,
+                                        LoadData3DParamsV2, SetFmatrix, SetLoadDataPaddingValue)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone, SetPadValue)
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,

@@ -121,6 +121,7 @@ class Tier:
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
         self.layout = None      # engine/layout.py: per 32-byte granule, how a cube-path copy laid the bytes out
         self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
+        self.regs: dict = {}    # L1: the LoadData3D FMATRIX and padding registers (SetFmatrix ...)
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""
@@ -132,6 +133,7 @@ class Tier:
         self.holes = {}
         self.layout = None
         self.allocator = None
+        self.regs = {}
 
     def release(self) -> None:
         """Reset, and return the arena to the pool for the next launch."""

@@ -24,7 +24,7 @@ def test_tiers_match_the_chip(name):
     chip = get_chip(name)
     rows = {r.name: r for r in chipfacts.tiers(chip)}
     assert set(rows) == {"UB", "L1", "L0A", "L0B", "L0C", "BT"}
-    assert rows["BT"].capacity == chip.bt_bytes and rows["BT"].positions == ("C2",)
+    assert (rows["BT"].capacity, rows["BT"].positions, rows["BT"].tag) == (chip.bt_bytes, ("C2",), "OFF")
     assert (rows["UB"].capacity, rows["UB"].usable) == (chip.ub_bytes, chip.ub_usable_bytes)
     assert rows["L0C"].capacity == chip.l0c_bytes and rows["L0A"].align == chip.l0ab_align
     assert rows["UB"].positions == ("VECIN", "VECOUT", "VECCALC") and rows["L0B"].positions == ("B2",)

@@ -195,3 +195,35 @@ def test_mmad_widens_every_2_byte_pattern_exactly_as_astype(dtype):
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype)
     table = _widening_table(np.dtype(dtype), np.dtype(np.float32))
     assert np.array_equal(table[every.view(np.uint16)].view(np.uint32), every.astype(np.float32).view(np.uint32))
+
+
+# ============================================================================ costs on their pipes
+@kernel(core="AIC")
+def cube_costs(a, c, cfg):
+    """Nd2Nz (MTE2) of a rows x 64 half tile, LoadData (MTE1), Mmad (M), Fixpipe (FIX): one of each."""
+    rows, transpose = cfg
+    pipe = TPipe()
+    l1, l0a, l0b = (scratch(rows * 128, half, pos, pipe) for pos in (TPosition.A1, TPosition.A2, TPosition.B2))
+    l0c = scratch(rows * rows * 4, float32, TPosition.CO1, pipe)
+    DataCopy(l1, gm(a), Nd2NzParams(1, rows, 64, 0, 64, rows, 1, 0))
+    handoff(HardEvent.MTE2_MTE1)
+    LoadData(l0a, l1, LoadData2DParams(0, rows // 4, 1, 0, 0, transpose, 0))
+    LoadData(l0b, l1, LoadData2DParams(0, rows // 4, 1, 0, 0, True, 0))
+    handoff(HardEvent.MTE1_M)
+    Mmad(l0c, l0a, l0b, MmadParams(rows, rows // 4, 64, 0, False, True))
+    handoff(HardEvent.M_FIX)
+    Fixpipe(gm(c), l0c, FixpipeParams(16, rows, rows, 16))
+
+
+def cube_cost_records(rows: int, transpose: bool = False) -> list:
+    res = launch(cube_costs, 1, np.zeros(rows * 64, half), np.zeros(rows * 16, np.float32), (rows, transpose))
+    return [(r.op, r.pipe, r.cycles) for r in res.trace if r.op in ("DataCopy", "LoadData", "Mmad", "Fixpipe")]
+
+
+def test_each_cube_instruction_is_costed_on_its_pipe_and_grows_with_its_size():
+    small, big = cube_cost_records(32), cube_cost_records(64)
+    assert [(op, pipe) for op, pipe, _ in small] == [("DataCopy", "MTE2"), ("LoadData", "MTE1"),
+                                                     ("LoadData", "MTE1"), ("Mmad", "M"), ("Fixpipe", "FIX")]
+    for (op, _, c_small), (_, _, c_big) in zip(small, big):
+        assert c_big > c_small, op               # more row bursts, fractals, MACs and output rows
+    assert cube_cost_records(32, True) == small  # the fractal transpose (L0A load here) costs nothing extra

@@ -209,14 +209,18 @@ class CubePlan:
 
 
 # ----------------------------------------------------------------------------- LoadData (2D)
-def LoadData(dst, src, params) -> None:
+def LoadData(dst, src, params, defaultConfig=None) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals.
 
-    Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col).
+    Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col, whose
+    template argument ``IsResetLoad3dConfig`` is ``defaultConfig`` here).
     """
     if params.__class__ in LOADERS:
-        return LOADERS[params.__class__](dst, src, params, kernel_point())
+        return LOADERS[params.__class__](dst, src, params, kernel_point(), defaultConfig)
     site = kernel_point()
+    if defaultConfig is not None:
+        raise ArgumentError("LoadData with LoadData2DParams takes no IsResetLoad3dConfig",
+                            fix="the config belongs to the LoadData3D (img2col) form", site=site)
     core = context.current or current_core()
     try:
         p = params
@@ -252,7 +256,8 @@ def _loaddata_plan(core, dst, src, params, site) -> CubePlan:
     if params.ifTranspose and isz != 2:
         raise DtypeError(f"LoadData ifTranspose with {ascend_name(dst.dtype)}: the fractal transpose works on "
                          "b16 data only (\"开启转置功能时，源操作数、目的操作数仅支持b16数据类型\")",
-                         fix="for int8 load B^T (N x K in GM, Nd2Nz, LoadData without transpose) into L0B",
+                         fix="for int8 use LoadDataWithTranspose (32 x 32 squares), or keep B^T (N x K) in GM: its "
+                             "NZ fractals load into L0B without a transpose",
                          site=site)
     check_l0_address("LoadData", dst, site)
     if src.addr % 32:
@@ -319,6 +324,7 @@ def Mmad(dst, fm, filter, *rest) -> None:
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out, a32, b32, c32, a2, b2, res = plan.views
     table, mode, bias_v, checks = plan.extra
+    dst.tier.regs[dst.addr] = (out.shape[1] * ROWS, site)     # L0C here is NZ with column blocks of these rows
     for t, lo, hi, what in checks:
         if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
             nd = layout.find(t, lo, hi, layout.FROM_ND)
@@ -385,6 +391,10 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
         raise DtypeError(f"Mmad of {ascend_name(fm.dtype)} accumulates in {ascend_name(acc)}, but dst is "
                          f"{ascend_name(dst.dtype)}", fix=f"allocate the CO1 tensor as {ascend_name(acc)}",
                          site=site)
+    if params.unitFlag not in (0, 2, 3):
+        raise ArgumentError(f"Mmad unitFlag {params.unitFlag!r} is not 0, 2 or 3",
+                            fix="0: off; 2 or 3: Mmad and Fixpipe hand over per fractal (same value on both; the "
+                                "simulator accepts it and keeps its usual timing)", site=site)
     m, n, k = int(params.m), int(params.n), int(params.k)
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not 1 <= v <= 4095:
@@ -479,7 +489,11 @@ def Fixpipe(dst, src, *rest) -> None:
     if plan.views is None:                  # mSize 0 or ndNum 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
-    bursts, span, convert = plan.extra
+    bursts, span, convert, stride = plan.extra
+    if stride is not None:                  # several column blocks: srcStride must match the Mmad's NZ layout
+        written = src.tier.regs.get(src.addr)
+        if written is not None and written[0] != stride:
+            _wrong_src_stride(stride, written, site)
     buf = dst.buf
     off = dst.offset
     if off < 0 or off + span > buf.nbytes:
@@ -494,6 +508,14 @@ def Fixpipe(dst, src, *rest) -> None:
     vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
     np.copyto(out, convert(vals), casting="unsafe")
+
+
+def _wrong_src_stride(stride: int, written, site) -> None:
+    rows, mmad_site = written
+    raise CubeFormatError(f"Fixpipe srcStride {stride}, but the Mmad at {format_site(mmad_site)} wrote this L0C as NZ "
+                          f"with column blocks of {rows} rows (its m rounded up to 16): column blocks 1.. would be "
+                          "read from the wrong rows (on the device: wrong numbers, no error)",
+                          fix=f"srcStride = {rows} (\"其值应填成mSize对16向上取整\")", site=site)
 
 
 def deq_scale(word: int) -> tuple[np.float32, int, int]:
@@ -538,9 +560,12 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     m, n = int(params.mSize), int(params.nSize)
     if m == 0 or params.ndNum == 0:
         return CubePlan(0, [], [], 0, 0, None)
-    if params.ndNum != 1 or params.isChannelSplit or params.unitFlag:
-        raise ArgumentError("Fixpipe: ndNum > 1, isChannelSplit and unitFlag are not modelled",
-                            fix="write one NZ matrix per Fixpipe (ndNum 1), unitFlag 0", site=site)
+    if params.ndNum != 1 or params.isChannelSplit:
+        raise ArgumentError("Fixpipe: ndNum > 1 and isChannelSplit are not modelled",
+                            fix="write one NZ matrix per Fixpipe (ndNum 1)", site=site)
+    if params.unitFlag not in (0, 2, 3):
+        raise ArgumentError(f"Fixpipe unitFlag {params.unitFlag!r} is not 0, 2 or 3",
+                            fix="0: off; 2 or 3: the same value as the Mmad's (accepted, usual timing)", site=site)
     if not 1 <= n <= 4095 or m > 8192:
         raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..8192 (NZ2ND)",
                             fix="pass the block's columns (nSize) and rows (mSize)", site=site)
@@ -593,9 +618,7 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
                              f"{'int8' if 1 in signed else 'uint8'} but the GM tensor is {ascend_name(dst.dtype)}",
                              fix="set bit 46 for int8 results, clear it for uint8", site=site)
         scales = (np.array([d[0] for d in decoded], np.float32), np.array([d[1] for d in decoded], np.float32))
-        if mode in _VECTOR:
-            pass                    # per column: broadcast over the m rows
-        else:
+        if mode not in _VECTOR:     # one word for the whole matrix; V modes: one per column, broadcast over rows
             scales = (scales[0][0], scales[1][0])
     nb = -(-n // ROWS)
     isz = src.dtype.itemsize
@@ -611,4 +634,4 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     reads.append(byte_runs(src.tier, spans))
     return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
                     (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
-                     _converter(mode, bool(params.reluEn), dst.dtype, scales)))
+                     _converter(mode, bool(params.reluEn), dst.dtype, scales), ss if nb > 1 else None))

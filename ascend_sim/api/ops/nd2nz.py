@@ -16,7 +16,7 @@ import numpy as np
 from ascend_sim.engine import context, layout
 from ascend_sim.engine.core import MTE2, regions_of
 from ascend_sim.engine.context import current_core
-from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, PositionError
+from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, PositionError
 from ascend_sim.engine.gmcheck import gm_read, record_read
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import int_fields, integer, live
@@ -126,6 +126,12 @@ def _plan(dst, src, p, site) -> _Nd2NzPlan:
     cb, tail = divmod(d, c0)                         # whole C0 pieces per row, elements in the last piece
     c0s, ns, ms = v["dstNzC0Stride"] * C0_BYTES, v["dstNzNStride"] * C0_BYTES, v["dstNzMatrixStride"] * isz
     blocks = cb + (1 if tail else 0)
+    if blocks > 1 and c0s < n * ns:
+        raise CubeFormatError(f"{op}: dstNzC0Stride {v['dstNzC0Stride']} < nValue {n} x dstNzNStride "
+                              f"{v['dstNzNStride']}: column block 1 would overwrite rows {c0s // ns}.. of column "
+                              f"block 0 (dstNzC0Stride counts 32-byte rows between column blocks)",
+                              fix=f"dstNzC0Stride is the rows of one column block: nValue rounded up to 16 = "
+                                  f"{-(-n // ROWS) * ROWS} (with dstNzNStride 1)", site=site)
     rows = -(-n // ROWS) * ROWS                      # the fractal rows the cube will read (padding counts as written)
     end = dst.addr + dst.nbytes
     spans = []

@@ -37,7 +37,7 @@ def gm(ptr, dtype) -> GlobalTensor:
 
 
 @kernel(core="AIC")
-def matmul_nz(a, b, c, bias, cfg):
+def matmul_nz(a, b, c, bias, scales, cfg):
     """C = A @ B (+ bias) for one tile: half (B given K x N, L0B by transposed loads) or int8 (B given as N x K)."""
     M, N, K, dt, quant, deq, out_dt, relu = cfg
     c0 = 32 // np.dtype(dt).itemsize
@@ -82,11 +82,18 @@ def matmul_nz(a, b, c, bias, cfg):
         Mmad(co1, a2, b2, MmadParams(M, N, K, 0, False, True))
     handoff(HardEvent.M_FIX)
     # {nSize, mSize, srcStride, dstStride, reluEn, quantPre, deqScalar, ndNum, srcNdStride, dstNdStride, unitFlag}
-    Fixpipe(cGm, co1, FixpipeParamsV220(N, M, mp, N, relu, quant, deq, 1, 0, 0, 0))
+    params = FixpipeParamsV220(N, M, mp, N, relu, quant, deq, 1, 0, 0, 0)
+    if scales is None:
+        Fixpipe(cGm, co1, params)
+    else:                               # V quant modes: one QUANT_PRE word per column, from L1
+        ws = local(pipe, TPosition.C1, scales.dtype, ceil_to(N, 4))
+        DataCopy(ws, gm(scales, scales.dtype), ceil_to(N, 4))
+        handoff(HardEvent.MTE2_FIX)
+        Fixpipe(cGm, co1, ws, params)
 
 
 def run_matmul_nz(a: np.ndarray, b: np.ndarray, out_dtype, quant=QuantMode_t.NoQuant, deq: int = 0,
-                  bias: np.ndarray | None = None, relu: bool = False):
+                  bias: np.ndarray | None = None, relu: bool = False, scales: np.ndarray | None = None):
     """Host side: C (out_dtype) from the kernel above; int8 B is passed to the device transposed;
     ``bias`` (N values, half or float) is padded to a multiple of 16."""
     (M, K), N = a.shape, b.shape[1]
@@ -95,7 +102,9 @@ def run_matmul_nz(a: np.ndarray, b: np.ndarray, out_dtype, quant=QuantMode_t.NoQ
     b_dev = np.ascontiguousarray(b.T) if dt == int8 else b
     if bias is not None:
         bias = np.concatenate([bias, np.zeros(ceil_to(N, CUBE_BLOCK) - N, bias.dtype)])
-    launch(matmul_nz, 1, a, b_dev, c, bias, (M, N, K, dt, quant, deq, np.dtype(out_dtype), relu))
+    if scales is not None:
+        scales = np.concatenate([scales, np.zeros(ceil_to(N, 4) - N, np.int64)])
+    launch(matmul_nz, 1, a, b_dev, c, bias, scales, (M, N, K, dt, quant, deq, np.dtype(out_dtype), relu))
     return c
 
 
