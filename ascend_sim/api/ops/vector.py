@@ -539,7 +539,7 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
         if not isinstance(params, UnaryRepeatParams):
             raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
                                 fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
-        key = _mask_key("Cast", mask, wide, site)
+        key = normal_key("Cast", current_core(), mask, wide, True, site)
         r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
         d = _Access(dst, _cast_lanes(dd.itemsize, wide, key, r, _stride("Cast", params, "dstBlkStride", site),
                                      _stride("Cast", params, "dstRepStride", site)), "Cast", site)
@@ -563,7 +563,7 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
 def _cast_lanes(itemsize: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
     """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``itemsize`` each."""
     epb = 32 // itemsize
-    j = np.flatnonzero(_lane_mask(mask_key, 256 // wide))
+    j = np.flatnonzero(lane_mask(mask_key, 256 // wide))
     r = np.arange(repeat)[:, None] * rep * epb
     return (r + (j // epb) * blk * epb + j % epb).reshape(-1)
 
@@ -688,7 +688,7 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
             args = (args[0], args[1], UnaryRepeatParams(p.dstBlkStride, p.src0BlkStride, p.dstRepStride,
                                                         p.src0RepStride))
         d, acc, reps = _accesses("Select", site, dst, srcs, args)
-        key = _mask_key("Select", args[0], dst.dtype.itemsize, site)
+        key = normal_key("Select", current_core(), args[0], dst.dtype.itemsize, True, site)
         bit = _lane_index(dst.dtype.itemsize, key, _check_repeat("Select", args[1], site, 255), 1, 8)
     if selMode is SELMODE.VSEL_CMPMASK_SPR:
         bit = bit % lanes                   # every repeat: the same first 256/sizeof(T) bits

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (DataCopy, DisableDmaAtomic, DtypeError, GetBlockIdx, GlobalTensor, HardEvent, SetAtomicAdd,
+from ascend_sim import (PIPE_MTE3, PipeBarrier, DataCopy, DisableDmaAtomic, DtypeError, GetBlockIdx, GlobalTensor, HardEvent, SetAtomicAdd,
                         SetAtomicMax, SetAtomicMin, SetFlag, Sub, SyncAll, TPipe, TPosition, TQue, WaitFlag, float32,
                         half, int32, kernel, launch, uint8)
 from vec_util import raises_rule
@@ -81,6 +81,7 @@ def copy_out(x, y, setter, dtype, n):
     setter()
     DataCopy(yGm, t, n)
     DisableDmaAtomic()
+    PipeBarrier(PIPE_MTE3)                      # two copy-outs of the same bytes: the first must land first
     DataCopy(yGm, t, n)                         # after DisableDmaAtomic: a plain overwrite
     q.FreeTensor(t)
 
