@@ -100,7 +100,7 @@ class Core:
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen")
+                 "epoch", "seen", "numerics")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -130,6 +130,7 @@ class Core:
         self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}
+        self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
 
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:

@@ -45,8 +45,10 @@ class _Abort(BaseException):
 class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
-    def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None):
+    def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None,
+                 numerics: bool = True):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
+        self.numerics = numerics        # False: timing only (engine/context.computing)
         self.records: list = []
         self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
         self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start

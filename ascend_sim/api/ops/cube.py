@@ -167,6 +167,8 @@ def LoadData(dst, src, params: LoadData2DParams) -> None:
     if plan is None:
         plan = _build_plan(core, key, _loaddata_plan, core, dst, src, params, site)
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     for d, s in plan.views:
         d[...] = s
 
@@ -228,6 +230,8 @@ def Mmad(dst, fmA, fmB, params: MmadParams) -> None:
     if plan is None:
         plan = _build_plan(core, key, _mmad_plan, core, dst, fmA, fmB, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     av, bv, out, a32, b32, c32 = plan.views
     table, init = plan.extra
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
@@ -330,6 +334,8 @@ def Fixpipe(dst, src, params: FixpipeParams) -> None:
                                   dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     if buf.written_by is not None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     rows = plan.views[0]
     if relu:
         rows = np.maximum(rows, 0)

@@ -350,6 +350,8 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False):
 
     def instr(dst, src0, src1, *args) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         views = plan.views
         if views is not None and ufunc:     # count form: compute straight into UB
             fn(views[1], views[2], out=views[0])
@@ -373,6 +375,8 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False):
 
     def instr(dst, src, *args) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src), args)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
@@ -392,6 +396,8 @@ def _scalar(op: str, fn, klass: str = "simple"):
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
             scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
         plan = _issued(op, klass, build, site, (dst, src), args)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
@@ -429,6 +435,8 @@ def Axpy(dst, src, scalar, count) -> None:
     scalar_arg("Axpy", "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
     d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
@@ -452,6 +460,8 @@ def Duplicate(dst, scalar, *args) -> None:
         args = (mask, repeat, UnaryRepeatParams(blk, 1, rep, 8))
     d, _, reps = _accesses("Duplicate", site, dst, [], args)
     _issue("Duplicate", "simple", d, [], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.full(d.n, scalar, dst.dtype))
 
 
@@ -472,6 +482,8 @@ def Cast(dst, src, round_mode: RoundMode, count) -> None:
     d, a = _Access(dst, n, "Cast", site), _Access(src, n, "Cast", site)
     reps = timing.vector_repeats(n, max(dst.dtype.itemsize, src.dtype.itemsize))
     _issue("Cast", "cast", d, [a], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(cast_values(a.get(), dst.dtype, round_mode))
 
 
@@ -549,6 +561,8 @@ def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     d = _Access(out, nbytes_out, "Compare", site)
     a, b = _Access(src0, n, "Compare", site), _Access(src1, n, "Compare", site)
     _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, src0.dtype.itemsize), site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.packbits(_CMP[cmpMode](a.get(), b.get()), bitorder="little"))
 
 
@@ -571,6 +585,8 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, count) -> None:
     d = _Access(dst, n, "Select", site)
     acc = [_Access(s, n, "Select", site) for s in srcs]
     _issue("Select", "simple", d, acc + [m], timing.vector_repeats(n, dst.dtype.itemsize), site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     bits = np.unpackbits(m.get(), bitorder="little")[:n].astype(bool)
     other = np.asarray(src1).astype(dst.dtype) if scalar_mode else acc[1].get()
     d.put(np.where(bits, acc[0].get(), other))
@@ -599,6 +615,8 @@ def _reduce(op: str, fn, with_index: bool):
         w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
         reps = timing.vector_repeats(n, src.dtype.itemsize)
         _issue(op, "reduction", d, [a], reps, site)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         tier, g = w.region
         for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
             tier.shadow.mark_init(lo, hi)
@@ -670,6 +688,8 @@ def _whole(op: str, fn, arg=None):
         pos = (np.arange(r, dtype=np.int64)[:, None] * step + np.array(slots)).reshape(-1)
         d = _Access(out, pos, op, site)
         _issue(op, "reduction", d, [a], max(r, 1), site)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         if not r:
             return
         rows = a.get().reshape(r, -1)
