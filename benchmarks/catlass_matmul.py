@@ -43,13 +43,16 @@ class Tiling:
     n1: int
     k1: int = 256
     k0: int = 64
+    m: int = M          # the problem (benchmarks/scale_matmul.py runs 8192^3 with the same kernel)
+    n: int = N
+    k: int = K
+    blocks: int = 0     # 0: one block per C tile; else this many blocks, each looping over tiles
 
 
 @kernel(core="AIC")
 def catlass_matmul(a, b, c, t: Tiling) -> None:
+    M, N, K = t.m, t.n, t.k
     tiles_n = -(-N // t.n1)
-    mi, ni = divmod(GetBlockIdx(), tiles_n)
-    n = min(t.n1, N - ni * t.n1)                       # the last column of tiles is narrower (576 = 2 x 256 + 64)
     ag, bg, cg = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
     ag.SetGlobalBuffer(a, M * K)
     bg.SetGlobalBuffer(b, K * N)
@@ -63,36 +66,41 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
     pipe.InitBuffer(qa2, 2, t.m1 * t.k0 * 2)
     pipe.InitBuffer(qb2, 2, t.k0 * t.n1 * 2)
     pipe.InitBuffer(qc, 1, t.m1 * t.n1 * 4)
-    c1 = qc.AllocTensor(float32)
     steps, sub = K // t.k1, t.k1 // t.k0
-    for s in range(steps):
-        a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
-        DataCopy(a1, ag[(s * M + mi * t.m1) * t.k1], t.m1 * t.k1)          # pretile: one contiguous tile each
-        DataCopy(b1, bg[(s * N + ni * t.n1) * t.k1], t.k1 * n)
-        qa1.EnQue(a1)
-        qb1.EnQue(b1)
-        a1, b1 = qa1.DeQue(half), qb1.DeQue(half)
-        for j in range(sub):
-            a2, b2 = qa2.AllocTensor(half), qb2.AllocTensor(half)
-            LoadData(a2, a1, LoadData2DParams(j * t.m1 * t.k0 * 2 // 512, t.m1 * t.k0 * 2 // 512, 1))
-            LoadData(b2, b1, LoadData2DParams(j * t.k0 * n * 2 // 512, t.k0 * n * 2 // 512, 1))
-            qa2.EnQue(a2)
-            qb2.EnQue(b2)
-            a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
-            Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, cmatrixInitVal=(s == 0 and j == 0)))
-            qa2.FreeTensor(a2)
-            qb2.FreeTensor(b2)
-        qa1.FreeTensor(a1)
-        qb1.FreeTensor(b1)
-    qc.EnQue(c1)
-    c1 = qc.DeQue(float32)
-    Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1, FixpipeParams(nSize=n, mSize=t.m1, srcStride=n, dstStride=N,
-                                                             quantPre=QuantMode_t.F322F16))
-    qc.FreeTensor(c1)
+    # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
+    for tile in range(GetBlockIdx(), (M // t.m1) * tiles_n, t.blocks or (M // t.m1) * tiles_n):
+        mi, ni = divmod(tile, tiles_n)
+        n = min(t.n1, N - ni * t.n1)                   # the last column of tiles is narrower (576 = 2 x 256 + 64)
+        c1 = qc.AllocTensor(float32)
+        for s in range(steps):
+            a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
+            DataCopy(a1, ag[(s * M + mi * t.m1) * t.k1], t.m1 * t.k1)          # pretile: one contiguous tile each
+            DataCopy(b1, bg[(s * N + ni * t.n1) * t.k1], t.k1 * n)
+            qa1.EnQue(a1)
+            qb1.EnQue(b1)
+            a1, b1 = qa1.DeQue(half), qb1.DeQue(half)
+            for j in range(sub):
+                a2, b2 = qa2.AllocTensor(half), qb2.AllocTensor(half)
+                LoadData(a2, a1, LoadData2DParams(j * t.m1 * t.k0 * 2 // 512, t.m1 * t.k0 * 2 // 512, 1))
+                LoadData(b2, b1, LoadData2DParams(j * t.k0 * n * 2 // 512, t.k0 * n * 2 // 512, 1))
+                qa2.EnQue(a2)
+                qb2.EnQue(b2)
+                a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
+                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, cmatrixInitVal=(s == 0 and j == 0)))
+                qa2.FreeTensor(a2)
+                qb2.FreeTensor(b2)
+            qa1.FreeTensor(a1)
+            qb1.FreeTensor(b1)
+        qc.EnQue(c1)
+        c1 = qc.DeQue(float32)
+        Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1, FixpipeParams(nSize=n, mSize=t.m1, srcStride=n, dstStride=N,
+                                                                 quantPre=QuantMode_t.F322F16))
+        qc.FreeTensor(c1)
 
 
 def pretile(a: np.ndarray, b: np.ndarray, t: Tiling) -> tuple[np.ndarray, np.ndarray]:
     """A as [K/k1][M/m1][k1/k0][m1][k0] and B as [K/k1][column tiles][k1][n]: every L1 tile contiguous."""
+    M, N, K = t.m, t.n, t.k
     at = a.reshape(M // t.m1, t.m1, K // t.k1, t.k1 // t.k0, t.k0).transpose(2, 0, 3, 1, 4)
     cols = [b[:, j:j + t.n1].reshape(K // t.k1, t.k1, -1) for j in range(0, N, t.n1)]
     bt = np.concatenate([c.reshape(K // t.k1, -1) for c in cols], axis=1)

@@ -25,6 +25,7 @@ from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, c
 from ascend_sim.engine.bandwidth import HbmTimeline
 from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
+from ascend_sim.engine.records import RecordList
 from ascend_sim.hw.chips import ChipProfile
 
 # ----------------------------------------------------------------------------- launch
@@ -49,7 +50,7 @@ class Launch:
                  numerics: bool = True):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.numerics = numerics        # False: timing only (engine/context.computing)
-        self.records: list = []
+        self.records = RecordList()     # one tuple per instruction, packed into numpy chunks (engine/records.py)
         self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
         self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
         self.gm_buffers: list[GmBuffer] = []

@@ -182,7 +182,7 @@ def table_from_rows(rows: Sequence[tuple], resolve) -> TraceTable:
     n = len(rows)
     if not n:
         return table_from_columns(_record_columns([]))
-    cols = list(zip(*rows))
+    cols = rows.columns() if hasattr(rows, "columns") else list(zip(*rows))    # engine/records.RecordList
     texts: dict = {}
     for site in set(cols[13]):
         fn, ln = resolve(site) or ("<unknown>", 0)
