@@ -9,6 +9,8 @@ taking the columns (:meth:`RecordList.columns`, what trace/table.py reads) sees 
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 CHUNK = 1 << 15                 # records per packed chunk
@@ -20,6 +22,15 @@ NFIELDS = 17
 _EMPTY: tuple = ()
 
 
+def _objects(values) -> np.ndarray:
+    """A 1-D object array of ``values`` (tuples and lists stay elements, never become rows)."""
+    values = list(values)
+    a = np.empty(len(values), object)
+    for i, v in enumerate(values):
+        a[i] = v
+    return a
+
+
 class RecordList(list):
     """A launch's records: ``list`` of tuples whose first ``packed`` entries live in numpy chunks (entries None)."""
 
@@ -27,6 +38,7 @@ class RecordList(list):
         super().__init__()
         self.packed = 0
         self.chunks: list[dict[int, np.ndarray]] = []
+        self.starts: list[int] = []     # the first record of each chunk
         self.codes: dict = {}           # value (string or site) -> code
         self.values: list = []          # code -> value
 
@@ -58,15 +70,15 @@ class RecordList(list):
         for f in _CODED:
             chunk[f] = self._code(cols[f])
         for f in _OBJECTS:
-            a = np.empty(hi - lo, object)
-            a[:] = [r or _EMPTY for r in cols[f]]
-            chunk[f] = a
+            chunk[f] = _objects(r or _EMPTY for r in cols[f])
         self.chunks.append(chunk)
+        self.starts.append(lo)
         list.__setitem__(self, slice(lo, hi), [None] * (hi - lo))
         self.packed = hi
 
     def _row(self, i: int) -> tuple:
-        c, j = divmod(i, CHUNK)
+        c = bisect_right(self.starts, i) - 1
+        j = i - self.starts[c]
         ch, values = self.chunks[c], self.values
         return tuple(values[ch[f][j]] if f in _CODED else ch[f][j].item() if f not in _OBJECTS else ch[f][j]
                      for f in range(NFIELDS))
@@ -88,17 +100,17 @@ class RecordList(list):
     def columns(self) -> list:
         """One sequence per field, in ``Instr``'s order: numpy arrays (coded fields decoded to objects) or lists."""
         tail = list(zip(*list.__getitem__(self, slice(self.packed, len(self))))) or [()] * NFIELDS
-        values = np.empty(len(self.values), object)
-        values[:] = self.values
+        values = _objects(self.values)
         out = []
         for f in range(NFIELDS):
             parts = [ch[f] for ch in self.chunks]
             if f in _CODED:
                 parts = [values[p] for p in parts]
             if f in _OBJECTS:
-                t = np.empty(len(tail[f]), object)
-                t[:] = [r or _EMPTY for r in tail[f]]
+                t = _objects(r or _EMPTY for r in tail[f])
+            elif f in _CODED:
+                t = _objects(tail[f])
             else:
-                t = np.array(tail[f], object if f in _CODED else np.float64 if f in _FLOATS else np.int64)
+                t = np.array(tail[f], np.float64 if f in _FLOATS else np.int64)
             out.append(np.concatenate(parts + [t]) if parts else t)
         return out
