@@ -44,17 +44,10 @@ class RecordList(list):
 
     def _code(self, col) -> np.ndarray:
         codes, values = self.codes, self.values
-        out = np.empty(len(col), np.int32)
-        last, lc = object(), 0
-        for i, v in enumerate(col):
-            if v is not last:
-                lc = codes.get(v)
-                if lc is None:
-                    lc = codes[v] = len(values)
-                    values.append(v)
-                last = v
-            out[i] = lc
-        return out
+        for v in set(col) - codes.keys():       # the few new values, then one C-level pass of look-ups
+            codes[v] = len(values)
+            values.append(v)
+        return np.fromiter(map(codes.__getitem__, col), np.int32, len(col))
 
     def pack(self) -> None:
         """Move the unpacked records into a numpy chunk (called by the issue path every ``CHUNK`` records)."""
