@@ -13,7 +13,7 @@ side by side:
   (bit-identical: the same fp32 sums in the same order);
 - the simulator timing-only (``launch(..., numerics=False)``): same cycles and trace, and its speed-up.
 
-    python benchmarks/scale_matmul.py                    # the full case (f), about a minute or two
+    python benchmarks/scale_matmul.py                    # the full case (f): minutes (floor, then two launches)
     python benchmarks/scale_matmul.py --size 2048        # a quick look
 
 Exit status 0 when the targets hold: simulator <= 2x the floor, launch memory <= 400 MB, timing-only >= 5x

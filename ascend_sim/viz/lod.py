@@ -5,8 +5,8 @@ widgets would send and draw them all. :func:`coarsen` merges, per core and pipe,
 time bin (the launch's cycles cut into equal bins, as many as the bar budget allows per row) into one bar from
 the first start to the last end, with the bytes and FLOPs summed and the op marked ``Mmad ×512``; traces
 within the budget pass through unchanged. The merged table is a :class:`TraceTable`, so the views draw it
-as they draw any trace. Zooming in on a coarse view shows the merged bars; pass ``cores=`` or a shorter
-trace for instruction-level detail.
+as they draw any trace. Zooming in on a coarse view shows the merged bars: instruction-level detail
+needs a trace within the budget (a smaller problem or fewer blocks).
 """
 from __future__ import annotations
 
