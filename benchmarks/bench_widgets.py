@@ -41,7 +41,12 @@ def _median_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="updates per configuration (median)")
+    ap.add_argument("--large", type=int, default=0, metavar="RECORDS",
+                    help="instead: first render of both widgets on a synthetic trace of RECORDS records (viz/lod.py)")
     args = ap.parse_args()
+    if args.large:
+        large(args.large, args.repeat)
+        return
     explorer = WhatIfExplorer(launch_add, {"tile_length": [32, 128, 512], "BUFFER_NUM": [1, 2],
                                            "blocks": (1, 48)}, traffic=True)
     head = (f"{'tile':>5} {'BUF':>3} {'blocks':>6} {'instr':>6} | {'update ms':>9} | {'launch':>7} "
@@ -62,6 +67,22 @@ def main() -> None:
         kib = len(json.dumps(payload)) / 1024
         print(f"{tile:>5} {buf:>3} {blocks:>6} {len(result.trace.records):>6} | {total:>9.1f} | "
               f"{launch_ms:>7.1f} {tl_ms:>8.1f} {tr_ms:>7.1f} {su_ms:>7.1f} | {kib:>11.1f}")
+
+
+def large(records: int, repeat: int) -> None:
+    """First render (widget built, payload serialised) of the timeline and traffic views of a large trace."""
+    from ascend_sim.hw.chips import Ascend910B
+    from ascend_sim.viz import TimelineView, TrafficView
+    from ascend_sim.viz.synthetic import large_matmul_table
+    t0 = time.perf_counter()
+    table = large_matmul_table(records, chip=Ascend910B())
+    print(f"synthetic trace: {len(table):,} records on 24 cores, built in {time.perf_counter() - t0:.1f} s")
+    for name, view in (("timeline", TimelineView), ("traffic", TrafficView)):
+        cpu0 = time.process_time()
+        ms, size = _median_ms(lambda: len(json.dumps(view(table).data)), repeat)
+        cpu = (time.process_time() - cpu0) / repeat * 1e3      # on a shared machine: what it would take alone
+        print(f"{name}: first render {ms:,.0f} ms wall (median of {repeat}), {cpu:,.0f} ms CPU (mean), "
+              f"{size / 1024:,.0f} KiB sent")
 
 
 if __name__ == "__main__":

@@ -42,13 +42,16 @@ class Tiling:
     n1: int
     k1: int = 256
     k0: int = 64
+    m: int = M          # the problem (benchmarks/scale_matmul.py runs 8192^3 with the same kernel)
+    n: int = N
+    k: int = K
+    blocks: int = 0     # 0: one block per C tile; else this many blocks, each looping over tiles
 
 
 @kernel(core="AIC")
 def catlass_matmul(a, b, c, t: Tiling) -> None:
+    M, N, K = t.m, t.n, t.k
     tiles_n = -(-N // t.n1)
-    mi, ni = divmod(GetBlockIdx(), tiles_n)
-    n = min(t.n1, N - ni * t.n1)                       # the last column of tiles is narrower (576 = 2 x 256 + 64)
     ag, bg, cg = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
     ag.SetGlobalBuffer(a, M * K)
     bg.SetGlobalBuffer(b, K * N)
@@ -62,34 +65,39 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
     pipe.InitBuffer(qa2, 2, t.m1 * t.k0 * 2)
     pipe.InitBuffer(qb2, 2, t.k0 * t.n1 * 2)
     pipe.InitBuffer(qc, 1, t.m1 * t.n1 * 4)
-    c1 = qc.AllocTensor(float32)
     steps, sub = K // t.k1, t.k1 // t.k0
-    mb, kb, nb = t.m1 // 16, t.k0 // 16, n // 16          # fractals per L0 tile: rows of A, K, columns of B
-    for s in range(steps):
-        a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
-        # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
-        DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
-        DataCopy(b1, bg[ni * t.n1 * K + s * t.k1], Nd2NzParams(1, n, t.k1, 0, K, n, 1, 0))     # B^T rows
-        qa1.EnQue(a1)
-        qb1.EnQue(b1)
-        a1, b1 = qa1.DeQue(half), qb1.DeQue(half)
-        for j in range(sub):
-            a2, b2 = qa2.AllocTensor(half), qb2.AllocTensor(half)
-            for i in range(mb):     # Nz -> Zz: 16-row block i of the L0 step's kb column blocks
-                LoadData(a2[i * t.k0 * 16], a1, LoadData2DParams(j * kb * mb + i, kb, mb, 0, 0, False, 0))
-            LoadData(b2, b1, LoadData2DParams(j * kb * nb, kb * nb, 1, 0, 0, False, 0))     # B^T NZ = L0B ZN
-            qa2.EnQue(a2)
-            qb2.EnQue(b2)
-            a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
-            Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, 0, False, s == 0 and j == 0))
-            qa2.FreeTensor(a2)
-            qb2.FreeTensor(b2)
-        qa1.FreeTensor(a1)
-        qb1.FreeTensor(b1)
-    qc.EnQue(c1)
-    c1 = qc.DeQue(float32)
-    Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1, FixpipeParamsV220(n, t.m1, t.m1, N, False, QuantMode_t.F322F16))
-    qc.FreeTensor(c1)
+    tiles = (M // t.m1) * tiles_n
+    # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
+    for tile in range(GetBlockIdx(), tiles, t.blocks or tiles):
+        mi, ni = divmod(tile, tiles_n)
+        n = min(t.n1, N - ni * t.n1)                   # the last column of tiles is narrower (576 = 2 x 256 + 64)
+        mb, kb, nb = t.m1 // 16, t.k0 // 16, n // 16      # fractals per L0 tile: rows of A, K, columns of B
+        c1 = qc.AllocTensor(float32)
+        for s in range(steps):
+            a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
+            # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
+            DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
+            DataCopy(b1, bg[ni * t.n1 * K + s * t.k1], Nd2NzParams(1, n, t.k1, 0, K, n, 1, 0))     # B^T rows
+            qa1.EnQue(a1)
+            qb1.EnQue(b1)
+            a1, b1 = qa1.DeQue(half), qb1.DeQue(half)
+            for j in range(sub):
+                a2, b2 = qa2.AllocTensor(half), qb2.AllocTensor(half)
+                for i in range(mb):     # Nz -> Zz: 16-row block i of the L0 step's kb column blocks
+                    LoadData(a2[i * t.k0 * 16], a1, LoadData2DParams(j * kb * mb + i, kb, mb, 0, 0, False, 0))
+                LoadData(b2, b1, LoadData2DParams(j * kb * nb, kb * nb, 1, 0, 0, False, 0))     # B^T NZ = L0B ZN
+                qa2.EnQue(a2)
+                qb2.EnQue(b2)
+                a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
+                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, 0, False, s == 0 and j == 0))
+                qa2.FreeTensor(a2)
+                qb2.FreeTensor(b2)
+            qa1.FreeTensor(a1)
+            qb1.FreeTensor(b1)
+        qc.EnQue(c1)
+        c1 = qc.DeQue(float32)
+        Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1, FixpipeParamsV220(n, t.m1, t.m1, N, False, QuantMode_t.F322F16))
+        qc.FreeTensor(c1)
 
 
 def run_case(m1: int, n1: int, chip=None):

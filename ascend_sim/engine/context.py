@@ -23,3 +23,13 @@ def current_core() -> "Core":
         raise LaunchError("this Ascend C API can only be called inside a kernel that is running",
                           fix="call it from a function marked @kernel and started with launch(...)")
     return c
+
+
+def computing() -> bool:
+    """Whether the running launch computes values: False under ``launch(..., numerics=False)``.
+
+    The one switch of the timing-only mode. Every op checks, places and records its instruction as
+    usual (sanitizer, cycle model, trace), then returns before touching data when this is False, so
+    local memory and GM keep what they held. Ops that move or compute values call it after ``issue``.
+    """
+    return current.numerics

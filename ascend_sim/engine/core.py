@@ -13,11 +13,13 @@ from operator import itemgetter
 from ascend_sim.engine.errors import RaceError, UninitializedReadError, caller_site, format_site
 from ascend_sim.engine.instr import PIPES, Instr
 from ascend_sim.engine.memory import GRANULE, Tier
+from ascend_sim.engine.records import CHUNK
 from ascend_sim.engine.shadow import NPIPES, runs
 from ascend_sim.engine.timing import gm_cycles
 
 S, V, M, MTE1, MTE2, MTE3, FIX = range(NPIPES)
 _NEVER = 1 << 62
+_CHUNK_MASK = CHUNK - 1
 _VC0 = [0] * NPIPES + [_NEVER]     # a clock before anything: the last entry is the never-written pipe
 
 
@@ -101,7 +103,7 @@ class Core:
     __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask", "regs", "done")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -130,12 +132,13 @@ class Core:
         self.vmode = False                        # vector mask register (api/ops/mask.py): Counter mode?
         self.vmask = None                         # and its value (None: reset, all lanes)
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
-        self.records: list[tuple] = launch.records   # Instr fields, one tuple per instruction
+        self.records = launch.records             # Instr fields, one tuple per instruction (engine/records.py)
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}
         self.regs: dict = {}                      # registers the kernel sets: "pad" (SetPadValue), "deq" (SetDeqScale)
         self.done = [0] * NPIPES                  # per pipe: its own last instruction known finished (a wait or a
                                                   # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
+        self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
 
     # ------------------------------------------------------------------ sanitizer
     def _touched(self, tier: Tier, rs: list) -> list:
@@ -296,6 +299,8 @@ class Core:
         # the record: Instr's fields as a tuple (the trace makes the Instr objects when it is read)
         records.append((idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
                         nbytes, src, dst, flops, site, klass, rd, wr))
+        if idx & _CHUNK_MASK == _CHUNK_MASK:    # a chunk is full: into numpy columns (engine/records.py)
+            records.pack()
 
     def _segments(self, r: Region) -> list:
         """The shadow segments ``r`` touches; remembered on ``r`` when one segment is exactly ``r``."""

@@ -25,6 +25,7 @@ from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, c
 from ascend_sim.engine.bandwidth import HbmTimeline
 from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
+from ascend_sim.engine.records import RecordList
 from ascend_sim.hw.chips import ChipProfile
 
 # ----------------------------------------------------------------------------- launch
@@ -45,9 +46,11 @@ class _Abort(BaseException):
 class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
-    def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None):
+    def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None,
+                 numerics: bool = True):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
-        self.records: list = []
+        self.numerics = numerics        # False: timing only (engine/context.computing)
+        self.records = RecordList()     # one tuple per instruction, packed into numpy chunks (engine/records.py)
         self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
         self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
         self.gm_buffers: list[GmBuffer] = []

@@ -35,17 +35,21 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned. Bandwidth: the bytes L2 serves (engine/l2.py) at this core's
     share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
-    of dirty victims) at the HBM bandwidth the blocks simulated before left free (engine/bandwidth.py);
-    the slowest of the three. The L2 share divides it among the streams copying at the time, estimated (blocks run
-    one after another, so the others' copies are not known yet) as the cores of this block's wave
-    times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from
-    ``hbm_share_prior_cycles`` of full duty).
+    of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
+    before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth
+    evenly among the streams copying at the time, estimated (blocks run one after another, so the
+    others' copies are not known yet) as the cores of this block's wave times this core's own GM duty
+    cycle so far (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full
+    duty), for HBM times the launch's share so far of GM read bytes that missed L2 (the streams reading
+    from HBM): two cores streaming from HBM at once get half each, a core alone all of it (up to its path
+    rate). The first block of a launch whose data fits in L2 is not held to an HBM share (its misses are
+    what the others then hit).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm = path     # hbm_bw: idle copies only
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held = path
     packages = _PACKAGES.get(blen)
     if packages is None:
         packages = _PACKAGES[blen] = _packages(blen)
@@ -53,16 +57,27 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     moving = count * packages * per_package
     if not aligned:
         moving = moving / core.chip.gm_unaligned_efficiency
+    busy = core.busy
+    streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
+    if streams < 1.0:
+        streams = 1.0
     if l2_bytes:
-        busy = core.busy
-        streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
-        shared = l2_bytes / l2_bw * (streams if streams > 1.0 else 1.0)
+        shared = l2_bytes / l2_bw * streams
         if not aligned:
             shared = shared / core.chip.gm_unaligned_efficiency
         if shared > moving:
             moving = shared
     if hbm_bytes and hbm is not None:
-        waiting = hbm.reserve(start, hbm_bytes, nb / moving if moving else hbm_bw)
+        # fair sharing: the HBM bandwidth split evenly among the streams copying now (a core alone: all of it,
+        # up to its path rate), and never more than the bins have left (engine/bandwidth.py)
+        rate = nb / moving if moving else hbm_bw
+        fair = hbm_bw
+        if held:                        # the streams reading from HBM: GM streams x the launch's read-miss share
+            l2 = held
+            on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes if l2.read_bytes else streams
+            if on_hbm > 1.0:
+                fair = hbm_bw / on_hbm
+        waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
     return startup + moving
@@ -78,7 +93,7 @@ def _packages(blen: int) -> int:
 
 def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
-    bandwidths, the L2 access, the HBM bookings)."""
+    bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -90,8 +105,12 @@ def _gm_path(core: Core, pipe: int) -> tuple:
         rate, startup = chip.gm_write_bytes_per_cycle, chip.gm_write_startup
     wave_first = core.group // launch.physical * launch.physical
     active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
+    # the first block of a launch whose GM data fits in L2 is not held to a fair share: its misses are the
+    # data the other blocks will then find in L2 (blocks run one after another; on the chip they share them)
+    l2 = launch.l2
+    alone = l2.fits and not (l2.hbm_read_bytes + l2.hbm_write_bytes)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
-            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm)
+            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2)
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

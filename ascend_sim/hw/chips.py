@@ -90,6 +90,9 @@ class ChipProfile:
     l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
+    launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of
+                                            # the kernel's device time (LaunchResult.us, what msprof and the calibration
+                                            # figures report) but of LaunchResult.launch_us; no published figure found
     gm_unaligned_efficiency: float = 0.7    # [OFF] 32 B- vs 512 B-aligned GM: as little as 70 %
     burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided on-chip copy (GM copies: packages)
     l1_to_l0a_bytes_per_cycle: float = 256.0  # [OFF] CANN gemm cycle model, l0c2out (A2): kMte1L0aBandWidth
@@ -165,6 +168,7 @@ def Ascend910() -> ChipProfile:
         l2_bytes=32 * MB,             # [EST]
         gm_bytes=32 * GB,             # [EST] 32 GB HBM2
         hbm_bytes_per_cycle=1200.0,   # [EST] ~1.2 TB/s at 0.98 GHz
+        launch_overhead_cycles=980,   # [EST] 1 us, as on 910B
         l2_bytes_per_cycle=4800.0,    # [EST] 4x HBM, as on 910B (optimisation.md s3: L2 reads 3-4x GM)
         ub_bank_groups=0,             # its UB bank layout is not published: no bank-conflict model
         event_ids=4,                  # [OFF] SetFlag-WaitFlag(ISASI).md: Atlas 训练系列产品 0-3
@@ -191,6 +195,7 @@ def Ascend310B() -> ChipProfile:
         gm_read_bytes_per_cycle=17.0,   # [EST] 310P compile-info ddr 17
         gm_write_bytes_per_cycle=17.0,  # [EST] 310P compile-info ub->ddr 17
         hbm_bytes_per_cycle=51.0,     # [EST] ~51 GB/s LPDDR4X
+        launch_overhead_cycles=1000,  # [EST] 1 us, as on 910B
         l2_bytes_per_cycle=342.0,     # [EST] 6.7x DDR: the l2/ddr ratio (114/17) of the 310P compile-info
         ub_bank_groups=0,             # its UB bank layout is not published: no bank-conflict model
     )

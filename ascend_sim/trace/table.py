@@ -80,6 +80,7 @@ class TraceTable:
     clock_ghz: float | None = None
     chip: Any = None
     allocs: tuple = field(default=(), repr=False)
+    weight: Any = field(default=None, repr=False, compare=False)    # records per row (viz/lod.py); None: one each
     region_source: Any = field(default=None, repr=False, compare=False)   # () -> [(reads, writes)] or None
 
     def regions(self) -> list[tuple[tuple, tuple]] | None:
@@ -95,22 +96,24 @@ class TraceTable:
     @property
     def cores(self) -> list[int]:
         """Units (cores) present, ascending; equal to block indices unless MIX."""
-        return sorted({int(c) for c in self.unit})
+        return np.unique(self.unit).tolist()
+
+    def _first_of_units(self) -> tuple[list[int], np.ndarray]:
+        """Each unit, ascending, and the position of its first record (numpy: a million records in ms)."""
+        units, first = np.unique(self.unit, return_index=True)
+        return units.tolist(), first
 
     def unit_names(self) -> dict[int, str]:
         """``{unit: "core 3"}``, or ``"AIC 0"`` / ``"AIV 1"`` when core types mix."""
-        mixed = len(set(self.core_type.tolist())) > 1
-        out: dict[int, str] = {}
-        for u, c, t in zip(self.unit.tolist(), self.core.tolist(), self.core_type.tolist()):
-            out.setdefault(int(u), f"{t} {c}" if mixed else f"core {c}")
-        return out
+        units, first = self._first_of_units()
+        types, cores = self.core_type[first].tolist(), self.core[first].tolist()
+        mixed = len(set(types)) > 1
+        return {int(u): f"{t} {c}" if mixed else f"core {c}" for u, t, c in zip(units, types, cores)}
 
     def unit_blocks(self) -> dict[int, int]:
         """``{unit: block index}``: what a core filter such as ``"0-3"`` matches."""
-        out: dict[int, int] = {}
-        for u, c in zip(self.unit.tolist(), self.core.tolist()):
-            out.setdefault(int(u), int(c))
-        return out
+        units, first = self._first_of_units()
+        return {int(u): int(c) for u, c in zip(units, self.core[first].tolist())}
 
     @property
     def pipes(self) -> list[str]:
@@ -182,7 +185,7 @@ def table_from_rows(rows: Sequence[tuple], resolve) -> TraceTable:
     n = len(rows)
     if not n:
         return table_from_columns(_record_columns([]))
-    cols = list(zip(*rows))
+    cols = rows.columns() if hasattr(rows, "columns") else list(zip(*rows))    # engine/records.RecordList
     texts: dict = {}
     for site in set(cols[13]):
         fn, ln = resolve(site) or ("<unknown>", 0)

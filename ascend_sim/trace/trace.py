@@ -8,11 +8,14 @@ from ascend_sim.engine.instr import Instr
 from ascend_sim.trace.table import TraceTable, table_from_rows
 
 
+_NO_FIELDS = (0,) * 15
+
+
 class Trace:
     """The instruction records of one launch, in issue order."""
 
     def __init__(self, records: list[tuple], chip, n_cores: int):
-        self._raw = records         # the launch appends one tuple per instruction (Instr's fields)
+        self._raw = records         # the launch's records (engine/records.RecordList: Instr's fields, packed)
         self._records: list[Instr] | None = None
         self._table: TraceTable | None = None
         self.chip, self.n_cores = chip, n_cores
@@ -38,6 +41,10 @@ class Trace:
         return self._table
 
     def _regions(self) -> list[tuple[tuple, tuple]]:
+        if self._records is None and hasattr(self._raw, "columns"):    # without making every Instr
+            cols = self._raw.columns()
+            return [(Instr(*_NO_FIELDS, rd).reads, Instr(*_NO_FIELDS, (), wr).writes)
+                    for rd, wr in zip(cols[15], cols[16])]
         return [(r.reads, r.writes) for r in self.records]
 
     def __len__(self) -> int:

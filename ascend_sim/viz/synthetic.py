@@ -117,3 +117,32 @@ def matmul_trace(cores: int = 1, k_steps: int = 4, chip=None, label: str = "matm
         b.issue(c, "FIX", "Fixpipe", 40 + 16384 / 32, [mm], nbytes=8192, src="L0C", dst="GM",
                 core_type="AIC", line=30, source="Fixpipe(cGm, c1Local, fixParams)")
     return b.result(chip, label)
+
+
+#: One matmul step of a cube core, as (pipe, op, src, dst, cycles, bytes): the rows ``large_matmul_table`` repeats.
+_STEP = (("MTE2", "DataCopy", "GM", "L1", 150, 8192), ("MTE1", "LoadData", "L1", "L0A", 36, 8192),
+         ("MTE1", "LoadData", "L1", "L0B", 52, 8192), ("M", "Mmad", "L0A", "L0C", 94, 16384),
+         ("S", "SetFlag", "", "", 1, 0))
+
+
+def large_matmul_table(records: int, cores: int = 24, chip=None):
+    """A trace table of about ``records`` cube records over ``cores`` cores, built with numpy (a million in a
+    few seconds): each core repeats ``_STEP`` back to back. For the level-of-detail views (viz/lod.py)."""
+    import numpy as np
+
+    from ascend_sim.trace.table import table_from_columns
+    per = max(1, records // (cores * len(_STEP))) * len(_STEP)
+    n = per * cores
+    pick = np.tile(np.arange(per) % len(_STEP), cores)
+    col = [np.array([s[f] for s in _STEP], object)[pick] for f in range(4)]
+    cost = np.array([s[4] for s in _STEP], float)[pick]
+    nbytes = np.array([s[5] for s in _STEP], np.int64)[pick]
+    step = np.tile(np.arange(per) // len(_STEP), cores) * 200.0
+    start = step + np.array([0, 150, 186, 238, 332], float)[pick]
+    return table_from_columns({
+        "index": np.arange(n), "core": np.repeat(np.arange(cores), per), "core_type": np.full(n, "AIC", object),
+        "pipe": col[0], "op": col[1], "src": col[2], "dst": col[3], "ready": start, "start": start,
+        "end": start + cost, "wait_on": np.full(n, -1), "nbytes": nbytes,
+        "flops": np.where(col[1] == "Mmad", 2 * 64 * 64 * 64, 0), "line": np.full(n, "matmul.py:27", object),
+        "source": np.full(n, "Mmad(c1Local, a2Local, b2Local, p)", object), "klass": np.full(n, "copy", object)},
+        chip=chip, clock_ghz=getattr(chip, "clock_ghz", None), label="large matmul (synthetic)")

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
 from ascend_sim.viz.layout import default_expanded, timeline_rows
+from ascend_sim.viz.lod import coarsen
 from ascend_sim.viz.static import draw_timeline, new_figure
 from ascend_sim.viz.style import KINDS, PIPES, STALL_COLOR
 from ascend_sim.trace.table import TraceTable, as_table, kind_index, parse_cores
@@ -33,7 +34,12 @@ def _rounded(a: np.ndarray) -> list[float]:
 
 
 def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
-    """JSON-ready columns of one trace for timeline.js (``pipes`` is the shared pipe list)."""
+    """JSON-ready columns of one trace for timeline.js (``pipes`` is the shared pipe list).
+
+    A trace of more than ``lod.MAX_BARS`` records is drawn at a coarser level of detail (viz/lod.py).
+    """
+    full = len(table)
+    table = coarsen(table)
     pipe_ix = {p: i for i, p in enumerate(pipes)}
     ops, o = _encode(table.op)
     tiers, td = _encode(np.concatenate([table.src, table.dst]))
@@ -45,6 +51,8 @@ def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
     names, blocks = table.unit_names(), table.unit_blocks()
     header = table.label or "trace"
     header += f" · {table.cycles:,.0f} cycles" + (f" ({table.us:.2f} µs)" if table.us else "")
+    if len(table) < full:
+        header += f" · {full:,} records drawn as {len(table):,} bars (level of detail)"
     return {
         "label": table.label, "header": header, "cycles": float(table.cycles), "n": n,
         "cores": table.cores, "pipes": [pipe_ix[p] for p in table.pipes],

@@ -90,6 +90,9 @@ def traffic_edges(table: TraceTable, peaks: Mapping[str, float] | None = None) -
         if _is_move(s, d, o):
             groups.setdefault((s, d), []).append(i)
 
+    def count(ix: np.ndarray) -> int:       # instructions: a level-of-detail row stands for several (viz/lod.py)
+        return len(ix) if table.weight is None else int(table.weight[ix].sum())
+
     def bw(n: float) -> float | None:
         return n / seconds / 1e9 if seconds else None
 
@@ -114,9 +117,9 @@ def traffic_edges(table: TraceTable, peaks: Mapping[str, float] | None = None) -
             peak_tf = peaks.get(k, rate * _FLOPS_PER_FRACTAL * ncores * clock / 1e3
                                 if rate and clock else None)
             tf = flops / seconds / 1e12 if seconds else None
-            rest.append(Edge(s, d, n, len(ix), ncores, bw(n), None, flops, tf, peak_tf))
+            rest.append(Edge(s, d, n, count(ix), ncores, bw(n), None, flops, tf, peak_tf))
         else:
-            rest.append(Edge(s, d, n, len(ix), ncores, bw(n),
+            rest.append(Edge(s, d, n, count(ix), ncores, bw(n),
                              peaks.get(k, _peak(table.chip, (s, d), ncores, clock))))
     rest.sort(key=lambda e: (-e.nbytes, e.key))
     return edges + rest

@@ -18,12 +18,14 @@ from matplotlib.patches import FancyBboxPatch, Polygon
 from matplotlib.ticker import MultipleLocator
 
 from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
+from ascend_sim.viz.lod import coarsen
 from ascend_sim.viz.occupancy import Occupancy, occupancy
 from ascend_sim.viz.static import new_figure
 from ascend_sim.viz.style import format_bytes
 from ascend_sim.viz.traffic import CUBE_EDGE, Edge, traffic_edges
 from ascend_sim.trace.table import TraceTable, as_table
 
+LOD_RECORDS = 20_000    # records up to which occupancy is exact (from every record's regions)
 #: Diagram canvas and node centres (px); boxes are NODE_W x NODE_H.
 WIDTH, HEIGHT = 800, 360
 NODE_W, NODE_H = 84, 34
@@ -173,7 +175,8 @@ class TrafficData:
 
     @classmethod
     def from_trace(cls, trace: Any, peaks: Mapping[str, float] | None = None) -> "TrafficData":
-        table = as_table(trace)
+        # above 20,000 records, level of detail (viz/lod.py): occupancy estimated from 4,000 merged bars
+        table = coarsen(as_table(trace), 4000, ("pipe", "src", "dst"), above=LOD_RECORDS)
         edges = traffic_edges(table, peaks)
         occ = occupancy(table, _buffers_of(trace))
         return cls(table, edges, layout_edges(edges), occ, getattr(trace, "l2", None))

@@ -234,11 +234,13 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
         core.scalar_tick()
         return
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
-    d, s = plan.views
-    d[...] = s
     lo, hi, src_tier, slo, shi = plan.extra
     nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
     layout.mark(dst.tier, lo, hi, layout.FROM_ND if nd else 0, nd)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
+    d, s = plan.views
+    d[...] = s
 
 
 def _loaddata_plan(core, dst, src, params, site) -> CubePlan:
@@ -330,6 +332,8 @@ def Mmad(dst, fm, filter, *rest) -> None:
             nd = layout.find(t, lo, hi, layout.FROM_ND)
             if nd:
                 _not_fractals(what, nd, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
         table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16) in fractal order
         table.take(bv, out=b32, mode="wrap")
@@ -504,6 +508,8 @@ def Fixpipe(dst, src, *rest) -> None:
                                   dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     if buf.written_by is not None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     nz, m, n = plan.views
     vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM

@@ -346,14 +346,18 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                             buf, off, plan.blen, plan.src_pitch, src.l2_mode),      # timing.gm_transfer
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
-    if plan.count == 1:
+    computing = context.computing()         # False: launch(..., numerics=False), timing only
+    if not computing:
+        pass
+    elif plan.count == 1:
         cp.local[...] = buf.raw[off:off + plan.blen]
     else:
         cp.local[...] = np.ndarray((plan.count,), cp.local.dtype, buf.raw, off, (plan.src_pitch,))   # row by row
     if cp.tag is not None:
         layout.mark(dst.tier, *cp.tag, site)
     if padded:
-        _fill_padding(dst, plan, value, pad)
+        if computing:
+            _fill_padding(dst, plan, value, pad)
         if holes:
             _leave_padding(dst.tier, holes, (plan.lead + plan.blen) % BLOCK)
 
@@ -409,6 +413,8 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
     if buf.written_by is not None:
         note_gm_write(buf, off, plan.count, plan.dst_blen if atomic else plan.blen, plan.dst_pitch,
                       len(core.records) - 1)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     if atomic:
         s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
         d = burst_view(buf.raw, off, plan.count, plan.dst_blen, plan.dst_pitch)
@@ -427,6 +433,8 @@ def _copy_local(core, dst: LocalTensor, src: LocalTensor, cp: _CopyPlan, op, sit
     plan = cp.plan
     core.issue_n(cp.pipe, op, timing.local_transfer(core, cp.nbytes, cp.rate, core.chip.mte1_startup, plan.count),
                  cp.regions[0], cp.regions[1], cp.nbytes, cp.src_name, cp.dst_name, 0, "copy", site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch).copy()
     burst_view(dst.tier.arena, dst.addr, plan.count, plan.dst_blen, plan.dst_pitch)[:, :plan.blen] = s
 

@@ -377,6 +377,8 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
 
     def instr(dst, src0, src1, *args, isSetMask: bool = True) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src0, src1), args, isSetMask)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         views = plan.views
         if views is not None and ufunc:     # count form: compute straight into UB
             fn(views[1], views[2], out=views[0])
@@ -399,6 +401,8 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes:
 
     def instr(dst, src, *args, isSetMask: bool = True) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src), args, isSetMask)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         plan.d.put(fn(plan.srcs[0].get()))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, count)``: elementwise {op.lower()} on UB."
@@ -419,6 +423,8 @@ def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
             scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
         plan = _issued(op, klass, build, site, (dst, src), args, isSetMask)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         plan.d.put(fn(plan.srcs[0].get(), np.asarray(scalar).astype(dst.dtype)))
     instr.__name__ = op
     instr.__doc__ = f"``{op}(dst, src, scalar, count)``: elementwise with a scalar on UB."
@@ -474,6 +480,8 @@ def Axpy(dst, src, scalar, count) -> None:
     plan = _planned("Axpy", count, (dst, src), _axpy_plan, site, dst, src, count)
     _run(plan, "Axpy", "simple", site)
     count_form_done(context.current)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d = plan.d
     s = np.asarray(scalar).astype(dst.dtype)
     d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
@@ -502,6 +510,8 @@ def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     if len(args) == 1 and isSetMask is True:
         count_form_done(core)
     _issue("Duplicate", "simple", d, [], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.full(d.n, scalar, dst.dtype))
 
 
@@ -550,6 +560,8 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
         raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
                             fix="Cast(dst, src, mode, count)", site=site)
     _issue("Cast", "cast", d, [a], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     x = unpack_int4(a.get(), n) if sd is int4b_t else a.get()
     if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
         d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
@@ -652,6 +664,8 @@ def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     d = _Access(out, nbytes_out, "Compare", site)
     a, b = _Access(src0, n, "Compare", site), _Access(src1, n, "Compare", site)
     _issue("Compare", "simple", d, [a, b], timing.vector_repeats(n, dt.itemsize), site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.packbits(_CMP[cmpMode](a.get(), b.get()), bitorder="little"))
 
 
@@ -699,6 +713,8 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
                                "element (mode 0: 256/sizeof(T) bits, reused by every repeat)", site=site)
     m = _Access(selMask.ReinterpretCast(np.uint8), nbytes, "Select", site)
     _issue("Select", "simple", d, acc + [m], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     if not bit.size:
         return
     bits = np.unpackbits(m.get(), bitorder="little")[bit].astype(bool)
@@ -730,6 +746,8 @@ def _reduce(op: str, fn, with_index: bool):
         reps = timing.vector_repeats(n, src.dtype.itemsize)
         _issue(op, "reduction", d, [a], reps, site)
         count_form_done(current_core())
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         tier, g = w.region
         for lo, hi in runs(g):   # the work buffer is scratch the instruction fills
             tier.shadow.mark_init(lo, hi)
@@ -806,6 +824,8 @@ def _whole(op: str, fn, arg=None):
         pos = (np.arange(r, dtype=np.int64)[:, None] * step + np.array(slots)).reshape(-1)
         d = _Access(out, pos, op, site)
         _issue(op, "reduction", d, [a], max(r, 1), site)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         if not r:
             return
         rows = a.get().reshape(r, -1)
