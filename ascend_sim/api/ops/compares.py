@@ -13,6 +13,7 @@ from ascend_sim.api.checks import integer, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done
 from ascend_sim.api.ops.vector import CMPMODE, Access, dtypes_of, issue, require_dtype, ub_operand
 from ascend_sim.engine import timing
+from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
@@ -51,6 +52,8 @@ def Compares(dst, src0, src1Scalar, cmpMode: CMPMODE, count) -> None:
     a = Access(src0, whole, "Compares", site)
     issue("Compares", "simple", d, [a], timing.vector_repeats(whole, src0.dtype.itemsize), site)
     count_form_done(current_core())
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     bits = _CMP[cmpMode](a.get(), np.asarray(src1Scalar).astype(src0.dtype))
     d.put(np.packbits(bits, bitorder="little"))
 

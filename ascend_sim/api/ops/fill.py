@@ -20,6 +20,7 @@ from ascend_sim.api.ops.mask import count_form_done
 from ascend_sim.api.ops.vector import (MAX_STRIDE, Access, check_repeat, dtypes_of, issue, require_dtype,
                                        same_dtype, ub_operand)
 from ascend_sim.engine import timing
+from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
@@ -58,6 +59,8 @@ def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:
     d = Access(dst, (blocks[:, None] + np.arange(epb)[None, :]).reshape(-1), "Brcb", site)
     a = Access(src, 8 * r, "Brcb", site)
     issue("Brcb", "simple", d, [a], r, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.repeat(a.get(), epb))
 
 
@@ -77,6 +80,8 @@ def CreateVecIndex(dst, firstValue, count: int) -> None:
     d = Access(dst, n, "CreateVecIndex", site)
     issue("CreateVecIndex", "simple", d, [], timing.vector_repeats(n, dst.dtype.itemsize), site)
     count_form_done(current_core())
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(np.arange(firstValue, firstValue + n, dtype=dst.dtype))
 
 

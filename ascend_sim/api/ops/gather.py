@@ -23,6 +23,7 @@ from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, r
                                        ub_operand)
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine import timing
+from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
@@ -65,6 +66,7 @@ def Gather(dst, src, srcOffset, srcBaseAddr: int, *args) -> None:
     else:
         raise ArgumentError("Gather: pass a count, or mask, repeatTime and dstRepStride",
                             fix="Gather(dst, src, srcOffset, srcBaseAddr, count)", site=site)
+    _data_dependent(op, "srcOffset", site)
     o = Access(srcOffset, o_pos, op, site)
     offsets = o.get().astype(np.int64) + base              # read before the instruction: they decide what it reads
     bad = np.flatnonzero(offsets % isz)
@@ -82,7 +84,17 @@ def Gather(dst, src, srcOffset, srcBaseAddr: int, *args) -> None:
     a = Access(src, offsets // isz, op, site)
     d = Access(dst, d_pos, op, site)
     issue(op, "simple", d, [a, o], reps, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d.put(a.get())
+
+
+def _data_dependent(op: str, what: str, site) -> None:
+    """numerics=False skips the values that would decide this instruction's addresses: refuse, do not guess."""
+    if not context.computing():
+        raise ArgumentError(f"{op} under launch(..., numerics=False): its {what} comes from data the timing-only "
+                            "launch does not compute, so its addresses (and the trace) would be wrong",
+                            fix="time kernels with data-dependent addressing with numerics on", site=site)
 
 
 # ----------------------------------------------------------------------------- GatherMask
@@ -137,6 +149,7 @@ def GatherMask(dst, src0, src1Pattern, reduceMode: bool, mask: int, gatherMaskPa
     reads = []
     if isinstance(src1Pattern, LocalTensor):
         ub_operand(src1Pattern, op, "src1Pattern", site)
+        _data_dependent(op, "src1Pattern tensor", site)
         want = np.dtype(np.uint16) if isz == 2 else np.dtype(np.uint32)
         if src1Pattern.dtype != want:
             raise DtypeError(f"GatherMask: a user pattern for {ascend_name(dst.dtype)} data is a LocalTensor<"
@@ -160,7 +173,7 @@ def GatherMask(dst, src0, src1Pattern, reduceMode: bool, mask: int, gatherMaskPa
     a = Access(src0, idx.reshape(-1), op, site)
     d = Access(dst, cnt, op, site)
     issue(op, "simple", d, [a] + reads, max(r, 1), site)
-    if cnt:
+    if cnt and context.computing():     # numerics=False: timing only
         vals = a.get().reshape(idx.shape)
         d.put(vals[keep])
     core.vmode = False                  # the instruction ends in Normal mask mode

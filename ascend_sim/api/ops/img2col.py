@@ -177,6 +177,8 @@ def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
         core.scalar_tick()
         return
     core.issue_n(MTE1, "LoadData3D", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", "L0A", 0, "copy", site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     d, s, idx, pad, value = plan.views
     d[...] = s.take(idx)
     d[pad] = value

@@ -80,6 +80,9 @@ def nd2nz_copy(dst, src, p: Nd2NzParams, site) -> None:
     core.issue_n(MTE2, "DataCopy", (MTE2, plan.nbytes, count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                                     buf, off, blen, pitch, src.l2_mode),      # timing.gm_transfer: one burst per row
                  (), plan.regions, plan.nbytes, "GM", "L1", 0, "copy", site)
+    layout.mark(dst.tier, plan.lo, plan.hi, 0)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     shape, strides, tail_at = plan.sview
     full, tail, pad = plan.views
     if full is not None:
@@ -87,7 +90,6 @@ def nd2nz_copy(dst, src, p: Nd2NzParams, site) -> None:
     if tail is not None:
         tail[...] = np.ndarray(tail.shape, np.uint8, buf.raw, off + tail_at, strides[:2] + (1,))
         pad[...] = 0
-    layout.mark(dst.tier, plan.lo, plan.hi, 0)
 
 
 def _plan(dst, src, p, site) -> _Nd2NzPlan:

@@ -19,6 +19,7 @@ from ascend_sim.api.ops.mask import lane_mask, normal_key
 from ascend_sim.api.ops.vector import (Access, ReduceOrder, WholeReduceMax, WholeReduceMin, WholeReduceSum,
                                        check_repeat, dtypes_of, issue, lane_index, require_dtype, same_dtype,
                                        ub_operand)
+from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
@@ -70,6 +71,8 @@ def _block(kind: str):
         pos = (np.arange(r)[:, None] * d_rep * 8 + np.flatnonzero(written)[None, :]).reshape(-1)
         d = Access(dst, pos, op, site)
         issue(op, "reduction", d, [a], r, site)
+        if not context.computing():      # launch(..., numerics=False): timing only
+            return
         vals = np.full((r, 256 // src.dtype.itemsize), _IDENTITY[kind], src.dtype)
         vals[:, on] = a.get().reshape(r, -1)
         out = _tree(vals.reshape(r, 8, epb), _FN[kind])
@@ -101,6 +104,8 @@ def PairReduceSum(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlk
     pos = (np.arange(r)[:, None] * d_rep * half_lanes + np.flatnonzero(written)[None, :]).reshape(-1)
     d = Access(dst, pos, op, site)
     issue(op, "reduction", d, [a], r, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
     vals = np.zeros((r, on.size), src.dtype)
     vals[:, on] = a.get().reshape(r, -1)
     pairs = np.add(vals[:, 0::2], vals[:, 1::2]).astype(src.dtype)
