@@ -386,7 +386,7 @@ def alias(obj, exclude: str = "") -> str:
     if owner is not None and hasattr(owner, "__dict__"):
         names = [n for n, v in vars(owner).items() if v is obj] + names
     return names[0] if names else ""
-_LABELS: dict[tuple, str] = {}      # kernel point -> the buffer's name in the source (read once per site)
+_LABELS: dict[tuple, tuple] = {}    # kernel point -> (the buffer's name in the source, written as self.name)
 
 
 class TPipe:
@@ -401,10 +401,13 @@ class TPipe:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
         core = context.current or current_core()
         point = kernel_point()
-        label = _LABELS.get(point)
-        if label is None:           # the queue's name as the kernel writes it, read once per call site
+        known = _LABELS.get(point)
+        if known is None:           # the queue's name as the kernel writes it, read once per call site
             m = _INIT_ARG.search(linecache.getline(*resolve_site(point)))
-            label = _LABELS[point] = m.group(1).strip().removeprefix("self.") if m else type(que).__name__
+            text = m.group(1).strip() if m else type(que).__name__
+            # ``self.inQueueX`` names the queue for sure; a bare name may be a loop variable (variable_name)
+            known = _LABELS[point] = (text.removeprefix("self."), text.startswith("self."))
+        label, attribute = known
         is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
         if is_buf:
             if length is not None:
@@ -444,7 +447,7 @@ class TPipe:
                 fix="use smaller tiles (a shorter tileLength), fewer buffers, or split the work over more "
                     "loop iterations", site=point)
         que.core = core
-        que.name = variable_name(que, label)
+        que.name = label if attribute else variable_name(que, label)    # the frame walk only for bare names
         que.tier = tier
         if is_buf:
             que.nbytes = size

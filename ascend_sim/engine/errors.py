@@ -222,9 +222,16 @@ def internal_error(exc: BaseException) -> BaseException:
 def learner_frame():
     """The innermost frame outside the simulator core (the kernel's, usually), or None."""
     f = _getframe(1)
-    while f is not None and _is_internal(f.f_code.co_filename):
+    cache = _internal_cache
+    while f is not None:
+        fn = f.f_code.co_filename
+        internal = cache.get(fn)
+        if internal is None:
+            internal = cache[fn] = _is_internal(fn)
+        if not internal:
+            return f
         f = f.f_back
-    return f
+    return None
 
 
 def site_outside(depth: int) -> tuple:
