@@ -14,7 +14,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ascend_sim.cluster.hccl import CollectiveResult, HcclComm, dtype_of, replay
 from ascend_sim.cluster.timeline import Timeline
+from ascend_sim.cluster.topology import atlas_800t_a2
 from ascend_sim.viz.static import new_figure
 
 KINDS = ("compute", "send", "recv", "reduce")
@@ -89,3 +91,67 @@ def link_traffic_figure(timeline: Timeline, title: str = "") -> Figure:
     ax.set_axis_off()
     ax.set_aspect("equal")
     return fig
+
+
+# --- an explorer over one collective ----------------------------------------------------------------------
+EXPLORER_OPS = ("AllReduce", "ReduceScatter", "AllGather", "Broadcast", "AlltoAll")
+EXPLORER_ALGOS = ("HCCL's choice", "mesh", "ring", "rhd", "hierarchical")
+EXPLORER_SIZES = tuple(4 ** k for k in range(5, 14))          # bytes per rank: 1 KB .. 64 MB
+
+
+def collective_run(servers: int, op: str, nbytes: int, algo: str | None = None, dtype: str = "fp32"):
+    """Plan one collective on ``servers`` Atlas 800T A2 servers and replay it on idle devices (no data).
+
+    Returns (timeline, CollectiveResult): the same plan, times and algbw/busbw that ``HcclComm`` reports.
+    """
+    comm = HcclComm(atlas_800t_a2(servers=servers))
+    d = dtype_of(dtype)
+    count = max(1, nbytes // d.itemsize)
+    plan = comm.plan(op, count, d, algo)
+    t = Timeline(comm.cluster)
+    replay(plan, d.itemsize, t)
+    return t, CollectiveResult(op, plan.algo, comm.rank_size, count, d, max(t.clock_us), len(plan.steps))
+
+
+def _size_label(n: int) -> str:
+    return f"{n // 2**20} MB" if n >= 2**20 else f"{n // 2**10} KB"
+
+
+def collective_explorer(servers=(1, 2, 4)):
+    """A widget: choose a collective, the server count, the algorithm (or HCCL's choice) and the bytes per rank;
+    see the algorithm chosen, its time, algbw and busbw, the per-device timeline and the traffic on every link."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    op = w.Dropdown(options=EXPLORER_OPS, value="AllReduce", description="collective")
+    srv = w.Dropdown(options=list(servers), value=servers[0], description="servers")
+    algo = w.Dropdown(options=EXPLORER_ALGOS, value=EXPLORER_ALGOS[0], description="algorithm")
+    size = w.SelectionSlider(options=[(_size_label(n), n) for n in EXPLORER_SIZES], value=2**20,
+                             description="per rank", continuous_update=False)
+    summary = w.HTML()
+    out = w.Output()
+
+    def update(*_):
+        choice = None if algo.value == EXPLORER_ALGOS[0] else algo.value
+        try:
+            t, r = collective_run(srv.value, op.value, size.value, choice)
+        except Exception as exc:        # an algorithm this topology cannot run: say why, keep the widget
+            summary.value = f"<b>{type(exc).__name__}</b>: {exc}"
+            out.clear_output()
+            return
+        summary.value = (f"<b>{r.op}</b> of {_size_label(size.value)} per rank on {r.ranks} NPUs: algorithm "
+                         f"<b>{r.algo}</b>, {r.steps} steps, {r.time_us:,.1f} us; algbw {r.algbw_GBps:,.1f} GB/s, "
+                         f"busbw {r.busbw_GBps:,.1f} GB/s")
+        box.figures = [cluster_timeline_figure(t, f"{r.op}, {r.algo}"), link_traffic_figure(t)]
+        with out:
+            out.clear_output(wait=True)
+            for fig in box.figures:
+                display(fig)
+
+    box = w.VBox([w.HBox([op, srv]), w.HBox([algo, size]), summary, out])
+    box.update = update                 # for tests and notebooks that drive it
+    box.figures = []                    # the figures on show
+    for control in (op, srv, algo, size):
+        control.observe(update, names="value")
+    update()
+    return box

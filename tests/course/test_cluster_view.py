@@ -39,3 +39,38 @@ def test_link_figure_widths_follow_the_bytes():
     big, small = max(traffic, key=traffic.get), min(traffic, key=traffic.get)
     if traffic[big] > traffic[small]:
         assert lines[f"link:{big[0]}-{big[1]}"] > lines[f"link:{small[0]}-{small[1]}"]
+
+
+# --- the collective explorer -----------------------------------------------------------------------------
+def test_collective_run_matches_hccl_estimate():
+    from ascend_sim.cluster.hccl import HcclComm
+    from ascend_sim.cluster.topology import atlas_800t_a2
+    from ascend_sim.course.cluster_view import collective_run
+
+    t, r = collective_run(2, "AllReduce", 2**20)
+    est = HcclComm(atlas_800t_a2(servers=2)).estimate("AllReduce", 2**20 // 4, "fp32")
+    assert (r.algo, r.time_us, r.steps) == (est.algo, est.time_us, est.steps)
+    assert max(t.clock_us) == r.time_us and r.busbw_GBps > 0
+
+
+def test_explorer_follows_its_controls_and_explains_refusals():
+    from ascend_sim.course.cluster_view import collective_explorer
+
+    box = collective_explorer()
+    (op, srv), (algo, size) = box.children[0].children, box.children[1].children
+    summary, out = box.children[2], box.children[3]
+    assert "AllReduce" in summary.value and "8 NPUs" in summary.value
+    first = summary.value
+    srv.value = 2                                   # 16 NPUs over RoCE: HCCL picks the hierarchical algorithm
+    assert "16 NPUs" in summary.value and "hierarchical" in summary.value.lower() and summary.value != first
+    size.value = 4 ** 13
+    big = float(summary.value.split("steps, ")[1].split(" us")[0].replace(",", ""))
+    size.value = 4 ** 6
+    small = float(summary.value.split("steps, ")[1].split(" us")[0].replace(",", ""))
+    assert big > 20 * small                         # 64 MB takes far longer than 4 KB (4 KB is latency-bound)
+    algo.value = "ring"
+    assert "ring" in summary.value
+    timeline, traffic = box.figures                 # the timeline and the link-traffic figures of the ring
+    gids = {a.get_gid() for a in timeline.axes[0].get_children()}
+    assert {"bars:send", "bars:recv"} <= gids
+    assert any(str(a.get_gid()).startswith("link:") for a in traffic.axes[0].get_children())
