@@ -123,3 +123,17 @@ def test_conv_bn_relu_fused_matches_unfused_numpy():
     wrong = np.maximum(z * s + beta[None, :, None, None], 0)                       # forgot the mean
     assert np.abs(y - wrong).max() > 5e-2
     assert res.block_dim >= 1
+
+
+@pytest.mark.parametrize("M, N, K", [(256, 256, 256), (100, 64, 90)])
+@pytest.mark.parametrize("out", [np.float16, np.float32])
+def test_mix_matmul_add_relu_exact_and_costs_the_workspace_round_trip(M, N, K, out):
+    from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
+    rng = np.random.default_rng(7)
+    a, b, bias = ints(rng, (M, K)), ints(rng, (K, N)), rng.integers(-60, 60, N).astype(np.float32)
+    c, mix = matmul_add_relu_mix_run(a, b, bias, out_dtype=out)
+    np.testing.assert_array_equal(c, matmul_reference(a, b, bias, relu=True, out_dtype=out))
+    _, fused = tiled_matmul(a, b, bias, relu=True, out_dtype=out)
+    assert mix.cycles > fused.cycles                                  # the epilogue on Fixpipe is cheaper
+    with pytest.raises(ValueError, match="multiple of 16"):
+        matmul_add_relu_mix_run(a[:, :K], b[:, :N - 1], bias[:N - 1])

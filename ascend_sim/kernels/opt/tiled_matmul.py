@@ -134,6 +134,7 @@ class KernelTiledMatmul:
         """This block's C tiles: every GetBlockNum()-th one from GetBlockIdx()."""
         t = self.t
         for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
+            self.tile = tile
             mIdx, nIdx = divmod(tile, t.blocks_n)
             self.row0, self.col0 = mIdx * t.singleM, nIdx * t.singleN
             self.rows = min(t.singleM, t.M - self.row0)      # tail tile: fewer rows / columns
