@@ -137,3 +137,20 @@ def test_mix_matmul_add_relu_exact_and_costs_the_workspace_round_trip(M, N, K, o
     assert mix.cycles > fused.cycles                                  # the epilogue on Fixpipe is cheaper
     with pytest.raises(ValueError, match="multiple of 16"):
         matmul_add_relu_mix_run(a[:, :K], b[:, :N - 1], bias[:N - 1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_conv_weights_cached_or_reread_give_the_same_numbers(dtype):
+    from ascend_sim.kernels.opt.conv_weights import conv2d_weights
+    from ascend_sim.models.lenet_reference import conv2d_ref
+    rng = np.random.default_rng(8)
+    d = np.dtype(dtype)
+    x, w, b = rng.uniform(-1, 1, (40, 3, 8, 8)).astype(d), rng.uniform(-.3, .3, (5, 3, 3, 3)).astype(d), \
+        rng.uniform(-.1, .1, 5).astype(d)
+    y1, cached = conv2d_weights(x, w, b, 1, cache=True, dtype=dtype)
+    y0, reread = conv2d_weights(x, w, b, 1, cache=False, dtype=dtype)
+    np.testing.assert_array_equal(y0, y1)
+    np.testing.assert_allclose(y1.astype(np.float64), conv2d_ref(x, w, b, 1).astype(np.float64),
+                               rtol=1e-2 if d == np.float16 else 1e-5, atol=1e-3 if d == np.float16 else 1e-6)
+    mte2 = [sum(1 for r in res.trace if r.pipe == "MTE2") for res in (cached, reread)]
+    assert mte2[1] > mte2[0]                  # the re-read costs one more GM copy per chunk
