@@ -1,4 +1,6 @@
 """Module 2 library kernels (ascend_sim/kernels/opt): exact against numpy, tails, fusion, and the 256^2 exercise."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,32 @@ def test_conv_weights_cached_or_reread_give_the_same_numbers(dtype):
                                rtol=1e-2 if d == np.float16 else 1e-5, atol=1e-3 if d == np.float16 else 1e-6)
     mte2 = [sum(1 for r in res.trace if r.pipe == "MTE2") for res in (cached, reread)]
     assert mte2[1] > mte2[0]                  # the re-read costs one more GM copy per chunk
+
+
+def test_resident_weights_and_depth_one_are_exact_and_the_knobs_matter():
+    """B (the weights) kept in L1 across a core's tiles, and single buffering: same numbers, other times."""
+    rng = np.random.default_rng(9)
+    a, b, bias = ints(rng, (3000, 150)), ints(rng, (150, 16)), rng.integers(-9, 9, 16).astype(np.float32)
+    t = choose_tiling(3000, 16, 150, bias=True, relu=True)
+    assert t.resident_b and t.tiles > t.block_dim
+    want = matmul_reference(a, b, bias, relu=True)
+    times = {}
+    for name, tt in {"resident": t, "streamed": replace(t, resident_b=False), "single": replace(t, depth=1)}.items():
+        c, res = tiled_matmul(a, b, bias, relu=True, tiling=tt)
+        np.testing.assert_array_equal(c, want)
+        times[name] = res.cycles
+    assert times["resident"] < times["streamed"] and times["resident"] < times["single"]
+
+
+def test_conv2d_relu_vector_fused_equals_conv_then_relu():
+    from ascend_sim.kernels import conv2d, relu
+    from ascend_sim.kernels.opt.conv_relu_vec import conv2d_relu
+    rng = np.random.default_rng(10)
+    for dtype in ("float16", "float32"):
+        x, w, b = rng.uniform(-1, 1, (20, 2, 9, 9)), rng.uniform(-.4, .4, (4, 2, 3, 3)), rng.uniform(-.1, .1, 4)
+        y0, r0 = conv2d(x, w, b, 1, dtype=dtype)
+        y1, r1 = relu(y0, dtype=dtype)
+        y2, r2 = conv2d_relu(x, w, b, 1, dtype=dtype)
+        np.testing.assert_array_equal(y2, y1)
+        assert (y1 == 0).any() and not np.array_equal(y0, y1)
+        assert r2.cycles < r0.cycles + r1.cycles

@@ -19,7 +19,7 @@ long as possible (``singleN`` = N) cost the fewest packages; cores split M.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -55,6 +55,8 @@ class TiledMatmulTiling:
     bias: bool = False
     relu: bool = False
     cores: int = 0            # blocks of the launch (0: one per C tile); each takes every cores-th tile
+    depth: int = 2            # buffers per queue (2: double buffering, 双缓冲; 1: none)
+    resident_b: bool = False  # one column block (singleN >= N): B and bias stay in L1/BT for all tiles
 
     @property
     def blocks_m(self) -> int:
@@ -77,35 +79,48 @@ class TiledMatmulTiling:
                                                                                self.baseK) < C0:
             raise ValueError(f"TiledMatmulTiling: singleM ({self.singleM}), singleN ({self.singleN}) and baseK "
                              f"({self.baseK}) must be positive multiples of the 16-element fractal side")
+        if self.depth not in (1, 2) or (self.resident_b and self.singleN < self.N):
+            raise ValueError(f"TiledMatmulTiling: depth {self.depth} must be 1 or 2; resident_b needs singleN "
+                             f"({self.singleN}) >= N ({self.N})")
         if np.dtype(self.out_dtype) not in (np.dtype(np.float16), np.dtype(np.float32)):
             raise ValueError(f"TiledMatmulTiling: C is half or float, got {self.out_dtype}")
 
 
 def tiled_matmul_buffers(t: TiledMatmulTiling) -> dict[str, int]:
-    """Bytes per buffer each tier needs (L1 holds A once and two B steps; L0A/L0B two buffers; L0C one)."""
-    kp = _up(t.K, C0)
-    return {"L1": t.singleM * kp * 2 + 2 * t.baseK * t.singleN * 2 + (t.singleN * 4 if t.bias else 0),
-            "L0A": 2 * t.singleM * t.baseK * 2, "L0B": 2 * t.baseK * t.singleN * 2, "L0C": t.singleM * t.singleN * 4}
+    """Bytes each tier needs for the tiling (all buffers of each queue)."""
+    kp, d = _up(t.K, C0), t.depth
+    b1 = kp * t.singleN * 2 if t.resident_b else d * t.baseK * t.singleN * 2
+    return {"L1": d * t.singleM * kp * 2 + b1 + (t.singleN * 4 if t.bias else 0),
+            "L0A": d * t.singleM * t.baseK * 2, "L0B": d * t.baseK * t.singleN * 2,
+            "L0C": d * t.singleM * t.singleN * 4}
 
 
 def choose_tiling(M: int, N: int, K: int, *, cores: int | None = None, chip=None, out_dtype=np.float16,
-                  bias: bool = False, relu: bool = False, baseK: int | None = None) -> TiledMatmulTiling:
-    """Whole-N tiles when L0B/L0C allow (fewest GM packages for B), M split over up to ``cores`` cores."""
+                  bias: bool = False, relu: bool = False, baseK: int | None = None,
+                  depth: int = 2) -> TiledMatmulTiling:
+    """Whole-N tiles when L0B/L0C allow (fewest GM packages for B; B then stays in L1 across the core's
+    tiles when it fits), M split over up to ``cores`` cores, the largest tile that fits every tier."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
+    kp = _up(K, C0)
     sn = _up(N, C0)
-    while 2 * 64 * sn * 2 > chip.l0b_bytes or 16 * sn * 4 > chip.l0c_bytes:
+    while depth * 64 * sn * 2 > chip.l0b_bytes or depth * 16 * sn * 4 > chip.l0c_bytes:
         sn = _up(sn // 2, C0)
-    bk = baseK or min(_up(K, C0), max(C0, (chip.l0b_bytes // 2) // (sn * 2) // C0 * C0), 128)
+    bk = baseK or min(kp, max(C0, (chip.l0b_bytes // depth) // (sn * 2) // C0 * C0), 256)
+    resident = sn >= N and kp * sn * 2 <= chip.l1_bytes // 4
     sm = _up(_ceil(M, max(1, cores // _ceil(N, sn))), C0)
-    while sm > C0 and (sm * sn * 4 > chip.l0c_bytes or 2 * sm * bk * 2 > chip.l0a_bytes
-                       or sm * _up(K, C0) * 2 + 2 * bk * sn * 2 > chip.l1_bytes // 2):
+    while True:
+        t = TiledMatmulTiling(M, N, K, sm, sn, bk, np.dtype(out_dtype), bias, relu, cores, depth, resident)
+        need = tiled_matmul_buffers(t)
+        if sm == C0 or (need["L0C"] <= chip.l0c_bytes and need["L0A"] <= chip.l0a_bytes
+                        and need["L1"] <= chip.l1_bytes):
+            # one tile per core: stream B in K steps instead (its copy then overlaps the cube)
+            return replace(t, resident_b=False) if t.tiles <= t.block_dim else t
         sm -= C0
-    return TiledMatmulTiling(M, N, K, sm, sn, bk, np.dtype(out_dtype), bias, relu, cores)
 
 
 class KernelTiledMatmul:
-    """One core: its C tile, K stepped through L1 and L0 with two buffers each."""
+    """One core: its C tiles, K stepped through L1 and L0 with two buffers each."""
 
     def Init(self, a, b, bias, c, t: TiledMatmulTiling) -> None:
         self.t = t
@@ -114,15 +129,19 @@ class KernelTiledMatmul:
         self.bGm.SetGlobalBuffer(b, t.K * t.N)
         self.cGm.SetGlobalBuffer(c, t.M * t.N)
         self.pipe = TPipe()
-        rp, np_ = t.singleM, t.singleN                       # buffers sized for a whole tile
-        self.qA1, self.qB1 = TQue(TPosition.A1, 1), TQue(TPosition.B1, 2)
-        self.qA2, self.qB2 = TQue(TPosition.A2, 2), TQue(TPosition.B2, 2)
-        self.qCO1 = TQue(TPosition.CO1, 1)
-        self.pipe.InitBuffer(self.qA1, 1, rp * _up(t.K, C0) * 2)
-        self.pipe.InitBuffer(self.qB1, 2, t.baseK * np_ * 2)
-        self.pipe.InitBuffer(self.qA2, 2, rp * t.baseK * 2)
-        self.pipe.InitBuffer(self.qB2, 2, t.baseK * np_ * 2)
-        self.pipe.InitBuffer(self.qCO1, 1, rp * np_ * 4)
+        rp, np_, kp = t.singleM, t.singleN, _up(t.K, C0)      # buffers sized for a whole tile
+        self.qA1, self.qCO1 = TQue(TPosition.A1, t.depth), TQue(TPosition.CO1, t.depth)
+        self.qA2, self.qB2 = TQue(TPosition.A2, t.depth), TQue(TPosition.B2, t.depth)
+        self.pipe.InitBuffer(self.qA1, t.depth, rp * kp * 2)
+        self.pipe.InitBuffer(self.qA2, t.depth, rp * t.baseK * 2)
+        self.pipe.InitBuffer(self.qB2, t.depth, t.baseK * np_ * 2)
+        self.pipe.InitBuffer(self.qCO1, t.depth, rp * np_ * 4)
+        if t.resident_b:                 # all of B (the weights) stays in L1 for every tile of the core
+            self.qB1 = TQue(TPosition.B1, 1)
+            self.pipe.InitBuffer(self.qB1, 1, kp * np_ * 2)
+        else:
+            self.qB1 = TQue(TPosition.B1, t.depth)
+            self.pipe.InitBuffer(self.qB1, t.depth, t.baseK * np_ * 2)
         if t.bias:
             self.biasGm = GlobalTensor(float32)
             self.biasGm.SetGlobalBuffer(bias, _up(t.N, C0))
@@ -133,6 +152,7 @@ class KernelTiledMatmul:
     def Process(self) -> None:
         """This block's C tiles: every GetBlockNum()-th one from GetBlockIdx()."""
         t = self.t
+        self.bRes = self.btRes = None
         for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
             self.tile = tile
             mIdx, nIdx = divmod(tile, t.blocks_n)
@@ -140,34 +160,50 @@ class KernelTiledMatmul:
             self.rows = min(t.singleM, t.M - self.row0)      # tail tile: fewer rows / columns
             self.cols = min(t.singleN, t.N - self.col0)
             self.rp, self.np_ = _up(self.rows, C0), _up(self.cols, C0)
+            if t.resident_b and self.bRes is None:         # weights and bias: once per core
+                self.bRes = self.CopyInBAll()
+                self.btRes = self.CopyInBias() if t.bias else None
             self.Tile()
+        if self.bRes is not None:
+            self.qB1.FreeTensor(self.bRes)
+        if self.btRes is not None:
+            self.qC2.FreeTensor(self.btRes)
 
     def Tile(self) -> None:
         t = self.t
         a1 = self.CopyInA()
-        bt = self.CopyInBias() if t.bias else None
+        bt = self.btRes if t.resident_b else (self.CopyInBias() if t.bias else None)
         co1 = self.qCO1.AllocTensor(float32)
         steps = _ceil(t.K, t.baseK)
-        self.CopyInB(0)
+        if not t.resident_b:
+            self.CopyInB(0)
         for kk in range(steps):
-            if kk + 1 < steps:
+            if kk + 1 < steps and not t.resident_b:
                 self.CopyInB(kk + 1)           # prefetch: the next K step moves while this one computes
             self.SplitLoad(a1, kk)
             self.Compute(co1, bt, kk)
         self.qA1.FreeTensor(a1)
-        if bt is not None:
+        if bt is not None and not t.resident_b:
             self.qC2.FreeTensor(bt)
         self.qCO1.EnQue(co1)
         self.CopyOut()
 
     def CopyInA(self):
-        """All K of this core's A rows into L1 as NZ: one copy of ``rows`` long bursts."""
+        """All K of this tile's A rows into L1 as NZ: one copy of ``rows`` long bursts."""
         t = self.t
         a1 = self.qA1.AllocTensor(half)
         # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
         DataCopy(a1, self.aGm[self.row0 * t.K], Nd2NzParams(1, self.rows, t.K, 0, t.K, self.rp, 1, 0))
         self.qA1.EnQue(a1)
         return self.qA1.DeQue(half)
+
+    def CopyInBAll(self):
+        """All K rows of this core's B columns into L1 (NZ, K rounded up to 16 per column block), kept."""
+        t = self.t
+        b1 = self.qB1.AllocTensor(half)
+        DataCopy(b1, self.bGm[self.col0], Nd2NzParams(1, t.K, self.cols, 0, t.N, _up(t.K, C0), 1, 0))
+        self.qB1.EnQue(b1)
+        return self.qB1.DeQue(half)
 
     def CopyInBias(self):
         """Bias GM -> C1 (L1) -> C2 (the BT buffer), where the first Mmad reads it."""
@@ -194,7 +230,10 @@ class KernelTiledMatmul:
         t = self.t
         k0 = kk * t.baseK
         kB = _ceil(min(t.baseK, t.K - k0), C0)
-        b1 = self.qB1.DeQue(half)
+        if t.resident_b:           # fractal (k block, n block) of the whole-K NZ tile
+            b1, first, stride = self.bRes, k0 // C0, _up(t.K, C0) // C0
+        else:                      # this K step's tile
+            b1, first, stride = self.qB1.DeQue(half), 0, kB
         a2, b2 = self.qA2.AllocTensor(half), self.qB2.AllocTensor(half)
         rB, nB = self.rp // C0, self.np_ // C0
         # {startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}
@@ -202,8 +241,9 @@ class KernelTiledMatmul:
             LoadData(a2[i * kB * FRACTAL], a1[((k0 // C0) * rB + i) * FRACTAL], LoadData2DParams(0, kB, rB, 0, 0,
                                                                                                  False, 0))
         for j in range(kB):
-            LoadData(b2[j * nB * FRACTAL], b1[j * FRACTAL], LoadData2DParams(0, nB, kB, 0, 0, True, 0))
-        self.qB1.FreeTensor(b1)
+            LoadData(b2[j * nB * FRACTAL], b1[(first + j) * FRACTAL], LoadData2DParams(0, nB, stride, 0, 0, True, 0))
+        if not t.resident_b:
+            self.qB1.FreeTensor(b1)
         self.qA2.EnQue(a2)
         self.qB2.EnQue(b2)
 
