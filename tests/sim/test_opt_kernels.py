@@ -166,11 +166,13 @@ def test_resident_weights_and_depth_one_are_exact_and_the_knobs_matter():
     assert t.resident_b and t.tiles > t.block_dim
     want = matmul_reference(a, b, bias, relu=True)
     times = {}
-    for name, tt in {"resident": t, "streamed": replace(t, resident_b=False), "single": replace(t, depth=1)}.items():
+    variants = {"resident": t, "streamed": replace(t, resident_b=False), "single": replace(t, depth=1),
+                "streamed single": replace(t, resident_b=False, depth=1)}
+    for name, tt in variants.items():
         c, res = tiled_matmul(a, b, bias, relu=True, tiling=tt)
         np.testing.assert_array_equal(c, want)
         times[name] = res.cycles
-    assert times["resident"] < times["streamed"] and times["resident"] < times["single"]
+    assert times["resident"] < times["streamed"] < times["streamed single"] and times["resident"] < times["single"]
 
 
 def test_conv2d_relu_vector_fused_equals_conv_then_relu():

@@ -175,11 +175,12 @@ class KernelTiledMatmul:
         bt = self.btRes if t.resident_b else (self.CopyInBias() if t.bias else None)
         co1 = self.qCO1.AllocTensor(float32)
         steps = _ceil(t.K, t.baseK)
-        if not t.resident_b:
+        ahead = 1 if t.depth > 1 else 0        # prefetch: the next K step moves while this one computes
+        if ahead and not t.resident_b:
             self.CopyInB(0)
         for kk in range(steps):
-            if kk + 1 < steps and not t.resident_b:
-                self.CopyInB(kk + 1)           # prefetch: the next K step moves while this one computes
+            if kk + ahead < steps and not t.resident_b:
+                self.CopyInB(kk + ahead)
             self.SplitLoad(a1, kk)
             self.Compute(co1, bt, kk)
         self.qA1.FreeTensor(a1)
