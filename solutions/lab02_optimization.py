@@ -83,3 +83,36 @@ def matmul_256(a, b, c):
 
 # %% ex2 wrong: whole-row tiles without double buffering miss the 30 % target
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=1)
+
+# %% ex3
+class FusedMatmul(KernelTiledMatmul):
+    """The tiled cube matmul whose copy out applies ReLU (the bias was added by the first Mmad from BT)."""
+
+    def CopyOut(self):
+        # --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
+        t = self.t
+        co1 = self.qCO1.DeQue(float32)
+        Fixpipe(self.cGm[self.row0 * t.N + self.col0], co1,
+                FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16))
+        self.qCO1.FreeTensor(co1)
+        # --- END SOLUTION
+
+
+@kernel(core="AIC")
+def matmul_add_relu(a, b, bias, c, M, N, K):
+    """c = relu(a @ b + bias) in one kernel: bias through BT, ReLU on Fixpipe, double-buffered."""
+    # --- BEGIN SOLUTION hint="t = choose_tiling(M, N, K, bias=True, relu=True); FusedMatmul: Init(a, b, bias, c, t), Process()"
+    t = choose_tiling(M, N, K, bias=True, relu=True)
+    op = FusedMatmul()
+    op.Init(a, b, bias, c, t)
+    op.Process()
+    # --- END SOLUTION
+
+# %% ex3 wrong: ReLU left out of the epilogue
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
+
+# %% ex3 wrong: the tiling without the bias: BT is never filled, the bias is missing
+# replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=False, relu=True)
+
+# %% ex3 wrong: one buffer per queue: correct but over the cycle budget
+# replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=True, relu=True, depth=1)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab02_optimization.py")
 SETUP = ("import numpy as np\n"
          "from ascend_sim import *\n"
-         "from ascend_sim.course.labs.lab02_optimization import TiledMatmulTiling, KernelTiledMatmul, CUBE_BUDGET\n")
+         "from ascend_sim.course.labs.lab02_optimization import TiledMatmulTiling, KernelTiledMatmul, choose_tiling\n")
 
 
 def _namespace(code: str) -> dict:
@@ -30,11 +30,11 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (5, 5)
+    assert (solved.report.score, solved.report.max_score) == (8, 8)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
-                                       "ex2-wrong-4"]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 6
+                                       "ex2-wrong-4", "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 9
 
 
 EXPECTED_FEEDBACK = {
@@ -44,6 +44,9 @@ EXPECTED_FEEDBACK = {
     ("ex2", 1): "Fixpipe dstStride 16 < nSize 256",                 # the copy out's row length
     ("ex2", 2): "the budget is 4,158",                              # square tiles: slower than the default
     ("ex2", 3): "took 5,417 simulated cycles",                      # no double buffering: under 30 %
+    ("ex3", 0): "got -1.62891 expected 0",                          # no reluEn: negatives pass through
+    ("ex3", 1): "output elements differ beyond the tolerance",      # no bias in BT
+    ("ex3", 2): "the budget is 5,500: keep two buffers",            # single-buffered: correct but slow
 }
 
 
@@ -67,3 +70,8 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     mine = ascend_sim.launch(_namespace(SOLUTIONS["ex2"].code)["matmul_256"], lab02.EX2_BLOCKS, a, a,
                              np.zeros_like(a))
     assert mine.cycles < lab02.CUBE_BUDGET <= 0.70 * base.cycles
+    M, N, K = lab02.FUSED_CASE
+    bias = np.zeros(N, np.float32)
+    fused = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["matmul_add_relu"], 24, np.ones((M, K), np.float16),
+                              np.ones((K, N), np.float16), bias, np.zeros((M, N), np.float16), M, N, K)
+    assert fused.cycles * 1.1 < lab02.FUSED_BUDGET

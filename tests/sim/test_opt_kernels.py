@@ -187,3 +187,13 @@ def test_conv2d_relu_vector_fused_equals_conv_then_relu():
         np.testing.assert_array_equal(y2, y1)
         assert (y1 == 0).any() and not np.array_equal(y0, y1)
         assert r2.cycles < r0.cycles + r1.cycles
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_bias_tiles_fit_the_bias_table(depth):
+    rng = np.random.default_rng(11)
+    a, b, bias = ints(rng, (33, 130)), ints(rng, (130, 300)), rng.integers(-9, 9, 300).astype(np.float32)
+    t = choose_tiling(33, 300, 130, bias=True, relu=True, depth=depth)
+    assert t.singleN * 4 <= 1024
+    c, _ = tiled_matmul(a, b, bias, relu=True, tiling=t)
+    np.testing.assert_array_equal(c, matmul_reference(a, b, bias, relu=True))

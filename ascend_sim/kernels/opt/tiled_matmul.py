@@ -104,7 +104,8 @@ def choose_tiling(M: int, N: int, K: int, *, cores: int | None = None, chip=None
     cores = cores or chip.aic_count
     kp = _up(K, C0)
     sn = _up(N, C0)
-    while depth * 64 * sn * 2 > chip.l0b_bytes or depth * 16 * sn * 4 > chip.l0c_bytes:
+    while (depth * 64 * sn * 2 > chip.l0b_bytes or depth * 16 * sn * 4 > chip.l0c_bytes
+           or (bias and sn * 4 > chip.bt_bytes)):              # BT holds the tile's float bias
         sn = _up(sn // 2, C0)
     bk = baseK or min(kp, max(C0, (chip.l0b_bytes // depth) // (sn * 2) // C0 * C0), 256)
     resident = sn >= N and kp * sn * 2 <= chip.l1_bytes // 4
