@@ -116,3 +116,36 @@ def matmul_add_relu(a, b, bias, c, M, N, K):
 
 # %% ex3 wrong: one buffer per queue: correct but over the cycle budget
 # replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=True, relu=True, depth=1)
+
+# %% ex4
+@kernel
+def add_banks(x, y, z, times):
+    """z = x + y (4096 floats) computed `times` times with the repeat-form Add; x, y, z at UB addresses that
+    avoid bank conflicts."""
+    n = 4096
+    # --- BEGIN SOLUTION hint="choose the UB byte addresses of x, y and z"
+    addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id
+    # --- END SOLUTION
+    xg, yg, zg = GlobalTensor(float32), GlobalTensor(float32), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x, n)
+    yg.SetGlobalBuffer(y, n)
+    zg.SetGlobalBuffer(z, n)
+    ub = TBuf(TPosition.VECCALC)
+    TPipe().InitBuffer(ub, max(addrs) + n * 4)
+    whole = ub.Get(float32)
+    xl, yl, zl = (whole[a // 4:a // 4 + n] for a in addrs)
+    DataCopy(xl, xg, n)
+    DataCopy(yl, yg, n)
+    SetFlag(HardEvent.MTE2_V, 0)
+    WaitFlag(HardEvent.MTE2_V, 0)
+    for _ in range(times):
+        Add(zl, xl, yl, 64, n // 64, BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+    SetFlag(HardEvent.V_MTE3, 0)
+    WaitFlag(HardEvent.V_MTE3, 0)
+    DataCopy(zg, zl, n)
+
+# %% ex4 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
+# replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x2000, 0x20000)
+
+# %% ex4 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
+# replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)

@@ -30,11 +30,12 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (8, 8)
+    assert (solved.report.score, solved.report.max_score) == (10, 10)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
-                                       "ex2-wrong-4", "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3"]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 9
+                                       "ex2-wrong-4", "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex4-wrong-1",
+                                       "ex4-wrong-2"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 11
 
 
 EXPECTED_FEEDBACK = {
@@ -47,6 +48,8 @@ EXPECTED_FEEDBACK = {
     ("ex3", 0): "got -1.62891 expected 0",                          # no reluEn: negatives pass through
     ("ex3", 1): "output elements differ beyond the tolerance",      # no bias in BT
     ("ex3", 2): "the budget is 5,500: keep two buffers",            # single-buffered: correct but slow
+    ("ex4", 0): "output elements differ beyond the tolerance",      # y overlaps x
+    ("ex4", 1): "the budget is 3,900",                              # x and y in one bank group
 }
 
 
@@ -75,3 +78,7 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     fused = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["matmul_add_relu"], 24, np.ones((M, K), np.float16),
                               np.ones((K, N), np.float16), bias, np.zeros((M, N), np.float16), M, N, K)
     assert fused.cycles * 1.1 < lab02.FUSED_BUDGET
+    f = np.ones(4096, np.float32)
+    banks = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["add_banks"], 1, f, f, np.zeros_like(f),
+                              lab02.BANK_TIMES)
+    assert banks.cycles * 1.1 < lab02.BANK_BUDGET
