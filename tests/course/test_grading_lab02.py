@@ -1,0 +1,84 @@
+"""Lab 02 (optimisation) on the simulator: the solution run, each wrong or slow answer's feedback, the budgets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascend_sim
+from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.labfiles import find_lab
+from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
+from ascend_sim.course.labs import lab02_optimization as lab02
+from ascend_sim.kernels.opt.default_matmul import default_matmul
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab02_optimization.py")
+SETUP = ("import numpy as np\n"
+         "from ascend_sim import *\n"
+         "from ascend_sim.course.labs.lab02_optimization import TiledMatmulTiling, KernelTiledMatmul, choose_tiling\n")
+
+
+def _namespace(code: str) -> dict:
+    ns: dict = {}
+    exec(compile(SETUP + code, "<answer>", "exec"), ns)  # noqa: S102 - the instructor's own solutions
+    return ns
+
+
+def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
+    outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
+    assert outcome.ok, outcome.all_problems()
+    solved, blank, *wrong = outcome.runs
+    assert (solved.report.score, solved.report.max_score) == (10, 10)
+    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
+    assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
+                                       "ex2-wrong-4", "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex4-wrong-1",
+                                       "ex4-wrong-2"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 11
+
+
+EXPECTED_FEEDBACK = {
+    ("ex1", 0): "index 2032: got",                                  # the last DataBlock missed by Relu
+    ("ex1", 1): "the budget is 2,400: replace the scalar loop",     # correct but slow
+    ("ex2", 0): "output elements differ beyond the tolerance",      # K = 128
+    ("ex2", 1): "Fixpipe dstStride 16 < nSize 256",                 # the copy out's row length
+    ("ex2", 2): "the budget is 4,158",                              # square tiles: slower than the default
+    ("ex2", 3): "took 5,417 simulated cycles",                      # no double buffering: under 30 %
+    ("ex3", 0): "got -1.62891 expected 0",                          # no reluEn: negatives pass through
+    ("ex3", 1): "output elements differ beyond the tolerance",      # no bias in BT
+    ("ex3", 2): "the budget is 5,500: keep two buffers",            # single-buffered: correct but slow
+    ("ex4", 0): "output elements differ beyond the tolerance",      # y overlaps x
+    ("ex4", 1): "the budget is 3,900",                              # x and y in one bank group
+}
+
+
+@pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+    label, code = SOLUTIONS[ex].wrong[k]
+    result = lab02.LAB.run(ex, _namespace(code))
+    assert result.status == "fail", label
+    assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
+    assert result.hints, "a failure reveals the first hint"
+
+
+def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
+    n = lab02.VECTOR_CASE
+    x = np.ones(n, np.float16)
+    vec = ascend_sim.launch(_namespace(SOLUTIONS["ex1"].code)["add_relu_vector"], 1, x, x, np.zeros_like(x), n)
+    assert vec.cycles * 1.1 < lab02.VECTOR_BUDGET
+    a = np.ones((256, 256), np.float16)
+    _, base = default_matmul(a, a)
+    assert base.cycles == pytest.approx(lab02.DEFAULT_256_CYCLES, abs=1)
+    mine = ascend_sim.launch(_namespace(SOLUTIONS["ex2"].code)["matmul_256"], lab02.EX2_BLOCKS, a, a,
+                             np.zeros_like(a))
+    assert mine.cycles < lab02.CUBE_BUDGET <= 0.70 * base.cycles
+    M, N, K = lab02.FUSED_CASE
+    bias = np.zeros(N, np.float32)
+    fused = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["matmul_add_relu"], 24, np.ones((M, K), np.float16),
+                              np.ones((K, N), np.float16), bias, np.zeros((M, N), np.float16), M, N, K)
+    assert fused.cycles * 1.1 < lab02.FUSED_BUDGET
+    f = np.ones(4096, np.float32)
+    banks = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["add_banks"], 1, f, f, np.zeros_like(f),
+                              lab02.BANK_TIMES)
+    assert banks.cycles * 1.1 < lab02.BANK_BUDGET
