@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from ascend_sim import (PIPE_FIX, ASCEND_IS_AIC, Add, Cast, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
-                        DataCopyParams, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx,
+                        DataCopyParams, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetTaskRatio,
                         GlobalTensor, QuantMode_t, Relu, RoundMode, TPipe, TPosition, TQue, float32, half, kernel,
                         launch)
 from ascend_sim.api.launch import LaunchResult
@@ -59,7 +59,8 @@ class VectorEpilogue:
 
     def Process(self) -> None:
         t = self.t
-        group, groups = GetBlockIdx() // 2, GetBlockNum() // 2
+        # on the AIVs of a MIX kernel GetBlockNum() is numBlocks (the AIC groups) and GetBlockIdx() counts AIVs
+        group, groups = GetBlockIdx() // GetTaskRatio(), GetBlockNum()
         for tile in range(group, t.tiles, groups):
             CrossCoreWaitFlag(FLAG)               # every AIV of the group waits for each tile
             mIdx, nIdx = divmod(tile, t.blocks_n)
