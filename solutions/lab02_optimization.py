@@ -151,6 +151,60 @@ def scale_stream(x, z, n):
 # %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
 
+# %% ex4
+class CachedConv(KernelTiledMatmul):
+    """Conv2D as a matmul on img2col rows; the weights (B) go GM -> L1 once per core and stay for all its tiles."""
+
+    def Process(self):
+        t = self.t
+        self.btRes = None                         # no bias in this exercise
+        weights = None
+        for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
+            # --- BEGIN SOLUTION hint="set this tile's row0/col0, rows/cols, rp/np_; load the weights once (CopyInBAll); Tile()"
+            self.row0, self.col0 = tile * t.singleM, 0
+            self.rows, self.cols = min(t.singleM, t.M - self.row0), t.N
+            self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16
+            if weights is None:                   # the first tile of this core: the weights into L1, kept
+                weights = self.CopyInBAll()
+            self.bRes = weights
+            self.Tile()
+            # --- END SOLUTION
+        if weights is not None:
+            self.qB1.FreeTensor(weights)
+
+    def CopyOut(self):
+        # --- BEGIN SOLUTION hint="one Fixpipe per tile (F322F16), as in exercise 5"
+        t = self.t
+        co1 = self.qCO1.DeQue(float32)
+        Fixpipe(self.cGm[self.row0 * t.N + self.col0], co1,
+                FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
+        self.qCO1.FreeTensor(co1)
+        # --- END SOLUTION
+
+
+@kernel(core="AIC")
+def conv_cached_kernel(cols, wmat, y, M, N, K):
+    """y = cols @ wmat (the conv on img2col rows), tiles of 64 rows, the weights resident in L1."""
+    t = TiledMatmulTiling(M, N, K, singleM=64, singleN=-(-N // 16) * 16, baseK=-(-K // 16) * 16, cores=GetBlockNum(),
+                          resident_b=True)
+    op = CachedConv()
+    op.Init(cols, wmat, None, y, t)
+    op.Process()
+
+# %% ex4 wrong: every tile starts at row 0 (row0 not set from the tile index)
+# replace:             self.row0, self.col0 = tile * t.singleM, 0 ->             self.row0, self.col0 = 0, 0
+
+# %% ex4 wrong: the weights are read from GM again for every tile: correct, but each tile waits for them
+# replace:
+#             if weights is None:                   # the first tile of this core: the weights into L1, kept
+#                 weights = self.CopyInBAll()
+#             self.bRes = weights
+#             self.Tile()
+# with:
+#             self.bRes = self.CopyInBAll()         # the weights again, for every tile
+#             self.Tile()
+#             self.qB1.FreeTensor(self.bRes)
+
 # %% ex5
 class Matmul256(KernelTiledMatmul):
     """The library's tiled cube matmul with your copy out: one Fixpipe per C tile, NZ -> ND, fp32 -> half."""

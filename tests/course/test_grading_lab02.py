@@ -31,10 +31,11 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (17, 17)
+    assert (solved.report.score, solved.report.max_score) == (19, 19)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
-                                       "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex5-wrong-1", "ex5-wrong-2", "ex5-wrong-3",
+                                       "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex4-wrong-1",
+                                       "ex4-wrong-2", "ex5-wrong-1", "ex5-wrong-2", "ex5-wrong-3",
                                        "ex5-wrong-4", "ex6-wrong-1", "ex6-wrong-2", "ex6-wrong-3", "ex7-wrong-1",
                                        "ex7-wrong-2", "ex7-wrong-3", "ex8-wrong-1",
                                        "ex8-wrong-2"]
@@ -50,6 +51,8 @@ EXPECTED_FEEDBACK = {
     ("ex3", 0): "were never written",                               # the last, shorter tile skipped
     ("ex3", 1): "took 5,519 simulated cycles",                      # one buffer per queue
     ("ex3", 2): "took 13,719 simulated cycles",                     # 512-byte tiles
+    ("ex4", 0): "GMWriteConflictError",                             # every tile at row 0
+    ("ex4", 1): "took 18,735 simulated cycles; the budget is 12,600",  # the weights re-read for every tile
     ("ex5", 0): "output elements differ beyond the tolerance",      # K = 128
     ("ex5", 1): "Fixpipe dstStride 16 < nSize 256",                 # the copy out's row length
     ("ex5", 2): "the budget is 4,158",                              # square tiles: slower than the default
@@ -98,6 +101,12 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     h = np.ones(blocks * n, np.float16)
     stream = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["scale_stream"], blocks, h, np.zeros_like(h), n)
     assert stream.cycles * 1.1 < lab02.STREAM_BUDGET
+    n, C, H, W, O, K, pad = lab02.CACHE_CASE
+    cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
+    cached = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["conv_cached_kernel"], 24, cols,
+                               np.ones((C * K * K, O), np.float16), np.zeros((cols.shape[0], O), np.float16),
+                               cols.shape[0], O, C * K * K)
+    assert cached.cycles * 1.1 < lab02.CACHE_BUDGET
     n, C, H, W, O, K, pad = lab02.CONV_CASE
     cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
     conv = ascend_sim.launch(_namespace(SOLUTIONS["ex7"].code)["conv_bn_relu_kernel"], 24, cols,
