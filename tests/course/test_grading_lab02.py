@@ -8,6 +8,7 @@ import pytest
 
 import ascend_sim
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab02_optimization as lab02
@@ -69,12 +70,19 @@ EXPECTED_FEEDBACK = {
 
 
 @pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
-def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
+    monkeypatch.setattr(lab02.LAB, "hint_log", HintLog())      # a fresh session: no earlier failures
     label, code = SOLUTIONS[ex].wrong[k]
     result = lab02.LAB.run(ex, _namespace(code))
     assert result.status == "fail", label
     assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
-    assert result.hints, "a failure reveals the first hint"
+    key, levels = lab02.LAB.hint_log.last[ex]
+    assert key != "*" and key in lab02.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
+    assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
+
+
+def test_every_wrong_answer_has_an_expected_feedback():
+    assert {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))} == set(EXPECTED_FEEDBACK)
 
 
 def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():

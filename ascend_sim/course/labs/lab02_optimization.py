@@ -18,7 +18,8 @@ from ascend_sim.kernels.opt.tiled_matmul import (KernelTiledMatmul, TiledMatmulT
                                                  tiled_matmul)
 
 __all__ = ["LAB", "check", "hint", "im2col", "TAIL_CASE", "TAIL_BUDGET", "STREAM_CASE", "STREAM_BUDGET",
-           "CONV_CASE", "CONV_BUDGET", "CACHE_CASE", "CACHE_BUDGET", "TiledMatmulTiling", "KernelTiledMatmul", "tiled_matmul", "default_matmul",
+           "CONV_CASE", "CONV_BUDGET", "CACHE_CASE", "CACHE_BUDGET",
+           "TiledMatmulTiling", "KernelTiledMatmul", "tiled_matmul", "default_matmul",
            "VECTOR_BUDGET", "VECTOR_CASE", "DEFAULT_256_CYCLES", "CUBE_BUDGET", "EX5_BLOCKS", "choose_tiling",
            "FUSED_CASE", "FUSED_BUDGET", "BANK_TIMES", "BANK_BUDGET"]
 
@@ -64,13 +65,21 @@ BANK_TIMES = 20
 BANK_BUDGET = 3900
 
 
-@LAB.exercise("ex1", points=2, title="vectorise a scalar loop", hints=(
+_EX1_BUDGET_HINTS = (
     "One vector instruction handles 128 halves (256 bytes) per repeat: Add(dst, a, b, n) and Relu(dst, src, n) "
     "cover all n elements at once.",
     "Copy x and y into UB TBufs, SetFlag/WaitFlag(HardEvent.MTE2_V) before the vector work and "
     "(HardEvent.V_MTE3) before the copy out.",
     f"The budget is {VECTOR_BUDGET:,} cycles for {VECTOR_CASE} halves: a GetValue/SetValue loop takes over 100x that.",
-))
+)
+
+
+@LAB.exercise("ex1", points=2, title="vectorise a scalar loop", hints={
+    "budget": _EX1_BUDGET_HINTS,
+    "values": ("Which elements are wrong? Does every vector instruction cover all n elements?",
+               "Add(dst, a, b, n) and Relu(dst, src, n) take the element count: pass n to both."),
+    "*": _EX1_BUDGET_HINTS[:1],
+})
 def _ex1(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("add_relu_vector")
@@ -234,14 +243,25 @@ def _ex4(ctx: Context) -> None:
         ctx.expect_cycles(res.cycles, CACHE_BUDGET, advice="copy the weights into L1 once per core, not per tile")
 
 
-@LAB.exercise("ex5", points=3, title="a cube tiling >= 30 % faster than the default", hints=(
+_EX5_BUDGET_HINTS = (
     "The default operator gives each of 24 cores a 64x48 block of C: B then arrives as 256 rows of 96 bytes, "
     "and a GM copy pays one 512-byte package per row.",
     "Give each core whole rows of C (singleN = 256): every B row it copies is 512 bytes. 16 cores x 16 rows "
     "cover M = 256.",
     "Keep two buffers per queue (depth=2) so the next K step is copied while the cube works on this one; "
     "baseK = 64 fits two B steps in L0B (64 KB).",
-))
+)
+
+
+@LAB.exercise("ex5", points=3, title="a cube tiling >= 30 % faster than the default", hints={
+    "budget": _EX5_BUDGET_HINTS,
+    "values": ("Does the tiling describe the real problem (M, N, K = 256)? A shorter K drops part of every sum.",),
+    "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
+                      "of C in GM.",
+                      "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...): dstStride = t.N, srcStride = "
+                      "the tile's rows rounded up to 16 (self.rp)."),
+    "*": _EX5_BUDGET_HINTS[:1],
+})
 def _ex5(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("matmul_256")
@@ -254,14 +274,24 @@ def _ex5(ctx: Context) -> None:
                           "cycles; be >= 30 % faster")
 
 
-@LAB.exercise("ex6", points=3, title="fused MatMul + Add + ReLU", hints=(
+_EX6_BUDGET_HINTS = (
     "The bias needs the BT buffer: build the tiling with bias=True, so the kernel loads it (C1 -> C2) and the "
     "first Mmad starts from it; pass the bias GM pointer to Init.",
     "ReLU costs nothing on the way out: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
     "QuantMode_t.F322F16).",
     f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) needs the default "
     "depth=2 (double buffering).",
-))
+)
+
+
+@LAB.exercise("ex6", points=3, title="fused MatMul + Add + ReLU", hints={
+    "budget": _EX6_BUDGET_HINTS,
+    "values": ("Which part of relu(a @ b + bias) is missing: negatives in the output (ReLU), or an offset per "
+               "column (the bias)?",
+               "ReLU: reluEn=True in FixpipeParamsV220; the bias: choose_tiling(..., bias=True) so the kernel "
+               "loads it into BT and the first Mmad starts from it."),
+    "*": _EX6_BUDGET_HINTS[:1],
+})
 def _ex6(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("matmul_add_relu")
@@ -279,13 +309,21 @@ def _ex6(ctx: Context) -> None:
         ctx.expect_cycles(res.cycles, FUSED_BUDGET, advice="keep two buffers per queue (depth=2)")
 
 
-@LAB.exercise("ex8", points=2, title="fix a UB bank conflict", hints=(
+_EX8_BUDGET_HINTS = (
     "A UB address decodes as bank_id = addr[17:16], group = addr[8:5]: a 256-byte repeat touches 8 of the 16 "
     "groups. Two reads in one group cost a cycle each.",
     "Put y in the other 8 groups (an offset of 0x100 within 512 bytes) and in another bank_id (another 64 KB), "
     "and keep the buffers from overlapping (4096 floats = 0x4000 bytes each).",
     "The profile's vector time per Add shows it: 64 repeats should take about 64 cycles, not twice that.",
-))
+)
+
+
+@LAB.exercise("ex8", points=2, title="fix a UB bank conflict", hints={
+    "budget": _EX8_BUDGET_HINTS,
+    "values": ("Do two of x, y and z overlap? Each holds 4096 floats = 0x4000 bytes from its address.",
+               "Keep the three 16 KB ranges apart: addrs[i] + 0x4000 <= addrs[j] for any two of them."),
+    "*": _EX8_BUDGET_HINTS[:1],
+})
 def _ex8(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("add_banks")
