@@ -32,6 +32,8 @@ hint = LAB.hint         # hint("exN"): the next hint for the last mistake the ch
 VECTOR_CASE = 8192
 VECTOR_BUDGET = 2400
 # ex2: add_tails on 24 cores, 144,112 halves (9,007 DataBlocks: 7 former cores of 376, 17 tail cores of 375).
+# The split is the Ascend C guide's (programming guide, "尾核&尾块"): "计算整核数量 formerNum = (totalLengthAligned /
+# ALIGN_NUM) % NUM_BLOCKS"; 整核 (former cores) take one DataBlock more than 尾核 (tail cores).
 # The balanced split takes 2,015 cycles; whole tiles per core with the rest on the last core 11,495. Budget: +15 %.
 TAIL_CASE = (24, 144_112)
 TAIL_BUDGET = 2300
