@@ -49,6 +49,163 @@ def add_relu_vector(x, y, z, n):
 #     WaitFlag(HardEvent.S_MTE3, 0)
 
 # %% ex2
+@kernel
+def add_tails(x, y, z, total):
+    """z = x + y: total halves (a multiple of 16) split over GetBlockNum() cores in whole 32-byte DataBlocks."""
+    TILE = 2048                                   # halves per tile (4 KB)
+    # --- BEGIN SOLUTION hint="split the DataBlocks over the cores (former/tail cores), then the tile loop"
+    blocks = total // 16                          # 32-byte DataBlocks of 16 halves
+    formerNum = blocks % GetBlockNum()            # the first formerNum cores take one DataBlock more
+    tailLength = blocks // GetBlockNum() * 16
+    formerLength = tailLength + 16
+    idx = GetBlockIdx()
+    if idx < formerNum:
+        offset, length = idx * formerLength, formerLength
+    else:
+        offset, length = formerNum * formerLength + (idx - formerNum) * tailLength, tailLength
+    xGm, yGm, zGm = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
+    xGm.SetGlobalBuffer(x + offset, length)
+    yGm.SetGlobalBuffer(y + offset, length)
+    zGm.SetGlobalBuffer(z + offset, length)
+    pipe = TPipe()
+    qx, qy, qz = TQue(TPosition.VECIN, 2), TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2)
+    for q in (qx, qy, qz):
+        pipe.InitBuffer(q, 2, TILE * 2)
+    for start in range(0, length, TILE):
+        count = min(TILE, length - start)         # the last tile: still a whole number of DataBlocks
+        xl, yl = qx.AllocTensor(half), qy.AllocTensor(half)
+        DataCopy(xl, xGm[start], count)
+        DataCopy(yl, yGm[start], count)
+        qx.EnQue(xl)
+        qy.EnQue(yl)
+        xl, yl, zl = qx.DeQue(half), qy.DeQue(half), qz.AllocTensor(half)
+        Add(zl, xl, yl, count)
+        qz.EnQue(zl)
+        qx.FreeTensor(xl)
+        qy.FreeTensor(yl)
+        zl = qz.DeQue(half)
+        DataCopy(zGm[start], zl, count)
+        qz.FreeTensor(zl)
+    # --- END SOLUTION
+
+# %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range
+# replace:         offset, length = formerNum * formerLength + (idx - formerNum) * tailLength, tailLength ->         offset, length = idx * tailLength, tailLength
+
+# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses
+# replace:
+#     blocks = total // 16                          # 32-byte DataBlocks of 16 halves
+#     formerNum = blocks % GetBlockNum()            # the first formerNum cores take one DataBlock more
+#     tailLength = blocks // GetBlockNum() * 16
+#     formerLength = tailLength + 16
+# with:
+#     formerNum = total % GetBlockNum()
+#     tailLength = total // GetBlockNum()
+#     formerLength = tailLength + 1
+
+# %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work
+# replace:
+#     if idx < formerNum:
+#         offset, length = idx * formerLength, formerLength
+#     else:
+#         offset, length = formerNum * formerLength + (idx - formerNum) * tailLength, tailLength
+# with:
+#     per = total // GetBlockNum() // TILE * TILE
+#     offset = idx * per
+#     length = per if idx < GetBlockNum() - 1 else total - offset
+
+# %% ex3
+@kernel
+def scale_stream(x, z, n):
+    """z = 2 x + 1 for n halves per block (n a multiple of 16), streamed GM -> UB -> GM under a cycle budget."""
+    # --- BEGIN SOLUTION hint="choose BUFFER_NUM and TILE, then the CopyIn / Compute / CopyOut loop"
+    BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies
+    offset = n * GetBlockIdx()
+    xGm, zGm = GlobalTensor(half), GlobalTensor(half)
+    xGm.SetGlobalBuffer(x + offset, n)
+    zGm.SetGlobalBuffer(z + offset, n)
+    pipe = TPipe()
+    qin, qout = TQue(TPosition.VECIN, BUFFER_NUM), TQue(TPosition.VECOUT, BUFFER_NUM)
+    pipe.InitBuffer(qin, BUFFER_NUM, TILE * 2)
+    pipe.InitBuffer(qout, BUFFER_NUM, TILE * 2)
+    for start in range(0, n, TILE):
+        count = min(TILE, n - start)              # the last tile is shorter
+        xl = qin.AllocTensor(half)
+        DataCopy(xl, xGm[start], count)
+        qin.EnQue(xl)
+        xl, zl = qin.DeQue(half), qout.AllocTensor(half)
+        Muls(zl, xl, 2.0, count)
+        Adds(zl, zl, 1.0, count)
+        qout.EnQue(zl)
+        qin.FreeTensor(xl)
+        zl = qout.DeQue(half)
+        DataCopy(zGm[start], zl, count)
+        qout.FreeTensor(zl)
+    # --- END SOLUTION
+
+# %% ex3 wrong: the loop stops before the last, shorter tile
+# replace:     for start in range(0, n, TILE): ->     for start in range(0, n - TILE + 1, TILE):
+
+# %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap
+# replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 1, 4096
+
+# %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
+# replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
+
+# %% ex4
+class CachedConv(KernelTiledMatmul):
+    """Conv2D as a matmul on img2col rows; the weights (B) go GM -> L1 once per core and stay for all its tiles."""
+
+    def Process(self):
+        t = self.t
+        self.btRes = None                         # no bias in this exercise
+        weights = None
+        for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
+            # --- BEGIN SOLUTION hint="set this tile's row0/col0, rows/cols, rp/np_; load the weights once (CopyInBAll); Tile()"
+            self.row0, self.col0 = tile * t.singleM, 0
+            self.rows, self.cols = min(t.singleM, t.M - self.row0), t.N
+            self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16
+            if weights is None:                   # the first tile of this core: the weights into L1, kept
+                weights = self.CopyInBAll()
+            self.bRes = weights
+            self.Tile()
+            # --- END SOLUTION
+        if weights is not None:
+            self.qB1.FreeTensor(weights)
+
+    def CopyOut(self):
+        # --- BEGIN SOLUTION hint="one Fixpipe per tile (F322F16), as in exercise 5"
+        t = self.t
+        co1 = self.qCO1.DeQue(float32)
+        Fixpipe(self.cGm[self.row0 * t.N + self.col0], co1,
+                FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
+        self.qCO1.FreeTensor(co1)
+        # --- END SOLUTION
+
+
+@kernel(core="AIC")
+def conv_cached_kernel(cols, wmat, y, M, N, K):
+    """y = cols @ wmat (the conv on img2col rows), tiles of 64 rows, the weights resident in L1."""
+    t = TiledMatmulTiling(M, N, K, singleM=64, singleN=-(-N // 16) * 16, baseK=-(-K // 16) * 16, cores=GetBlockNum(),
+                          resident_b=True)
+    op = CachedConv()
+    op.Init(cols, wmat, None, y, t)
+    op.Process()
+
+# %% ex4 wrong: every tile starts at row 0 (row0 not set from the tile index)
+# replace:             self.row0, self.col0 = tile * t.singleM, 0 ->             self.row0, self.col0 = 0, 0
+
+# %% ex4 wrong: the weights are read from GM again for every tile: correct, but each tile waits for them
+# replace:
+#             if weights is None:                   # the first tile of this core: the weights into L1, kept
+#                 weights = self.CopyInBAll()
+#             self.bRes = weights
+#             self.Tile()
+# with:
+#             self.bRes = self.CopyInBAll()         # the weights again, for every tile
+#             self.Tile()
+#             self.qB1.FreeTensor(self.bRes)
+
+# %% ex5
 class Matmul256(KernelTiledMatmul):
     """The library's tiled cube matmul with your copy out: one Fixpipe per C tile, NZ -> ND, fp32 -> half."""
 
@@ -72,19 +229,19 @@ def matmul_256(a, b, c):
     op.Process()
     # --- END SOLUTION
 
-# %% ex2 wrong: the tiling describes K = 128: half of the sum is missing
+# %% ex5 wrong: the tiling describes K = 128: half of the sum is missing
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 128, singleM=16, singleN=256, baseK=64, depth=2)
 
-# %% ex2 wrong: Fixpipe's dstStride is the tile width, not the row length of C
+# %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, 16, False, QuantMode_t.F322F16))
 
-# %% ex2 wrong: square 64x64 tiles (B as 128-byte rows) are correct but slower than the default
+# %% ex5 wrong: square 64x64 tiles (B as 128-byte rows) are correct but slower than the default
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=64, singleN=64, baseK=32, depth=2)
 
-# %% ex2 wrong: whole-row tiles without double buffering miss the 30 % target
+# %% ex5 wrong: whole-row tiles without double buffering miss the 30 % target
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=1)
 
-# %% ex3
+# %% ex6
 class FusedMatmul(KernelTiledMatmul):
     """The tiled cube matmul whose copy out applies ReLU (the bias was added by the first Mmad from BT)."""
 
@@ -108,16 +265,62 @@ def matmul_add_relu(a, b, bias, c, M, N, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex3 wrong: ReLU left out of the epilogue
+# %% ex6 wrong: ReLU left out of the epilogue
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex3 wrong: the tiling without the bias: BT is never filled, the bias is missing
+# %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing
 # replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=False, relu=True)
 
-# %% ex3 wrong: one buffer per queue: correct but over the cycle budget
+# %% ex6 wrong: one buffer per queue: correct but over the cycle budget
 # replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=True, relu=True, depth=1)
 
-# %% ex4
+# %% ex7
+def fold_bn_host(w, b, gamma, beta, mean, var, eps=1e-5):
+    """BatchNorm (inference) folded into the conv on the host: (wmat half [C*KH*KW, O], bias float32, padded to 16)."""
+    # --- BEGIN SOLUTION hint="scale = gamma / sqrt(var + eps): fold it into w and b, reshape w for the cube"
+    scale = np.asarray(gamma, np.float64) / np.sqrt(np.asarray(var, np.float64) + eps)
+    w2 = np.asarray(w, np.float64) * scale[:, None, None, None]
+    b2 = (np.asarray(b, np.float64) - mean) * scale + beta
+    O = w2.shape[0]
+    bias = np.zeros(-(-O // 16) * 16, np.float32)           # the BT buffer reads whole 16-float groups
+    bias[:O] = b2
+    return np.ascontiguousarray(w2.reshape(O, -1).T, np.float16), bias     # GM buffers are flat, row-major
+    # --- END SOLUTION
+
+
+class FusedConv(KernelTiledMatmul):
+    """The tiled cube matmul on img2col rows; its copy out applies ReLU (the folded bias came from BT)."""
+
+    def CopyOut(self):
+        # --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
+        t = self.t
+        co1 = self.qCO1.DeQue(float32)
+        Fixpipe(self.cGm[self.row0 * t.N + self.col0], co1,
+                FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16))
+        self.qCO1.FreeTensor(co1)
+        # --- END SOLUTION
+
+
+@kernel(core="AIC")
+def conv_bn_relu_kernel(cols, wmat, bias, y, M, N, K):
+    """y = relu(cols @ wmat + bias): the conv as a matmul on img2col rows, BN folded, one kernel, one GM write."""
+    # --- BEGIN SOLUTION hint="t = choose_tiling(M, N, K, bias=True, relu=True); FusedConv: Init(cols, wmat, bias, y, t), Process()"
+    t = choose_tiling(M, N, K, bias=True, relu=True)
+    op = FusedConv()
+    op.Init(cols, wmat, bias, y, t)
+    op.Process()
+    # --- END SOLUTION
+
+# %% ex7 wrong: forgets to subtract the running mean when folding the bias
+# replace:     b2 = (np.asarray(b, np.float64) - mean) * scale + beta ->     b2 = np.asarray(b, np.float64) * scale + beta
+
+# %% ex7 wrong: ReLU left out of the Fixpipe epilogue
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
+
+# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle
+# replace:     t = choose_tiling(M, N, K, bias=True, relu=True) ->     t = choose_tiling(M, N, K, bias=True, relu=True, cores=4)
+
+# %% ex8
 @kernel
 def add_banks(x, y, z, times):
     """z = x + y (4096 floats) computed `times` times with the repeat-form Add; x, y, z at UB addresses that
@@ -144,8 +347,8 @@ def add_banks(x, y, z, times):
     WaitFlag(HardEvent.V_MTE3, 0)
     DataCopy(zg, zl, n)
 
-# %% ex4 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
+# %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x2000, 0x20000)
 
-# %% ex4 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
+# %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)

@@ -8,6 +8,7 @@ import pytest
 
 import ascend_sim
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab02_optimization as lab02
@@ -17,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab02_optimization.py")
 SETUP = ("import numpy as np\n"
          "from ascend_sim import *\n"
-         "from ascend_sim.course.labs.lab02_optimization import TiledMatmulTiling, KernelTiledMatmul, choose_tiling\n")
+         "from ascend_sim.course.labs.lab02_optimization import TiledMatmulTiling, KernelTiledMatmul, choose_tiling, "
+         "im2col\n")
 
 
 def _namespace(code: str) -> dict:
@@ -30,36 +32,57 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (10, 10)
+    assert (solved.report.score, solved.report.max_score) == (19, 19)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
-                                       "ex2-wrong-4", "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex4-wrong-1",
-                                       "ex4-wrong-2"]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 11
+                                       "ex3-wrong-1", "ex3-wrong-2", "ex3-wrong-3", "ex4-wrong-1",
+                                       "ex4-wrong-2", "ex5-wrong-1", "ex5-wrong-2", "ex5-wrong-3",
+                                       "ex5-wrong-4", "ex6-wrong-1", "ex6-wrong-2", "ex6-wrong-3", "ex7-wrong-1",
+                                       "ex7-wrong-2", "ex7-wrong-3", "ex8-wrong-1",
+                                       "ex8-wrong-2"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 
 EXPECTED_FEEDBACK = {
     ("ex1", 0): "index 2032: got",                                  # the last DataBlock missed by Relu
     ("ex1", 1): "the budget is 2,400: replace the scalar loop",     # correct but slow
-    ("ex2", 0): "output elements differ beyond the tolerance",      # K = 128
-    ("ex2", 1): "Fixpipe dstStride 16 < nSize 256",                 # the copy out's row length
-    ("ex2", 2): "the budget is 4,158",                              # square tiles: slower than the default
-    ("ex2", 3): "took 5,417 simulated cycles",                      # no double buffering: under 30 %
-    ("ex3", 0): "got -1.62891 expected 0",                          # no reluEn: negatives pass through
-    ("ex3", 1): "output elements differ beyond the tolerance",      # no bias in BT
-    ("ex3", 2): "the budget is 5,500: keep two buffers",            # single-buffered: correct but slow
-    ("ex4", 0): "output elements differ beyond the tolerance",      # y overlaps x
-    ("ex4", 1): "the budget is 3,900",                              # x and y in one bank group
+    ("ex2", 0): "GMWriteConflictError",                             # a tail core starts inside the former cores
+    ("ex2", 1): "2068 % 32 = 20",                                   # elements split, not 32-byte DataBlocks
+    ("ex2", 2): "the budget is 2,300: balance the cores",           # whole tiles per core, the rest on the last
+    ("ex3", 0): "were never written",                               # the last, shorter tile skipped
+    ("ex3", 1): "took 5,519 simulated cycles",                      # one buffer per queue
+    ("ex3", 2): "took 13,719 simulated cycles",                     # 512-byte tiles
+    ("ex4", 0): "GMWriteConflictError",                             # every tile at row 0
+    ("ex4", 1): "took 18,735 simulated cycles; the budget is 12,600",  # the weights re-read for every tile
+    ("ex5", 0): "output elements differ beyond the tolerance",      # K = 128
+    ("ex5", 1): "Fixpipe dstStride 16 < nSize 256",                 # the copy out's row length
+    ("ex5", 2): "the budget is 4,158",                              # square tiles: slower than the default
+    ("ex5", 3): "took 5,417 simulated cycles",                      # no double buffering: under 30 %
+    ("ex6", 0): "got -2.89453 expected 0",                          # no reluEn: negatives pass through
+    ("ex6", 1): "output elements differ beyond the tolerance",      # no bias in BT
+    ("ex6", 2): "the budget is 5,500: keep two buffers",            # single-buffered: correct but slow
+    ("ex7", 0): "output elements differ beyond the tolerance",      # BN folded without the running mean
+    ("ex7", 1): "got -0.464844 expected 0",                         # no reluEn
+    ("ex7", 2): "the budget is 4,500: split M over every cube core",  # a tiling for 4 of 24 cores
+    ("ex8", 0): "output elements differ beyond the tolerance",      # y overlaps x
+    ("ex8", 1): "the budget is 3,900",                              # x and y in one bank group
 }
 
 
 @pytest.mark.parametrize("ex, k", sorted(EXPECTED_FEEDBACK))
-def test_each_wrong_answer_fails_with_a_diagnosis(ex, k):
+def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
+    monkeypatch.setattr(lab02.LAB, "hint_log", HintLog())      # a fresh session: no earlier failures
     label, code = SOLUTIONS[ex].wrong[k]
     result = lab02.LAB.run(ex, _namespace(code))
     assert result.status == "fail", label
     assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
-    assert result.hints, "a failure reveals the first hint"
+    key, levels = lab02.LAB.hint_log.last[ex]
+    assert key != "*" and key in lab02.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
+    assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
+
+
+def test_every_wrong_answer_has_an_expected_feedback():
+    assert {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))} == set(EXPECTED_FEEDBACK)
 
 
 def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
@@ -70,15 +93,35 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     a = np.ones((256, 256), np.float16)
     _, base = default_matmul(a, a)
     assert base.cycles == pytest.approx(lab02.DEFAULT_256_CYCLES, abs=1)
-    mine = ascend_sim.launch(_namespace(SOLUTIONS["ex2"].code)["matmul_256"], lab02.EX2_BLOCKS, a, a,
+    mine = ascend_sim.launch(_namespace(SOLUTIONS["ex5"].code)["matmul_256"], lab02.EX5_BLOCKS, a, a,
                              np.zeros_like(a))
     assert mine.cycles < lab02.CUBE_BUDGET <= 0.70 * base.cycles
     M, N, K = lab02.FUSED_CASE
     bias = np.zeros(N, np.float32)
-    fused = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["matmul_add_relu"], 24, np.ones((M, K), np.float16),
+    fused = ascend_sim.launch(_namespace(SOLUTIONS["ex6"].code)["matmul_add_relu"], 24, np.ones((M, K), np.float16),
                               np.ones((K, N), np.float16), bias, np.zeros((M, N), np.float16), M, N, K)
     assert fused.cycles * 1.1 < lab02.FUSED_BUDGET
+    cores, total = lab02.TAIL_CASE
+    h = np.ones(total, np.float16)
+    tails = ascend_sim.launch(_namespace(SOLUTIONS["ex2"].code)["add_tails"], cores, h, h, np.zeros_like(h), total)
+    assert tails.cycles * 1.1 < lab02.TAIL_BUDGET
+    blocks, n = lab02.STREAM_CASE
+    h = np.ones(blocks * n, np.float16)
+    stream = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["scale_stream"], blocks, h, np.zeros_like(h), n)
+    assert stream.cycles * 1.1 < lab02.STREAM_BUDGET
+    n, C, H, W, O, K, pad = lab02.CACHE_CASE
+    cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
+    cached = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["conv_cached_kernel"], 24, cols,
+                               np.ones((C * K * K, O), np.float16), np.zeros((cols.shape[0], O), np.float16),
+                               cols.shape[0], O, C * K * K)
+    assert cached.cycles * 1.1 < lab02.CACHE_BUDGET
+    n, C, H, W, O, K, pad = lab02.CONV_CASE
+    cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
+    conv = ascend_sim.launch(_namespace(SOLUTIONS["ex7"].code)["conv_bn_relu_kernel"], 24, cols,
+                             np.ones((C * K * K, O), np.float16), np.zeros(16, np.float32),
+                             np.zeros((cols.shape[0], O), np.float16), cols.shape[0], O, C * K * K)
+    assert conv.cycles * 1.1 < lab02.CONV_BUDGET
     f = np.ones(4096, np.float32)
-    banks = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["add_banks"], 1, f, f, np.zeros_like(f),
+    banks = ascend_sim.launch(_namespace(SOLUTIONS["ex8"].code)["add_banks"], 1, f, f, np.zeros_like(f),
                               lab02.BANK_TIMES)
     assert banks.cycles * 1.1 < lab02.BANK_BUDGET

@@ -1,52 +1,87 @@
-"""Checks of lab 02, optimisation: (a) vectorise a scalar loop, (e) a cube tiling that beats the default operator.
+"""Checks of lab 02, optimisation. Exercise N is item (a)..(h) of issue 15 in order: ex1 (a) vectorise a scalar loop,
+ex2 (b) multi-core tiling with tails, ex3 (c) double buffering and copy size,
+ex4 (d) the Conv2D weights cached on chip, ex5 (e) a cube tiling that beats the
+default operator, ex6 (f) fused MatMul+Add+ReLU, ex7 (g) fused Conv+BN+ReLU, ex8 (h) a UB bank conflict.
+ex4 is (d) Conv2D weights cached on chip (卷积核缓存) on the cube.
 
 Graded on correctness (the verify tolerances, NaN sentinels for never-written elements) and on cycle budgets:
 each exercise has a budget a correct but slow answer misses (the solutions file has one such answer each).
-Exercises (b)-(d) and (g) of issue 15 are not in this lab yet.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.kernels.opt.conv_cube import conv_reference, fold_bn, im2col
 from ascend_sim.kernels.opt.default_matmul import default_matmul
 from ascend_sim.kernels.opt.tiled_matmul import (KernelTiledMatmul, TiledMatmulTiling, choose_tiling, matmul_reference,
                                                  tiled_matmul)
 
-__all__ = ["LAB", "check", "TiledMatmulTiling", "KernelTiledMatmul", "tiled_matmul", "default_matmul",
-           "VECTOR_BUDGET", "VECTOR_CASE", "DEFAULT_256_CYCLES", "CUBE_BUDGET", "EX2_BLOCKS", "choose_tiling",
+__all__ = ["LAB", "check", "hint", "im2col", "TAIL_CASE", "TAIL_BUDGET", "STREAM_CASE", "STREAM_BUDGET",
+           "CONV_CASE", "CONV_BUDGET", "CACHE_CASE", "CACHE_BUDGET",
+           "TiledMatmulTiling", "KernelTiledMatmul", "tiled_matmul", "default_matmul",
+           "VECTOR_BUDGET", "VECTOR_CASE", "DEFAULT_256_CYCLES", "CUBE_BUDGET", "EX5_BLOCKS", "choose_tiling",
            "FUSED_CASE", "FUSED_BUDGET", "BANK_TIMES", "BANK_BUDGET"]
 
 LAB = Lab("lab02_optimization")
 check = LAB.check
+hint = LAB.hint         # hint("exN"): the next hint for the last mistake the check diagnosed
 
 # ex1: 8192 halves on one block. The vector solution takes 2,064 cycles on the default chip (Ascend910B), the
 # scalar GetValue/SetValue loop 296,748. Budget: the solution + about 15 %.
 VECTOR_CASE = 8192
 VECTOR_BUDGET = 2400
-# ex2: the default operator (kernels/opt/default_matmul: Matmul API + GetTiling's default on 24 cores) takes
+# ex2: add_tails on 24 cores, 144,112 halves (9,007 DataBlocks: 7 former cores of 376, 17 tail cores of 375).
+# The split is the Ascend C guide's (programming guide, "尾核&尾块"): "计算整核数量 formerNum = (totalLengthAligned /
+# ALIGN_NUM) % NUM_BLOCKS"; 整核 (former cores) take one DataBlock more than 尾核 (tail cores).
+# The balanced split takes 2,015 cycles; whole tiles per core with the rest on the last core 11,495. Budget: +15 %.
+TAIL_CASE = (24, 144_112)
+TAIL_BUDGET = 2300
+# ex3: scale_stream on 8 blocks of 33,360 halves: two buffers of 8 KB tiles take 4,341 cycles, one buffer 5,519,
+# 512-byte tiles 13,719. Budget: the solution + about 13 %.
+STREAM_CASE = (8, 33_360)
+STREAM_BUDGET = 4900
+# ex4: Conv(6 -> 16, 5x5) on 64 LeNet-5 conv2 inputs as a matmul on img2col rows: M = 6,400, N = 16, K = 150,
+# 100 tiles of 64 rows on 24 cube cores. The weights kept in L1 for all of a core's tiles: 10,959 cycles; read from
+# GM again for every tile: 18,735. Budget: +15 %. (The vector conv of kernels/opt/conv_weights.py is vector-bound:
+# there the re-read costs MTE2 copies and scalar GetValues but no simulated time, so the exercise uses the cube.)
+CACHE_CASE = (64, 6, 14, 14, 16, 5, 0)
+CACHE_BUDGET = 12600
+# ex7: Conv(6 -> 16, 5x5) + BN + ReLU on 8 LeNet-5 conv2 inputs (6x14x14): M = 800 pixels, N = 16, K = 150.
+# The solution (24 cores) takes 3,936 cycles, a tiling for 4 cores 7,990. Budget: +15 %.
+CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
+CONV_BUDGET = 4500
+# ex5: the default operator (kernels/opt/default_matmul: Matmul API + GetTiling's default on 24 cores) takes
 # 5,940 cycles on 256x256x256 half (tests/course/test_grading_lab02.py re-measures it); the learner's kernel
 # must take at most 70 % of that (>= 30 % faster). The solution takes 4,085.
 DEFAULT_256_CYCLES = 5940
 SPEEDUP_TARGET = 0.70
 CUBE_BUDGET = int(SPEEDUP_TARGET * DEFAULT_256_CYCLES)
-EX2_BLOCKS = 24             # every cube core; a kernel with fewer tiles leaves the rest idle
-# ex3: relu(a @ b + bias) at 512x256x256: the solution takes 4,793 cycles, single-buffered 5,731. Budget: +15 %.
+EX5_BLOCKS = 24             # every cube core; a kernel with fewer tiles leaves the rest idle
+# ex6: relu(a @ b + bias) at 512x256x256: the solution takes 4,793 cycles, single-buffered 5,731. Budget: +15 %.
 FUSED_CASE = (512, 256, 256)
 FUSED_BUDGET = 5500
-# ex4: 20 repeat-form Adds of 4096 floats: 3,512 cycles without bank conflicts, 4,792 with x and y in one bank
+# ex8: 20 repeat-form Adds of 4096 floats: 3,512 cycles without bank conflicts, 4,792 with x and y in one bank
 # (benchmarks/bank_conflicts.py calibrates the model on Huawei's sample). Budget: about +10 %.
 BANK_TIMES = 20
 BANK_BUDGET = 3900
 
 
-@LAB.exercise("ex1", points=2, title="vectorise a scalar loop", hints=(
+_EX1_BUDGET_HINTS = (
     "One vector instruction handles 128 halves (256 bytes) per repeat: Add(dst, a, b, n) and Relu(dst, src, n) "
     "cover all n elements at once.",
     "Copy x and y into UB TBufs, SetFlag/WaitFlag(HardEvent.MTE2_V) before the vector work and "
     "(HardEvent.V_MTE3) before the copy out.",
     f"The budget is {VECTOR_BUDGET:,} cycles for {VECTOR_CASE} halves: a GetValue/SetValue loop takes over 100x that.",
-))
+)
+
+
+@LAB.exercise("ex1", points=2, title="vectorise a scalar loop", hints={
+    "budget": _EX1_BUDGET_HINTS,
+    "values": ("Which elements are wrong? Does every vector instruction cover all n elements?",
+               "Add(dst, a, b, n) and Relu(dst, src, n) take the element count: pass n to both."),
+    "*": _EX1_BUDGET_HINTS[:1],
+})
 def _ex1(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("add_relu_vector")
@@ -61,35 +96,205 @@ def _ex1(ctx: Context) -> None:
         ctx.expect_cycles(result.cycles, VECTOR_BUDGET, advice="replace the scalar loop by Add and Relu")
 
 
-@LAB.exercise("ex2", points=3, title="a cube tiling >= 30 % faster than the default", hints=(
+TAIL_HINTS = {
+    "offset": ("Which element does core GetBlockIdx() start at when it is a tail core?",
+               "The first formerNum cores take formerLength elements each; a tail core i starts after all of them: "
+               "formerNum * formerLength + (i - formerNum) * tailLength.",
+               "Compute offset and length with one if on GetBlockIdx() < formerNum, then SetGlobalBuffer(x + offset, "
+               "length) for every GM tensor."),
+    "GMWriteConflictError": ("Two cores wrote the same elements: where does a tail core start?",
+                             "A tail core i starts after all former cores: formerNum * formerLength + "
+                             "(i - formerNum) * tailLength, not i * tailLength.",),
+    "unwritten": ("Which elements did no core write? Add up the lengths of all cores: is it total?",
+                  "Split in DataBlocks: blocks = total // 16, formerNum = blocks % GetBlockNum(); the first formerNum "
+                  "cores take one DataBlock more than the others.",),
+    "AlignmentError": ("Is every core's start and every copy length a multiple of 32 bytes (16 halves)?",
+                       "DataCopy moves whole 32-byte DataBlocks and needs 32-byte aligned GM and UB addresses: split "
+                       "the DataBlocks over the cores, not the elements.",
+                       "blocks = total // 16; tailLength = blocks // GetBlockNum() * 16; formerLength = tailLength + "
+                       "16."),
+    "budget": ("Which core finishes last? Look at the timeline: one core doing far more than the others sets the time.",
+               "Balance the split to one DataBlock: former cores take one DataBlock more than tail cores, never a "
+               "whole tile more.",),
+    "*": ("Write offset and length per core first (former / tail), then the tile loop with a shorter last tile.",),
+}
+
+STREAM_HINTS = {
+    "unwritten": ("Which tiles did your loop skip? The message names the elements no tile wrote.",
+                  "Loop over range(0, n, TILE): the last tile holds count = min(TILE, n - start) elements.",),
+    "loop": ("Does your loop reach the end of the block when n is not a multiple of your tile?",
+             "Loop over range(0, n, TILE) and copy count = min(TILE, n - start) elements in the last tile.",),
+    "OutOfBoundsError": ("Does the last tile read or write past the block's n elements?",
+                         "The last tile is shorter: count = min(TILE, n - start).",),
+    "budget": ("In the timeline, do MTE2, V and MTE3 overlap, and how many bytes does each DataCopy move?",
+               "Two buffers per queue (TQue depth and InitBuffer num = 2) let the next copy in run while the vector "
+               "unit works; a copy under 512 bytes pays a whole GM package and the fixed cost of an instruction.",
+               "Use BUFFER_NUM = 2 and a tile of several KB (4096 halves = 8 KB): four such buffers fit UB easily."),
+    "*": ("Start from lab00's double-buffered Add: one VECIN and one VECOUT queue, CopyIn / Compute / CopyOut per "
+          "tile.",),
+}
+
+CONV_HINTS = {
+    "values": ("Check one piece at a time: the folded weights and bias (on the host), then reluEn on Fixpipe.",
+               "BN folds per output channel o: scale = gamma / sqrt(var + eps); w'[o] = w[o] * scale[o]; "
+               "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o].",
+               "The cube computes cols @ wmat with wmat = w'.reshape(O, -1).T (half) and the float bias b' padded "
+               "to a multiple of 16; ReLU is reluEn=True in FixpipeParamsV220."),
+    "unwritten": ("Did every tile of y get its Fixpipe?",),
+    "budget": ("How many cube cores have work? Look at the timeline: are 24 cores busy or only a few?",
+               "choose_tiling splits M over `cores` cores (default: every cube core of the chip); a tiling for fewer "
+               "cores leaves the rest idle however many blocks you launch.",),
+    "*": ("Fold BN on the host, im2col the input, run the fused cube kernel once, return its [pixels, O] output.",),
+}
+
+
+@LAB.exercise("ex2", points=2, title="multi-core tiling with tails", hints=TAIL_HINTS)
+def _ex2(ctx: Context) -> None:
+    from ascend_sim import launch
+    kern = ctx.answer("add_tails")
+    res = None
+    cases = [(8, 8 * 1024), (8, 8 * 1024 + 16 * 5), (24, 16 * 100), (3, 16 * 7)]
+    cases += [(int(c), 16 * int(b)) for c, b in zip(ctx.rng.choice([5, 7, 24], 2), ctx.rng.integers(40, 3000, 2))]
+    for cores, total in cases + [TAIL_CASE]:
+        x, y = ctx.rng.uniform(-2, 2, (2, total)).astype(np.float16)
+        z = np.full(total, np.nan, np.float16)
+        with ctx.case(f"{total} halves on {cores} cores"):
+            res = ctx.call(launch, kern, cores, x, y, z, total, gm_names=["x", "y", "z"])
+            ctx.expect_close(z, x + y, sentinel=np.nan)
+    with ctx.case(f"{TAIL_CASE[1]} halves on {TAIL_CASE[0]} cores"):
+        ctx.expect_cycles(res.cycles, TAIL_BUDGET, advice="balance the cores to one DataBlock (former/tail cores)")
+
+
+@LAB.exercise("ex3", points=2, title="double buffering and copy size", hints=STREAM_HINTS)
+def _ex3(ctx: Context) -> None:
+    from ascend_sim import launch
+    kern = ctx.answer("scale_stream")
+    res = None
+    for blocks, n in [(1, 2048), (4, 4096 + 16 * 5), (2, 16 * 700), STREAM_CASE]:
+        x = ctx.rng.uniform(-2, 2, blocks * n).astype(np.float16)
+        z = np.full(blocks * n, np.nan, np.float16)
+        with ctx.case(f"{blocks} blocks of {n} halves"):
+            res = ctx.call(launch, kern, blocks, x, z, n, gm_names=["x", "z"])
+            ctx.expect_close(z, x * np.float16(2) + np.float16(1), sentinel=np.nan, segment=n)
+    with ctx.case(f"{STREAM_CASE[0]} blocks of {STREAM_CASE[1]} halves"):
+        ctx.expect_cycles(res.cycles, STREAM_BUDGET, advice="two buffers per queue and copies of several KB")
+
+
+@LAB.exercise("ex7", points=3, title="fused Conv2D + BatchNorm + ReLU", hints=CONV_HINTS)
+def _ex7(ctx: Context) -> None:
+    from ascend_sim import launch
+    fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
+    res = None
+    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CONV_CASE]:
+        x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
+        w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
+        b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
+        gamma, beta, mean = ctx.rng.uniform(0.5, 1.5, O), ctx.rng.uniform(-0.5, 0.5, O), ctx.rng.uniform(-0.5, 0.5, O)
+        var = ctx.rng.uniform(0.5, 2.0, O)
+        w2, b2 = fold_bn(w, b, gamma, beta, mean, var)
+        golden = conv_reference(x, w2, b2, pad, relu=True).transpose(0, 2, 3, 1).reshape(-1, O)   # [pixels, O]
+        cols = im2col(x, K, K, pad)                      # the host's img2col: [pixels, C*K*K] half
+        with ctx.case(f"{n}x{C}x{H}x{W} input, {O} filters {K}x{K}, pad {pad}"):
+            wmat, bias = ctx.call(fold, w, b, gamma, beta, mean, var)
+            wmat, bias = np.asarray(wmat), np.asarray(bias)
+            if wmat.shape != (C * K * K, O) or wmat.dtype != np.float16:
+                ctx.fail(f"fold_bn_host returned weights {wmat.dtype} {wmat.shape}; the cube needs the folded weights "
+                         f"as a half [C*KH*KW, O] = [{C * K * K}, {O}] matrix", ("values",))
+            y = np.full((cols.shape[0], O), np.nan, np.float16)
+            res = ctx.call(launch, kern, 24, cols, wmat, bias, y, cols.shape[0], O, C * K * K,
+                           gm_names=["cols", "wmat", "bias", "y"])
+            ctx.expect_close(y, golden, sentinel=np.nan)
+    with ctx.case("LeNet-5 conv2 on 8 images"):
+        ctx.expect_cycles(res.cycles, CONV_BUDGET, advice="split M over every cube core")
+
+
+CACHE_HINTS = {
+    "GMWriteConflictError": ("Two tiles wrote the same rows of y: where does tile `tile` start?",
+                             "Tile `tile` covers rows tile * singleM .. + rows of C (one column block: col0 = 0).",),
+    "offset": ("Do your tiles land on their own rows of y?",
+               "row0 = tile * t.singleM; rows = min(t.singleM, t.M - row0) (the last tile is shorter).",),
+    "unwritten": ("Which rows of y did no tile write? Does every tile run Tile() and CopyOut()?",),
+    "QueueError": ("The weights live in qB1 (depth 1): how many times do you AllocTensor it, and do you free it once "
+                   "at the end?",),
+    "budget": ("How often does the timeline show the weights' GM -> L1 copy (MTE2 into B1) on one core?",
+               "The weights are the same for every tile: copy them into L1 once per core (the first tile) and keep "
+               "them (卷积核缓存); only the A rows change from tile to tile.",
+               "Keep the CopyInBAll() result in a variable outside the tile loop, load it only when it is still None, "
+               "set self.bRes to it before Tile(), and FreeTensor it after the loop."),
+    "*": ("Set the tile's row0/col0, rows/cols and rp/np_ first (Tile and CopyOut read them), then the weights, then "
+          "Tile().",),
+}
+
+
+@LAB.exercise("ex4", points=2, title="cache the Conv2D weights on chip", hints=CACHE_HINTS)
+def _ex4(ctx: Context) -> None:
+    from ascend_sim import launch
+    kern = ctx.answer("conv_cached_kernel")
+    res = None
+    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CACHE_CASE]:
+        x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
+        w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
+        golden = conv_reference(x, w, None, pad).transpose(0, 2, 3, 1).reshape(-1, O)      # [pixels, O]
+        cols, wmat = im2col(x, K, K, pad), np.ascontiguousarray(w.reshape(O, -1).T)
+        y = np.full((cols.shape[0], O), np.nan, np.float16)
+        with ctx.case(f"{n}x{C}x{H}x{W} input, {O} filters {K}x{K}, pad {pad}"):
+            res = ctx.call(launch, kern, 24, cols, wmat, y, cols.shape[0], O, C * K * K,
+                           gm_names=["cols", "wmat", "y"])
+            ctx.expect_close(y, golden, sentinel=np.nan)
+    with ctx.case("LeNet-5 conv2 on 64 images"):
+        ctx.expect_cycles(res.cycles, CACHE_BUDGET, advice="copy the weights into L1 once per core, not per tile")
+
+
+_EX5_BUDGET_HINTS = (
     "The default operator gives each of 24 cores a 64x48 block of C: B then arrives as 256 rows of 96 bytes, "
     "and a GM copy pays one 512-byte package per row.",
     "Give each core whole rows of C (singleN = 256): every B row it copies is 512 bytes. 16 cores x 16 rows "
     "cover M = 256.",
     "Keep two buffers per queue (depth=2) so the next K step is copied while the cube works on this one; "
     "baseK = 64 fits two B steps in L0B (64 KB).",
-))
-def _ex2(ctx: Context) -> None:
+)
+
+
+@LAB.exercise("ex5", points=3, title="a cube tiling >= 30 % faster than the default", hints={
+    "budget": _EX5_BUDGET_HINTS,
+    "values": ("Does the tiling describe the real problem (M, N, K = 256)? A shorter K drops part of every sum.",),
+    "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
+                      "of C in GM.",
+                      "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...): dstStride = t.N, srcStride = "
+                      "the tile's rows rounded up to 16 (self.rp)."),
+    "*": _EX5_BUDGET_HINTS[:1],
+})
+def _ex5(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("matmul_256")
     a, b = ctx.rng.uniform(-1, 1, (2, 256, 256)).astype(np.float16)
     c = np.full((256, 256), np.nan, np.float16)
-    with ctx.case(f"256x256x256 half on {EX2_BLOCKS} blocks"):
-        res = ctx.call(launch, kern, EX2_BLOCKS, a, b, c, gm_names=["a", "b", "c"])
+    with ctx.case(f"256x256x256 half on {EX5_BLOCKS} blocks"):
+        res = ctx.call(launch, kern, EX5_BLOCKS, a, b, c, gm_names=["a", "b", "c"])
         ctx.expect_close(c, matmul_reference(a, b), sentinel=np.nan)
         ctx.expect_cycles(res.cycles, CUBE_BUDGET, advice=f"the default operator takes {DEFAULT_256_CYCLES:,} "
                           "cycles; be >= 30 % faster")
 
 
-@LAB.exercise("ex3", points=3, title="fused MatMul + Add + ReLU", hints=(
+_EX6_BUDGET_HINTS = (
     "The bias needs the BT buffer: build the tiling with bias=True, so the kernel loads it (C1 -> C2) and the "
     "first Mmad starts from it; pass the bias GM pointer to Init.",
     "ReLU costs nothing on the way out: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
     "QuantMode_t.F322F16).",
     f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) needs the default "
     "depth=2 (double buffering).",
-))
-def _ex3(ctx: Context) -> None:
+)
+
+
+@LAB.exercise("ex6", points=3, title="fused MatMul + Add + ReLU", hints={
+    "budget": _EX6_BUDGET_HINTS,
+    "values": ("Which part of relu(a @ b + bias) is missing: negatives in the output (ReLU), or an offset per "
+               "column (the bias)?",
+               "ReLU: reluEn=True in FixpipeParamsV220; the bias: choose_tiling(..., bias=True) so the kernel "
+               "loads it into BT and the first Mmad starts from it."),
+    "*": _EX6_BUDGET_HINTS[:1],
+})
+def _ex6(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("matmul_add_relu")
     res = None
@@ -106,14 +311,22 @@ def _ex3(ctx: Context) -> None:
         ctx.expect_cycles(res.cycles, FUSED_BUDGET, advice="keep two buffers per queue (depth=2)")
 
 
-@LAB.exercise("ex4", points=2, title="fix a UB bank conflict", hints=(
+_EX8_BUDGET_HINTS = (
     "A UB address decodes as bank_id = addr[17:16], group = addr[8:5]: a 256-byte repeat touches 8 of the 16 "
     "groups. Two reads in one group cost a cycle each.",
     "Put y in the other 8 groups (an offset of 0x100 within 512 bytes) and in another bank_id (another 64 KB), "
     "and keep the buffers from overlapping (4096 floats = 0x4000 bytes each).",
     "The profile's vector time per Add shows it: 64 repeats should take about 64 cycles, not twice that.",
-))
-def _ex4(ctx: Context) -> None:
+)
+
+
+@LAB.exercise("ex8", points=2, title="fix a UB bank conflict", hints={
+    "budget": _EX8_BUDGET_HINTS,
+    "values": ("Do two of x, y and z overlap? Each holds 4096 floats = 0x4000 bytes from its address.",
+               "Keep the three 16 KB ranges apart: addrs[i] + 0x4000 <= addrs[j] for any two of them."),
+    "*": _EX8_BUDGET_HINTS[:1],
+})
+def _ex8(ctx: Context) -> None:
     from ascend_sim import launch
     kern = ctx.answer("add_banks")
     res = None
