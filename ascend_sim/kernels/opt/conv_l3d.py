@@ -1,14 +1,14 @@
 """Conv2D on the cube with LoadData3D: the feature map read once into L1, img2col done by the MTE1 into L0A.
 
-The path (one AIC per group of images, images split over the cores):
+The path (the (image, chunk of output pixels) work items split evenly over the cube cores):
 
 * the host lays the input out as NC1HWC0 (5HD, the format LoadData3D documents: "将NC1HWC0格式的Feature Map完成
   Image to Column展开"; channels padded to C0 = 16) and the weights as FRACTAL_Z rows ``(c1, kh, kw, c0) x Cout``;
   these are layout conversions (TransData on a device), not simulated;
 * the weights go GM -> L1 (Nd2Nz) -> L0B (transposed to ZN) **once per core** and stay there; the float bias
   goes GM -> C1 -> the BT buffer once;
-* per group of ``images`` images: one DataCopy of their feature maps into L1 (double-buffered: the next
-  group's copy runs while the cube works on this one);
+* per image: one DataCopy of its feature map into L1 (double-buffered: the next image's copy runs while
+  the cube works on this one);
 * per image and per chunk of ``m_chunk`` output pixels: ``LoadData3DParamsV2`` unfolds the rows (img2col,
   图像转列) into L0A, one Mmad with the bias from BT, one Fixpipe writes the rows (NHWC, fp32 -> fp16 and ReLU
   on the way).
@@ -49,7 +49,6 @@ class ConvL3DTiling:
     KW: int
     pad: int
     m_chunk: int              # output pixels per LoadData3D / Mmad / Fixpipe (a multiple of 16)
-    images: int = 1           # images per L1 copy
     cores: int = 24
     relu: bool = False
     out_dtype: np.dtype = np.dtype(np.float16)
@@ -75,18 +74,18 @@ class ConvL3DTiling:
         return self.Cp * self.H * self.W
 
     @property
-    def groups(self) -> int:
-        return -(-self.N // self.images)
+    def items(self) -> int:
+        """Work items: (image, chunk of ``m_chunk`` output pixels)."""
+        return self.N * -(-self.M // self.m_chunk)
 
     @property
     def block_dim(self) -> int:
-        return max(1, min(self.cores, self.groups))
+        return max(1, min(self.cores, self.items))
 
 
 def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: int = 0, *, relu: bool = False,
                        out_dtype=np.float16, cores: int | None = None, chip=None) -> ConvL3DTiling:
-    """Two L0A buffers of the largest 16-row chunk that fits, at most one image's output per chunk; as many
-    images per L1 copy as keep every core busy (at most 8, two buffers in a quarter of L1)."""
+    """Two L0A and two L0C buffers of the largest 16-row chunk that fits, at most one image's output."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
     cp, op = _up(C, C0), _up(O, C0)
@@ -97,13 +96,11 @@ def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int,
                          f"two 16-row chunks in L0A; split the output channels or the kernel first")
     m_chunk = min(_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
                   (chip.l0c_bytes // 2) // (op * 4) // C0 * C0)
-    per_core = -(-N // cores)
-    images = max(1, min(8, per_core, (chip.l1_bytes // 8) // (cp * H * W * 2)))
-    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, images, cores, relu, np.dtype(out_dtype))
+    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype))
 
 
 class KernelConvL3D:
-    """One cube core: weights resident in L0B, bias in BT, its image groups streamed through L1."""
+    """One cube core: weights resident in L0B, bias in BT, its images streamed through L1."""
 
     def Init(self, x, w, bias, y, t: ConvL3DTiling) -> None:
         self.t = t
@@ -113,7 +110,7 @@ class KernelConvL3D:
         self.yGm.SetGlobalBuffer(y, t.N * t.M * t.Op)
         self.pipe = TPipe()
         self.qF = TQue(TPosition.A1, 2)
-        self.pipe.InitBuffer(self.qF, 2, t.images * t.fmap * 2)
+        self.pipe.InitBuffer(self.qF, 2, t.fmap * 2)
         self.qW1, self.qW2 = TQue(TPosition.B1, 1), TQue(TPosition.B2, 1)
         self.pipe.InitBuffer(self.qW1, 1, t.K * t.Op * 2)
         self.pipe.InitBuffer(self.qW2, 1, t.K * t.Op * 2)
@@ -127,29 +124,33 @@ class KernelConvL3D:
         self.pipe.InitBuffer(self.qC2, 1, t.Op * 4)
 
     def Process(self) -> None:
+        """This core's contiguous share of the (image, chunk) work items: every core gets the same number of
+        Fixpipe rows (+- one chunk) even when the images do not divide evenly; each image it touches is
+        copied into L1 once, the next one while the cube works on this one."""
         t = self.t
-        mine = list(range(GetBlockIdx(), t.groups, GetBlockNum()))
-        if not mine:
+        chunks = -(-t.M // t.m_chunk)
+        items, cores, me = t.N * chunks, GetBlockNum(), GetBlockIdx()
+        lo, hi = items * me // cores, items * (me + 1) // cores
+        if lo >= hi:
             return
-        self.CopyInFmap(mine[0])
+        first, last = lo // chunks, (hi - 1) // chunks
+        self.CopyInFmap(first)
         w2, bt = self.LoadWeights(), self.LoadBias()
-        for i, g in enumerate(mine):
-            if i + 1 < len(mine):               # prefetch the next group while the cube works on this one
-                self.CopyInFmap(mine[i + 1])
+        for img in range(first, last + 1):
+            if img < last:                      # prefetch the next image while the cube works on this one
+                self.CopyInFmap(img + 1)
             f1 = self.qF.DeQue(half)
-            for j in range(min(t.images, t.N - g * t.images)):
-                for m0 in range(0, t.M, t.m_chunk):
-                    self.Chunk(f1, j, g * t.images + j, m0, w2, bt)
+            for c in range(max(lo, img * chunks) - img * chunks, min(hi, (img + 1) * chunks) - img * chunks):
+                self.Chunk(f1, img, c * t.m_chunk, w2, bt)
             self.qF.FreeTensor(f1)
         self.qW2.FreeTensor(w2)
         self.qC2.FreeTensor(bt)
 
-    def CopyInFmap(self, g: int) -> None:
-        """One contiguous copy of the group's NC1HWC0 feature maps into L1."""
+    def CopyInFmap(self, img: int) -> None:
+        """One contiguous copy of the image's NC1HWC0 feature map into L1."""
         t = self.t
-        n = min(t.images, t.N - g * t.images)
         f1 = self.qF.AllocTensor(half)
-        DataCopy(f1, self.xGm[g * t.images * t.fmap], n * t.fmap)
+        DataCopy(f1, self.xGm[img * t.fmap], t.fmap)
         self.qF.EnQue(f1)
 
     def LoadWeights(self):
@@ -182,7 +183,7 @@ class KernelConvL3D:
         self.qC2.EnQue(bt)
         return self.qC2.DeQue(float32)
 
-    def Chunk(self, f1, j: int, img: int, m0: int, w2, bt) -> None:
+    def Chunk(self, f1, img: int, m0: int, w2, bt) -> None:
         """Output pixels [m0, m0 + rows) of one image: LoadData3D -> Mmad (+ bias) -> Fixpipe (ReLU, cast)."""
         t = self.t
         rows = min(t.m_chunk, t.M - m0)
@@ -190,8 +191,8 @@ class KernelConvL3D:
         p = t.pad
         # {padList, l1H, l1W, channelSize, kExtension, mExtension, kStartPt, mStartPt, strideW, strideH, filterW,
         #  filterH, dilationFilterW, dilationFilterH, enTranspose, enSmallK, padValue}
-        LoadData(a2, f1[j * t.fmap], LoadData3DParamsV2([p, p, p, p], t.H, t.W, t.Cp, t.K, rows, 0, m0, 1, 1, t.KW,
-                                                        t.KH, 1, 1, False, False, 0))
+        LoadData(a2, f1, LoadData3DParamsV2([p, p, p, p], t.H, t.W, t.Cp, t.K, rows, 0, m0, 1, 1, t.KW, t.KH, 1, 1,
+                                            False, False, 0))
         self.qA2.EnQue(a2)
         a2 = self.qA2.DeQue(half)
         co1 = self.qCO1.AllocTensor(float32)
@@ -229,14 +230,20 @@ def weights_fractal_z(w: np.ndarray, cp: int, op: int) -> np.ndarray:
     return np.ascontiguousarray(wp.reshape(op, cp // C0, C0, kh, kw).transpose(1, 3, 4, 2, 0).reshape(-1, op))
 
 
-def choose_pack(C: int, O: int, KH: int, KW: int, chip=None) -> int:
-    """Images packed side by side in one 16-channel C0 group: the most with ``pack * C <= 16`` whose
-    block-diagonal weights (``16 * KH * KW`` x ``pack * O``, half) still fit L0B (1 when C > 8)."""
+def choose_pack(C: int, O: int, KH: int, KW: int, out_dtype=np.float16, chip=None) -> int:
+    """Images packed side by side in one 16-channel C0 group (``pack * C <= 16``, block-diagonal weights
+    ``16 * KH * KW`` x ``pack * O`` half within L0B): the pack with the fewest GM packages per image written
+    by Fixpipe (each output row is one burst: 128 B costs one package, 160 B two; engine/timing)."""
     chip = get_chip(chip)
-    g = max(1, C0 // C) if C <= C0 // 2 else 1
-    while g > 1 and C0 * KH * KW * _up(g * O, C0) * 2 > chip.l0b_bytes:
-        g -= 1
-    return g
+    osz = np.dtype(out_dtype).itemsize
+
+    def packages(g: int) -> float:
+        row = _up(g * O, C0) * osz
+        return (row // 512 + (row % 512) // 256 + (row % 256) // 128 + bool(row % 128)) / g
+
+    fits = [g for g in range(1, max(1, C0 // C) + 1)
+            if C0 * KH * KW * _up(g * O, C0) * 2 <= chip.l0b_bytes or g == 1]
+    return min(fits, key=lambda g: (packages(g), -g)) if C * 2 <= C0 else 1
 
 
 def pack_images(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: int):
@@ -267,7 +274,7 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
         raise ValueError(f"conv2d_l3d: x {x.shape} and w {w.shape}: expected x [N, C, H, W], w [O, C, KH, KW]")
     n0, c0, o0 = x.shape[0], x.shape[1], w.shape[0]
-    g = pack or choose_pack(c0, o0, w.shape[2], w.shape[3], chip)
+    g = pack or choose_pack(c0, o0, w.shape[2], w.shape[3], out_dtype, chip)
     if g > 1:
         x, w, b = pack_images(x, w, b, g)
     n, c, h, wd = x.shape
@@ -284,4 +291,5 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     return np.ascontiguousarray(y[:n0]), res
 
 
-__all__ = ["ConvL3DTiling", "choose_conv_tiling", "choose_pack", "pack_images", "conv2d_l3d", "conv_l3d_kernel", "to_5hd", "weights_fractal_z"]
+__all__ = ["ConvL3DTiling", "choose_conv_tiling", "choose_pack", "pack_images", "conv2d_l3d", "conv_l3d_kernel",
+           "to_5hd", "weights_fractal_z"]
