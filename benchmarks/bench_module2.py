@@ -14,8 +14,9 @@ All times are simulated on the Ascend910B profile (1.85 GHz, 24 AIC / 48 AIV).
     -> fusion (ReLU on Fixpipe, no second kernel).
 (3) Conv2D + ReLU, LeNet's conv2 on 1,000 images: 6x14x14 -> 16x10x10, 5x5, fp16 (the source: 5 ms ->
     1 ms, 5x): naive (Module 1's vector conv re-reading the taps per chunk) + a ReLU kernel -> memory
-    (taps cached on chip: Module 1's conv2d) -> the cube (img2col + tiled matmul, weights resident in
-    L1) -> fusion (ReLU on Fixpipe).
+    (taps cached on chip: Module 1's conv2d) -> the cube (host img2col + tiled matmul, weights resident
+    in L1) -> fusion (ReLU on Fixpipe) -> LoadData3D (the 5HD feature map once in L1, img2col into L0A)
+    -> two images per C0 group (kernels/opt/conv_l3d).
 (4) LeNet-5, 1,000 held-out images: Module 1's runtime against models/lenet_opt, per operator.
 """
 from __future__ import annotations
