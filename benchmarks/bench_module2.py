@@ -14,8 +14,9 @@ All times are simulated on the Ascend910B profile (1.85 GHz, 24 AIC / 48 AIV).
     -> fusion (ReLU on Fixpipe, no second kernel).
 (3) Conv2D + ReLU, LeNet's conv2 on 1,000 images: 6x14x14 -> 16x10x10, 5x5, fp16 (the source: 5 ms ->
     1 ms, 5x): naive (Module 1's vector conv re-reading the taps per chunk) + a ReLU kernel -> memory
-    (taps cached on chip: Module 1's conv2d) -> the cube (img2col + tiled matmul, weights resident in
-    L1) -> fusion (ReLU on Fixpipe).
+    (taps cached on chip: Module 1's conv2d) -> the cube (host img2col + tiled matmul, weights resident
+    in L1) -> fusion (ReLU on Fixpipe) -> LoadData3D (the 5HD feature map once in L1, img2col into L0A)
+    -> two images per C0 group (kernels/opt/conv_l3d).
 (4) LeNet-5, 1,000 held-out images: Module 1's runtime against models/lenet_opt, per operator.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 from ascend_sim.kernels import relu
 from ascend_sim.kernels.matmul import run_matmul
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube
+from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
 from ascend_sim.kernels.opt.conv_weights import conv2d_weights
 from ascend_sim.kernels.opt.default_matmul import default_matmul, default_tiling
 from ascend_sim.kernels.opt.tiled_matmul import choose_tiling, tiled_matmul
@@ -109,14 +111,22 @@ def conv_steps(n: int = 1000) -> str:
     y2, cube = conv2d_cube(x, w, b.astype(np.float32), 0)
     _, relu2 = relu(y2)
     y3, fused = conv2d_cube(x, w, b.astype(np.float32), 0, relu=True)
+    y4, l3d = conv2d_l3d(x, w, b.astype(np.float32), 0, relu=True, pack=1)
+    y5, packed = conv2d_l3d(x, w, b.astype(np.float32), 0, relu=True)
     assert np.array_equal(y0, y1) and np.array_equal(np.maximum(y2, 0), y3)
+    assert np.array_equal(y4, y5) and np.abs(y5.astype(np.float32) - y3.astype(np.float32)).max() < 2e-3
     steps = [("0 naive: vector conv, taps re-read per chunk + ReLU kernel", [naive, relu0]),
              ("1 memory: taps cached on chip (Module 1 conv2d) + ReLU", [cached, relu1]),
-             ("2 cube: img2col + tiled matmul, weights resident in L1 + ReLU", [cube, relu2]),
-             ("3 fusion: bias in BT, ReLU on Fixpipe (one kernel)", [fused])]
+             ("2 cube: host img2col + tiled matmul, weights in L1 + ReLU", [cube, relu2]),
+             ("3 fusion: bias in BT, ReLU on Fixpipe (one kernel)", [fused]),
+             ("4 LoadData3D: 5HD map once in L1, img2col into L0A", [l3d]),
+             ("5 2 images per C0 group (block-diagonal weights)", [packed])]
     gm = lambda r: sum(rec.nbytes for rec in r.trace if rec.pipe in ("MTE2",))  # noqa: E731
+    fix = lambda r: r.profile().ratios.get("aic_fixpipe_ratio", 0)  # noqa: E731
     return (steps_table(steps, "Conv2D 5 ms -> 1 ms (5x)") +
-            f"\n\nGM bytes read by the conv: vector {gm(cached):,}, cube (img2col matrix) {gm(cube):,}")
+            f"\n\nGM bytes read by the conv: vector {gm(cached):,}, cube with host img2col {gm(cube):,}, "
+            f"LoadData3D {gm(l3d):,}, packed {gm(packed):,}; Fixpipe busy: LoadData3D {fix(l3d):.0%}, "
+            f"packed {fix(packed):.0%}")
 
 
 def lenet(full: bool, mnist_dir: str | None) -> str:
@@ -144,9 +154,10 @@ def main(argv=None) -> int:
     ap.add_argument("--full", action="store_true", help="also the real 10k MNIST test set (report only)")
     ap.add_argument("--mnist-dir", default=None)
     ap.add_argument("--only", choices=["256", "matmul", "conv", "lenet"], default=None)
+    ap.add_argument("--conv-images", type=int, default=1000, help="images of the Conv2D steps (1000: 0.12 ms naive; time grows linearly)")
     args = ap.parse_args(argv)
     parts = {"256": ("256x256x256 cube exercise", exercise_256), "matmul": ("MatMul + ReLU steps", matmul_steps),
-             "conv": ("Conv2D + ReLU steps", conv_steps),
+             "conv": ("Conv2D + ReLU steps", lambda: conv_steps(args.conv_images)),
              "lenet": ("LeNet-5 inference", lambda: lenet(args.full, args.mnist_dir))}
     for key, (title, fn) in parts.items():
         if args.only in (None, key):

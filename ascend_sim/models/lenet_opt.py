@@ -2,11 +2,10 @@
 
 Compared with Module 1's graph (``lenet.lenet_graph``: 12 launches per batch):
 
-* conv1 + relu1 -> ``conv2d_relu``: the vector conv (weights cached on chip per block) with ReLU fused
-  before the copy out (conv1 stays on the vector unit: C = 1, O = 6 wastes the 16x16x16 cube and its
-  img2col matrix reads 25 values per pixel from GM, measured slower);
-* conv2 + relu2 -> ``conv2d_cube`` with ReLU on Fixpipe: img2col (explicit, on the host: no LoadData3D
-  yet) + the tiled cube matmul with the weights resident in L1 and the bias in BT;
+* conv1 + relu1 and conv2 + relu2 -> ``conv2d_l3d``: the cube with LoadData3D (each feature map read once
+  into L1 as NC1HWC0, img2col into L0A, weights resident in L0B, bias in BT, ReLU on Fixpipe); the small
+  channel counts (1 and 6) are filled by packing images into the 16-channel C0 group (10 and 2 images,
+  block-diagonal weights);
 * fc1 + relu3, fc2 + relu4 -> the tiled cube matmul with bias and ReLU in the epilogue; fc3 without ReLU;
 * pool1, pool2 and softmax are Module 1's kernels.
 
@@ -18,15 +17,15 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ascend_sim.kernels.opt.conv_cube import conv2d_cube
+from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
 from ascend_sim.kernels.opt.conv_relu_vec import conv2d_relu
 from ascend_sim.kernels.opt.tiled_matmul import tiled_matmul
 from ascend_sim.models.lenet import Graph, LeNetRuntime, Node, lenet_graph
 
 
 def conv_relu_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, chip=None, **_: Any):
-    """relu(conv2d) on the cube (img2col + tiled matmul, ReLU on Fixpipe); float16 out."""
-    return conv2d_cube(x, w, np.asarray(b, np.float32), pad, relu=True, chip=chip)
+    """relu(conv2d) on the cube (LoadData3D img2col + Mmad, bias in BT, ReLU on Fixpipe); float16 out."""
+    return conv2d_l3d(x, w, np.asarray(b, np.float32), pad, relu=True, chip=chip)
 
 
 def linear_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, relu: bool = False, chip=None, **_: Any):
@@ -56,7 +55,7 @@ def lenet_opt_graph(weights: Mapping[str, np.ndarray]) -> Graph:
         return Node(name, op, (src,), params)
 
     return Graph([
-        layer("conv1+relu1", "conv_relu", "input", w=w["conv1.w"], b=w["conv1.b"], pad=2),
+        layer("conv1+relu1", "conv_relu_cube", "input", w=w["conv1.w"], b=w["conv1.b"], pad=2),
         layer("pool1", "maxpool2d", "conv1+relu1", k=2, s=2),
         layer("conv2+relu2", "conv_relu_cube", "pool1", w=w["conv2.w"], b=w["conv2.b"], pad=0),
         layer("pool2", "maxpool2d", "conv2+relu2", k=2, s=2),

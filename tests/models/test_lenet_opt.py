@@ -15,7 +15,7 @@ def test_optimised_lenet_keeps_the_accuracy_and_is_faster():
     ref = lenet_predict_ref(load_lenet_weights(), x, np.float16)
     assert opt.accuracy == base.accuracy == float((ref == y).mean())
     assert (opt.predictions == base.predictions).mean() >= 0.995
-    assert opt.table.total_cycles < 0.75 * base.table.total_cycles
+    assert opt.table.total_cycles < 0.4 * base.table.total_cycles          # measured 3.16x on 1,000 images
     assert len(opt.table.rows) == 8 and len(base.table.rows) == 12      # 4 launches fused away
 
 

@@ -1,0 +1,87 @@
+"""kernels/opt/conv_l3d: Conv2D on the cube with LoadData3D (feature map once in L1), exact against numpy."""
+import numpy as np
+import pytest
+
+from ascend_sim import launch
+from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
+from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
+                                             weights_fractal_z)
+
+
+def ints(rng, shape, lo=-3, hi=4):
+    return rng.integers(lo, hi, shape).astype(np.float16)
+
+
+def direct_conv(x, w, b, pad):
+    """An independent direct convolution (float64, one tap at a time)."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = w.shape[2]
+    oh, ow = xp.shape[2] - k + 1, xp.shape[3] - w.shape[3] + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(k):
+        for j in range(w.shape[3]):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j].astype(np.float64))
+    return out + np.asarray(b, np.float64)[None, :, None, None]
+
+
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(5, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (5, 20, 9, 40, 3, 1),
+                                                (7, 3, 8, 5, 3, 1)], ids=["conv1", "conv2", "C20-C1x2", "C3-pack5"])
+@pytest.mark.parametrize("out", [np.float16, np.float32])
+def test_conv2d_l3d_exact(n, C, H, O, k, pad, out):
+    rng = np.random.default_rng(n * C * H)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, k, k)), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_l3d(x, w, b, pad, relu=True, out_dtype=out)
+    assert y.dtype == out and y.shape == (n, O, H + 2 * pad - k + 1, H + 2 * pad - k + 1)
+    np.testing.assert_array_equal(y, np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float32).astype(out))
+    assert any(r.op == "LoadData3D" for r in res.trace.records)
+
+
+@pytest.mark.parametrize("pack", [1, 2])
+def test_random_reals_match_to_fp32_rounding_and_the_host_img2col_version(pack):
+    rng = np.random.default_rng(4)
+    x, w = rng.uniform(-1, 1, (4, 6, 14, 14)).astype(np.float16), rng.uniform(-.3, .3, (16, 6, 5, 5)).astype(np.float16)
+    b = rng.uniform(-.1, .1, 16).astype(np.float32)
+    y, _ = conv2d_l3d(x, w, b, 0, out_dtype=np.float32, pack=pack)
+    # the cube sums K in float32 in its own order: equal to the float64 reference up to the last bits
+    np.testing.assert_allclose(y, conv_reference(x, w, b, 0, out_dtype=np.float32), rtol=1e-5, atol=1e-5)
+    y0, _ = conv2d_cube(x, w, b, 0, out_dtype=np.float32)
+    np.testing.assert_allclose(y, y0, rtol=1e-5, atol=1e-5)
+
+
+def test_wrong_weight_layout_or_padding_is_caught():
+    """The weights in NCHW column order ((c, kh, kw) instead of LoadData3D's (c1, kh, kw, c0)), or a wrong
+    bias, give numbers that differ from numpy: the exact test above can fail."""
+    rng = np.random.default_rng(5)
+    x, w, b = ints(rng, (2, 16, 6, 6)), ints(rng, (16, 16, 3, 3)), np.zeros(16, np.float32)
+    want = direct_conv(x, w, b, 1).astype(np.float16)
+    t = choose_conv_tiling(2, 16, 6, 6, 16, 3, 3, 1, out_dtype=np.float16)
+    wrong_w = np.ascontiguousarray(w.reshape(16, -1).T)                   # (c, kh, kw) rows: not FRACTAL_Z
+    y = np.zeros((2, t.OH, t.OW, t.Op), np.float16)
+    launch(conv_l3d_kernel, t.block_dim, to_5hd(x, 16), wrong_w, b, y, t)
+    assert not np.array_equal(y.transpose(0, 3, 1, 2), want)
+    y[...] = 0
+    launch(conv_l3d_kernel, t.block_dim, to_5hd(x, 16), weights_fractal_z(w, 16, 16), b, y, t)
+    np.testing.assert_array_equal(y.transpose(0, 3, 1, 2), want)       # the right layout: equal
+    nobias = np.full(16, 0.0, np.float32)
+    nobias[0] = 1.0                                                          # a bias the reference lacks
+    y[...] = 0
+    launch(conv_l3d_kernel, t.block_dim, to_5hd(x, 16), weights_fractal_z(w, 16, 16), nobias, y, t)
+    assert not np.array_equal(y.transpose(0, 3, 1, 2), want)
+
+
+def test_packing_and_the_feature_map_read_once():
+    assert choose_pack(1, 6, 5, 5) > 1 and choose_pack(6, 16, 5, 5) == 2 and choose_pack(20, 40, 3, 3) == 1
+    rng = np.random.default_rng(6)
+    x, w = ints(rng, (48, 6, 14, 14)), ints(rng, (16, 6, 5, 5))
+    _, res = conv2d_l3d(x, w, None, 0, pack=1)
+    _, host = conv2d_cube(x, w, None, 0)
+    gm_read = lambda r: sum(rec.nbytes for rec in r.trace.records if rec.pipe == "MTE2")  # noqa: E731
+    once = 48 * 16 * 14 * 14 * 2 + res.block_dim * (400 * 16 * 2 + 16 * 4)   # 5HD input once, weights+bias per core
+    assert gm_read(res) == once
+    assert gm_read(host) > 48 * 100 * 150 * 2                                 # the host img2col matrix (12.8x input)
+    assert res.cycles < host.cycles
+
+
+def test_weights_too_large_for_l0b_are_refused():
+    with pytest.raises(ValueError, match="must stay in L0B"):
+        choose_conv_tiling(1, 64, 8, 8, 64, 5, 5)
