@@ -1,0 +1,59 @@
+"""Module 4 (issue 17): LeNet-5 on one runtime, cloud (910B fp32/fp16/W4A16) and edge (310B fp16/int8).
+
+Accuracy on the real 10,000-image MNIST test set, simulated time per image and weight bytes per profile.
+The int8 profile is calibrated on the first 300 images of the shipped *training* subset (min-max and IFMR);
+nothing is chosen by the test-set score (the calibration set, methods and group size are fixed here).
+
+    python benchmarks/bench_module4.py [--limit N] [--mnist-dir DIR]
+
+Prints a markdown table (the one in benchmarks/RESULTS.md, section "Module 4").
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from ascend_sim.migrate.runtime import Runtime, load_model
+from ascend_sim.models.datasets import load_mnist_idx, load_mnist_subset
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = [("910B-fp32", None), ("910B-fp16", None), ("910B-w4a16", None), ("310B-fp16", None),
+        ("310B-int8", "minmax"), ("310B-int8", "ifmr")]
+CALIBRATION_IMAGES = 300
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=None, help="first N test images only (a quick check)")
+    ap.add_argument("--mnist-dir", default=os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent /
+                                                                                        "shared/data/mnist")))
+    args = ap.parse_args()
+    images, labels = load_mnist_idx(args.mnist_dir, "t10k")
+    if args.limit:
+        images, labels = images[:args.limit], labels[:args.limit]
+    calib = load_mnist_subset("train")[0][:CALIBRATION_IMAGES]
+    model = load_model("lenet5")
+    print(f"LeNet-5, {len(images):,} MNIST test images; int8 calibrated on {CALIBRATION_IMAGES} training images\n")
+    print("| profile | chip | activations calibration | accuracy | simulated us/image | weight bytes | host s |")
+    print("|---|---|---|---|---|---|---|")
+    note = ""
+    for profile, method in RUNS:
+        t0 = time.perf_counter()
+        rt = Runtime(model, profile, calibration=calib if method else None, act_method=method or "ifmr")
+        rep = rt.evaluate(images, labels)
+        print(f"| {profile} | {rt.profile.chip} | {method or '-'} | {rep.accuracy:.2%} | {rep.us_per_image:.3f} | "
+              f"{rep.weight_bytes:,} | {time.perf_counter() - t0:.0f} |", flush=True)
+        if rt.int4:
+            codes = sum(w.packed.nbytes for w in rt.int4.values())
+            scales = sum(w.scales.nbytes for w in rt.int4.values())
+            fp16 = sum(2 * n.params["w"].size for n in model.graph.nodes if "w" in n.params)
+            note = (f"W4A16 weights: packed int4 codes {codes:,} B + fp16 group scales {scales:,} B vs fp16 "
+                    f"weights {fp16:,} B: codes {codes / fp16 - 1:+.1%}, codes + scales "
+                    f"{(codes + scales) / fp16 - 1:+.1%} (K padded to the group of 32)")
+    print(f"\n{note}")
+
+
+if __name__ == "__main__":
+    main()
