@@ -69,6 +69,11 @@ class AttentionTiling:
         return b * self.S * self.N * self.D + n * self.D if self.layout == "BSH" else bh * self.S * self.D
 
     @property
+    def workspace_bytes(self) -> int:
+        """GM the kernel needs beyond Q, K, V and O: per group S_j (float), P_j (half) and O_j (float) tiles."""
+        return self.blocks * (BR * BC * 4 + BR * BC * 2 + BR * self.pitch * 4)
+
+    @property
     def q_blocks(self) -> int:
         return -(-self.S // BR)
 
@@ -303,7 +308,7 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
 
 
 def _workspaces(t: AttentionTiling) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.zeros(t.blocks * BR * BC, np.float32), np.zeros(t.blocks * BR * BC, np.float16),
+    return (np.zeros(t.blocks * BR * BC, np.float32), np.zeros(t.blocks * BR * BC, np.float16),  # workspace_bytes
             np.zeros(t.blocks * BR * t.pitch, np.float32))
 
 
