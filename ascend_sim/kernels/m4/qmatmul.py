@@ -1,6 +1,6 @@
 """Int8 matmul on the cube (int8 x int8 -> int32 in L0C) and a per-row dequantisation on the vector unit.
 
-``C[O, P] = Wq[O, K] @ Xq[P, K]^T`` runs through the high-level Matmul API with B transposed in GM
+``C[O, P] = Wq[O, K] @ Xq[P, K]^T`` runs through the high-level Matmul API (gemm.py) with B transposed in GM
 (int8 needs B as N x K: "int8 needs B transposed"), written out as int32 by Fixpipe (NoQuant). A second,
 AIV kernel dequantises each output row o (one output channel): ``y = half(relu?(float(C) * scale[o] +
 bias[o]))`` (Cast int32 -> float, Muls, Adds, Relu, Cast float -> half), AscendDequant's arithmetic
@@ -17,10 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import (Adds, Cast, DataCopy, GetBlockIdx, GetBlockNum, GlobalTensor, LaunchResult, Muls, Relu,
-                        RoundMode, TBuf, TPipe, TPosition, TQue, float32, half, int8, int32, kernel, launch, matmul_tiling)
-from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
+                        RoundMode, TBuf, TPipe, TPosition, TQue, float32, half, int32, kernel, launch)
+from ascend_sim.kernels.m4.gemm import gemm_bt
 
-ND = matmul_tiling.CubeFormat.ND
 K_ALIGN = 32            # int8 fractal: 16 x 32 (32 bytes per fractal row)
 P_ALIGN = 16            # columns of C per row rounded to a 32-byte block of half (and of int32 x 2)
 DEQ_TILE = 4096         # elements of one row handled per vector step
@@ -30,37 +29,6 @@ def _gm(ptr, dtype, size=None) -> GlobalTensor:
     g = GlobalTensor(dtype)
     g.SetGlobalBuffer(ptr, size)
     return g
-
-
-@kernel(core="AIC")
-def int8_matmul_kernel(a, b, c, tiling) -> None:
-    """One core's share of ``C = A @ B^T``: A ``[M, K]`` int8, B ``[N, K]`` int8, C ``[M, N]`` int32."""
-    t = tiling
-    pipe = TPipe()
-    types = (MatmulType(TPosition.GM, ND, int8, False), MatmulType(TPosition.GM, ND, int8, True),
-             MatmulType(TPosition.GM, ND, int32))
-    mm = Matmul(*types)
-    REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
-    blocks_m = -(-t.M // t.singleCoreM)
-    m_idx, n_idx = GetBlockIdx() % blocks_m, GetBlockIdx() // blocks_m
-    mm.SetTail(min(t.singleCoreM, t.M - m_idx * t.singleCoreM), min(t.singleCoreN, t.N - n_idx * t.singleCoreN))
-    mm.SetTensorA(_gm(a, int8)[m_idx * t.singleCoreM * t.Ka], False)
-    mm.SetTensorB(_gm(b, int8)[n_idx * t.singleCoreN * t.Kb], True)
-    mm.IterateAll(_gm(c, int32)[m_idx * t.singleCoreM * t.N + n_idx * t.singleCoreN])
-    mm.End()
-
-
-def int8_tiling(M: int, N: int, K: int, cores: int):
-    """The Matmul host tiling for int8 A ``[M, K]``, B^T ``[N, K]``, int32 C."""
-    tiler = matmul_tiling.MultiCoreMatmulTiling()
-    tiler.SetDim(cores)
-    tiler.SetAType("GM", ND, int8, False)
-    tiler.SetBType("GM", ND, int8, True)
-    tiler.SetCType("GM", ND, int32)
-    tiler.SetShape(M, N, K)
-    tiler.SetOrgShape(M, N, K)
-    tiler.EnableBias(False)
-    return tiler.tiling_or_raise()
 
 
 @dataclass(frozen=True)
@@ -131,9 +99,7 @@ def int8_linear_rows(wq: np.ndarray, xq: np.ndarray, scale: np.ndarray, bias: np
     a[:, :K] = wq
     b = np.zeros((Pp, Kp), np.int8)
     b[:P, :K] = xq
-    t = int8_tiling(O, Pp, Kp, _cores(chip, "AIC"))
-    c = np.zeros((O, Pp), np.int32)
-    r1 = launch(int8_matmul_kernel, t.usedCoreNum, a, b, c, t, chip=chip, gm_names=["w", "x", "c"])
+    c, r1 = gemm_bt(a, b, out_dtype=np.int32, chip=chip)
     dt = DequantTiling(O, Pp, min(DEQ_TILE, Pp), tuple(float(s) for s in scale), tuple(float(v) for v in bias),
                        relu)
     y = np.zeros((O, Pp), np.float16)
@@ -142,4 +108,4 @@ def int8_linear_rows(wq: np.ndarray, xq: np.ndarray, scale: np.ndarray, bias: np
     return y[:, :P], [r1, r2]
 
 
-__all__ = ["int8_matmul_kernel", "int8_tiling", "DequantTiling", "dequant_rows_kernel", "int8_linear_rows"]
+__all__ = ["DequantTiling", "dequant_rows_kernel", "int8_linear_rows"]
