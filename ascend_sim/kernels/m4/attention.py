@@ -10,7 +10,7 @@ naive (``attention_naive``)
 
 flash (``attention_flash``, one MIX launch)
     Per (head, block of BR query rows) the AIC computes ``S_j = Q_i K_j^T`` for one BC-column key block into a
-    per-group workspace and flags the two AIVs (CrossCoreSetFlag); each AIV takes half of the rows and runs
+    per-group workspace (two slots: S_{j+1} is computed while the AIVs work on S_j) and flags the two AIVs (CrossCoreSetFlag); each AIV takes half of the rows and runs
     the online softmax with SoftmaxFlashV2's update (migration_engineering.md s2, SoftmaxFlashV2.md):
     "x_max = max(inmax, rowmax(src)), dst = exp(src - x_max), exp_max = exp(inmax - x_max),
     x_sum = exp_max * insum + sum(dst)"; it writes ``P_j`` (half) and flags the AIC, which computes
@@ -71,7 +71,7 @@ class AttentionTiling:
     @property
     def workspace_bytes(self) -> int:
         """GM the kernel needs beyond Q, K, V and O: per group S_j (float), P_j (half) and O_j (float) tiles."""
-        return self.blocks * (BR * BC * 4 + BR * BC * 2 + BR * self.pitch * 4)
+        return self.blocks * (2 * BR * BC * 4 + BR * BC * 2 + BR * self.pitch * 4)
 
     @property
     def q_blocks(self) -> int:
@@ -240,6 +240,16 @@ def _copy_rows(dst, src, n: int, d: int, pitch: int, to_gm: bool) -> None:
 
 
 # ----------------------------------------------------------------------------- the MIX kernel
+def _scores_on_cube(qk, q, k, base: int, i: int, j: int, m_i: int, n_j: int, pitch: int, d: int, dst) -> None:
+    """AIC: S_j = Q_i K_j^T (float32) into a workspace slot, then flag the AIVs."""
+    qk.SetOrgShape(BR, BC, pitch)
+    qk.SetTail(m_i, n_j, d)
+    qk.SetTensorA(_gm(q, half)[base + i * BR * pitch])
+    qk.SetTensorB(_gm(k, half)[base + j * BC * pitch], True)
+    qk.IterateAll(dst)
+    CrossCoreSetFlag(2, PIPE_FIX, FLAG_S)
+
+
 @kernel(core="MIX")
 def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: AttentionTiling) -> None:
     """One group (AIC + 2 AIV) per work item (head, query block), items dealt round robin."""
@@ -257,7 +267,7 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
     else:
         half_rows = BR // 2
         rows = OnlineSoftmaxRows(pipe, half_rows, t.D)
-    s_ws = _gm(ws_s, float32)[group * BR * BC]
+    s_ws = _gm(ws_s, float32)[group * 2 * BR * BC]
     p_ws = _gm(ws_p, half)[group * BR * BC]
     o_ws = _gm(ws_o, float32)[group * BR * pitch]
     for item in range(group, t.B * t.N * t.q_blocks, groups):
@@ -270,15 +280,19 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
             n = max(0, min(half_rows, m_i - r0))
             if n:
                 rows.start(n)
-        for j in range(t.kv_blocks(b, i)):
-            n_j = min(BC, t.S - j * BC, t.kv_len[b] - j * BC)
-            if is_aic:
-                qk.SetOrgShape(BR, BC, pitch)
-                qk.SetTail(m_i, n_j, t.D)
-                qk.SetTensorA(_gm(q, half)[base + i * BR * pitch])
-                qk.SetTensorB(_gm(k, half)[base + j * BC * pitch], True)
-                qk.IterateAll(s_ws)
-                CrossCoreSetFlag(2, PIPE_FIX, FLAG_S)
+        nkv = t.kv_blocks(b, i)
+
+        def n_cols(j: int) -> int:
+            return min(BC, t.S - j * BC, t.kv_len[b] - j * BC)
+        if is_aic:
+            _scores_on_cube(qk, q, k, base, i, 0, m_i, n_cols(0), pitch, t.D, s_ws)
+        for j in range(nkv):
+            n_j = n_cols(j)
+            s_slot = s_ws[(j % 2) * BR * BC]
+            if is_aic:      # S_{j+1} into the other slot while the vector cores work on S_j
+                if j + 1 < nkv:
+                    _scores_on_cube(qk, q, k, base, i, j + 1, m_i, n_cols(j + 1), pitch, t.D,
+                                    s_ws[((j + 1) % 2) * BR * BC])
                 CrossCoreWaitFlag(FLAG_P)
                 CrossCoreWaitFlag(FLAG_P)
                 pv.SetOrgShape(BR, pitch, BC)
@@ -292,7 +306,7 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
             if n:
                 diag = t.causal and j == i
                 col_row = n_j if n_j < BC else None
-                rows.scores(s_ws[r0 * BC], n, t.scale, bias_rows=diag,
+                rows.scores(s_slot[r0 * BC], n, t.scale, bias_rows=diag,
                             bias_gm=_gm(tri, float32)[r0 * BC] if diag else
                             (_gm(cols, float32)[col_row * BC] if col_row is not None else None))
                 if diag and col_row is not None:
@@ -308,7 +322,7 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
 
 
 def _workspaces(t: AttentionTiling) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.zeros(t.blocks * BR * BC, np.float32), np.zeros(t.blocks * BR * BC, np.float16),  # workspace_bytes
+    return (np.zeros(t.blocks * 2 * BR * BC, np.float32), np.zeros(t.blocks * BR * BC, np.float16),  # workspace_bytes
             np.zeros(t.blocks * BR * t.pitch, np.float32))
 
 
