@@ -22,15 +22,16 @@ def _rows(layer: QuantLayer, cols: np.ndarray, relu: bool, chip) -> tuple[np.nda
     return int8_linear_rows(layer.wq, cols, scale, bias, relu=relu, chip=chip)
 
 
-def int8_conv2d(x: np.ndarray, layer: QuantLayer, kh: int, kw: int, pad: int = 0, *, relu: bool = False,
-                chip=None) -> tuple[np.ndarray, list[LaunchResult]]:
-    """``x [N, C, H, W]`` -> half ``[N, O, OH, OW]`` (stride 1), ReLU fused into the dequant when asked."""
+def int8_conv2d(x: np.ndarray, layer: QuantLayer, kh: int, kw: int, pad: int = 0, *, stride: int = 1,
+                relu: bool = False, chip=None) -> tuple[np.ndarray, list[LaunchResult]]:
+    """``x [N, C, H, W]`` -> half ``[N, O, OH, OW]`` (every ``stride``-th window), ReLU fused into the dequant."""
     xq = quant.quantize(np.asarray(x, np.float32), layer.act)
     if pad:
         xq = np.pad(xq, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=int(layer.act.offset))
     n, _, h, w = xq.shape
-    oh, ow = h - kh + 1, w - kw + 1
-    cols = np.ascontiguousarray(im2col(xq, kh, kw, 0))
+    cols = im2col(xq, kh, kw, 0).reshape(n, h - kh + 1, w - kw + 1, -1)[:, ::stride, ::stride]
+    oh, ow = cols.shape[1:3]
+    cols = np.ascontiguousarray(cols.reshape(n * oh * ow, -1))
     y, res = _rows(layer, cols, relu, chip)
     return y.reshape(-1, n, oh, ow).transpose(1, 0, 2, 3), res
 

@@ -13,10 +13,11 @@ from typing import Mapping
 import numpy as np
 
 from ascend_sim.migrate import quant
+from ascend_sim.migrate.resnet import conv_ref
 from ascend_sim.models import lenet_reference as ref
 from ascend_sim.models.lenet import Graph, Node
 
-QUANTISED_OPS = ("conv2d", "linear")
+QUANTISED_OPS = ("conv2d", "conv_cube", "linear")
 ACT_METHODS = {"minmax": quant.minmax, "ifmr": quant.ifmr, "hfmg": quant.hfmg}
 
 REFERENCE_OPS = {
@@ -26,6 +27,8 @@ REFERENCE_OPS = {
     "flatten": lambda x: x.reshape(len(x), -1),
     "linear": lambda x, w, b: ref.linear_ref(x, w, b),
     "softmax": lambda x: ref.softmax_ref(x),
+    "conv_cube": lambda x, w, b, stride=1: conv_ref(x, w, b, stride),
+    "add_relu": lambda x, y: np.maximum(x + y, 0),
 }
 
 

@@ -75,3 +75,28 @@ def resnet_predict_ref(params: Mapping[str, np.ndarray], x: np.ndarray, batch: i
 
 __all__ = ["BN_EPS", "CONVS", "WEIGHTS_FILE", "load_resnet_weights", "fold_bn", "fold_head", "conv_ref",
            "resnet_logits_ref", "resnet_predict_ref"]
+
+
+def resnet_graph(params: Mapping[str, np.ndarray]):
+    """The folded network as a runtime Graph: conv_cube nodes (BN folded), relu, add_relu, flatten, linear."""
+    from ascend_sim.models.lenet import Graph, Node
+
+    def conv(name: str, src: str) -> Node:
+        w, b = fold_bn(params, name)
+        return Node(name, "conv_cube", (src,), {"w": w, "b": b, "stride": CONVS[name][3]})
+
+    hw = (28 // 2) * (28 // 2)
+    wf, bf = fold_head(params, hw)
+    return Graph([
+        conv("stem", "input"), Node("stem.relu", "relu", ("stem",)),
+        conv("b1.conv1", "stem.relu"), Node("b1.relu1", "relu", ("b1.conv1",)),
+        conv("b1.conv2", "b1.relu1"), Node("b1.out", "add_relu", ("b1.conv2", "stem.relu")),
+        conv("b2.conv1", "b1.out"), Node("b2.relu1", "relu", ("b2.conv1",)),
+        conv("b2.conv2", "b2.relu1"), conv("b2.down", "b1.out"),
+        Node("b2.out", "add_relu", ("b2.conv2", "b2.down")),
+        Node("flatten", "flatten", ("b2.out",)),
+        Node("fc", "linear", ("flatten",), {"w": wf, "b": bf}),
+    ])
+
+
+__all__ += ["resnet_graph"]

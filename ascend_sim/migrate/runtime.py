@@ -28,6 +28,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ascend_sim.hw.chips import get_chip
+from ascend_sim.kernels.m4.conv_cube import conv_cube
+from ascend_sim.kernels.m4.residual import add_relu
 from ascend_sim.migrate.int8_ops import int8_conv2d, int8_linear
 from ascend_sim.migrate.ptq import QUANTISED_OPS, QuantLayer, calibrate
 from ascend_sim.migrate.w4a16 import Int4Weight, int4_graph
@@ -61,10 +63,17 @@ class Model:
     graph: Graph
 
 
+MODELS = ("lenet5", "resnet")
+OPS = {**DEFAULT_OPS, "conv_cube": conv_cube, "add_relu": add_relu}
+
+
 def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = None) -> Model:
     """The named model graph with ``weights`` (default: the bundled trained weights)."""
-    if name != "lenet5":
-        raise ValueError(f"unknown model {name!r}; available: ['lenet5']")
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; available: {list(MODELS)}")
+    if name == "resnet":
+        from ascend_sim.migrate.resnet import load_resnet_weights, resnet_graph
+        return Model(name, resnet_graph(load_resnet_weights() if weights is None else weights))
     if weights is None:
         from ascend_sim.models.lenet_reference import load_lenet_weights
         weights = load_lenet_weights()
@@ -173,12 +182,14 @@ class Runtime:
         chip = self.profile.chip
         if node.name in self.int8:
             q = self.int8[node.name]
-            if node.op == "conv2d":
+            if node.op in ("conv2d", "conv_cube"):
                 kh, kw = node.params["w"].shape[2:]
-                return int8_conv2d(args[0], q, kh, kw, node.params.get("pad", 0), relu=relu, chip=chip)
+                pad = node.params.get("pad", kh // 2 if node.op == "conv_cube" else 0)
+                return int8_conv2d(args[0], q, kh, kw, pad, stride=node.params.get("stride", 1), relu=relu,
+                                   chip=chip)
             return int8_linear(args[0], q, relu=relu, chip=chip)
-        out = DEFAULT_OPS[node.op](*args, **node.params, dtype=self.kernel_dtype, chip=chip) \
-            if node.op != "flatten" else DEFAULT_OPS[node.op](*args)
+        out = OPS[node.op](*args, **node.params, dtype=self.kernel_dtype, chip=chip) \
+            if node.op != "flatten" else OPS[node.op](*args)
         y, res = out
         return np.asarray(y, self.kernel_dtype), ([] if res is None else [res])
 

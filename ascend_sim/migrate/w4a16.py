@@ -14,7 +14,7 @@ import numpy as np
 from ascend_sim.migrate import quant
 from ascend_sim.models.lenet import Graph, Node
 
-WEIGHT_OPS = ("conv2d", "linear")
+WEIGHT_OPS = ("conv2d", "conv_cube", "linear")
 
 
 @dataclass(frozen=True)
