@@ -135,6 +135,10 @@ class Runtime:
         self.stats = {n.name: OpTime(n.name, n.op) for n in self.graph.nodes}
         self.images = 0
 
+    def time_rows(self) -> list[OpTime]:
+        """The per-node simulated times accumulated since the last reset (nodes that launched something)."""
+        return [self.stats[n.name] for n in self.graph.nodes if self.stats[n.name].launches]
+
     # --- memory ----------------------------------------------------------------
     def weight_bytes(self) -> int:
         """Bytes of parameters the device holds in this profile (codes, scales and biases)."""
@@ -207,8 +211,7 @@ class Runtime:
         t0 = time.perf_counter()
         pred = self.run(images, batch).argmax(axis=1)
         correct = int((pred == labels).sum())
-        table = TimeTable([self.stats[n.name] for n in self.graph.nodes if self.stats[n.name].launches],
-                          self.images, get_chip(self.profile.chip).name)
+        table = TimeTable(self.time_rows(), self.images, get_chip(self.profile.chip).name)
         return RunReport(self.profile.name, correct / max(len(labels), 1), correct, len(labels), table,
                          self.weight_bytes(), time.perf_counter() - t0, pred)
 
