@@ -31,7 +31,7 @@ from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
 from ascend_sim.migrate.int8_ops import int8_conv2d, int8_linear
-from ascend_sim.migrate.ptq import QUANTISED_OPS, QuantLayer, calibrate
+from ascend_sim.migrate.ptq import QuantLayer, calibrate
 from ascend_sim.migrate.w4a16 import Int4Weight, int4_graph
 from ascend_sim.models.datasets import normalize
 from ascend_sim.models.lenet import DEFAULT_OPS, Graph, Node, OpTime, TimeTable, lenet_graph
@@ -173,12 +173,7 @@ class Runtime:
             if relu and node.name in self.int8:
                 fused.add(nxt.name)
             values[node.name] = out
-            s = self.stats[node.name]
-            for r in results:
-                s.launches += 1
-                s.cycles += r.cycles
-                s.us += r.us
-                s.instructions += len(r.trace)
+            self.stats[node.name].add(results)
         self.images += len(x)
         return values[self.graph.output]
 

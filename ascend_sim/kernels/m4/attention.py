@@ -33,6 +33,7 @@ from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE3, Add, Adds, BinaryRep
                         ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe, TPosition, WaitFlag, WholeReduceMax, WholeReduceSum, float32,
                         half, kernel, launch, matmul_tiling)
 from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
+from ascend_sim.kernels.m4.gemm import gemm_tiling
 
 ND = matmul_tiling.CubeFormat.ND
 BR = 64                 # query rows per block (32 per AIV)
@@ -86,15 +87,7 @@ class AttentionTiling:
 
 
 def _mm_tiling(M: int, N: int, K: int, trans_b: bool):
-    tiler = matmul_tiling.MultiCoreMatmulTiling()
-    tiler.SetDim(1)
-    tiler.SetAType("GM", ND, half, False)
-    tiler.SetBType("GM", ND, half, trans_b)
-    tiler.SetCType("GM", ND, float32)
-    tiler.SetShape(M, N, K)
-    tiler.SetOrgShape(M, N, K)
-    tiler.EnableBias(False)
-    return tiler.tiling_or_raise()
+    return gemm_tiling(M, N, K, half, float32, 1, False, trans_b)
 
 
 def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool = False,

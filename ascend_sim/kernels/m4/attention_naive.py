@@ -16,6 +16,7 @@ from ascend_sim import (Adds, Cast, DataCopy, Duplicate, Exp, GetBlockIdx, GetBl
 from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.attention import AttentionTiling, attention_tiling
+from ascend_sim.kernels.m4.gemm import gemm_tiling
 
 ND = matmul_tiling.CubeFormat.ND
 ROWS = 128              # rows of C per cube work item
@@ -72,16 +73,8 @@ def _gemm(t: AttentionTiling, qk: bool, chip) -> GemmItems:
             else:       # O rows = P[bh, r0:] @ V
                 items.append((bh * S * sp + r0 * sp, base, base + r0 * p, m))
     n, k = (S, t.D) if qk else (t.D, S)
-    tiler = matmul_tiling.MultiCoreMatmulTiling()
-    tiler.SetDim(1)
-    tiler.SetAType("GM", ND, half, False)
-    tiler.SetBType("GM", ND, half, qk)
-    tiler.SetCType("GM", ND, float32)
-    tiler.SetShape(ROWS, n, k)
-    tiler.SetOrgShape(ROWS, n, k)
-    tiler.EnableBias(False)
     org = (ROWS, sp, p) if qk else (ROWS, p, sp)
-    return GemmItems(tuple(items), org, n, k, qk, tiler.tiling_or_raise())
+    return GemmItems(tuple(items), org, n, k, qk, gemm_tiling(ROWS, n, k, half, float32, 1, False, qk))
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,12 @@ def gemm_bt_kernel(a, b, bias, c, tiling, cfg) -> None:
     mm.End()
 
 
-def gemm_tiling(M: int, N: int, K: int, in_dt, out_dt, cores: int, bias: bool):
-    """The Matmul host tiling (GetTiling) for A ``[M, K]``, B^T ``[N, K]``."""
+def gemm_tiling(M: int, N: int, K: int, in_dt, out_dt, cores: int, bias: bool, trans_b: bool = True):
+    """The Matmul host tiling (GetTiling) for A ``[M, K]`` and B^T ``[N, K]`` (or B ``[K, N]``)."""
     tiler = matmul_tiling.MultiCoreMatmulTiling()
     tiler.SetDim(cores)
     tiler.SetAType("GM", ND, in_dt, False)
-    tiler.SetBType("GM", ND, in_dt, True)
+    tiler.SetBType("GM", ND, in_dt, trans_b)
     tiler.SetCType("GM", ND, out_dt)
     tiler.SetBiasType("GM", ND, int32 if np.dtype(in_dt) == int8 else float32)
     tiler.SetShape(M, N, K)
