@@ -30,6 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=None, help="first N test images only (a quick check)")
     ap.add_argument("--model", choices=sorted(RUNS), default="lenet5")
+    ap.add_argument("--only", default=None, help="comma-separated rows to run, e.g. 910B-fp16,310B-int8:ifmr")
     ap.add_argument("--mnist-dir", default=os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent /
                                                                                         "shared/data/mnist")))
     args = ap.parse_args()
@@ -48,7 +49,11 @@ def main() -> None:
         from ascend_sim.models.datasets import normalize
         acc = float((resnet_predict_ref(load_resnet_weights(), normalize(images)) == labels).mean())
         print(f"| fp32 numpy reference (not simulated) | - | - | {acc:.2%} | - | - | - |")
-    for profile, method in RUNS[args.model]:
+    runs = RUNS[args.model]
+    if args.only:
+        wanted = set(args.only.split(","))
+        runs = [(p, m) for p, m in runs if p in wanted or f"{p}:{m}" in wanted]
+    for profile, method in runs:
         t0 = time.perf_counter()
         rt = Runtime(model, profile, calibration=calib if method else None, act_method=method or "ifmr")
         rep = rt.evaluate(images, labels)
