@@ -76,3 +76,16 @@ def test_folded_resnet_on_the_runtime_matches_its_reference(images, profile, tol
     if profile == "910B-fp16":
         assert (out.argmax(1) == ref.argmax(1)).mean() >= 0.95
         assert {"conv_cube", "add_relu"} <= {r.op for r in rt.time_rows()}
+
+
+def test_the_shipped_resnet_classifies_held_out_digits_through_the_simulator(images):
+    from ascend_sim.migrate.resnet import load_resnet_weights, resnet_predict_ref
+    x, y = load_mnist_subset("heldout")
+    p = load_resnet_weights()
+    assert sum(v.nbytes for v in p.values()) < 300_000                     # small weights shipped
+    ref_acc = float((resnet_predict_ref(p, normalize(x)) == y).mean())
+    assert ref_acc > 0.9
+    rep = Runtime(load_model("resnet"), "910B-fp16").evaluate(x[:100], y[:100])
+    ref = resnet_predict_ref(p, normalize(x[:100]))
+    assert (rep.predictions == ref).mean() >= 0.98                         # fp16 cube kernels vs fp32 numpy
+    assert rep.table.total_us > 0
