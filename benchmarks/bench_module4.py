@@ -30,16 +30,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=None, help="first N test images only (a quick check)")
     ap.add_argument("--model", choices=sorted(RUNS), default="lenet5")
+    ap.add_argument("--heldout", action="store_true", help="the shipped 1,000 held-out images instead of the 10k")
     ap.add_argument("--only", default=None, help="comma-separated rows to run, e.g. 910B-fp16,310B-int8:ifmr")
     ap.add_argument("--mnist-dir", default=os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent /
                                                                                         "shared/data/mnist")))
     args = ap.parse_args()
-    images, labels = load_mnist_idx(args.mnist_dir, "t10k")
+    images, labels = load_mnist_subset("heldout") if args.heldout else load_mnist_idx(args.mnist_dir, "t10k")
     if args.limit:
         images, labels = images[:args.limit], labels[:args.limit]
     calib = load_mnist_subset("train")[0][:CALIBRATION_IMAGES]
     model = load_model(args.model)
-    print(f"{args.model}, {len(images):,} MNIST test images; int8 calibrated on {CALIBRATION_IMAGES} training "
+    print(f"{args.model}, {len(images):,} {'held-out' if args.heldout else 'MNIST test'} images; int8 calibrated on {CALIBRATION_IMAGES} training "
           "images\n")
     print("| profile | chip | activations calibration | accuracy | simulated us/image | weight bytes | host s |")
     print("|---|---|---|---|---|---|---|")
