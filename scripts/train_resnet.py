@@ -25,7 +25,7 @@ from ascend_sim.migrate.resnet import BN_EPS, CONVS, resnet_predict_ref  # noqa:
 from ascend_sim.models.datasets import load_mnist_subset, normalize, write_npz  # noqa: E402
 
 SEED = 0
-EPOCHS = 6
+EPOCHS = 20
 MOMENTUM = 0.1
 OUT = Path(__file__).resolve().parents[1] / "ascend_sim" / "models" / "data" / "resnet_mnist.npz"
 
