@@ -135,6 +135,14 @@ class OpTime:
     us: float = 0.0
     instructions: int = 0
 
+    def add(self, results: Sequence[LaunchResult]) -> None:
+        """Count these launches into the row."""
+        for r in results:
+            self.launches += 1
+            self.cycles += r.cycles
+            self.us += r.us
+            self.instructions += len(r.trace)
+
 
 @dataclass
 class TimeTable:
@@ -267,12 +275,7 @@ class LeNetRuntime:
         return out, list(res) if isinstance(res, (list, tuple)) else [res]
 
     def _record(self, node: Node, results: Sequence[LaunchResult]) -> None:
-        s = self.stats[node.name]
-        for r in results:
-            s.launches += 1
-            s.cycles += r.cycles
-            s.us += r.us
-            s.instructions += len(r.trace)
+        self.stats[node.name].add(results)
         if results and self.keep_results:
             self.last_results[node.name] = results[-1]
 

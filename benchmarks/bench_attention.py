@@ -1,0 +1,58 @@
+"""Module 4 (issue 17): naive attention vs the FlashAttention-style MIX kernel, S = 128 .. 8,192, on the 910B.
+
+One head (B = N = 1), D = 64, BNSD, no mask, half inputs from a fixed seed. Per S and version: simulated
+time, bytes moved to or from GM addresses (the sum over copy instructions; workspaces included), the bytes
+the L2 model sent to or took from HBM, and the GM the launch allocates beyond Q, K, V and O (naive: the score
+and probability matrices; flash: the per-group workspaces). Also the largest error against numpy.
+
+    python benchmarks/bench_attention.py [--max-s 8192]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ascend_sim.kernels.m4.attention import attention_flash, attention_ref, attention_tiling
+from ascend_sim.kernels.m4.attention_naive import attention_naive
+
+
+def gm_bytes(results) -> int:
+    total = 0
+    for r in results:
+        t = r.trace.table()
+        total += int(t.nbytes[(t.src == "GM") | (t.dst == "GM")].sum())
+    return total
+
+
+def hbm_bytes(results) -> int:
+    return sum(r.l2["hbm_read_bytes"] + r.l2["hbm_write_bytes"] + r.l2["writeback_bytes"] for r in results)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-s", type=int, default=8192)
+    args = ap.parse_args()
+    print("| S | version | simulated us | GM bytes moved | HBM bytes | extra GM allocated | max abs error | host s |")
+    print("|---|---|---|---|---|---|---|---|")
+    s = 128
+    while s <= args.max_s:
+        rng = np.random.default_rng(s)
+        q, k, v = (rng.uniform(-2, 2, (1, 1, s, 64)).astype(np.float16) for _ in range(3))
+        ref = attention_ref(q, k, v)
+        t = attention_tiling(q, "BNSD", 1)
+        extra = {"naive": s * (-(-s // 16) * 16) * 6,
+                 "flash": t.workspace_bytes}
+        for name, fn in (("naive", attention_naive), ("flash", attention_flash)):
+            t0 = time.perf_counter()
+            out, res = fn(q, k, v)
+            res = res if isinstance(res, list) else [res]
+            print(f"| {s:,} | {name} | {sum(r.us for r in res):,.1f} | {gm_bytes(res):,} | {hbm_bytes(res):,} | "
+                  f"{extra[name]:,} | {float(np.abs(out - ref).max()):.1e} | {time.perf_counter() - t0:.0f} |",
+                  flush=True)
+        s *= 2
+
+
+if __name__ == "__main__":
+    main()
