@@ -249,7 +249,7 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: Attenti
     pitch = t.pitch
     is_aic = ASCEND_IS_AIC()
     group = GetBlockIdx() if is_aic else GetBlockIdx() // GetSubBlockNum()
-    groups = GetBlockNum() if is_aic else GetBlockNum() // GetSubBlockNum()
+    groups = GetBlockNum()      # numBlocks on both sides of a MIX kernel (GetBlockNum.md); AIVs count GetSubBlockNum per group
     pipe = TPipe()
     if is_aic:
         qk = Matmul(MatmulType(TPosition.GM, ND, half, False), MatmulType(TPosition.GM, ND, half, True),
