@@ -245,10 +245,14 @@ class Core:
                         self._read_fault(pipe, r, op, site)
                     s.rd[pipe] = mark
             else:
-                for s in self._segments(r):
+                segs = self._segments(r)
+                for s in segs:
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
-                if r.single:
+                if r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi:
+                    for s in segs:          # the segments tile r (Shadow.read would cut nothing): mark them
+                        s.rd[pipe] = mark
+                elif r.single:
                     r.shadow.read(r.lo, r.hi, pipe, seq, idx)
                 else:               # a strided read: each burst, not the gaps between them
                     read = r.shadow.read
@@ -256,15 +260,21 @@ class Core:
                         read(lo, hi, pipe, seq, idx)
         for r in wr:
             exact = r.ver == r.shadow.version
-            for s in (r.segs if exact else self._segments(r)):
+            if exact:
+                segs = r.segs
+            else:
+                segs = self._segments(r)
+                # segments that tile a contiguous r, few enough that Shadow.write keeps them: reset in place
+                exact = r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep
+            for s in segs:
                 if s.ws > vcq[s.wp]:
                     self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
                 if s.rd:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
                             self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
-            if exact:               # Shadow.write on the segments that are exactly r's runs, in place
-                for s in r.segs:
+            if exact:               # Shadow.write on the segments that are exactly r's runs or tile r, in place
+                for s in segs:
                     s.init = True
                     s.wp = pipe
                     s.ws = seq
