@@ -28,7 +28,7 @@ from ascend_sim.engine.gmcheck import gm_write
 from ascend_sim.engine.memory import note_gm_write
 
 
-@dataclass
+@dataclass(init=False)
 class LoadData2DParams:
     """``LoadData2DParams{startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}``.
 
@@ -44,11 +44,21 @@ class LoadData2DParams:
     ifTranspose: bool = False
     addrMode: int = 0
 
-    def __post_init__(self):
-        if (self.startIndex.__class__ is not int or self.repeatTimes.__class__ is not int
-                or self.srcStride.__class__ is not int or self.sid.__class__ is not int
-                or self.dstGap.__class__ is not int or self.addrMode.__class__ is not int):
-            int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
+    def __init__(self, startIndex: int = 0, repeatTimes: int = 0, srcStride: int = 0, sid: int = 0, dstGap: int = 0,
+                 ifTranspose: bool = False, addrMode: int = 0):
+        self.startIndex = startIndex        # written out (not the dataclass's __init__ + __post_init__): one
+        self.repeatTimes = repeatTimes      # call less for the struct a cube kernel builds per LoadData
+        self.srcStride = srcStride
+        self.sid = sid
+        self.dstGap = dstGap
+        self.ifTranspose = ifTranspose
+        self.addrMode = addrMode
+        if (startIndex.__class__ is not int or repeatTimes.__class__ is not int or srcStride.__class__ is not int
+                or sid.__class__ is not int or dstGap.__class__ is not int or addrMode.__class__ is not int):
+            self.__post_init__()
+
+    def __post_init__(self):            # a frame between int_fields and the caller, as in a dataclass's __init__
+        int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
 
 
 class MmadParams:
