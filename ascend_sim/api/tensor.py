@@ -139,6 +139,13 @@ class LocalTensor:
     # --- views and slicing -------------------------------------------------
     def __getitem__(self, key) -> "LocalTensor":
         """``t[offset]`` (Ascend C operator[]) or ``t[a:b]``: a sub-tensor by element offset."""
+        if key.__class__ is int and 0 <= key <= self.size and self.dtype is not int4b_t:     # _sub, inlined (hot)
+            d = self.dtype
+            v = LocalTensor(self.core, self.tier, self.addr + key * d.itemsize, d, self.size - key, self.position,
+                            self.slot)
+            if v.slot is not None:
+                v.slot.views.append(v)
+            return v
         if key.__class__ is slice:
             return self._slice(key)
         off = key if key.__class__ is int else _index(key, "offset")

@@ -43,11 +43,11 @@ class Event(tuple):
 class Region:
     """One normalised local-memory access of an instruction: granule runs [lo, hi) of one tier.
 
-    It remembers the shadow segment that covered it exactly and the shadow's version then, so
-    an instruction repeated on the same buffer finds its segment without a search.
+    It remembers the shadow segments that covered its runs exactly (one per run) and the shadow's
+    version then, so an instruction repeated on the same buffer finds its segments without a search.
     """
 
-    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "seg", "ends")
+    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "segs", "ends")
 
     def __init__(self, tier: Tier, runs: list, ends: list | None = None):
         self.tier = tier
@@ -57,8 +57,8 @@ class Region:
         self.single = len(runs) == 1
         self.lo = runs[0][0]
         self.hi = runs[-1][1]
-        self.ver = -1               # the shadow version ``seg`` is valid for
-        self.seg = None
+        self.ver = -1               # the shadow version ``segs`` is valid for
+        self.segs = ()              # the segment that is exactly each run, in order
 
 
 def region(t, nbytes: int | None = None) -> tuple:
@@ -239,36 +239,47 @@ class Core:
         # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
         # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
         for r in rd:
-            if r.ver == r.shadow.version:
-                s = r.seg
-                if not s.init or s.ws > vcq[s.wp]:
-                    self._read_fault(pipe, r, op, site)
-                s.rd[pipe] = mark
-            else:
-                for s in self._segments(r):
+            if r.ver == r.shadow.version:       # each run is exactly one segment: check and mark in place
+                for s in r.segs:
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
-                if r.single:
+                    s.rd[pipe] = mark
+            else:
+                segs = self._segments(r)
+                for s in segs:
+                    if not s.init or s.ws > vcq[s.wp]:
+                        self._read_fault(pipe, r, op, site)
+                if r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi:
+                    for s in segs:          # the segments tile r (Shadow.read would cut nothing): mark them
+                        s.rd[pipe] = mark
+                elif r.single:
                     r.shadow.read(r.lo, r.hi, pipe, seq, idx)
                 else:               # a strided read: each burst, not the gaps between them
                     read = r.shadow.read
                     for lo, hi in r.runs:
                         read(lo, hi, pipe, seq, idx)
         for r in wr:
-            exact = r.single and r.ver == r.shadow.version
-            for s in ((r.seg,) if exact else self._segments(r)):
+            exact = r.ver == r.shadow.version
+            if exact:
+                segs = r.segs
+            else:
+                segs = self._segments(r)
+                # segments that tile a contiguous r, few enough that Shadow.write keeps them: reset in place
+                exact = r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep
+            for s in segs:
                 if s.ws > vcq[s.wp]:
                     self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
                 if s.rd:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
                             self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
-            if exact:               # Shadow.write on the one segment that is exactly r, in place
-                s.init = True
-                s.wp = pipe
-                s.ws = seq
-                s.wr = idx
-                s.rd = {}
+            if exact:               # Shadow.write on the segments that are exactly r's runs or tile r, in place
+                for s in segs:
+                    s.init = True
+                    s.wp = pipe
+                    s.ws = seq
+                    s.wr = idx
+                    s.rd = {}
             else:
                 write = r.shadow.write
                 for lo, hi in r.runs:
@@ -303,12 +314,15 @@ class Core:
             records.pack()
 
     def _segments(self, r: Region) -> list:
-        """The shadow segments ``r`` touches; remembered on ``r`` when one segment is exactly ``r``."""
+        """The shadow segments ``r`` touches; remembered on ``r`` when each of its runs is exactly one segment."""
         segs = self._touched(r.tier, r.runs)
-        if len(segs) == 1:
-            s = segs[0]
-            if s.lo == r.lo and s.hi == r.hi:
-                r.seg = s
+        rs = r.runs
+        if len(segs) == len(rs):
+            for s, run in zip(segs, rs):
+                if s.lo != run[0] or s.hi != run[1]:
+                    break
+            else:
+                r.segs = tuple(segs)
                 r.ver = r.shadow.version
         return segs
 

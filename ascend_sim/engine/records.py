@@ -10,6 +10,7 @@ taking the columns (:meth:`RecordList.columns`, what trace/table.py reads) sees 
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import itemgetter
 
 import numpy as np
 
@@ -18,17 +19,16 @@ _INTS = (0, 1, 8, 9, 12)        # index, core, wait_on, nbytes, flops
 _FLOATS = (5, 6, 7)             # ready, start, end
 _CODED = (2, 3, 4, 10, 11, 13, 14)      # core_type, pipe, op, src, dst, site, klass: codes into ``values``
 _OBJECTS = (15, 16)             # reads, writes (Region lists, shared by the plans)
+_SITE = 13
 NFIELDS = 17
+_first, _second = itemgetter(0), itemgetter(1)
 _EMPTY: tuple = ()
 
 
 def _objects(values) -> np.ndarray:
     """A 1-D object array of ``values`` (tuples and lists stay elements, never become rows)."""
     values = list(values)
-    a = np.empty(len(values), object)
-    for i, v in enumerate(values):
-        a[i] = v
-    return a
+    return np.fromiter(values, object, len(values))     # one C loop; each value stays one element
 
 
 class RecordList(list):
@@ -39,8 +39,9 @@ class RecordList(list):
         self.packed = 0
         self.chunks: list[dict[int, np.ndarray]] = []
         self.starts: list[int] = []     # the first record of each chunk
-        self.codes: dict = {}           # value (string or site) -> code
-        self.values: list = []          # code -> value
+        self.codes: dict = {}           # value (string) -> code
+        self.site_codes: dict = {}      # site (code object or file, offset or line) by (id, int) -> code
+        self.values: list = []          # code -> value (it keeps every coded site alive, so ids stay unique)
 
     def _code(self, col) -> np.ndarray:
         codes, values = self.codes, self.values
@@ -48,6 +49,34 @@ class RecordList(list):
             codes[v] = len(values)
             values.append(v)
         return np.fromiter(map(codes.__getitem__, col), np.int32, len(col))
+
+    def _code_sites(self, col) -> np.ndarray:
+        """Codes of kernel sites, (code object or file name, byte offset or line) pairs, by the first's identity.
+
+        Hashing a site hashes its code object (its bytecode, constants and names): 70 ms a chunk. The
+        pairs are made unique as integers instead, and only the distinct ones are looked up.
+        """
+        n = len(col)
+        try:
+            ids = np.fromiter(map(id, map(_first, col)), np.uint64, n)
+            offs = np.fromiter(map(_second, col), np.int64, n)
+        except (TypeError, IndexError, OverflowError):     # a site of another shape: code it by value
+            return self._code(col)
+        if n == 0 or offs.min() < 0:
+            return self._code(col)
+        objs, which = np.unique(ids, return_inverse=True)       # 1-D integer sorts: a few ms
+        keys = which.reshape(-1).astype(np.int64) * (int(offs.max()) + 1) + offs
+        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        codes, values = self.site_codes, self.values
+        table = np.empty(len(uniq), np.int32)
+        for u, i in enumerate(first.tolist()):
+            key = (int(ids[i]), int(offs[i]))
+            c = codes.get(key)
+            if c is None:
+                c = codes[key] = len(values)
+                values.append(col[i])
+            table[u] = c
+        return table[inv.reshape(-1)]
 
     def pack(self) -> None:
         """Move the unpacked records into a numpy chunk (called by the issue path every ``CHUNK`` records)."""
@@ -61,7 +90,7 @@ class RecordList(list):
         for f in _FLOATS:
             chunk[f] = np.array(cols[f], np.float64)
         for f in _CODED:
-            chunk[f] = self._code(cols[f])
+            chunk[f] = self._code_sites(cols[f]) if f == _SITE else self._code(cols[f])
         for f in _OBJECTS:
             chunk[f] = _objects(r or _EMPTY for r in cols[f])
         self.chunks.append(chunk)

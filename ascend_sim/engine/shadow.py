@@ -5,9 +5,13 @@ whether they were written, the last writer (pipe, sequence number, record)
 and, per pipe that read them since, its last read (a dict pipe -> (sequence
 number, record): usually one entry, so the write-after-read check is short).
 Kernels touch a handful of buffers, so a short sorted list of segments is far
-cheaper than state per granule: an access looks up its segments by bisection,
-splits at most two of them, and a write merges everything it covers back into
-one segment.
+cheaper than state per granule: an access looks up its segments by bisection
+and splits at most two of them. A write gives every segment it covers the same
+history; it keeps their boundaries when they are few (``KEEP``), because the
+reads that cut them usually come back (a cube kernel's LoadData reads its L1
+tile fractal by fractal after every copy-in), and merges them into one segment
+otherwise. Adjacent segments with the same history mean the same as one, so
+the two choices give the same checks, errors and records.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import numpy as np
 
 NPIPES = 7
 NO_PIPE = NPIPES          # "never written": its clock entry is always ahead
+KEEP = 256                # a write over at most this many segments resets them in place (no merge)
 
 
 class Seg:
@@ -55,8 +60,9 @@ def runs(g) -> list[tuple[int, int]]:
 class Shadow:
     """The access history of one tier, as sorted non-overlapping segments."""
 
-    def __init__(self, granules: int):
+    def __init__(self, granules: int, keep: int = KEEP):
         self.size = granules
+        self.keep = keep        # KEEP (tests compare against 0: always merge)
         self.version = 0        # bumped whenever segments are split or merged (core.Region caches one)
         self.starts = [0]
         self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
@@ -112,7 +118,7 @@ class Shadow:
         return s if s.lo == lo and s.hi == hi else None
 
     def write(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
-        """Record a write: [lo, hi) becomes one segment written by ``pipe``."""
+        """Record a write: every granule of [lo, hi) gets one history, written by ``pipe``."""
         s = self._exact(lo, hi)
         if s is not None:               # same result as the splice below, reusing the segment
             s.init = True
@@ -123,6 +129,14 @@ class Shadow:
             return
         i = self._cut(lo)
         j = self._cut(hi)
+        if j - i <= self.keep:          # the same histories, the boundaries kept for the reads to come
+            for s in self.segs[i:j]:
+                s.init = True
+                s.wp = pipe
+                s.ws = seq
+                s.wr = rec
+                s.rd = {}
+            return
         self.version += 1
         self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
         self.starts[i:j] = [lo]

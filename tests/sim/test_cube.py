@@ -227,3 +227,15 @@ def test_each_cube_instruction_is_costed_on_its_pipe_and_grows_with_its_size():
     for (op, _, c_small), (_, _, c_big) in zip(small, big):
         assert c_big > c_small, op               # more row bursts, fractals, MACs and output rows
     assert cube_cost_records(32, True) == small  # the fractal transpose (L0A load here) costs nothing extra
+
+
+def test_loaddata_params_refuse_a_float_at_the_learners_line():
+    """LoadData2DParams checks its integer fields when built, and names the line that built it."""
+    import pytest
+    from ascend_sim import LoadData2DParams
+    from ascend_sim.engine.errors import ArgumentError
+    with pytest.raises(ArgumentError) as e:
+        LoadData2DParams(0, 2.0, 1)     # the line reported
+    assert "repeatTimes must be an integer, got float 2.0" in str(e.value)
+    assert "LoadData2DParams(0, 2.0, 1)" in str(e.value)
+    assert LoadData2DParams(0, 2, 1) == LoadData2DParams(startIndex=0, repeatTimes=2, srcStride=1)

@@ -53,3 +53,26 @@ def test_a_launch_trace_is_the_same_packed_or_not(monkeypatch):
         assert list(getattr(a, f)) == list(getattr(b, f))
     assert a.regions() == b.regions()
     assert [r.as_dict() for r in small.trace.records] == [r.as_dict() for r in res.trace.records]
+
+
+def test_sites_are_coded_by_their_code_object_not_its_value():
+    """Kernel sites (code object, byte offset) read back with their own code object, even when two are equal."""
+    def twin():
+        return 1
+    first = twin.__code__
+    second = first.replace(co_name=first.co_name)      # a copy: equal, but another object
+    assert first == second and first is not second
+    sites = [(first, 4), (second, 4), (first, 10), ("<unknown>", 0), (second, 4)]
+    rows = [r[:13] + (sites[i % 5],) + r[14:] for i, r in enumerate(_rows(50))]
+    rl = RecordList()
+    for r in rows:
+        rl.append(r)
+    rl.pack()
+    for i in range(50):
+        assert rl[i][13] == sites[i % 5] and rl[i][13][0] is sites[i % 5][0], i
+    odd = [r[:13] + ((None, (("site", i % 2), -3))[i % 2],) + r[14:] for i, r in enumerate(_rows(10))]
+    rl2 = RecordList()                          # other shapes of site: coded by value
+    for r in odd:
+        rl2.append(r)
+    rl2.pack()
+    assert [rl2[i][13] for i in range(10)] == [r[13] for r in odd]

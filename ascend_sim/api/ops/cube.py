@@ -28,7 +28,7 @@ from ascend_sim.engine.gmcheck import gm_write
 from ascend_sim.engine.memory import note_gm_write
 
 
-@dataclass
+@dataclass(init=False)
 class LoadData2DParams:
     """``LoadData2DParams{startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}``.
 
@@ -44,11 +44,21 @@ class LoadData2DParams:
     ifTranspose: bool = False
     addrMode: int = 0
 
-    def __post_init__(self):
-        if (self.startIndex.__class__ is not int or self.repeatTimes.__class__ is not int
-                or self.srcStride.__class__ is not int or self.sid.__class__ is not int
-                or self.dstGap.__class__ is not int or self.addrMode.__class__ is not int):
-            int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
+    def __init__(self, startIndex: int = 0, repeatTimes: int = 0, srcStride: int = 0, sid: int = 0, dstGap: int = 0,
+                 ifTranspose: bool = False, addrMode: int = 0):
+        self.startIndex = startIndex        # written out (not the dataclass's __init__ + __post_init__): one
+        self.repeatTimes = repeatTimes      # call less for the struct a cube kernel builds per LoadData
+        self.srcStride = srcStride
+        self.sid = sid
+        self.dstGap = dstGap
+        self.ifTranspose = ifTranspose
+        self.addrMode = addrMode
+        if (startIndex.__class__ is not int or repeatTimes.__class__ is not int or srcStride.__class__ is not int
+                or sid.__class__ is not int or dstGap.__class__ is not int or addrMode.__class__ is not int):
+            self.__post_init__()
+
+    def __post_init__(self):            # a frame between int_fields and the caller, as in a dataclass's __init__
+        int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
 
 
 class MmadParams:
@@ -226,18 +236,21 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
         p = params
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose, p.addrMode,
                dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        hash(key)
+        plan = core.plans.get(key)          # the hot path: one look-up (hashing the key once)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
-        key = None
-    plan = cached_plan(core, key, _loaddata_plan, core, dst, src, params, site)
+        key = plan = None
+    if plan is None:
+        plan = cached_plan(core, key, _loaddata_plan, core, dst, src, params, site)
     if plan.views is None:                  # repeatTimes 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
-    core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
+    dtier = dst.tier
+    core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dtier.name, 0, "copy", site)
     lo, hi, src_tier, slo, shi = plan.extra
-    nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
-    layout.mark(dst.tier, lo, hi, layout.FROM_ND if nd else 0, nd)
-    if not context.computing():      # launch(..., numerics=False): timing only
+    if src_tier.layout is not None or dtier.layout is not None:     # else find gives None and mark does nothing
+        nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
+        layout.mark(dtier, lo, hi, layout.FROM_ND if nd else 0, nd)
+    if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
     d, s = plan.views
     d[...] = s
@@ -319,10 +332,11 @@ def Mmad(dst, fm, filter, *rest) -> None:
         key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, p.unitFlag, dst.tier, dst.addr,
                dst.size, dst.dtype, fm.tier, fm.addr, fm.size, fm.dtype, filter.tier, filter.addr, filter.size,
                filter.dtype) + ((bias.tier, bias.addr, bias.size, bias.dtype) if bias is not None else ())
-        hash(key)
+        plan = core.plans.get(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
-        key = None
-    plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
+        key = plan = None
+    if plan is None:
+        plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     av, bv, out, a32, b32, c32, a2, b2, res = plan.views
     table, mode, bias_v, checks = plan.extra
@@ -332,7 +346,7 @@ def Mmad(dst, fm, filter, *rest) -> None:
             nd = layout.find(t, lo, hi, layout.FROM_ND)
             if nd:
                 _not_fractals(what, nd, site)
-    if not context.computing():      # launch(..., numerics=False): timing only
+    if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
         table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16) in fractal order
