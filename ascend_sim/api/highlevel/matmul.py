@@ -287,61 +287,44 @@ class Matmul:
     def _tile_a(self, mi: int, kk: int):
         """The L1 tile of A holding C row block ``mi`` at K step ``kk``: loaded (MTE2, Nd2Nz) unless already there."""
         t = self.tiling
-        sm, _, sk = self.single
-        mg, kg = mi // t.stepM, kk // t.stepKa
-        key = (mg, kg)
-        if self._l1a is not None and self._l1a[0] == key:
-            return self._l1a[1]
-        if self.db_a1 == 1:             # one L1 buffer: the old tile goes before the new one comes
-            self._drop(self._l1a, self.qA1)
-            self._l1a = None
-        row0, k0 = mg * t.stepM * t.baseM, kg * t.stepKa * t.baseK
-        rows, cols = min(t.stepM * t.baseM, sm - row0), min(t.stepKa * t.baseK, sk - k0)
-        gm, trans = self._a
-        a1 = self.qA1.AllocTensor(self.a_dt)
-        lda = self.org[0] if trans else self.org[2]
-        if trans:       # A^T is K x M in GM: its NZ fractals hold K rows x C0 M columns
-            kp = _up(cols, 16)
-            DataCopy(a1, gm[k0 * lda + row0], Nd2NzParams(1, cols, rows, 0, lda, kp, 1, 0))
-            rows_pitch = kp
-        else:
-            rp = _up(rows, 16)
-            DataCopy(a1, gm[row0 * lda + k0], Nd2NzParams(1, rows, cols, 0, lda, rp, 1, 0))
-            rows_pitch = rp
-        self.qA1.EnQue(a1)
-        a1 = self.qA1.DeQue(self.a_dt)
-        self._drop(self._l1a, self.qA1)  # two buffers: the next tile was copied while the old one was read
-        self._l1a = (key, (a1, rows_pitch, row0, k0))
-        return self._l1a[1]
+        return self._l1_tile("_l1a", self.qA1, self.db_a1, self.a_dt, self._a, not self._a[1], self.org[0],
+                             (mi // t.stepM, kk // t.stepKa), t.stepM * t.baseM, t.stepKa * t.baseK, self.single[0])
 
     def _tile_b(self, ni: int, kk: int):
+        """The L1 tile of B holding C column block ``ni`` at K step ``kk``."""
         t = self.tiling
-        _, sn, sk = self.single
-        ng, kg = ni // t.stepN, kk // t.stepKb
-        key = (ng, kg)
-        if self._l1b is not None and self._l1b[0] == key:
-            return self._l1b[1]
-        if self.db_b1 == 1:
-            self._drop(self._l1b, self.qB1)
-            self._l1b = None
-        col0, k0 = ng * t.stepN * t.baseN, kg * t.stepKb * t.baseK
-        cols, krows = min(t.stepN * t.baseN, sn - col0), min(t.stepKb * t.baseK, sk - k0)
-        gm, trans = self._b
-        b1 = self.qB1.AllocTensor(self.b_dt)
-        ldb = self.org[2] if trans else self.org[1]
-        if trans:       # B^T is N x K: its NZ fractals are already the ZN fractals L0B wants
-            npitch = _up(cols, 16)
-            DataCopy(b1, gm[col0 * ldb + k0], Nd2NzParams(1, cols, krows, 0, ldb, npitch, 1, 0))
-            pitch = npitch
-        else:           # B is K x N: NZ fractals hold K rows x 16 N columns, transposed on the way to L0B
-            kp = _up(krows, 16)
-            DataCopy(b1, gm[k0 * ldb + col0], Nd2NzParams(1, krows, cols, 0, ldb, kp, 1, 0))
-            pitch = kp
-        self.qB1.EnQue(b1)
-        b1 = self.qB1.DeQue(self.b_dt)
-        self._drop(self._l1b, self.qB1)
-        self._l1b = (key, (b1, pitch, col0, k0))
-        return self._l1b[1]
+        return self._l1_tile("_l1b", self.qB1, self.db_b1, self.b_dt, self._b, self._b[1], self.org[1],
+                             (ni // t.stepN, kk // t.stepKb), t.stepN * t.baseN, t.stepKb * t.baseK, self.single[1])
+
+    def _l1_tile(self, slot: str, queue: TQue, db: int, dtype, operand, k_inner: bool, org_outer: int, key,
+                 outer_step: int, k_step: int, single_outer: int):
+        """(tensor, row pitch, outer start, K start) of one operand's L1 tile; ``outer`` is M for A, N for B.
+
+        ``k_inner``: the operand is stored outer x K in GM (A, or B transposed), so Nd2Nz's fractals hold 16
+        outer rows x C0 of K; otherwise it is K x outer (A transposed, or B) and they hold 16 K rows.
+        """
+        held = getattr(self, slot)
+        if held is not None and held[0] == key:
+            return held[1]
+        if db == 1:                     # one L1 buffer: the old tile goes before the new one comes
+            self._drop(held, queue)
+            held = None
+            setattr(self, slot, None)
+        outer0, k0 = key[0] * outer_step, key[1] * k_step
+        n_outer, n_k = min(outer_step, single_outer - outer0), min(k_step, self.single[2] - k0)
+        gm = operand[0]
+        l1 = queue.AllocTensor(dtype)
+        if k_inner:
+            ld, pitch = self.org[2], _up(n_outer, 16)
+            DataCopy(l1, gm[outer0 * ld + k0], Nd2NzParams(1, n_outer, n_k, 0, ld, pitch, 1, 0))
+        else:
+            ld, pitch = org_outer, _up(n_k, 16)
+            DataCopy(l1, gm[k0 * ld + outer0], Nd2NzParams(1, n_k, n_outer, 0, ld, pitch, 1, 0))
+        queue.EnQue(l1)
+        l1 = queue.DeQue(dtype)
+        self._drop(held, queue)         # two buffers: the next tile was copied while the old one was read
+        setattr(self, slot, (key, (l1, pitch, outer0, k0)))
+        return l1, pitch, outer0, k0
 
     def _drop(self, held, queue: TQue) -> None:
         if held is not None:
