@@ -32,6 +32,7 @@ from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE3, Add, Adds, BinaryRep
                         GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GlobalTensor, HardEvent, LaunchResult, Max, Mul, Muls,
                         ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe, TPosition, WaitFlag, WholeReduceMax, WholeReduceSum, float32,
                         half, kernel, launch, matmul_tiling)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
 from ascend_sim.kernels.m4.gemm import gemm_tiling
 
@@ -158,7 +159,7 @@ class OnlineSoftmaxRows:
         """``dst[r, :] = op(src[r, :], per_row[r])`` for ``n`` rows of ``width`` floats (Brcb, then stride 0)."""
         blk = self.buf["blk"]
         Brcb(blk, per_row, -(-n // 8), BrcbRepeatParams(1, 8))
-        rep = width * 4 // 32
+        rep = width * 4 // DATA_BLOCK_BYTES
         for c0 in range(0, width, 64):
             op(dst[c0], src[c0], blk, min(64, width - c0), n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))
 
@@ -225,11 +226,11 @@ class OnlineSoftmaxRows:
 
 def _copy_rows(dst, src, n: int, d: int, pitch: int, to_gm: bool) -> None:
     """``n`` rows of ``d`` floats between UB (packed) and GM (row pitch ``pitch``)."""
-    gap = (pitch - d) * 4 // 32
+    gap = (pitch - d) * 4 // DATA_BLOCK_BYTES
     if to_gm:
-        DataCopy(dst, src, DataCopyParams(n, d * 4 // 32, 0, gap))
+        DataCopy(dst, src, DataCopyParams(n, d * 4 // DATA_BLOCK_BYTES, 0, gap))
     else:
-        DataCopy(dst, src, DataCopyParams(n, d * 4 // 32, gap, 0))
+        DataCopy(dst, src, DataCopyParams(n, d * 4 // DATA_BLOCK_BYTES, gap, 0))
 
 
 # ----------------------------------------------------------------------------- the MIX kernel
