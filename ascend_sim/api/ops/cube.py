@@ -218,6 +218,24 @@ class CubePlan:
         self.extra = extra
 
 
+def issue_load(core, op: str, key, build, dst, src, params, site):
+    """Plan (cached by ``key``; None: not cacheable) and issue one L1 -> L0 load on MTE1.
+
+    Returns the plan whose views the caller fills, or None when there is nothing to fill: a NOP (repeat 0,
+    "该接口将被视为NOP") or a timing-only launch. Shared by the LoadData forms that live in their own modules.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        key = None
+    plan = cached_plan(core, key, build, core, dst, src, params, site)
+    if plan.views is None:
+        core.scalar_tick()
+        return None
+    core.issue_n(MTE1, op, plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0, "copy", site)
+    return plan if context.computing() else None
+
+
 # ----------------------------------------------------------------------------- LoadData (2D)
 def LoadData(dst, src, params, defaultConfig=None) -> None:
     """``LoadData(dst L0A/L0B, src L1, LoadData2DParams)``: MTE1 copies whole 512-byte fractals.

@@ -21,11 +21,11 @@ import numpy as np
 
 from ascend_sim.engine import context, timing
 from ascend_sim.engine.context import current_core
-from ascend_sim.engine.core import MTE1, regions_of, region
+from ascend_sim.engine.core import regions_of, region
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import integer
-from ascend_sim.api.ops.cube import LOADERS, CubePlan, cached_plan, check_l0_address, tier_of
+from ascend_sim.api.ops.cube import LOADERS, CubePlan, check_l0_address, issue_load, tier_of
 from ascend_sim.api.ops.fractal import C0_BYTES, ROWS
 
 _INTS = ("l1H", "l1W", "channelSize", "kExtension", "mExtension", "kStartPt", "mStartPt", "strideW", "strideH",
@@ -169,15 +169,10 @@ def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
         p = params
         key = ("LoadData3D", tuple(p.padList), p.padValue, p.enTranspose) + tuple(getattr(p, f) for f in _INTS) + (
             dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        hash(key)
     except (AttributeError, TypeError):
         key = None
-    plan = cached_plan(core, key, _plan, core, dst, src, params, site)
-    if plan.views is None:
-        core.scalar_tick()
-        return
-    core.issue_n(MTE1, "LoadData3D", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", "L0A", 0, "copy", site)
-    if not context.computing():      # launch(..., numerics=False): timing only
+    plan = issue_load(core, "LoadData3D", key, _plan, dst, src, params, site)
+    if plan is None:                # a NOP, or launch(..., numerics=False): nothing to compute
         return
     d, s, idx, pad, value = plan.views
     d[...] = s.take(idx)

@@ -15,11 +15,11 @@ import numpy as np
 
 from ascend_sim.engine import context, timing
 from ascend_sim.engine.context import current_core
-from ascend_sim.engine.core import MTE1, regions_of
+from ascend_sim.engine.core import regions_of
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import int_fields, integer
-from ascend_sim.api.ops.cube import CubePlan, cached_plan, check_l0_address, tier_of
+from ascend_sim.api.ops.cube import CubePlan, check_l0_address, issue_load, tier_of
 from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
 
 _FIELDS = ("startIndex", "repeatTimes", "srcStride", "dstGap", "dstFracGap", "addrMode")
@@ -48,16 +48,10 @@ def LoadDataWithTranspose(dst, src, params: LoadData2dTransposeParams) -> None:
     try:
         key = ("LoadDataWithTranspose",) + tuple(getattr(params, f) for f in _FIELDS) + (
             dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        hash(key)
     except (AttributeError, TypeError):
         key = None
-    plan = cached_plan(core, key, _plan, core, dst, src, params, site)
-    if plan.views is None:
-        core.scalar_tick()
-        return
-    core.issue_n(MTE1, "LoadDataWithTranspose", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dst.tier.name, 0,
-                 "copy", site)
-    if not context.computing():      # launch(..., numerics=False): timing only
+    plan = issue_load(core, "LoadDataWithTranspose", key, _plan, dst, src, params, site)
+    if plan is None:                # a NOP, or launch(..., numerics=False): nothing to compute
         return
     d, s = plan.views
     d[...] = s
