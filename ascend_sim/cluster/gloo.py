@@ -193,7 +193,8 @@ def run_gloo(job: DDPJob, kill: tuple[int, int] | None = None, probe: Sequence[S
             except WorkerFailed:
                 if restarts >= max_restarts:
                     raise
-                restarts, kill, probe = restarts + 1, None, None
+                # the kill happens once; the probe AllReduce runs again, its results live only in rank 0's output
+                restarts, kill = restarts + 1, None
         with open(out, "rb") as f:
             result = pickle.load(f)
     return TrainRecord(result["grads"], result["losses"], result["params"], restarts, result.get("probe"))

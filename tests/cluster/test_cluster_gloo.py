@@ -67,7 +67,9 @@ def test_a_four_rank_epoch_ends_with_the_same_weights_on_both_engines(gloo4):
 
 
 def test_a_rank_killed_mid_step_restarts_from_the_snapshot_and_ends_identical(gloo2):
-    killed = run_gloo(JOB2, kill=(1, 2))          # rank 1 dies in step 2; snapshots every step
+    killed = run_gloo(JOB2, kill=(1, 2), probe=probe(2))   # rank 1 dies in step 2; snapshots every step
     assert killed.restarts == 1
+    for got, want in zip(killed.probe, gloo2.probe):         # the probe AllReduce ran again after the restart
+        np.testing.assert_array_equal(got, want)
     for name, w in gloo2.params.items():
         np.testing.assert_array_equal(killed.params[name], w, err_msg=name)
