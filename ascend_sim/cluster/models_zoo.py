@@ -60,36 +60,45 @@ class _Builder:
         self.macs += cin * cout
 
 
-def resnet50() -> Net:
-    b, hw, cin = _Builder(), 56, 64
+def _residual_stages(b: _Builder, blocks: tuple[int, ...], unit) -> int:
+    """Add ResNet's four stages after the 7x7 stem; `unit(b, name, cin, width, hw, stride)` adds one
+    residual unit and returns its output channels. Returns the channels of the last stage."""
+    hw, cin = 56, 64
     b.conv("stem", 3, 64, 7, 112)
-    for li, (n, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512))):
+    for li, (n, width) in enumerate(zip(blocks, (64, 128, 256, 512))):
         for i in range(n):
             stride = 2 if i == 0 and li > 0 else 1
-            out_hw = hw // stride
-            name = f"layer{li + 1}.{i}"
-            b.conv(f"{name}.conv1", cin, width, 1, hw)
-            b.conv(f"{name}.conv2", width, width, 3, out_hw)
-            b.conv(f"{name}.conv3", width, 4 * width, 1, out_hw)
-            if i == 0:
-                b.conv(f"{name}.downsample", cin, 4 * width, 1, out_hw)
-            cin, hw = 4 * width, out_hw
-    b.fc(2048, 1000)
+            cin = unit(b, f"layer{li + 1}.{i}", cin, width, hw, stride)
+            hw //= stride
+    return cin
+
+
+def _bottleneck(b: _Builder, name: str, cin: int, width: int, hw: int, stride: int) -> int:
+    out_hw = hw // stride
+    b.conv(f"{name}.conv1", cin, width, 1, hw)
+    b.conv(f"{name}.conv2", width, width, 3, out_hw)
+    b.conv(f"{name}.conv3", width, 4 * width, 1, out_hw)
+    if cin != 4 * width or stride != 1:
+        b.conv(f"{name}.downsample", cin, 4 * width, 1, out_hw)
+    return 4 * width
+
+
+def _basic(b: _Builder, name: str, cin: int, width: int, hw: int, stride: int) -> int:
+    out_hw = hw // stride
+    b.conv(f"{name}.conv1", cin, width, 3, out_hw)
+    b.conv(f"{name}.conv2", width, width, 3, out_hw)
+    if stride != 1 or cin != width:
+        b.conv(f"{name}.downsample", cin, width, 1, out_hw)
+    return width
+
+
+def resnet50() -> Net:
+    b = _Builder()
+    b.fc(_residual_stages(b, (3, 4, 6, 3), _bottleneck), 1000)
     return Net("ResNet-50 v1.5", tuple(b.params), b.macs, tuple(b.outs))
 
 
 def source_resnet() -> Net:
-    b, hw, cin = _Builder(), 56, 64
-    b.conv("stem", 3, 64, 7, 112)
-    for li, (n, width) in enumerate(zip((3, 4, 6, 4), (64, 128, 256, 512))):
-        for i in range(n):
-            stride = 2 if i == 0 and li > 0 else 1
-            out_hw = hw // stride
-            name = f"layer{li + 1}.{i}"
-            b.conv(f"{name}.conv1", cin, width, 3, out_hw)
-            b.conv(f"{name}.conv2", width, width, 3, out_hw)
-            if stride != 1 or cin != width:
-                b.conv(f"{name}.downsample", cin, width, 1, out_hw)
-            cin, hw = width, out_hw
-    b.fc(512, 1000)
+    b = _Builder()
+    b.fc(_residual_stages(b, (3, 4, 6, 4), _basic), 1000)
     return Net("source example 2 'ResNet50' (basic residual units)", tuple(b.params), b.macs, tuple(b.outs))
