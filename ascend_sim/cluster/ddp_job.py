@@ -58,6 +58,7 @@ class TrainRecord:
     params: dict[str, np.ndarray] = field(default_factory=dict)        # final weights
     restarts: int = 0
     probe: list | None = None                                          # gloo: AllReduce results
+    failures: list[str] = field(default_factory=list)                  # gloo: why each restart was needed
 
 
 def job_data(job: DDPJob) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ import os
 import pickle
 import tempfile
 import time
+import traceback
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -77,8 +78,22 @@ def torch_lenet():
     return LeNet5()
 
 
-def _train_worker(rank: int, world: int, port: int, job: DDPJob, out: str, snapshot: str,
-                  kill: tuple[int, int] | None, probe: Any, timeout_s: float) -> None:
+def _error_file(out: str, rank: int) -> Path:
+    """Where rank ``rank`` leaves the last lines of its traceback when it fails."""
+    return Path(out).with_name(f"rank{rank}.err")
+
+
+def _train_worker(rank: int, world: int, port: int, job: DDPJob, out: str, *rest: Any) -> None:
+    """One rank of the DDP job; an exception's traceback is kept beside rank 0's output for the launcher."""
+    try:
+        _train_rank(rank, world, port, job, out, *rest)
+    except BaseException:
+        _error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
+        raise
+
+
+def _train_rank(rank: int, world: int, port: int, job: DDPJob, out: str, snapshot: str,
+                kill: tuple[int, int] | None, probe: Any, timeout_s: float) -> None:
     """One rank of the DDP job (the body a torchrun worker runs)."""
     _init(rank, world, port, timeout_s)
     import torch
@@ -152,7 +167,9 @@ def _spawn(world: int, args: tuple, deadline_s: float) -> None:
             codes = [p.exitcode for p in procs]
             bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
             if bad:
-                raise WorkerFailed(f"rank {bad[0][0]} exited with code {bad[0][1]}; every rank is stopped, as "
+                err = _error_file(args[1], bad[0][0])
+                why = f": {err.read_text().strip()}" if err.exists() else ""
+                raise WorkerFailed(f"rank {bad[0][0]} exited with code {bad[0][1]}{why}; every rank is stopped, as "
                                    "torchrun stops the group", fix="restart all ranks from the last snapshot")
             if all(c == 0 for c in codes):
                 return
@@ -185,16 +202,20 @@ def run_gloo(job: DDPJob, kill: tuple[int, int] | None = None, probe: Sequence[S
         job = replace(job, checkpoint_every=1)
     with tempfile.TemporaryDirectory(prefix="ascend_sim_gloo_") as tmp:
         out, snapshot = str(Path(tmp) / "rank0.pkl"), str(Path(tmp) / "snapshot.pt")
-        restarts = 0
+        failures: list[str] = []
         while True:
+            for r in range(job.world_size):
+                _error_file(out, r).unlink(missing_ok=True)
             try:
                 _spawn(job.world_size, (job, out, snapshot, kill, probe, timeout_s), deadline_s)
                 break
-            except WorkerFailed:
-                if restarts >= max_restarts:
+            except WorkerFailed as e:
+                if len(failures) >= max_restarts:
                     raise
                 # the kill happens once; the probe AllReduce runs again, its results live only in rank 0's output
-                restarts, kill = restarts + 1, None
+                failures.append(str(e))
+                kill = None
         with open(out, "rb") as f:
             result = pickle.load(f)
-    return TrainRecord(result["grads"], result["losses"], result["params"], restarts, result.get("probe"))
+    return TrainRecord(result["grads"], result["losses"], result["params"], len(failures), result.get("probe"),
+                       failures)

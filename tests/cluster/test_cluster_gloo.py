@@ -12,6 +12,7 @@ pytest.importorskip("torch", reason="the distributed extra (torch CPU) is not in
 
 from ascend_sim.cluster import HcclComm, atlas_800t_a2  # noqa: E402
 from ascend_sim.cluster.ddp_job import DDPJob, run_simulated  # noqa: E402
+from ascend_sim.cluster import gloo  # noqa: E402
 from ascend_sim.cluster.gloo import run_gloo  # noqa: E402
 from ascend_sim.cluster.lenet_train import LeNet5Train  # noqa: E402
 
@@ -69,7 +70,18 @@ def test_a_four_rank_epoch_ends_with_the_same_weights_on_both_engines(gloo4):
 def test_a_rank_killed_mid_step_restarts_from_the_snapshot_and_ends_identical(gloo2):
     killed = run_gloo(JOB2, kill=(1, 2), probe=probe(2))   # rank 1 dies in step 2; snapshots every step
     assert killed.restarts == 1
+    assert len(killed.failures) == 1 and "rank 1 exited with code" in killed.failures[0]   # why it restarted
     for got, want in zip(killed.probe, gloo2.probe):         # the probe AllReduce ran again after the restart
         np.testing.assert_array_equal(got, want)
     for name, w in gloo2.params.items():
         np.testing.assert_array_equal(killed.params[name], w, err_msg=name)
+
+
+def test_a_failing_rank_leaves_its_traceback_for_the_launcher(tmp_path, monkeypatch):
+    def broken(*args):
+        raise ValueError("rank 3 broke on purpose")
+    monkeypatch.setattr(gloo, "_train_rank", broken)
+    out = str(tmp_path / "rank0.pkl")
+    with pytest.raises(ValueError):
+        gloo._train_worker(3, 4, 0, JOB2, out)
+    assert "ValueError: rank 3 broke on purpose" in (tmp_path / "rank3.err").read_text()
