@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.api.launch import LaunchResult, launch
+from ascend_sim.cluster.cost import peak_flops
 from ascend_sim.hw.chips import ChipProfile, get_chip
 from ascend_sim.kernels.m4.gemm import gemm_bt_kernel, gemm_tiling
 
@@ -30,7 +31,6 @@ STAGES = (("conv2_x", 3, 64, 1), ("conv3_x", 4, 128, 2), ("conv4_x", 6, 256, 2),
 EXPANSION = 4
 IMAGE = 224
 CLASSES = 1000
-FRACTAL_MACS = 16 * 16 * 16          # one cube fractal: the fp16 Mmad's 16x16x16 multiply-accumulates
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,8 @@ def resnet50_layers() -> list[ConvLayer]:
 
 
 def cube_peak_tflops(chip: ChipProfile | str | None = None) -> float:
-    """The chip's fp16 cube peak: every AIC doing ``cube_fractals_per_cycle`` 16x16x16 fractals a cycle."""
-    c = get_chip(chip)
-    return c.aic_count * c.cube_fractals_per_cycle * FRACTAL_MACS * 2 * c.clock_hz / 1e12
+    """The chip's fp16 cube peak (cluster/cost.py): every AIC doing one 16x16x16 fractal a cycle, in TFLOPS."""
+    return peak_flops(get_chip(chip)) / 1e12
 
 
 @dataclass(frozen=True)
