@@ -26,6 +26,7 @@ from ascend_sim.kernels.tiling import MultiCoreTiling, split_even
 
 DTYPES = (half, float32, bfloat16, int16, int32)
 
+# --- SHOW tpl-decl: course/04_migration.ipynb cell mig-05
 ADD_TEMPLATE = ASCENDC_TPL_ARGS_DECL(
     "AddCustomTemplate",
     ASCENDC_TPL_DATATYPE_DECL("D_T_X", *DTYPES),
@@ -36,6 +37,7 @@ ADD_TEMPLATE = ASCENDC_TPL_ARGS_DECL(
 )
 ASCENDC_TPL_SEL(ADD_TEMPLATE, *(ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Y=d, D_T_Z=d, BUFFER_NUM=[1, 2], HAS_TAIL=[0, 1])
                                 for d in DTYPES))
+# --- END SHOW
 
 #: Below this many elements one buffer per queue is enough (Huawei's sample switches at 2,048).
 DOUBLE_BUFFER_FROM = 2048
@@ -97,6 +99,7 @@ def add_custom_template(x, y, z, tiling: AddTemplateTilingData, *, D_T_X, D_T_Y,
         qz.FreeTensor(zl)
 
 
+# --- SHOW tpl-tiling: course/04_migration.ipynb cell mig-09
 def add_template_tiling(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, cores: int | None = None,
                         chip=None, buffers: int | None = None) -> tuple[AddTemplateTilingData, int, int]:
     """The host TilingFunc: (tiling data, block_dim, tiling key) from the runtime shapes and dtypes."""
@@ -111,6 +114,7 @@ def add_template_tiling(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, cores: i
     key = ADD_TEMPLATE.tiling_key(D_T_X=x.dtype, D_T_Y=y.dtype, D_T_Z=z.dtype, BUFFER_NUM=buffers,
                                   HAS_TAIL=split.has_tail)
     return AddTemplateTilingData(split), split.block_dim, key
+# --- END SHOW
 
 
 def add(x: np.ndarray, y: np.ndarray, *, cores: int | None = None, chip=None,
