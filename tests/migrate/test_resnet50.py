@@ -37,6 +37,14 @@ def test_total_macs_is_the_hand_computed_4_09_gmac():
     assert sum(layer.macs(4) for layer in resnet50_layers()) == 4 * 4_089_184_256
 
 
+def test_the_layer_table_agrees_with_the_cluster_models_parameter_count():
+    from ascend_sim.cluster.models_zoo import resnet50
+    net = resnet50()                          # written separately, for the scaling model of Module 3
+    weights = sum(int(np.prod(shape)) for name, shape in net.params if name.endswith("weight"))
+    assert sum(layer.cin * layer.cout * layer.k * layer.k for layer in resnet50_layers()) == weights
+    assert sum(layer.macs() for layer in resnet50_layers()) == net.forward_macs
+
+
 def test_timing_only_launch_keeps_the_cycles_of_the_computing_launch():
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-1, 1, (200, 72)).astype(np.float16), rng.uniform(-1, 1, (48, 72)).astype(np.float16)
