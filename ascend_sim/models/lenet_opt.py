@@ -19,13 +19,17 @@ import numpy as np
 
 from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
 from ascend_sim.kernels.opt.conv_relu_vec import conv2d_relu
+from ascend_sim.kernels.opt.conv_s2d import conv2d_s2d
 from ascend_sim.kernels.opt.tiled_matmul import tiled_matmul
 from ascend_sim.models.lenet import Graph, LeNetRuntime, Node, lenet_graph
 
 
 def conv_relu_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, chip=None, **_: Any):
-    """relu(conv2d) on the cube (LoadData3D img2col + Mmad, bias in BT, ReLU on Fixpipe); float16 out."""
-    return conv2d_l3d(x, w, np.asarray(b, np.float32), pad, relu=True, chip=chip)
+    """relu(conv2d) on the cube (LoadData3D img2col + Mmad, bias in BT, ReLU on Fixpipe, NC1HWC0 out through
+    Fixpipe CFG_NZ); float16 out. One input channel (conv1): space-to-depth first (``conv_s2d``)."""
+    if np.asarray(x).shape[1] * 4 <= 16:
+        return conv2d_s2d(x, w, np.asarray(b, np.float32), pad, relu=True, chip=chip)
+    return conv2d_l3d(x, w, np.asarray(b, np.float32), pad, relu=True, nz_out=True, chip=chip)
 
 
 def linear_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, relu: bool = False, chip=None, **_: Any):

@@ -4,6 +4,7 @@ import pytest
 
 from ascend_sim import launch
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
+from ascend_sim.kernels.opt.conv_s2d import conv2d_s2d, depth_to_space, space_to_depth, weights_s2d
 from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
                                              weights_fractal_z)
 
@@ -85,3 +86,37 @@ def test_packing_and_the_feature_map_read_once():
 def test_weights_too_large_for_l0b_are_refused():
     with pytest.raises(ValueError, match="must stay in L0B"):
         choose_conv_tiling(1, 64, 8, 8, 64, 5, 5)
+
+
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(5, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (2, 20, 9, 40, 3, 1)],
+                         ids=["conv1", "conv2", "C20-C1x2"])
+def test_nz_output_is_exact_and_writes_one_run_per_16_channels(n, C, H, O, k, pad):
+    rng = np.random.default_rng(n * C * H + 1)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, k, k)), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_l3d(x, w, b, pad, relu=True, nz_out=True)
+    np.testing.assert_array_equal(y, np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float16))
+    _, nd = conv2d_l3d(x, w, b, pad, relu=True)
+    fix = lambda r: [rec for rec in r.trace.records if rec.op == "Fixpipe"]  # noqa: E731
+    assert sum(r.nbytes for r in fix(res)) == sum(r.nbytes for r in fix(nd))
+    assert sum(r.cycles for r in fix(res)) < sum(r.cycles for r in fix(nd))
+
+
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(3, 1, 28, 6, 5, 2), (2, 1, 11, 3, 3, 0), (2, 4, 9, 5, 3, 1)],
+                         ids=["conv1", "odd-3x3", "C4-b2"])
+def test_space_to_depth_conv_is_exact(n, C, H, O, k, pad):
+    rng = np.random.default_rng(n * H + k)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, k, k)), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_s2d(x, w, b, pad, relu=True, out_dtype=np.float32)
+    np.testing.assert_array_equal(y, np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float32))
+    assert any(r.op == "LoadData3D" for r in res.trace.records)
+
+
+def test_space_to_depth_with_a_wrong_tap_map_is_caught():
+    rng = np.random.default_rng(5)
+    x, w = ints(rng, (2, 1, 28, 28)), ints(rng, (6, 1, 5, 5))
+    xs = space_to_depth(x, 2, 4, 5, 5)
+    ref = direct_conv(x, w, np.zeros(6), 2).astype(np.float32)
+    for ws, right in ((weights_s2d(w, 4), True), (weights_s2d(w[:, :, ::-1], 4), False),
+                      (weights_s2d(w, 4)[:, :, ::-1], False)):
+        ys, _ = conv2d_l3d(xs, ws, None, 0, out_dtype=np.float32, pack=1)
+        assert np.array_equal(depth_to_space(ys, 4, 28, 28), ref) == right

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, LoadData,
+from ascend_sim import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, LoadData,
                         LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TPipe,
                         TPosition, TQue, float32, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
@@ -52,6 +52,7 @@ class ConvL3DTiling:
     cores: int = 24
     relu: bool = False
     out_dtype: np.dtype = np.dtype(np.float16)
+    nz_out: bool = False      # Fixpipe CFG_NZ: the output as NC1HWC0 (one contiguous run per 16 channels)
 
     @property
     def OH(self) -> int:
@@ -84,7 +85,8 @@ class ConvL3DTiling:
 
 
 def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: int = 0, *, relu: bool = False,
-                       out_dtype=np.float16, cores: int | None = None, chip=None) -> ConvL3DTiling:
+                       out_dtype=np.float16, cores: int | None = None, nz_out: bool = False,
+                       chip=None) -> ConvL3DTiling:
     """Two L0A and two L0C buffers of the largest 16-row chunk that fits, at most one image's output."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
@@ -96,7 +98,7 @@ def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int,
                          f"two 16-row chunks in L0A; split the output channels or the kernel first")
     m_chunk = min(_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
                   (chip.l0c_bytes // 2) // (op * 4) // C0 * C0)
-    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype))
+    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype), nz_out)
 
 
 class KernelConvL3D:
@@ -201,9 +203,14 @@ class KernelConvL3D:
         self.qCO1.EnQue(co1)
         co1 = self.qCO1.DeQue(float32)
         quant = QuantMode_t.F322F16 if t.out_dtype == np.float16 else QuantMode_t.NoQuant
-        # {nSize, mSize, srcStride (M rounded up to 16), dstStride, reluEn, quantPre}
-        Fixpipe(self.yGm[(img * t.M + m0) * t.Op], co1,
-                FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.Op, t.relu, quant))
+        if t.nz_out:        # NC1HWC0: channel block k of the image at k * M * 16; dstStride in 32-byte blocks
+            # {nSize, mSize, srcStride (rows rounded up to 16), dstStride, reluEn, quantPre}
+            Fixpipe(CFG_NZ, self.yGm[img * t.M * t.Op + m0 * C0], co1,
+                    FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.M * C0 * t.out_dtype.itemsize // 32, t.relu,
+                                      quant))
+        else:               # NHWC rows of Op channels (NZ2ND)
+            Fixpipe(CFG_ROW_MAJOR, self.yGm[(img * t.M + m0) * t.Op], co1,
+                    FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.Op, t.relu, quant))
         self.qCO1.FreeTensor(co1)
 
 
@@ -260,7 +267,7 @@ def pack_images(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: int):
 
 
 def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *, relu: bool = False,
-               out_dtype=np.float16, cores: int | None = None, pack: int | None = None,
+               out_dtype=np.float16, cores: int | None = None, pack: int | None = None, nz_out: bool = False,
                tiling: ConvL3DTiling | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated Conv2D (stride 1) on the cube via LoadData3D: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``,
     ``b [O]`` (float) -> ``relu?(conv + b)`` NCHW in ``out_dtype``.
@@ -268,7 +275,8 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     ``pack`` images share one 16-channel group (default ``choose_pack``: LeNet's conv1 has C = 1, conv2
     C = 6, so most of C0 would be zero padding): the weights become block-diagonal, each output row holds
     ``pack`` images' channels, so one LoadData3D / Mmad / Fixpipe serves ``pack`` images and Fixpipe
-    writes ``pack`` times longer GM rows.
+    writes ``pack`` times longer GM rows. ``nz_out``: Fixpipe writes NC1HWC0 (CFG_NZ) instead of NHWC rows:
+    one contiguous run per 16 output channels of a chunk, instead of one GM burst per output pixel.
     """
     x, w = np.asarray(x), np.asarray(w)
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
@@ -280,13 +288,15 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
     t = tiling or choose_conv_tiling(n, c, h, wd, o, kh, kw, pad, relu=relu, out_dtype=out_dtype, cores=cores,
-                                     chip=chip)
+                                     nz_out=nz_out, chip=chip)
     bias = np.zeros(t.Op, np.float32)
     if b is not None:
         bias[:o] = np.asarray(b, np.float32).reshape(o)
-    y = np.zeros((n, t.OH, t.OW, t.Op), t.out_dtype)
+    y = np.zeros((n, t.Op // C0, t.OH, t.OW, C0) if t.nz_out else (n, t.OH, t.OW, t.Op), t.out_dtype)
     res = launch(conv_l3d_kernel, t.block_dim, to_5hd(x.astype(np.float16), t.Cp), weights_fractal_z(w, t.Cp, t.Op),
                  bias, y, t, chip=chip, gm_names=["x", "w", "bias", "y"])
+    if t.nz_out:            # NC1HWC0 -> NHWC (the host's TransData)
+        y = y.transpose(0, 2, 3, 1, 4).reshape(n, t.OH, t.OW, t.Op)
     y = y[..., :o].reshape(n, t.OH, t.OW, g, o0).transpose(0, 3, 4, 1, 2).reshape(n * g, o0, t.OH, t.OW)
     return np.ascontiguousarray(y[:n0]), res
 
