@@ -4,7 +4,9 @@ import pytest
 
 from ascend_sim import launch
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
-from ascend_sim.kernels.opt.conv_s2d import conv2d_s2d, depth_to_space, space_to_depth, weights_s2d
+from ascend_sim.kernels.opt.conv_pool_mix import conv_relu_pool
+from ascend_sim.kernels.opt.conv_s2d import (conv2d_s2d, conv_relu_pool_s2d, depth_to_space, pool_order, space_to_depth,
+                                             weights_s2d)
 from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
                                              weights_fractal_z)
 
@@ -120,3 +122,37 @@ def test_space_to_depth_with_a_wrong_tap_map_is_caught():
                       (weights_s2d(w, 4)[:, :, ::-1], False)):
         ys, _ = conv2d_l3d(xs, ws, None, 0, out_dtype=np.float32, pack=1)
         assert np.array_equal(depth_to_space(ys, 4, 28, 28), ref) == right
+
+
+def pool_ref(y):
+    n, c, h, w = y.shape
+    return y.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+@pytest.mark.parametrize("n, C, H, O, pad, pack", [(6, 6, 14, 16, 0, None), (3, 3, 8, 20, 1, 1)],
+                         ids=["conv2-packed", "C3-Op32"])
+def test_conv_relu_pool_mix_is_exact_in_one_launch(n, C, H, O, pad, pack):
+    rng = np.random.default_rng(n + H)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, 5 if H > 8 else 3, 5 if H > 8 else 3)), \
+        rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv_relu_pool(x, w, b, pad, pack=pack)
+    ref = pool_ref(np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float16))
+    np.testing.assert_array_equal(y, ref)
+    assert not np.array_equal(y, pool_ref(direct_conv(x, w, b, pad).astype(np.float16)))    # ReLU applied
+    ops = {(r.core_type, r.op) for r in res.trace.records}
+    assert {("AIC", "LoadData3D"), ("AIC", "Fixpipe"), ("AIV", "Max")} <= ops      # one MIX launch
+
+
+def test_s2d_conv_relu_pool_groups_mode_is_exact():
+    rng = np.random.default_rng(11)
+    x, w, b = ints(rng, (4, 1, 28, 28)), ints(rng, (6, 1, 5, 5)), rng.integers(-9, 9, 6).astype(np.float32)
+    y, res = conv_relu_pool_s2d(x, w, b, 2)
+    np.testing.assert_array_equal(y, pool_ref(np.maximum(direct_conv(x, w, b, 2), 0).astype(np.float16)))
+    order = pool_order(6, 4)
+    assert sorted(order[order >= 0]) == list(range(96)) and order.size == 128     # 4 groups of 32 channels
+    assert res.trace.records and any(r.op == "Max" for r in res.trace.records)
+
+
+def test_conv_pool_mix_refuses_odd_outputs():
+    with pytest.raises(ValueError, match="even sides"):
+        conv_relu_pool(np.zeros((2, 6, 13, 13), np.float16), np.zeros((16, 6, 5, 5), np.float16), None, 1)

@@ -131,8 +131,7 @@ class KernelConvL3D:
         copied into L1 once, the next one while the cube works on this one."""
         t = self.t
         chunks = -(-t.M // t.m_chunk)
-        items, cores, me = t.N * chunks, GetBlockNum(), GetBlockIdx()
-        lo, hi = items * me // cores, items * (me + 1) // cores
+        lo, hi = self.ItemRange(chunks)
         if lo >= hi:
             return
         first, last = lo // chunks, (hi - 1) // chunks
@@ -145,8 +144,17 @@ class KernelConvL3D:
             for c in range(max(lo, img * chunks) - img * chunks, min(hi, (img + 1) * chunks) - img * chunks):
                 self.Chunk(f1, img, c * t.m_chunk, w2, bt)
             self.qF.FreeTensor(f1)
+            self.ImageDone(img)
         self.qW2.FreeTensor(w2)
         self.qC2.FreeTensor(bt)
+
+    def ItemRange(self, chunks: int) -> tuple[int, int]:
+        """This core's contiguous share [lo, hi) of the N * chunks (image, chunk) items."""
+        items, cores, me = self.t.N * chunks, GetBlockNum(), GetBlockIdx()
+        return items * me // cores, items * (me + 1) // cores
+
+    def ImageDone(self, img: int) -> None:
+        """Called after the last chunk of an image this core computes (a MIX kernel signals its AIVs here)."""
 
     def CopyInFmap(self, img: int) -> None:
         """One contiguous copy of the image's NC1HWC0 feature map into L1."""

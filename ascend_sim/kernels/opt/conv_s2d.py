@@ -19,6 +19,7 @@ import numpy as np
 
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.kernels.opt.conv_l3d import C0, conv2d_l3d
+from ascend_sim.kernels.opt.conv_pool_mix import conv_pool_mix
 
 
 def s2d_block(C: int) -> int:
@@ -76,4 +77,52 @@ def depth_to_space(ys: np.ndarray, b: int, oh: int, ow: int) -> np.ndarray:
     return np.ascontiguousarray(y[:, :, :oh, :ow])
 
 
-__all__ = ["conv2d_s2d", "depth_to_space", "space_to_depth", "weights_s2d", "s2d_block"]
+def pool_order(o: int, b: int) -> np.ndarray:
+    """For a 2x2 pool after the s2d conv: the s2d output channel (dy, dx, o) behind each new channel, or -1.
+
+    New channel = group (dy % 2, dx % 2) x slot (dy // 2, dx // 2, o), each group padded to a whole number
+    of C0 blocks: the four members of a pooling window are then the same slot of the four groups, and
+    the pool is the element-wise max of the groups; a group holds the pooled map in s2d-by-b/2 form."""
+    hb = b // 2
+    slots = hb * hb * o
+    gsz = -(-slots // C0) * C0
+    order = np.full(4 * gsz, -1)
+    for dy in range(b):
+        for dx in range(b):
+            for c in range(o):
+                g, slot = (dy % 2) * 2 + dx % 2, ((dy // 2) * hb + dx // 2) * o + c
+                order[g * gsz + slot] = (dy * b + dx) * o + c
+    return order
+
+
+def conv_relu_pool_s2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *,
+                       block: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
+    """``maxpool2x2(relu(conv2d(x, w) + b))`` for few input channels: the s2d conv with its output channels
+    in ``pool_order``, pooled on the AIVs of the same MIX launch (``conv_pool_mix``, groups mode); NCHW out."""
+    x, w = np.asarray(x), np.asarray(w)
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    blk = block or s2d_block(c)
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    if blk % 2 or c * blk * blk > C0 or oh % 2 or ow % 2:
+        raise ValueError(f"conv_relu_pool_s2d: block {blk} must be even with {c} x {blk}^2 <= {C0} channels, and "
+                         f"the {oh}x{ow} output even")
+    order = pool_order(o, blk)
+    ws = weights_s2d(w.astype(np.float16), blk)
+    wp = np.zeros((order.size,) + ws.shape[1:], np.float16)
+    wp[order >= 0] = ws[order[order >= 0]]
+    bp = None
+    if b is not None:
+        bs = np.tile(np.asarray(b, np.float32).reshape(o), blk * blk)
+        bp = np.zeros(order.size, np.float32)
+        bp[order >= 0] = bs[order[order >= 0]]
+    yp, res = conv_pool_mix(space_to_depth(x.astype(np.float16), pad, blk, kh, kw), wp, bp, 0, mode="groups",
+                            chip=chip)
+    hb = blk // 2                                           # [N, C1, IH, IW, 16] -> slots (py, px, o)
+    _, c1, ih, iw, _ = yp.shape
+    slots = yp.transpose(0, 1, 4, 2, 3).reshape(n, c1 * C0, ih, iw)[:, :hb * hb * o]
+    y = slots.reshape(n, hb, hb, o, ih, iw).transpose(0, 3, 4, 1, 5, 2).reshape(n, o, ih * hb, iw * hb)
+    return np.ascontiguousarray(y[:, :, :oh // 2, :ow // 2]), res
+
+
+__all__ = ["conv2d_s2d", "conv_relu_pool_s2d", "pool_order", "depth_to_space", "space_to_depth", "weights_s2d", "s2d_block"]
