@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyParams,
-                        GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetTaskRatio, GlobalTensor, Max, TBuf, TPipe,
-                        TPosition, TQue, float32, half, kernel, launch)
+                        GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetTaskRatio, GlobalTensor, Max, TPipe, TPosition,
+                        TQue, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim.kernels.maxpool import KernelMaxPool, MaxPoolTiling
