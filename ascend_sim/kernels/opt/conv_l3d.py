@@ -22,19 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, LoadData,
-                        LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TPipe,
-                        TPosition, TQue, float32, half, kernel, launch)
+from ascend_sim import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum,
+                        GlobalTensor, LoadData, LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams,
+                        QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import get_chip
-
-C0 = 16
-FRACTAL = C0 * C0
-
-
-def _up(a: int, b: int) -> int:
-    return -(-a // b) * b
-
+from ascend_sim.kernels._common import round_up
+from ascend_sim.kernels.opt.cube_common import C0, FRACTAL, load_bias_table
 
 @dataclass(frozen=True)
 class ConvL3DTiling:
@@ -90,13 +84,13 @@ def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int,
     """Two L0A and two L0C buffers of the largest 16-row chunk that fits, at most one image's output."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
-    cp, op = _up(C, C0), _up(O, C0)
+    cp, op = round_up(C, C0), round_up(O, C0)
     K = cp * KH * KW
     M = (H + 2 * pad - KH + 1) * (W + 2 * pad - KW + 1)
     if K * op * 2 > chip.l0b_bytes or K * C0 * 2 * 2 > chip.l0a_bytes:
         raise ValueError(f"conv2d_l3d: the weights ({K} x {op} half) must stay in L0B ({chip.l0b_bytes} B) and "
                          f"two 16-row chunks in L0A; split the output channels or the kernel first")
-    m_chunk = min(_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
+    m_chunk = min(round_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
                   (chip.l0c_bytes // 2) // (op * 4) // C0 * C0)
     return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype), nz_out)
 
@@ -182,16 +176,7 @@ class KernelConvL3D:
 
     def LoadBias(self):
         """Bias GM -> C1 (L1) -> C2 (the BT buffer), where each chunk's Mmad reads it."""
-        t = self.t
-        c1 = self.qC1.AllocTensor(float32)
-        DataCopy(c1, self.biasGm, t.Op)
-        self.qC1.EnQue(c1)
-        c1 = self.qC1.DeQue(float32)
-        bt = self.qC2.AllocTensor(float32)
-        DataCopy(bt, c1, t.Op)
-        self.qC1.FreeTensor(c1)
-        self.qC2.EnQue(bt)
-        return self.qC2.DeQue(float32)
+        return load_bias_table(self.qC1, self.qC2, self.biasGm, self.t.Op)
 
     def Chunk(self, f1, img: int, m0: int, w2, bt) -> None:
         """Output pixels [m0, m0 + rows) of one image: LoadData3D -> Mmad (+ bias) -> Fixpipe (ReLU, cast)."""
@@ -214,11 +199,11 @@ class KernelConvL3D:
         if t.nz_out:        # NC1HWC0: channel block k of the image at k * M * 16; dstStride in 32-byte blocks
             # {nSize, mSize, srcStride (rows rounded up to 16), dstStride, reluEn, quantPre}
             Fixpipe(CFG_NZ, self.yGm[img * t.M * t.Op + m0 * C0], co1,
-                    FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.M * C0 * t.out_dtype.itemsize // 32, t.relu,
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.M * C0 * t.out_dtype.itemsize // 32, t.relu,
                                       quant))
         else:               # NHWC rows of Op channels (NZ2ND)
             Fixpipe(CFG_ROW_MAJOR, self.yGm[(img * t.M + m0) * t.Op], co1,
-                    FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.Op, t.relu, quant))
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.Op, t.relu, quant))
         self.qCO1.FreeTensor(co1)
 
 
@@ -253,11 +238,11 @@ def choose_pack(C: int, O: int, KH: int, KW: int, out_dtype=np.float16, chip=Non
     osz = np.dtype(out_dtype).itemsize
 
     def packages(g: int) -> float:
-        row = _up(g * O, C0) * osz
+        row = round_up(g * O, C0) * osz
         return (row // 512 + (row % 512) // 256 + (row % 256) // 128 + bool(row % 128)) / g
 
     fits = [g for g in range(1, max(1, C0 // C) + 1)
-            if C0 * KH * KW * _up(g * O, C0) * 2 <= chip.l0b_bytes or g == 1]
+            if C0 * KH * KW * round_up(g * O, C0) * 2 <= chip.l0b_bytes or g == 1]
     return min(fits, key=lambda g: (packages(g), -g)) if C * 2 <= C0 else 1
 
 

@@ -194,4 +194,5 @@ def conv_relu_pool(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pa
     return np.ascontiguousarray(y[:n0]), res
 
 
-__all__ = ["conv_pool_mix", "conv_relu_pool", "conv_pool_mix_kernel", "ConvToWorkspace", "PoolFromWorkspace", "PoolPlan", "image_range"]
+__all__ = ["conv_pool_mix", "conv_relu_pool", "conv_pool_mix_kernel", "ConvToWorkspace", "PoolFromWorkspace",
+           "PoolPlan", "image_range"]

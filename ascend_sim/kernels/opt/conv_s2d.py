@@ -34,7 +34,8 @@ def space_to_depth(x: np.ndarray, pad: int, b: int, kh: int, kw: int) -> np.ndar
         -(-(w + 2 * pad - kw + 1) // b) + -(-(b - 1 + kw) // b) - 1
     xp = np.zeros((n, c, ih * b, iw * b), x.dtype)
     xp[:, :, pad:pad + h, pad:pad + w] = x
-    return np.ascontiguousarray(xp.reshape(n, c, ih, b, iw, b).transpose(0, 1, 3, 5, 2, 4).reshape(n, c * b * b, ih, iw))
+    blocks = xp.reshape(n, c, ih, b, iw, b).transpose(0, 1, 3, 5, 2, 4)
+    return np.ascontiguousarray(blocks.reshape(n, c * b * b, ih, iw))
 
 
 def weights_s2d(w: np.ndarray, b: int) -> np.ndarray:
@@ -125,4 +126,5 @@ def conv_relu_pool_s2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None
     return np.ascontiguousarray(y[:, :, :oh // 2, :ow // 2]), res
 
 
-__all__ = ["conv2d_s2d", "conv_relu_pool_s2d", "pool_order", "depth_to_space", "space_to_depth", "weights_s2d", "s2d_block"]
+__all__ = ["conv2d_s2d", "conv_relu_pool_s2d", "pool_order", "depth_to_space", "space_to_depth", "weights_s2d",
+           "s2d_block"]

@@ -26,14 +26,8 @@ from ascend_sim import (CFG_NZ, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockId
                         WaitFlag, float32, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import get_chip
-
-C0 = 16
-FRACTAL = C0 * C0
-
-
-def _up(a: int, b: int) -> int:
-    return -(-a // b) * b
-
+from ascend_sim.kernels._common import round_up
+from ascend_sim.kernels.opt.cube_common import C0, FRACTAL, load_bias_table
 
 @dataclass(frozen=True)
 class MlpTiling:
@@ -66,10 +60,10 @@ def choose_mlp_tiling(M: int, dims: list[int], relus: list[bool], *, chip=None, 
     """Rows split evenly over the cube cores (16-row multiples); K steps that fit two L0B buffers."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
-    dp = tuple(_up(d, C0) for d in dims)
-    single = _up(-(-M // cores), C0)
+    dp = tuple(round_up(d, C0) for d in dims)
+    single = round_up(-(-M // cores), C0)
     widest = max(dp[1:])
-    base_k = min(_up(max(dp[:-1]), C0), (chip.l0b_bytes // 2) // (widest * 2) // C0 * C0)
+    base_k = min(round_up(max(dp[:-1]), C0), (chip.l0b_bytes // 2) // (widest * 2) // C0 * C0)
     if single * base_k * 2 * 2 > chip.l0a_bytes or single * widest * 4 * 2 > chip.l0c_bytes:
         raise ValueError(f"mlp_cube: {single} rows x {widest} columns do not fit L0A/L0C twice; use more cores")
     if sum(dp[1:]) * 4 > chip.bt_bytes:
@@ -143,15 +137,7 @@ class KernelMlp:
 
     def CopyInBias(self):
         """Every layer's bias GM -> C1 -> the BT buffer (all of them fit its 1 KB)."""
-        c1 = self.qC1.AllocTensor(float32)
-        DataCopy(c1, self.biasGm, self.bOff[-1])
-        self.qC1.EnQue(c1)
-        c1 = self.qC1.DeQue(float32)
-        bt = self.qC2.AllocTensor(float32)
-        DataCopy(bt, c1, self.bOff[-1])
-        self.qC1.FreeTensor(c1)
-        self.qC2.EnQue(bt)
-        return self.qC2.DeQue(float32)
+        return load_bias_table(self.qC1, self.qC2, self.biasGm, self.bOff[-1])
 
     def CopyInAct(self, slot: int, n: int):
         """The previous layer's NZ activation back into L1: one contiguous copy (it is the L0A source layout)."""
@@ -175,7 +161,8 @@ class KernelMlp:
                 LoadData(a2[i * kB * FRACTAL], a1[((k0 // C0) * sB + i) * FRACTAL],
                          LoadData2DParams(0, kB, sB, 0, 0, False, 0))
             for j in range(kB):
-                LoadData(b2[j * nB * FRACTAL], w[(k0 // C0 + j) * FRACTAL], LoadData2DParams(0, nB, kAll, 0, 0, True, 0))
+                LoadData(b2[j * nB * FRACTAL], w[(k0 // C0 + j) * FRACTAL],
+                         LoadData2DParams(0, nB, kAll, 0, 0, True, 0))
             self.qA2.EnQue(a2)
             self.qB2.EnQue(b2)
             a2, b2 = self.qA2.DeQue(half), self.qB2.DeQue(half)
@@ -192,7 +179,7 @@ class KernelMlp:
     def CopyOut(self, layer: int, co1, slot: int, last: bool) -> None:
         """Hidden layers: NZ into the workspace (CFG_NZ, dstStride = singleM rows of 32 B); the last: ND rows."""
         t = self.t
-        np_, rp = t.dims[layer + 1], _up(self.rows, C0)
+        np_, rp = t.dims[layer + 1], round_up(self.rows, C0)
         if last:
             # {nSize, mSize, srcStride, dstStride, reluEn, quantPre}
             Fixpipe(self.yGm[self.row0 * t.N], co1, FixpipeParamsV220(t.N, self.rows, rp, t.N,
