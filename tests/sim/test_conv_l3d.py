@@ -2,9 +2,10 @@
 import numpy as np
 import pytest
 
-from ascend_sim import launch
+from ascend_sim import (ASCEND_IS_AIC, GetBlockIdx, GetBlockNum, GetTaskRatio, RaceError, kernel, launch)
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
-from ascend_sim.kernels.opt.conv_pool_mix import conv_relu_pool
+from ascend_sim.kernels.opt.conv_pool_mix import (ConvToWorkspace, PoolFromWorkspace, PoolPlan, conv_relu_pool,
+                                                  image_range)
 from ascend_sim.kernels.opt.conv_s2d import (conv2d_s2d, conv_relu_pool_s2d, depth_to_space, pool_order, space_to_depth,
                                              weights_s2d)
 from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
@@ -156,3 +157,36 @@ def test_s2d_conv_relu_pool_groups_mode_is_exact():
 def test_conv_pool_mix_refuses_odd_outputs():
     with pytest.raises(ValueError, match="even sides"):
         conv_relu_pool(np.zeros((2, 6, 13, 13), np.float16), np.zeros((16, 6, 5, 5), np.float16), None, 1)
+
+
+class _PoolWithoutWaiting(PoolFromWorkspace):
+    """The wrong AIV side: reads each image without CrossCoreWaitFlag."""
+
+    def Process(self) -> None:
+        lo, hi = image_range(self.n, GetBlockNum(), GetBlockIdx() // GetTaskRatio())
+        for img in range(lo, hi):
+            self.CopyInBlocks(img)
+            self.Compute(self.count)
+            self.CopyOutShare(img)
+
+
+@kernel(core="MIX")
+def _mix_without_flags(x, w, bias, ws, y, t, plan):
+    if ASCEND_IS_AIC():
+        op = ConvToWorkspace()
+        op.Init(x, w, bias, ws, t)
+        op.Process()
+    else:
+        pool = _PoolWithoutWaiting()
+        pool.InitMix(ws, y, t.N, plan)
+        pool.Process()
+
+
+def test_pool_reading_the_workspace_without_the_cross_core_flag_is_a_race():
+    rng = np.random.default_rng(2)
+    x, w = ints(rng, (4, 16, 6, 6)), ints(rng, (16, 16, 3, 3))
+    t = choose_conv_tiling(4, 16, 6, 6, 16, 3, 3, 0, relu=True, nz_out=True, cores=2)
+    plan = PoolPlan("spatial", 1, 4, 4)
+    with pytest.raises(RaceError, match="no SyncAll or cross-core flag"):
+        launch(_mix_without_flags, 2, to_5hd(x, 16), weights_fractal_z(w, 16, 16), np.zeros(16, np.float32),
+               np.zeros(4 * plan.per_image, np.float16), np.zeros(4 * plan.out_per_image, np.float16), t, plan)
