@@ -16,7 +16,7 @@ from ascend_sim.engine.memory import GmPtr
 from ascend_sim.engine.l2 import CacheMode
 from ascend_sim.api.ops.cube import (FixpipeParams, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
                                      QuantMode_t)
-from ascend_sim.api.ops.cube import Fixpipe
+from ascend_sim.api.ops.cube import CFG_NZ, CFG_ROW_MAJOR, CO2Layout, Fixpipe, FixpipeConfig
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.highlevel import matmul_tiling
 from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MatrixTraverse, TCubeTiling

@@ -2,8 +2,12 @@
 import numpy as np
 import pytest
 
-from ascend_sim import launch
+from ascend_sim import (ASCEND_IS_AIC, GetBlockIdx, GetBlockNum, GetTaskRatio, RaceError, kernel, launch)
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
+from ascend_sim.kernels.opt.conv_pool_mix import (ConvToWorkspace, PoolFromWorkspace, PoolPlan, conv_relu_pool,
+                                                  image_range)
+from ascend_sim.kernels.opt.conv_s2d import (conv2d_s2d, conv_relu_pool_s2d, depth_to_space, pool_order, space_to_depth,
+                                             weights_s2d)
 from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
                                              weights_fractal_z)
 
@@ -85,3 +89,104 @@ def test_packing_and_the_feature_map_read_once():
 def test_weights_too_large_for_l0b_are_refused():
     with pytest.raises(ValueError, match="must stay in L0B"):
         choose_conv_tiling(1, 64, 8, 8, 64, 5, 5)
+
+
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(5, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (2, 20, 9, 40, 3, 1)],
+                         ids=["conv1", "conv2", "C20-C1x2"])
+def test_nz_output_is_exact_and_writes_one_run_per_16_channels(n, C, H, O, k, pad):
+    rng = np.random.default_rng(n * C * H + 1)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, k, k)), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_l3d(x, w, b, pad, relu=True, nz_out=True)
+    np.testing.assert_array_equal(y, np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float16))
+    _, nd = conv2d_l3d(x, w, b, pad, relu=True)
+    fix = lambda r: [rec for rec in r.trace.records if rec.op == "Fixpipe"]  # noqa: E731
+    assert sum(r.nbytes for r in fix(res)) == sum(r.nbytes for r in fix(nd))
+    assert sum(r.cycles for r in fix(res)) < sum(r.cycles for r in fix(nd))
+
+
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(3, 1, 28, 6, 5, 2), (2, 1, 11, 3, 3, 0), (2, 4, 9, 5, 3, 1)],
+                         ids=["conv1", "odd-3x3", "C4-b2"])
+def test_space_to_depth_conv_is_exact(n, C, H, O, k, pad):
+    rng = np.random.default_rng(n * H + k)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, k, k)), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_s2d(x, w, b, pad, relu=True, out_dtype=np.float32)
+    np.testing.assert_array_equal(y, np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float32))
+    assert any(r.op == "LoadData3D" for r in res.trace.records)
+
+
+def test_space_to_depth_with_a_wrong_tap_map_is_caught():
+    rng = np.random.default_rng(5)
+    x, w = ints(rng, (2, 1, 28, 28)), ints(rng, (6, 1, 5, 5))
+    xs = space_to_depth(x, 2, 4, 5, 5)
+    ref = direct_conv(x, w, np.zeros(6), 2).astype(np.float32)
+    for ws, right in ((weights_s2d(w, 4), True), (weights_s2d(w[:, :, ::-1], 4), False),
+                      (weights_s2d(w, 4)[:, :, ::-1], False)):
+        ys, _ = conv2d_l3d(xs, ws, None, 0, out_dtype=np.float32, pack=1)
+        assert np.array_equal(depth_to_space(ys, 4, 28, 28), ref) == right
+
+
+def pool_ref(y):
+    n, c, h, w = y.shape
+    return y.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+@pytest.mark.parametrize("n, C, H, O, pad, pack", [(6, 6, 14, 16, 0, None), (3, 3, 8, 20, 1, 1)],
+                         ids=["conv2-packed", "C3-Op32"])
+def test_conv_relu_pool_mix_is_exact_in_one_launch(n, C, H, O, pad, pack):
+    rng = np.random.default_rng(n + H)
+    x, w, b = ints(rng, (n, C, H, H)), ints(rng, (O, C, 5 if H > 8 else 3, 5 if H > 8 else 3)), \
+        rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv_relu_pool(x, w, b, pad, pack=pack)
+    ref = pool_ref(np.maximum(direct_conv(x, w, b, pad), 0).astype(np.float16))
+    np.testing.assert_array_equal(y, ref)
+    assert not np.array_equal(y, pool_ref(direct_conv(x, w, b, pad).astype(np.float16)))    # ReLU applied
+    ops = {(r.core_type, r.op) for r in res.trace.records}
+    assert {("AIC", "LoadData3D"), ("AIC", "Fixpipe"), ("AIV", "Max")} <= ops      # one MIX launch
+
+
+def test_s2d_conv_relu_pool_groups_mode_is_exact():
+    rng = np.random.default_rng(11)
+    x, w, b = ints(rng, (4, 1, 28, 28)), ints(rng, (6, 1, 5, 5)), rng.integers(-9, 9, 6).astype(np.float32)
+    y, res = conv_relu_pool_s2d(x, w, b, 2)
+    np.testing.assert_array_equal(y, pool_ref(np.maximum(direct_conv(x, w, b, 2), 0).astype(np.float16)))
+    order = pool_order(6, 4)
+    assert sorted(order[order >= 0]) == list(range(96)) and order.size == 128     # 4 groups of 32 channels
+    assert res.trace.records and any(r.op == "Max" for r in res.trace.records)
+
+
+def test_conv_pool_mix_refuses_odd_outputs():
+    with pytest.raises(ValueError, match="even sides"):
+        conv_relu_pool(np.zeros((2, 6, 13, 13), np.float16), np.zeros((16, 6, 5, 5), np.float16), None, 1)
+
+
+class _PoolWithoutWaiting(PoolFromWorkspace):
+    """The wrong AIV side: reads each image without CrossCoreWaitFlag."""
+
+    def Process(self) -> None:
+        lo, hi = image_range(self.n, GetBlockNum(), GetBlockIdx() // GetTaskRatio())
+        for img in range(lo, hi):
+            self.CopyInBlocks(img)
+            self.Compute(self.count)
+            self.CopyOutShare(img)
+
+
+@kernel(core="MIX")
+def _mix_without_flags(x, w, bias, ws, y, t, plan):
+    if ASCEND_IS_AIC():
+        op = ConvToWorkspace()
+        op.Init(x, w, bias, ws, t)
+        op.Process()
+    else:
+        pool = _PoolWithoutWaiting()
+        pool.InitMix(ws, y, t.N, plan)
+        pool.Process()
+
+
+def test_pool_reading_the_workspace_without_the_cross_core_flag_is_a_race():
+    rng = np.random.default_rng(2)
+    x, w = ints(rng, (4, 16, 6, 6)), ints(rng, (16, 16, 3, 3))
+    t = choose_conv_tiling(4, 16, 6, 6, 16, 3, 3, 0, relu=True, nz_out=True, cores=2)
+    plan = PoolPlan("spatial", 1, 4, 4)
+    with pytest.raises(RaceError, match="no SyncAll or cross-core flag"):
+        launch(_mix_without_flags, 2, to_5hd(x, 16), weights_fractal_z(w, 16, 16), np.zeros(16, np.float32),
+               np.zeros(4 * plan.per_image, np.float16), np.zeros(4 * plan.out_per_image, np.float16), t, plan)

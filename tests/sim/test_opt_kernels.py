@@ -6,6 +6,7 @@ import pytest
 
 from ascend_sim import launch
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu, conv_reference, fold_bn, im2col
+from ascend_sim.kernels.opt.mlp_cube import mlp_cube
 from ascend_sim.kernels.opt.default_matmul import default_matmul, default_tiling
 from ascend_sim.kernels.opt.tiled_matmul import (TiledMatmulTiling, choose_tiling, matmul_reference, tiled_matmul,
                                                  tiled_matmul_kernel)
@@ -197,3 +198,52 @@ def test_bias_tiles_fit_the_bias_table(depth):
     assert t.singleN * 4 <= 1024
     c, _ = tiled_matmul(a, b, bias, relu=True, tiling=t)
     np.testing.assert_array_equal(c, matmul_reference(a, b, bias, relu=True))
+
+
+# ============================================================================ fc1 -> fc2 -> fc3 in one kernel
+def mlp_layers(rng, dims, lo=-2, hi=3):
+    return [(rng.integers(lo, hi, (dims[i], dims[i + 1])).astype(np.float16),
+             rng.integers(-4, 5, dims[i + 1]).astype(np.float32)) for i in range(len(dims) - 1)]
+
+
+def mlp_reference(x, layers, relus):
+    h = x
+    for (w, b), r in zip(layers, relus):
+        h = matmul_reference(h, w, b, relu=r)
+    return h
+
+
+@pytest.mark.parametrize("M, dims, cores", [(100, [400, 120, 84, 10], None), (37, [40, 20, 30], 3),
+                                            (64, [16, 16], 2), (40, [32, 32, 16], 2)],
+                         ids=["lenet-fc", "tail-rows", "one-layer", "short-last-core"])
+def test_mlp_cube_chain_is_exact_and_one_launch(M, dims, cores):
+    rng = np.random.default_rng(M)
+    x = rng.integers(-2, 3, (M, dims[0])).astype(np.float16)
+    layers = mlp_layers(rng, dims, -1, 2)
+    relus = [True] * (len(layers) - 1) + [False]
+    y, res = mlp_cube(x, layers, cores=cores)
+    np.testing.assert_array_equal(y, mlp_reference(x, layers, relus))
+    fix = [r for r in res.trace.records if r.op == "Fixpipe"]
+    assert len(fix) == res.block_dim * len(layers)          # one Fixpipe per layer and core, one launch
+
+
+def test_mlp_cube_each_relu_and_layer_matters():
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 3, (48, 64)).astype(np.float16)
+    layers = mlp_layers(rng, [64, 32, 16])
+    y, _ = mlp_cube(x, layers)
+    assert not np.array_equal(y, mlp_reference(x, layers, [False, False]))      # the hidden ReLU is applied
+    assert not np.array_equal(y, mlp_reference(x, layers[:1] + [(layers[1][0], 0 * layers[1][1])], [True, False]))
+    np.testing.assert_array_equal(y, mlp_reference(x, layers, [True, False]))
+
+
+def test_mlp_cube_activations_go_back_as_nz_in_one_copy():
+    rng = np.random.default_rng(8)
+    x = rng.integers(-2, 3, (96, 400)).astype(np.float16)
+    _, res = mlp_cube(x, mlp_layers(rng, [400, 120, 84, 10]), cores=2)
+    nz = [r for r in res.trace.records if r.op == "Fixpipe" and r.nbytes == 48 * 128 * 2]
+    assert len(nz) == 2                                  # fc1's 48 x 128 activation, one NZ write per core
+    back = [r for r in res.trace.records if r.op == "DataCopy" and r.nbytes == 48 * 128 * 2]
+    assert len(back) == 2 and all(r.src == "GM" and r.dst == "L1" for r in back)    # and one plain copy back
+    with pytest.raises(ValueError, match="BT buffer"):
+        mlp_cube(x[:, :16], mlp_layers(rng, [16, 512, 16]))

@@ -498,14 +498,48 @@ _VECTOR = (QuantMode_t.VDEQF16, QuantMode_t.VQF322B8_PRE, QuantMode_t.VREQ8)
 _SCALED = (QuantMode_t.DEQF16, QuantMode_t.QF322B8_PRE, QuantMode_t.REQ8) + _VECTOR
 
 
-def Fixpipe(dst, src, *rest) -> None:
-    """``Fixpipe(dst GM, src L0C, [cbufWorkspace L1,] FixpipeParamsV220)``: NZ -> ND, converting on the way.
+class CO2Layout(enum.Enum):
+    """Fixpipe's output layout (``FixpipeConfig.format``): NZ keeps the fractals, ROW_MAJOR converts to ND."""
 
-    Element (r, c) of the mSize x nSize result is read from L0C at ``(c // 16) * srcStride * 16 +
-    r * 16 + c % 16`` and written to GM row r (``dstStride`` elements long), column c.
+    NZ = 0
+    ROW_MAJOR = 1
+
+
+@dataclass(frozen=True)
+class FixpipeConfig:
+    """``FixpipeConfig{format, isToUB}``: Fixpipe's template argument (``Fixpipe<T, U, CFG_NZ>``)."""
+
+    format: CO2Layout = CO2Layout.ROW_MAJOR
+    isToUB: bool = False
+
+
+CFG_NZ = FixpipeConfig(CO2Layout.NZ)                # "CFG_NZ：NZ2NZ，输出数据格式为NZ格式"
+CFG_ROW_MAJOR = FixpipeConfig(CO2Layout.ROW_MAJOR)  # "CFG_ROW_MAJOR（默认取值）：开启NZ2ND，输出数据格式为ND格式"
+
+
+def Fixpipe(*args) -> None:
+    """``Fixpipe([config,] dst GM, src L0C, [cbufWorkspace L1,] FixpipeParamsV220)``, converting on the way.
+
+    ``config`` is the template argument (first, as the other template arguments here): CFG_ROW_MAJOR
+    (default, NZ2ND) writes element (r, c) of the mSize x nSize result, read from L0C at ``(c // 16) *
+    srcStride * 16 + r * 16 + c % 16``, to GM row r (``dstStride`` elements long), column c. CFG_NZ
+    (NZ2NZ) keeps the fractals: column block k of 16 goes, mSize rows of 16 contiguous, to
+    ``dst + k * dstStride * 32`` bytes (dstStride in 32-byte blocks, nSize a multiple of 16).
     """
     site = kernel_point()
     core = context.current or current_core()
+    config = CFG_ROW_MAJOR
+    if args and isinstance(args[0], FixpipeConfig):
+        config, args = args[0], args[1:]
+    if len(args) < 2:
+        raise ArgumentError(f"Fixpipe takes ([config,] dst, src, params), got {len(args)} tensor/parameter "
+                            "arguments", fix="Fixpipe(CFG_NZ, dst, src, params) or Fixpipe(dst, src, params)",
+                            site=site)
+    dst, src, rest = args[0], args[1], args[2:]
+    nz_out = config.format is CO2Layout.NZ
+    if config.isToUB or config.format not in (CO2Layout.NZ, CO2Layout.ROW_MAJOR):
+        raise ArgumentError(f"Fixpipe config {config}: only CFG_ROW_MAJOR and CFG_NZ to GM are modelled",
+                            fix="pass CFG_NZ or CFG_ROW_MAJOR (the default)", site=site)
     if len(rest) == 1:
         ws, params = None, rest[0]
     elif len(rest) == 2:
@@ -516,12 +550,12 @@ def Fixpipe(dst, src, *rest) -> None:
     try:
         p = params
         key = ("Fixpipe", p.nSize, p.mSize, p.srcStride, p.dstStride, p.reluEn, p.quantPre, p.deqScalar, p.ndNum,
-               p.unitFlag, p.isChannelSplit, dst.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype) + (
+               p.unitFlag, p.isChannelSplit, dst.buf, dst.dtype, src.tier, src.addr, src.size, src.dtype, nz_out) + (
             (ws.tier, ws.addr, ws.size, ws.dtype) if ws is not None else ())
         hash(key)
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = None
-    plan = cached_plan(core, key, _fixpipe_plan, core, dst, src, ws, params, site)
+    plan = cached_plan(core, key, _fixpipe_plan, core, dst, src, ws, params, site, nz_out)
     if plan.views is None:                  # mSize 0 or ndNum 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
@@ -543,9 +577,12 @@ def Fixpipe(dst, src, *rest) -> None:
     if not context.computing():      # launch(..., numerics=False): timing only
         return
     nz, m, n = plan.views
+    out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)
+    if nz_out:                                                  # NZ2NZ: one burst of m x 16 per column block
+        np.copyto(out.reshape(nz.shape), convert(nz), casting="unsafe")
+        return
     vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
-    out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
-    np.copyto(out, convert(vals), casting="unsafe")
+    np.copyto(out, convert(vals), casting="unsafe")         # m x n in GM
 
 
 def _wrong_src_stride(stride: int, written, site) -> None:
@@ -587,7 +624,7 @@ def _converter(mode: QuantMode_t, relu: bool, out_dtype, scales):
     return scaled
 
 
-def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
+def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> CubePlan:
     """Fixpipe's rules (positions, dtypes, quant modes, strides), its L0C region, bursts and views."""
     tier_of(src, ("L0C",), "Fixpipe", "src", site)
     if not isinstance(dst, GlobalTensor):
@@ -604,8 +641,9 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     if params.unitFlag not in (0, 2, 3):
         raise ArgumentError(f"Fixpipe unitFlag {params.unitFlag!r} is not 0, 2 or 3",
                             fix="0: off; 2 or 3: the same value as the Mmad's (accepted, usual timing)", site=site)
-    if not 1 <= n <= 4095 or m > 8192:
-        raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..8192 (NZ2ND)",
+    if not 1 <= n <= 4095 or m > (65535 if nz_out else 8192):
+        raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..{65535 if nz_out else 8192} "
+                            f"({'NZ2NZ' if nz_out else 'NZ2ND'})",
                             fix="pass the block's columns (nSize) and rows (mSize)", site=site)
     ss, dp = int(params.srcStride), int(params.dstStride)
     if ss < m:
@@ -613,7 +651,7 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
                               f"between column blocks, so column block 1 would be read from inside block 0",
                               fix=f"srcStride is mSize rounded up to 16 (\"其值应填成mSize对16向上取整\"): "
                                   f"{-(-m // ROWS) * ROWS}", site=site)
-    if dp < n:
+    if not nz_out and dp < n:
         raise ArgumentError(f"Fixpipe dstStride {dp} < nSize {n}: with NZ2ND dstStride is the GM row length in "
                             "elements (\"目的ND矩阵每一行中的元素个数，取值不为0\")",
                             fix=f"pass the output matrix's row length (at least nSize = {n})", site=site)
@@ -666,10 +704,45 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
                                f"but the L0C tensor holds {src.size}", fix="check mSize, nSize and srcStride",
                                site=site)
     dst._require()
+    if nz_out:
+        _check_nz_out(dst, m, n, dp, site)
     osz = dst.dtype.itemsize
     nz = np.ndarray((nb, m, ROWS), src.dtype, src.tier.arena, src.addr, (ss * ROWS * isz, ROWS * isz, isz))
     spans = [(src.addr + b * ss * ROWS * isz, src.addr + (b * ss * ROWS + m * ROWS) * isz) for b in range(nb)]
     reads.append(byte_runs(src.tier, spans))
+    convert = _converter(mode, bool(params.reluEn), dst.dtype, scales)
+    if nz_out:      # NZ2NZ: "dst_block_addr = dst_temp_n_addr + k * dstStride * 32" (dstStride in 32 B blocks)
+        blen = m * ROWS * osz
+        return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
+                        (BurstPlan(nb, blen, ss * ROWS * isz, dp * 32, blen), (nb - 1) * dp * 32 + blen, convert,
+                         ss if nb > 1 else None))
     return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
                     (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
-                     _converter(mode, bool(params.reluEn), dst.dtype, scales), ss if nb > 1 else None))
+                     convert, ss if nb > 1 else None))
+
+
+def _check_nz_out(dst, m: int, n: int, dp: int, site) -> None:
+    """NZ2NZ's rules (DK Fixpipe page): nSize a multiple of 16, dstStride in 32 B blocks with no overlap,
+    a 32-byte aligned destination; B8 outputs (channel merge) are not modelled."""
+    osz = dst.dtype.itemsize
+    if n % ROWS:
+        raise ArgumentError(f"Fixpipe CFG_NZ: nSize {n} is not a multiple of 16 (\"若不开启channelSplit功能，nSize"
+                            "必须为16的倍数\")", fix=f"round nSize up to {-(-n // ROWS) * ROWS} (the padded columns)",
+                            site=site)
+    if osz == 1:
+        raise ArgumentError("Fixpipe CFG_NZ with an 8-bit result: the channel merge (16x32 fractals) is not "
+                            "modelled", fix="write int8 results with CFG_ROW_MAJOR", site=site)
+    need = -(-m * ROWS * osz // 32)
+    if n > ROWS and dp < need:
+        raise ArgumentError(f"Fixpipe CFG_NZ dstStride {dp}: with NZ2NZ it counts 32-byte blocks between the "
+                            f"output's column blocks, and one block of {m} rows x 16 takes {need}: they would "
+                            "overlap (\"目标操作数地址之间不能重叠\")",
+                            fix=f"dstStride >= {need} (mSize x 16 x {osz} B / 32; the M of the whole output for "
+                                "NC1HWC0)", site=site)
+    if dp < 1:
+        raise ArgumentError("Fixpipe CFG_NZ dstStride 0 (\"取值不为0\")", fix=f"dstStride = {need} or more",
+                            site=site)
+    if (dst.buf.base_addr + dst.offset) % 32:
+        raise ArgumentError(f"Fixpipe CFG_NZ: the GM destination at byte {dst.offset} is not 32-byte aligned "
+                            "(\"NZ格式地址需要满足32字节对齐\")", fix="start each NZ block on a 32-byte boundary",
+                            site=site)

@@ -4,6 +4,12 @@
                    multi-core with tails; optional bias through BT and ReLU on Fixpipe: fused MatMul+Add+ReLU)
 ``default_matmul`` the named "default operator": the Matmul API with GetTiling's default tiling on the
                    chip's cube-core count
-``conv_cube``      Conv2D as img2col (done explicitly on the host: LoadData3D is not in the simulator yet)
-                   feeding ``tiled_matmul``; Conv+BN+ReLU with BN folded into the weights and bias
+``conv_cube``      Conv2D as img2col (done explicitly on the host) feeding ``tiled_matmul``; Conv+BN+ReLU
+                   with BN folded into the weights and bias
+``conv_l3d``       Conv2D with LoadData3D (feature map once in L1), images packed into the C0 group,
+                   NHWC rows or NC1HWC0 (Fixpipe CFG_NZ) out
+``conv_s2d``       space-to-depth for few input channels (LeNet's conv1), then ``conv_l3d``
+``conv_pool_mix``  Conv2D + ReLU + 2x2 max pool in one MIX launch (AIC conv -> L2 workspace -> AIV pool)
+``mlp_cube``       a chain of dense layers (fc1 -> fc2 -> fc3) in one cube kernel
+``matmul_mix``     MatMul + Add + ReLU with the epilogue on the AIVs (MIX)
 """

@@ -22,19 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, LoadData,
-                        LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TPipe,
-                        TPosition, TQue, float32, half, kernel, launch)
+from ascend_sim import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum,
+                        GlobalTensor, LoadData, LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams,
+                        QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import get_chip
-
-C0 = 16
-FRACTAL = C0 * C0
-
-
-def _up(a: int, b: int) -> int:
-    return -(-a // b) * b
-
+from ascend_sim.kernels._common import round_up
+from ascend_sim.kernels.opt.cube_common import C0, FRACTAL, load_bias_table
 
 @dataclass(frozen=True)
 class ConvL3DTiling:
@@ -52,6 +46,7 @@ class ConvL3DTiling:
     cores: int = 24
     relu: bool = False
     out_dtype: np.dtype = np.dtype(np.float16)
+    nz_out: bool = False      # Fixpipe CFG_NZ: the output as NC1HWC0 (one contiguous run per 16 channels)
 
     @property
     def OH(self) -> int:
@@ -84,19 +79,20 @@ class ConvL3DTiling:
 
 
 def choose_conv_tiling(N: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: int = 0, *, relu: bool = False,
-                       out_dtype=np.float16, cores: int | None = None, chip=None) -> ConvL3DTiling:
+                       out_dtype=np.float16, cores: int | None = None, nz_out: bool = False,
+                       chip=None) -> ConvL3DTiling:
     """Two L0A and two L0C buffers of the largest 16-row chunk that fits, at most one image's output."""
     chip = get_chip(chip)
     cores = cores or chip.aic_count
-    cp, op = _up(C, C0), _up(O, C0)
+    cp, op = round_up(C, C0), round_up(O, C0)
     K = cp * KH * KW
     M = (H + 2 * pad - KH + 1) * (W + 2 * pad - KW + 1)
     if K * op * 2 > chip.l0b_bytes or K * C0 * 2 * 2 > chip.l0a_bytes:
         raise ValueError(f"conv2d_l3d: the weights ({K} x {op} half) must stay in L0B ({chip.l0b_bytes} B) and "
                          f"two 16-row chunks in L0A; split the output channels or the kernel first")
-    m_chunk = min(_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
+    m_chunk = min(round_up(M, C0), (chip.l0a_bytes // 2) // (K * 2) // C0 * C0,
                   (chip.l0c_bytes // 2) // (op * 4) // C0 * C0)
-    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype))
+    return ConvL3DTiling(N, cp, H, W, op, KH, KW, pad, m_chunk, cores, relu, np.dtype(out_dtype), nz_out)
 
 
 class KernelConvL3D:
@@ -129,8 +125,7 @@ class KernelConvL3D:
         copied into L1 once, the next one while the cube works on this one."""
         t = self.t
         chunks = -(-t.M // t.m_chunk)
-        items, cores, me = t.N * chunks, GetBlockNum(), GetBlockIdx()
-        lo, hi = items * me // cores, items * (me + 1) // cores
+        lo, hi = self.ItemRange(chunks)
         if lo >= hi:
             return
         first, last = lo // chunks, (hi - 1) // chunks
@@ -143,8 +138,17 @@ class KernelConvL3D:
             for c in range(max(lo, img * chunks) - img * chunks, min(hi, (img + 1) * chunks) - img * chunks):
                 self.Chunk(f1, img, c * t.m_chunk, w2, bt)
             self.qF.FreeTensor(f1)
+            self.ImageDone(img)
         self.qW2.FreeTensor(w2)
         self.qC2.FreeTensor(bt)
+
+    def ItemRange(self, chunks: int) -> tuple[int, int]:
+        """This core's contiguous share [lo, hi) of the N * chunks (image, chunk) items."""
+        items, cores, me = self.t.N * chunks, GetBlockNum(), GetBlockIdx()
+        return items * me // cores, items * (me + 1) // cores
+
+    def ImageDone(self, img: int) -> None:
+        """Called after the last chunk of an image this core computes (a MIX kernel signals its AIVs here)."""
 
     def CopyInFmap(self, img: int) -> None:
         """One contiguous copy of the image's NC1HWC0 feature map into L1."""
@@ -172,16 +176,7 @@ class KernelConvL3D:
 
     def LoadBias(self):
         """Bias GM -> C1 (L1) -> C2 (the BT buffer), where each chunk's Mmad reads it."""
-        t = self.t
-        c1 = self.qC1.AllocTensor(float32)
-        DataCopy(c1, self.biasGm, t.Op)
-        self.qC1.EnQue(c1)
-        c1 = self.qC1.DeQue(float32)
-        bt = self.qC2.AllocTensor(float32)
-        DataCopy(bt, c1, t.Op)
-        self.qC1.FreeTensor(c1)
-        self.qC2.EnQue(bt)
-        return self.qC2.DeQue(float32)
+        return load_bias_table(self.qC1, self.qC2, self.biasGm, self.t.Op)
 
     def Chunk(self, f1, img: int, m0: int, w2, bt) -> None:
         """Output pixels [m0, m0 + rows) of one image: LoadData3D -> Mmad (+ bias) -> Fixpipe (ReLU, cast)."""
@@ -201,9 +196,14 @@ class KernelConvL3D:
         self.qCO1.EnQue(co1)
         co1 = self.qCO1.DeQue(float32)
         quant = QuantMode_t.F322F16 if t.out_dtype == np.float16 else QuantMode_t.NoQuant
-        # {nSize, mSize, srcStride (M rounded up to 16), dstStride, reluEn, quantPre}
-        Fixpipe(self.yGm[(img * t.M + m0) * t.Op], co1,
-                FixpipeParamsV220(t.Op, rows, _up(rows, C0), t.Op, t.relu, quant))
+        if t.nz_out:        # NC1HWC0: channel block k of the image at k * M * 16; dstStride in 32-byte blocks
+            # {nSize, mSize, srcStride (rows rounded up to 16), dstStride, reluEn, quantPre}
+            Fixpipe(CFG_NZ, self.yGm[img * t.M * t.Op + m0 * C0], co1,
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.M * C0 * t.out_dtype.itemsize // 32, t.relu,
+                                      quant))
+        else:               # NHWC rows of Op channels (NZ2ND)
+            Fixpipe(CFG_ROW_MAJOR, self.yGm[(img * t.M + m0) * t.Op], co1,
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.Op, t.relu, quant))
         self.qCO1.FreeTensor(co1)
 
 
@@ -238,11 +238,11 @@ def choose_pack(C: int, O: int, KH: int, KW: int, out_dtype=np.float16, chip=Non
     osz = np.dtype(out_dtype).itemsize
 
     def packages(g: int) -> float:
-        row = _up(g * O, C0) * osz
+        row = round_up(g * O, C0) * osz
         return (row // 512 + (row % 512) // 256 + (row % 256) // 128 + bool(row % 128)) / g
 
     fits = [g for g in range(1, max(1, C0 // C) + 1)
-            if C0 * KH * KW * _up(g * O, C0) * 2 <= chip.l0b_bytes or g == 1]
+            if C0 * KH * KW * round_up(g * O, C0) * 2 <= chip.l0b_bytes or g == 1]
     return min(fits, key=lambda g: (packages(g), -g)) if C * 2 <= C0 else 1
 
 
@@ -260,7 +260,7 @@ def pack_images(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: int):
 
 
 def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *, relu: bool = False,
-               out_dtype=np.float16, cores: int | None = None, pack: int | None = None,
+               out_dtype=np.float16, cores: int | None = None, pack: int | None = None, nz_out: bool = False,
                tiling: ConvL3DTiling | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated Conv2D (stride 1) on the cube via LoadData3D: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``,
     ``b [O]`` (float) -> ``relu?(conv + b)`` NCHW in ``out_dtype``.
@@ -268,7 +268,8 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     ``pack`` images share one 16-channel group (default ``choose_pack``: LeNet's conv1 has C = 1, conv2
     C = 6, so most of C0 would be zero padding): the weights become block-diagonal, each output row holds
     ``pack`` images' channels, so one LoadData3D / Mmad / Fixpipe serves ``pack`` images and Fixpipe
-    writes ``pack`` times longer GM rows.
+    writes ``pack`` times longer GM rows. ``nz_out``: Fixpipe writes NC1HWC0 (CFG_NZ) instead of NHWC rows:
+    one contiguous run per 16 output channels of a chunk, instead of one GM burst per output pixel.
     """
     x, w = np.asarray(x), np.asarray(w)
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
@@ -280,13 +281,15 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
     t = tiling or choose_conv_tiling(n, c, h, wd, o, kh, kw, pad, relu=relu, out_dtype=out_dtype, cores=cores,
-                                     chip=chip)
+                                     nz_out=nz_out, chip=chip)
     bias = np.zeros(t.Op, np.float32)
     if b is not None:
         bias[:o] = np.asarray(b, np.float32).reshape(o)
-    y = np.zeros((n, t.OH, t.OW, t.Op), t.out_dtype)
+    y = np.zeros((n, t.Op // C0, t.OH, t.OW, C0) if t.nz_out else (n, t.OH, t.OW, t.Op), t.out_dtype)
     res = launch(conv_l3d_kernel, t.block_dim, to_5hd(x.astype(np.float16), t.Cp), weights_fractal_z(w, t.Cp, t.Op),
                  bias, y, t, chip=chip, gm_names=["x", "w", "bias", "y"])
+    if t.nz_out:            # NC1HWC0 -> NHWC (the host's TransData)
+        y = y.transpose(0, 2, 3, 1, 4).reshape(n, t.OH, t.OW, t.Op)
     y = y[..., :o].reshape(n, t.OH, t.OW, g, o0).transpose(0, 3, 4, 1, 2).reshape(n * g, o0, t.OH, t.OW)
     return np.ascontiguousarray(y[:n0]), res
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from ascend_sim import Relu, kernel
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.kernels._common import check_batch, from_chunks, resolve_dtype, run, to_chunks
-from ascend_sim.kernels.conv2d import KernelConv2d, choose_tiling, conv_blocks
+from ascend_sim.kernels.conv2d import KernelConv2d
+from ascend_sim.kernels.opt.vector_conv import run_vector_conv
 
 
 class _ReluThenEnQue:
@@ -55,15 +55,7 @@ def conv2d_relu_kernel(x, w, b, y, tiling) -> None:
 def conv2d_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, dtype="float16",
                 chip=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated ``relu(conv2d(x, w, b, pad))`` in one vector kernel; NCHW in and out."""
-    d = resolve_dtype(dtype)
-    x = check_batch(x, 4, "conv2d_relu")
-    n, C, H, W = x.shape
-    O, _, KH, KW = np.asarray(w).shape
-    t = choose_tiling(C, H, W, O, KH, KW, int(pad), n, d, chip)
-    y = np.zeros(O * t.OH * t.OW * t.lanes, d)
-    res = run(conv2d_relu_kernel, conv_blocks(t, chip), to_chunks(x, d, t.nb), np.ascontiguousarray(w, d),
-              np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
-    return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
+    return run_vector_conv(conv2d_relu_kernel, "conv2d_relu", x, w, b, pad, dtype, chip)
 
 
 __all__ = ["KernelConv2dRelu", "conv2d_relu_kernel", "conv2d_relu"]

@@ -15,8 +15,9 @@ from ascend_sim import (DataCopyExtParams, DataCopyPad, HardEvent, SetFlag, TBuf
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 from ascend_sim.kernels import conv2d
-from ascend_sim.kernels.conv2d import KernelConv2d, choose_tiling, conv_blocks
-from ascend_sim.kernels._common import check_batch, from_chunks, gm, resolve_dtype, round_up, run, to_chunks
+from ascend_sim.kernels.conv2d import KernelConv2d
+from ascend_sim.kernels._common import gm, round_up
+from ascend_sim.kernels.opt.vector_conv import run_vector_conv
 
 
 class KernelConv2dReread(KernelConv2d):
@@ -54,15 +55,7 @@ def conv2d_weights(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *,
     """Module 1's vector Conv2D with the weights cached per block (``cache=True``) or re-read per chunk."""
     if cache:
         return conv2d(x, w, b, pad, dtype=dtype, chip=chip)
-    d = resolve_dtype(dtype)
-    x = check_batch(x, 4, "conv2d_weights")
-    n, C, H, W = x.shape
-    O, _, KH, KW = np.asarray(w).shape
-    t = choose_tiling(C, H, W, O, KH, KW, int(pad), n, d, chip)
-    y = np.zeros(O * t.OH * t.OW * t.lanes, d)
-    res = run(conv2d_reread_kernel, conv_blocks(t, chip), to_chunks(x, d, t.nb), np.ascontiguousarray(w, d),
-              np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
-    return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
+    return run_vector_conv(conv2d_reread_kernel, "conv2d_weights", x, w, b, pad, dtype, chip)
 
 
 __all__ = ["KernelConv2dReread", "conv2d_reread_kernel", "conv2d_weights"]

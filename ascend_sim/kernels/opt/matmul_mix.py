@@ -18,7 +18,7 @@ import numpy as np
 
 from ascend_sim import (PIPE_FIX, ASCEND_IS_AIC, Add, Cast, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                         DataCopyParams, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetTaskRatio,
-                        GlobalTensor, QuantMode_t, Relu, RoundMode, TPipe, TPosition, TQue, float32, half, kernel,
+                        GlobalTensor, QuantMode_t, Relu, RoundMode, TPipe, TPosition, TQue, float32, kernel,
                         launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES

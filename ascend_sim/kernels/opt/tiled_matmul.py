@@ -28,9 +28,8 @@ from ascend_sim import (DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBl
                         half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import get_chip
+from ascend_sim.kernels.opt.cube_common import C0, FRACTAL, load_bias_table
 
-C0 = 16                       # half: 16 x 16 fractals (512 B); the cube multiplies 16x16x16 per cycle
-FRACTAL = C0 * C0
 
 
 def _ceil(a: int, b: int) -> int:
@@ -209,15 +208,7 @@ class KernelTiledMatmul:
 
     def CopyInBias(self):
         """Bias GM -> C1 (L1) -> C2 (the BT buffer), where the first Mmad reads it."""
-        c1 = self.qC1.AllocTensor(float32)
-        DataCopy(c1, self.biasGm[self.col0], self.np_)
-        self.qC1.EnQue(c1)
-        c1 = self.qC1.DeQue(float32)
-        bt = self.qC2.AllocTensor(float32)
-        DataCopy(bt, c1, self.np_)
-        self.qC1.FreeTensor(c1)
-        self.qC2.EnQue(bt)
-        return self.qC2.DeQue(float32)
+        return load_bias_table(self.qC1, self.qC2, self.biasGm[self.col0], self.np_)
 
     def CopyInB(self, kk: int) -> None:
         t = self.t
