@@ -23,7 +23,7 @@ from ascend_sim.kernels.tiling import MultiCoreTiling, split_even
 from ascend_sim.trace.table import as_table
 
 __all__ = ["LAB", "check", "hint", "split_even", "MultiCoreTiling", "SLOPE", "EPILOGUE_CASE", "EPILOGUE_BUDGET",
-           "ATTN_UB_BYTES", "ATTN_CASES", "ATTN_BUDGET", "CAL_IMAGES", "TEST_IMAGES", "quantised_layers",
+           "ATTN_UB_BYTES", "ATTN_CASES", "conv_on_cube", "ATTN_BUDGET", "CAL_IMAGES", "TEST_IMAGES", "quantised_layers",
            "calibration_inputs"]
 
 LAB = Lab("lab04_migration")
@@ -189,6 +189,17 @@ def launch_kernel(kern, t: tuple, x, y, z, total: int):
 
 
 # ----------------------------------------------------------------------------- ex3 residual epilogue
+def conv_on_cube(rng: np.random.Generator, n: int, c: int, h: int, w: int) -> np.ndarray:
+    """A 3x3, pad 1, C -> C conv of random half input on the simulated cube (im2col + kernels/m4/gemm.py, float32
+    out of Fixpipe, no bias), as float32 ``[N, C, H, W]``: the input of the residual block's epilogue."""
+    from ascend_sim.kernels.m4.gemm import gemm_bt
+    from ascend_sim.models.lenet_reference import im2col
+    x = rng.normal(0, 1, (n, c, h, w)).astype(np.float16)
+    wt = rng.normal(0, 0.2, (c, c, 3, 3)).astype(np.float16)
+    y, _ = gemm_bt(np.ascontiguousarray(im2col(x, 3, 3, 1)), wt.reshape(c, -1), None, out_dtype=np.float32)
+    return np.ascontiguousarray(y.reshape(n, h, w, c).transpose(0, 3, 1, 2))
+
+
 def _bn(ctx: Context, c: int) -> tuple[np.ndarray, ...]:
     b = ctx.rng.normal(0, 0.3, c).astype(np.float32)
     gamma, beta = ctx.rng.uniform(0.5, 1.5, c).astype(np.float32), ctx.rng.normal(0, 0.3, c).astype(np.float32)
@@ -214,7 +225,7 @@ def _ex3(ctx: Context) -> None:
     fold, kern = ctx.answer("fold_bn"), ctx.answer("residual_epilogue")
     res = None
     for n, c, h, w in ((2, 16, 8, 8), (3, 24, 16, 16), EPILOGUE_CASE):
-        y = ctx.rng.normal(0, 1, (n, c, h, w)).astype(np.float32)     # the conv's (cube's) output, no bias
+        y = conv_on_cube(ctx.rng, n, c, h, w)                         # the block's conv on the cube, no bias
         r = ctx.rng.normal(0, 1, y.shape).astype(np.float32)          # the block's input: the shortcut
         b, gamma, beta, mean, var = _bn(ctx, c)
         with ctx.case(f"{n}x{c}x{h}x{w}"):
