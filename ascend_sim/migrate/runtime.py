@@ -114,14 +114,17 @@ class Runtime:
     """Runs a :class:`Model` on a device profile through the simulated kernels."""
 
     def __init__(self, model: Model, profile: DeviceProfile | str, *, calibration: np.ndarray | None = None,
-                 act_method: str = "ifmr", group_size: int = 32):
+                 act_method: str = "ifmr", group_size: int = 32, quant: Mapping[str, QuantLayer] | None = None):
         """``calibration``: images (uint8 ``[N, 28, 28]`` or normalized) for the int8 profile's PTQ;
-        ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32)."""
+        ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32);
+        ``quant``: int8 parameters made elsewhere (a learner's calibration, lab 04) instead of ``calibrate``."""
         self.model, self.profile = model, get_profile(profile)
         self.graph = model.graph
         self.int8: dict[str, QuantLayer] = {}
         self.int4: dict[str, Int4Weight] = {}
-        if self.profile.precision == "int8":
+        if self.profile.precision == "int8" and quant is not None:
+            self.int8 = dict(quant)
+        elif self.profile.precision == "int8":
             if calibration is None:
                 raise ValueError("the int8 profile needs calibration images (a few hundred training images): "
                                  "Runtime(model, '310B-int8', calibration=images)")

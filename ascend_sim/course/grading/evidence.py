@@ -14,11 +14,14 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import inspect
 import os
 import zlib
 from typing import Any, Callable
 
 import numpy as np
+
+from ascend_sim.hw.dtypes import bfloat16
 
 __all__ = ["EVIDENCE_SCHEMA", "Rejected", "encode_array", "decode_array", "digest", "describe", "is_package_file",
            "launch_record", "rle", "unrle", "encode_value", "decode_value", "MAX_ARRAY_BYTES", "WRITER_OPS"]
@@ -27,7 +30,7 @@ EVIDENCE_SCHEMA = 1
 MAX_ARRAY_BYTES = 64 * 2**20            # one decoded array; a bigger one is rejected, not allocated
 WRITER_OPS = ("DataCopy", "DataCopyPad", "Fixpipe")        # "(atomic add)" variants included
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-           "uint64", "bool"}
+           "uint64", "bool", "bfloat16"}
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # .../ascend_sim
 _LIB_MARKERS = ("site-packages", "dist-packages")
 
@@ -57,13 +60,14 @@ def decode_array(d: Any) -> np.ndarray:
         dtype, shape = str(d["dtype"]), [int(s) for s in d["shape"]]
         if dtype not in _DTYPES or any(s < 0 for s in shape):
             raise ValueError(f"dtype {dtype!r}, shape {shape}")
-        want = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        dt = np.dtype(bfloat16) if dtype == "bfloat16" else np.dtype(dtype)      # numpy has no bfloat16 name
+        want = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
         if want > MAX_ARRAY_BYTES:
             raise ValueError(f"{want} bytes")
         raw = zlib.decompressobj().decompress(base64.b64decode(d["data"], validate=True), want + 1)
         if len(raw) != want:
             raise ValueError(f"{len(raw)} bytes for shape {shape} {dtype}")
-        return np.frombuffer(raw, dtype).reshape(shape).copy()
+        return np.frombuffer(raw, dt).reshape(shape).copy()
     except Rejected:
         raise
     except Exception as e:  # noqa: BLE001 - any malformed evidence is a rejection
@@ -182,7 +186,7 @@ def unrle(runs: Any, nbytes: int) -> np.ndarray:
 def launch_record(k: Any, block_dim: int, args: tuple, before: list[str | None], result: Any, *,
                   token: str | None, with_data: bool) -> dict:
     """The learner side's account of one finished launch (``before``: digests of the arrays before it)."""
-    fn = getattr(k, "fn", k)
+    fn = inspect.unwrap(getattr(k, "fn", k))          # a template instance (api/template.py) unwraps to its body
     code = getattr(fn, "__code__", None)
     records = result.trace.records
     gm = [r for r in records if "GM" in (r.src, r.dst)]
