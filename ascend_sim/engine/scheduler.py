@@ -146,6 +146,8 @@ class Launch:
                 for slot in q.slots:
                     slot.tensors = {}
                     slot.que = None
+                    slot.last = None        # the handle refers back to its slot
+                    slot.views = []
             c.queues = []
             c.pipes_objs = []
             c.flags = {}
