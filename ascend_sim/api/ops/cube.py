@@ -542,9 +542,12 @@ def Fixpipe(dst, src, *rest) -> None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     if not context.computing():      # launch(..., numerics=False): timing only
         return
-    nz, m, n = plan.views
-    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
+    nz, m, n, rows = plan.views
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)    # m x n in GM
+    if rows is not None:        # whole column blocks, no per-column scales: NZ -> ND and the conversion in one pass
+        np.copyto(out.reshape(m, n // ROWS, ROWS), convert(rows), casting="unsafe")
+        return
+    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND (a copy when there are several blocks)
     np.copyto(out, convert(vals), casting="unsafe")
 
 
@@ -670,6 +673,7 @@ def _fixpipe_plan(core, dst, src, ws, params, site) -> CubePlan:
     nz = np.ndarray((nb, m, ROWS), src.dtype, src.tier.arena, src.addr, (ss * ROWS * isz, ROWS * isz, isz))
     spans = [(src.addr + b * ss * ROWS * isz, src.addr + (b * ss * ROWS + m * ROWS) * isz) for b in range(nb)]
     reads.append(byte_runs(src.tier, spans))
-    return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
+    rows = nz.transpose(1, 0, 2) if n % ROWS == 0 and mode not in _SCALED else None     # m x blocks x 16
+    return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n, rows),
                     (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
                      _converter(mode, bool(params.reluEn), dst.dtype, scales), ss if nb > 1 else None))
