@@ -11,7 +11,7 @@ import pytest
 from ascend_sim.kernels.add_custom import run_add_custom
 from ascend_sim.kernels.matmul import run_matmul
 
-_KINDS = {"Core", "LocalTensor", "_Slot", "TQue", "TPipe", "Launch"}
+_KINDS = {"Core", "LocalTensor", "_Slot", "TQue", "TPipe", "Launch", "Tier", "FreedTier", "Shadow"}
 
 
 @pytest.mark.parametrize("run", [lambda: run_add_custom(),
