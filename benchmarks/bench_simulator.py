@@ -14,8 +14,9 @@ The simulator and Triton runs alternate in rounds (each round: a warm-up and 5 t
 simulator, then the same of Triton), so that both see the same machine: on a shared 2-core machine
 the speed drifts by tens of percent from one second to the next. The table gives the median and the
 minimum of all timed runs of each; the ratios are computed from the medians and, in brackets, from
-the minima (timeit's advice: the minimum is the run least disturbed). The exit status is 0 when the
-median ratios meet the targets.
+the minima (timeit's advice: the minimum is the run least disturbed). A last row gives the same ratios
+in process CPU time (all the process's threads; torch runs on one), which other jobs on a shared machine
+disturb less than wall time. The exit status is 0 when the median wall-time ratios meet the targets.
 It also reports simulated API calls per second with tracing on (every Ascend C call the kernel
 makes, queue calls included), and the launch overhead per block of an empty kernel at 16 and 4,096
 blocks (the same per block at both: the scheduler's cost is linear in the blocks).
@@ -42,23 +43,30 @@ N = 1 << 20
 TILE = 4096
 
 
-def timed(fn) -> float:
+def timed(fn, cpu: list | None = None) -> float:
+    """Wall seconds of ``fn()``; its process CPU seconds are appended to ``cpu`` when given."""
+    c0 = time.process_time()
     t0 = time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    t = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(time.process_time() - c0)
+    return t
 
 
-def interleaved(fns: dict, rounds: int, runs: int = 5) -> dict:
+def interleaved(fns: dict, rounds: int, runs: int = 5, cpu: dict | None = None) -> dict:
     """Seconds of each function: ``rounds`` rounds, each a warm-up and ``runs`` timed runs of one, then the next.
 
     Runs of one function stay together (a short simulator launch right after a Triton run would be timed
-    with cold caches), and the rounds alternate so that both sides see the machine's drifts.
+    with cold caches), and the rounds alternate so that both sides see the machine's drifts. ``cpu``: a dict
+    that receives each function's process CPU seconds per run too.
     """
     times: dict = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             fn()
-            times[name].extend(timed(fn) for _ in range(runs))
+            mine = None if cpu is None else cpu.setdefault(name, [])
+            times[name].extend(timed(fn, mine) for _ in range(runs))
     return times
 
 
@@ -204,8 +212,10 @@ def main() -> int:
     tr_add, tr_mm, tr_note = triton_runs(x, y, a, b)
     add_pair = {"sim": run_add} | ({"triton": tr_add} if tr_add else {})
     mm_pair = {"sim": run_mm} | ({"triton": tr_mm} if tr_mm else {})
-    t_add = interleaved(add_pair, rounds)
-    t_mm = interleaved(mm_pair, rounds)
+    cpu_add: dict = {}
+    cpu_mm: dict = {}
+    t_add = interleaved(add_pair, rounds, cpu=cpu_add)
+    t_mm = interleaved(mm_pair, rounds, cpu=cpu_mm)
     res_add, res_mm = check_add(), check_mm()
     calls_add = count_api_calls(run_add)
 
@@ -233,6 +243,12 @@ def main() -> int:
     print(f"| (e) | Triton interpreter matmul 256^3 fp16, 64-wide tiles ({src}) | {e_med * 1e3:.1f} | "
           f"{e_min * 1e3:.1f} | (d) is {e_med / d_med:.1f}x faster ({e_min / d_min:.1f}x by the minima); "
           f"target >= 30x |")
+    if tr_add:      # CPU time: what each side costs, less disturbed than wall time when the machine is shared
+        (bc, bcm), (cc, ccm) = stats(cpu_add["sim"]), stats(cpu_add["triton"])
+        (dc, dcm), (ec, ecm) = stats(cpu_mm["sim"]), stats(cpu_mm["triton"])
+        print(f"| | process CPU time, median (min) | add: {bc * 1e3:.1f} ({bcm * 1e3:.1f}) vs {cc * 1e3:.1f} "
+              f"({ccm * 1e3:.1f}) ms | matmul: {dc * 1e3:.1f} ({dcm * 1e3:.1f}) vs {ec * 1e3:.1f} ({ecm * 1e3:.1f}) ms | "
+              f"(b) {cc / bc:.1f}x ({ccm / bcm:.1f}x), (d) {ec / dc:.1f}x ({ecm / dcm:.1f}x) |")
     print()
     print(f"simulated API calls with tracing on: {calls_add} calls in {b_med * 1e3:.1f} ms = "
           f"{calls_add / b_med:,.0f} calls/s (target >= 100,000); trace records: {len(res_add.trace)} (add), "

@@ -6,7 +6,8 @@ Each round runs one subprocess per tree (alternating which goes first), and each
 launches of benchmarks/bench_simulator.py's cases (b) the add_custom kernel (fp32, 8 blocks, 4096-element
 tiles, double buffered, trace on) and (d) the 256^3 fp16 cube matmul (64-wide tiles), plus LeNet-5 on 64
 images: a warm-up, then five timed runs each. Rounds alternate so both trees see the machine's drifts.
-Prints the median and minimum of each case per tree and the ratio new/base.
+Prints the median and minimum of each case per tree and the ratio new/base, in wall time and, on the
+rows marked (CPU), in the process's CPU time (less disturbed when other jobs share the machine).
 """
 from __future__ import annotations
 
@@ -47,10 +48,14 @@ cases = {
 out = {}
 for name, fn in cases.items():
     fn()
-    ts = []
+    ts, cs = [], []
     for _ in range(5):
-        t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        ts.append(time.perf_counter() - t0)
+        cs.append(time.process_time() - c0)
     out[name] = ts
+    out[name + " (CPU)"] = cs
 print(json.dumps(out))
 '''
 

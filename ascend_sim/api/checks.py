@@ -7,6 +7,7 @@ calls that have no plan. ``docs/sanitizer.md`` lists the rules.
 from __future__ import annotations
 
 import numbers
+from operator import attrgetter
 
 import numpy as np
 
@@ -95,8 +96,17 @@ def int_fields(struct, names: tuple[str, ...], lo: int = 0) -> None:
     Plans are cached by these fields, so a float 1.0 must be refused before it can find the plan of 1.
     Callers guard it with a class test of each field (negative ints are caught by the plan builders).
     """
-    for name in names:
-        v = getattr(struct, name)
+    getter = _GETTERS.get(names)
+    if getter is None:
+        getter = _GETTERS[names] = attrgetter(*names) if len(names) > 1 else (lambda s, n=names[0]: (getattr(s, n),))
+    values = getter(struct)
+    if set(map(type, values)) == _INT and min(values) >= lo:     # the usual struct: all ints, in range (in C)
+        return
+    for name, v in zip(names, values):
         if v.__class__ is not int or v < lo:
             integer(type(struct).__name__, name, v, site_outside(3), lo)
+
+
+_GETTERS: dict = {}     # field names -> operator.attrgetter of them (a tuple of the values in one call)
+_INT = {int}
 

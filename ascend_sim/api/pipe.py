@@ -386,7 +386,7 @@ def alias(obj, exclude: str = "") -> str:
     if owner is not None and hasattr(owner, "__dict__"):
         names = [n for n, v in vars(owner).items() if v is obj] + names
     return names[0] if names else ""
-_LABELS: dict[tuple, tuple] = {}    # kernel point -> (the buffer's name in the source, written as self.name)
+_LABELS: dict[int, tuple] = {}      # id(code) -> (code, {byte offset: (the buffer's name in the source, self.name?)})
 
 
 class TPipe:
@@ -401,12 +401,16 @@ class TPipe:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
         core = context.current or current_core()
         point = kernel_point()
-        known = _LABELS.get(point)
+        code, offset = point        # keyed by the code object's identity: hashing a code object costs about 1 us
+        held = _LABELS.get(id(code))
+        if held is None or held[0] is not code:
+            held = _LABELS[id(code)] = (code, {})     # holds the code object, so its id is not reused meanwhile
+        known = held[1].get(offset)
         if known is None:           # the queue's name as the kernel writes it, read once per call site
             m = _INIT_ARG.search(linecache.getline(*resolve_site(point)))
             text = m.group(1).strip() if m else type(que).__name__
             # ``self.inQueueX`` names the queue for sure; a bare name may be a loop variable (variable_name)
-            known = _LABELS[point] = (text.removeprefix("self."), text.startswith("self."))
+            known = held[1][offset] = (text.removeprefix("self."), text.startswith("self."))
         label, attribute = known
         is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
         if is_buf:

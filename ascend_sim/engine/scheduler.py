@@ -131,6 +131,7 @@ class Launch:
             for tiers in (t for pool in self.tier_pool.values() for t in pool):
                 for tier in tiers.values():
                     tier.release()
+                    tier.freed_view = None      # it refers back to the tier: a cycle the collector would free
             self.tier_pool.clear()
         if self.error is not None:
             raise self.error
@@ -146,6 +147,8 @@ class Launch:
                 for slot in q.slots:
                     slot.tensors = {}
                     slot.que = None
+                    slot.last = None        # the handle refers back to its slot
+                    slot.views = []
             c.queues = []
             c.pipes_objs = []
             c.flags = {}

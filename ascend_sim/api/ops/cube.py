@@ -576,12 +576,15 @@ def Fixpipe(*args) -> None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     if not context.computing():      # launch(..., numerics=False): timing only
         return
-    nz, m, n = plan.views
+    nz, m, n, rows = plan.views
     out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)
     if nz_out:                                                  # NZ2NZ: one burst of m x 16 per column block
         np.copyto(out.reshape(nz.shape), convert(nz), casting="unsafe")
         return
-    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND
+    if rows is not None:        # whole column blocks, no per-column scales: NZ -> ND and the conversion in one pass
+        np.copyto(out.reshape(m, n // ROWS, ROWS), convert(rows), casting="unsafe")
+        return
+    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND (a copy when there are several blocks)
     np.copyto(out, convert(vals), casting="unsafe")         # m x n in GM
 
 
@@ -713,10 +716,11 @@ def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> Cub
     convert = _converter(mode, bool(params.reluEn), dst.dtype, scales)
     if nz_out:      # NZ2NZ: "dst_block_addr = dst_temp_n_addr + k * dstStride * 32" (dstStride in 32 B blocks)
         blen = m * ROWS * osz
-        return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
+        return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n, None),
                         (BurstPlan(nb, blen, ss * ROWS * isz, dp * 32, blen), (nb - 1) * dp * 32 + blen, convert,
                          ss if nb > 1 else None))
-    return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n),
+    rows = nz.transpose(1, 0, 2) if n % ROWS == 0 and mode not in _SCALED else None     # m x blocks x 16
+    return CubePlan(None, regions_of(reads), [], m * n * osz, 0, (nz, m, n, rows),
                     (BurstPlan(m, n * osz, ss * ROWS * isz, dp * osz, n * osz), ((m - 1) * dp + n) * osz,
                      convert, ss if nb > 1 else None))
 

@@ -340,13 +340,14 @@ def _copy_in(core, dst: LocalTensor, src: GlobalTensor, cp: _CopyPlan, op, site,
         gm_read(core, buf, off, plan.count, plan.blen, plan.src_pitch, MTE2, op, site)
     record_read(core, buf, off, plan.count, plan.blen, plan.src_pitch)     # for the write-after-read check
     padded = plan.dst_blen > plan.blen
-    value = None if not padded else (pad.paddingValue if pad is not None and pad.isPad else core.regs.get("pad"))
-    tail = padded and value is None and plan.lead + plan.blen < plan.dst_blen
-    holes = _blank_padding(dst, plan) if tail else None    # right-side garbage blocks nothing wrote before
+    if padded:
+        value = pad.paddingValue if pad is not None and pad.isPad else core.regs.get("pad")
+        tail = value is None and plan.lead + plan.blen < plan.dst_blen
+        holes = _blank_padding(dst, plan) if tail else None    # right-side garbage blocks nothing wrote before
     core.issue_n(MTE2, op, (MTE2, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
                             buf, off, plan.blen, plan.src_pitch, src.l2_mode),      # timing.gm_transfer
                  (), cp.regions, cp.nbytes, "GM", cp.dst_name, 0, "copy", site)
-    computing = context.computing()         # False: launch(..., numerics=False), timing only
+    computing = core.numerics       # context.computing(): False under launch(..., numerics=False), timing only
     if not computing:
         pass
     elif plan.count == 1:
@@ -413,7 +414,7 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
     if buf.written_by is not None:
         note_gm_write(buf, off, plan.count, plan.dst_blen if atomic else plan.blen, plan.dst_pitch,
                       len(core.records) - 1)
-    if not context.computing():      # launch(..., numerics=False): timing only
+    if not core.numerics:       # context.computing(): launch(..., numerics=False), timing only
         return
     if atomic:
         s = burst_view(src.tier.arena, src.addr, plan.count, plan.blen, plan.src_pitch)
