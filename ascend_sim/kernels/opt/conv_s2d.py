@@ -11,7 +11,9 @@ each ``b x b`` block of pixels into the channels (C * b * b <= 16; b = 4 for C =
     y[n, o, b*I + dy, b*J + dx]          = y_s2d[n, (dy, dx, o), I, J]
 
 Same products, fewer zero ones: conv1's cube work per image drops from 490 fractals (10 images packed)
-to 96. Both rearrangements are layout conversions (TransData on a device: not simulated, as ``to_5hd``).
+to 96. ``conv2d_s2d`` and ``conv_relu_pool_s2d`` do both rearrangements on the host (untimed, as ``to_5hd``);
+``s2d_transdata`` is the same input rearrangement as a simulated vector kernel, and ``s2d_pool_weights`` with
+``pooled_channels`` lets the next conv read the pooled s2d map as it lies (``models/lenet_opt`` uses those).
 """
 from __future__ import annotations
 
