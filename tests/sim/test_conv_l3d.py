@@ -4,10 +4,11 @@ import pytest
 
 from ascend_sim import (ASCEND_IS_AIC, GetBlockIdx, GetBlockNum, GetTaskRatio, RaceError, kernel, launch)
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_reference
-from ascend_sim.kernels.opt.conv_pool_mix import (ConvToWorkspace, PoolFromWorkspace, PoolPlan, conv_relu_pool,
-                                                  image_range)
-from ascend_sim.kernels.opt.conv_s2d import (conv2d_s2d, conv_relu_pool_s2d, depth_to_space, pool_order, space_to_depth,
-                                             weights_s2d)
+from ascend_sim.kernels.opt.conv_pool_mix import (ConvToWorkspace, PoolFromWorkspace, PoolPlan, conv_pool_mix_5hd,
+                                                  conv_relu_pool, image_range)
+from ascend_sim.kernels.opt.conv_s2d import (conv2d_s2d, conv_relu_pool_s2d, depth_to_space, pool_order, pooled_channels,
+                                             s2d_pool_weights, space_to_depth, weights_s2d)
+from ascend_sim.kernels.opt.s2d_transdata import S2DTiling, s2d_kernel, s2d_offsets, s2d_transdata
 from ascend_sim.kernels.opt.conv_l3d import (choose_conv_tiling, choose_pack, conv2d_l3d, conv_l3d_kernel, to_5hd,
                                              weights_fractal_z)
 
@@ -190,3 +191,46 @@ def test_pool_reading_the_workspace_without_the_cross_core_flag_is_a_race():
     with pytest.raises(RaceError, match="no SyncAll or cross-core flag"):
         launch(_mix_without_flags, 2, to_5hd(x, 16), weights_fractal_z(w, 16, 16), np.zeros(16, np.float32),
                np.zeros(4 * plan.per_image, np.float16), np.zeros(4 * plan.out_per_image, np.float16), t, plan)
+
+
+# ============================================================================ the layouts made by kernels (LeNet)
+@pytest.mark.parametrize("n, C, H, pad, b, k", [(50, 1, 28, 2, 4, 5), (7, 1, 16, 1, 4, 3), (5, 4, 8, 0, 2, 3)],
+                         ids=["lenet-conv1", "pad1", "C4-b2"])
+def test_s2d_transdata_kernel_is_the_host_space_to_depth(n, C, H, pad, b, k):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, C, H, H)).astype(np.float16)
+    y, res = s2d_transdata(x, pad, b, k, k)
+    np.testing.assert_array_equal(y, to_5hd(space_to_depth(x, pad, b, k, k), 16))
+    assert {r.op for r in res.trace.records} >= {"Gather", "DataCopy"} and res.block_dim > 1
+
+
+def test_s2d_transdata_with_a_wrong_offset_table_is_caught():
+    x = np.random.default_rng(3).standard_normal((8, 1, 28, 28)).astype(np.float16)
+    good = s2d_offsets(1, 28, 28, 2, 4, 5, 5, 1)
+    ry_rx = good.reshape(8, 8, 16)[:, :, [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]].ravel()
+    for tab, right in ((good, True), (s2d_offsets(1, 28, 28, 1, 4, 5, 5, 1), False), (ry_rx, False)):
+        y = np.zeros_like(right_y := to_5hd(space_to_depth(x, 2, 4, 5, 5), 16))
+        launch(s2d_kernel, 8, x, np.ascontiguousarray(tab), y, S2DTiling(8, 784, 1024, 1, 8))
+        assert np.array_equal(y, right_y) == right
+    with pytest.raises(ValueError, match="C0 group"):
+        s2d_transdata(np.zeros((2, 2, 28, 28), np.float16), 2, 4, 5, 5)
+
+
+def test_lenet_convs_chain_through_the_kernels_own_layouts():
+    """s2d TransData -> conv1+pool1 (MIX) -> conv2+pool2 (MIX) on pool1's map as it lies: the 5x5x16 pooled
+    maps of the direct NCHW convolutions, exactly; reading pool1's channels in NCHW order instead is wrong."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, (6, 1, 28, 28)).astype(np.float16)
+    w1, b1 = ints(rng, (6, 1, 5, 5), -1, 2), rng.integers(-3, 4, 6).astype(np.float32)
+    w2, b2 = ints(rng, (16, 6, 5, 5), -1, 2), rng.integers(-3, 4, 16).astype(np.float32)
+    p1 = pool_ref(np.maximum(direct_conv(x, w1, b1, 2), 0).astype(np.float16))
+    p2 = pool_ref(np.maximum(direct_conv(p1, w2, b2, 0), 0).astype(np.float16))
+    x5, _ = s2d_transdata(x, 2, 4, 5, 5)
+    wa, ba = s2d_pool_weights(w1, b1, 4)
+    y1, _ = conv_pool_mix_5hd(x5, wa, ba, mode="groups")
+    assert y1.shape == (6, 2, 7, 7, 16)
+    for chans, right in ((pooled_channels(6, 2), True), (np.where(np.arange(32) < 24, np.arange(32), -1), False)):
+        wb, bb = s2d_pool_weights(w2, b2, 2, chans)
+        y2, res = conv_pool_mix_5hd(y1, wb, bb, mode="groups")
+        assert y2.shape == (6, 1, 5, 5, 16) and res.trace.records
+        assert np.array_equal(y2[:, 0].transpose(0, 3, 1, 2), p2) == right

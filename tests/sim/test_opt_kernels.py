@@ -7,6 +7,7 @@ import pytest
 from ascend_sim import launch
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu, conv_reference, fold_bn, im2col
 from ascend_sim.kernels.opt.mlp_cube import mlp_cube
+from ascend_sim.kernels.opt.softmax_rows import softmax_rows
 from ascend_sim.kernels.opt.default_matmul import default_matmul, default_tiling
 from ascend_sim.kernels.opt.tiled_matmul import (TiledMatmulTiling, choose_tiling, matmul_reference, tiled_matmul,
                                                  tiled_matmul_kernel)
@@ -247,3 +248,33 @@ def test_mlp_cube_activations_go_back_as_nz_in_one_copy():
     assert len(back) == 2 and all(r.src == "GM" and r.dst == "L1" for r in back)    # and one plain copy back
     with pytest.raises(ValueError, match="BT buffer"):
         mlp_cube(x[:, :16], mlp_layers(rng, [16, 512, 16]))
+
+
+# ============================================================================ softmax in the MLP's row layout
+@pytest.mark.parametrize("M", [1000, 37, 5])
+def test_softmax_rows_matches_numpy_and_ignores_the_padded_classes(M):
+    rng = np.random.default_rng(M)
+    x = np.zeros((M, 16), np.float16)
+    x[:, :10] = rng.standard_normal((M, 10)) * 4
+    x[:, 10:] = 30                                   # padded classes: must not count
+    p, res = softmax_rows(x, 10)
+    xf = x[:, :10].astype(np.float64)
+    e = np.exp(xf - xf.max(1, keepdims=True))
+    ref = e / e.sum(1, keepdims=True)
+    assert p.shape == (M, 10) and np.abs(p - ref).max() < 4e-3
+    wrong, _ = softmax_rows(x, 16)                   # the padding counted: far off
+    assert np.abs(wrong[:, :10] - ref).max() > 0.5
+    assert {"BlockReduceMax", "BlockReduceSum", "Brcb", "Exp"} <= {r.op for r in res.trace.records}
+    with pytest.raises(ValueError, match="float16"):
+        softmax_rows(x[:, :10], 10)
+
+
+def test_mlp_cube_pad_out_writes_whole_blocks_per_row():
+    rng = np.random.default_rng(9)
+    x = rng.integers(-2, 3, (40, 64)).astype(np.float16)
+    layers = mlp_layers(rng, [64, 32, 10], -1, 2)
+    y, _ = mlp_cube(x, layers)
+    yp, _ = mlp_cube(x, layers, pad_out=True)
+    assert yp.shape == (40, 16) and y.shape == (40, 10)
+    np.testing.assert_array_equal(yp[:, :10], y)
+    assert not yp[:, 10:].any()

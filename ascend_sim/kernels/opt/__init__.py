@@ -9,7 +9,10 @@
 ``conv_l3d``       Conv2D with LoadData3D (feature map once in L1), images packed into the C0 group,
                    NHWC rows or NC1HWC0 (Fixpipe CFG_NZ) out
 ``conv_s2d``       space-to-depth for few input channels (LeNet's conv1), then ``conv_l3d``
-``conv_pool_mix``  Conv2D + ReLU + 2x2 max pool in one MIX launch (AIC conv -> L2 workspace -> AIV pool)
+``conv_pool_mix``  Conv2D + ReLU + 2x2 max pool in one MIX launch (AIC conv -> L2 workspace -> AIV pool),
+                   also straight on the NC1HWC0 map the previous kernel wrote (``conv_pool_mix_5hd``)
+``s2d_transdata``  space-to-depth NCHW -> NC1HWC0 as a vector kernel (one Gather per batch of images)
+``softmax_rows``   softmax over short rows (logits) in the cube's row layout, per 32-byte block
 ``mlp_cube``       a chain of dense layers (fc1 -> fc2 -> fc3) in one cube kernel
 ``matmul_mix``     MatMul + Add + ReLU with the epilogue on the AIVs (MIX)
 """

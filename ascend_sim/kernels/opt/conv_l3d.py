@@ -4,7 +4,8 @@ The path (the (image, chunk of output pixels) work items split evenly over the c
 
 * the host lays the input out as NC1HWC0 (5HD, the format LoadData3D documents: "将NC1HWC0格式的Feature Map完成
   Image to Column展开"; channels padded to C0 = 16) and the weights as FRACTAL_Z rows ``(c1, kh, kw, c0) x Cout``;
-  these are layout conversions (TransData on a device), not simulated;
+  these are layout conversions (TransData on a device), not simulated here (``conv_pool_mix_5hd`` takes the
+  NC1HWC0 map another kernel wrote, ``s2d_transdata`` builds one on the AIVs);
 * the weights go GM -> L1 (Nd2Nz) -> L0B (transposed to ZN) **once per core** and stay there; the float bias
   goes GM -> C1 -> the BT buffer once;
 * per image: one DataCopy of its feature map into L1 (double-buffered: the next image's copy runs while

@@ -152,15 +152,29 @@ def conv_pool_mix_kernel(x, w, bias, ws, y, tiling: ConvL3DTiling, plan: PoolPla
 
 def conv_pool_mix(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, pad: int = 0, *, mode: str = "spatial",
                   cores: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """``maxpool(relu(conv2d(x, w) + b))`` in one MIX launch; x ``[N, C, H, W]`` with C <= 16 (one C0 group).
+    """``maxpool(relu(conv2d(x, w) + b))`` in one MIX launch; x ``[N, C, H, W]`` with C <= 16 (one C0 group),
+    laid out as NC1HWC0 on the host (``to_5hd``) first: see ``conv_pool_mix_5hd``."""
+    x = np.asarray(x)
+    return conv_pool_mix_5hd(to_5hd(x.astype(np.float16), -(-x.shape[1] // C0) * C0), w, b, pad, mode=mode,
+                             cores=cores, chip=chip)
+
+
+def conv_pool_mix_5hd(x5: np.ndarray, w: np.ndarray, b: np.ndarray | None, pad: int = 0, *, mode: str = "spatial",
+                      cores: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
+    """``maxpool(relu(conv2d(x, w) + b))`` in one MIX launch on the NC1HWC0 array ``x5 [N, C1, H, W, 16]`` in GM
+    as it is (the previous kernel's output: no host conversion); ``w [O, C <= C1 * 16, KH, KW]``.
 
     Returns the pooled NC1HWC0 result ``[N, Op/16, OH/2, OW/2, 16]`` (spatial) or ``[N, Op/64, OH, OW, 16]``
-    (groups: the caller's channel order, ``conv_s2d.pool_order``) and the LaunchResult.
+    (groups: the caller's channel order, ``conv_s2d.pool_order``), a view of the kernel's GM output, and the
+    LaunchResult.
     """
-    x, w = np.asarray(x), np.asarray(w)
-    n, c, h, wd = x.shape
+    x5, w = np.asarray(x5), np.asarray(w)
+    if x5.ndim != 5 or x5.shape[4] != C0 or x5.dtype != np.float16 or w.shape[1] > x5.shape[1] * C0:
+        raise ValueError(f"conv_pool_mix_5hd: x5 {x5.dtype} {x5.shape} must be float16 [N, C1, H, W, {C0}] and "
+                         f"w {w.shape} [O, C <= C1 * {C0}, KH, KW]")
+    n, c1, h, wd, _ = x5.shape
     o, _, kh, kw = w.shape
-    t = choose_conv_tiling(n, c, h, wd, o, kh, kw, pad, relu=True, cores=cores, nz_out=True, chip=chip)
+    t = choose_conv_tiling(n, c1 * C0, h, wd, o, kh, kw, pad, relu=True, cores=cores, nz_out=True, chip=chip)
     if mode == "spatial" and (t.OH % 2 or t.OW % 2):
         raise ValueError(f"conv_pool_mix: the {t.OH}x{t.OW} conv output must have even sides for the 2x2 pool")
     if mode == "groups" and t.Op % (4 * C0):
@@ -172,9 +186,8 @@ def conv_pool_mix(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, pad: int =
         bias[:o] = np.asarray(b, np.float32).reshape(o)
     ws = np.zeros(n * plan.per_image, np.float16)
     y = np.zeros(n * plan.out_per_image, np.float16)
-    res = launch(conv_pool_mix_kernel, min(t.cores, n), to_5hd(x.astype(np.float16), t.Cp),
-                 weights_fractal_z(w, t.Cp, t.Op), bias, ws, y, t, plan, chip=chip,
-                 gm_names=["x", "w", "bias", "workspace", "y"])
+    res = launch(conv_pool_mix_kernel, min(t.cores, n), np.ascontiguousarray(x5), weights_fractal_z(w, t.Cp, t.Op),
+                 bias, ws, y, t, plan, chip=chip, gm_names=["x", "w", "bias", "workspace", "y"])
     shape = (n, t.Op // C0, t.OH // 2, t.OW // 2, C0) if mode == "spatial" else (n, t.Op // (4 * C0), t.OH, t.OW, C0)
     return y.reshape(shape), res
 
@@ -194,5 +207,5 @@ def conv_relu_pool(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pa
     return np.ascontiguousarray(y[:n0]), res
 
 
-__all__ = ["conv_pool_mix", "conv_relu_pool", "conv_pool_mix_kernel", "ConvToWorkspace", "PoolFromWorkspace",
+__all__ = ["conv_pool_mix", "conv_pool_mix_5hd", "conv_relu_pool", "conv_pool_mix_kernel", "ConvToWorkspace", "PoolFromWorkspace",
            "PoolPlan", "image_range"]

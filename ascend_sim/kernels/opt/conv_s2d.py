@@ -11,7 +11,9 @@ each ``b x b`` block of pixels into the channels (C * b * b <= 16; b = 4 for C =
     y[n, o, b*I + dy, b*J + dx]          = y_s2d[n, (dy, dx, o), I, J]
 
 Same products, fewer zero ones: conv1's cube work per image drops from 490 fractals (10 images packed)
-to 96. Both rearrangements are layout conversions (TransData on a device: not simulated, as ``to_5hd``).
+to 96. ``conv2d_s2d`` and ``conv_relu_pool_s2d`` do both rearrangements on the host (untimed, as ``to_5hd``);
+``s2d_transdata`` is the same input rearrangement as a simulated vector kernel, and ``s2d_pool_weights`` with
+``pooled_channels`` lets the next conv read the pooled s2d map as it lies (``models/lenet_opt`` uses those).
 """
 from __future__ import annotations
 
@@ -108,15 +110,7 @@ def conv_relu_pool_s2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None
     if blk % 2 or c * blk * blk > C0 or oh % 2 or ow % 2:
         raise ValueError(f"conv_relu_pool_s2d: block {blk} must be even with {c} x {blk}^2 <= {C0} channels, and "
                          f"the {oh}x{ow} output even")
-    order = pool_order(o, blk)
-    ws = weights_s2d(w.astype(np.float16), blk)
-    wp = np.zeros((order.size,) + ws.shape[1:], np.float16)
-    wp[order >= 0] = ws[order[order >= 0]]
-    bp = None
-    if b is not None:
-        bs = np.tile(np.asarray(b, np.float32).reshape(o), blk * blk)
-        bp = np.zeros(order.size, np.float32)
-        bp[order >= 0] = bs[order[order >= 0]]
+    wp, bp = s2d_pool_weights(w, b, blk)
     yp, res = conv_pool_mix(space_to_depth(x.astype(np.float16), pad, blk, kh, kw), wp, bp, 0, mode="groups",
                             chip=chip)
     hb = blk // 2                                           # [N, C1, IH, IW, 16] -> slots (py, px, o)
@@ -126,5 +120,38 @@ def conv_relu_pool_s2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None
     return np.ascontiguousarray(y[:, :, :oh // 2, :ow // 2]), res
 
 
+def s2d_pool_weights(w: np.ndarray, b: np.ndarray | None, blk: int,
+                     in_channels: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Weights ``[Op, Ci, KS, KS]`` half and float bias ``[Op]`` of the s2d conv with its output channels in
+    ``pool_order``. ``in_channels``: for each channel of the input map, the ``weights_s2d`` input channel
+    ``(c, ry, rx)`` it holds, or -1 (zero weights): how a conv reads the previous pool's map as it is."""
+    o = w.shape[0]
+    order = pool_order(o, blk)
+    ws = weights_s2d(np.asarray(w).astype(np.float16), blk)
+    if in_channels is not None:
+        wi = np.zeros((ws.shape[0], in_channels.size) + ws.shape[2:], np.float16)
+        wi[:, in_channels >= 0] = ws[:, in_channels[in_channels >= 0]]
+        ws = wi
+    wp = np.zeros((order.size,) + ws.shape[1:], np.float16)
+    wp[order >= 0] = ws[order[order >= 0]]
+    if b is None:
+        return wp, None
+    bs = np.tile(np.asarray(b, np.float32).reshape(o), blk * blk)
+    bp = np.zeros(order.size, np.float32)
+    bp[order >= 0] = bs[order[order >= 0]]
+    return wp, bp
+
+
+def pooled_channels(o: int, hb: int) -> np.ndarray:
+    """The channels of the groups-mode pooled map after ``pool_order(o, 2 * hb)`` (slots ``(py, px, c)``, padded to
+    whole C0 blocks): the ``space_to_depth(., hb)`` channel ``(c, ry, rx)`` each one holds, or -1."""
+    out = np.full(-(-hb * hb * o // C0) * C0, -1)
+    for ry in range(hb):
+        for rx in range(hb):
+            for c in range(o):
+                out[(ry * hb + rx) * o + c] = (c * hb + ry) * hb + rx
+    return out
+
+
 __all__ = ["conv2d_s2d", "conv_relu_pool_s2d", "pool_order", "depth_to_space", "space_to_depth", "weights_s2d",
-           "s2d_block"]
+           "s2d_block", "s2d_pool_weights", "pooled_channels"]

@@ -17,7 +17,7 @@ Columns are padded to 16 (zero weights and bias: the padded activations are relu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -206,9 +206,10 @@ def weights_nz(w: np.ndarray, kp: int, np_: int) -> np.ndarray:
 
 
 def mlp_cube(x: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]], relus: list[bool] | None = None, *,
-             cores: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
+             cores: int | None = None, pad_out: bool = False, chip=None) -> tuple[np.ndarray, LaunchResult]:
     """``x [M, K]`` through dense layers ``(w [K_i, N_i], b [N_i])`` (ReLU after each but the last unless
-    ``relus`` says otherwise) in one launch; float16 out ``[M, N_last]``."""
+    ``relus`` says otherwise) in one launch; float16 out ``[M, N_last]``, or with ``pad_out`` the rows padded
+    to whole 32-byte blocks (``[M, N_last rounded up to 16]``, the padded columns 0) for a vector kernel."""
     x = np.asarray(x)
     dims = [x.shape[1]] + [np.asarray(w).shape[1] for w, _ in layers]
     for i, (w, b) in enumerate(layers):
@@ -217,6 +218,8 @@ def mlp_cube(x: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]], relus: 
                              f"[{dims[i]}, N] and [N]")
     relus = relus if relus is not None else [True] * (len(layers) - 1) + [False]
     t = choose_mlp_tiling(x.shape[0], dims, relus, chip=chip, cores=cores)
+    if pad_out:
+        t = replace(t, N=t.dims[-1])
     wall = np.concatenate([weights_nz(np.asarray(w, np.float16), t.dims[i], t.dims[i + 1])
                            for i, (w, _) in enumerate(layers)])
     ball = np.concatenate([np.pad(np.asarray(b, np.float32).ravel(), (0, t.dims[i + 1] - np.asarray(b).size))
