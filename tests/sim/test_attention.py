@@ -45,7 +45,7 @@ def test_flash_runs_qk_and_pv_on_the_cube_and_softmax_on_the_vector_cores():
 def test_flash_memory_grows_with_s_not_s_squared():
     ws = {s: attention_tiling(np.zeros((1, 1, s, 64), np.float16), "BNSD", 1).workspace_bytes
           for s in (256, 4096, 16384)}
-    assert ws[4096] == ws[16384] < 2 * 1024 * 1024        # one set of tiles per core group, whatever S
+    assert ws[4096] == ws[16384] < 4 * 1024 * 1024        # one set of tiles per core group, whatever S
     assert ws[256] < ws[4096]                             # fewer groups when there are fewer query blocks
 
 

@@ -8,18 +8,18 @@ naive (``attention_naive``)
     1. AIC: ``S = Q K^T`` for every head to GM (float32, B*N*S*S values), 2. AIV: row softmax with the scale
     and masks, P to GM in half, 3. AIC: ``O = P V``. GM traffic and memory grow with S^2.
 
-flash (``attention_flash``, one MIX launch)
-    Per (head, block of BR query rows) the AIC computes ``S_j = Q_i K_j^T`` for one BC-column key block into a
-    per-group workspace (two slots: S_{j+1} is computed while the AIVs work on S_j) and flags the two AIVs (CrossCoreSetFlag); each AIV takes half of the rows and runs
-    the online softmax with SoftmaxFlashV2's update (migration_engineering.md s2, SoftmaxFlashV2.md):
-    "x_max = max(inmax, rowmax(src)), dst = exp(src - x_max), exp_max = exp(inmax - x_max),
-    x_sum = exp_max * insum + sum(dst)"; it writes ``P_j`` (half) and flags the AIC, which computes
-    ``P_j V_j``; the AIV rescales its accumulator by exp_max and adds. After the last key block the
-    accumulator is divided by x_sum. Workspaces are BR x BC and BR x pitch per group: memory grows with S,
-    not S^2. Causal: key blocks right of the diagonal are skipped, the diagonal block adds a BR x BC
-    triangle; padding: the last valid key block adds a row that hides the columns past ``kv_len``.
-
-Masked scores get ``NEG = -1e30`` (finite, so ``exp(NEG - m)`` is 0 and no row ever computes inf - inf).
+flash (``attention_flash``, one MIX launch; the FA-2 schedule of the real kernels)
+    Work items are (batch, head, block of ``br`` query rows), dealt round robin over the core groups (one AIC
+    and its two AIVs). Per item the AIC loads ``Q_i`` once (GM -> L1 -> L0A, kept there) and walks the key
+    blocks of ``BC`` = 128 columns with its own cube instructions (Nd2Nz DataCopy, LoadData, Mmad, Fixpipe):
+    ``S_j = Q_i K_j^T`` into a double-buffered GM workspace (CrossCoreSetFlag to both AIVs), then, once
+    the AIVs have flagged ``P_j`` back, ``O_j = P_j V_j`` into a second double-buffered workspace. The
+    schedule is software-pipelined: S_{j+1} is ready before the AIVs finish P_j, and the AIC computes
+    P_j V_j and S_{j+2} while the AIVs run the softmax of block j+1. Each AIV owns half of the rows; its
+    running max, running sum and output accumulator stay in UB for the whole item (attention_softmax.py).
+    Workspaces are fixed per group (``br x BC`` and ``br x D`` tiles), so memory grows with S, not S^2.
+    Causal: key blocks right of the diagonal are skipped, the blocks that cross it add a band of a host
+    mask table; padding: the last valid key block adds a row that hides the columns past ``kv_len``.
 """
 from __future__ import annotations
 
@@ -27,27 +27,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE3, Add, Adds, BinaryRepeatParams, Brcb, BrcbRepeatParams, Cast,
-                        CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyParams, Div, Exp, GetBlockIdx,
-                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GlobalTensor, HardEvent, LaunchResult, Max, Mul, Muls,
-                        ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe, TPosition, WaitFlag, WholeReduceMax, WholeReduceSum, float32,
-                        half, kernel, launch, matmul_tiling)
-from ascend_sim.hw.chips import DATA_BLOCK_BYTES
-from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
-from ascend_sim.kernels.m4.gemm import gemm_tiling
+from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
+                        Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum,
+                        GlobalTensor, LaunchResult, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
+                        QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
+from ascend_sim.kernels.m4.attention_softmax import NEG, OnlineSoftmaxRows
 
-ND = matmul_tiling.CubeFormat.ND
-BR = 64                 # query rows per block (32 per AIV)
-BC = 64                 # key columns per block: one 256-byte repeat of float32 per row
-NEG = -1e30
-FLAG_S, FLAG_P, FLAG_O = 1, 2, 3
+BC = 128                # key columns per block: a 128 x 128 cube block (the FA tuning case's best shape)
+BR_CHOICES = (128, 64)  # query rows per block (split between the two AIVs); the host picks per shape
+FLAG_S, FLAG_O, FLAG_P = 1, 2, (3, 4)     # P: one id per AIV, so the AIC waits for both halves
 LAYOUTS = ("BSH", "BNSD")
+FRACTAL = 256           # half values in one 512-byte fractal (16 x 16)
 
 
 # ----------------------------------------------------------------------------- host side
 @dataclass(frozen=True)
 class AttentionTiling:
-    """Shapes, layout strides, the masks and the per-group workspace layout."""
+    """Shapes, layout strides, the masks, the block sizes and the per-group workspace layout."""
 
     B: int
     N: int
@@ -58,8 +54,7 @@ class AttentionTiling:
     causal: bool
     kv_len: tuple[int, ...]
     blocks: int
-    qk: object = None           # TCubeTiling of S_j = Q_i K_j^T (BR x BC x D)
-    pv: object = None           # TCubeTiling of P_j V_j (BR x D x BC)
+    br: int = 128
 
     @property
     def pitch(self) -> int:
@@ -72,27 +67,39 @@ class AttentionTiling:
 
     @property
     def workspace_bytes(self) -> int:
-        """GM the kernel needs beyond Q, K, V and O: per group S_j (float), P_j (half) and O_j (float) tiles."""
-        return self.blocks * (2 * BR * BC * 4 + BR * BC * 2 + BR * self.pitch * 4)
+        """GM the kernel needs beyond Q, K, V and O: per group two S_j (float), two P_j (half), two O_j (float)."""
+        return self.blocks * 2 * (self.br * BC * 4 + self.br * BC * 2 + self.br * self.D * 4)
 
     @property
     def q_blocks(self) -> int:
-        return -(-self.S // BR)
+        return -(-self.S // self.br)
+
+    @property
+    def items(self) -> int:
+        return self.B * self.N * self.q_blocks
 
     def kv_blocks(self, b: int, i: int) -> int:
         """Key blocks query block ``i`` of batch ``b`` visits (causal: up to the diagonal; padding: to kv_len)."""
         last = self.kv_len[b]
         if self.causal:
-            last = min(last, (i + 1) * BR)
+            last = min(last, (i + 1) * self.br)
         return -(-last // BC)
 
+    def band_shift(self, i: int, j: int) -> int | None:
+        """Column of the causal band table where block (i, j) starts, or None when no key of it is hidden."""
+        d = i * self.br - j * BC            # key c of the block is hidden from row r when c > r + d
+        if not self.causal or d >= BC - 1:
+            return None
+        return BC - d
 
-def _mm_tiling(M: int, N: int, K: int, trans_b: bool):
-    return gemm_tiling(M, N, K, half, float32, 1, False, trans_b)
+
+def pick_rows(items_of, groups: int) -> int:
+    """The query block that gives the least rows per group (the most even split); 128 on a tie."""
+    return min(BR_CHOICES, key=lambda br: (-(-items_of(br) // groups) * br, -br))
 
 
 def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool = False,
-                     kv_len=None, chip=None) -> AttentionTiling:
+                     kv_len=None, chip=None, br: int | None = None) -> AttentionTiling:
     """The host tiling from the runtime shapes: B, N, S, D from ``q`` and ``layout``, the masks checked."""
     from ascend_sim.hw.chips import get_chip
     if layout not in LAYOUTS:
@@ -109,17 +116,22 @@ def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool
     lens = tuple([S] * B if kv_len is None else (int(v) for v in kv_len))
     if len(lens) != B or not all(1 <= v <= S for v in lens):
         raise ValueError(f"kv_len must give 1..{S} valid keys for each of the {B} batches, got {kv_len}")
-    items = B * N * -(-S // BR)
-    blocks = max(1, min(items, get_chip(chip).aic_count))
-    return AttentionTiling(B, N, S, D, layout, 1.0 / float(np.sqrt(D)), bool(causal), lens, blocks,
-                           _mm_tiling(BR, BC, D, True), _mm_tiling(BR, D, BC, False))
+    groups = get_chip(chip).aic_count
+    if br is None:
+        br = pick_rows(lambda r: B * N * -(-S // r), groups)
+    elif br not in BR_CHOICES:
+        raise ValueError(f"attention query block br = {br}: use one of {BR_CHOICES}")
+    blocks = max(1, min(B * N * -(-S // br), groups))
+    return AttentionTiling(B, N, S, D, layout, 1.0 / float(np.sqrt(D)), bool(causal), lens, blocks, br)
 
 
-def mask_tables() -> tuple[np.ndarray, np.ndarray]:
-    """(triangle ``[BR, BC]``: NEG above the diagonal; column rows ``[BC + 1, BC]``: row c hides columns >= c)."""
-    tri = np.where(np.arange(BC)[None, :] > np.arange(BR)[:, None], NEG, 0.0).astype(np.float32)
+def mask_tables(br: int) -> tuple[np.ndarray, np.ndarray]:
+    """(causal band ``[br, 2*BC + br]``: entry (r, x) is NEG when x > r + BC; column rows ``[BC + 1, BC]``:
+    row c hides columns >= c). Block (i, j) reads the band's columns from ``band_shift(i, j)``."""
+    width = 2 * BC + br
+    band = np.where(np.arange(width)[None, :] > np.arange(br)[:, None] + BC, NEG, 0.0).astype(np.float32)
     cols = np.where(np.arange(BC)[None, :] >= np.arange(BC + 1)[:, None], NEG, 0.0).astype(np.float32)
-    return tri, cols
+    return band, cols
 
 
 def _gm(ptr, dtype, size=None) -> GlobalTensor:
@@ -128,210 +140,224 @@ def _gm(ptr, dtype, size=None) -> GlobalTensor:
     return g
 
 
-# ----------------------------------------------------------------------------- vector side
-def _handoff(event: HardEvent) -> None:
-    """Order two pipes inside one AIV (the producer's writes land before the consumer reads)."""
-    SetFlag(event, 0)
-    WaitFlag(event, 0)
+def _up16(n: int) -> int:
+    return -(-n // 16) * 16
 
 
-class OnlineSoftmaxRows:
-    """One AIV's rows of a query block: running max ``m``, running sum ``l`` and the output accumulator."""
+# ----------------------------------------------------------------------------- cube side
+class CubeStages:
+    """The AIC's buffers (L1 double-buffered for K, V and P; Q held in L0A) and its three matmul steps."""
 
-    def __init__(self, pipe: TPipe, rows: int, d: int):
-        self.rows, self.d = rows, d
-        names = {"s": rows * BC * 4, "p": rows * BC * 2, "o": rows * d * 4, "acc": rows * d * 4, "bias": rows * BC * 4,
-                 "m": 64 * 4, "m_new": 64 * 4, "l": 64 * 4, "red": 64 * 4, "e": 64 * 4, "blk": rows * 8 * 4}
-        self.buf = {}
-        for name, nbytes in names.items():
-            b = TBuf()
-            pipe.InitBuffer(b, nbytes)
-            self.buf[name] = b.Get(half if name == "p" else float32)
+    def __init__(self, pipe: TPipe, br: int, d: int):
+        self.d = d
+        tile = br * BC * 2
+        self.q1, self.q2 = TQue(TPosition.A1, 1), TQue(TPosition.A2, 1)
+        self.p1, self.p2 = TQue(TPosition.A1, 2), TQue(TPosition.A2, 1)
+        self.k1, self.k2 = TQue(TPosition.B1, 2), TQue(TPosition.B2, 1)
+        self.v1, self.v2 = TQue(TPosition.B1, 2), TQue(TPosition.B2, 1)
+        self.cs, self.co = TQue(TPosition.CO1, 1), TQue(TPosition.CO1, 1)
+        for que, num, nbytes in ((self.q1, 1, br * d * 2), (self.q2, 1, br * d * 2), (self.p1, 2, tile),
+                                 (self.p2, 1, tile), (self.k1, 2, BC * d * 2), (self.k2, 1, BC * d * 2),
+                                 (self.v1, 2, BC * d * 2), (self.v2, 1, BC * d * 2), (self.cs, 1, br * BC * 4),
+                                 (self.co, 1, br * d * 4)):
+            pipe.InitBuffer(que, num, nbytes)
+        self.q = None
 
-    def start(self, n: int) -> None:
-        from ascend_sim import Duplicate
-        b = self.buf
-        Duplicate(b["m"], NEG, 64)
-        Duplicate(b["l"], 0.0, 64)
-        Duplicate(b["acc"], 0.0, n * self.d)
+    @staticmethod
+    def _to_l1(que: TQue, gm, rows: int, cols: int, ld: int):
+        """``rows x cols`` of a row-major GM matrix (row pitch ``ld``) into NZ fractals in L1 (Nd2Nz)."""
+        l1 = que.AllocTensor(half)
+        DataCopy(l1, gm, Nd2NzParams(1, rows, cols, 0, ld, _up16(rows), 1, 0))
+        que.EnQue(l1)
+        return que.DeQue(half)
 
-    def _row_broadcast(self, op, dst, src, per_row, n: int, width: int) -> None:
-        """``dst[r, :] = op(src[r, :], per_row[r])`` for ``n`` rows of ``width`` floats (Brcb, then stride 0)."""
-        blk = self.buf["blk"]
-        Brcb(blk, per_row, -(-n // 8), BrcbRepeatParams(1, 8))
-        rep = width * 4 // DATA_BLOCK_BYTES
-        for c0 in range(0, width, 64):
-            op(dst[c0], src[c0], blk, min(64, width - c0), n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))
+    @staticmethod
+    def _a_to_l0(que: TQue, a1, rows: int, cols: int):
+        """An NZ left matrix (rows x cols) from L1 into L0A (ZZ): one LoadData per 16-row block."""
+        a2 = que.AllocTensor(half)
+        kb, pitch = _up16(cols) // 16, _up16(rows) // 16
+        for i in range(pitch):
+            LoadData(a2[i * kb * FRACTAL], a1[i * FRACTAL], LoadData2DParams(0, kb, pitch, 0, 0, False, 0))
+        que.EnQue(a2)
+        return que.DeQue(half)
 
-    def scores(self, s_gm, n: int, scale: float, bias_rows=None, bias_gm=None) -> None:
-        """Load ``n`` score rows, scale them and add the mask rows (full tile or one broadcast row)."""
-        b = self.buf
-        _handoff(HardEvent.V_MTE2)                  # the last block's vector reads of s and bias are done
-        DataCopy(b["s"], s_gm, n * BC)
-        _handoff(HardEvent.MTE2_V)
-        Muls(b["s"], b["s"], scale, n * BC)
-        if bias_gm is not None:
-            DataCopy(b["bias"], bias_gm, (n if bias_rows else 1) * BC)
-            _handoff(HardEvent.MTE2_V)
-            if bias_rows:
-                Add(b["s"], b["s"], b["bias"], n * BC)
-            else:
-                Add(b["s"], b["s"], b["bias"], BC, n, BinaryRepeatParams(1, 1, 1, 8, 8, 0))
+    def load_q(self, gm, m: int, ld: int) -> None:
+        """Q_i: GM -> L1 -> L0A once per work item; it stays in L0A for every key block."""
+        q1 = self._to_l1(self.q1, gm, m, self.d, ld)
+        self.q = self._a_to_l0(self.q2, q1, m, self.d)
+        self.q1.FreeTensor(q1)
 
-    def add_row_mask(self, row_gm, n: int) -> None:
-        """Add one mask row to every loaded score row (the padding columns of a diagonal block)."""
-        b = self.buf
-        _handoff(HardEvent.V_MTE2)
-        DataCopy(b["bias"], row_gm, BC)
-        _handoff(HardEvent.MTE2_V)
-        Add(b["s"], b["s"], b["bias"], BC, n, BinaryRepeatParams(1, 1, 1, 8, 8, 0))
+    def free_q(self) -> None:
+        self.q2.FreeTensor(self.q)
+        self.q = None
 
-    def softmax_flash_v2(self, n: int) -> None:
-        """SoftmaxFlashV2 on the loaded rows: new max, exp(src - max), exp_max, the running sum."""
-        b = self.buf
-        WholeReduceMax(b["red"], b["s"], 64, n, 1, 1, 8, ReduceOrder.ORDER_ONLY_VALUE)
-        Max(b["m_new"], b["m"], b["red"], n)                        # x_max = max(inmax, rowmax(src))
-        self._row_broadcast(Sub, b["s"], b["s"], b["m_new"], n, BC)
-        Exp(b["s"], b["s"], n * BC)                                 # dst = exp(src - x_max)
-        Sub(b["e"], b["m"], b["m_new"], n)
-        Exp(b["e"], b["e"], n)                                      # exp_max = exp(inmax - x_max)
-        WholeReduceSum(b["red"], b["s"], 64, n, 1, 1, 8)
-        Mul(b["l"], b["l"], b["e"], n)
-        Add(b["l"], b["l"], b["red"], n)                            # x_sum = exp_max * insum + sum(dst)
-        Adds(b["m"], b["m_new"], 0.0, n)                          # inmax for the next block
+    def load_k(self, gm, n: int, ld: int):
+        """K_j (n keys x D, row-major) into L1: the transposed right matrix of S = Q K^T."""
+        return self._to_l1(self.k1, gm, n, self.d, ld)
 
-    def store_p(self, p_gm, n: int) -> None:
-        b = self.buf
-        Cast(b["p"], b["s"], RoundMode.CAST_RINT, n * BC)
-        _handoff(HardEvent.V_MTE3)
-        DataCopy(p_gm, b["p"], n * BC)
-        _handoff(HardEvent.MTE3_V)                  # p is read out before the next block's Cast
+    def load_v(self, gm, n: int, ld: int):
+        """V_j (n keys x D, row-major) into L1: the right matrix of O = P V."""
+        return self._to_l1(self.v1, gm, n, self.d, ld)
 
-    def accumulate(self, o_gm, n: int, pitch: int) -> None:
-        """acc = acc * exp_max + P_j V_j (the rows of O_j read with the GM pitch)."""
-        b, d = self.buf, self.d
-        _handoff(HardEvent.V_MTE2)
-        _copy_rows(b["o"], o_gm, n, d, pitch, to_gm=False)
-        _handoff(HardEvent.MTE2_V)
-        self._row_broadcast(Mul, b["acc"], b["acc"], b["e"], n, d)
-        Add(b["acc"], b["acc"], b["o"], n * d)
+    def scores(self, k1, m: int, n: int, dst) -> None:
+        """S_j = Q_i K_j^T: K's NZ fractals are already ZN for L0B; Mmad; Fixpipe rows of BC floats to GM."""
+        b2 = self.k2.AllocTensor(half)
+        nb, pitch = _up16(n) // 16, _up16(n) // 16
+        for kb in range(self.d // 16):
+            LoadData(b2[kb * nb * FRACTAL], k1[kb * pitch * FRACTAL], LoadData2DParams(0, nb, 1, 0, 0, False, 0))
+        self.k1.FreeTensor(k1)
+        self.k2.EnQue(b2)
+        self._mmad_out(self.cs, self.q, self.k2, m, n, self.d, dst, BC)
 
-    def finish(self, out_gm, n: int, pitch: int) -> None:
-        b = self.buf
-        self._row_broadcast(Div, b["acc"], b["acc"], b["l"], n, self.d)
-        _handoff(HardEvent.V_MTE3)
-        _copy_rows(out_gm, b["acc"], n, self.d, pitch, to_gm=True)
-        _handoff(HardEvent.MTE3_V)
+    def output(self, p_gm, v1, m: int, n: int, dst) -> None:
+        """O_j = P_j V_j: P (m x n of a BC-wide tile) GM -> L1 -> L0A, V's fractals transposed into L0B."""
+        p1 = self._to_l1(self.p1, p_gm, m, n, BC)
+        a2 = self._a_to_l0(self.p2, p1, m, n)
+        self.p1.FreeTensor(p1)
+        b2 = self.v2.AllocTensor(half)
+        nb, kb = self.d // 16, _up16(n) // 16
+        for i in range(kb):
+            LoadData(b2[i * nb * FRACTAL], v1[i * FRACTAL], LoadData2DParams(0, nb, kb, 0, 0, True, 0))
+        self.v1.FreeTensor(v1)
+        self.v2.EnQue(b2)
+        self._mmad_out(self.co, a2, self.v2, m, self.d, n, dst, self.d)
+        self.p2.FreeTensor(a2)
 
-
-def _copy_rows(dst, src, n: int, d: int, pitch: int, to_gm: bool) -> None:
-    """``n`` rows of ``d`` floats between UB (packed) and GM (row pitch ``pitch``)."""
-    gap = (pitch - d) * 4 // DATA_BLOCK_BYTES
-    if to_gm:
-        DataCopy(dst, src, DataCopyParams(n, d * 4 // DATA_BLOCK_BYTES, 0, gap))
-    else:
-        DataCopy(dst, src, DataCopyParams(n, d * 4 // DATA_BLOCK_BYTES, gap, 0))
+    @staticmethod
+    def _mmad_out(co: TQue, a2, b_que: TQue, m: int, n: int, k: int, dst, ld: int) -> None:
+        b2 = b_que.DeQue(half)
+        c = co.AllocTensor(float32)
+        Mmad(c, a2, b2, MmadParams(m, n, k, 0, False, True))
+        b_que.FreeTensor(b2)
+        co.EnQue(c)
+        c = co.DeQue(float32)
+        Fixpipe(dst, c, FixpipeParamsV220(n, m, _up16(m), ld, False, QuantMode_t.NoQuant, 0))
+        co.FreeTensor(c)
 
 
 # ----------------------------------------------------------------------------- the MIX kernel
-def _scores_on_cube(qk, q, k, base: int, i: int, j: int, m_i: int, n_j: int, pitch: int, d: int, dst) -> None:
-    """AIC: S_j = Q_i K_j^T (float32) into a workspace slot, then flag the AIVs."""
-    qk.SetOrgShape(BR, BC, pitch)
-    qk.SetTail(m_i, n_j, d)
-    qk.SetTensorA(_gm(q, half)[base + i * BR * pitch])
-    qk.SetTensorB(_gm(k, half)[base + j * BC * pitch], True)
-    qk.IterateAll(dst)
-    CrossCoreSetFlag(2, PIPE_FIX, FLAG_S)
+@dataclass(frozen=True)
+class _Item:
+    """One work item's addresses and sizes (shared by the AIC and AIV code paths)."""
+
+    base: int       # GM offset of the head's row 0 in Q, K, V, O
+    i: int          # query block
+    b: int          # batch
+    m: int          # query rows in this block
+    nkv: int        # key blocks visited
+
+
+def _items(t: AttentionTiling, group: int, groups: int):
+    for item in range(group, t.items, groups):
+        bh, i = divmod(item, t.q_blocks)
+        b = bh // t.N
+        yield _Item(t.head_offset(bh), i, b, min(t.br, t.S - i * t.br), t.kv_blocks(b, i))
+
+
+def _cols(t: AttentionTiling, it: _Item, j: int) -> int:
+    """Valid keys in key block ``j`` (the sequence end, or kv_len for the padding mask)."""
+    return min(BC, t.S - j * BC, t.kv_len[it.b] - j * BC)
+
+
+def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p_ws, o_ws) -> None:
+    """AIC: S_0, S_1 ahead; then per block j: wait P_j, O_j = P_j V_j, S_{j+2} (K, V prefetched)."""
+    pitch, ld = t.pitch, t.pitch
+    kg, vg = _gm(k, half), _gm(v, half)
+    cube.load_q(_gm(q, half)[it.base + it.i * t.br * pitch], it.m, ld)
+
+    def s_block(j: int) -> None:
+        k1 = cube.load_k(kg[it.base + j * BC * pitch], _cols(t, it, j), ld)
+        cube.scores(k1, it.m, _cols(t, it, j), s_ws[(j % 2) * t.br * BC])
+        CrossCoreSetFlag(2, PIPE_FIX, FLAG_S)
+
+    s_block(0)
+    v_next = cube.load_v(vg[it.base], _cols(t, it, 0), ld)
+    if it.nkv > 1:
+        s_block(1)
+    for j in range(it.nkv):
+        v1 = v_next
+        if j + 1 < it.nkv:
+            v_next = cube.load_v(vg[it.base + (j + 1) * BC * pitch], _cols(t, it, j + 1), ld)
+        for flag in FLAG_P:
+            CrossCoreWaitFlag(flag)
+        cube.output(p_ws[(j % 2) * t.br * BC], v1, it.m, _cols(t, it, j), o_ws[(j % 2) * t.br * t.D])
+        CrossCoreSetFlag(2, PIPE_FIX, FLAG_O)
+        if j + 2 < it.nkv:
+            s_block(j + 2)
+    cube.free_q()
+
+
+def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_ws, p_ws, o_ws, band, cols) -> None:
+    """AIV: per block j: wait S_j, softmax, P_j out (flag), then add O_{j-1} (one block behind the cube)."""
+    half_rows = t.br // 2
+    r0 = GetSubBlockIdx() * half_rows
+    n = max(0, min(half_rows, it.m - r0))
+    if n:
+        rows.start(n)
+    width = 2 * BC + t.br
+    for j in range(it.nkv + 1):
+        if j < it.nkv:
+            CrossCoreWaitFlag(FLAG_S)
+            if n:
+                rows.scores(s_ws[(j % 2) * t.br * BC + r0 * BC], n, t.scale)
+                shift = t.band_shift(it.i, j)
+                if shift is not None:
+                    rows.add_tile_mask(_gm(band, float32)[r0 * width + shift], n, width)
+                n_j = _cols(t, it, j)
+                if n_j < BC:
+                    rows.add_row_mask(_gm(cols, float32)[n_j * BC], n)
+                rows.softmax_flash_v2(n, j % 2)
+                rows.store_p(p_ws[(j % 2) * t.br * BC + r0 * BC], n)
+            CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P[GetSubBlockIdx()])
+        if j >= 1:
+            CrossCoreWaitFlag(FLAG_O)
+            if n:
+                rows.accumulate(o_ws[((j - 1) % 2) * t.br * t.D + r0 * t.D], n, (j - 1) % 2)
+    if n:
+        rows.finish(_gm(out, float32)[it.base + (it.i * t.br + r0) * t.pitch], n, t.pitch)
 
 
 @kernel(core="MIX")
-def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, tri, cols, t: AttentionTiling) -> None:
+def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, band, cols, t: AttentionTiling) -> None:
     """One group (AIC + 2 AIV) per work item (head, query block), items dealt round robin."""
-    pitch = t.pitch
     is_aic = ASCEND_IS_AIC()
     group = GetBlockIdx() if is_aic else GetBlockIdx() // GetSubBlockNum()
     groups = GetBlockNum()      # numBlocks on both sides of a MIX kernel (GetBlockNum.md); AIVs count GetSubBlockNum per group
     pipe = TPipe()
+    s_ws = _gm(ws_s, float32)[group * 2 * t.br * BC]
+    p_ws = _gm(ws_p, half)[group * 2 * t.br * BC]
+    o_ws = _gm(ws_o, float32)[group * 2 * t.br * t.D]
     if is_aic:
-        qk = Matmul(MatmulType(TPosition.GM, ND, half, False), MatmulType(TPosition.GM, ND, half, True),
-                    MatmulType(TPosition.GM, ND, float32))
-        pv = Matmul(MatmulType(TPosition.GM, ND, half, False), MatmulType(TPosition.GM, ND, half, False),
-                    MatmulType(TPosition.GM, ND, float32))
-        REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), qk, t.qk, pv, t.pv)
+        cube = CubeStages(pipe, t.br, t.D)
+        for it in _items(t, group, groups):
+            _cube_item(cube, t, it, q, k, v, s_ws, p_ws, o_ws)
     else:
-        half_rows = BR // 2
-        rows = OnlineSoftmaxRows(pipe, half_rows, t.D)
-    s_ws = _gm(ws_s, float32)[group * 2 * BR * BC]
-    p_ws = _gm(ws_p, half)[group * BR * BC]
-    o_ws = _gm(ws_o, float32)[group * BR * pitch]
-    for item in range(group, t.B * t.N * t.q_blocks, groups):
-        bh, i = divmod(item, t.q_blocks)
-        b = bh // t.N
-        base = t.head_offset(bh)
-        m_i = min(BR, t.S - i * BR)
-        if not is_aic:
-            r0 = GetSubBlockIdx() * half_rows
-            n = max(0, min(half_rows, m_i - r0))
-            if n:
-                rows.start(n)
-        nkv = t.kv_blocks(b, i)
-
-        def n_cols(j: int) -> int:
-            return min(BC, t.S - j * BC, t.kv_len[b] - j * BC)
-        if is_aic:
-            _scores_on_cube(qk, q, k, base, i, 0, m_i, n_cols(0), pitch, t.D, s_ws)
-        for j in range(nkv):
-            n_j = n_cols(j)
-            s_slot = s_ws[(j % 2) * BR * BC]
-            if is_aic:      # S_{j+1} into the other slot while the vector cores work on S_j
-                if j + 1 < nkv:
-                    _scores_on_cube(qk, q, k, base, i, j + 1, m_i, n_cols(j + 1), pitch, t.D,
-                                    s_ws[((j + 1) % 2) * BR * BC])
-                CrossCoreWaitFlag(FLAG_P)
-                CrossCoreWaitFlag(FLAG_P)
-                pv.SetOrgShape(BR, pitch, BC)
-                pv.SetTail(m_i, t.D, n_j)
-                pv.SetTensorA(p_ws)
-                pv.SetTensorB(_gm(v, half)[base + j * BC * pitch])
-                pv.IterateAll(o_ws)
-                CrossCoreSetFlag(2, PIPE_FIX, FLAG_O)
-                continue
-            CrossCoreWaitFlag(FLAG_S)
-            if n:
-                diag = t.causal and j == i
-                col_row = n_j if n_j < BC else None
-                rows.scores(s_slot[r0 * BC], n, t.scale, bias_rows=diag,
-                            bias_gm=_gm(tri, float32)[r0 * BC] if diag else
-                            (_gm(cols, float32)[col_row * BC] if col_row is not None else None))
-                if diag and col_row is not None:
-                    rows.add_row_mask(_gm(cols, float32)[col_row * BC], n)
-                rows.softmax_flash_v2(n)
-                rows.store_p(p_ws[r0 * BC], n)
-            CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P)
-            CrossCoreWaitFlag(FLAG_O)
-            if n:
-                rows.accumulate(o_ws[r0 * pitch], n, pitch)
-        if not is_aic and n:
-            rows.finish(_gm(out, float32)[base + (i * BR + r0) * pitch], n, pitch)
+        rows = OnlineSoftmaxRows(pipe, t.br // 2, BC, t.D)
+        for it in _items(t, group, groups):
+            _vector_item(rows, t, it, out, s_ws, p_ws, o_ws, band, cols)
 
 
 def _workspaces(t: AttentionTiling) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.zeros(t.blocks * 2 * BR * BC, np.float32), np.zeros(t.blocks * BR * BC, np.float16),  # workspace_bytes
-            np.zeros(t.blocks * BR * t.pitch, np.float32))
+    g = t.blocks * 2 * t.br                                         # workspace_bytes
+    return np.zeros(g * BC, np.float32), np.zeros(g * BC, np.float16), np.zeros(g * t.D, np.float32)
 
 
 def attention_flash(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = "BNSD", num_heads: int = 1,
-                    causal: bool = False, kv_len=None, chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """FlashAttention-style MIX kernel: half Q, K, V (same shape) -> float32 output of that shape."""
+                    causal: bool = False, kv_len=None, chip=None, numerics: bool = True,
+                    br: int | None = None) -> tuple[np.ndarray, LaunchResult]:
+    """FlashAttention-style MIX kernel: half Q, K, V (same shape) -> float32 output of that shape.
+
+    ``numerics=False``: the timing-only launch (same cycles and trace; the output stays zero).
+    """
     q, k, v = (np.ascontiguousarray(a, np.float16) for a in (q, k, v))
     if not q.shape == k.shape == v.shape:
         raise ValueError(f"attention: Q {q.shape}, K {k.shape} and V {v.shape} must have one shape here "
                          "(self-attention, Sq = Skv)")
-    t = attention_tiling(q, layout, num_heads, causal=causal, kv_len=kv_len, chip=chip)
+    t = attention_tiling(q, layout, num_heads, causal=causal, kv_len=kv_len, chip=chip, br=br)
     out = np.zeros(q.shape, np.float32)
-    tri, cols = mask_tables()
-    res = launch(flash_attention_kernel, t.blocks, q, k, v, out, *_workspaces(t), tri, cols, t, chip=chip,
-                 gm_names=["q", "k", "v", "out", "ws_s", "ws_p", "ws_o", "tri", "cols"])
+    band, cols = mask_tables(t.br)
+    res = launch(flash_attention_kernel, t.blocks, q, k, v, out, *_workspaces(t), band, cols, t, chip=chip,
+                 gm_names=["q", "k", "v", "out", "ws_s", "ws_p", "ws_o", "band", "cols"], numerics=numerics)
     return out, res
 
 
@@ -360,5 +386,5 @@ def attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = 
     return o.astype(np.float32)
 
 
-__all__ = ["BR", "BC", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "mask_tables", "OnlineSoftmaxRows",
-           "flash_attention_kernel", "attention_flash", "attention_ref"]
+__all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "pick_rows", "mask_tables",
+           "CubeStages", "flash_attention_kernel", "attention_flash", "attention_ref"]

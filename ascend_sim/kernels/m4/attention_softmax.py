@@ -1,0 +1,140 @@
+"""The vector side of the FlashAttention-style kernel: one AIV's rows of a query block, online softmax in UB.
+
+The running max ``m``, running sum ``l`` and the output accumulator ``acc`` stay in UB for the whole query
+block (they never go back to GM); each key block's scores come in from the cube's workspace, its
+probabilities go out in half, and its ``P_j V_j`` comes back to be added. SoftmaxFlashV2's update
+(migration_engineering.md s2, SoftmaxFlashV2.md): "x_max = max(inmax, rowmax(src)), dst = exp(src - x_max),
+exp_max = exp(inmax - x_max), x_sum = exp_max * insum + sum(dst)". ``exp_max`` is kept per key block (two
+slots), because ``P_j V_j`` is added one block later, after the next block's softmax (the pipeline).
+"""
+from __future__ import annotations
+
+from ascend_sim import (Add, Adds, BinaryRepeatParams, Brcb, BrcbRepeatParams, Cast, DataCopy, DataCopyParams, Div,
+                        Duplicate, Exp, HardEvent, Max, Mul, Muls, ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe,
+                        WaitFlag, WholeReduceMax, WholeReduceSum, float32, half)
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
+
+NEG = -1e30             # masked score: finite, so exp(NEG - m) is 0 and no row computes inf - inf
+LANES = 64              # float32 values in one 256-byte vector repeat
+FLOAT_BLOCK = DATA_BLOCK_BYTES // 4
+
+
+def handoff(event: HardEvent) -> None:
+    """Order two pipes inside one AIV (the producer's writes land before the consumer reads)."""
+    SetFlag(event, 0)
+    WaitFlag(event, 0)
+
+
+def copy_rows(dst, src, n: int, width: int, gm_pitch: int, to_gm: bool) -> None:
+    """``n`` rows of ``width`` floats between UB (packed) and GM (row pitch ``gm_pitch`` floats)."""
+    blocks, gap = width // FLOAT_BLOCK, (gm_pitch - width) // FLOAT_BLOCK
+    DataCopy(dst, src, DataCopyParams(n, blocks, 0, gap) if to_gm else DataCopyParams(n, blocks, gap, 0))
+
+
+class OnlineSoftmaxRows:
+    """Up to ``rows`` query rows of ``bc``-column key blocks and a ``d``-wide accumulator, all in UB."""
+
+    def __init__(self, pipe: TPipe, rows: int, bc: int, d: int):
+        self.rows, self.bc, self.d = rows, bc, d
+        small = max(rows, LANES) * 4
+        names = {"s": rows * bc * 4, "p": rows * bc * 2, "o": rows * d * 4, "acc": rows * d * 4,
+                 "bias": rows * bc * 4, "tmp": rows * LANES * 4, "m": small, "m_new": small, "l": small,
+                 "red": small, "e0": small, "e1": small, "blk": rows * 8 * 4}
+        self.buf = {}
+        for name, nbytes in names.items():
+            b = TBuf()
+            pipe.InitBuffer(b, nbytes)
+            self.buf[name] = b.Get(half if name == "p" else float32)
+
+    def start(self, n: int) -> None:
+        b = self.buf
+        Duplicate(b["m"], NEG, n)
+        Duplicate(b["l"], 0.0, n)
+        Duplicate(b["acc"], 0.0, n * self.d)
+
+    def _row_broadcast(self, op, dst, src, per_row, n: int, width: int) -> None:
+        """``dst[r, :] = op(src[r, :], per_row[r])`` for ``n`` rows of ``width`` floats (Brcb, then stride 0)."""
+        blk = self.buf["blk"]
+        Brcb(blk, per_row, -(-n // 8), BrcbRepeatParams(1, 8))
+        rep = width // FLOAT_BLOCK
+        for c0 in range(0, width, LANES):
+            op(dst[c0], src[c0], blk, min(LANES, width - c0), n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))
+
+    def _row_reduce(self, fold, reduce, n: int) -> None:
+        """``red[r] = reduce over the row`` of the scores: fold the 64-column chunks, then one WholeReduce."""
+        b, rep = self.buf, self.bc // FLOAT_BLOCK
+        src, src_rep = b["s"], rep
+        if self.bc > LANES:
+            fold(b["tmp"], b["s"], b["s"][LANES], LANES, n, BinaryRepeatParams(1, 1, 1, 8, rep, rep))
+            for c0 in range(2 * LANES, self.bc, LANES):
+                fold(b["tmp"], b["tmp"], b["s"][c0], LANES, n, BinaryRepeatParams(1, 1, 1, 8, 8, rep))
+            src, src_rep = b["tmp"], 8
+        reduce(src, src_rep)
+
+    def scores(self, s_gm, n: int, scale: float) -> None:
+        """Load ``n`` score rows (packed, ``bc`` wide) and scale them."""
+        b = self.buf
+        handoff(HardEvent.V_MTE2)                  # the last block's vector reads of s and bias are done
+        DataCopy(b["s"], s_gm, n * self.bc)
+        handoff(HardEvent.MTE2_V)
+        Muls(b["s"], b["s"], scale, n * self.bc)
+
+    def add_tile_mask(self, mask_gm, n: int, pitch: int) -> None:
+        """Add ``n`` mask rows of ``bc`` floats read with a GM row pitch (the causal band)."""
+        b = self.buf
+        handoff(HardEvent.V_MTE2)
+        copy_rows(b["bias"], mask_gm, n, self.bc, pitch, to_gm=False)
+        handoff(HardEvent.MTE2_V)
+        Add(b["s"], b["s"], b["bias"], n * self.bc)
+
+    def add_row_mask(self, row_gm, n: int) -> None:
+        """Add one mask row to every loaded score row (the padding columns past ``kv_len``)."""
+        b, rep = self.buf, self.bc // FLOAT_BLOCK
+        handoff(HardEvent.V_MTE2)
+        DataCopy(b["bias"], row_gm, self.bc)
+        handoff(HardEvent.MTE2_V)
+        for c0 in range(0, self.bc, LANES):
+            Add(b["s"][c0], b["s"][c0], b["bias"][c0], LANES, n, BinaryRepeatParams(1, 1, 1, rep, rep, 0))
+
+    def softmax_flash_v2(self, n: int, slot: int) -> None:
+        """SoftmaxFlashV2 on the loaded rows: new max, exp(src - max), exp_max (into slot ``slot``), the sum."""
+        b, e = self.buf, self.buf[f"e{slot}"]
+        self._row_reduce(Max, lambda src, r: WholeReduceMax(b["red"], src, LANES, n, 1, 1, r,
+                                                            ReduceOrder.ORDER_ONLY_VALUE), n)
+        Max(b["m_new"], b["m"], b["red"], n)                        # x_max = max(inmax, rowmax(src))
+        self._row_broadcast(Sub, b["s"], b["s"], b["m_new"], n, self.bc)
+        Exp(b["s"], b["s"], n * self.bc)                            # dst = exp(src - x_max)
+        Sub(e, b["m"], b["m_new"], n)
+        Exp(e, e, n)                                                # exp_max = exp(inmax - x_max)
+        self._row_reduce(Add, lambda src, r: WholeReduceSum(b["red"], src, LANES, n, 1, 1, r), n)
+        Mul(b["l"], b["l"], e, n)
+        Add(b["l"], b["l"], b["red"], n)                            # x_sum = exp_max * insum + sum(dst)
+        Adds(b["m"], b["m_new"], 0.0, n)                            # inmax for the next block
+
+    def store_p(self, p_gm, n: int) -> None:
+        """P_j in half to the workspace (packed rows of ``bc``)."""
+        b = self.buf
+        handoff(HardEvent.MTE3_V)                   # the last P is read out before this Cast overwrites it
+        Cast(b["p"], b["s"], RoundMode.CAST_RINT, n * self.bc)
+        handoff(HardEvent.V_MTE3)
+        DataCopy(p_gm, b["p"], n * self.bc)
+
+    def accumulate(self, o_gm, n: int, slot: int) -> None:
+        """acc = acc * exp_max + P_j V_j (``n`` packed rows of ``d`` from the workspace)."""
+        b, d = self.buf, self.d
+        handoff(HardEvent.V_MTE2)
+        DataCopy(b["o"], o_gm, n * d)
+        handoff(HardEvent.MTE2_V)
+        self._row_broadcast(Mul, b["acc"], b["acc"], b[f"e{slot}"], n, d)
+        Add(b["acc"], b["acc"], b["o"], n * d)
+
+    def finish(self, out_gm, n: int, pitch: int) -> None:
+        """out rows = acc / x_sum, written with the layout's GM row pitch."""
+        b = self.buf
+        self._row_broadcast(Div, b["acc"], b["acc"], b["l"], n, self.d)
+        handoff(HardEvent.V_MTE3)
+        copy_rows(out_gm, b["acc"], n, self.d, pitch, to_gm=True)
+        handoff(HardEvent.MTE3_V)
+
+
+__all__ = ["NEG", "OnlineSoftmaxRows", "handoff", "copy_rows"]
