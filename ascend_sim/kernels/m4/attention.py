@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
+from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                         Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum,
                         GlobalTensor, LaunchResult, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
                         QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
@@ -35,7 +35,8 @@ from ascend_sim.kernels.m4.attention_softmax import NEG, OnlineSoftmaxRows
 
 BC = 128                # key columns per block: a 128 x 128 cube block (the FA tuning case's best shape)
 BR_CHOICES = (128, 64)  # query rows per block (split between the two AIVs); the host picks per shape
-FLAG_S, FLAG_O, FLAG_P = 1, 2, (3, 4)     # P: one id per AIV, so the AIC waits for both halves
+FLAG_S, FLAG_O = 1, 2
+FLAG_P, FLAG_FREE = (3, 4), (5, 6)    # per AIV (the AIC waits for both halves): P_j written, S_j read
 LAYOUTS = ("BSH", "BNSD")
 FRACTAL = 256           # half values in one 512-byte fractal (16 x 16)
 
@@ -93,9 +94,19 @@ class AttentionTiling:
         return BC - d
 
 
+def block_cost(br: int) -> int:
+    """GM packages the AIC reads per key block: BC rows of K, BC rows of V and br rows of P (each row one
+    Nd2Nz burst, priced as one 512-byte package), plus the three copies' startups (210 cycles = ~26 packages
+    at 8 cycles each, chips.py aic_gm_read_startup). The AIC's MTE2 is the kernel's bound (RESULTS 12)."""
+    return 2 * BC + br + 3 * 26
+
+
 def pick_rows(items_of, groups: int) -> int:
-    """The query block that gives the least rows per group (the most even split); 128 on a tie."""
-    return min(BR_CHOICES, key=lambda br: (-(-items_of(br) // groups) * br, -br))
+    """The query block (128 or 64 rows) with the least AIC read time on the busiest group: rounds x block_cost.
+
+    Larger blocks read K and V once for more rows; smaller ones give more work items to spread over the groups.
+    """
+    return min(BR_CHOICES, key=lambda br: (-(-items_of(br) // groups) * block_cost(br), -br))
 
 
 def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool = False,
@@ -149,7 +160,7 @@ class CubeStages:
     """The AIC's buffers (L1 double-buffered for K, V and P; Q held in L0A) and its three matmul steps."""
 
     def __init__(self, pipe: TPipe, br: int, d: int):
-        self.d = d
+        self.br, self.d = br, d
         tile = br * BC * 2
         self.q1, self.q2 = TQue(TPosition.A1, 1), TQue(TPosition.A2, 1)
         self.p1, self.p2 = TQue(TPosition.A1, 2), TQue(TPosition.A2, 1)
@@ -172,11 +183,12 @@ class CubeStages:
         return que.DeQue(half)
 
     @staticmethod
-    def _a_to_l0(que: TQue, a1, rows: int, cols: int):
-        """An NZ left matrix (rows x cols) from L1 into L0A (ZZ): one LoadData per 16-row block."""
+    def _a_to_l0(que: TQue, a1, rows: int, cols: int, pitch_rows: int | None = None):
+        """An NZ left matrix (rows x cols, groups ``pitch_rows`` rows apart) from L1 into L0A (ZZ): one LoadData
+        per 16-row block."""
         a2 = que.AllocTensor(half)
-        kb, pitch = _up16(cols) // 16, _up16(rows) // 16
-        for i in range(pitch):
+        kb, pitch = _up16(cols) // 16, _up16(pitch_rows or rows) // 16
+        for i in range(_up16(rows) // 16):
             LoadData(a2[i * kb * FRACTAL], a1[i * FRACTAL], LoadData2DParams(0, kb, pitch, 0, 0, False, 0))
         que.EnQue(a2)
         return que.DeQue(half)
@@ -210,9 +222,13 @@ class CubeStages:
         self._mmad_out(self.cs, self.q, self.k2, m, n, self.d, dst, BC)
 
     def output(self, p_gm, v1, m: int, n: int, dst) -> None:
-        """O_j = P_j V_j: P (m x n of a BC-wide tile) GM -> L1 -> L0A, V's fractals transposed into L0B."""
-        p1 = self._to_l1(self.p1, p_gm, m, n, BC)
-        a2 = self._a_to_l0(self.p2, p1, m, n)
+        """O_j = P_j V_j: P (the AIVs wrote it in NZ, ``br`` rows per group) GM -> L1 in one contiguous copy
+        -> L0A, V's fractals transposed into L0B."""
+        p1 = self.p1.AllocTensor(half)
+        DataCopy(p1, p_gm, self.br * BC)
+        self.p1.EnQue(p1)
+        p1 = self.p1.DeQue(half)
+        a2 = self._a_to_l0(self.p2, p1, m, n, self.br)
         self.p1.FreeTensor(p1)
         b2 = self.v2.AllocTensor(half)
         nb, kb = self.d // 16, _up16(n) // 16
@@ -275,6 +291,10 @@ def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p
     if it.nkv > 1:
         s_block(1)
     for j in range(it.nkv):
+        if j + 2 < it.nkv:     # slot j % 2 is free as soon as both AIVs have read S_j into UB
+            for flag in FLAG_FREE:
+                CrossCoreWaitFlag(flag)
+            s_block(j + 2)
         v1 = v_next
         if j + 1 < it.nkv:
             v_next = cube.load_v(vg[it.base + (j + 1) * BC * pitch], _cols(t, it, j + 1), ld)
@@ -282,37 +302,51 @@ def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p
             CrossCoreWaitFlag(flag)
         cube.output(p_ws[(j % 2) * t.br * BC], v1, it.m, _cols(t, it, j), o_ws[(j % 2) * t.br * t.D])
         CrossCoreSetFlag(2, PIPE_FIX, FLAG_O)
-        if j + 2 < it.nkv:
-            s_block(j + 2)
+    for j in range(max(0, it.nkv - 2), it.nkv):     # the frees nobody waited for (no S_{j+2} to compute)
+        for flag in FLAG_FREE:
+            CrossCoreWaitFlag(flag)
     cube.free_q()
 
 
 def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_ws, p_ws, o_ws, band, cols) -> None:
-    """AIV: per block j: wait S_j, softmax, P_j out (flag), then add O_{j-1} (one block behind the cube)."""
+    """AIV: per block j: softmax of S_j, P_j out (flag), S_{j+1} in, then add O_{j-1} (one block behind the cube)."""
     half_rows = t.br // 2
     r0 = GetSubBlockIdx() * half_rows
     n = max(0, min(half_rows, it.m - r0))
     if n:
         rows.start(n)
     width = 2 * BC + t.br
-    for j in range(it.nkv + 1):
-        if j < it.nkv:
-            CrossCoreWaitFlag(FLAG_S)
-            if n:
-                rows.scores(s_ws[(j % 2) * t.br * BC + r0 * BC], n, t.scale)
-                shift = t.band_shift(it.i, j)
-                if shift is not None:
-                    rows.add_tile_mask(_gm(band, float32)[r0 * width + shift], n, width)
-                n_j = _cols(t, it, j)
-                if n_j < BC:
-                    rows.add_row_mask(_gm(cols, float32)[n_j * BC], n)
-                rows.softmax_flash_v2(n, j % 2)
-                rows.store_p(p_ws[(j % 2) * t.br * BC + r0 * BC], n)
-            CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P[GetSubBlockIdx()])
+
+    def load(j: int) -> None:
+        CrossCoreWaitFlag(FLAG_S)
+        if n:
+            rows.load_scores(s_ws[(j % 2) * t.br * BC + r0 * BC], n, j % 2)
+        CrossCoreSetFlag(2, PIPE_MTE2, FLAG_FREE[GetSubBlockIdx()])     # the cube may overwrite the slot
+
+    def add_o(j: int) -> None:
+        CrossCoreWaitFlag(FLAG_O)
+        if n:
+            rows.accumulate(o_ws[(j % 2) * t.br * t.D + r0 * t.D], n, j % 2)
+
+    load(0)
+    for j in range(it.nkv):
+        slot = j % 2
+        if n:
+            rows.scale(n, slot, t.scale)
+            shift = t.band_shift(it.i, j)
+            if shift is not None:
+                rows.add_tile_mask(_gm(band, float32)[r0 * width + shift], n, width, slot)
+            n_j = _cols(t, it, j)
+            if n_j < BC:
+                rows.add_row_mask(_gm(cols, float32)[n_j * BC], n, slot)
+            rows.softmax_flash_v2(n, slot)
+            rows.store_p(p_ws[slot * t.br * BC + r0 * 16], n, slot, t.br)
+        CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P[GetSubBlockIdx()])
+        if j + 1 < it.nkv:
+            load(j + 1)             # S_{j+1} streams in while the vector pipe still works on block j
         if j >= 1:
-            CrossCoreWaitFlag(FLAG_O)
-            if n:
-                rows.accumulate(o_ws[((j - 1) % 2) * t.br * t.D + r0 * t.D], n, (j - 1) % 2)
+            add_o(j - 1)            # P_{j-1} V_{j-1}, computed by the cube while this AIV ran block j
+    add_o(it.nkv - 1)
     if n:
         rows.finish(_gm(out, float32)[it.base + (it.i * t.br + r0) * t.pitch], n, t.pitch)
 
@@ -386,5 +420,5 @@ def attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = 
     return o.astype(np.float32)
 
 
-__all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "pick_rows", "mask_tables",
+__all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "block_cost", "pick_rows", "mask_tables",
            "CubeStages", "flash_attention_kernel", "attention_flash", "attention_ref"]

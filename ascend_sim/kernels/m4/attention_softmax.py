@@ -10,7 +10,7 @@ slots), because ``P_j V_j`` is added one block later, after the next block's sof
 from __future__ import annotations
 
 from ascend_sim import (Add, Adds, BinaryRepeatParams, Brcb, BrcbRepeatParams, Cast, DataCopy, DataCopyParams, Div,
-                        Duplicate, Exp, HardEvent, Max, Mul, Muls, ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe,
+                        Duplicate, Exp, HardEvent, Max, Mul, Muls, ReduceOrder, RoundMode, SetFlag, Sub, TBuf, TPipe, UnaryRepeatParams,
                         WaitFlag, WholeReduceMax, WholeReduceSum, float32, half)
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 
@@ -37,10 +37,13 @@ class OnlineSoftmaxRows:
     def __init__(self, pipe: TPipe, rows: int, bc: int, d: int):
         self.rows, self.bc, self.d = rows, bc, d
         small = max(rows, LANES) * 4
-        names = {"s": rows * bc * 4, "p": rows * bc * 2, "o": rows * d * 4, "acc": rows * d * 4,
-                 "bias": rows * bc * 4, "tmp": rows * LANES * 4, "m": small, "m_new": small, "l": small,
+        # two score slots (block j+1 loads while block j is in the vector pipe); the mask rows and the fold of
+        # the row reductions share one buffer (a mask load waits for the vector pipe anyway)
+        names = {"s0": rows * bc * 4, "s1": rows * bc * 4, "p": rows * bc * 2, "o": rows * d * 4,
+                 "acc": rows * d * 4, "tmp": rows * bc * 4, "m": small, "m_new": small, "l": small,
                  "red": small, "e0": small, "e1": small, "blk": rows * 8 * 4}
         self.buf = {}
+        self.pending = [False, False]           # a V_MTE2 flag set on the score slot and not yet waited for
         for name, nbytes in names.items():
             b = TBuf()
             pipe.InitBuffer(b, nbytes)
@@ -48,6 +51,7 @@ class OnlineSoftmaxRows:
 
     def start(self, n: int) -> None:
         b = self.buf
+        handoff(HardEvent.V_MTE2)                  # the last item's vector reads of the score slots are done
         Duplicate(b["m"], NEG, n)
         Duplicate(b["l"], 0.0, n)
         Duplicate(b["acc"], 0.0, n * self.d)
@@ -60,64 +64,77 @@ class OnlineSoftmaxRows:
         for c0 in range(0, width, LANES):
             op(dst[c0], src[c0], blk, min(LANES, width - c0), n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))
 
-    def _row_reduce(self, fold, reduce, n: int) -> None:
+    def _row_reduce(self, s, fold, reduce, n: int) -> None:
         """``red[r] = reduce over the row`` of the scores: fold the 64-column chunks, then one WholeReduce."""
         b, rep = self.buf, self.bc // FLOAT_BLOCK
-        src, src_rep = b["s"], rep
+        src, src_rep = s, rep
         if self.bc > LANES:
-            fold(b["tmp"], b["s"], b["s"][LANES], LANES, n, BinaryRepeatParams(1, 1, 1, 8, rep, rep))
+            fold(b["tmp"], s, s[LANES], LANES, n, BinaryRepeatParams(1, 1, 1, 8, rep, rep))
             for c0 in range(2 * LANES, self.bc, LANES):
-                fold(b["tmp"], b["tmp"], b["s"][c0], LANES, n, BinaryRepeatParams(1, 1, 1, 8, 8, rep))
+                fold(b["tmp"], b["tmp"], s[c0], LANES, n, BinaryRepeatParams(1, 1, 1, 8, 8, rep))
             src, src_rep = b["tmp"], 8
         reduce(src, src_rep)
 
-    def scores(self, s_gm, n: int, scale: float) -> None:
-        """Load ``n`` score rows (packed, ``bc`` wide) and scale them."""
-        b = self.buf
-        handoff(HardEvent.V_MTE2)                  # the last block's vector reads of s and bias are done
-        DataCopy(b["s"], s_gm, n * self.bc)
-        handoff(HardEvent.MTE2_V)
-        Muls(b["s"], b["s"], scale, n * self.bc)
+    def load_scores(self, s_gm, n: int, slot: int) -> None:
+        """Start loading ``n`` score rows (packed, ``bc`` wide) into score slot ``slot``: it waits only for the
+        slot's last reader (block j-2, event id ``1 + slot``), not for the block the vector pipe works on now."""
+        if self.pending[slot]:
+            WaitFlag(HardEvent.V_MTE2, 1 + slot)
+            self.pending[slot] = False
+        DataCopy(self.buf[f"s{slot}"], s_gm, n * self.bc)
 
-    def add_tile_mask(self, mask_gm, n: int, pitch: int) -> None:
+    def scale(self, n: int, slot: int, factor: float) -> None:
+        """Wait for the loads, then scale the slot's scores."""
+        s = self.buf[f"s{slot}"]
+        handoff(HardEvent.MTE2_V)
+        Muls(s, s, factor, n * self.bc)
+
+    def add_tile_mask(self, mask_gm, n: int, pitch: int, slot: int) -> None:
         """Add ``n`` mask rows of ``bc`` floats read with a GM row pitch (the causal band)."""
-        b = self.buf
+        b, s = self.buf, self.buf[f"s{slot}"]
         handoff(HardEvent.V_MTE2)
-        copy_rows(b["bias"], mask_gm, n, self.bc, pitch, to_gm=False)
+        copy_rows(b["tmp"], mask_gm, n, self.bc, pitch, to_gm=False)
         handoff(HardEvent.MTE2_V)
-        Add(b["s"], b["s"], b["bias"], n * self.bc)
+        Add(s, s, b["tmp"], n * self.bc)
 
-    def add_row_mask(self, row_gm, n: int) -> None:
+    def add_row_mask(self, row_gm, n: int, slot: int) -> None:
         """Add one mask row to every loaded score row (the padding columns past ``kv_len``)."""
-        b, rep = self.buf, self.bc // FLOAT_BLOCK
+        b, s, rep = self.buf, self.buf[f"s{slot}"], self.bc // FLOAT_BLOCK
         handoff(HardEvent.V_MTE2)
-        DataCopy(b["bias"], row_gm, self.bc)
+        DataCopy(b["tmp"], row_gm, self.bc)
         handoff(HardEvent.MTE2_V)
         for c0 in range(0, self.bc, LANES):
-            Add(b["s"][c0], b["s"][c0], b["bias"][c0], LANES, n, BinaryRepeatParams(1, 1, 1, rep, rep, 0))
+            Add(s[c0], s[c0], b["tmp"][c0], LANES, n, BinaryRepeatParams(1, 1, 1, rep, rep, 0))
 
     def softmax_flash_v2(self, n: int, slot: int) -> None:
-        """SoftmaxFlashV2 on the loaded rows: new max, exp(src - max), exp_max (into slot ``slot``), the sum."""
-        b, e = self.buf, self.buf[f"e{slot}"]
-        self._row_reduce(Max, lambda src, r: WholeReduceMax(b["red"], src, LANES, n, 1, 1, r,
-                                                            ReduceOrder.ORDER_ONLY_VALUE), n)
+        """SoftmaxFlashV2 on the slot's rows: new max, exp(src - max), exp_max (kept in slot ``slot``), the sum."""
+        b, e, s = self.buf, self.buf[f"e{slot}"], self.buf[f"s{slot}"]
+        self._row_reduce(s, Max, lambda src, r: WholeReduceMax(b["red"], src, LANES, n, 1, 1, r,
+                                                               ReduceOrder.ORDER_ONLY_VALUE), n)
         Max(b["m_new"], b["m"], b["red"], n)                        # x_max = max(inmax, rowmax(src))
-        self._row_broadcast(Sub, b["s"], b["s"], b["m_new"], n, self.bc)
-        Exp(b["s"], b["s"], n * self.bc)                            # dst = exp(src - x_max)
+        self._row_broadcast(Sub, s, s, b["m_new"], n, self.bc)
+        Exp(s, s, n * self.bc)                                      # dst = exp(src - x_max)
         Sub(e, b["m"], b["m_new"], n)
         Exp(e, e, n)                                                # exp_max = exp(inmax - x_max)
-        self._row_reduce(Add, lambda src, r: WholeReduceSum(b["red"], src, LANES, n, 1, 1, r), n)
+        self._row_reduce(s, Add, lambda src, r: WholeReduceSum(b["red"], src, LANES, n, 1, 1, r), n)
         Mul(b["l"], b["l"], e, n)
         Add(b["l"], b["l"], b["red"], n)                            # x_sum = exp_max * insum + sum(dst)
         Adds(b["m"], b["m_new"], 0.0, n)                            # inmax for the next block
 
-    def store_p(self, p_gm, n: int) -> None:
-        """P_j in half to the workspace (packed rows of ``bc``)."""
-        b = self.buf
+    def store_p(self, p_gm, n: int, slot: int, tile_rows: int) -> None:
+        """P_j in half to the workspace in the cube's NZ layout (zN: 16-column groups of ``tile_rows`` rows x 16).
+
+        The Cast writes each 16-value block of a row straight to its group (dstBlkStride = ``n`` blocks), so P
+        leaves UB already fractal-ordered and the cube reads the whole tile in one contiguous copy; this AIV's
+        rows go to row ``r0`` of each group (``p_gm`` points there), ``tile_rows - n`` blocks apart."""
+        b, s, rep = self.buf, self.buf[f"s{slot}"], self.bc // FLOAT_BLOCK
         handoff(HardEvent.MTE3_V)                   # the last P is read out before this Cast overwrites it
-        Cast(b["p"], b["s"], RoundMode.CAST_RINT, n * self.bc)
+        for c0 in range(0, self.bc, LANES):         # 64 floats in, 4 blocks of 16 halves out, one row a repeat
+            Cast(b["p"][c0 // 16 * n * 16], s[c0], RoundMode.CAST_RINT, LANES, n, UnaryRepeatParams(n, 1, 1, rep))
+        SetFlag(HardEvent.V_MTE2, 1 + slot)         # the slot is free for block j+2's scores
+        self.pending[slot] = True
         handoff(HardEvent.V_MTE3)
-        DataCopy(p_gm, b["p"], n * self.bc)
+        DataCopy(p_gm, b["p"], DataCopyParams(self.bc // 16, n, 0, tile_rows - n))
 
     def accumulate(self, o_gm, n: int, slot: int) -> None:
         """acc = acc * exp_max + P_j V_j (``n`` packed rows of ``d`` from the workspace)."""
@@ -131,6 +148,10 @@ class OnlineSoftmaxRows:
     def finish(self, out_gm, n: int, pitch: int) -> None:
         """out rows = acc / x_sum, written with the layout's GM row pitch."""
         b = self.buf
+        for slot in (0, 1):                     # every slot flag set is waited for (the sync checker's rule)
+            if self.pending[slot]:
+                WaitFlag(HardEvent.V_MTE2, 1 + slot)
+                self.pending[slot] = False
         self._row_broadcast(Div, b["acc"], b["acc"], b["l"], n, self.d)
         handoff(HardEvent.V_MTE3)
         copy_rows(out_gm, b["acc"], n, self.d, pitch, to_gm=True)
