@@ -9,17 +9,19 @@ naive (``attention_naive``)
     and masks, P to GM in half, 3. AIC: ``O = P V``. GM traffic and memory grow with S^2.
 
 flash (``attention_flash``, one MIX launch; the FA-2 schedule of the real kernels)
-    Work items are (batch, head, block of ``br`` query rows), dealt round robin over the core groups (one AIC
-    and its two AIVs). Per item the AIC loads ``Q_i`` once (GM -> L1 -> L0A, kept there) and walks the key
-    blocks of ``BC`` = 128 columns with its own cube instructions (Nd2Nz DataCopy, LoadData, Mmad, Fixpipe):
-    ``S_j = Q_i K_j^T`` into a double-buffered GM workspace (CrossCoreSetFlag to both AIVs), then, once
-    the AIVs have flagged ``P_j`` back, ``O_j = P_j V_j`` into a second double-buffered workspace. The
-    schedule is software-pipelined: S_{j+1} is ready before the AIVs finish P_j, and the AIC computes
-    P_j V_j and S_{j+2} while the AIVs run the softmax of block j+1. Each AIV owns half of the rows; its
-    running max, running sum and output accumulator stay in UB for the whole item (attention_softmax.py).
-    Workspaces are fixed per group (``br x BC`` and ``br x D`` tiles), so memory grows with S, not S^2.
-    Causal: key blocks right of the diagonal are skipped, the blocks that cross it add a band of a host
-    mask table; padding: the last valid key block adds a row that hides the columns past ``kv_len``.
+    Work items are (batch, head, block of ``br`` query rows, 64 or 128, picked by ``pick_rows``), dealt round
+    robin over the core groups (one AIC and its two AIVs). Per item the AIC loads ``Q_i`` once (GM -> L1 ->
+    L0A, kept there) and walks the key blocks of ``BC`` = 128 columns with its own cube instructions (Nd2Nz
+    DataCopy, LoadData, Mmad, Fixpipe): ``S_j = Q_i K_j^T`` into a double-buffered GM workspace (flag to both
+    AIVs), ``O_j = P_j V_j`` into another once both AIVs have flagged ``P_j``. The schedule is
+    software-pipelined: S_{j+2} is computed as soon as both AIVs have read S_j into UB (a "slot free" flag),
+    V_{j+1} is prefetched, and P_j V_j runs while the AIVs work on block j+1. Each AIV owns half of the rows;
+    its running max, running sum and output accumulator stay in UB for the whole item, it prefetches S_{j+1}
+    into a second UB slot, and it writes P_j in the cube's NZ layout so the AIC reads P in one contiguous copy
+    (attention_softmax.py). Workspaces are fixed per group (two ``br x BC`` float and half tiles, two
+    ``br x D`` float tiles), so memory grows with S, not S^2. Causal: key blocks right of the diagonal are
+    skipped, blocks that cross it add a band of a host mask table; padding: the last valid key block adds a
+    row that hides the columns past ``kv_len``.
 """
 from __future__ import annotations
 
@@ -276,8 +278,8 @@ def _cols(t: AttentionTiling, it: _Item, j: int) -> int:
 
 
 def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p_ws, o_ws) -> None:
-    """AIC: S_0, S_1 ahead; then per block j: wait P_j, O_j = P_j V_j, S_{j+2} (K, V prefetched)."""
-    pitch, ld = t.pitch, t.pitch
+    """AIC: S_0 and S_1 ahead; then per block j: S_{j+2} once S_j is read, V_{j+1} prefetched, O_j = P_j V_j."""
+    pitch = ld = t.pitch            # GM row pitch of Q, K, V (elements)
     kg, vg = _gm(k, half), _gm(v, half)
     cube.load_q(_gm(q, half)[it.base + it.i * t.br * pitch], it.m, ld)
 
