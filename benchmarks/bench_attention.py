@@ -33,11 +33,23 @@ def hbm_bytes(results) -> int:
     return sum(r.l2["hbm_read_bytes"] + r.l2["hbm_write_bytes"] + r.l2["writeback_bytes"] for r in results)
 
 
+def pipe_busy(res) -> str:
+    """The busiest AIC's and AIV's pipes: busy cycles / the launch's cycles (where the flash kernel is bound)."""
+    from ascend_sim.engine.instr import PIPE_INDEX
+    parts = []
+    for kind in ("AIC", "AIV"):
+        busy = max((t[4] for t in res.core_times if t[1] == kind), key=sum)
+        pipes = {p: busy[i] for p, i in PIPE_INDEX.items() if p != "S" and i < len(busy) and busy[i]}
+        parts.append(kind + " " + ", ".join(f"{p} {c / res.cycles:.0%}" for p, c in pipes.items()))
+    return "; ".join(parts)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--min-s", type=int, default=128)
     ap.add_argument("--max-s", type=int, default=8192)
     ap.add_argument("--timing-only-from", type=int, default=1 << 30)
+    ap.add_argument("--pipes", action="store_true", help="print the flash kernel's busiest pipes per S")
     args = ap.parse_args()
     print("| S | version | simulated us | GM bytes moved | HBM bytes | extra GM allocated | tiles | max abs error "
           "| host s |")
@@ -59,6 +71,8 @@ def main() -> None:
             err = "-" if dry else f"{float(np.abs(out - ref).max()):.1e}"
             print(f"| {s:,} | {name} | {sum(r.us for r in res):,.1f} | {gm_bytes(res):,} | {hbm_bytes(res):,} | "
                   f"{extra[name]:,} | {tiles[name]} | {err} | {time.perf_counter() - t0:.0f} |", flush=True)
+            if args.pipes and name == "flash":
+                print(f"|  | pipes busy | {pipe_busy(res[0])} |", flush=True)
         s *= 2
 
 
