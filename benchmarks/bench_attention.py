@@ -62,7 +62,8 @@ def main() -> None:
         t = attention_tiling(q, "BNSD", 1)
         extra = {"naive": s * (-(-s // 16) * 16) * 6,
                  "flash": t.workspace_bytes}
-        tiles = {"naive": "3 launches", "flash": f"br {t.br}, {t.blocks} groups"}
+        split = f", last {t.tail} blocks in {t.parts} key parts + merge" if t.tail else ""
+        tiles = {"naive": "3 launches", "flash": f"br {t.br}, {t.blocks} groups{split}"}
         dry = s >= args.timing_only_from
         for name, fn in (("naive", attention_naive), ("flash", attention_flash)):
             t0 = time.perf_counter()

@@ -44,7 +44,7 @@ def test_flash_with_128_row_query_blocks_matches_numpy(layout, shape, heads, cau
 def test_flash_runs_qk_and_pv_on_the_cube_and_softmax_on_the_vector_cores():
     rng = np.random.default_rng(1)
     q, k, v = (rng.uniform(-1, 1, (1, 1, 128, 64)).astype(np.float16) for _ in range(3))
-    _, res = attention_flash(q, k, v)
+    _, (res,) = attention_flash(q, k, v)          # one launch: no split-KV merge at this size
     table = res.trace.table()
     by_core = {}
     for ct, op in zip(table.core_type.tolist(), table.op.tolist()):
@@ -68,13 +68,14 @@ def test_flash_memory_does_not_grow_with_s():
     # version's score and probability matrices: 100 MB and 1.6 GB)
     ws = {s: attention_tiling(np.zeros((1, 1, s, 64), np.float16), "BNSD", 1).workspace_bytes
           for s in (4096, 16384)}
-    assert ws[4096] == ws[16384] == 24 * 2 * 128 * (128 * 4 + 128 * 2 + 64 * 4)
+    split = 24 * (128 * 64 + 2 * 128) * 4                  # the split-KV parts: 8 blocks x 3 at both sizes
+    assert ws[4096] == ws[16384] == 24 * 2 * 128 * (128 * 4 + 128 * 2 + 64 * 4) + split
     # on-chip: the same UB and L1 footprint at S = 128 and S = 512 (same query block), and it fits
     rng = np.random.default_rng(0)
     peaks = []
     for s in (128, 512):
         q = rng.uniform(-1, 1, (1, 1, s, 64)).astype(np.float16)
-        peaks.append(_peaks(attention_flash(q, q, q, br=64)[1]))
+        peaks.append(_peaks(attention_flash(q, q, q, br=64)[1][0]))
     assert peaks[0] == peaks[1]
     assert 0 < peaks[0]["UB"] <= 184 * 1024 and 0 < peaks[0]["L1"] <= 512 * 1024
 
@@ -84,19 +85,38 @@ def test_flash_is_faster_than_naive_at_s_1024():
     # cube and vector work and keeps its tiles in L2 (deterministic cycles, RESULTS 12)
     rng = np.random.default_rng(1024)
     q, k, v = (rng.uniform(-2, 2, (1, 1, 1024, 64)).astype(np.float16) for _ in range(3))
-    _, res = attention_flash(q, k, v, numerics=False)
+    _, flash = attention_flash(q, k, v, numerics=False)
     _, naive = attention_naive(q, k, v)
-    naive_cycles = sum(r.cycles for r in naive)
-    assert res.cycles < 0.7 * naive_cycles, (res.cycles, naive_cycles)
+    flash_cycles, naive_cycles = (sum(r.cycles for r in runs) for runs in (flash, naive))
+    assert flash_cycles < 0.7 * naive_cycles, (flash_cycles, naive_cycles)
 
 
 def test_timing_only_launch_gives_the_same_cycles():
     rng = np.random.default_rng(7)
-    q, k, v = (rng.uniform(-2, 2, (1, 2, 200, 64)).astype(np.float16) for _ in range(3))
-    out, res = attention_flash(q, k, v, causal=True)
-    blank, dry = attention_flash(q, k, v, causal=True, numerics=False)
-    assert dry.cycles == res.cycles and len(dry.trace) == len(res.trace)
+    q, k, v = (rng.uniform(-2, 2, (1, 13, 130, 64)).astype(np.float16) for _ in range(3))
+    kw = dict(causal=True, br=128, parts=2)                    # 26 blocks: 24 whole, 2 split in 2 key ranges
+    out, res = attention_flash(q, k, v, **kw)
+    blank, dry = attention_flash(q, k, v, numerics=False, **kw)
+    assert len(res) == len(dry) == 2                            # the MIX kernel and the split-KV merge
+    assert all(d.cycles == r.cycles and len(d.trace) == len(r.trace) for d, r in zip(dry, res))
     assert np.abs(out).max() > 0.1 and not blank.any()        # the timing-only run computed nothing
+
+
+@pytest.mark.parametrize("shape, causal, kv_len, parts", [
+    ((2, 13, 130, 64), True, [130, 60], 3),     # 52 blocks: 48 whole, 4 cut in 3 key ranges (one is empty)
+    ((1, 25, 256, 64), False, None, 2),         # 50 blocks: 48 whole, 2 cut in 2
+])
+def test_split_kv_parts_merge_to_the_same_attention(shape, causal, kv_len, parts):
+    rng = np.random.default_rng(sum(shape))
+    q, k, v = (rng.uniform(-2, 2, shape).astype(np.float16) for _ in range(3))
+    t = attention_tiling(q, "BNSD", 1, causal=causal, kv_len=kv_len, parts=parts)
+    assert t.br == 128 and t.tail * t.parts <= t.blocks == 24
+    out, res = attention_flash(q, k, v, causal=causal, kv_len=kv_len, parts=parts)
+    assert [r.kernel_name for r in res] == ["flash_attention_kernel", "merge_parts_kernel"]
+    ref = attention_ref(q, k, v, causal=causal, kv_len=kv_len)
+    np.testing.assert_allclose(out, ref, atol=2e-3, rtol=2e-3)
+    with pytest.raises(ValueError, match="split-KV parts = 13"):
+        attention_tiling(q, "BNSD", 1, causal=causal, kv_len=kv_len, parts=13)    # 13 x the tail > 24 groups
 
 
 def test_query_block_choice_follows_the_read_cost():

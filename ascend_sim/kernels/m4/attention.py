@@ -21,7 +21,9 @@ flash (``attention_flash``, one MIX launch; the FA-2 schedule of the real kernel
     (attention_softmax.py). Workspaces are fixed per group (two ``br x BC`` float and half tiles, two
     ``br x D`` float tiles), so memory grows with S, not S^2. Causal: key blocks right of the diagonal are
     skipped, blocks that cross it add a band of a host mask table; padding: the last valid key block adds a
-    row that hides the columns past ``kv_len``.
+    row that hides the columns past ``kv_len``. Split-KV: when the last round of query blocks would leave
+    groups idle, each of those blocks is cut into ``parts`` key ranges run on all the groups, and a second
+    (AIV) launch merges the parts' accumulators, maxima and sums (attention_merge.py).
 """
 from __future__ import annotations
 
@@ -33,10 +35,12 @@ from ascend_sim import (ASCEND_IS_AIC, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, CrossCore
                         Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum,
                         GlobalTensor, LaunchResult, LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams,
                         QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
+from ascend_sim.kernels.m4.attention_merge import MergeTiling, merge_parts_kernel
 from ascend_sim.kernels.m4.attention_softmax import NEG, OnlineSoftmaxRows
 
 BC = 128                # key columns per block: a 128 x 128 cube block (the FA tuning case's best shape)
 BR_CHOICES = (128, 64)  # query rows per block (split between the two AIVs); the host picks per shape
+SPLIT_MIN_BLOCKS = 4    # split-KV parts keep at least this many key blocks (the merge costs about one block a part)
 FLAG_S, FLAG_O = 1, 2
 FLAG_P, FLAG_FREE = (3, 4), (5, 6)    # per AIV (the AIC waits for both halves): P_j written, S_j read
 LAYOUTS = ("BSH", "BNSD")
@@ -58,6 +62,7 @@ class AttentionTiling:
     kv_len: tuple[int, ...]
     blocks: int
     br: int = 128
+    parts: int = 1          # key-sequence parts of each query block of the last, partial round (split-KV)
 
     @property
     def pitch(self) -> int:
@@ -71,7 +76,18 @@ class AttentionTiling:
     @property
     def workspace_bytes(self) -> int:
         """GM the kernel needs beyond Q, K, V and O: per group two S_j (float), two P_j (half), two O_j (float)."""
-        return self.blocks * 2 * (self.br * BC * 4 + self.br * BC * 2 + self.br * self.D * 4)
+        return (self.blocks * 2 * (self.br * BC * 4 + self.br * BC * 2 + self.br * self.D * 4)
+                + self.tail * self.parts * self.partial_floats * 4)
+
+    @property
+    def tail(self) -> int:
+        """Query blocks of the last round when it would leave groups idle and they are split (else 0)."""
+        return self.items % self.blocks if self.parts > 1 else 0
+
+    @property
+    def partial_floats(self) -> int:
+        """One part's state for the merge: the br x D accumulator, then br maxima and br sums."""
+        return self.br * self.D + 2 * self.br
 
     @property
     def q_blocks(self) -> int:
@@ -112,7 +128,7 @@ def pick_rows(items_of, groups: int) -> int:
 
 
 def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool = False,
-                     kv_len=None, chip=None, br: int | None = None) -> AttentionTiling:
+                     kv_len=None, chip=None, br: int | None = None, parts: int | None = None) -> AttentionTiling:
     """The host tiling from the runtime shapes: B, N, S, D from ``q`` and ``layout``, the masks checked."""
     from ascend_sim.hw.chips import get_chip
     if layout not in LAYOUTS:
@@ -134,8 +150,16 @@ def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool
         br = pick_rows(lambda r: B * N * -(-S // r), groups)
     elif br not in BR_CHOICES:
         raise ValueError(f"attention query block br = {br}: use one of {BR_CHOICES}")
-    blocks = max(1, min(B * N * -(-S // br), groups))
-    return AttentionTiling(B, N, S, D, layout, 1.0 / float(np.sqrt(D)), bool(causal), lens, blocks, br)
+    items = B * N * -(-S // br)
+    blocks = max(1, min(items, groups))
+    tail = items % blocks if items > blocks else 0
+    if parts is None:       # split-KV when the last round leaves groups idle and each part keeps >= 4 key blocks
+        parts = min(blocks // tail, -(-S // BC) // SPLIT_MIN_BLOCKS) if tail else 1
+    elif parts < 1 or (parts > 1 and (not tail or tail * parts > blocks)):
+        raise ValueError(f"attention split-KV parts = {parts}: the last round has {tail} query blocks for "
+                         f"{blocks} groups; use 1 or up to {blocks // tail if tail else 1}")
+    parts = max(1, parts)
+    return AttentionTiling(B, N, S, D, layout, 1.0 / float(np.sqrt(D)), bool(causal), lens, blocks, br, parts)
 
 
 def mask_tables(br: int) -> tuple[np.ndarray, np.ndarray]:
@@ -262,14 +286,26 @@ class _Item:
     i: int          # query block
     b: int          # batch
     m: int          # query rows in this block
-    nkv: int        # key blocks visited
+    j0: int         # key blocks j0 .. j1 - 1 visited
+    j1: int
+    piece: int      # -1: the whole key sequence (normalise and write O); else the part's slot for the merge
 
 
-def _items(t: AttentionTiling, group: int, groups: int):
-    for item in range(group, t.items, groups):
+def work_items(t: AttentionTiling) -> list[_Item]:
+    """Whole query blocks (a multiple of the groups), then the tail's blocks cut into ``parts`` key ranges."""
+    whole = t.items - t.tail
+    out = []
+    for item in range(t.items):
         bh, i = divmod(item, t.q_blocks)
         b = bh // t.N
-        yield _Item(t.head_offset(bh), i, b, min(t.br, t.S - i * t.br), t.kv_blocks(b, i))
+        nkv, m = t.kv_blocks(b, i), min(t.br, t.S - i * t.br)
+        if item < whole:
+            out.append(_Item(t.head_offset(bh), i, b, m, 0, nkv, -1))
+            continue
+        for p in range(t.parts):
+            piece = (item - whole) * t.parts + p
+            out.append(_Item(t.head_offset(bh), i, b, m, p * nkv // t.parts, (p + 1) * nkv // t.parts, piece))
+    return out
 
 
 def _cols(t: AttentionTiling, it: _Item, j: int) -> int:
@@ -281,6 +317,8 @@ def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p
     """AIC: S_0 and S_1 ahead; then per block j: S_{j+2} once S_j is read, V_{j+1} prefetched, O_j = P_j V_j."""
     pitch = ld = t.pitch            # GM row pitch of Q, K, V (elements)
     kg, vg = _gm(k, half), _gm(v, half)
+    if it.j0 == it.j1:
+        return
     cube.load_q(_gm(q, half)[it.base + it.i * t.br * pitch], it.m, ld)
 
     def s_block(j: int) -> None:
@@ -288,29 +326,30 @@ def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p
         cube.scores(k1, it.m, _cols(t, it, j), s_ws[(j % 2) * t.br * BC])
         CrossCoreSetFlag(2, PIPE_FIX, FLAG_S)
 
-    s_block(0)
-    v_next = cube.load_v(vg[it.base], _cols(t, it, 0), ld)
-    if it.nkv > 1:
-        s_block(1)
-    for j in range(it.nkv):
-        if j + 2 < it.nkv:     # slot j % 2 is free as soon as both AIVs have read S_j into UB
+    s_block(it.j0)
+    v_next = cube.load_v(vg[it.base + it.j0 * BC * pitch], _cols(t, it, it.j0), ld)
+    if it.j0 + 1 < it.j1:
+        s_block(it.j0 + 1)
+    for j in range(it.j0, it.j1):
+        if j + 2 < it.j1:      # slot j % 2 is free as soon as both AIVs have read S_j into UB
             for flag in FLAG_FREE:
                 CrossCoreWaitFlag(flag)
             s_block(j + 2)
         v1 = v_next
-        if j + 1 < it.nkv:
+        if j + 1 < it.j1:
             v_next = cube.load_v(vg[it.base + (j + 1) * BC * pitch], _cols(t, it, j + 1), ld)
         for flag in FLAG_P:
             CrossCoreWaitFlag(flag)
         cube.output(p_ws[(j % 2) * t.br * BC], v1, it.m, _cols(t, it, j), o_ws[(j % 2) * t.br * t.D])
         CrossCoreSetFlag(2, PIPE_FIX, FLAG_O)
-    for j in range(max(0, it.nkv - 2), it.nkv):     # the frees nobody waited for (no S_{j+2} to compute)
+    for j in range(max(it.j0, it.j1 - 2), it.j1):   # the frees nobody waited for (no S_{j+2} to compute)
         for flag in FLAG_FREE:
             CrossCoreWaitFlag(flag)
     cube.free_q()
 
 
-def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_ws, p_ws, o_ws, band, cols) -> None:
+def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_ws, p_ws, o_ws, band, cols,
+                 parts_ws) -> None:
     """AIV: per block j: softmax of S_j, P_j out (flag), S_{j+1} in, then add O_{j-1} (one block behind the cube)."""
     half_rows = t.br // 2
     r0 = GetSubBlockIdx() * half_rows
@@ -330,9 +369,10 @@ def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_
         if n:
             rows.accumulate(o_ws[(j % 2) * t.br * t.D + r0 * t.D], n, j % 2)
 
-    load(0)
-    for j in range(it.nkv):
+    for j in range(it.j0, it.j1):
         slot = j % 2
+        if j == it.j0:
+            load(j)
         if n:
             rows.scale(n, slot, t.scale)
             shift = t.band_shift(it.i, j)
@@ -344,18 +384,21 @@ def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_
             rows.softmax_flash_v2(n, slot)
             rows.store_p(p_ws[slot * t.br * BC + r0 * 16], n, slot, t.br)
         CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P[GetSubBlockIdx()])
-        if j + 1 < it.nkv:
+        if j + 1 < it.j1:
             load(j + 1)             # S_{j+1} streams in while the vector pipe still works on block j
-        if j >= 1:
+        if j > it.j0:
             add_o(j - 1)            # P_{j-1} V_{j-1}, computed by the cube while this AIV ran block j
-    add_o(it.nkv - 1)
-    if n:
+    if it.j1 > it.j0:
+        add_o(it.j1 - 1)
+    if n and it.piece < 0:
         rows.finish(_gm(out, float32)[it.base + (it.i * t.br + r0) * t.pitch], n, t.pitch)
+    elif n:
+        rows.store_partial(_gm(parts_ws, float32)[it.piece * t.partial_floats], n, t.br, r0)
 
 
 @kernel(core="MIX")
-def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, band, cols, t: AttentionTiling) -> None:
-    """One group (AIC + 2 AIV) per work item (head, query block), items dealt round robin."""
+def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, band, cols, parts_ws, t: AttentionTiling) -> None:
+    """One group (AIC + 2 AIV) per work item (query block, or a key range of one), items dealt round robin."""
     is_aic = ASCEND_IS_AIC()
     group = GetBlockIdx() if is_aic else GetBlockIdx() // GetSubBlockNum()
     groups = GetBlockNum()      # numBlocks on both sides of a MIX kernel (GetBlockNum.md); AIVs count GetSubBlockNum per group
@@ -365,35 +408,50 @@ def flash_attention_kernel(q, k, v, out, ws_s, ws_p, ws_o, band, cols, t: Attent
     o_ws = _gm(ws_o, float32)[group * 2 * t.br * t.D]
     if is_aic:
         cube = CubeStages(pipe, t.br, t.D)
-        for it in _items(t, group, groups):
+        for it in work_items(t)[group::groups]:
             _cube_item(cube, t, it, q, k, v, s_ws, p_ws, o_ws)
     else:
         rows = OnlineSoftmaxRows(pipe, t.br // 2, BC, t.D)
-        for it in _items(t, group, groups):
-            _vector_item(rows, t, it, out, s_ws, p_ws, o_ws, band, cols)
+        for it in work_items(t)[group::groups]:
+            _vector_item(rows, t, it, out, s_ws, p_ws, o_ws, band, cols, parts_ws)
 
 
-def _workspaces(t: AttentionTiling) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _workspaces(t: AttentionTiling) -> tuple[np.ndarray, ...]:
     g = t.blocks * 2 * t.br                                         # workspace_bytes
-    return np.zeros(g * BC, np.float32), np.zeros(g * BC, np.float16), np.zeros(g * t.D, np.float32)
+    return (np.zeros(g * BC, np.float32), np.zeros(g * BC, np.float16), np.zeros(g * t.D, np.float32),
+            np.zeros(max(1, t.tail * t.parts) * t.partial_floats, np.float32))
+
+
+def merge_tiling(t: AttentionTiling) -> MergeTiling:
+    """The merge launch's blocks: the tail's query blocks, in the order of their pieces."""
+    blocks = tuple((it.base + it.i * t.br * t.pitch, it.m) for it in work_items(t) if it.piece >= 0
+                   and it.piece % t.parts == 0)
+    return MergeTiling(blocks, t.parts, t.br, BC, t.D, t.pitch, t.partial_floats)
 
 
 def attention_flash(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = "BNSD", num_heads: int = 1,
                     causal: bool = False, kv_len=None, chip=None, numerics: bool = True,
-                    br: int | None = None) -> tuple[np.ndarray, LaunchResult]:
-    """FlashAttention-style MIX kernel: half Q, K, V (same shape) -> float32 output of that shape.
+                    br: int | None = None, parts: int | None = None) -> tuple[np.ndarray, list[LaunchResult]]:
+    """FlashAttention-style MIX kernel: half Q, K, V (same shape) -> float32 output of that shape, and the
+    LaunchResults (the MIX kernel, then the split-KV merge when the last round was split).
 
-    ``numerics=False``: the timing-only launch (same cycles and trace; the output stays zero).
+    ``numerics=False``: the timing-only launches (same cycles and trace; the output stays zero).
     """
     q, k, v = (np.ascontiguousarray(a, np.float16) for a in (q, k, v))
     if not q.shape == k.shape == v.shape:
         raise ValueError(f"attention: Q {q.shape}, K {k.shape} and V {v.shape} must have one shape here "
                          "(self-attention, Sq = Skv)")
-    t = attention_tiling(q, layout, num_heads, causal=causal, kv_len=kv_len, chip=chip, br=br)
+    t = attention_tiling(q, layout, num_heads, causal=causal, kv_len=kv_len, chip=chip, br=br, parts=parts)
     out = np.zeros(q.shape, np.float32)
     band, cols = mask_tables(t.br)
-    res = launch(flash_attention_kernel, t.blocks, q, k, v, out, *_workspaces(t), band, cols, t, chip=chip,
-                 gm_names=["q", "k", "v", "out", "ws_s", "ws_p", "ws_o", "band", "cols"], numerics=numerics)
+    ws = _workspaces(t)
+    res = [launch(flash_attention_kernel, t.blocks, q, k, v, out, *ws[:3], band, cols, ws[3], t, chip=chip,
+                  gm_names=["q", "k", "v", "out", "ws_s", "ws_p", "ws_o", "band", "cols", "parts"],
+                  numerics=numerics)]
+    if t.tail:
+        mt = merge_tiling(t)
+        res.append(launch(merge_parts_kernel, 2 * len(mt.blocks), ws[3], out, mt, chip=chip,
+                          gm_names=["parts", "out"], numerics=numerics))
     return out, res
 
 
@@ -423,4 +481,4 @@ def attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = 
 
 
 __all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "block_cost", "pick_rows", "mask_tables",
-           "CubeStages", "flash_attention_kernel", "attention_flash", "attention_ref"]
+           "CubeStages", "work_items", "merge_tiling", "flash_attention_kernel", "attention_flash", "attention_ref"]

@@ -52,8 +52,8 @@ class OnlineSoftmaxRows:
     def start(self, n: int) -> None:
         b = self.buf
         handoff(HardEvent.V_MTE2)                  # the last item's vector reads of the score slots are done
-        Duplicate(b["m"], NEG, n)
-        Duplicate(b["l"], 0.0, n)
+        Duplicate(b["m"], NEG, self.rows)       # all rows: a split-KV part writes whole blocks of them
+        Duplicate(b["l"], 0.0, self.rows)
         Duplicate(b["acc"], 0.0, n * self.d)
 
     def _row_broadcast(self, op, dst, src, per_row, n: int, width: int) -> None:
@@ -145,13 +145,52 @@ class OnlineSoftmaxRows:
         self._row_broadcast(Mul, b["acc"], b["acc"], b[f"e{slot}"], n, d)
         Add(b["acc"], b["acc"], b["o"], n * d)
 
-    def finish(self, out_gm, n: int, pitch: int) -> None:
-        """out rows = acc / x_sum, written with the layout's GM row pitch."""
-        b = self.buf
-        for slot in (0, 1):                     # every slot flag set is waited for (the sync checker's rule)
+    def store_partial(self, ws_gm, n: int, tile_rows: int, r0: int) -> None:
+        """A key-sequence part's unnormalised state to GM for the merge: acc rows at ``r0``, then the running
+        max and sum of all ``rows`` (whole 32-byte blocks) at ``tile_rows * d + r0`` and one ``tile_rows`` later."""
+        b, d = self.buf, self.d
+        self.drain()
+        handoff(HardEvent.V_MTE3)
+        DataCopy(ws_gm[r0 * d], b["acc"], n * d)
+        DataCopy(ws_gm[tile_rows * d + r0], b["m"], self.rows)
+        DataCopy(ws_gm[tile_rows * d + tile_rows + r0], b["l"], self.rows)
+        handoff(HardEvent.MTE3_V)
+
+    def merge_partial(self, ws_gm, n: int, tile_rows: int, r0: int, first: bool) -> None:
+        """Fold one part's (acc, max, sum) into this AIV's rows: the same rescaling as SoftmaxFlashV2 with a
+        whole part in place of a key block (exp of the old max and of the part's max against the new one)."""
+        b, d = self.buf, self.d
+        acc, m, l = (b["acc"], b["m"], b["l"]) if first else (b["o"], b["red"], b["tmp"])
+        handoff(HardEvent.V_MTE2)
+        DataCopy(acc, ws_gm[r0 * d], n * d)
+        DataCopy(m, ws_gm[tile_rows * d + r0], self.rows)
+        DataCopy(l, ws_gm[tile_rows * d + tile_rows + r0], self.rows)
+        handoff(HardEvent.MTE2_V)
+        if first:
+            return
+        Max(b["m_new"], b["m"], m, n)
+        for e, old in ((b["e0"], b["m"]), (b["e1"], m)):
+            Sub(e, old, b["m_new"], n)
+            Exp(e, e, n)
+        Mul(b["l"], b["l"], b["e0"], n)
+        Mul(l, l, b["e1"], n)
+        Add(b["l"], b["l"], l, n)
+        self._row_broadcast(Mul, b["acc"], b["acc"], b["e0"], n, d)
+        self._row_broadcast(Mul, acc, acc, b["e1"], n, d)
+        Add(b["acc"], b["acc"], acc, n * d)
+        Adds(b["m"], b["m_new"], 0.0, n)
+
+    def drain(self) -> None:
+        """Wait for every score-slot flag still set (the sync checker's rule: each SetFlag has its WaitFlag)."""
+        for slot in (0, 1):
             if self.pending[slot]:
                 WaitFlag(HardEvent.V_MTE2, 1 + slot)
                 self.pending[slot] = False
+
+    def finish(self, out_gm, n: int, pitch: int) -> None:
+        """out rows = acc / x_sum, written with the layout's GM row pitch."""
+        b = self.buf
+        self.drain()
         self._row_broadcast(Div, b["acc"], b["acc"], b["l"], n, self.d)
         handoff(HardEvent.V_MTE3)
         copy_rows(out_gm, b["acc"], n, self.d, pitch, to_gm=True)
