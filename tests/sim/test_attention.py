@@ -3,7 +3,7 @@ ragged sizes; the flash kernel's memory does not grow with S^2, and its work run
 import numpy as np
 import pytest
 
-from ascend_sim.kernels.m4.attention import attention_flash, attention_ref, attention_tiling
+from ascend_sim.kernels.m4.attention import attention_flash, attention_ref, attention_tiling, split_parts
 from ascend_sim.kernels.m4.attention_naive import attention_naive
 
 CASES = [  # layout, shape, heads, causal, kv_len
@@ -115,8 +115,15 @@ def test_split_kv_parts_merge_to_the_same_attention(shape, causal, kv_len, parts
     assert [r.kernel_name for r in res] == ["flash_attention_kernel", "merge_parts_kernel"]
     ref = attention_ref(q, k, v, causal=causal, kv_len=kv_len)
     np.testing.assert_allclose(out, ref, atol=2e-3, rtol=2e-3)
-    with pytest.raises(ValueError, match="split-KV parts = 13"):
-        attention_tiling(q, "BNSD", 1, causal=causal, kv_len=kv_len, parts=13)    # 13 x the tail > 24 groups
+    with pytest.raises(ValueError, match="split-KV parts = 2"):
+        attention_tiling(q[:, :12], "BNSD", 1, causal=causal, kv_len=kv_len, parts=2)    # 24 blocks: no tail
+
+
+def test_split_parts_fill_the_idle_groups():
+    # S = 4,096: 32 blocks of 128 rows on 24 groups -> the 8 left cut in 3 (24 pieces of ~11 key blocks);
+    # S = 8,192: 64 blocks -> 16 left cut in 3 (48 pieces, two rounds of ~22 blocks instead of one of 64)
+    assert [split_parts(8, 24, 32), split_parts(16, 24, 64)] == [3, 3]
+    assert split_parts(2, 24, 3) == 1                   # too few key blocks to be worth a merge
 
 
 def test_query_block_choice_follows_the_read_cost():

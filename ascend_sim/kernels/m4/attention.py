@@ -127,6 +127,14 @@ def pick_rows(items_of, groups: int) -> int:
     return min(BR_CHOICES, key=lambda br: (-(-items_of(br) // groups) * block_cost(br), -br))
 
 
+def split_parts(tail: int, groups: int, nkv: int) -> int:
+    """Split-KV parts for the ``tail`` query blocks of the last round: the fewest key blocks on the busiest
+    group, rounds of pieces x blocks per piece, plus about one block per part for the merge; each part
+    keeps at least SPLIT_MIN_BLOCKS key blocks (1: no split)."""
+    best = max(1, min(8, nkv // SPLIT_MIN_BLOCKS))
+    return min(range(1, best + 1), key=lambda p: -(-tail * p // groups) * -(-nkv // p) + (p - 1))
+
+
 def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool = False,
                      kv_len=None, chip=None, br: int | None = None, parts: int | None = None) -> AttentionTiling:
     """The host tiling from the runtime shapes: B, N, S, D from ``q`` and ``layout``, the masks checked."""
@@ -153,12 +161,11 @@ def attention_tiling(q: np.ndarray, layout: str, num_heads: int, *, causal: bool
     items = B * N * -(-S // br)
     blocks = max(1, min(items, groups))
     tail = items % blocks if items > blocks else 0
-    if parts is None:       # split-KV when the last round leaves groups idle and each part keeps >= 4 key blocks
-        parts = min(blocks // tail, -(-S // BC) // SPLIT_MIN_BLOCKS) if tail else 1
-    elif parts < 1 or (parts > 1 and (not tail or tail * parts > blocks)):
+    if parts is None:
+        parts = split_parts(tail, blocks, -(-S // BC)) if tail else 1
+    elif parts < 1 or (parts > 1 and not tail):
         raise ValueError(f"attention split-KV parts = {parts}: the last round has {tail} query blocks for "
-                         f"{blocks} groups; use 1 or up to {blocks // tail if tail else 1}")
-    parts = max(1, parts)
+                         f"{blocks} groups; use 1" + (" or more" if tail else ""))
     return AttentionTiling(B, N, S, D, layout, 1.0 / float(np.sqrt(D)), bool(causal), lens, blocks, br, parts)
 
 
@@ -480,5 +487,5 @@ def attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = 
     return o.astype(np.float32)
 
 
-__all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "block_cost", "pick_rows", "mask_tables",
+__all__ = ["BC", "BR_CHOICES", "NEG", "LAYOUTS", "AttentionTiling", "attention_tiling", "block_cost", "pick_rows", "split_parts", "mask_tables",
            "CubeStages", "work_items", "merge_tiling", "flash_attention_kernel", "attention_flash", "attention_ref"]
