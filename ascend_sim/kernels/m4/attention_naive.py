@@ -121,7 +121,7 @@ def row_softmax_kernel(s, p, t: RowSoftmaxTiling) -> None:
         _handoff(HardEvent.V_S)
         row_sum = float(red.GetValue(0))
         _handoff(HardEvent.S_V)
-        Muls(x, x, 1.0 / row_sum, valid)
+        Muls(x, x, 1.0 / row_sum if row_sum else 0.0, valid)   # >= 1 with values; 0 in a timing-only launch
         _handoff(HardEvent.MTE3_V)
         Duplicate(out, 0.0, t.SP)
         Cast(out, x, RoundMode.CAST_RINT, valid)
@@ -130,8 +130,11 @@ def row_softmax_kernel(s, p, t: RowSoftmaxTiling) -> None:
 
 
 def attention_naive(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str = "BNSD", num_heads: int = 1,
-                    causal: bool = False, kv_len=None, chip=None) -> tuple[np.ndarray, list[LaunchResult]]:
-    """QK^T to GM, softmax, PV: float32 output in the input layout and the three LaunchResults."""
+                    causal: bool = False, kv_len=None, chip=None,
+                    numerics: bool = True) -> tuple[np.ndarray, list[LaunchResult]]:
+    """QK^T to GM, softmax, PV: float32 output in the input layout and the three LaunchResults.
+
+    ``numerics=False``: the timing-only launches (same cycles and traces; the output stays zero)."""
     q, k, v = (np.ascontiguousarray(a, np.float16) for a in (q, k, v))
     if not q.shape == k.shape == v.shape:
         raise ValueError(f"attention: Q {q.shape}, K {k.shape} and V {v.shape} must have one shape here")
@@ -146,12 +149,13 @@ def attention_naive(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, layout: str 
     aic, aiv = get_chip(chip).aic_count, get_chip(chip).aiv_count
     g1 = _gemm(t, True, chip)
     r1 = launch(batched_gemm_kernel, min(aic, len(g1.items)), q, k, scores, g1, chip=chip,
-                gm_names=["q", "k", "scores"])
+                gm_names=["q", "k", "scores"], numerics=numerics)
     st = RowSoftmaxTiling(heads * t.S, t.S, sp, t.N, t.scale, t.causal, t.kv_len)
-    r2 = launch(row_softmax_kernel, min(aiv, st.rows), scores, probs, st, chip=chip, gm_names=["scores", "probs"])
+    r2 = launch(row_softmax_kernel, min(aiv, st.rows), scores, probs, st, chip=chip, gm_names=["scores", "probs"],
+                numerics=numerics)
     g3 = _gemm(t, False, chip)
     r3 = launch(batched_gemm_kernel, min(aic, len(g3.items)), probs, v, out, g3, chip=chip,
-                gm_names=["probs", "v", "out"])
+                gm_names=["probs", "v", "out"], numerics=numerics)
     return out, [r1, r2, r3]
 
 
