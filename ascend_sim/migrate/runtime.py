@@ -14,6 +14,9 @@ profile         chip         what runs
                              vector dequantisation (ReLU fused), the other operators in float16
 ==============  ===========  =========================================================================
 
+Models: ``lenet5``, ``resnet`` and ``vit`` (the tiny MNIST vision transformer, migrate/vit.py: the fp16
+profiles only, since its cube matmuls and flash attention take half).
+
 Example::
 
     rt = Runtime(load_model("lenet5"), "310B-int8", calibration=train_images[:300])
@@ -32,6 +35,7 @@ from ascend_sim.kernels.m4.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
 from ascend_sim.migrate.int8_ops import int8_conv2d, int8_linear
 from ascend_sim.migrate.ptq import QuantLayer, calibrate
+from ascend_sim.migrate.vit import VIT_OPS, load_vit_weights, vit_graph
 from ascend_sim.migrate.w4a16 import Int4Weight, int4_graph
 from ascend_sim.models.datasets import normalize
 from ascend_sim.models.lenet import DEFAULT_OPS, Graph, Node, OpTime, TimeTable, lenet_graph
@@ -61,10 +65,11 @@ class Model:
 
     name: str
     graph: Graph
+    precisions: tuple[str, ...] | None = None       # the profile precisions it runs in (None: every one)
 
 
-MODELS = ("lenet5", "resnet")
-OPS = {**DEFAULT_OPS, "conv_cube": conv_cube, "add_relu": add_relu}
+MODELS = ("lenet5", "resnet", "vit")
+OPS = {**DEFAULT_OPS, "conv_cube": conv_cube, "add_relu": add_relu, **VIT_OPS}
 
 
 def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = None) -> Model:
@@ -74,6 +79,8 @@ def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = 
     if name == "resnet":
         from ascend_sim.migrate.resnet import load_resnet_weights, resnet_graph
         return Model(name, resnet_graph(load_resnet_weights() if weights is None else weights))
+    if name == "vit":        # the cube matmuls and the flash kernel take half: the fp16 profiles only
+        return Model(name, vit_graph(load_vit_weights() if weights is None else weights), ("float16",))
     if weights is None:
         from ascend_sim.models.lenet_reference import load_lenet_weights
         weights = load_lenet_weights()
@@ -118,6 +125,10 @@ class Runtime:
         """``calibration``: images (uint8 ``[N, 28, 28]`` or normalized) for the int8 profile's PTQ;
         ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32)."""
         self.model, self.profile = model, get_profile(profile)
+        if model.precisions is not None and self.profile.precision not in model.precisions:
+            raise ValueError(f"model {model.name!r} runs in {list(model.precisions)}, not in profile "
+                             f"{self.profile.name!r} ({self.profile.precision}); choose one of "
+                             f"{sorted(p.name for p in PROFILES.values() if p.precision in model.precisions)}")
         self.graph = model.graph
         self.int8: dict[str, QuantLayer] = {}
         self.int4: dict[str, Int4Weight] = {}
