@@ -14,8 +14,8 @@ profile         chip         what runs
                              vector dequantisation (ReLU fused), the other operators in float16
 ==============  ===========  =========================================================================
 
-Models: ``lenet5``, ``resnet`` and ``vit`` (the tiny MNIST vision transformer, migrate/vit.py: the fp16
-profiles only, since its cube matmuls and flash attention take half).
+Models: ``lenet5``, ``resnet`` and ``vit`` (the tiny MNIST vision transformer, migrate/vit.py: 910B-fp16
+only, since its cube matmuls and flash attention take half and the flash attention is a MIX kernel).
 
 Example::
 
@@ -65,7 +65,8 @@ class Model:
 
     name: str
     graph: Graph
-    precisions: tuple[str, ...] | None = None       # the profile precisions it runs in (None: every one)
+    profiles: tuple[str, ...] | None = None         # the device profiles it runs on (None: every one)
+    why: str = ""                                   # the reason for that restriction, for the error
 
 
 MODELS = ("lenet5", "resnet", "vit")
@@ -79,8 +80,10 @@ def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = 
     if name == "resnet":
         from ascend_sim.migrate.resnet import load_resnet_weights, resnet_graph
         return Model(name, resnet_graph(load_resnet_weights() if weights is None else weights))
-    if name == "vit":        # the cube matmuls and the flash kernel take half: the fp16 profiles only
-        return Model(name, vit_graph(load_vit_weights() if weights is None else weights), ("float16",))
+    if name == "vit":
+        return Model(name, vit_graph(load_vit_weights() if weights is None else weights), ("910B-fp16",),
+                     "its cube matmuls and flash attention take half, and the flash attention is a MIX kernel (one "
+                     "AIC and two AIVs per group) that needs a chip with separate cube and vector cores")
     if weights is None:
         from ascend_sim.models.lenet_reference import load_lenet_weights
         weights = load_lenet_weights()
@@ -125,10 +128,9 @@ class Runtime:
         """``calibration``: images (uint8 ``[N, 28, 28]`` or normalized) for the int8 profile's PTQ;
         ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32)."""
         self.model, self.profile = model, get_profile(profile)
-        if model.precisions is not None and self.profile.precision not in model.precisions:
-            raise ValueError(f"model {model.name!r} runs in {list(model.precisions)}, not in profile "
-                             f"{self.profile.name!r} ({self.profile.precision}); choose one of "
-                             f"{sorted(p.name for p in PROFILES.values() if p.precision in model.precisions)}")
+        if model.profiles is not None and self.profile.name not in model.profiles:
+            raise ValueError(f"model {model.name!r} runs on {list(model.profiles)}, not on profile "
+                             f"{self.profile.name!r}: {model.why}")
         self.graph = model.graph
         self.int8: dict[str, QuantLayer] = {}
         self.int4: dict[str, Int4Weight] = {}
