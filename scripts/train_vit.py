@@ -29,7 +29,7 @@ from ascend_sim.migrate import vit_ref as V  # noqa: E402
 from ascend_sim.models.datasets import load_mnist_subset, normalize, write_npz  # noqa: E402
 
 SEED = 0
-EPOCHS = 80
+EPOCHS = 200
 BATCH = 64
 LR = 2e-3
 WEIGHT_DECAY = 0.05

@@ -68,7 +68,7 @@ def test_kernel_path_agrees_with_the_float32_reference(weights, heldout, kernel_
 def test_accuracy_on_held_out_images_through_the_kernels(kernel_run):
     _, rep = kernel_run
     assert rep.total == N_HELDOUT
-    assert rep.accuracy >= 0.92
+    assert rep.accuracy >= 0.95                         # measured 98.0 % (the fp32 reference: the same)
     names = {r.name for r in rep.table.rows}
     launched = {n.name for n in load_model("vit").graph.nodes if n.op not in ("tokens", "pool_rows")}
     assert names == launched                              # every layer is a kernel launch, none done on the host
