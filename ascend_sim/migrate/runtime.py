@@ -14,6 +14,9 @@ profile         chip         what runs
                              vector dequantisation (ReLU fused), the other operators in float16
 ==============  ===========  =========================================================================
 
+Models: ``lenet5``, ``resnet`` and ``vit`` (the tiny MNIST vision transformer, migrate/vit.py: 910B-fp16
+only, since its cube matmuls and flash attention take half and the flash attention is a MIX kernel).
+
 Example::
 
     rt = Runtime(load_model("lenet5"), "310B-int8", calibration=train_images[:300])
@@ -32,6 +35,7 @@ from ascend_sim.kernels.m4.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
 from ascend_sim.migrate.int8_ops import int8_conv2d, int8_linear
 from ascend_sim.migrate.ptq import QuantLayer, calibrate
+from ascend_sim.migrate.vit import VIT_OPS, load_vit_weights, vit_graph
 from ascend_sim.migrate.w4a16 import Int4Weight, int4_graph
 from ascend_sim.models.datasets import normalize
 from ascend_sim.models.lenet import DEFAULT_OPS, Graph, Node, OpTime, TimeTable, lenet_graph
@@ -61,10 +65,12 @@ class Model:
 
     name: str
     graph: Graph
+    profiles: tuple[str, ...] | None = None         # the device profiles it runs on (None: every one)
+    why: str = ""                                   # the reason for that restriction, for the error
 
 
-MODELS = ("lenet5", "resnet")
-OPS = {**DEFAULT_OPS, "conv_cube": conv_cube, "add_relu": add_relu}
+MODELS = ("lenet5", "resnet", "vit")
+OPS = {**DEFAULT_OPS, "conv_cube": conv_cube, "add_relu": add_relu, **VIT_OPS}
 
 
 def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = None) -> Model:
@@ -74,6 +80,10 @@ def load_model(name: str = "lenet5", weights: Mapping[str, np.ndarray] | None = 
     if name == "resnet":
         from ascend_sim.migrate.resnet import load_resnet_weights, resnet_graph
         return Model(name, resnet_graph(load_resnet_weights() if weights is None else weights))
+    if name == "vit":
+        return Model(name, vit_graph(load_vit_weights() if weights is None else weights), ("910B-fp16",),
+                     "its cube matmuls and flash attention take half, and the flash attention is a MIX kernel (one "
+                     "AIC and two AIVs per group) that needs a chip with separate cube and vector cores")
     if weights is None:
         from ascend_sim.models.lenet_reference import load_lenet_weights
         weights = load_lenet_weights()
@@ -119,6 +129,9 @@ class Runtime:
         ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32);
         ``quant``: int8 parameters made elsewhere (a learner's calibration, lab 04) instead of ``calibrate``."""
         self.model, self.profile = model, get_profile(profile)
+        if model.profiles is not None and self.profile.name not in model.profiles:
+            raise ValueError(f"model {model.name!r} runs on {list(model.profiles)}, not on profile "
+                             f"{self.profile.name!r}: {model.why}")
         self.graph = model.graph
         self.int8: dict[str, QuantLayer] = {}
         self.int4: dict[str, Int4Weight] = {}
@@ -192,8 +205,8 @@ class Runtime:
             return int8_linear(args[0], q, relu=relu, chip=chip)
         out = OPS[node.op](*args, **node.params, dtype=self.kernel_dtype, chip=chip) \
             if node.op != "flatten" else OPS[node.op](*args)
-        y, res = out
-        return np.asarray(y, self.kernel_dtype), ([] if res is None else [res])
+        y, res = out                     # res: None, one LaunchResult or a list of them (a multi-launch op)
+        return np.asarray(y, self.kernel_dtype), ([] if res is None else list(res) if isinstance(res, list) else [res])
 
     def run(self, images: np.ndarray, batch: int = 1000) -> np.ndarray:
         """Probabilities ``[N, classes]`` for images (uint8 ``[N, 28, 28]`` or normalized)."""
