@@ -76,6 +76,7 @@ def CrossCoreSetFlag(modeId: int, pipe, flagId: int) -> None:
                             "to GM, PIPE_FIX after Fixpipe, PIPE_V after vector work", site=site)
     p = pipe_index(pipe, "CrossCoreSetFlag", site)
     flag = _flag_id("CrossCoreSetFlag", flagId, site)
+    _separated("CrossCoreSetFlag", core, site)
     core.launch.cross_core_set(core, modeId, p, flag)
 
 
@@ -83,7 +84,20 @@ def CrossCoreWaitFlag(flagId: int) -> None:
     """Wait for a CrossCoreSetFlag from a partner core with the same flag id."""
     core = current_core()
     site = kernel_point()
-    core.launch.cross_core_wait(core, _flag_id("CrossCoreWaitFlag", flagId, site), resolve_site(site))
+    flag = _flag_id("CrossCoreWaitFlag", flagId, site)
+    _separated("CrossCoreWaitFlag", core, site)
+    core.launch.cross_core_wait(core, flag, resolve_site(site))
+
+
+def _separated(op: str, core, site) -> None:
+    """Cross-core flags join an AIC and its AIVs: a coupled chip's one AI Core has no partner core to signal."""
+    chip = core.launch.chip
+    if not chip.separated:
+        raise ArgumentError(f"{op}: {chip.name} is a coupled chip (each AI Core holds its cube and vector units "
+                            "together), so there is no AIC/AIV partner core to signal; cross-core flags belong to "
+                            "separated chips (Atlas A2/A3)",
+                            fix="on a coupled core hand data from cube to vector with SetFlag/WaitFlag between the "
+                                "pipes, or launch this MIX kernel on a separated chip (Ascend910B)", site=site)
 
 
 def _flag_id(op: str, flag, site) -> int:

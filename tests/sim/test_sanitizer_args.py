@@ -236,3 +236,16 @@ def test_reading_padding_that_datacopypad_left_unwritten_is_an_initcheck_error()
                          ids=["only-the-copied-bytes", "padding-written-before", "ispad"])
 def test_padding_reads_that_are_fine(read_count, fill_first, is_pad):
     run(pad_then(read_count, fill_first, is_pad))
+
+
+@kernel(core="MIX")
+def _cross_flag_kernel():
+    CrossCoreSetFlag(2, PIPE_MTE3, 1)
+    CrossCoreWaitFlag(1)
+
+
+def test_cross_core_flags_on_a_coupled_chip_name_the_architecture():
+    launch(_cross_flag_kernel, 1)                             # separated 910B: the pair of flags is fine
+    with raises_rule(ArgumentError, "CrossCoreSetFlag: Ascend310B is a coupled chip",
+                     "SetFlag/WaitFlag between the pipes", at="CrossCoreSetFlag(2, PIPE_MTE3, 1)"):
+        launch(_cross_flag_kernel, 1, chip=get_chip("Ascend310B"))   # coupled: no partner core would answer
