@@ -266,6 +266,21 @@ class Core:
                 segs = self._segments(r)
                 # segments that tile a contiguous r, few enough that Shadow.write keeps them: reset in place
                 exact = r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep
+            if exact:   # check and Shadow.write in place, one pass over the segments that are r's runs or tile r
+                for s in segs:
+                    if s.ws > vcq[s.wp]:
+                        self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
+                    rds = s.rd
+                    if rds:
+                        for p, m in rds.items():
+                            if m[0] > vcq[p]:
+                                self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
+                        s.rd = {}
+                    s.init = True
+                    s.wp = pipe
+                    s.ws = seq
+                    s.wr = idx
+                continue
             for s in segs:
                 if s.ws > vcq[s.wp]:
                     self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
@@ -273,17 +288,9 @@ class Core:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
                             self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
-            if exact:               # Shadow.write on the segments that are exactly r's runs or tile r, in place
-                for s in segs:
-                    s.init = True
-                    s.wp = pipe
-                    s.ws = seq
-                    s.wr = idx
-                    s.rd = {}
-            else:
-                write = r.shadow.write
-                for lo, hi in r.runs:
-                    write(lo, hi, pipe, seq, idx)
+            write = r.shadow.write
+            for lo, hi in r.runs:
+                write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         issue_t = self.scalar_time + self.tick
         self.scalar_time = issue_t
