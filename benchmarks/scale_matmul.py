@@ -16,6 +16,7 @@ side by side:
 
     python benchmarks/scale_matmul.py                    # the full case (f): minutes (floor, then two launches)
     python benchmarks/scale_matmul.py --size 2048        # a quick look
+    python benchmarks/scale_matmul.py --hash > a.json    # trace hashes of this kernel at small sizes (diff two trees)
 
 Exit status 0 when the targets hold: simulator <= 2x the floor, launch memory <= 400 MB, timing-only >= 5x
 faster with identical cycles and trace length.
@@ -112,11 +113,37 @@ def floor_matmul(a: np.ndarray, bt: np.ndarray, c: np.ndarray, t: Tiling, blocks
             c2[mi * m1:(mi + 1) * m1, ni * n1:(ni + 1) * n1] = acc
 
 
+def hashes(chunk_mask: int = 255) -> dict[str, str]:
+    """scripts/trace_hash.py's digest (every record field but the kernel line, outputs, cycles, buffers) of this
+    kernel at 512^3 (4 blocks) and 1024^3 (24 blocks; 7 blocks on a 1 MB L2, whose LRU path then evicts), numerics
+    on and off, with the records packed every ``chunk_mask + 1``; and the L2 counters of each launch."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+    import trace_hash
+    from ascend_sim.engine import core as core_mod
+    trace_hash.SITES, core_mod._CHUNK_MASK = "none", chunk_mask
+    out = {}
+    for size, blocks, l2 in ((512, 4, None), (1024, 24, None), (1024, 7, 1 << 20)):
+        t = Tiling(128, 256, 256, 64, size, size, size, blocks)
+        chip = dataclasses.replace(Ascend910B(), aic_count=24, **({"l2_bytes": l2} if l2 else {}))
+        a, b = inputs(t)
+        for numerics in (True, False):
+            c = np.zeros(size * size, np.float16)
+            r = launch(catlass_matmul, blocks, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+            out[f"{size}^3 {blocks} blocks, L2 {l2 or 'default'}, numerics {numerics}"] = (
+                f"{trace_hash.digest([r], [c])} {len(r.trace)} records {r.cycles} cycles {r.profile().l2}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--blocks", type=int, default=24)
+    ap.add_argument("--hash", action="store_true", help="print the trace hashes of small launches and exit")
     args = ap.parse_args()
+    if args.hash:
+        import json
+        print(json.dumps(hashes(), indent=1, default=str))
+        return 0
     size, blocks = args.size, args.blocks
     m0, n0, k0 = BASE
     t = Tiling(m0, n0, 256, k0, size, size, size, blocks)
