@@ -188,7 +188,21 @@ class L2Cache:
         order, stamp = self.order, self.stamp
         while k > 0 and order:
             s, where = order[0]
-            live = stamp[where] == s
+            seg = stamp[where]          # a view when ``where`` is a slice
+            live = seg == s
+            n = int(_count_nonzero(live))
+            if n == 0:                  # every line used again since: nothing of this transfer to evict
+                order.popleft()
+                continue
+            if n == live.size and n <= k and where.__class__ is slice:     # all of it: views, no index arrays
+                order.popleft()
+                seg.fill(0)
+                d = self.dirty[where]
+                wb += int(_count_nonzero(d)) * self.line
+                d.fill(False)
+                self.resident -= n
+                k -= n
+                continue
             pos = (np.arange(where.start, where.stop, where.step or 1) if where.__class__ is slice else where)[live]
             if pos.size > k:
                 pos = pos[:k]
