@@ -17,6 +17,8 @@ side by side:
     python benchmarks/scale_matmul.py                    # the full case (f): minutes (floor, then two launches)
     python benchmarks/scale_matmul.py --size 2048        # a quick look
     python benchmarks/scale_matmul.py --hash > a.json    # trace hashes of this kernel at small sizes (diff two trees)
+    python benchmarks/scale_matmul.py --size 2048 --against /old/checkout [--l2-mb 4] [--rounds 3]
+                                                         # CPU time of launches, this tree and another alternately
 
 Exit status 0 when the targets hold: simulator <= 2x the floor, launch memory <= 400 MB, timing-only >= 5x
 faster with identical cycles and trace length.
@@ -113,6 +115,45 @@ def floor_matmul(a: np.ndarray, bt: np.ndarray, c: np.ndarray, t: Tiling, blocks
             c2[mi * m1:(mi + 1) * m1, ni * n1:(ni + 1) * n1] = acc
 
 
+CHILD = r"""
+import dataclasses, json, os, sys, time
+sys.path.insert(0, "benchmarks")
+import numpy as np
+from ascend_sim import launch
+from ascend_sim.hw.chips import Ascend910B
+from catlass_matmul import Tiling, catlass_matmul
+size, l2_mb, reps = map(int, sys.argv[1:4])
+t = Tiling(128, 256, 256, 64, size, size, size, 24)
+chip = dataclasses.replace(Ascend910B(), aic_count=24, l2_bytes=l2_mb << 20)
+rng = np.random.default_rng(0)
+a, b = (rng.random(size * size, np.float32).astype(np.float16) for _ in range(2))
+out = {}
+for numerics in (False, True):
+    ts = []
+    for _ in range(reps):
+        c = np.zeros(size * size, np.float16)
+        c0 = time.process_time()
+        launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+        ts.append(time.process_time() - c0)
+    out["numerics on" if numerics else "timing-only"] = min(ts)
+print(json.dumps(out))
+"""
+
+
+def against(base: str, size: int, l2_mb: int, rounds: int) -> None:
+    """Print, round by round, the least CPU time of 2 launches per mode in ``base``'s tree and in this one."""
+    import json
+    import subprocess
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    trees = {"base": os.path.abspath(base), "this": os.path.abspath(here)}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            env = dict(os.environ, PYTHONPATH=trees[name], PYTHONDONTWRITEBYTECODE="1")
+            done = subprocess.run([sys.executable, "-c", CHILD, str(size), str(l2_mb), "2"], cwd=trees[name],
+                                  env=env, capture_output=True, text=True, check=True)
+            print(f"round {r} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in json.loads(done.stdout).items()))
+
+
 def hashes(chunk_mask: int = 255) -> dict[str, str]:
     """scripts/trace_hash.py's digest (every record field but the kernel line, outputs, cycles, buffers) of this
     kernel at 512^3 (4 blocks) and 1024^3 (24 blocks; 7 blocks on a 1 MB L2, whose LRU path then evicts), numerics
@@ -139,7 +180,13 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--blocks", type=int, default=24)
     ap.add_argument("--hash", action="store_true", help="print the trace hashes of small launches and exit")
+    ap.add_argument("--against", help="another checkout: CPU time of launches there and here, alternately, and exit")
+    ap.add_argument("--l2-mb", type=int, default=192, help="L2 size for --against (4: evicting, as at 8192^3)")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.against:
+        against(args.against, args.size, args.l2_mb, args.rounds)
+        return 0
     if args.hash:
         import json
         print(json.dumps(hashes(), indent=1, default=str))
