@@ -9,12 +9,16 @@ side by side:
   numerics alone;
 - the simulator with numerics on (``launch``), its wall time and the launch's peak memory (resident set
   sampled every 20 ms, minus the resident set before the launch: the inputs and outputs, 384 MB at 8192^3,
-  are the caller's and not counted), the trace records, and a check of sampled C tiles against the floor's
-  (bit-identical: the same fp32 sums in the same order);
+  are the caller's and not counted; the output is filled before the launch, since ``np.zeros`` pages become
+  resident only when the kernel writes them and would count 128 MB of the caller's C as the launch's), the
+  trace records, and a check of C against the floor's (bit-identical: the same fp32 sums in the same order);
 - the simulator timing-only (``launch(..., numerics=False)``): same cycles and trace, and its speed-up.
 
     python benchmarks/scale_matmul.py                    # the full case (f): minutes (floor, then two launches)
     python benchmarks/scale_matmul.py --size 2048        # a quick look
+    python benchmarks/scale_matmul.py --hash > a.json    # trace hashes of this kernel at small sizes (diff two trees)
+    python benchmarks/scale_matmul.py --size 2048 --against /old/checkout [--l2-mb 4] [--rounds 3]
+                                                         # CPU time of launches, this tree and another alternately
 
 Exit status 0 when the targets hold: simulator <= 2x the floor, launch memory <= 400 MB, timing-only >= 5x
 faster with identical cycles and trace length.
@@ -111,18 +115,89 @@ def floor_matmul(a: np.ndarray, bt: np.ndarray, c: np.ndarray, t: Tiling, blocks
             c2[mi * m1:(mi + 1) * m1, ni * n1:(ni + 1) * n1] = acc
 
 
+CHILD = r"""
+import dataclasses, json, os, sys, time
+sys.path.insert(0, "benchmarks")
+import numpy as np
+from ascend_sim import launch
+from ascend_sim.hw.chips import Ascend910B
+from catlass_matmul import Tiling, catlass_matmul
+size, l2_mb, reps = map(int, sys.argv[1:4])
+t = Tiling(128, 256, 256, 64, size, size, size, 24)
+chip = dataclasses.replace(Ascend910B(), aic_count=24, l2_bytes=l2_mb << 20)
+rng = np.random.default_rng(0)
+a, b = (rng.random(size * size, np.float32).astype(np.float16) for _ in range(2))
+out = {}
+for numerics in (False, True):
+    ts = []
+    for _ in range(reps):
+        c = np.zeros(size * size, np.float16)
+        c0 = time.process_time()
+        launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+        ts.append(time.process_time() - c0)
+    out["numerics on" if numerics else "timing-only"] = min(ts)
+print(json.dumps(out))
+"""
+
+
+def against(base: str, size: int, l2_mb: int, rounds: int) -> None:
+    """Print, round by round, the least CPU time of 2 launches per mode in ``base``'s tree and in this one."""
+    import json
+    import subprocess
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    trees = {"base": os.path.abspath(base), "this": os.path.abspath(here)}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            env = dict(os.environ, PYTHONPATH=trees[name], PYTHONDONTWRITEBYTECODE="1")
+            done = subprocess.run([sys.executable, "-c", CHILD, str(size), str(l2_mb), "2"], cwd=trees[name],
+                                  env=env, capture_output=True, text=True, check=True)
+            print(f"round {r} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in json.loads(done.stdout).items()))
+
+
+def hashes(chunk_mask: int = 255) -> dict[str, str]:
+    """scripts/trace_hash.py's digest (every record field but the kernel line, outputs, cycles, buffers) of this
+    kernel at 512^3 (4 blocks) and 1024^3 (24 blocks; 7 blocks on a 1 MB L2, whose LRU path then evicts), numerics
+    on and off, with the records packed every ``chunk_mask + 1``; and the L2 counters of each launch."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+    import trace_hash
+    from ascend_sim.engine import core as core_mod
+    trace_hash.SITES, core_mod._CHUNK_MASK = "none", chunk_mask
+    out = {}
+    for size, blocks, l2 in ((512, 4, None), (1024, 24, None), (1024, 7, 1 << 20)):
+        t = Tiling(128, 256, 256, 64, size, size, size, blocks)
+        chip = dataclasses.replace(Ascend910B(), aic_count=24, **({"l2_bytes": l2} if l2 else {}))
+        a, b = inputs(t)
+        for numerics in (True, False):
+            c = np.zeros(size * size, np.float16)
+            r = launch(catlass_matmul, blocks, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+            out[f"{size}^3 {blocks} blocks, L2 {l2 or 'default'}, numerics {numerics}"] = (
+                f"{trace_hash.digest([r], [c])} {len(r.trace)} records {r.cycles} cycles {r.profile().l2}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--blocks", type=int, default=24)
+    ap.add_argument("--hash", action="store_true", help="print the trace hashes of small launches and exit")
+    ap.add_argument("--against", help="another checkout: CPU time of launches there and here, alternately, and exit")
+    ap.add_argument("--l2-mb", type=int, default=192, help="L2 size for --against (4: evicting, as at 8192^3)")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.against:
+        against(args.against, args.size, args.l2_mb, args.rounds)
+        return 0
+    if args.hash:
+        import json
+        print(json.dumps(hashes(), indent=1, default=str))
+        return 0
     size, blocks = args.size, args.blocks
     m0, n0, k0 = BASE
     t = Tiling(m0, n0, 256, k0, size, size, size, blocks)
     chip = dataclasses.replace(Ascend910B(), aic_count=24)
     at, bt = inputs(t)
     c_floor = np.zeros(size * size, np.float16)
-    c_sim = np.zeros(size * size, np.float16)
+    c_sim = np.full(size * size, 0, np.float16)     # written now: resident before the launch, like the inputs
     c_off = np.full(size * size, 7, np.float16)
     print(f"case (f): {size}^3 fp16 matmul, base {BASE}, {blocks} blocks on {chip.aic_count} AIC, "
           f"{(size // m0) * (size // n0) * (size // k0):,} Mmads")

@@ -43,8 +43,9 @@ class Event(tuple):
 class Region:
     """One normalised local-memory access of an instruction: granule runs [lo, hi) of one tier.
 
-    It remembers the shadow segments that covered its runs exactly (one per run) and the shadow's
-    version then, so an instruction repeated on the same buffer finds its segments without a search.
+    It remembers the shadow segments that covered its runs exactly (one per run, or a few that tile its one
+    run) and the shadow's version then, so an instruction repeated on the same buffer finds its segments
+    without a search.
     """
 
     __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "segs", "ends")
@@ -239,7 +240,7 @@ class Core:
         # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
         # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
         for r in rd:
-            if r.ver == r.shadow.version:       # each run is exactly one segment: check and mark in place
+            if r.ver == r.shadow.version:       # its runs are exactly these segments: check and mark in place
                 for s in r.segs:
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
@@ -266,6 +267,21 @@ class Core:
                 segs = self._segments(r)
                 # segments that tile a contiguous r, few enough that Shadow.write keeps them: reset in place
                 exact = r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep
+            if exact:   # check and Shadow.write in place, one pass over the segments that are r's runs or tile r
+                for s in segs:
+                    if s.ws > vcq[s.wp]:
+                        self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
+                    rds = s.rd
+                    if rds:
+                        for p, m in rds.items():
+                            if m[0] > vcq[p]:
+                                self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
+                        s.rd = {}
+                    s.init = True
+                    s.wp = pipe
+                    s.ws = seq
+                    s.wr = idx
+                continue
             for s in segs:
                 if s.ws > vcq[s.wp]:
                     self._race_raw(pipe, s, r.tier, max(r.lo, s.lo), op, site, "overwrites")
@@ -273,17 +289,9 @@ class Core:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
                             self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
-            if exact:               # Shadow.write on the segments that are exactly r's runs or tile r, in place
-                for s in segs:
-                    s.init = True
-                    s.wp = pipe
-                    s.ws = seq
-                    s.wr = idx
-                    s.rd = {}
-            else:
-                write = r.shadow.write
-                for lo, hi in r.runs:
-                    write(lo, hi, pipe, seq, idx)
+            write = r.shadow.write
+            for lo, hi in r.runs:
+                write(lo, hi, pipe, seq, idx)
         # timing: in order within the pipe, after the scalar issued it and after any sync gate
         issue_t = self.scalar_time + self.tick
         self.scalar_time = issue_t
@@ -314,10 +322,15 @@ class Core:
             records.pack()
 
     def _segments(self, r: Region) -> list:
-        """The shadow segments ``r`` touches; remembered on ``r`` when each of its runs is exactly one segment."""
+        """The shadow segments ``r`` touches; remembered on ``r`` when each of its runs is exactly one segment,
+        or when ``r`` is one run that a few segments (at most the shadow's ``keep``) tile exactly."""
         segs = self._touched(r.tier, r.runs)
         rs = r.runs
-        if len(segs) == len(rs):
+        if r.single and len(segs) > 1:
+            if segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep:
+                r.segs = tuple(segs)
+                r.ver = r.shadow.version
+        elif len(segs) == len(rs):
             for s, run in zip(segs, rs):
                 if s.lo != run[0] or s.hi != run[1]:
                     break

@@ -68,11 +68,14 @@ class L2Cache:
     def lines(self, addr: int, count: int, blen: int, pitch: int):
         """The lines ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch.
 
-        A slice when they cover a run of lines (one burst, or gaps shorter than a line), else an index array.
+        A slice when they cover a run of lines (one burst, or gaps shorter than a line) or one line per burst
+        at a whole number of lines apart (a strided slice: an Nd2Nz copy's 512-byte rows), else an index array.
         """
         sh = self.line
         if count == 1 or pitch - blen < sh:
             return slice(addr // sh, -(-(addr + (count - 1) * pitch + blen) // sh))
+        if pitch % sh == 0 and addr % sh + blen <= sh:     # one line per burst, lines pitch apart: a strided view
+            return slice(addr // sh, addr // sh + (count - 1) * (pitch // sh) + 1, pitch // sh)
         key = (addr % sh, count, blen, pitch)
         rel = self.patterns.get(key)
         if rel is None:
@@ -111,7 +114,7 @@ class L2Cache:
         else:
             idx = self.lines(addr, count, blen, pitch)
             flags = np.frombuffer(res, np.uint8)
-            n = idx.size
+            n = count if idx.__class__ is slice else idx.size
             hit = int(_count_nonzero(flags[idx]))
             dirt = np.frombuffer(self.dirt, np.uint8)
             if mode != DISABLE:
@@ -185,8 +188,22 @@ class L2Cache:
         order, stamp = self.order, self.stamp
         while k > 0 and order:
             s, where = order[0]
-            live = stamp[where] == s
-            pos = (np.arange(where.start, where.stop) if where.__class__ is slice else where)[live]
+            seg = stamp[where]          # a view when ``where`` is a slice
+            live = seg == s
+            n = int(_count_nonzero(live))
+            if n == 0:                  # every line used again since: nothing of this transfer to evict
+                order.popleft()
+                continue
+            if n == live.size and n <= k and where.__class__ is slice:     # all of it: views, no index arrays
+                order.popleft()
+                seg.fill(0)
+                d = self.dirty[where]
+                wb += int(_count_nonzero(d)) * self.line
+                d.fill(False)
+                self.resident -= n
+                k -= n
+                continue
+            pos = (np.arange(where.start, where.stop, where.step or 1) if where.__class__ is slice else where)[live]
             if pos.size > k:
                 pos = pos[:k]
             else:

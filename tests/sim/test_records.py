@@ -76,3 +76,42 @@ def test_sites_are_coded_by_their_code_object_not_its_value():
         rl2.append(r)
     rl2.pack()
     assert [rl2[i][13] for i in range(10)] == [r[13] for r in odd]
+
+
+def test_narrow_columns_read_back_bit_for_bit():
+    """Columns stored narrow (float32 differences, small integers, codes) give back every value exactly,
+    and fall back to float64 / int64 where narrowing would lose bits."""
+    rng = np.random.default_rng(3)
+    rows = _rows(600)
+    for k in range(600):
+        start = float(rng.random() * 1e7)
+        ready = start - (float(k % 5) if k < 300 else float(rng.random() * 1e6))     # exact in float32 below 300
+        end = start + (0.5 * k if k < 300 else float(rng.random()) * 1e6)
+        rows[k] = rows[k][:5] + (ready, start, end) + rows[k][8:]
+    rl = RecordList()
+    for k, r in enumerate(rows):
+        rl.append(r)
+        if k in (299, 599):
+            rl.pack()
+    first, second = rl.chunks
+    assert first[5].dtype == np.float32 and first[7].dtype == np.float32 and first[0] is None
+    assert second[5].dtype == np.float64 and second[7].dtype == np.float64
+    assert first[1].dtype == np.uint8 and first[9].dtype == np.int64       # core < 24; nbytes up to 2^40
+    for k in range(600):
+        got = rl[k]
+        assert got[5:8] == rows[k][5:8] and got[:5] == rows[k][:5] and got[8:15] == rows[k][8:15], k
+    cols = rl.columns()
+    assert cols[5].dtype == np.float64 and np.array_equal(cols[5], [r[5] for r in rows])
+    assert np.array_equal(cols[7], [r[7] for r in rows]) and np.array_equal(cols[9], [r[9] for r in rows])
+
+
+def test_a_launch_record_costs_under_48_bytes():
+    """Case (f)'s records packed: the columns take under 48 bytes a record (a tuple per record: about 350)."""
+    from ascend_sim.engine import core as core_mod
+    import pytest
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(core_mod, "_CHUNK_MASK", 255)
+        *_, res = run_matmul(256, 256, 256, 64)
+    rl = res.trace._raw
+    size = sum(a.nbytes for ch in rl.chunks for a in ch.values() if a is not None)
+    assert rl.packed >= 256 and size / rl.packed < 48, size / rl.packed

@@ -116,7 +116,30 @@ def test_lru_evicts_the_least_recently_used_line():
     assert l2.transfer(False, 0, 1, 512, 512, 512, 1) == (512.0, 0.0)        # line 0 stayed
     assert l2.transfer(False, 512, 1, 512, 512, 512, 1) == (0.0, 512)        # line 1 was the victim
     # strided bursts: 4 bursts of 64 B, 2 KB apart, touch 4 lines (not the 7 of their span)
-    assert len(l2.lines(0, 4, 64, 2048)) == 4
+    assert np.arange(64)[l2.lines(0, 4, 64, 2048)].tolist() == [0, 4, 8, 12]
+
+
+def test_the_lines_of_strided_bursts_are_the_lines_their_bytes_touch():
+    """L2Cache.lines (a run, a strided slice or an index array) against the lines of every byte, by brute force;
+    and an LRU cache given strided slices counts and evicts as one given the same lines as an index array."""
+    from ascend_sim.engine.l2 import L2Cache
+    rng = np.random.default_rng(0)
+    l2 = L2Cache(512, 1 << 20, 1 << 22)
+    for _ in range(300):
+        addr, count = int(rng.integers(0, 1 << 14)), int(rng.integers(1, 40))
+        blen = int(rng.choice([32, 64, 480, 512, 1024, int(rng.integers(1, 2000))]))
+        pitch = blen + int(rng.choice([0, 512, 1024, 16384 - blen % 512, int(rng.integers(0, 5000))]))
+        want = sorted({(addr + k * pitch + b) // 512 for k in range(count) for b in range(blen)})
+        assert np.arange(1 << 13)[l2.lines(addr, count, blen, pitch)].tolist() == want, (addr, count, blen, pitch)
+    a, b = L2Cache(512, 40 * 512, 1 << 20), L2Cache(512, 40 * 512, 1 << 20)
+    every = np.arange(b.stamp.size)
+    b.lines = lambda *args: every[L2Cache.lines(b, *args)]      # b: strided lines as an index array
+    for k in range(60):
+        addr, write = int(rng.integers(0, 1 << 8)) * 512, bool(k % 3 == 0)
+        assert a.lines(addr, 16, 512, 8192).__class__ is slice
+        assert a.transfer(write, addr, 16, 512, 8192, 16 * 512, 1) == b.transfer(write, addr, 16, 512, 8192,
+                                                                                  16 * 512, 1)
+    assert a.stats() == b.stats() and a.resident == b.resident <= 40
 
 
 @kernel

@@ -73,15 +73,19 @@ class MmadParams:
 
     _SIX = ("unitFlag", "cmatrixSource", "cmatrixInitVal")
     _EIGHT = ("isBias", "fmOffset", "enSsparse", "enWinogradA", "enWinogradB")
+    # defaults as class attributes: a kernel builds one MmadParams per Mmad, and usually sets none of these
+    isBias, fmOffset, enSsparse, enWinogradA, enWinogradB, kDirectionAlign = False, 0, False, False, False, False
+    unitFlag, cmatrixSource, cmatrixInitVal = 0, False, True
 
     def __init__(self, m: int = 0, n: int = 0, k: int = 0, *args, **kw):
-        self.m, self.n, self.k = m, n, k
-        self.isBias, self.fmOffset, self.enSsparse, self.enWinogradA, self.enWinogradB = False, 0, False, False, False
-        self.kDirectionAlign = False
+        self.m = m
+        self.n = n
+        self.k = k
         if len(args) == 3 and not kw:         # the usual form, first
             self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = args
-        else:
-            self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = 0, False, True
+            if m.__class__ is not int or n.__class__ is not int or k.__class__ is not int:
+                int_fields(self, ("m", "n", "k"))
+            return
         if args and (len(args) != 3 or kw):
             names = {3: self._SIX, 5: self._EIGHT}.get(len(args))
             if names is None:
@@ -243,7 +247,7 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
     Other parameter structs select the other documented forms (``LoadData3DParamsV2``: img2col, whose
     template argument ``IsResetLoad3dConfig`` is ``defaultConfig`` here).
     """
-    if params.__class__ in LOADERS:
+    if params.__class__ is not LoadData2DParams and params.__class__ in LOADERS:
         return LOADERS[params.__class__](dst, src, params, kernel_point(), defaultConfig)
     site = kernel_point()
     if defaultConfig is not None:
@@ -356,9 +360,8 @@ def Mmad(dst, fm, filter, *rest) -> None:
     if plan is None:
         plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
-    av, bv, out, a32, b32, c32, a2, b2, res = plan.views
-    table, mode, bias_v, checks = plan.extra
-    dst.tier.regs[dst.addr] = (out.shape[1] * ROWS, site)     # L0C here is NZ with column blocks of these rows
+    table, mode, bias_v, checks, rows = plan.extra
+    dst.tier.regs[dst.addr] = (rows, site)      # L0C here is NZ with column blocks of these rows
     for t, lo, hi, what in checks:
         if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
             nd = layout.find(t, lo, hi, layout.FROM_ND)
@@ -366,6 +369,7 @@ def Mmad(dst, fm, filter, *rest) -> None:
                 _not_fractals(what, nd, site)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
+    av, bv, out, a32, b32, c32, a2, b2, res = plan.views
     if table is not None:               # widen the inputs to the accumulator dtype (see _widening_table)
         table.take(av, out=a32, mode="wrap")     # av, bv: the raw bits (uint16) in fractal order
         table.take(bv, out=b32, mode="wrap")
@@ -478,7 +482,8 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
               (filt.tier, filt.addr, filt.addr + kb * nb * FRACTAL_BYTES, "L0B (the right matrix)"))
     return CubePlan(timing.cube(core, mb * nb * kb), regions_of(reads),
                     regions_of((region(dst, mb * nb * m0 * n0 * acc.itemsize),)),
-                    (mb * kb + kb * nb) * FRACTAL_BYTES, 2 * m * n * k, views, (table, mode, bias_v, checks))
+                    (mb * kb + kb * nb) * FRACTAL_BYTES, 2 * m * n * k, views,
+                    (table, mode, bias_v, checks, out.shape[1] * ROWS))
 
 
 # ----------------------------------------------------------------------------- Fixpipe
