@@ -162,3 +162,44 @@ def test_fp32_mmad_does_twice_the_fractal_work_of_half():
         total[dt] = res.cycles
     assert len(work[np.float16]) == 1 and work[np.float32] == {2 * w for w in work[np.float16]}
     assert total[np.float32] > 1.3 * total[np.float16]
+
+
+# ============================================================================ LoadData3D (img2col on MTE1) in fp32
+@pytest.mark.parametrize("n, C, H, O, k, pad", [(2, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (2, 3, 9, 20, 3, 1),
+                                                (2, 16, 6, 16, 3, 1)])
+@pytest.mark.parametrize("out, nz_out", [(np.float16, False), (np.float32, False), (np.float32, True)])
+def test_fp32_conv2d_l3d_exact_with_channel_and_pixel_tails(n, C, H, O, k, pad, out, nz_out):
+    from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
+    rng = np.random.default_rng(n * C * H + k)
+    x, w, b = ints(rng, (n, C, H, H), -3, 4), ints(rng, (O, C, k, k), -3, 4), rng.integers(-9, 9, O).astype(np.float32)
+    y, res = conv2d_l3d(x, w, b, pad, relu=True, out_dtype=out, nz_out=nz_out)
+    assert y.dtype == out and y.shape == (n, O, H + 2 * pad - k + 1, H + 2 * pad - k + 1)
+    np.testing.assert_array_equal(y, conv_reference(x, w, b, pad, relu=True, out_dtype=out))
+    assert {"LoadData3D", "Mmad", "Fixpipe"} <= {r.op for r in res.trace.records}
+
+
+def test_fp32_conv2d_l3d_random_reals_and_wrong_layouts_fail():
+    from ascend_sim.kernels.opt.conv_l3d import choose_conv_tiling, conv2d_l3d, conv_l3d_kernel, to_5hd, weights_fractal_z
+    rng = np.random.default_rng(3)
+    x, w = rng.uniform(-1, 1, (2, 6, 8, 8)).astype(np.float32), rng.uniform(-.5, .5, (16, 6, 3, 3)).astype(np.float32)
+    b = rng.uniform(-.1, .1, 16).astype(np.float32)
+    y, _ = conv2d_l3d(x, w, b, 1, out_dtype=np.float32)
+    want = conv_reference(x, w, b, 1, out_dtype=np.float32)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    assert np.abs(conv_reference(x, w, b, 1, out_dtype=np.float32, dtype=np.float16) - want).max() > 100 * \
+        np.abs(y - want).max()
+    t = choose_conv_tiling(2, 6, 8, 8, 16, 3, 3, 1, out_dtype=np.float32, dtype=np.float32)
+    assert t.Cp == 8                                                # channels padded to C0 = 8, not 16
+
+    def run(x5, wg):
+        out = np.zeros((2, t.OH, t.OW, t.Op), np.float32)
+        launch(conv_l3d_kernel, t.block_dim, x5, wg, b, out, t)
+        return out.transpose(0, 3, 1, 2)
+    wz = weights_fractal_z(w, t.Cp, t.Op, np.float32)
+    np.testing.assert_allclose(run(to_5hd(x, t.Cp, np.float32), np.ascontiguousarray(wz.T)), want, rtol=1e-5,
+                               atol=1e-6)                          # the right layouts on the same harness
+    assert np.abs(run(to_5hd(x, t.Cp, np.float32), wz) - want).max() > 0.1         # weights not transposed
+    half_c0 = to_5hd(x.astype(np.float16), 16).astype(np.float32)    # NC1HWC0 with half's C0 = 16 for float
+    assert np.abs(run(half_c0, np.ascontiguousarray(wz.T)) - want).max() > 0.1
+    with pytest.raises(ValueError, match="packed for half only"):
+        conv2d_l3d(x, w, b, 1, pack=2)
