@@ -32,7 +32,7 @@ from ascend_sim import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV
                         GlobalTensor, LoadData, LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams,
                         QuantMode_t, TPipe, TPosition, TQue, float32, half, kernel, launch)
 from ascend_sim.api.launch import LaunchResult
-from ascend_sim.hw.chips import get_chip
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
 from ascend_sim.kernels._common import round_up
 from ascend_sim.kernels.opt.cube_common import C0, FRACTAL, ROWS, c0_of, cube_dtype, fractal_elems, load_bias_table
 from ascend_sim.kernels.opt.tiled_matmul import b_for_gm, b_is_transposed
@@ -228,12 +228,13 @@ class KernelConvL3D:
         quant = QuantMode_t.F322F16 if t.out_dtype == np.float16 else QuantMode_t.NoQuant
         if t.nz_out:        # NC1HWC0: channel block k of the image at k * M * 16; dstStride in 32-byte blocks
             # {nSize, mSize, srcStride (rows rounded up to 16), dstStride, reluEn, quantPre}
-            Fixpipe(CFG_NZ, self.yGm[img * t.M * t.Op + m0 * C0], co1,
-                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.M * C0 * t.out_dtype.itemsize // 32, t.relu,
+            Fixpipe(CFG_NZ, self.yGm[img * t.M * t.Op + m0 * ROWS], co1,
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, ROWS),
+                                      t.M * ROWS * t.out_dtype.itemsize // DATA_BLOCK_BYTES, t.relu,
                                       quant))
         else:               # NHWC rows of Op channels (NZ2ND)
             Fixpipe(CFG_ROW_MAJOR, self.yGm[(img * t.M + m0) * t.Op], co1,
-                    FixpipeParamsV220(t.Op, rows, round_up(rows, C0), t.Op, t.relu, quant))
+                    FixpipeParamsV220(t.Op, rows, round_up(rows, ROWS), t.Op, t.relu, quant))
         self.qCO1.FreeTensor(co1)
 
 
@@ -322,7 +323,7 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     bias = np.zeros(t.Op, np.float32)
     if b is not None:
         bias[:o] = np.asarray(b, np.float32).reshape(o)
-    y = np.zeros((n, t.Op // C0, t.OH, t.OW, C0) if t.nz_out else (n, t.OH, t.OW, t.Op), t.out_dtype)
+    y = np.zeros((n, t.Op // ROWS, t.OH, t.OW, ROWS) if t.nz_out else (n, t.OH, t.OW, t.Op), t.out_dtype)
     res = launch(conv_l3d_kernel, t.block_dim, to_5hd(x.astype(dt), t.Cp, dt),
                  b_for_gm(weights_fractal_z(w, t.Cp, t.Op, dt), dt), bias, y, t, chip=chip,
                  gm_names=["x", "w", "bias", "y"])
