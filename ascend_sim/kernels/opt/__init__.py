@@ -15,4 +15,8 @@
 ``softmax_rows``   softmax over short rows (logits) in the cube's row layout, per 32-byte block
 ``mlp_cube``       a chain of dense layers (fc1 -> fc2 -> fc3) in one cube kernel
 ``matmul_mix``     MatMul + Add + ReLU with the epilogue on the AIVs (MIX)
+
+``tiled_matmul``, ``matmul_mix``, ``conv_cube`` and ``conv_l3d`` take half or float inputs (``cube_common.cube_dtype``:
+float when the operands are float32; C0 = 32 B / sizeof: 16 half, 8 float; float B is stored transposed in GM,
+as LoadData transposes b16 fractals only).
 """

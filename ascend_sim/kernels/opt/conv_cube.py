@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.api.launch import LaunchResult
+from ascend_sim.kernels.opt.cube_common import cube_dtype
 from ascend_sim.kernels.opt.tiled_matmul import tiled_matmul
 
 
@@ -40,33 +41,42 @@ def fold_bn(w: np.ndarray, b: np.ndarray, gamma, beta, mean, var, eps: float = 1
 
 
 def conv2d_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *, relu: bool = False,
-                out_dtype=np.float16, cores: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """Simulated Conv2D (stride 1) on the cube: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``, ``b [O]`` -> NCHW."""
+                out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None
+                ) -> tuple[np.ndarray, LaunchResult]:
+    """Simulated Conv2D (stride 1) on the cube: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``, ``b [O]`` -> NCHW.
+
+    ``dtype``: the cube's input type; by default float when x and w are both float32, else half."""
     x, w = np.asarray(x), np.asarray(w)
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
         raise ValueError(f"conv2d_cube: x {x.shape} and w {w.shape}: expected x [N, C, H, W], w [O, C, KH, KW]")
     n = x.shape[0]
     O, _, KH, KW = w.shape
-    cols = im2col(x.astype(np.float16), KH, KW, pad)
+    dt = cube_dtype(x, w, dtype=dtype)
+    cols = im2col(x.astype(dt), KH, KW, pad)
     oh, ow = x.shape[2] + 2 * pad - KH + 1, x.shape[3] + 2 * pad - KW + 1
-    y, res = tiled_matmul(cols, w.reshape(O, -1).T.astype(np.float16), b, relu=relu, out_dtype=out_dtype,
-                          cores=cores, chip=chip)
+    y, res = tiled_matmul(cols, w.reshape(O, -1).T.astype(dt), b, relu=relu, out_dtype=out_dtype,
+                          cores=cores, chip=chip, dtype=dt)
     return np.ascontiguousarray(y.reshape(n, oh, ow, O).transpose(0, 3, 1, 2)), res
 
 
 def conv_bn_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, gamma, beta, mean, var, pad: int = 0, *,
-                 eps: float = 1e-5, out_dtype=np.float16, cores: int | None = None, chip=None
+                 eps: float = 1e-5, out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None
                  ) -> tuple[np.ndarray, LaunchResult]:
-    """Fused Conv2D + BatchNorm + ReLU in one cube kernel (BN folded on the host, bias via BT, ReLU on Fixpipe)."""
+    """Fused Conv2D + BatchNorm + ReLU in one cube kernel (BN folded on the host, bias via BT, ReLU on Fixpipe).
+
+    The cube's input type is decided by x and w as given (the folded weights are float64 on the host)."""
+    dt = cube_dtype(x, w, dtype=dtype)
     w2, b2 = fold_bn(w, b, gamma, beta, mean, var, eps)
-    return conv2d_cube(x, w2, b2, pad, relu=True, out_dtype=out_dtype, cores=cores, chip=chip)
+    return conv2d_cube(x, w2, b2, pad, relu=True, out_dtype=out_dtype, cores=cores, chip=chip, dtype=dt)
 
 
-def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.float16) -> np.ndarray:
-    """What the cube gives: half inputs and weights, float accumulation + float bias, ReLU, one rounding."""
+def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.float16, dtype=None) -> np.ndarray:
+    """What the cube gives: half (or float, see ``cube_dtype``) inputs and weights, float accumulation + float
+    bias, ReLU, one rounding."""
     O = w.shape[0]
-    cols = im2col(np.asarray(x, np.float16), w.shape[2], w.shape[3], pad).astype(np.float64)
-    acc = cols @ np.asarray(w, np.float16).reshape(O, -1).T.astype(np.float64)
+    dt = cube_dtype(x, w, dtype=dtype)
+    cols = im2col(np.asarray(x, dt), w.shape[2], w.shape[3], pad).astype(np.float64)
+    acc = cols @ np.asarray(w, dt).reshape(O, -1).T.astype(np.float64)
     if b is not None:
         acc = acc + np.asarray(b, np.float32).astype(np.float64)
     acc = acc.astype(np.float32)

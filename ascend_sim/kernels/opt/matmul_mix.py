@@ -8,7 +8,8 @@ writes C. Compared with the cube epilogue (bias via BT, ``reluEn`` on Fixpipe) i
 through GM twice more (workspace write + read): the GM traffic fusion in the cube saves.
 
 Each tile has its own workspace slot, so the AIC never overwrites a tile an AIV still reads.
-Requires N a multiple of 16 (whole 32-byte blocks per C row on the vector side).
+Requires N a multiple of 16 (whole 32-byte blocks per C row on the vector side). A and B are half, or float
+when both are float32 (the cube side then reads B^T, as ``tiled_matmul`` does).
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from ascend_sim import (PIPE_FIX, ASCEND_IS_AIC, Add, Cast, CrossCoreSetFlag, Cr
                         launch)
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES
-from ascend_sim.kernels.opt.tiled_matmul import C0, KernelTiledMatmul, TiledMatmulTiling, choose_tiling
+from ascend_sim.kernels.opt.cube_common import ROWS, cube_dtype
+from ascend_sim.kernels.opt.tiled_matmul import KernelTiledMatmul, TiledMatmulTiling, b_for_gm, choose_tiling
 
 FLAG = 3                  # the cross-core flag id of the hand-off
 CHUNK_BYTES = 32 * 1024   # float rows per vector pass: two in, two out buffers fit UB
@@ -110,18 +112,19 @@ def matmul_add_relu_mix(a, b, bias, ws, c, tiling: TiledMatmulTiling) -> None:
 
 
 def matmul_add_relu_mix_run(a: np.ndarray, b: np.ndarray, bias: np.ndarray, *, out_dtype=np.float16,
-                            cores: int | None = None, chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """Simulated ``relu(a @ b + bias)`` by the MIX kernel; returns (C, LaunchResult)."""
-    a, b = np.asarray(a, np.float16), np.asarray(b, np.float16)
+                            cores: int | None = None, chip=None, dtype=None) -> tuple[np.ndarray, LaunchResult]:
+    """Simulated ``relu(a @ b + bias)`` by the MIX kernel; returns (C, LaunchResult). Inputs as ``tiled_matmul``."""
+    dt = cube_dtype(a, b, dtype=dtype)
+    a, b = np.asarray(a, dt), np.asarray(b, dt)
     M, K = a.shape
     N = b.shape[1]
-    if N % C0:
+    if N % ROWS:
         raise ValueError(f"matmul_add_relu_mix: N = {N} must be a multiple of 16 (whole 32-byte blocks per row "
                          "on the vector side); use tiled_matmul(..., bias, relu=True) for any N")
-    t = choose_tiling(M, N, K, cores=cores, chip=chip, out_dtype=out_dtype)
+    t = choose_tiling(M, N, K, cores=cores, chip=chip, out_dtype=out_dtype, dtype=dt)
     ws = np.zeros(t.tiles * t.singleM * t.singleN, np.float32)
     c = np.zeros((M, N), out_dtype)
-    res = launch(matmul_add_relu_mix, t.block_dim, np.ascontiguousarray(a), np.ascontiguousarray(b),
+    res = launch(matmul_add_relu_mix, t.block_dim, np.ascontiguousarray(a), b_for_gm(b, dt),
                  np.ascontiguousarray(bias, np.float32).reshape(N), ws, c, t, chip=chip,
                  gm_names=["a", "b", "bias", "workspace", "c"])
     return c, res
