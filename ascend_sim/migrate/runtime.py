@@ -114,9 +114,11 @@ class Runtime:
     """Runs a :class:`Model` on a device profile through the simulated kernels."""
 
     def __init__(self, model: Model, profile: DeviceProfile | str, *, calibration: np.ndarray | None = None,
-                 act_method: str = "ifmr", group_size: int = 32):
+                 act_method: str = "ifmr", group_size: int = 32, int4_keep: tuple[str, ...] = (),
+                 int4_clip: str = "minmax"):
         """``calibration``: images (uint8 ``[N, 28, 28]`` or normalized) for the int8 profile's PTQ;
-        ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32)."""
+        ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32);
+        ``int4_keep``: layers W4A16 leaves in fp16; ``int4_clip``: ``"minmax"`` or ``"mse"`` group scales."""
         self.model, self.profile = model, get_profile(profile)
         self.graph = model.graph
         self.int8: dict[str, QuantLayer] = {}
@@ -127,7 +129,7 @@ class Runtime:
                                  "Runtime(model, '310B-int8', calibration=images)")
             self.int8 = calibrate(self.graph, _as_input(calibration), act_method)
         elif self.profile.precision == "w4a16":
-            self.graph, self.int4 = int4_graph(model.graph, group_size)
+            self.graph, self.int4 = int4_graph(model.graph, group_size, keep=int4_keep, clip=int4_clip)
         self.kernel_dtype = "float32" if self.profile.precision == "float32" else "float16"
         self.reset_stats()
 
