@@ -8,7 +8,8 @@ profile         chip         what runs
 910B-fp32       Ascend910B   float32 kernels (vector unit)
 910B-fp16       Ascend910B   float16 kernels (cube for conv/linear where the kernels use it)
 910B-w4a16      Ascend910B   INT4 weight-only: packed int4 + fp16 group scales stored; the fp16 kernels
-                             run on the dequantised weights (the AntiQuant step is done on the host)
+                             run on the dequantised weights (the AntiQuant step is done on the host;
+                             kernels/m4/antiquant.py is the same step on the vector unit, bit-equal)
 310B-fp16       Ascend310B   float16 kernels on the edge chip (the baseline for int8)
 310B-int8       Ascend310B   PTQ int8: conv/linear as int8 cube matmuls (int32 accumulation) with a
                              vector dequantisation (ReLU fused), the other operators in float16

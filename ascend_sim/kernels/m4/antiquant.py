@@ -1,7 +1,8 @@
 """W4A16's AntiQuant (伪量化/反量化) on the vector unit: packed int4 weight codes -> fp16 weights in UB.
 
-AscendAntiQuant's semantics (高阶API/量化操作/AscendAntiQuant.md): ``dst = scale * (src + offset)``, here
-symmetric (offset 0) with one scale per group of ``group`` rows of K per output column, the layout of
+AscendAntiQuant's semantics (高阶API/量化操作/AscendAntiQuant.md, PER_CHANNEL, no transpose): "groupSize =
+src.shape[0] / offset.shape[0]", "dst[i][j] = scale[i / groupSize][j] * (src[i][j] + offset[i / groupSize][j])",
+here symmetric (offset 0), src int4b_t (on Atlas A2 "支持的数据类型为：int8_t、int4b_t"), in the layout of
 migrate/w4a16.py (codes ``[K, O]`` packed two per byte along O, low nibble first: int4b_t order; scales
 ``[K / group, O]`` fp16). Each core takes whole groups (former cores one more): per group it copies in
 ``group * O / 2`` bytes of codes and the group's ``O`` scales, converts the codes with
