@@ -159,11 +159,33 @@ def arq(weight: np.ndarray, bits: int = 8, channel_wise: bool = True, axis: int 
 
 # --- int4 weight-only (W4A16) --------------------------------------------------------------------
 
-def quantize_int4_groups(weight: np.ndarray, group_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+#: the clip ratios the MSE search tries for an int4 group: amax * r, r = 0.50, 0.51, ..., 1.00
+INT4_CLIP_RATIOS = np.round(np.arange(0.50, 1.0001, 0.01), 2)
+
+
+def _int4_mse_scales(g: np.ndarray, amax: np.ndarray) -> np.ndarray:
+    """Per (group, column) the scale ``amax * r / 7`` whose int4 round trip has the least squared error."""
+    best_err = np.full(amax.shape, np.inf, np.float64)
+    best = np.where(amax > 0, amax / 7.0, 1.0)
+    for r in INT4_CLIP_RATIOS:
+        s = np.where(amax > 0, amax * r / 7.0, 1.0).astype(np.float16).astype(np.float32)
+        err = ((np.clip(np.rint(g / s[:, None, :]), -8, 7) * s[:, None, :] - g) ** 2).sum(axis=1)
+        better = err < best_err * (1 - 1e-12)
+        best_err, best = np.where(better, err, best_err), np.where(better, s, best)
+    return best
+
+
+def quantize_int4_groups(weight: np.ndarray, group_size: int = 32,
+                         clip: str = "minmax") -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int4 codes of a [K, N] weight with one fp16 scale per ``group_size`` rows of K per column.
 
+    ``clip="minmax"``: scale = max|w| / 7 per group; ``clip="mse"``: the clip ``max|w| * r`` (r in
+    INT4_CLIP_RATIOS) with the least squared round-trip error of that group (the IFMR idea applied to a
+    weight group: a smaller clip saturates one outlier but resolves the other 31 values more finely).
     Returns (codes int8 in [-8, 7], scales float16 [K / group_size, N]).
     """
+    if clip not in ("minmax", "mse"):
+        raise ValueError(f"int4 clip {clip!r}: use 'minmax' or 'mse'")
     k, n = weight.shape
     if group_size <= 0 or group_size % 32:
         raise ValueError(f"W4A16 group size {group_size}: must be a positive multiple of 32 "
@@ -173,7 +195,10 @@ def quantize_int4_groups(weight: np.ndarray, group_size: int = 32) -> tuple[np.n
                          f"pad K to {-(-k // group_size) * group_size} with zero rows")
     g = weight.astype(np.float32).reshape(k // group_size, group_size, n)
     amax = np.abs(g).max(axis=1)
-    scales = np.where(amax > 0, amax / 7.0, 1.0).astype(np.float16)
+    if clip == "mse":
+        scales = _int4_mse_scales(g, amax).astype(np.float16)
+    else:
+        scales = np.where(amax > 0, amax / 7.0, 1.0).astype(np.float16)
     codes = np.clip(np.rint(g / scales.astype(np.float32)[:, None, :]), -8, 7).astype(np.int8)
     return codes.reshape(k, n), scales
 

@@ -1,14 +1,16 @@
 """A small ResNet for MNIST: basic blocks (残差连接) with BN, its numpy reference and BN folding.
 
-    stem      conv3x3 1 -> 16, BN, ReLU                       28 x 28
-    block 1   conv3x3 16 -> 16, BN, ReLU, conv3x3, BN, + x, ReLU
-    block 2   conv3x3 16 -> 32 stride 2, BN, ReLU, conv3x3, BN, + down(x), ReLU     14 x 14
-              down = conv1x1 16 -> 32 stride 2, BN
-    head      global average pooling, linear 32 -> 10
+    stem      conv3x3 1 -> 16, BN, ReLU                                           28 x 28
+    block b1  conv3x3 16 -> 16, BN, ReLU, conv3x3, BN, + x, ReLU                    28 x 28
+    block b2  conv3x3 16 -> 32 stride 2, BN, ReLU, conv3x3, BN, + down(x), ReLU     14 x 14
+    block b3  conv3x3 32 -> 64 stride 2, BN, ReLU, conv3x3, BN, + down(x), ReLU      7 x 7
+              down = conv1x1 stride 2, BN (only where the shape changes)
+    head      global average pooling, linear 64 -> 10
 
-Inference folds every BN into its convolution (``w' = w * gamma / sqrt(var + eps)``, ``b' = beta -
-mean * gamma / sqrt(var + eps)``) and the average pooling into the linear layer (``W'[o, c*HW + p] =
-W[o, c] / HW``), so the simulator runs only convolutions, adds, ReLUs and one linear layer.
+``BLOCKS`` is the one description of the stages; ``CONVS`` is derived from it. Inference folds every BN
+into its convolution (``w' = w * gamma / sqrt(var + eps)``, ``b' = beta - mean * gamma / sqrt(var + eps)``)
+and the average pooling into the linear layer (``W'[o, c*HW + p] = W[o, c] / HW``), so the simulator runs
+only convolutions, adds, ReLUs and one linear layer.
 """
 from __future__ import annotations
 
@@ -19,10 +21,34 @@ import numpy as np
 from ascend_sim.models.lenet_reference import im2col
 
 BN_EPS = 1e-5
-#: name -> (out channels, in channels, kernel, stride)
-CONVS = {"stem": (16, 1, 3, 1), "b1.conv1": (16, 16, 3, 1), "b1.conv2": (16, 16, 3, 1),
-         "b2.conv1": (32, 16, 3, 2), "b2.conv2": (32, 32, 3, 1), "b2.down": (32, 16, 1, 2)}
+SIDE = 28
+STEM = 16
+#: (name, in channels, out channels, stride) of each basic block, in order
+BLOCKS = (("b1", 16, 16, 1), ("b2", 16, 32, 2), ("b3", 32, 64, 2))
+FEATURES = BLOCKS[-1][2]
+CLASSES = 10
 WEIGHTS_FILE = "resnet_mnist.npz"
+
+
+def has_downsample(cin: int, cout: int, stride: int) -> bool:
+    """A block needs the 1x1 projection on its shortcut when it changes the channels or the size."""
+    return stride != 1 or cin != cout
+
+
+def _convs() -> dict[str, tuple[int, int, int, int]]:
+    convs = {"stem": (STEM, 1, 3, 1)}
+    for name, cin, cout, stride in BLOCKS:
+        convs[f"{name}.conv1"] = (cout, cin, 3, stride)
+        convs[f"{name}.conv2"] = (cout, cout, 3, 1)
+        if has_downsample(cin, cout, stride):
+            convs[f"{name}.down"] = (cout, cin, 1, stride)
+    return convs
+
+
+#: name -> (out channels, in channels, kernel, stride)
+CONVS = _convs()
+#: side of the last block's feature map (the pooled one)
+FINAL_SIDE = SIDE // int(np.prod([s for *_, s in BLOCKS]))
 
 
 def load_resnet_weights() -> dict[str, np.ndarray]:
@@ -60,21 +86,18 @@ def resnet_logits_ref(params: Mapping[str, np.ndarray], x: np.ndarray) -> np.nda
         w, b = fold_bn(params, name)
         return conv_ref(v, w, b, CONVS[name][3])
     relu = lambda v: np.maximum(v, 0)  # noqa: E731
-    a0 = relu(cb("stem", x))
-    a1 = relu(cb("b1.conv2", relu(cb("b1.conv1", a0))) + a0)
-    a2 = relu(cb("b2.conv2", relu(cb("b2.conv1", a1))) + cb("b2.down", a1))
-    w, b = fold_head(params, a2.shape[2] * a2.shape[3])
-    return a2.reshape(len(x), -1) @ w.T + b
+    a = relu(cb("stem", x))
+    for name, cin, cout, stride in BLOCKS:
+        short = cb(f"{name}.down", a) if has_downsample(cin, cout, stride) else a
+        a = relu(cb(f"{name}.conv2", relu(cb(f"{name}.conv1", a))) + short)
+    w, b = fold_head(params, a.shape[2] * a.shape[3])
+    return a.reshape(len(x), -1) @ w.T + b
 
 
 def resnet_predict_ref(params: Mapping[str, np.ndarray], x: np.ndarray, batch: int = 500) -> np.ndarray:
     """Predicted digits for normalized ``x [N, 1, 28, 28]``."""
     return np.concatenate([resnet_logits_ref(params, x[i:i + batch]).argmax(axis=1)
                            for i in range(0, len(x), batch)])
-
-
-__all__ = ["BN_EPS", "CONVS", "WEIGHTS_FILE", "load_resnet_weights", "fold_bn", "fold_head", "conv_ref",
-           "resnet_logits_ref", "resnet_predict_ref"]
 
 
 def resnet_graph(params: Mapping[str, np.ndarray]):
@@ -85,18 +108,22 @@ def resnet_graph(params: Mapping[str, np.ndarray]):
         w, b = fold_bn(params, name)
         return Node(name, "conv_cube", (src,), {"w": w, "b": b, "stride": CONVS[name][3]})
 
-    hw = (28 // 2) * (28 // 2)
-    wf, bf = fold_head(params, hw)
-    return Graph([
-        conv("stem", "input"), Node("stem.relu", "relu", ("stem",)),
-        conv("b1.conv1", "stem.relu"), Node("b1.relu1", "relu", ("b1.conv1",)),
-        conv("b1.conv2", "b1.relu1"), Node("b1.out", "add_relu", ("b1.conv2", "stem.relu")),
-        conv("b2.conv1", "b1.out"), Node("b2.relu1", "relu", ("b2.conv1",)),
-        conv("b2.conv2", "b2.relu1"), conv("b2.down", "b1.out"),
-        Node("b2.out", "add_relu", ("b2.conv2", "b2.down")),
-        Node("flatten", "flatten", ("b2.out",)),
-        Node("fc", "linear", ("flatten",), {"w": wf, "b": bf}),
-    ])
+    nodes = [conv("stem", "input"), Node("stem.relu", "relu", ("stem",))]
+    src = "stem.relu"
+    for name, cin, cout, stride in BLOCKS:
+        nodes += [conv(f"{name}.conv1", src), Node(f"{name}.relu1", "relu", (f"{name}.conv1",)),
+                  conv(f"{name}.conv2", f"{name}.relu1")]
+        short = src
+        if has_downsample(cin, cout, stride):
+            nodes.append(conv(f"{name}.down", src))
+            short = f"{name}.down"
+        nodes.append(Node(f"{name}.out", "add_relu", (f"{name}.conv2", short)))
+        src = f"{name}.out"
+    wf, bf = fold_head(params, FINAL_SIDE * FINAL_SIDE)
+    nodes += [Node("flatten", "flatten", (src,)), Node("fc", "linear", ("flatten",), {"w": wf, "b": bf})]
+    return Graph(nodes)
 
 
-__all__ += ["resnet_graph"]
+__all__ = ["BN_EPS", "BLOCKS", "CONVS", "FEATURES", "CLASSES", "FINAL_SIDE", "STEM", "WEIGHTS_FILE",
+           "has_downsample", "load_resnet_weights", "fold_bn", "fold_head", "conv_ref", "resnet_logits_ref",
+           "resnet_predict_ref", "resnet_graph"]

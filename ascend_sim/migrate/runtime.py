@@ -8,7 +8,8 @@ profile         chip         what runs
 910B-fp32       Ascend910B   float32 kernels (vector unit)
 910B-fp16       Ascend910B   float16 kernels (cube for conv/linear where the kernels use it)
 910B-w4a16      Ascend910B   INT4 weight-only: packed int4 + fp16 group scales stored; the fp16 kernels
-                             run on the dequantised weights (the AntiQuant step is done on the host)
+                             run on the dequantised weights (the AntiQuant step is done on the host;
+                             kernels/m4/antiquant.py is the same step on the vector unit, bit-equal)
 310B-fp16       Ascend310B   float16 kernels on the edge chip (the baseline for int8)
 310B-int8       Ascend310B   PTQ int8: conv/linear as int8 cube matmuls (int32 accumulation) with a
                              vector dequantisation (ReLU fused), the other operators in float16
@@ -124,10 +125,12 @@ class Runtime:
     """Runs a :class:`Model` on a device profile through the simulated kernels."""
 
     def __init__(self, model: Model, profile: DeviceProfile | str, *, calibration: np.ndarray | None = None,
-                 act_method: str = "ifmr", group_size: int = 32, quant: Mapping[str, QuantLayer] | None = None):
+                 act_method: str = "ifmr", group_size: int = 32, quant: Mapping[str, QuantLayer] | None = None,
+                 int4_keep: tuple[str, ...] = (), int4_clip: str = "minmax"):
         """``calibration``: images (uint8 ``[N, 28, 28]`` or normalized) for the int8 profile's PTQ;
         ``act_method``: ``"minmax"`` or ``"ifmr"``; ``group_size``: the W4A16 group (a multiple of 32);
-        ``quant``: int8 parameters made elsewhere (a learner's calibration, lab 04) instead of ``calibrate``."""
+        ``quant``: int8 parameters made elsewhere (a learner's calibration, lab 04) instead of ``calibrate``;
+        ``int4_keep``: layers W4A16 leaves in fp16; ``int4_clip``: ``"minmax"`` or ``"mse"`` group scales."""
         self.model, self.profile = model, get_profile(profile)
         if model.profiles is not None and self.profile.name not in model.profiles:
             raise ValueError(f"model {model.name!r} runs on {list(model.profiles)}, not on profile "
@@ -143,7 +146,7 @@ class Runtime:
                                  "Runtime(model, '310B-int8', calibration=images)")
             self.int8 = calibrate(self.graph, _as_input(calibration), act_method)
         elif self.profile.precision == "w4a16":
-            self.graph, self.int4 = int4_graph(model.graph, group_size)
+            self.graph, self.int4 = int4_graph(model.graph, group_size, keep=int4_keep, clip=int4_clip)
         self.kernel_dtype = "float32" if self.profile.precision == "float32" else "float16"
         self.reset_stats()
 

@@ -37,8 +37,9 @@ class Int4Weight:
         return np.ascontiguousarray(w[:k].T).reshape(self.shape)
 
 
-def to_int4(w: np.ndarray, group_size: int = 32) -> Int4Weight:
-    """W4A16 form of a weight ``[O, ...]`` (groups along the flattened inputs K)."""
+def to_int4(w: np.ndarray, group_size: int = 32, clip: str = "minmax") -> Int4Weight:
+    """W4A16 form of a weight ``[O, ...]`` (groups along the flattened inputs K); ``clip``: "minmax" or the
+    searched "mse" clip of each group (quant.quantize_int4_groups)."""
     w = np.asarray(w, np.float32)
     o, k = w.shape[0], int(np.prod(w.shape[1:]))
     if group_size <= 0 or group_size % 32:
@@ -49,21 +50,34 @@ def to_int4(w: np.ndarray, group_size: int = 32) -> Int4Weight:
                          f"pad the layer to {o + 1} outputs")
     m = np.zeros((kp, o), np.float32)
     m[:k] = w.reshape(o, k).T
-    codes, scales = quant.quantize_int4_groups(m, group_size)
+    codes, scales = quant.quantize_int4_groups(m, group_size, clip)
     return Int4Weight(quant.pack_int4(codes), scales, tuple(w.shape), group_size)
 
 
-def int4_graph(graph: Graph, group_size: int = 32) -> tuple[Graph, dict[str, Int4Weight]]:
-    """The graph with every conv/linear weight replaced by its W4A16 round trip, and the int4 weights."""
+def edge_layers(graph: Graph) -> tuple[str, ...]:
+    """The first and the last weight layer (the stem and the head), which W4A16 deployments usually keep
+    in fp16: the stem has few inputs per output (K = 9 for a 3x3 on one channel) and the head decides."""
+    names = [n.name for n in graph.nodes if n.op in WEIGHT_OPS]
+    return tuple(dict.fromkeys(names[:1] + names[-1:]))
+
+
+def int4_graph(graph: Graph, group_size: int = 32, *, keep: tuple[str, ...] = (),
+               clip: str = "minmax") -> tuple[Graph, dict[str, Int4Weight]]:
+    """The graph with every conv/linear weight not in ``keep`` replaced by its W4A16 round trip, and the
+    int4 weights (``keep``: layers left in fp16, e.g. ``edge_layers(graph)``)."""
+    unknown = set(keep) - {n.name for n in graph.nodes if n.op in WEIGHT_OPS}
+    if unknown:
+        raise ValueError(f"W4A16 keep={sorted(unknown)}: not weight layers of this graph; "
+                         f"choose among {[n.name for n in graph.nodes if n.op in WEIGHT_OPS]}")
     packed: dict[str, Int4Weight] = {}
     nodes = []
     for node in graph.nodes:
-        if node.op in WEIGHT_OPS:
-            packed[node.name] = to_int4(node.params["w"], group_size)
+        if node.op in WEIGHT_OPS and node.name not in keep:
+            packed[node.name] = to_int4(node.params["w"], group_size, clip)
             params = dict(node.params, w=packed[node.name].dequantize())
             node = Node(node.name, node.op, node.inputs, params)
         nodes.append(node)
     return Graph(nodes, graph.input), packed
 
 
-__all__ = ["Int4Weight", "to_int4", "int4_graph", "WEIGHT_OPS"]
+__all__ = ["Int4Weight", "to_int4", "int4_graph", "edge_layers", "WEIGHT_OPS"]

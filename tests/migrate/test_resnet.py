@@ -5,7 +5,8 @@ import pytest
 
 from ascend_sim.kernels.m4.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
-from ascend_sim.migrate.resnet import BN_EPS, CONVS, conv_ref, fold_bn, resnet_logits_ref
+from ascend_sim.migrate.resnet import (BLOCKS, BN_EPS, CLASSES, CONVS, FEATURES, conv_ref, fold_bn,
+                                      load_resnet_weights, resnet_graph, resnet_logits_ref, resnet_predict_ref)
 from ascend_sim.migrate.runtime import Runtime, load_model
 from ascend_sim.models.datasets import load_mnist_subset, normalize
 
@@ -19,7 +20,8 @@ def random_params(seed=0):
         p[f"{name}.beta"] = rng.normal(0, 0.1, o).astype(np.float32)
         p[f"{name}.mean"] = rng.normal(0, 0.1, o).astype(np.float32)
         p[f"{name}.var"] = rng.uniform(0.5, 2.0, o).astype(np.float32)
-    p["fc.w"], p["fc.b"] = rng.normal(0, 0.3, (10, 32)).astype(np.float32), np.zeros(10, np.float32)
+    p["fc.w"] = rng.normal(0, 0.3, (CLASSES, FEATURES)).astype(np.float32)
+    p["fc.b"] = np.zeros(CLASSES, np.float32)
     return p
 
 
@@ -78,14 +80,33 @@ def test_folded_resnet_on_the_runtime_matches_its_reference(images, profile, tol
         assert {"conv_cube", "add_relu"} <= {r.op for r in rt.time_rows()}
 
 
-def test_the_shipped_resnet_classifies_held_out_digits_through_the_simulator(images):
-    from ascend_sim.migrate.resnet import load_resnet_weights, resnet_predict_ref
+def test_the_graph_has_one_fused_residual_per_block_and_a_downsample_where_the_shape_changes():
+    nodes = resnet_graph(random_params(4)).nodes
+    assert [n.name for n in nodes if n.op == "add_relu"] == [f"{b[0]}.out" for b in BLOCKS]
+    downs = [n for n in nodes if n.name.endswith(".down")]
+    assert [n.name for n in downs] == [f"{b[0]}.down" for b in BLOCKS if b[3] != 1 or b[1] != b[2]]
+    assert all(n.params["w"].shape[2:] == (1, 1) and n.params["stride"] == 2 for n in downs)
+
+
+@pytest.fixture(scope="module")
+def heldout():
     x, y = load_mnist_subset("heldout")
+    return normalize(x), y
+
+
+def test_the_shipped_resnet_reaches_98_5_percent_on_the_held_out_images(heldout):
+    """The 1,000 shipped held-out digits were never trained on (the validation split of
+    scripts/train_resnet.py); the weights shipped before the wider, longer-trained network got 96.8 % here."""
+    x, y = heldout
     p = load_resnet_weights()
-    assert sum(v.nbytes for v in p.values()) < 300_000                     # small weights shipped
-    ref_acc = float((resnet_predict_ref(p, normalize(x)) == y).mean())
-    assert ref_acc > 0.9
+    assert sum(v.nbytes for v in p.values()) < 500_000                     # small weights shipped
+    assert set(p) == {f"{c}.{f}" for c in CONVS for f in ("w", "gamma", "beta", "mean", "var")} | {"fc.w", "fc.b"}
+    assert float((resnet_predict_ref(p, x) == y).mean()) >= 0.985
+
+
+def test_the_shipped_resnet_classifies_held_out_digits_through_the_simulator(heldout):
+    x, y = load_mnist_subset("heldout")
     rep = Runtime(load_model("resnet"), "910B-fp16").evaluate(x[:100], y[:100])
-    ref = resnet_predict_ref(p, normalize(x[:100]))
+    ref = resnet_predict_ref(load_resnet_weights(), normalize(x[:100]))
     assert (rep.predictions == ref).mean() >= 0.98                         # fp16 cube kernels vs fp32 numpy
-    assert rep.table.total_us > 0
+    assert rep.accuracy >= 0.97 and rep.table.total_us > 0
