@@ -141,13 +141,13 @@ class NonFiniteWatch:
             back = frame.f_back
             if back is not None and back.f_code.co_filename.startswith(_OPS_DIR):
                 return                          # an inner call of an Ascend C call: the outer one counts
-            dst = frame.f_locals.get("dst")
+            tensors = _tensor_args(frame.f_locals)
+            dst = frame.f_locals.get("dst", tensors[0] if tensors else None)
             v = _view(dst) if dst is not None else None
             core = context.current
             if v is None or core is None:
                 return
-            srcs = [_view(t) for k, t in frame.f_locals.items() if k != "dst" and isinstance(t, (LocalTensor,
-                                                                                                GlobalTensor))]
+            srcs = [_view(t) for t in tensors if t is not dst]
             carried = any(_counts(s)[0] for s in srcs if s is not None)
             stack = self._stack.__dict__.setdefault("s", [])
             stack.append((frame, dst, _counts(v), len(core.records), core, carried))
@@ -170,6 +170,15 @@ class NonFiniteWatch:
         self.events.append(NonFiniteEvent(self.node, core.launch.kernel.__name__, core.block_idx,
                                           rec if instr else -1, op, site, str(v.dtype), where,
                                           after[0] - before[0], after[1] > before[1], carried))
+
+
+def _tensor_args(f_locals: dict) -> list:
+    """The tensors an Ascend C call received, in order: named parameters, or the items of ``*args``
+    (``Fixpipe(*args)`` takes an optional leading FixpipeConfig, so its dst is the first tensor)."""
+    items = list(f_locals.values())
+    if isinstance(f_locals.get("args"), tuple):
+        items += list(f_locals["args"])
+    return [t for t in items if isinstance(t, (LocalTensor, GlobalTensor))]
 
 
 @dataclass
