@@ -90,9 +90,11 @@ def test_choose_tiling_fits_the_buffers():
 
 @pytest.mark.parametrize("n, C, H, O, k, pad", [(2, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (2, 3, 9, 20, 3, 1)])
 @pytest.mark.parametrize("out", [np.float16, np.float32])
-def test_conv2d_cube_exact(n, C, H, O, k, pad, out):
+@pytest.mark.parametrize("src", [np.float16, np.float32])        # float32 inputs: C0 = 8 on the cube
+def test_conv2d_cube_exact(n, C, H, O, k, pad, out, src):
     rng = np.random.default_rng(n * C * H)
-    x, w, b = ints(rng, (n, C, H, H), -3, 4), ints(rng, (O, C, k, k), -3, 4), rng.integers(-9, 9, O).astype(np.float32)
+    x, w = ints(rng, (n, C, H, H), -3, 4, src), ints(rng, (O, C, k, k), -3, 4, src)
+    b = rng.integers(-9, 9, O).astype(np.float32)
     y, _ = conv2d_cube(x, w, b, pad, out_dtype=out)
     np.testing.assert_array_equal(y, conv_reference(x, w, b, pad, out_dtype=out))
     direct = np.zeros_like(y, np.float64)                 # an independent direct convolution
@@ -131,10 +133,12 @@ def test_conv_bn_relu_fused_matches_unfused_numpy():
 
 @pytest.mark.parametrize("M, N, K", [(256, 256, 256), (100, 64, 90)])
 @pytest.mark.parametrize("out", [np.float16, np.float32])
-def test_mix_matmul_add_relu_exact_and_costs_the_workspace_round_trip(M, N, K, out):
+@pytest.mark.parametrize("src", [np.float16, np.float32])
+def test_mix_matmul_add_relu_exact_and_costs_the_workspace_round_trip(M, N, K, out, src):
     from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
     rng = np.random.default_rng(7)
-    a, b, bias = ints(rng, (M, K)), ints(rng, (K, N)), rng.integers(-60, 60, N).astype(np.float32)
+    a, b = ints(rng, (M, K), dtype=src), ints(rng, (K, N), dtype=src)
+    bias = rng.integers(-60, 60, N).astype(np.float32)
     c, mix = matmul_add_relu_mix_run(a, b, bias, out_dtype=out)
     np.testing.assert_array_equal(c, matmul_reference(a, b, bias, relu=True, out_dtype=out))
     _, fused = tiled_matmul(a, b, bias, relu=True, out_dtype=out)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import KernelError, kernel, launch
-from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu, conv_reference, fold_bn
-from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
+from ascend_sim.kernels.opt.conv_cube import conv_bn_relu, conv_reference, fold_bn
 from ascend_sim.kernels.opt.tiled_matmul import (KernelTiledMatmul, TiledMatmulTiling, b_for_gm, choose_tiling,
                                                  matmul_reference, tiled_matmul, tiled_matmul_kernel)
 
@@ -104,30 +103,7 @@ def test_fp32_fused_matmul_add_relu_resident_streamed_and_single_buffered():
         np.testing.assert_array_equal(c, want)
 
 
-@pytest.mark.parametrize("M, N, K", [(256, 256, 256), (100, 64, 90)])
-@pytest.mark.parametrize("out", [np.float16, np.float32])
-def test_fp32_mix_matmul_add_relu_exact(M, N, K, out):
-    rng = np.random.default_rng(7)
-    a, b, bias = ints(rng, (M, K)), ints(rng, (K, N)), rng.integers(-60, 60, N).astype(np.float32)
-    c, mix = matmul_add_relu_mix_run(a, b, bias, out_dtype=out)
-    np.testing.assert_array_equal(c, matmul_reference(a, b, bias, relu=True, out_dtype=out))
-    _, fused = tiled_matmul(a, b, bias, relu=True, out_dtype=out)
-    assert mix.cycles > fused.cycles
-
-
-@pytest.mark.parametrize("n, C, H, O, k, pad", [(2, 1, 28, 6, 5, 2), (3, 6, 14, 16, 5, 0), (2, 3, 9, 20, 3, 1)])
-@pytest.mark.parametrize("out", [np.float16, np.float32])
-def test_fp32_conv2d_cube_exact(n, C, H, O, k, pad, out):
-    rng = np.random.default_rng(n * C * H)
-    x, w, b = ints(rng, (n, C, H, H), -3, 4), ints(rng, (O, C, k, k), -3, 4), rng.integers(-9, 9, O).astype(np.float32)
-    y, _ = conv2d_cube(x, w, b, pad, out_dtype=out)
-    np.testing.assert_array_equal(y, conv_reference(x, w, b, pad, out_dtype=out))
-    direct = np.zeros_like(y, np.float64)                 # an independent direct convolution
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    for i in range(k):
-        for j in range(k):
-            direct += np.einsum("nchw,oc->nohw", xp[:, :, i:i + y.shape[2], j:j + y.shape[3]], w[:, :, i, j])
-    np.testing.assert_array_equal(y, (direct + b[:, None, None]).astype(out))
+# fp32 inputs through the MIX MatMul+Add+ReLU and conv2d_cube: test_opt_kernels.py, parametrized over the input dtype
 
 
 def test_fp32_conv_bn_relu_random_reals_within_fp32_rounding():
