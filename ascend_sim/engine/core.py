@@ -43,12 +43,14 @@ class Event(tuple):
 class Region:
     """One normalised local-memory access of an instruction: granule runs [lo, hi) of one tier.
 
-    It remembers the shadow segments that covered its runs exactly (one per run, or a few that tile its one
-    run) and the shadow's version then, so an instruction repeated on the same buffer finds its segments
-    without a search.
+    It remembers, for the shadow's version then, the segments it touches as a read (all of them, those it
+    covers whole and those it covers in part) and, as a write, the segments that are exactly its runs (one
+    per run, or a few that tile its one run), so an instruction repeated on the same buffer finds its
+    segments without a search.
     """
 
-    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "segs", "ends")
+    __slots__ = ("tier", "shadow", "runs", "single", "lo", "hi", "ver", "segs", "ends", "rver", "rsegs", "wsegs",
+                 "psegs", "pkey")
 
     def __init__(self, tier: Tier, runs: list, ends: list | None = None):
         self.tier = tier
@@ -59,7 +61,12 @@ class Region:
         self.lo = runs[0][0]
         self.hi = runs[-1][1]
         self.ver = -1               # the shadow version ``segs`` is valid for
-        self.segs = ()              # the segment that is exactly each run, in order
+        self.segs = ()              # as a write: the segment that is exactly each run, in order
+        self.rver = -1              # the shadow version the read's segments below are valid for
+        self.rsegs = ()             # as a read: every segment it touches, then those it covers whole, in part
+        self.wsegs = ()
+        self.psegs = None           # (None: it covers every segment it touches whole)
+        self.pkey = 0               # the shadow's key of its runs (Shadow.pattern), when it reads segments in part
 
 
 def region(t, nbytes: int | None = None) -> tuple:
@@ -201,12 +208,35 @@ class Core:
         vcq = self.vc[q]
         for p, (seq, r) in s.rd.items():
             if seq > vcq[p]:
-                rec = Instr(*self.records[r])
-                raise RaceError(
-                    f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
-                    f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
-                    f"reading, with no synchronisation between them",
-                    fix=_sync_fix(p, q, war=True), site=site)
+                self._war_error(q, p, r, tier, at, op, site)
+
+    def _war_part(self, q: int, s, w: Region, op: str, site) -> None:
+        """Raise the write-after-read error, if any, of the write ``w`` over reads of parts of segment ``s``:
+        at the first granule that ``w`` and an unsynchronised read share, naming that read."""
+        vcq = self.vc[q]
+        first = None
+        for key, (seq, _, rs) in s.pr.items():
+            if seq <= vcq[key & 7]:
+                continue
+            for a, b in rs:
+                a, b = max(a, s.lo), min(b, s.hi)
+                for lo, hi in w.runs:
+                    g = max(a, lo)
+                    if g < min(b, hi) and (first is None or g < first):
+                        first = g
+        if first is None:
+            return
+        for p, (seq, r) in s.readers_at(first).items():
+            if seq > vcq[p]:
+                self._war_error(q, p, r, w.tier, max(w.lo, first), op, site)
+
+    def _war_error(self, q: int, p: int, r: int, tier: Tier, at: int, op: str, site) -> None:
+        rec = Instr(*self.records[r])
+        raise RaceError(
+            f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
+            f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
+            f"reading, with no synchronisation between them",
+            fix=_sync_fix(p, q, war=True), site=site)
 
     # ------------------------------------------------------------------ issue
     def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
@@ -235,30 +265,35 @@ class Core:
         idx = len(records)
         mark = (seq, idx)
         # sanitizer and shadow in one pass per region. Reads: initcheck and read-after-write, then the
-        # read is recorded (a strided read burst by burst). Writes: write-after-write and
+        # read is recorded (on the segments it covers whole, and apart on those it covers in part, which
+        # reads never cut: engine/shadow.py). Writes: write-after-write and
         # write-after-read, then the write (exact: the gaps of a strided write stay as they were).
         # The instruction's own marks never trip its own checks: they carry ``seq``, and vcq[pipe] is
         # ``seq`` already. After a failed check the shadow is not used again (the launch ends).
         for r in rd:
-            if r.ver == r.shadow.version:       # its runs are exactly these segments: check and mark in place
-                for s in r.segs:
+            if r.rver != r.shadow.version:
+                self._read_segments(r)
+            if r.psegs is None:         # the usual read: every segment it touches, whole
+                for s in r.rsegs:
                     if not s.init or s.ws > vcq[s.wp]:
                         self._read_fault(pipe, r, op, site)
                     s.rd[pipe] = mark
-            else:
-                segs = self._segments(r)
-                for s in segs:
-                    if not s.init or s.ws > vcq[s.wp]:
-                        self._read_fault(pipe, r, op, site)
-                if r.single and segs[0].lo == r.lo and segs[-1].hi == r.hi:
-                    for s in segs:          # the segments tile r (Shadow.read would cut nothing): mark them
-                        s.rd[pipe] = mark
-                elif r.single:
-                    r.shadow.read(r.lo, r.hi, pipe, seq, idx)
-                else:               # a strided read: each burst, not the gaps between them
-                    read = r.shadow.read
-                    for lo, hi in r.runs:
-                        read(lo, hi, pipe, seq, idx)
+                continue
+            for s in r.rsegs:
+                if not s.init or s.ws > vcq[s.wp]:
+                    self._read_fault(pipe, r, op, site)
+            for s in r.wsegs:
+                s.rd[pipe] = mark
+            key = r.pkey + pipe     # segments it reads in part (a fractal of an L1 tile): noted apart, not cut
+            part = (seq, idx, r.runs)
+            for s in r.psegs:
+                pm = s.pm
+                if pm is None:
+                    s.pm = {pipe: seq}
+                    s.pr = {key: part}
+                else:
+                    pm[pipe] = seq
+                    s.pr[key] = part
         for r in wr:
             exact = r.ver == r.shadow.version
             if exact:
@@ -277,6 +312,12 @@ class Core:
                             if m[0] > vcq[p]:
                                 self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
                         s.rd = {}
+                    pm = s.pm
+                    if pm is not None:
+                        for p, m in pm.items():
+                            if m > vcq[p]:
+                                self._war_part(pipe, s, r, op, site)
+                        s.pm = s.pr = None
                     s.init = True
                     s.wp = pipe
                     s.ws = seq
@@ -289,6 +330,10 @@ class Core:
                     for p, m in s.rd.items():
                         if m[0] > vcq[p]:
                             self._war(pipe, s, r.tier, max(r.lo, s.lo), op, site)
+                if s.pm is not None:
+                    for p, m in s.pm.items():
+                        if m > vcq[p]:
+                            self._war_part(pipe, s, r, op, site)
             write = r.shadow.write
             for lo, hi in r.runs:
                 write(lo, hi, pipe, seq, idx)
@@ -322,8 +367,8 @@ class Core:
             records.pack()
 
     def _segments(self, r: Region) -> list:
-        """The shadow segments ``r`` touches; remembered on ``r`` when each of its runs is exactly one segment,
-        or when ``r`` is one run that a few segments (at most the shadow's ``keep``) tile exactly."""
+        """The shadow segments the write ``r`` touches; remembered on ``r`` when each of its runs is exactly one
+        segment, or when ``r`` is one run that a few segments (at most the shadow's ``keep``) tile exactly."""
         segs = self._touched(r.tier, r.runs)
         rs = r.runs
         if r.single and len(segs) > 1:
@@ -338,6 +383,22 @@ class Core:
                 r.segs = tuple(segs)
                 r.ver = r.shadow.version
         return segs
+
+    def _read_segments(self, r: Region) -> None:
+        """Remember on the read ``r`` the segments it touches, split into those it covers whole and in part."""
+        segs = self._touched(r.tier, r.runs)
+        whole, part = [], []
+        for s in segs:
+            covered = False
+            for lo, hi in r.runs:
+                if lo <= s.lo and s.hi <= hi:
+                    covered = True
+                    break
+            (whole if covered else part).append(s)
+        r.rsegs, r.wsegs, r.psegs = tuple(segs), tuple(whole), tuple(part) if part else None
+        if part:
+            r.pkey = r.shadow.pattern(r.runs)
+        r.rver = r.shadow.version
 
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""

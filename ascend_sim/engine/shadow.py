@@ -1,17 +1,22 @@
 """Shadow memory of one on-chip tier for the initcheck and the racecheck.
 
-The tier is split into segments of 32-byte granules that share one history:
-whether they were written, the last writer (pipe, sequence number, record)
-and, per pipe that read them since, its last read (a dict pipe -> (sequence
-number, record): usually one entry, so the write-after-read check is short).
-Kernels touch a handful of buffers, so a short sorted list of segments is far
-cheaper than state per granule: an access looks up its segments by bisection
-and splits at most two of them. A write gives every segment it covers the same
-history; it keeps their boundaries when they are few (``KEEP``), because the
-reads that cut them usually come back (a cube kernel's LoadData reads its L1
-tile fractal by fractal after every copy-in), and merges them into one segment
-otherwise. Adjacent segments with the same history mean the same as one, so
-the two choices give the same checks, errors and records.
+The tier is split into segments of 32-byte granules that share one write history:
+whether they were written and the last writer (pipe, sequence number, record).
+Writes cut segments at their bounds; reads never do. A segment keeps, per pipe,
+its last read of the whole segment (``rd``: pipe -> (sequence number, record),
+usually one entry, so the write-after-read check is short) and, apart, the reads
+of a part of it (``pm``: each pipe's latest such sequence number, the quick test;
+``pr``: the latest read per pipe and access pattern with its granule runs, for
+the exact answer). A cube kernel's LoadData reads its L1 tile fractal by fractal
+after every copy-in: the tile stays one segment, so the next copy-in checks one
+segment, not the 128 fractals the reads would have cut it into.
+
+A write gives every segment it covers the same history; it keeps their boundaries
+when they are few (``KEEP``) and merges them into one segment otherwise. Adjacent
+segments with the same history mean the same as one, so the two choices give the
+same checks, errors and records. Per granule the history is the same as if reads
+cut segments too: a granule's readers are the whole-segment reads and the partial
+reads whose runs cover it (:meth:`Shadow.granule_history`).
 """
 from __future__ import annotations
 
@@ -25,9 +30,9 @@ KEEP = 256                # a write over at most this many segments resets them 
 
 
 class Seg:
-    """Granules [lo, hi) with one access history."""
+    """Granules [lo, hi) with one write history and the reads since that write."""
 
-    __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rd")
+    __slots__ = ("lo", "hi", "init", "wp", "ws", "wr", "rd", "pm", "pr")
 
     def __init__(self, lo: int, hi: int, init: bool, wp: int, ws: int, wr: int, rd: dict):
         self.lo = lo            # one statement each: faster than tuple unpacking into slots
@@ -36,10 +41,52 @@ class Seg:
         self.wp = wp            # last writer: pipe, its sequence number, its record index
         self.ws = ws
         self.wr = wr
-        self.rd = rd            # {reading pipe: (sequence number, record index)} since that write
+        self.rd = rd            # {reading pipe: (sequence number, record index)}: reads of the whole segment
+        self.pm = None          # None, or {reading pipe: its latest sequence number} of reads of a part of it
+        self.pr = None          # and those reads: {pattern key * 8 + pipe: (sequence number, record, runs)}
 
     def split_copy(self, at: int) -> "Seg":
-        return Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, dict(self.rd))
+        """The part from granule ``at`` on, as its own segment (this one is cut there by the caller)."""
+        t = Seg(at, self.hi, self.init, self.wp, self.ws, self.wr, dict(self.rd))
+        if self.pr is not None:
+            t.pm, t.pr = _parts(self.pr, at, self.hi)
+            self.pm, self.pr = _parts(self.pr, self.lo, at)
+        return t
+
+    def clear_reads(self) -> None:
+        self.rd = {}
+        self.pm = self.pr = None
+
+    def read_part(self, key: int, pipe: int, seq: int, rec: int, rs: list) -> None:
+        """Record a read by ``pipe`` of the granules of runs ``rs`` that lie in this segment (not all of it)."""
+        if self.pm is None:
+            self.pm = {pipe: seq}
+            self.pr = {key: (seq, rec, rs)}
+        else:
+            self.pm[pipe] = seq
+            self.pr[key] = (seq, rec, rs)
+
+    def readers_at(self, g: int) -> dict:
+        """{pipe: (sequence number, record)}: the latest read of granule ``g`` by each pipe, in first-read order."""
+        out = dict(self.rd)
+        if self.pr:
+            for key, (seq, rec, rs) in self.pr.items():
+                p = key & 7
+                if any(lo <= g < hi for lo, hi in rs) and (p not in out or out[p][0] < seq):
+                    out[p] = (seq, rec)
+        return out
+
+
+def _parts(pr: dict, lo: int, hi: int) -> tuple:
+    """The partial reads of ``pr`` that touch granules [lo, hi), with their per-pipe maximum (None: none)."""
+    kept = {k: v for k, v in pr.items() if any(a < hi and b > lo for a, b in v[2])}
+    if not kept:
+        return None, None
+    pm: dict = {}
+    for k, (seq, _, _) in kept.items():
+        if seq > pm.get(k & 7, -1):
+            pm[k & 7] = seq
+    return pm, kept
 
 
 def runs(g) -> list[tuple[int, int]]:
@@ -66,6 +113,7 @@ class Shadow:
         self.version = 0        # bumped whenever segments are split or merged (core.Region caches one)
         self.starts = [0]
         self.segs = [Seg(0, granules, False, NO_PIPE, 0, -1, {})]
+        self.patterns: dict = {}    # a partial read's runs (tuple) -> its pattern key (reads of one pattern replace)
 
     def reset(self) -> None:
         """Nothing written, nothing read, for the next block on this tier.
@@ -79,6 +127,15 @@ class Shadow:
             s.ws = 0
             s.wr = -1
             s.rd = {}
+            s.pm = s.pr = None
+
+    def pattern(self, rs: list) -> int:
+        """The key of a read's granule runs: reads with the same runs by one pipe keep only the latest."""
+        k = tuple(rs)
+        p = self.patterns.get(k)
+        if p is None:
+            p = self.patterns[k] = len(self.patterns) * 8
+        return p
 
     def _cut(self, g: int) -> int:
         """Make a segment start at granule ``g``; return its index (len(segs) at the end)."""
@@ -126,30 +183,44 @@ class Shadow:
             s.ws = seq
             s.wr = rec
             s.rd = {}
+            s.pm = s.pr = None
             return
         i = self._cut(lo)
         j = self._cut(hi)
-        if j - i <= self.keep:          # the same histories, the boundaries kept for the reads to come
+        if j - i <= self.keep:          # the same histories, the boundaries kept for the writes to come
             for s in self.segs[i:j]:
                 s.init = True
                 s.wp = pipe
                 s.ws = seq
                 s.wr = rec
                 s.rd = {}
+                s.pm = s.pr = None
             return
         self.version += 1
         self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
         self.starts[i:j] = [lo]
 
-    def read(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
-        """Record a read of [lo, hi) by ``pipe``."""
-        s = self._exact(lo, hi)
-        if s is not None:
-            s.rd[pipe] = (seq, rec)
-            return
+    def read(self, rs: list, pipe: int, seq: int, rec: int) -> None:
+        """Record a read of granule runs ``rs`` (sorted, disjoint) by ``pipe``; segments are not cut."""
+        key = None
         mark = (seq, rec)
-        for s in self.span(lo, hi):
-            s.rd[pipe] = mark
+        segs, starts = self.segs, self.starts
+        for lo, hi in rs:
+            i = bisect_right(starts, lo) - 1
+            while i < len(segs) and segs[i].lo < hi:
+                s = segs[i]
+                if lo <= s.lo and s.hi <= hi:
+                    s.rd[pipe] = mark
+                else:
+                    if key is None:
+                        key = self.pattern(rs) + pipe
+                    s.read_part(key, pipe, seq, rec, rs)
+                i += 1
+
+    def granule_history(self, g: int) -> tuple:
+        """Granule ``g``'s history: written?, last writer (pipe, seq, record), its readers in first-read order."""
+        s = self.segs[bisect_right(self.starts, g) - 1]
+        return (s.init, s.wp, s.ws, s.wr, tuple(s.readers_at(g).items()))
 
     def mark_init(self, lo: int, hi: int) -> None:
         """Scratch an instruction fills as a side effect (reduction work buffers)."""
