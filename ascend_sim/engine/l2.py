@@ -138,16 +138,25 @@ class L2Cache:
                 dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
         else:
             idx = self.lines(addr, count, blen, pitch)
-            flags = np.frombuffer(res, np.uint8)
-            n = count if idx.__class__ is slice else idx.size
-            hit = int(_count_nonzero(flags[idx]))
-            dirt = np.frombuffer(self.dirt, np.uint8)
-            if mode != DISABLE:
-                flags[idx] = 1
+            if mode and idx.__class__ is slice:
+                # one line per burst, lines apart (Nd2Nz rows), allocated: bytearray extended slices, no numpy call
+                n = count
+                hit = n - res[idx].count(0)
+                if hit < n:
+                    res[idx] = _ONES[:n]
                 if write:
-                    dirt[idx] = 1
-            elif write and hit:
-                dirt[idx] |= flags[idx]
+                    self.dirt[idx] = _ONES[:n]
+            else:
+                flags = np.frombuffer(res, np.uint8)
+                n = count if idx.__class__ is slice else idx.size
+                hit = int(_count_nonzero(flags[idx]))
+                dirt = np.frombuffer(self.dirt, np.uint8)
+                if mode != DISABLE:
+                    flags[idx] = 1
+                    if write:
+                        dirt[idx] = 1
+                elif write and hit:
+                    dirt[idx] |= flags[idx]
         if write and mode != DISABLE:       # write-allocate: the write lands in L2
             self.hit_bytes += nbytes
             return nbytes, 0
