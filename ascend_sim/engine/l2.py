@@ -42,6 +42,7 @@ DISABLE = CacheMode.CACHE_MODE_DISABLE
 _count_nonzero = np.count_nonzero
 _ONES = memoryview(b"\x01" * (1 << 20))
 _F64 = np.float64
+MAX_SETS = 1 << 16      # distinct transfers kept per set of lines at most (memory); beyond, bookkeeping per line
 
 
 class _Lines:
@@ -198,19 +199,18 @@ class L2Cache:
 
     def _lines_of(self, addr: int, count: int, blen: int, pitch: int) -> _Lines | None:
         """The set of a transfer's lines, made when no transfer touched them before; None when they are not
-        a slice of lines, or when some but not all of them are another set's."""
+        a slice of lines, when some but not all of them are another set's, or when there are too many sets."""
         where = self.lines(addr, count, blen, pitch)
-        if where.__class__ is not slice:
+        if where.__class__ is not slice or len(self.sets) >= MAX_SETS:
             return None
         key = (where.start, where.stop, where.step or 1)
         lines = self.by_lines.get(key)
         if lines is None:
-            claimed = self.claimed
-            if claimed[where].count(1):
+            mine = self.claimed[where]
+            if mine.count(1):
                 return None
-            n = len(range(*key))
-            claimed[where] = _ONES[:n]
-            lines = self.by_lines[key] = _Lines(where, n)
+            self.claimed[where] = _ONES[:len(mine)]
+            lines = self.by_lines[key] = _Lines(where, len(mine))
         self.sets[(addr, count, blen, pitch)] = lines
         return lines
 

@@ -233,12 +233,17 @@ class _ReferenceLru:
         return (nbytes, written_back) if write else (l2, nbytes - l2 + written_back)
 
 
-def test_the_per_set_lru_evicts_like_a_reference_lru():
+@pytest.mark.parametrize("max_sets", [None, 20])
+def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
     """Random transfers on tiles (strided rows of one line each, and runs) whose lines are a tile's or no one's
-    keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping.
-    Every transfer's (L2 bytes, HBM bytes), the resident and dirty lines, against a per-line reference LRU:
-    a wrong victim (order within a set, or between sets), a lost dirty bit or write-back shows."""
+    keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping
+    (or, with ``max_sets``, the 21st distinct transfer does). Every transfer's (L2 bytes, HBM bytes), the
+    resident and dirty lines, against a per-line reference LRU: a wrong victim (order within a set, or between
+    sets), a lost dirty bit or write-back shows."""
+    from ascend_sim.engine import l2 as l2_module
     from ascend_sim.engine.l2 import L2Cache
+    if max_sets:
+        monkeypatch.setattr(l2_module, "MAX_SETS", max_sets)
     rng = np.random.default_rng(1)
     tiles = [((rows * 16 + col) * 512, 8, blen, 16 * 512)                      # 8 rows of 16 lines: a column
              for rows in (0, 8) for col in range(8) for blen in (512, 256)]    # (blen 256: the same lines)
@@ -257,5 +262,5 @@ def test_the_per_set_lru_evicts_like_a_reference_lru():
             assert l2.resident == len(ref.held)
             assert l2.stats()["dirty_bytes_left"] == 512 * sum(ref.held.values())
             if k == 999:
-                assert not l2.per_line          # the tiles kept the bookkeeping per set
+                assert l2.per_line == bool(max_sets)        # the tiles kept the bookkeeping per set
         assert l2.per_line
