@@ -71,7 +71,7 @@ class L2Cache:
         self.dirty = np.zeros(0 if self.fits else n, np.bool_)
         self.resident = 0
         self.clock = 0
-        self.order: deque = deque()             # (stamp, slice | line indices) in use order
+        self.order: deque = deque()             # (stamp, _Lines | slice | line indices) in use order
         self.patterns: dict = {}                # (first line offset, count, blen, pitch) -> relative lines
         self.hit_bytes = 0          # transfer bytes served by L2 (read hits and writes into L2)
         self.hbm_read_bytes = 0     # read misses (allocated or not)
@@ -268,7 +268,9 @@ class L2Cache:
 
     def transfer(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
                  mode: int) -> tuple[float, float]:
-        """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included)."""
+        """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included).
+
+        Per line, on the numpy arrays: the LRU path once ``_spell_out`` ran (``_transfer_sets`` before)."""
         line = self.line
         if count == 1 or pitch - blen < line:       # a run of lines (the usual copy): views, no index arrays
             lo = addr // line

@@ -208,6 +208,7 @@ def test_hbm_is_booked_by_the_blocks_copying():
     busy_rate = sum(8192 for _ in range(cores)) / max(e for b, _, s, e, _ in res.core_times if b < cores)
     assert busy_rate <= CHIP.hbm_bytes_per_cycle * 1.001                            # never above HBM
 
+
 class _ReferenceLru:
     """LRU by the book, one line at a time: an ordered dict of resident line -> dirty, least recent first
     (a transfer's lines are used in ascending order)."""
@@ -220,7 +221,7 @@ class _ReferenceLru:
         lines = sorted({(addr + k * pitch + b) // 512 for k in range(count) for b in range(blen)})
         hit = sum(line in self.held for line in lines)
         l2 = nbytes * hit / len(lines) if hit else 0.0
-        if mode == CacheMode.CACHE_MODE_DISABLE:
+        if mode == CacheMode.CACHE_MODE_DISABLE:       # no allocation, no refresh: a write dirties what is held
             for line in lines:
                 if write and line in self.held:
                     self.held[line] = True
