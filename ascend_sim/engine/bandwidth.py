@@ -37,15 +37,15 @@ class HbmTimeline:
         t = start
         b = int(t) // BIN
         left = nbytes
+        span = (b + 1) * BIN - t                    # cycles of this bin from t: all of it after the first
+        top, most = cap * span / BIN, rate * span   # the bin's bytes over that span; this transfer's most
         while True:
             if b >= len(booked):
                 booked.extend([0.0] * (b + 64 - len(booked)))
-            end = (b + 1) * BIN
-            span = end - t
             room = cap - booked[b]                  # the bin's bytes not booked, spread evenly over it
-            if room > cap * span / BIN:
-                room = cap * span / BIN
-            can = rate * span
+            if room > top:
+                room = top
+            can = most
             if room < can:
                 can = room if room > 0.0 else 0.0
             if can >= left:
@@ -53,5 +53,8 @@ class HbmTimeline:
                 return t + left * span / can - start
             booked[b] += can
             left -= can
-            t = end
             b += 1
+            t = b * BIN
+            if span != BIN:                         # the first bin done: whole bins from now on
+                span = BIN
+                top, most = cap * span / BIN, rate * span

@@ -10,8 +10,14 @@ misses go straight to HBM and it leaves L2 as it was (its hits are still served 
 
 Blocks run one after another (engine/scheduler.py), so L2 sees each block's transfers in that
 order: the first block to read a line misses and the others hit, as when cores share tiles.
-Bookkeeping is per line with numpy: a last-use stamp (0: not resident) and a dirty bit per line,
-and a queue of (stamp, lines) per transfer in use order, from which victims are taken.
+Bookkeeping is per transfer while every transfer's lines are those of an earlier one or lines no
+transfer touched before (a tiled kernel's tiles, e.g. every copy of case (f)): the lines of one
+such set (a ``_Lines``) were used together, so they share one last-use stamp, and since victims
+are taken in line order from the oldest set its resident and its dirty lines are each a suffix of
+its lines; a few Python ints per set say it all. The first transfer that overlaps another's lines
+in part switches the cache, for good, to per-line bookkeeping with numpy (the same state, spelled
+out): a last-use stamp (0: not resident) and a dirty bit per line. Either way a queue of (stamp,
+lines) per transfer in use order gives the victims.
 """
 from __future__ import annotations
 
@@ -35,6 +41,20 @@ class CacheMode(enum.IntEnum):
 DISABLE = CacheMode.CACHE_MODE_DISABLE
 _count_nonzero = np.count_nonzero
 _ONES = memoryview(b"\x01" * (1 << 20))
+_F64 = np.float64
+MAX_SETS = 1 << 16      # distinct transfers kept per set of lines at most (memory); beyond, bookkeeping per line
+
+
+class _Lines:
+    """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers), their count,
+    the stamp of their last use, and the first of them still resident and the first dirty one (the lines
+    before ``live`` were evicted; those from ``dirty`` on are dirty, and ``dirty >= live``)."""
+
+    __slots__ = ("where", "n", "stamp", "live", "dirty")
+
+    def __init__(self, where: slice, n: int):
+        self.where, self.n = where, n
+        self.stamp, self.live, self.dirty = 0, n, n        # not resident, clean
 
 
 class L2Cache:
@@ -51,7 +71,7 @@ class L2Cache:
         self.dirty = np.zeros(0 if self.fits else n, np.bool_)
         self.resident = 0
         self.clock = 0
-        self.order: deque = deque()             # (stamp, slice | line indices) in use order
+        self.order: deque = deque()             # (stamp, _Lines | slice | line indices) in use order
         self.patterns: dict = {}                # (first line offset, count, blen, pitch) -> relative lines
         self.hit_bytes = 0          # transfer bytes served by L2 (read hits and writes into L2)
         self.hbm_read_bytes = 0     # read misses (allocated or not)
@@ -63,6 +83,12 @@ class L2Cache:
             self.res = bytearray(n)
             self.dirt = bytearray(n)
             self.transfer = self._transfer_fits
+        else:
+            self.per_line = False               # True once a transfer overlapped another's lines in part
+            self.sets: dict = {}                # (addr, count, blen, pitch) -> _Lines
+            self.by_lines: dict = {}            # (start, stop, step) of the lines -> _Lines
+            self.claimed = bytearray(n)         # 1: the line belongs to a _Lines
+            self.transfer = self._transfer_sets
 
     # ------------------------------------------------------------------ lines
     def lines(self, addr: int, count: int, blen: int, pitch: int):
@@ -113,21 +139,120 @@ class L2Cache:
                 dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
         else:
             idx = self.lines(addr, count, blen, pitch)
-            flags = np.frombuffer(res, np.uint8)
-            n = count if idx.__class__ is slice else idx.size
-            hit = int(_count_nonzero(flags[idx]))
-            dirt = np.frombuffer(self.dirt, np.uint8)
-            if mode != DISABLE:
-                flags[idx] = 1
+            if mode and idx.__class__ is slice:
+                # one line per burst, lines apart (Nd2Nz rows), allocated: bytearray extended slices, no numpy call
+                n = count
+                hit = n - res[idx].count(0)
+                if hit < n:
+                    res[idx] = _ONES[:n]
                 if write:
-                    dirt[idx] = 1
-            elif write and hit:
-                dirt[idx] |= flags[idx]
+                    self.dirt[idx] = _ONES[:n]
+            else:
+                flags = np.frombuffer(res, np.uint8)
+                n = count if idx.__class__ is slice else idx.size
+                hit = int(_count_nonzero(flags[idx]))
+                dirt = np.frombuffer(self.dirt, np.uint8)
+                if mode != DISABLE:
+                    flags[idx] = 1
+                    if write:
+                        dirt[idx] = 1
+                elif write and hit:
+                    dirt[idx] |= flags[idx]
         if write and mode != DISABLE:       # write-allocate: the write lands in L2
             self.hit_bytes += nbytes
             return nbytes, 0
         l2 = nbytes * hit / n if hit else 0.0
         return l2, self._account(write, nbytes, l2)
+
+    def _transfer_sets(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
+                       mode: int) -> tuple[float, float]:
+        """``transfer`` with the bookkeeping per set of lines (module docstring): Python ints, no numpy calls."""
+        if self.per_line:               # (for cores that bound this method before the switch)
+            return L2Cache.transfer(self, write, addr, count, blen, pitch, nbytes, mode)
+        lines = self.sets.get((addr, count, blen, pitch))
+        if lines is None:
+            lines = self._lines_of(addr, count, blen, pitch)
+            if lines is None:           # overlaps another transfer's lines in part: per line from now on
+                self._spell_out()
+                return L2Cache.transfer(self, write, addr, count, blen, pitch, nbytes, mode)
+        n = lines.n
+        hit = n - lines.live
+        l2 = _F64(nbytes * hit / n) if hit else 0.0     # float64, as the per-line path's numpy count gives
+        if mode == DISABLE:             # no allocation, no refresh; resident lines are still used
+            if write and hit:
+                lines.dirty = lines.live
+            return l2, self._account(write, nbytes, l2)
+        self.clock = clock = self.clock + 1
+        lines.stamp = clock
+        lines.live = 0
+        self.order.append((clock, lines))
+        self.resident += n - hit
+        if write:
+            lines.dirty = 0
+            self.hit_bytes += nbytes
+            l2, hbm = nbytes, 0
+        else:
+            hbm = self._account(False, nbytes, l2)
+        if self.resident > self.capacity:
+            hbm += self._make_room(self._evict_sets)
+        return l2, hbm
+
+    def _lines_of(self, addr: int, count: int, blen: int, pitch: int) -> _Lines | None:
+        """The set of a transfer's lines, made when no transfer touched them before; None when they are not
+        a slice of lines, when some but not all of them are another set's, or when there are too many sets."""
+        where = self.lines(addr, count, blen, pitch)
+        if where.__class__ is not slice or len(self.sets) >= MAX_SETS:
+            return None
+        key = (where.start, where.stop, where.step or 1)
+        lines = self.by_lines.get(key)
+        if lines is None:
+            mine = self.claimed[where]
+            if mine.count(1):
+                return None
+            self.claimed[where] = _ONES[:len(mine)]
+            lines = self.by_lines[key] = _Lines(where, len(mine))
+        self.sets[(addr, count, blen, pitch)] = lines
+        return lines
+
+    def _evict_sets(self, k: int) -> int:
+        """``_evict`` on sets of lines: each set's first resident lines go first; returns the bytes written back."""
+        wb = 0
+        order = self.order
+        while k > 0 and order:
+            s, lines = order[0]
+            left = lines.n - lines.live
+            if lines.stamp != s or not left:    # used again since, or evicted already
+                order.popleft()
+                continue
+            if left <= k:
+                order.popleft()
+            else:
+                left = k
+            cut = lines.live = lines.live + left
+            if cut > lines.dirty:           # dirty lines among the evicted ones
+                wb += (cut - lines.dirty) * self.line
+                lines.dirty = cut
+            self.resident -= left
+            k -= left
+        return wb
+
+    def _spell_out(self) -> None:
+        """Switch to per-line bookkeeping: each set's stamps and dirty bits written into the line arrays."""
+        for lines in self.by_lines.values():
+            if lines.live < lines.n:
+                self.stamp[lines.where][lines.live:] = lines.stamp
+                self.dirty[lines.where][lines.dirty:] = True
+        self.order = deque((s, lines.where) for s, lines in self.order)
+        self.per_line = True
+        self.sets = self.by_lines = {}
+        del self.transfer               # the class's per-line method from now on
+
+    def _make_room(self, evict) -> int:
+        """Evict what the lines resident beyond capacity need; count and return the bytes written back."""
+        wb = evict(self.resident - self.capacity)
+        self.hbm_write_bytes += wb
+        self.writeback_bytes += wb
+        return wb
 
     def _account(self, write: bool, nbytes: int, l2: float) -> float:
         """Count a transfer that L2 served ``l2`` bytes of and HBM the rest; returns the HBM bytes."""
@@ -143,7 +268,9 @@ class L2Cache:
 
     def transfer(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,
                  mode: int) -> tuple[float, float]:
-        """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included)."""
+        """Account one transfer; returns (bytes served by L2, bytes through HBM, write-backs included).
+
+        Per line, on the numpy arrays: the LRU path once ``_spell_out`` ran (``_transfer_sets`` before)."""
         line = self.line
         if count == 1 or pitch - blen < line:       # a run of lines (the usual copy): views, no index arrays
             lo = addr // line
@@ -176,10 +303,7 @@ class L2Cache:
         else:
             hbm = self._account(False, nbytes, l2)
         if self.resident > self.capacity:
-            wb = self._evict(self.resident - self.capacity)
-            self.hbm_write_bytes += wb
-            self.writeback_bytes += wb
-            hbm += wb
+            hbm += self._make_room(self._evict)
         return l2, hbm
 
     def _evict(self, k: int) -> int:
@@ -222,4 +346,11 @@ class L2Cache:
         return {"l2_hit_rate": self.read_hit_bytes / self.read_bytes if self.read_bytes else 0.0,
                 "l2_bytes": int(self.hit_bytes), "hbm_read_bytes": int(self.hbm_read_bytes),
                 "hbm_write_bytes": int(self.hbm_write_bytes), "writeback_bytes": int(self.writeback_bytes),
-                "dirty_bytes_left": (self.dirt.count(1) if self.fits else int(np.count_nonzero(self.dirty))) * self.line}
+                "dirty_bytes_left": self._dirty_lines() * self.line}
+
+    def _dirty_lines(self) -> int:
+        if self.fits:
+            return self.dirt.count(1)
+        if self.per_line:
+            return int(np.count_nonzero(self.dirty))
+        return sum(lines.n - lines.dirty for lines in self.by_lines.values())

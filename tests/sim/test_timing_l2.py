@@ -207,3 +207,61 @@ def test_hbm_is_booked_by_the_blocks_copying():
     assert cyc[cores] == cyc[cores + 1] == alone
     busy_rate = sum(8192 for _ in range(cores)) / max(e for b, _, s, e, _ in res.core_times if b < cores)
     assert busy_rate <= CHIP.hbm_bytes_per_cycle * 1.001                            # never above HBM
+
+
+class _ReferenceLru:
+    """LRU by the book, one line at a time: an ordered dict of resident line -> dirty, least recent first
+    (a transfer's lines are used in ascending order)."""
+
+    def __init__(self, capacity: int):
+        from collections import OrderedDict
+        self.capacity, self.held = capacity, OrderedDict()
+
+    def transfer(self, write, addr, count, blen, pitch, nbytes, mode):
+        lines = sorted({(addr + k * pitch + b) // 512 for k in range(count) for b in range(blen)})
+        hit = sum(line in self.held for line in lines)
+        l2 = nbytes * hit / len(lines) if hit else 0.0
+        if mode == CacheMode.CACHE_MODE_DISABLE:       # no allocation, no refresh: a write dirties what is held
+            for line in lines:
+                if write and line in self.held:
+                    self.held[line] = True
+            return l2, nbytes - l2
+        for line in lines:
+            self.held[line] = self.held.pop(line, False) or write
+        written_back = 0
+        while len(self.held) > self.capacity:
+            written_back += 512 * self.held.popitem(last=False)[1]
+        return (nbytes, written_back) if write else (l2, nbytes - l2 + written_back)
+
+
+@pytest.mark.parametrize("max_sets", [None, 20])
+def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
+    """Random transfers on tiles (strided rows of one line each, and runs) whose lines are a tile's or no one's
+    keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping
+    (or, with ``max_sets``, the 21st distinct transfer does). Every transfer's (L2 bytes, HBM bytes), the
+    resident and dirty lines, against a per-line reference LRU: a wrong victim (order within a set, or between
+    sets), a lost dirty bit or write-back shows."""
+    from ascend_sim.engine import l2 as l2_module
+    from ascend_sim.engine.l2 import L2Cache
+    if max_sets:
+        monkeypatch.setattr(l2_module, "MAX_SETS", max_sets)
+    rng = np.random.default_rng(1)
+    tiles = [((rows * 16 + col) * 512, 8, blen, 16 * 512)                      # 8 rows of 16 lines: a column
+             for rows in (0, 8) for col in range(8) for blen in (512, 256)]    # (blen 256: the same lines)
+    tiles += [((256 + 5 * j) * 512, 1, 5 * 512 - 100, 5 * 512) for j in range(6)]    # runs of 5 lines
+    for capacity in (37, 50, 64):
+        l2, ref = L2Cache(512, capacity * 512, 512 * 512), _ReferenceLru(capacity)
+        for k in range(1200):
+            if k < 1000:
+                addr, count, blen, pitch = tiles[rng.integers(len(tiles))]
+            else:                       # anywhere: overlaps tiles in part
+                addr, count, blen, pitch = int(rng.integers(0, 300 * 512)), int(rng.integers(1, 9)), 512, 16 * 512
+            write = bool(rng.random() < 0.3)
+            mode = CacheMode.CACHE_MODE_DISABLE if rng.random() < 0.1 else CacheMode.CACHE_MODE_NORMAL
+            args = (write, addr, count, blen, pitch, count * blen, mode)
+            assert l2.transfer(*args) == ref.transfer(*args), (capacity, k, args)
+            assert l2.resident == len(ref.held)
+            assert l2.stats()["dirty_bytes_left"] == 512 * sum(ref.held.values())
+            if k == 999:
+                assert l2.per_line == bool(max_sets)        # the tiles kept the bookkeeping per set
+        assert l2.per_line
