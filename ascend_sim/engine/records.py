@@ -40,7 +40,7 @@ _kind_of = itemgetter(*_KIND)
 _NORMALISE = tuple(f in _KIND_INTS for f in _KIND)
 _EMPTY: tuple = ()
 _MIX = np.random.default_rng(14).integers(1, 1 << 63, 16, np.uint64) | np.uint64(1)    # odd multipliers
-_SLOTS = 1 << 16                # hash slots per round of ``_first_equal``
+_SLOT_BITS = 16                 # at most 2^16 hash slots in ``_first_equal``
 
 
 def _objects(values) -> np.ndarray:
@@ -95,14 +95,16 @@ def _numbers(col: tuple, dtype) -> np.ndarray:
 
 
 def _first_equal(h: np.ndarray) -> np.ndarray:
-    """For each entry of ``h`` (uint64), the position of the first equal one: a hash table in numpy, 16 bits
-    of ``h`` a round (the entries whose slot another value took first go to the next round)."""
+    """For each entry of ``h`` (uint64), the position of the first equal one: a hash table in numpy with about
+    two slots an entry, a slice of ``h``'s bits a round (the entries whose slot another value took first go
+    to the next round, with the next slice)."""
     n = len(h)
+    bits = min(max(2 * n - 1, 1).bit_length(), _SLOT_BITS)
     rep = np.empty(n, np.intp)
     todo = np.arange(n)
-    for shift in (48, 32, 16, 0):
-        slot = ((h[todo] >> np.uint64(shift)) & np.uint64(_SLOTS - 1)).astype(np.intp)
-        table = np.full(_SLOTS, n, np.intp)
+    for shift in range(64 - bits, -1, -bits):
+        slot = ((h[todo] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
+        table = np.full(1 << bits, n, np.intp)
         np.minimum.at(table, slot, todo)
         cand = table[slot]
         won = h[cand] == h[todo]
@@ -122,7 +124,7 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for j in range(1, len(keys)):
         h += keys[j] * _MIX[j]
     rep = _first_equal(h)
-    if not np.array_equal(keys[:, rep], keys):      # two columns' mixed integers collided: sort them all
+    if not all(np.array_equal(row[rep], row) for row in keys):      # two mixed integers collided: sort all
         _, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
         rep = first[inv.reshape(-1)]
     is_first = rep == np.arange(len(rep))

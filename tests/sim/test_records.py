@@ -168,7 +168,7 @@ def test_grouping_stays_exact_when_the_mixed_keys_collide(monkeypatch):
     monkeypatch.setattr(records, "_MIX", np.zeros(16, np.uint64))        # every record mixes to 0
     assert _norm(_packed(rows, 700)) == _norm(rows)
     monkeypatch.undo()
-    monkeypatch.setattr(records, "_SLOTS", 2)                          # one bit a round: most lose their slot
+    monkeypatch.setattr(records, "_SLOT_BITS", 1)                     # one bit a round: most lose their slot
     assert _norm(_packed(rows, 700)) == _norm(rows)
 
 
