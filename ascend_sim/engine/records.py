@@ -23,7 +23,6 @@ import struct
 import sys
 from bisect import bisect_right
 from functools import lru_cache
-from itertools import chain
 from operator import itemgetter
 
 import numpy as np
@@ -41,6 +40,7 @@ _NORMALISE = tuple(f in _KIND_INTS for f in _KIND)
 _EMPTY: tuple = ()
 _MIX = np.random.default_rng(14).integers(1, 1 << 63, 16, np.uint64) | np.uint64(1)    # odd multipliers
 _SLOT_BITS = 16                 # at most 2^16 hash slots in ``_first_equal``
+_SORTED = 4096                  # ``_first_equal`` sorts this many entries or fewer
 
 
 def _objects(values) -> np.ndarray:
@@ -99,7 +99,10 @@ def _first_equal(h: np.ndarray) -> np.ndarray:
     two slots an entry, a slice of ``h``'s bits a round (the entries whose slot another value took first go
     to the next round, with the next slice)."""
     n = len(h)
-    bits = min(max(2 * n - 1, 1).bit_length(), _SLOT_BITS)
+    if n <= _SORTED:                # few: one sort costs less than the rounds' numpy calls
+        _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        return first[inv.reshape(-1)]
+    bits = min((2 * n - 1).bit_length(), _SLOT_BITS)
     rep = np.empty(n, np.intp)
     todo = np.arange(n)
     for shift in range(64 - bits, -1, -bits):
@@ -169,15 +172,14 @@ class RecordList(list):
 
     # ------------------------------------------------------------------ packing
     def _site_keys(self, sites: tuple) -> np.ndarray:
-        """Per site, (id of its code object or file, offset or line) as two uint64 rows; when a site is not
-        such a pair: the sites' codes by value, one row."""
+        """Per site, (id of its code object or file, offset or line) as two uint64 rows; when the sites are not
+        such pairs: their codes by value, one row."""
         n = len(sites)
         try:
-            flat = tuple(chain.from_iterable(sites))
-            if len(flat) == 2 * n and set(map(len, sites)) == {2}:
-                offsets = _numbers(flat[1::2], np.int64)
-                return np.stack([_ids(flat).reshape(n, 2)[:, 0], offsets.view(np.uint64)])
-        except (TypeError, OverflowError):
+            parts = list(zip(*sites))       # a site's first two items (as ``site[0]``, ``site[1]`` would give)
+            if len(parts) >= 2:
+                return np.stack([_ids(parts[0]), _numbers(parts[1], np.int64).view(np.uint64)])
+        except (TypeError, ValueError, OverflowError):
             pass
         codes, values = self.site_values, self.sites
         for s in set(sites) - codes.keys():

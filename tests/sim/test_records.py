@@ -165,11 +165,13 @@ def test_grouping_stays_exact_when_the_mixed_keys_collide(monkeypatch):
     or with hash slots that collide in every round, the records still read back as appended."""
     from ascend_sim.engine import records
     rows = _fresh_rows(2000)
-    monkeypatch.setattr(records, "_MIX", np.zeros(16, np.uint64))        # every record mixes to 0
-    assert _norm(_packed(rows, 700)) == _norm(rows)
-    monkeypatch.undo()
-    monkeypatch.setattr(records, "_SLOT_BITS", 1)                     # one bit a round: most lose their slot
-    assert _norm(_packed(rows, 700)) == _norm(rows)
+    for sorted_below in (4096, 0):                                      # sorted, or in the hash table's rounds
+        monkeypatch.setattr(records, "_SORTED", sorted_below)
+        monkeypatch.setattr(records, "_MIX", np.zeros(16, np.uint64))    # every record mixes to 0
+        assert _norm(_packed(rows, 700)) == _norm(rows)
+        monkeypatch.setattr(records, "_MIX", np.ones(16, np.uint64))
+        monkeypatch.setattr(records, "_SLOT_BITS", 1)                 # one bit a round: most lose their slot
+        assert _norm(_packed(rows, 700)) == _norm(rows)
 
 
 def test_ids_read_from_tuples_are_the_ids():
