@@ -315,8 +315,8 @@ class Core:
         self.last_rec[pipe] = idx
         if pipe == S:
             self.scalar_time = end
-        # the record: Instr's fields as a tuple (the trace makes the Instr objects when it is read)
-        records.append((idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
+        # the record: Instr's fields but the index (its position) as a tuple (the trace makes the Instr objects)
+        records.append((self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
                         nbytes, src, dst, flops, site, klass, rd, wr))
         if idx & _CHUNK_MASK == _CHUNK_MASK:    # a chunk is full: into numpy columns (engine/records.py)
             records.pack()

@@ -1,17 +1,17 @@
 """One launch's instruction records, kept compact: numpy columns in chunks, not a tuple per record.
 
-``Core.issue_n`` appends one tuple per instruction (``Instr``'s fields) to a :class:`RecordList`, a list, so
-the hot path keeps the list's own ``append`` and ``len``. Every ``CHUNK`` records the issue path calls
+``Core.issue_n`` appends one tuple per instruction to a :class:`RecordList`, a list, so the hot path keeps
+the list's own ``append`` and ``len``: ``Instr``'s fields but the first, the index, which is the record's
+position (one field less to build, keep and pack). Every ``CHUNK`` records the issue path calls
 :meth:`RecordList.pack`: the chunk's tuples become numpy columns and their list entries become ``None``.
 
 A chunk keeps per record only what varies from instruction to instruction: ``start`` (float64), ``ready``
 and ``end`` as float32 differences from ``start`` when those give back every value bit for bit (else
-float64), ``wait_on`` in the narrowest integer dtype of its range, the index not at all when it is the
-record's position (it always is in a launch), and small codes: the kernel site, the read and the written
+float64), ``wait_on`` in the narrowest integer dtype of its range, and small codes: the kernel site, the read and the written
 region lists (which the ops' plans share) and the *kind*: the fields an op's plan fixes (core, core type,
 pipe, op, nbytes, src, dst, flops, class), one tuple in a shared table. A record costs about 25 bytes (a
 tuple: about 350). Reading one record (``rl[i]``), iterating or taking the columns (:meth:`RecordList.columns`,
-what trace/table.py reads) sees the tuples as appended.
+what trace/table.py reads) sees ``Instr``'s 17 fields: the index, then the tuple as appended.
 
 Packing does no Python work per record: the tuples are transposed by ``zip``, numbers become arrays through
 ``struct``, and the records are grouped by the identities of their kind fields, region lists and site (read
@@ -155,7 +155,8 @@ def _delta(x: np.ndarray, start: np.ndarray, sign: int) -> np.ndarray:
 
 
 class RecordList(list):
-    """A launch's records: ``list`` of tuples whose first ``packed`` entries live in numpy chunks (entries None)."""
+    """A launch's records: ``list`` of tuples (``Instr``'s fields but the index) whose first ``packed`` entries
+    live in numpy chunks (entries None)."""
 
     def __init__(self):
         super().__init__()
@@ -224,10 +225,8 @@ class RecordList(list):
             return
         n = hi - lo
         rows = list.__getitem__(self, slice(lo, hi))
-        cols = list(zip(*rows))
+        cols = [None, *zip(*rows)]          # by ``Instr``'s field numbers (the index is not appended)
         chunk: dict = {}
-        index = _numbers(cols[_INDEX], np.int64)
-        chunk[_INDEX] = None if np.array_equal(index, np.arange(lo, hi)) else index    # None: the position
         start = chunk[_START] = _numbers(cols[_START], np.float64)
         chunk[5] = _delta(_numbers(cols[5], np.float64), start, -1)
         chunk[7] = _delta(_numbers(cols[7], np.float64), start, 1)
@@ -238,7 +237,7 @@ class RecordList(list):
             keys[k] = _ids(cols[f])
         keys[len(_GROUPED):] = sites
         first, group = _groups(keys)        # the same kind, region lists and site: one look-up per group
-        reps, rkeys, nk = [rows[i] for i in first.tolist()], keys[:, first], len(_KIND)
+        reps, rkeys, nk = [(lo + i, *rows[i]) for i in first.tolist()], keys[:, first], len(_KIND)
         site_code = self._site_code if len(sites) == 2 else None
         tables = {"kind": self._table(reps, rkeys[:nk], self._kind_code),
                   _READS: self._table(reps, rkeys[nk:nk + 1], lambda r: self._object_code(r[_READS])),
@@ -268,8 +267,7 @@ class RecordList(list):
         """Field ``f`` of chunk ``c`` decoded: int64, float64 or object."""
         ch = self.chunks[c]
         if f == _INDEX:
-            a = ch[_INDEX]
-            return np.arange(self.starts[c], self.starts[c] + len(ch[_START])) if a is None else a
+            return np.arange(self.starts[c], self.starts[c] + len(ch[_START]))
         if f in _KIND:
             return tables[f][ch["kind"]]
         a = ch[f]
@@ -285,7 +283,6 @@ class RecordList(list):
         c = bisect_right(self.starts, i) - 1
         j = i - self.starts[c]
         ch = self.chunks[c]
-        index = ch[_INDEX]
         start = float(ch[_START][j])
         ready, end = float(ch[5][j]), float(ch[7][j])
         if ch[5].dtype == np.float32:
@@ -293,7 +290,7 @@ class RecordList(list):
         if ch[7].dtype == np.float32:
             end = start + end
         k = self.kinds[int(ch["kind"][j])]
-        return (i if index is None else int(index[j]), k[0], k[1], k[2], k[3], ready, start, end,
+        return (i, k[0], k[1], k[2], k[3], ready, start, end,
                 int(ch[_WAIT][j]), k[4], k[5], k[6], k[7], self.sites[int(ch[_SITE][j])], k[8],
                 self.objects[int(ch[_READS][j])], self.objects[int(ch[_WRITES][j])])
 
@@ -301,19 +298,19 @@ class RecordList(list):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         r = list.__getitem__(self, i)
-        if r is None:
-            return self._row(i if i >= 0 else len(self) + i)
-        return r
+        i = i if i >= 0 else len(self) + i
+        return self._row(i) if r is None else (i, *r)
 
     def __iter__(self):
         for i in range(self.packed):
             yield self._row(i)
         for k in range(self.packed, len(self)):
-            yield list.__getitem__(self, k)
+            yield (k, *list.__getitem__(self, k))
 
     def columns(self) -> list:
         """One sequence per field, in ``Instr``'s order: numpy arrays (coded fields decoded to objects) or lists."""
-        tail = list(zip(*list.__getitem__(self, slice(self.packed, len(self))))) or [()] * NFIELDS
+        lo, hi = self.packed, len(self)
+        tail = [range(lo, hi), *zip(*list.__getitem__(self, slice(lo, hi)))] if hi > lo else [()] * NFIELDS
         tables = self._tables() if self.chunks else {}
         out = []
         for f in range(NFIELDS):
