@@ -7,11 +7,12 @@ position (one field less to build, keep and pack). Every ``CHUNK`` records the i
 
 A chunk keeps per record only what varies from instruction to instruction: ``start`` (float64), ``ready``
 and ``end`` as float32 differences from ``start`` when those give back every value bit for bit (else
-float64), ``wait_on`` in the narrowest integer dtype of its range, and small codes: the kernel site, the read and the written
-region lists (which the ops' plans share) and the *kind*: the fields an op's plan fixes (core, core type,
-pipe, op, nbytes, src, dst, flops, class), one tuple in a shared table. A record costs about 25 bytes (a
-tuple: about 350). Reading one record (``rl[i]``), iterating or taking the columns (:meth:`RecordList.columns`,
-what trace/table.py reads) sees ``Instr``'s 17 fields: the index, then the tuple as appended.
+float64), ``wait_on`` in the narrowest integer dtype of its range, and small codes: the kernel site, the
+read and the written region lists (which the ops' plans share) and the *kind*: the fields an op's plan
+fixes (core, core type, pipe, op, nbytes, src, dst, flops, class), one tuple in a shared table. A record
+costs about 25 bytes (a tuple: about 350). Reading one record (``rl[i]``), iterating or taking the columns
+(:meth:`RecordList.columns`, what trace/table.py reads) sees ``Instr``'s 17 fields: the index, then the
+tuple as appended.
 
 Packing does no Python work per record: the tuples are transposed by ``zip``, numbers become arrays through
 ``struct``, and the records are grouped by the identities of their kind fields, region lists and site (read
