@@ -133,7 +133,7 @@ class Core:
         self.vmode = False                        # vector mask register (api/ops/mask.py): Counter mode?
         self.vmask = None                         # and its value (None: reset, all lanes)
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
-        self.records = launch.records             # Instr fields, one tuple per instruction (engine/records.py)
+        self.records = launch.records             # a tuple an instruction, Instr's fields but the index (records.py)
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}
         self.regs: dict = {}                      # registers the kernel sets: "pad" (SetPadValue), "deq" (SetDeqScale)
