@@ -140,7 +140,7 @@ class Core:
         self.vmode = False                        # vector mask register (api/ops/mask.py): Counter mode?
         self.vmask = None                         # and its value (None: reset, all lanes)
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
-        self.records = launch.records             # Instr fields, one tuple per instruction (engine/records.py)
+        self.records = launch.records             # a tuple an instruction, Instr's fields but the index (records.py)
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}
         self.regs: dict = {}                      # registers the kernel sets: "pad" (SetPadValue), "deq" (SetDeqScale)
@@ -360,8 +360,8 @@ class Core:
         self.last_rec[pipe] = idx
         if pipe == S:
             self.scalar_time = end
-        # the record: Instr's fields as a tuple (the trace makes the Instr objects when it is read)
-        records.append((idx, self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
+        # the record: Instr's fields but the index (its position) as a tuple (the trace makes the Instr objects)
+        records.append((self.block_idx, self.core_type, PIPES[pipe], op, ready, start, end, wait_on,
                         nbytes, src, dst, flops, site, klass, rd, wr))
         if idx & _CHUNK_MASK == _CHUNK_MASK:    # a chunk is full: into numpy columns (engine/records.py)
             records.pack()

@@ -1,40 +1,138 @@
 """One launch's instruction records, kept compact: numpy columns in chunks, not a tuple per record.
 
-``Core.issue_n`` appends one tuple per instruction (``Instr``'s fields) to a :class:`RecordList`, a list, so
-the hot path keeps the list's own ``append`` and ``len``. Every ``CHUNK`` records the issue path calls
+``Core.issue_n`` appends one tuple per instruction to a :class:`RecordList`, a list, so the hot path keeps
+the list's own ``append`` and ``len``: ``Instr``'s fields but the first, the index, which is the record's
+position (one field less to build, keep and pack). Every ``CHUNK`` records the issue path calls
 :meth:`RecordList.pack`: the chunk's tuples become numpy columns and their list entries become ``None``.
-Each column is stored as narrow as it can be stored exactly: the index not at all when it is the record's
-position (it always is in a launch); integers in the smallest dtype that holds the chunk's range; strings,
-kernel sites and the region lists (which the ops' plans share) as small codes into shared tables; ``ready``
+
+A chunk keeps per record only what varies from instruction to instruction: ``start`` (float64), ``ready``
 and ``end`` as float32 differences from ``start`` when those give back every value bit for bit (else
-float64). A record costs about 45 bytes instead of about 350 as a tuple. Reading one record (``rl[i]``),
-iterating or taking the columns (:meth:`RecordList.columns`, what trace/table.py reads) sees the tuples as
-appended.
+float64), ``wait_on`` in the narrowest integer dtype of its range, and small codes: the kernel site, the
+read and the written region lists (which the ops' plans share) and the *kind*: the fields an op's plan
+fixes (core, core type, pipe, op, nbytes, src, dst, flops, class), one tuple in a shared table. A record
+costs about 25 bytes (a tuple: about 350). Reading one record (``rl[i]``), iterating or taking the columns
+(:meth:`RecordList.columns`, what trace/table.py reads) sees ``Instr``'s 17 fields: the index, then the
+tuple as appended.
+
+Packing does no Python work per record: the tuples are transposed by ``zip``, numbers become arrays through
+``struct``, and the records are grouped by the identities of their kind fields, region lists and site (read
+from the column tuples as integers), so only one record per group is looked up in the tables.
 """
 from __future__ import annotations
 
+import struct
+import sys
 from bisect import bisect_right
+from functools import lru_cache
 from operator import itemgetter
 
 import numpy as np
 
 CHUNK = 1 << 15                 # records per packed chunk
-_INDEX = 0
-_INTS = (1, 8, 9, 12)           # core, wait_on, nbytes, flops: in the narrowest integer dtype of their range
-_START = 6
-_DELTAS = (5, 7)                # ready, end: float32 differences from start when exact, else float64
-_CODED = (2, 3, 4, 10, 11, 13, 14)      # core_type, pipe, op, src, dst, site, klass: codes into ``values``
-_OBJECTS = (15, 16)             # reads, writes (Region lists, shared by the plans): codes into ``objects``
-_SITE = 13
 NFIELDS = 17
-_first, _second = itemgetter(0), itemgetter(1)
+_INDEX, _START, _WAIT, _SITE, _READS, _WRITES = 0, 6, 8, 13, 15, 16
+_DELTAS = (5, 7)                # ready, end: float32 differences from start when exact, else float64
+_KIND = (1, 2, 3, 4, 9, 10, 11, 12, 14)     # core, core_type, pipe, op, nbytes, src, dst, flops, klass
+_KIND_INTS = (1, 9, 12)         # core, nbytes, flops: read back as int (int64 columns)
+_CODED = (2, 3, 4, 10, 11, 13, 14)          # the fields that read back as objects (with reads and writes)
+_GROUPED = _KIND + (_READS, _WRITES)        # the fields records are grouped by, by identity (and the site)
+_kind_of = itemgetter(*_KIND)
+_NORMALISE = tuple(f in _KIND_INTS for f in _KIND)
 _EMPTY: tuple = ()
+_MIX = np.random.default_rng(14).integers(1, 1 << 63, 16, np.uint64) | np.uint64(1)    # odd multipliers
+_SLOT_BITS = 16                 # at most 2^16 hash slots in ``_first_equal``
+_SORTED = 4096                  # ``_first_equal`` sorts this many entries or fewer
 
 
 def _objects(values) -> np.ndarray:
     """A 1-D object array of ``values`` (tuples and lists stay elements, never become rows)."""
     values = list(values)
     return np.fromiter(values, object, len(values))     # one C loop; each value stays one element
+
+
+class _Words:
+    """``n`` machine words at ``address`` inside ``owner`` (kept alive), for numpy to copy as uint64."""
+
+    def __init__(self, owner, address: int, n: int):
+        self.owner = owner
+        self.__array_interface__ = {"data": (address, True), "shape": (n,), "typestr": "<u8", "version": 3}
+
+
+def _ids_read(t: tuple) -> np.ndarray:
+    """``id`` of every item of ``t`` as uint64, read from the tuple: in CPython an id is the object's address
+    and a tuple's items are those addresses, right after its header (no call per item: ``map(id, t)`` costs
+    about 150 instructions an item)."""
+    return np.array(_Words(t, id(t) + tuple.__basicsize__, len(t)), np.uint64)
+
+
+def _ids_called(t: tuple) -> np.ndarray:
+    """``id`` of every item of ``t`` as uint64, one call each."""
+    return np.fromiter(map(id, t), np.uint64, len(t))
+
+
+def _reads_ids() -> bool:
+    """Whether ``_ids_read`` gives ``id`` (a CPython with 64-bit addresses and the usual tuple layout)."""
+    if sys.implementation.name != "cpython" or np.dtype(np.uintp).itemsize != 8:
+        return False
+    probe = (object(), "probe", 1 << 70, [])
+    return _ids_read(probe).tolist() == list(map(id, probe))
+
+
+_ids = _ids_read if _reads_ids() else _ids_called
+
+
+@lru_cache(maxsize=64)
+def _packer(code: str, n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}{code}")
+
+
+def _numbers(col: tuple, dtype) -> np.ndarray:
+    """``col`` (Python numbers) as a float64 or int64 array: ``struct`` converts them in one C loop (about 80
+    instructions a number; numpy's ``fromiter`` 210); numpy's own conversion for what ``struct`` refuses."""
+    try:
+        return np.frombuffer(_packer("d" if dtype == np.float64 else "q", len(col)).pack(*col), dtype)
+    except struct.error:
+        return np.array(col, dtype)
+
+
+def _first_equal(h: np.ndarray) -> np.ndarray:
+    """For each entry of ``h`` (uint64), the position of the first equal one: a hash table in numpy with about
+    two slots an entry, a slice of ``h``'s bits a round (the entries whose slot another value took first go
+    to the next round, with the next slice)."""
+    n = len(h)
+    if n <= _SORTED:                # few: one sort costs less than the rounds' numpy calls
+        _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        return first[inv.reshape(-1)]
+    bits = min((2 * n - 1).bit_length(), _SLOT_BITS)
+    rep = np.empty(n, np.intp)
+    todo = np.arange(n)
+    for shift in range(64 - bits, -1, -bits):
+        slot = ((h[todo] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
+        table = np.full(1 << bits, n, np.intp)
+        np.minimum.at(table, slot, todo)
+        cand = table[slot]
+        won = h[cand] == h[todo]
+        rep[todo[won]] = cand[won]
+        todo = todo[~won]
+        if not todo.size:
+            return rep
+    _, first, inv = np.unique(h[todo], return_index=True, return_inverse=True)     # (never seen)
+    rep[todo] = todo[first][inv.reshape(-1)]
+    return rep
+
+
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first column of each group, group of each column) of the uint64 matrix ``keys`` (a row per key): equal
+    columns and only those share a group; groups are numbered in the order they first appear."""
+    h = keys[0] * _MIX[0]
+    for j in range(1, len(keys)):
+        h += keys[j] * _MIX[j]
+    rep = _first_equal(h)
+    if not all(np.array_equal(row[rep], row) for row in keys):      # two mixed integers collided: sort all
+        _, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+        rep = first[inv.reshape(-1)]
+    is_first = rep == np.arange(len(rep))
+    return np.flatnonzero(is_first), (np.cumsum(is_first) - 1)[rep]
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -58,148 +156,167 @@ def _delta(x: np.ndarray, start: np.ndarray, sign: int) -> np.ndarray:
 
 
 class RecordList(list):
-    """A launch's records: ``list`` of tuples whose first ``packed`` entries live in numpy chunks (entries None)."""
+    """A launch's records: ``list`` of tuples (``Instr``'s fields but the index) whose first ``packed`` entries
+    live in numpy chunks (entries None)."""
 
     def __init__(self):
         super().__init__()
         self.packed = 0
-        self.chunks: list[dict[int, np.ndarray | None]] = []
+        self.chunks: list[dict] = []
         self.starts: list[int] = []     # the first record of each chunk
-        self.codes: dict = {}           # value (string) -> code
-        self.site_codes: dict = {}      # site (code object or file, offset or line) by (id, int) -> code
-        self.values: list = []          # code -> value (it keeps every coded site alive, so ids stay unique)
+        self.kinds: list[tuple] = []    # code -> the kind fields (``_KIND``'s order)
+        self.kind_codes: dict = {}      # kind fields as appended -> code
+        self.sites: list = []           # code -> site (it keeps every coded site alive, so ids stay unique)
+        self.site_codes: dict = {}      # (id of the code object or file, offset or line) -> code
+        self.site_values: dict = {}     # a site of another shape, by value -> code
         self.object_codes: dict = {id(_EMPTY): 0}   # region list by id -> code
         self.objects: list = [_EMPTY]   # code -> region list (kept alive, so ids stay unique)
 
-    def _code(self, col) -> np.ndarray:
-        codes, values = self.codes, self.values
-        for v in set(col) - codes.keys():       # the few new values, then one C-level pass of look-ups
-            codes[v] = len(values)
-            values.append(v)
-        return np.fromiter(map(codes.__getitem__, col), np.int32, len(col))
-
-    def _by_identity(self, col, keys: np.ndarray, codes: dict, values: list, key_of) -> np.ndarray:
-        """Codes of ``col``'s entries by integer ``keys`` (equal keys: the same entry): distinct ones looked up."""
-        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)     # 1-D integer sorts: ms
-        table = np.empty(len(uniq), np.int32)
-        for u, i in enumerate(first.tolist()):
-            key = key_of(i)
-            c = codes.get(key)
-            if c is None:
-                c = codes[key] = len(values)
-                values.append(col[i])
-            table[u] = c
-        return table[inv.reshape(-1)]
-
-    def _code_sites(self, col) -> np.ndarray:
-        """Codes of kernel sites, (code object or file name, byte offset or line) pairs, by the first's identity.
-
-        Hashing a site hashes its code object (its bytecode, constants and names): 70 ms a chunk. The
-        pairs are made unique as integers instead, and only the distinct ones are looked up.
-        """
-        n = len(col)
+    # ------------------------------------------------------------------ packing
+    def _site_keys(self, sites: tuple) -> np.ndarray:
+        """Per site, (id of its code object or file, offset or line) as two uint64 rows; when the sites are not
+        such pairs: their codes by value, one row."""
+        n = len(sites)
         try:
-            ids = np.fromiter(map(id, map(_first, col)), np.uint64, n)
-            offs = np.fromiter(map(_second, col), np.int64, n)
-        except (TypeError, IndexError, OverflowError):     # a site of another shape: code it by value
-            return self._code(col)
-        if n == 0 or offs.min() < 0:
-            return self._code(col)
-        _, which = np.unique(ids, return_inverse=True)
-        keys = which.reshape(-1).astype(np.int64) * (int(offs.max()) + 1) + offs
-        return self._by_identity(col, keys, self.site_codes, self.values, lambda i: (int(ids[i]), int(offs[i])))
+            parts = list(zip(*sites))       # a site's first two items (as ``site[0]``, ``site[1]`` would give)
+            if len(parts) >= 2:
+                return np.stack([_ids(parts[0]), _numbers(parts[1], np.int64).view(np.uint64)])
+        except (TypeError, ValueError, OverflowError):
+            pass
+        codes, values = self.site_values, self.sites
+        for s in set(sites) - codes.keys():
+            codes[s] = len(values)
+            values.append(s)
+        return np.fromiter(map(codes.__getitem__, sites), np.uint64, n)[None]
 
-    def _code_objects(self, col) -> np.ndarray:
-        """Codes of region lists by identity (an empty one reads back as ``()``)."""
-        col = [r or _EMPTY for r in col]
-        ids = np.fromiter(map(id, col), np.uint64, len(col))
-        return self._by_identity(col, ids, self.object_codes, self.objects, lambda i: int(ids[i]))
+    def _kind_code(self, row: tuple) -> int:
+        key = _kind_of(row)
+        c = self.kind_codes.get(key)
+        if c is None:
+            c = self.kind_codes[key] = len(self.kinds)
+            self.kinds.append(tuple(int(v) if norm else v for v, norm in zip(key, _NORMALISE)))
+        return c
+
+    def _object_code(self, regions) -> int:
+        regions = regions or _EMPTY         # an empty (or None) region list reads back as ()
+        c = self.object_codes.get(id(regions))
+        if c is None:
+            c = self.object_codes[id(regions)] = len(self.objects)
+            self.objects.append(regions)
+        return c
+
+    def _site_code(self, site) -> int:
+        key = (id(site[0]), int(site[1]))
+        c = self.site_codes.get(key)
+        if c is None:
+            c = self.site_codes[key] = len(self.sites)
+            self.sites.append(site)
+        return c
+
+    @staticmethod
+    def _table(reps: list, keys: np.ndarray, code_of) -> np.ndarray:
+        """``code_of(rep)`` for each of ``reps``, called once for the reps with equal ``keys`` (their columns)."""
+        first, inv = _groups(keys)
+        return np.array([code_of(reps[i]) for i in first.tolist()], np.int64)[inv]
 
     def pack(self) -> None:
         """Move the unpacked records into a numpy chunk (called by the issue path every ``CHUNK`` records)."""
         lo, hi = self.packed, len(self)
         if hi <= lo:
             return
-        cols = list(zip(*list.__getitem__(self, slice(lo, hi))))
-        chunk: dict[int, np.ndarray | None] = {}
-        index = np.array(cols[_INDEX], np.int64)
-        chunk[_INDEX] = None if np.array_equal(index, np.arange(lo, hi)) else index    # None: the position
-        for f in _INTS:
-            chunk[f] = _narrow(np.array(cols[f], np.int64))
-        start = chunk[_START] = np.array(cols[_START], np.float64)
-        chunk[5] = _delta(np.array(cols[5], np.float64), start, -1)
-        chunk[7] = _delta(np.array(cols[7], np.float64), start, 1)
-        for f in _CODED:
-            chunk[f] = self._code_sites(cols[f]) if f == _SITE else self._code(cols[f])
-        for f in _CODED:
-            chunk[f] = _codes(chunk[f], len(self.values))
-        for f in _OBJECTS:
-            chunk[f] = _codes(self._code_objects(cols[f]), len(self.objects))
+        n = hi - lo
+        rows = list.__getitem__(self, slice(lo, hi))
+        cols = [None, *zip(*rows)]          # by ``Instr``'s field numbers (the index is not appended)
+        chunk: dict = {}
+        start = chunk[_START] = _numbers(cols[_START], np.float64)
+        chunk[5] = _delta(_numbers(cols[5], np.float64), start, -1)
+        chunk[7] = _delta(_numbers(cols[7], np.float64), start, 1)
+        chunk[_WAIT] = _narrow(_numbers(cols[_WAIT], np.int64))
+        sites = self._site_keys(cols[_SITE])
+        keys = np.empty((len(_GROUPED) + len(sites), n), np.uint64)
+        for k, f in enumerate(_GROUPED):
+            keys[k] = _ids(cols[f])
+        keys[len(_GROUPED):] = sites
+        first, group = _groups(keys)        # the same kind, region lists and site: one look-up per group
+        reps, rkeys, nk = [(lo + i, *rows[i]) for i in first.tolist()], keys[:, first], len(_KIND)
+        site_code = self._site_code if len(sites) == 2 else None
+        tables = {"kind": self._table(reps, rkeys[:nk], self._kind_code),
+                  _READS: self._table(reps, rkeys[nk:nk + 1], lambda r: self._object_code(r[_READS])),
+                  _WRITES: self._table(reps, rkeys[nk + 1:nk + 2], lambda r: self._object_code(r[_WRITES])),
+                  _SITE: (self._table(reps, rkeys[nk + 2:], lambda r: site_code(r[_SITE])) if site_code
+                          else rkeys[nk + 2].astype(np.int64))}
+        sizes = {"kind": len(self.kinds), _SITE: len(self.sites), _READS: len(self.objects),
+                 _WRITES: len(self.objects)}
+        for f, table in tables.items():
+            chunk[f] = _codes(table, sizes[f])[group]
         self.chunks.append(chunk)
         self.starts.append(lo)
-        list.__setitem__(self, slice(lo, hi), [None] * (hi - lo))
+        list.__setitem__(self, slice(lo, hi), [None] * n)
         self.packed = hi
 
-    def _column(self, c: int, f: int, tables: tuple) -> np.ndarray:
-        """Field ``f`` of chunk ``c`` decoded: int64, float64 or object (``tables``: values and objects as arrays)."""
+    # ------------------------------------------------------------------ reading
+    def _tables(self) -> dict:
+        """Decoding tables by field: the kind fields (int64 or object arrays), sites and region lists."""
+        kinds = list(zip(*self.kinds)) or [()] * len(_KIND)
+        out = {f: np.array(kinds[k], np.int64) if f in _KIND_INTS else _objects(kinds[k])
+               for k, f in enumerate(_KIND)}
+        out[_SITE] = _objects(self.sites)
+        out[_READS] = out[_WRITES] = _objects(self.objects)
+        return out
+
+    def _column(self, c: int, f: int, tables: dict) -> np.ndarray:
+        """Field ``f`` of chunk ``c`` decoded: int64, float64 or object."""
         ch = self.chunks[c]
-        a = ch[f]
         if f == _INDEX:
-            return np.arange(self.starts[c], self.starts[c] + len(ch[_START])) if a is None else a
-        if f in _INTS:
+            return np.arange(self.starts[c], self.starts[c] + len(ch[_START]))
+        if f in _KIND:
+            return tables[f][ch["kind"]]
+        a = ch[f]
+        if f in tables:
+            return tables[f][a]
+        if f == _WAIT:
             return a.astype(np.int64)
-        if f in _DELTAS:
-            if a.dtype == np.float64:
-                return a
+        if f in _DELTAS and a.dtype == np.float32:
             return ch[_START] + (a.astype(np.float64) if f == 7 else -a.astype(np.float64))
-        if f in _CODED:
-            return tables[0][a]
-        if f in _OBJECTS:
-            return tables[1][a]
         return a
 
     def _row(self, i: int) -> tuple:
         c = bisect_right(self.starts, i) - 1
         j = i - self.starts[c]
-        ch, values, objects = self.chunks[c], self.values, self.objects
+        ch = self.chunks[c]
         start = float(ch[_START][j])
-        out = []
-        for f in range(NFIELDS):
-            a = ch[f]
-            if f == _INDEX:
-                out.append(i if a is None else int(a[j]))
-            elif f in _CODED:
-                out.append(values[int(a[j])])
-            elif f in _OBJECTS:
-                out.append(objects[int(a[j])])
-            elif f in _DELTAS and a.dtype == np.float32:
-                out.append(start + float(a[j]) if f == 7 else start - float(a[j]))
-            else:
-                out.append(a[j].item())
-        return tuple(out)
+        ready, end = float(ch[5][j]), float(ch[7][j])
+        if ch[5].dtype == np.float32:
+            ready = start - ready
+        if ch[7].dtype == np.float32:
+            end = start + end
+        k = self.kinds[int(ch["kind"][j])]
+        return (i, k[0], k[1], k[2], k[3], ready, start, end,
+                int(ch[_WAIT][j]), k[4], k[5], k[6], k[7], self.sites[int(ch[_SITE][j])], k[8],
+                self.objects[int(ch[_READS][j])], self.objects[int(ch[_WRITES][j])])
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         r = list.__getitem__(self, i)
-        if r is None:
-            return self._row(i if i >= 0 else len(self) + i)
-        return r
+        i = i if i >= 0 else len(self) + i
+        return self._row(i) if r is None else (i, *r)
 
     def __iter__(self):
         for i in range(self.packed):
             yield self._row(i)
         for k in range(self.packed, len(self)):
-            yield list.__getitem__(self, k)
+            yield (k, *list.__getitem__(self, k))
 
     def columns(self) -> list:
         """One sequence per field, in ``Instr``'s order: numpy arrays (coded fields decoded to objects) or lists."""
-        tail = list(zip(*list.__getitem__(self, slice(self.packed, len(self))))) or [()] * NFIELDS
-        tables = (_objects(self.values), _objects(self.objects))
+        lo, hi = self.packed, len(self)
+        tail = [range(lo, hi), *zip(*list.__getitem__(self, slice(lo, hi)))] if hi > lo else [()] * NFIELDS
+        tables = self._tables() if self.chunks else {}
         out = []
         for f in range(NFIELDS):
             parts = [self._column(c, f, tables) for c in range(len(self.chunks))]
-            if f in _OBJECTS:
+            if f in (_READS, _WRITES):
                 t = _objects(r or _EMPTY for r in tail[f])
             elif f in _CODED:
                 t = _objects(tail[f])
