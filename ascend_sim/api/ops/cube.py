@@ -255,10 +255,13 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
                             fix="the config belongs to the LoadData3D (img2col) form", site=site)
     core = context.current or current_core()
     try:
+        dtier, stier = dst.tier, src.tier
         p = params
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose, p.addrMode,
-               dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        plan = core.plans.get(key)          # the hot path: one look-up (hashing the key once)
+               dtier, dst.addr, dst.size, dst.dtype, stier, src.addr, src.size, src.dtype)
+        plan = core.plans[key]              # the hot path: one look-up (hashing the key once)
+    except KeyError:
+        plan = None
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
@@ -266,11 +269,10 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
     if plan.views is None:                  # repeatTimes 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
-    dtier = dst.tier
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dtier.name, 0, "copy", site)
-    lo, hi, src_tier, slo, shi = plan.extra
-    if src_tier.layout is not None or dtier.layout is not None:     # else find gives None and mark does nothing
-        nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
+    if stier.layout is not None or dtier.layout is not None:     # else find gives None and mark does nothing
+        lo, hi, _, slo, shi = plan.extra
+        nd = layout.find(stier, slo, shi, layout.ND_ROWS)
         layout.mark(dtier, lo, hi, layout.FROM_ND if nd else 0, nd)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
