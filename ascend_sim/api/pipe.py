@@ -158,9 +158,7 @@ class TQue:
         core.calls += 1
         try:
             tensor = slot.tensors[dtype]
-        except KeyError:
-            tensor = None
-        except TypeError:               # an unhashable dtype argument: dtype_arg names it
+        except (KeyError, TypeError):   # a new dtype argument, or an unhashable one (dtype_arg names it)
             tensor = None
         if tensor is None:
             d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
