@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import linecache
 import re
+from collections import deque
 
 from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
@@ -115,7 +116,7 @@ class TQue:
         self.producer, self.consumer = flow
         self.slots: list[_Slot] = []
         self.nbytes = 0
-        self.fifo: list = []
+        self.fifo: deque = deque()     # EnQue'd (slot, tensor, event): a deque, as a list reallocates each time
         self.core = None
         self.name = "queue"
         self._next = 0
@@ -142,9 +143,11 @@ class TQue:
         if core is not self.core or core is None:
             core = self._ready("AllocTensor")
         slots = self.slots
-        slot = slots[self._next]
+        k = self._next
+        slot = slots[k]
         if slot.state == "free":
-            self._next = (self._next + 1) % len(slots)
+            k += 1
+            self._next = k if k < len(slots) else 0
         else:
             slot = self._next_free()
         if slot.free_event is not None:
@@ -154,8 +157,8 @@ class TQue:
         core.scalar_time += core.tick
         core.calls += 1
         try:
-            tensor = slot.tensors.get(dtype)
-        except TypeError:               # an unhashable dtype argument: dtype_arg names it
+            tensor = slot.tensors[dtype]
+        except (KeyError, TypeError):   # a new dtype argument, or an unhashable one (dtype_arg names it)
             tensor = None
         if tensor is None:
             d = dtype_arg("AllocTensor", dtype, None) if dtype is not None else _default_dtype()
@@ -214,7 +217,7 @@ class TQue:
                              "this waits forever",
                              fix=f"EnQue the tensor after filling it (CopyIn): {self.name}.EnQue(tensor) before "
                                  f"{self.name}.DeQue() in Compute", kind="deque-empty")
-        slot, tensor, ev = self.fifo.pop(0)
+        slot, tensor, ev = self.fifo.popleft()
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
         core.scalar_time += core.tick

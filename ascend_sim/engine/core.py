@@ -421,22 +421,37 @@ class Core:
 
     def wait(self, pipe: int, ev: Event) -> None:
         """Make ``pipe`` happen after ``ev`` (WaitFlag, DeQue, AllocTensor reuse)."""
-        # the clocks' elementwise max, unrolled: three times faster than a comprehension (hot: every DeQue)
-        a0, a1, a2, a3, a4, a5, a6, a7 = self.vc[pipe]
+        # the clocks' elementwise max, unrolled and in place (each pipe's clock is its own list; events hold
+        # copies): a third faster than building a new list, three times faster than a comprehension (every DeQue)
+        a = self.vc[pipe]
         evc, t, rec, _ = ev
         b0, b1, b2, b3, b4, b5, b6, _ = evc
-        if evc[pipe] > self.done[pipe]:     # the event's pipe saw this pipe's work up to there finished
-            self.done[pipe] = evc[pipe]
-        self.vc[pipe] = [a0 if a0 > b0 else b0, a1 if a1 > b1 else b1, a2 if a2 > b2 else b2,
-                         a3 if a3 > b3 else b3, a4 if a4 > b4 else b4, a5 if a5 > b5 else b5,
-                         a6 if a6 > b6 else b6, a7]
+        if b0 > a[0]:
+            a[0] = b0
+        if b1 > a[1]:
+            a[1] = b1
+        if b2 > a[2]:
+            a[2] = b2
+        if b3 > a[3]:
+            a[3] = b3
+        if b4 > a[4]:
+            a[4] = b4
+        if b5 > a[5]:
+            a[5] = b5
+        if b6 > a[6]:
+            a[6] = b6
+        done = self.done
+        if evc[pipe] > done[pipe]:      # the event's pipe saw this pipe's work up to there finished
+            done[pipe] = evc[pipe]
         t += self.event_latency
         if pipe == S:
             if t > self.scalar_time:
                 self.scalar_time = t
-        elif t > self.gate[pipe]:
-            self.gate[pipe] = t
-            self.gate_rec[pipe] = rec
+        else:
+            gate = self.gate
+            if t > gate[pipe]:
+                gate[pipe] = t
+                self.gate_rec[pipe] = rec
 
     def barrier_all(self) -> None:
         """PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued."""

@@ -41,11 +41,18 @@ def kernel_point() -> tuple:
     Reading ``f_lineno`` decodes the code's line table on every call; the offset is free, and
     ``resolve_site`` turns it into the same line when a trace is read or an error is raised.
     """
+    global _kernel_code
     f = _getframe(2)            # the frame that called the API function: the kernel, most of the time
     code = f.f_code
+    if code is _kernel_code:    # the same kernel code as the last call: no file look-up (a quarter of the cost)
+        return code, f.f_lasti
     if _internal_cache.get(code.co_filename) is False:
+        _kernel_code = code
         return code, f.f_lasti
     return _outside(f)
+
+
+_kernel_code = None     # the code object kernel_point last found outside the simulator core
 
 
 def _outside(f) -> tuple:

@@ -189,6 +189,29 @@ def test_pipe_and_buffer_misuse(action, error, words):
         observe(action)
 
 
+def test_wait_merges_the_clocks_in_place_and_leaves_the_event_alone():
+    """Core.wait takes the elementwise max into the waiting pipe's own clock (in place): the event keeps its
+    clock, and the pipes' clocks stay separate lists, so later work on one pipe shows in no other clock."""
+    from ascend_sim.engine import context
+    from ascend_sim.engine.core import M, MTE1, MTE2
+
+    def action(x, seen):
+        core = context.current
+        core.vc[MTE1][MTE1], core.vc[MTE1][MTE2] = 5, 2
+        core.vc[M][MTE2] = 9                    # M already knows more of MTE2 than the event does
+        ev = core.snapshot(MTE1)
+        before = list(ev.vc)
+        core.wait(M, ev)
+        seen["merged"] = core.vc[M][MTE1], core.vc[M][MTE2]
+        core.vc[M][M] += 3                      # M's later work ...
+        seen["event"] = ev.vc == before
+        seen["mte1"] = core.vc[MTE1][M]         # ... is not in MTE1's clock
+        seen["lists"] = len({id(v) for v in core.vc}) == len(core.vc)
+        seen["gate"] = core.gate[M] >= ev.time + core.event_latency
+    seen = observe(action)
+    assert seen == {"merged": (5, 9), "event": True, "mte1": 0, "lists": True, "gate": True}
+
+
 # ============================================================================ scalar access and its sync
 def scalar_round_trip(x, seen):
     t = scratch(128, half)

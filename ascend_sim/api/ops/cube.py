@@ -255,10 +255,13 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
                             fix="the config belongs to the LoadData3D (img2col) form", site=site)
     core = context.current or current_core()
     try:
+        dtier, stier = dst.tier, src.tier
         p = params
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose, p.addrMode,
-               dst.tier, dst.addr, dst.size, dst.dtype, src.tier, src.addr, src.size, src.dtype)
-        plan = core.plans.get(key)          # the hot path: one look-up (hashing the key once)
+               dtier, dst.addr, dst.size, dst.dtype, stier, src.addr, src.size, src.dtype)
+        plan = core.plans[key]              # the hot path: one look-up (hashing the key once)
+    except KeyError:
+        plan = None
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
@@ -266,11 +269,10 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
     if plan.views is None:                  # repeatTimes 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
-    dtier = dst.tier
     core.issue_n(MTE1, "LoadData", plan.cost, plan.rd, plan.wr, plan.nbytes, "L1", dtier.name, 0, "copy", site)
-    lo, hi, src_tier, slo, shi = plan.extra
-    if src_tier.layout is not None or dtier.layout is not None:     # else find gives None and mark does nothing
-        nd = layout.find(src_tier, slo, shi, layout.ND_ROWS)
+    if stier.layout is not None or dtier.layout is not None:     # else find gives None and mark does nothing
+        lo, hi, _, slo, shi = plan.extra
+        nd = layout.find(stier, slo, shi, layout.ND_ROWS)
         layout.mark(dtier, lo, hi, layout.FROM_ND if nd else 0, nd)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
@@ -354,7 +356,9 @@ def Mmad(dst, fm, filter, *rest) -> None:
         key = ("Mmad", p.m, p.n, p.k, p.cmatrixInitVal, p.cmatrixSource, p.isBias, p.unitFlag, dst.tier, dst.addr,
                dst.size, dst.dtype, fm.tier, fm.addr, fm.size, fm.dtype, filter.tier, filter.addr, filter.size,
                filter.dtype) + ((bias.tier, bias.addr, bias.size, bias.dtype) if bias is not None else ())
-        plan = core.plans.get(key)
+        plan = core.plans[key]
+    except KeyError:
+        plan = None
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
@@ -362,11 +366,12 @@ def Mmad(dst, fm, filter, *rest) -> None:
     core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     table, mode, bias_v, checks, rows = plan.extra
     dst.tier.regs[dst.addr] = (rows, site)      # L0C here is NZ with column blocks of these rows
-    for t, lo, hi, what in checks:
-        if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
-            nd = layout.find(t, lo, hi, layout.FROM_ND)
-            if nd:
-                _not_fractals(what, nd, site)
+    if fm.tier.layout is not None or filter.tier.layout is not None:     # the tiers of ``checks`` (the key holds them)
+        for t, lo, hi, what in checks:
+            if t.layout is not None:        # engine/layout.py: some ND rows were copied into this core's L1
+                nd = layout.find(t, lo, hi, layout.FROM_ND)
+                if nd:
+                    _not_fractals(what, nd, site)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
     av, bv, out, a32, b32, c32, a2, b2, res = plan.views
