@@ -376,7 +376,9 @@ def Mmad(dst, fm, filter, *rest) -> None:
     else:
         a32[...] = av
         b32[...] = bv
-    np.dot(a2, b2, out=c32)             # a2, b2: a32, b32 as matrices (k beyond the fractals' valid part cut)
+    # a2, b2: a32, b32 as matrices (k beyond the fractals' valid part cut). The same sgemm as np.dot, bit for bit,
+    # without dot's own zeroing of c32 before OpenBLAS zeroes it again (beta 0) and dot's Python dispatcher
+    np.matmul(a2, b2, out=c32)
     if mode == "init":
         out[...] = res
     elif mode == "acc":
