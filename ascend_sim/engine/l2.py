@@ -343,7 +343,7 @@ class L2Cache:
 
     def stats(self) -> dict:
         """Launch totals: L2 hit rate of reads and the bytes L2 and HBM served."""
-        return {"l2_hit_rate": self.read_hit_bytes / self.read_bytes if self.read_bytes else 0.0,
+        return {"l2_hit_rate": float(self.read_hit_bytes / self.read_bytes) if self.read_bytes else 0.0,
                 "l2_bytes": int(self.hit_bytes), "hbm_read_bytes": int(self.hbm_read_bytes),
                 "hbm_write_bytes": int(self.hbm_write_bytes), "writeback_bytes": int(self.writeback_bytes),
                 "dirty_bytes_left": self._dirty_lines() * self.line}
