@@ -20,13 +20,12 @@ from the column tuples as integers), so only one record per group is looked up i
 """
 from __future__ import annotations
 
-import struct
-import sys
 from bisect import bisect_right
-from functools import lru_cache
 from operator import itemgetter
 
 import numpy as np
+
+from ascend_sim.engine.columns import groups, ids, numbers
 
 CHUNK = 1 << 15                 # records per packed chunk
 NFIELDS = 17
@@ -39,100 +38,12 @@ _GROUPED = _KIND + (_READS, _WRITES)        # the fields records are grouped by,
 _kind_of = itemgetter(*_KIND)
 _NORMALISE = tuple(f in _KIND_INTS for f in _KIND)
 _EMPTY: tuple = ()
-_MIX = np.random.default_rng(14).integers(1, 1 << 63, 16, np.uint64) | np.uint64(1)    # odd multipliers
-_SLOT_BITS = 16                 # at most 2^16 hash slots in ``_first_equal``
-_SORTED = 4096                  # ``_first_equal`` sorts this many entries or fewer
 
 
 def _objects(values) -> np.ndarray:
     """A 1-D object array of ``values`` (tuples and lists stay elements, never become rows)."""
     values = list(values)
     return np.fromiter(values, object, len(values))     # one C loop; each value stays one element
-
-
-class _Words:
-    """``n`` machine words at ``address`` inside ``owner`` (kept alive), for numpy to copy as uint64."""
-
-    def __init__(self, owner, address: int, n: int):
-        self.owner = owner
-        self.__array_interface__ = {"data": (address, True), "shape": (n,), "typestr": "<u8", "version": 3}
-
-
-def _ids_read(t: tuple) -> np.ndarray:
-    """``id`` of every item of ``t`` as uint64, read from the tuple: in CPython an id is the object's address
-    and a tuple's items are those addresses, right after its header (no call per item: ``map(id, t)`` costs
-    about 150 instructions an item)."""
-    return np.array(_Words(t, id(t) + tuple.__basicsize__, len(t)), np.uint64)
-
-
-def _ids_called(t: tuple) -> np.ndarray:
-    """``id`` of every item of ``t`` as uint64, one call each."""
-    return np.fromiter(map(id, t), np.uint64, len(t))
-
-
-def _reads_ids() -> bool:
-    """Whether ``_ids_read`` gives ``id`` (a CPython with 64-bit addresses and the usual tuple layout)."""
-    if sys.implementation.name != "cpython" or np.dtype(np.uintp).itemsize != 8:
-        return False
-    probe = (object(), "probe", 1 << 70, [])
-    return _ids_read(probe).tolist() == list(map(id, probe))
-
-
-_ids = _ids_read if _reads_ids() else _ids_called
-
-
-@lru_cache(maxsize=64)
-def _packer(code: str, n: int) -> struct.Struct:
-    return struct.Struct(f"<{n}{code}")
-
-
-def _numbers(col: tuple, dtype) -> np.ndarray:
-    """``col`` (Python numbers) as a float64 or int64 array: ``struct`` converts them in one C loop (about 80
-    instructions a number; numpy's ``fromiter`` 210); numpy's own conversion for what ``struct`` refuses."""
-    try:
-        return np.frombuffer(_packer("d" if dtype == np.float64 else "q", len(col)).pack(*col), dtype)
-    except struct.error:
-        return np.array(col, dtype)
-
-
-def _first_equal(h: np.ndarray) -> np.ndarray:
-    """For each entry of ``h`` (uint64), the position of the first equal one: a hash table in numpy with about
-    two slots an entry, a slice of ``h``'s bits a round (the entries whose slot another value took first go
-    to the next round, with the next slice)."""
-    n = len(h)
-    if n <= _SORTED:                # few: one sort costs less than the rounds' numpy calls
-        _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        return first[inv.reshape(-1)]
-    bits = min((2 * n - 1).bit_length(), _SLOT_BITS)
-    rep = np.empty(n, np.intp)
-    todo = np.arange(n)
-    for shift in range(64 - bits, -1, -bits):
-        slot = ((h[todo] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
-        table = np.full(1 << bits, n, np.intp)
-        np.minimum.at(table, slot, todo)
-        cand = table[slot]
-        won = h[cand] == h[todo]
-        rep[todo[won]] = cand[won]
-        todo = todo[~won]
-        if not todo.size:
-            return rep
-    _, first, inv = np.unique(h[todo], return_index=True, return_inverse=True)     # (never seen)
-    rep[todo] = todo[first][inv.reshape(-1)]
-    return rep
-
-
-def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first column of each group, group of each column) of the uint64 matrix ``keys`` (a row per key): equal
-    columns and only those share a group; groups are numbered in the order they first appear."""
-    h = keys[0] * _MIX[0]
-    for j in range(1, len(keys)):
-        h += keys[j] * _MIX[j]
-    rep = _first_equal(h)
-    if not all(np.array_equal(row[rep], row) for row in keys):      # two mixed integers collided: sort all
-        _, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
-        rep = first[inv.reshape(-1)]
-    is_first = rep == np.arange(len(rep))
-    return np.flatnonzero(is_first), (np.cumsum(is_first) - 1)[rep]
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -180,7 +91,7 @@ class RecordList(list):
         try:
             parts = list(zip(*sites))       # a site's first two items (as ``site[0]``, ``site[1]`` would give)
             if len(parts) >= 2:
-                return np.stack([_ids(parts[0]), _numbers(parts[1], np.int64).view(np.uint64)])
+                return np.stack([ids(parts[0]), numbers(parts[1], np.int64).view(np.uint64)])
         except (TypeError, ValueError, OverflowError):
             pass
         codes, values = self.site_values, self.sites
@@ -216,7 +127,7 @@ class RecordList(list):
     @staticmethod
     def _table(reps: list, keys: np.ndarray, code_of) -> np.ndarray:
         """``code_of(rep)`` for each of ``reps``, called once for the reps with equal ``keys`` (their columns)."""
-        first, inv = _groups(keys)
+        first, inv = groups(keys)
         return np.array([code_of(reps[i]) for i in first.tolist()], np.int64)[inv]
 
     def pack(self) -> None:
@@ -228,16 +139,16 @@ class RecordList(list):
         rows = list.__getitem__(self, slice(lo, hi))
         cols = [None, *zip(*rows)]          # by ``Instr``'s field numbers (the index is not appended)
         chunk: dict = {}
-        start = chunk[_START] = _numbers(cols[_START], np.float64)
-        chunk[5] = _delta(_numbers(cols[5], np.float64), start, -1)
-        chunk[7] = _delta(_numbers(cols[7], np.float64), start, 1)
-        chunk[_WAIT] = _narrow(_numbers(cols[_WAIT], np.int64))
+        start = chunk[_START] = numbers(cols[_START], np.float64)
+        chunk[5] = _delta(numbers(cols[5], np.float64), start, -1)
+        chunk[7] = _delta(numbers(cols[7], np.float64), start, 1)
+        chunk[_WAIT] = _narrow(numbers(cols[_WAIT], np.int64))
         sites = self._site_keys(cols[_SITE])
         keys = np.empty((len(_GROUPED) + len(sites), n), np.uint64)
         for k, f in enumerate(_GROUPED):
-            keys[k] = _ids(cols[f])
+            keys[k] = ids(cols[f])
         keys[len(_GROUPED):] = sites
-        first, group = _groups(keys)        # the same kind, region lists and site: one look-up per group
+        first, group = groups(keys)        # the same kind, region lists and site: one look-up per group
         reps, rkeys, nk = [(lo + i, *rows[i]) for i in first.tolist()], keys[:, first], len(_KIND)
         site_code = self._site_code if len(sites) == 2 else None
         tables = {"kind": self._table(reps, rkeys[:nk], self._kind_code),

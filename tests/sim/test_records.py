@@ -1,4 +1,4 @@
-"""Compact trace records (engine/records.py): packed chunks read back exactly as appended."""
+"""Compact trace records (engine/records.py, engine/columns.py): packed chunks read back exactly as appended."""
 from __future__ import annotations
 
 import numpy as np
@@ -163,19 +163,19 @@ def test_records_grouped_by_identity_read_back_by_value():
 def test_grouping_stays_exact_when_the_mixed_keys_collide(monkeypatch):
     """Records are grouped by one mixed integer per record, checked exactly: with every mixed integer equal,
     or with hash slots that collide in every round, the records still read back as appended."""
-    from ascend_sim.engine import records
+    from ascend_sim.engine import columns
     rows = _fresh_rows(2000)
     for sorted_below in (4096, 0):                                      # sorted, or in the hash table's rounds
-        monkeypatch.setattr(records, "_SORTED", sorted_below)
-        monkeypatch.setattr(records, "_MIX", np.zeros(16, np.uint64))    # every record mixes to 0
+        monkeypatch.setattr(columns, "_SORTED", sorted_below)
+        monkeypatch.setattr(columns, "_MIX", np.zeros(16, np.uint64))    # every record mixes to 0
         assert _norm(_packed(rows, 700)) == _norm(rows)
-        monkeypatch.setattr(records, "_MIX", np.ones(16, np.uint64))
-        monkeypatch.setattr(records, "_SLOT_BITS", 1)                 # one bit a round: most lose their slot
+        monkeypatch.setattr(columns, "_MIX", np.ones(16, np.uint64))
+        monkeypatch.setattr(columns, "_SLOT_BITS", 1)                 # one bit a round: most lose their slot
         assert _norm(_packed(rows, 700)) == _norm(rows)
 
 
 def test_ids_read_from_tuples_are_the_ids():
     """The ids the packing reads from a tuple's items are ``id``'s (else it calls ``id``)."""
-    from ascend_sim.engine import records
+    from ascend_sim.engine import columns
     items = (object(), "x", 1 << 80, [], None, -1, 2.5)
-    assert records._ids(items).tolist() == records._ids_called(items).tolist() == [id(v) for v in items]
+    assert columns.ids(items).tolist() == columns.ids_called(items).tolist() == [id(v) for v in items]
