@@ -7,7 +7,6 @@ then does its numpy work.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from operator import itemgetter
 
 from ascend_sim.engine.errors import RaceError, UninitializedReadError, caller_site, format_site
@@ -149,27 +148,10 @@ class Core:
         self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
 
     # ------------------------------------------------------------------ sanitizer
-    def _touched(self, tier: Tier, rs: list) -> list:
-        """The segments that overlap the runs ``rs`` (one bisection, then a merge walk)."""
-        sh = tier.shadow
-        if len(rs) == 1:        # contiguous (the common case): Shadow.peek inlined, one call less per check
-            lo, hi = rs[0]
-            starts = sh.starts
-            i = bisect_right(starts, lo) - 1
-            return sh.segs[i if i > 0 else 0:bisect_right(starts, hi - 1)]
-        segs = sh.peek(rs[0][0], rs[-1][1])
-        out, k = [], 0
-        for s in segs:
-            while k < len(rs) and rs[k][1] <= s.lo:
-                k += 1
-            if k < len(rs) and rs[k][0] < s.hi:
-                out.append(s)
-        return out
-
     def _read_fault(self, q: int, r: Region, op: str, site) -> None:
         """Raise the first initcheck or racecheck error of a read of ``r`` (segment order)."""
         vcq = self.vc[q]
-        for s in self._touched(r.tier, r.runs):
+        for s in r.shadow.touched(r.runs):
             if not s.init and not _padding_ok(r, s):
                 self._uninit(q, r.tier, r.runs, op, site)
             if s.ws > vcq[s.wp]:
@@ -177,7 +159,7 @@ class Core:
 
     def _uninit(self, q, tier, rs, op, site):
         lo, hi = rs[0][0], rs[-1][1]
-        bad = [s for s in self._touched(tier, rs) if not s.init]
+        bad = [s for s in tier.shadow.touched(rs) if not s.init]
         a, b = max(lo, bad[0].lo) * GRANULE, min(hi, bad[-1].hi) * GRANULE - 1
         count = sum(min(hi, s.hi) - max(lo, s.lo) for s in bad)
         total = sum(h - l for l, h in rs)
@@ -369,7 +351,7 @@ class Core:
     def _segments(self, r: Region) -> list:
         """The shadow segments the write ``r`` touches; remembered on ``r`` when each of its runs is exactly one
         segment, or when ``r`` is one run that a few segments (at most the shadow's ``keep``) tile exactly."""
-        segs = self._touched(r.tier, r.runs)
+        segs = r.shadow.touched(r.runs)
         rs = r.runs
         if r.single and len(segs) > 1:
             if segs[0].lo == r.lo and segs[-1].hi == r.hi and len(segs) <= r.shadow.keep:
@@ -386,19 +368,11 @@ class Core:
 
     def _read_segments(self, r: Region) -> None:
         """Remember on the read ``r`` the segments it touches, split into those it covers whole and in part."""
-        segs = self._touched(r.tier, r.runs)
-        whole, part = [], []
-        for s in segs:
-            covered = False
-            for lo, hi in r.runs:
-                if lo <= s.lo and s.hi <= hi:
-                    covered = True
-                    break
-            (whole if covered else part).append(s)
-        r.rsegs, r.wsegs, r.psegs = tuple(segs), tuple(whole), tuple(part) if part else None
-        if part:
-            r.pkey = r.shadow.pattern(r.runs)
-        r.rver = r.shadow.version
+        sh = r.shadow
+        r.rsegs, r.wsegs, r.psegs = sh.read_segments(r.runs)
+        if r.psegs:
+            r.pkey = sh.pattern(r.runs)
+        r.rver = sh.version
 
     def scalar_tick(self) -> None:
         """Bookkeeping the scalar unit does for a queue or flag call."""

@@ -200,22 +200,44 @@ class Shadow:
         self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
         self.starts[i:j] = [lo]
 
-    def read(self, rs: list, pipe: int, seq: int, rec: int) -> None:
-        """Record a read of granule runs ``rs`` (sorted, disjoint) by ``pipe``; segments are not cut."""
-        key = None
-        mark = (seq, rec)
-        segs, starts = self.segs, self.starts
-        for lo, hi in rs:
+    def touched(self, rs: list) -> list[Seg]:
+        """The segments that overlap granule runs ``rs`` (sorted, disjoint): one bisection, then a merge walk."""
+        if len(rs) == 1:        # contiguous (the common case): peek inlined
+            lo, hi = rs[0]
+            starts = self.starts
             i = bisect_right(starts, lo) - 1
-            while i < len(segs) and segs[i].lo < hi:
-                s = segs[i]
+            return self.segs[i if i > 0 else 0:bisect_right(starts, hi - 1)]
+        out, k = [], 0
+        for s in self.peek(rs[0][0], rs[-1][1]):
+            while k < len(rs) and rs[k][1] <= s.lo:
+                k += 1
+            if k < len(rs) and rs[k][0] < s.hi:
+                out.append(s)
+        return out
+
+    def read_segments(self, rs: list) -> tuple:
+        """(every segment a read of runs ``rs`` touches, those it covers whole, those it covers in part or None)."""
+        segs = self.touched(rs)
+        whole, part = [], []
+        for s in segs:
+            covered = False
+            for lo, hi in rs:
                 if lo <= s.lo and s.hi <= hi:
-                    s.rd[pipe] = mark
-                else:
-                    if key is None:
-                        key = self.pattern(rs) + pipe
-                    s.read_part(key, pipe, seq, rec, rs)
-                i += 1
+                    covered = True
+                    break
+            (whole if covered else part).append(s)
+        return tuple(segs), tuple(whole), tuple(part) if part else None
+
+    def read(self, rs: list, pipe: int, seq: int, rec: int) -> None:
+        """Record a read of granule runs ``rs`` by ``pipe``; segments are not cut (``Core.issue_n`` does the same
+        inline on the segments ``read_segments`` gives)."""
+        _, whole, part = self.read_segments(rs)
+        for s in whole:
+            s.rd[pipe] = (seq, rec)
+        if part:
+            key = self.pattern(rs) + pipe
+            for s in part:
+                s.read_part(key, pipe, seq, rec, rs)
 
     def granule_history(self, g: int) -> tuple:
         """Granule ``g``'s history: written?, last writer (pipe, seq, record), its readers in first-read order."""
