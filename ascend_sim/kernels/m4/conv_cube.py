@@ -2,8 +2,9 @@
 
 Padding ``k // 2``; ``stride`` keeps every stride-th window of the stride-1 im2col (the 1x1 stride-2
 downsample is one strided row selection and a matmul). Half inputs, float32 accumulation in L0C, half out
-(Fixpipe F322F16), bias through BT. The im2col runs on the host, so its k*k-fold read amplification is
-not in the simulated time; the cube's own LoadData3D (img2col in L1) is not modelled.
+(Fixpipe F322F16), bias through BT. The im2col runs on the host (no simulated time); the kernel then reads
+the expanded matrix, about k*k times the input's bytes, from GM, and that traffic is simulated. The LoadData3D
+path (img2col in L1, the input read once) is ``kernels/opt/conv_l3d.py``, which this runtime does not use yet.
 """
 from __future__ import annotations
 

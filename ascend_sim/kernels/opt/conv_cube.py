@@ -3,9 +3,10 @@
 img2col (图像转列): each output pixel's receptive field ``C x KH x KW`` becomes one row of a matrix
 ``X[N*OH*OW, C*KH*KW]``; with ``W[C*KH*KW, O]`` the convolution is ``X @ W`` (``tiled_matmul``).
 On the device LoadData3D builds these rows from the feature map in L1 as it loads L0A, reading the
-input once; the simulator has no LoadData3D yet, so here the expansion is done **explicitly on the
-host** (numpy, not simulated time) and the kernel reads the expanded matrix from GM: its GM traffic
-(KH*KW times the input for stride 1) is counted, the expansion itself is not.
+input once (that path is ``conv_l3d.conv2d_l3d``). This module is the "before" step of Module 2: the
+expansion is done **explicitly on the host** (numpy, not simulated time) and the kernel reads the
+expanded matrix from GM: its GM traffic (KH*KW times the input for stride 1) is counted, the expansion
+itself is not.
 
 Fusion (算子融合): BatchNorm in inference is ``y = gamma * (z - mean) / sqrt(var + eps) + beta`` per
 output channel, so it folds into the weights and the bias on the host (``fold_bn``); the bias enters
