@@ -132,15 +132,14 @@ def _pipes_of(core_type: str) -> tuple[str, ...]:
 
 def _advice(r: dict[str, float], prof: Profile) -> list[str]:
     out = []
-    mte2, vec = r.get("mte2_ratio", 0), r.get("vec_ratio", 0)
-    if mte2 > SATURATED and vec < 0.5:
-        out.append("MTE2 (GM -> UB) is busy while the vector pipe idles: the kernel is memory-bound. Use larger "
-                   "copies (at least 16 KB), double buffering (BUFFER_NUM = 2) if it is not on yet, or more cores.")
+    mte2, vec, cube = r.get("mte2_ratio", 0), r.get("vec_ratio", 0), r.get("cube_ratio", 0)
+    if mte2 > SATURATED and vec < 0.5 and cube < 0.5:
+        out.append(_memory_bound(has_vector="vec_ratio" in r, has_cube="cube_ratio" in r))
     if r.get("scalar_ratio", 0) > 0.5:
         out.append("The scalar pipe dominates: replace GetValue/SetValue loops with vector instructions.")
     if vec > 0.7:
         out.append("The vector pipe is the bottleneck: fuse operators or move matrix work to the cube unit.")
-    cube, mte1 = r.get("cube_ratio", 0), r.get("mte1_ratio", 0)
+    mte1 = r.get("mte1_ratio", 0)
     if 0 < cube < 0.5 and mte1 > cube:
         out.append("The cube waits on MTE1 (L1 -> L0): double-buffer L0A/L0B and load larger base blocks.")
     if not out and prof.saturated:
@@ -149,3 +148,16 @@ def _advice(r: dict[str, float], prof: Profile) -> list[str]:
     elif not out:
         out.append("No single pipe saturates: look at the timeline for sync stalls between the stages.")
     return out
+
+
+def _memory_bound(has_vector: bool, has_cube: bool) -> str:
+    """The memory-bound advice in the launch's own terms: where MTE2 copies to, which unit idles, what helps."""
+    if has_cube and not has_vector:
+        return ("MTE2 (GM -> L1) is busy while the cube idles: the kernel is memory-bound. Use base blocks that reuse "
+                "each byte more (e.g. baseM x baseN = 128 x 256: fewer GM reads per MAC), move several base blocks "
+                "per copy, double-buffer L1, or use more cores.")
+    if has_cube:
+        return ("MTE2 (GM -> UB / L1) is busy while the vector and cube pipes idle: the kernel is memory-bound. "
+                "Use larger copies (at least 16 KB), double buffering, or more cores.")
+    return ("MTE2 (GM -> UB) is busy while the vector pipe idles: the kernel is memory-bound. Use larger "
+            "copies (at least 16 KB), double buffering (BUFFER_NUM = 2) if it is not on yet, or more cores.")

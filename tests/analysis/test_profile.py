@@ -35,3 +35,12 @@ def test_a_memory_bound_add_says_so():
     x = np.ones(n, np.float16)
     prof = launch(add_custom, 8, x, x, np.zeros_like(x), AddCustomTilingData(n, 16, 2)).profile()
     assert prof.saturated and prof.bound == "MTE2" and "memory-bound" in " ".join(prof.advice)
+
+
+def test_a_memory_bound_cube_kernel_is_told_about_l1_and_the_cube():
+    """A pure cube launch copies GM -> L1 and has no vector pipe: the advice must say so, not 'GM -> UB'."""
+    prof = run_matmul(256, 256, 256, 64)[3].profile()
+    assert prof.bound == "MTE2" and prof.saturated, str(prof)
+    advice = " ".join(prof.advice)
+    assert "memory-bound" in advice and "GM -> L1" in advice and "cube idles" in advice
+    assert "UB" not in advice and "vector" not in advice
