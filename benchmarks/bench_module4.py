@@ -11,15 +11,13 @@ Prints a markdown table (the one in benchmarks/RESULTS.md, section "Module 4").
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 from ascend_sim.migrate.runtime import Runtime, load_model
 from ascend_sim.migrate.w4a16 import edge_layers
-from ascend_sim.models.datasets import load_mnist_idx, load_mnist_subset
+from ascend_sim.models.datasets import load_mnist_subset
+from mnist_images import default_mnist_dir, scored_images
 
-ROOT = Path(__file__).resolve().parents[1]
 RUNS = {"lenet5": [("910B-fp32", None), ("910B-fp16", None), ("910B-w4a16", None), ("310B-fp16", None),
                    ("310B-int8", "minmax"), ("310B-int8", "ifmr")],
         # no float32 convolution on the cube here: the ResNet's fp32 row is its numpy reference (not simulated)
@@ -46,12 +44,9 @@ def main() -> None:
     ap.add_argument("--model", choices=sorted(RUNS), default="lenet5")
     ap.add_argument("--heldout", action="store_true", help="the shipped 1,000 held-out images instead of the 10k")
     ap.add_argument("--only", default=None, help="comma-separated rows to run, e.g. 910B-fp16,310B-int8:ifmr")
-    ap.add_argument("--mnist-dir", default=os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent /
-                                                                                        "shared/data/mnist")))
+    ap.add_argument("--mnist-dir", default=default_mnist_dir())
     args = ap.parse_args()
-    images, labels = load_mnist_subset("heldout") if args.heldout else load_mnist_idx(args.mnist_dir, "t10k")
-    if args.limit:
-        images, labels = images[:args.limit], labels[:args.limit]
+    images, labels = scored_images(args)
     calib = load_mnist_subset("train")[0][:CALIBRATION_IMAGES]
     model = load_model(args.model)
     print(f"{args.model}, {len(images):,} {'held-out' if args.heldout else 'MNIST test'} images; int8 calibrated on {CALIBRATION_IMAGES} training "

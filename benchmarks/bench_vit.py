@@ -12,16 +12,13 @@ Prints markdown (the ViT subsection of benchmarks/RESULTS.md section 12).
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 
 from ascend_sim.migrate.runtime import Runtime, load_model
 from ascend_sim.migrate.vit_ref import load_vit_weights, vit_predict_ref
-from ascend_sim.models.datasets import load_mnist_idx, load_mnist_subset, normalize
-
-ROOT = Path(__file__).resolve().parents[1]
+from ascend_sim.models.datasets import normalize
+from mnist_images import default_mnist_dir, scored_images
 
 
 def main() -> None:
@@ -30,12 +27,9 @@ def main() -> None:
     ap.add_argument("--heldout", action="store_true", help="the shipped 1,000 held-out images instead of the 10k")
     ap.add_argument("--profile", default="910B-fp16")
     ap.add_argument("--batch", type=int, default=1000)
-    ap.add_argument("--mnist-dir", default=os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent /
-                                                                                        "shared/data/mnist")))
+    ap.add_argument("--mnist-dir", default=default_mnist_dir())
     args = ap.parse_args()
-    images, labels = load_mnist_subset("heldout") if args.heldout else load_mnist_idx(args.mnist_dir, "t10k")
-    if args.limit:
-        images, labels = images[:args.limit], labels[:args.limit]
+    images, labels = scored_images(args)
     what = "held-out" if args.heldout else "MNIST test"
     ref = vit_predict_ref(load_vit_weights(), normalize(images))
     print(f"ViT, {len(images):,} {what} images, batch {args.batch}\n")

@@ -17,7 +17,6 @@ torch is a training-only dependency (``pip install .[train]``), never imported b
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -29,10 +28,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
+import torch_training as tt  # noqa: E402
 
 from ascend_sim.migrate.resnet import (BLOCKS, BN_EPS, CLASSES, CONVS, FEATURES, has_downsample,  # noqa: E402
                                        resnet_predict_ref)
-from ascend_sim.models.datasets import load_mnist_subset, normalize, write_npz  # noqa: E402
+from ascend_sim.models.datasets import load_mnist_subset, normalize  # noqa: E402
 
 SEED = 0
 EPOCHS = 40
@@ -96,9 +96,7 @@ def one_cycle_lr(step: int, total: int, warmup: int) -> float:
 
 
 def train(epochs: int) -> dict[str, np.ndarray]:
-    torch.manual_seed(SEED)
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
+    tt.deterministic_torch(SEED)
     rng = np.random.default_rng(SEED)
     images, labels = tl.train_split_in_row_order()
     held_x, held_y = load_mnist_subset("heldout")
@@ -108,27 +106,23 @@ def train(epochs: int) -> dict[str, np.ndarray]:
     opt = torch.optim.SGD([{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": rest, "weight_decay": 0}],
                           lr=PEAK_LR, momentum=MOMENTUM, nesterov=True)
     per_epoch = -(-len(images) // BATCH)
-    total, step, start = epochs * per_epoch, 0, time.perf_counter()
+    total, steps = epochs * per_epoch, 0
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        nonlocal steps
+        for group in opt.param_groups:
+            group["lr"] = one_cycle_lr(steps, total, WARMUP_EPOCHS * per_epoch)
+        logits = model(x)
+        loss = F.cross_entropy(logits, y, label_smoothing=LABEL_SMOOTHING)
+        tt.descend(opt, loss)
+        steps += 1
+        return loss, logits
+
+    start = time.perf_counter()
     for epoch in range(epochs):
         model.train()
-        order = rng.permutation(len(images))
-        loss_sum, correct = 0.0, 0
-        for i in range(0, len(images), BATCH):
-            batch = order[i:i + BATCH]
-            x = torch.from_numpy(normalize(tl.augment(images[batch], rng)))
-            y = torch.from_numpy(labels[batch].astype(np.int64))
-            for group in opt.param_groups:
-                group["lr"] = one_cycle_lr(step, total, WARMUP_EPOCHS * per_epoch)
-            logits = model(x)
-            loss = F.cross_entropy(logits, y, label_smoothing=LABEL_SMOOTHING)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            loss_sum += float(loss.detach()) * len(batch)
-            correct += int((logits.argmax(1) == y).sum())
-        line = (f"epoch {epoch + 1:3d}/{epochs}  loss {loss_sum / len(images):.4f}  train(aug) "
-                f"{100 * correct / len(images):6.2f}%")
+        loss_sum, correct = tt.train_epoch(images, labels, rng, BATCH, step)
+        line = tt.epoch_line(epoch, epochs, loss_sum, correct, len(images))
         if (epoch + 1) % 5 == 0 or epoch + 1 == epochs:
             held = 100 * float((resnet_predict_ref(model.export(), normalize(held_x)) == held_y).mean())
             line += f"  held-out {held:6.2f}%"
@@ -136,15 +130,5 @@ def train(epochs: int) -> dict[str, np.ndarray]:
     return model.export()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=EPOCHS)
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    params = train(args.epochs)
-    write_npz(args.out, params)
-    print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
-
-
 if __name__ == "__main__":
-    main()
+    tt.main(__doc__, train, EPOCHS, OUT)

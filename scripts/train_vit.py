@@ -13,7 +13,6 @@ Needs torch (the ``distributed`` extra's CPU build); the package itself does not
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -24,9 +23,10 @@ import train_lenet as tl  # noqa: E402  (sets one BLAS thread before numpy loads
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+import torch_training as tt  # noqa: E402
 
 from ascend_sim.migrate import vit_ref as V  # noqa: E402
-from ascend_sim.models.datasets import load_mnist_subset, normalize, write_npz  # noqa: E402
+from ascend_sim.models.datasets import load_mnist_subset, normalize  # noqa: E402
 
 SEED = 0
 EPOCHS = 200
@@ -78,9 +78,7 @@ def shipped(p: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
 
 
 def train(epochs: int) -> dict[str, np.ndarray]:
-    torch.manual_seed(SEED)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    tt.deterministic_torch(SEED)
     rng = np.random.default_rng(SEED)
     images, labels = tl.train_split_in_row_order()
     held_x, held_y = load_mnist_subset("heldout")
@@ -93,38 +91,22 @@ def train(epochs: int) -> dict[str, np.ndarray]:
     total, warm = epochs * per_epoch, WARMUP_EPOCHS * per_epoch
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + np.cos(np.pi * (s - warm) / max(1, total - warm))))
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = forward(p, x)
+        loss = F.cross_entropy(logits, y)
+        tt.descend(opt, loss)
+        sched.step()
+        return loss, logits
+
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rng.permutation(len(images))
-        loss_sum, correct = 0.0, 0
-        for i in range(0, len(images), BATCH):
-            batch = order[i:i + BATCH]
-            x = torch.from_numpy(normalize(tl.augment(images[batch], rng)))
-            y = torch.from_numpy(labels[batch].astype(np.int64))
-            logits = forward(p, x)
-            loss = F.cross_entropy(logits, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            loss_sum += float(loss.detach()) * len(batch)
-            correct += int((logits.argmax(dim=1) == y).sum())
+        loss_sum, correct = tt.train_epoch(images, labels, rng, BATCH, step)
         held = 100 * float((V.vit_predict_ref(shipped(p), normalize(held_x)) == held_y).mean())
-        print(f"epoch {epoch + 1:3d}/{epochs}  loss {loss_sum / len(images):.4f}  train(aug) "
-              f"{100 * correct / len(images):6.2f}%  held-out {held:6.2f}%  {time.perf_counter() - start:6.1f}s",
-              flush=True)
+        print(f"{tt.epoch_line(epoch, epochs, loss_sum, correct, len(images))}  held-out {held:6.2f}%  "
+              f"{time.perf_counter() - start:6.1f}s", flush=True)
     return shipped(p)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=EPOCHS)
-    ap.add_argument("--out", default=str(OUT))
-    args = ap.parse_args()
-    params = train(args.epochs)
-    write_npz(args.out, params)
-    print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
-
-
 if __name__ == "__main__":
-    main()
+    tt.main(__doc__, train, EPOCHS, OUT)

@@ -177,28 +177,24 @@ class Shadow:
     def write(self, lo: int, hi: int, pipe: int, seq: int, rec: int) -> None:
         """Record a write: every granule of [lo, hi) gets one history, written by ``pipe``."""
         s = self._exact(lo, hi)
-        if s is not None:               # same result as the splice below, reusing the segment
+        if s is not None:               # same result as the cut below, reusing the segment
+            segs = (s,)
+        else:
+            i = self._cut(lo)
+            j = self._cut(hi)
+            if j - i > self.keep:       # many segments: merged into one
+                self.version += 1
+                self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
+                self.starts[i:j] = [lo]
+                return
+            segs = self.segs[i:j]       # the same histories, the boundaries kept for the writes to come
+        for s in segs:
             s.init = True
             s.wp = pipe
             s.ws = seq
             s.wr = rec
             s.rd = {}
             s.pm = s.pr = None
-            return
-        i = self._cut(lo)
-        j = self._cut(hi)
-        if j - i <= self.keep:          # the same histories, the boundaries kept for the writes to come
-            for s in self.segs[i:j]:
-                s.init = True
-                s.wp = pipe
-                s.ws = seq
-                s.wr = rec
-                s.rd = {}
-                s.pm = s.pr = None
-            return
-        self.version += 1
-        self.segs[i:j] = [Seg(lo, hi, True, pipe, seq, rec, {})]
-        self.starts[i:j] = [lo]
 
     def touched(self, rs: list) -> list[Seg]:
         """The segments that overlap granule runs ``rs`` (sorted, disjoint): one bisection, then a merge walk."""

@@ -112,10 +112,12 @@ def test_the_grader_replay_shows_the_nudge_of_the_same_diagnosis(fresh, monkeypa
 
 
 # ----------------------------------------------------------------------------- a kernel stuck in a loop
-def test_a_stuck_kernel_is_stopped_with_its_line(monkeypatch, capsys):
-    code = ADD.replace("    for i in range(blockLength // tileLength):\n",
-                       "    i = 0\n    while i < blockLength // tileLength:   # i never grows\n")
-    assert code != ADD
+STUCK_ADD = ADD.replace("    for i in range(blockLength // tileLength):\n",
+                        "    i = 0\n    while i < blockLength // tileLength:   # i never grows\n")
+
+
+def _lab_running_add_custom() -> Lab:
+    """A one-exercise lab whose check launches the answer's add_custom on 2048 halves, one block."""
     lab = Lab("unit")
 
     @lab.exercise("ex1", points=1)
@@ -123,6 +125,13 @@ def test_a_stuck_kernel_is_stopped_with_its_line(monkeypatch, capsys):
         n = 2048
         ctx.call(__import__("ascend_sim").launch, ctx.answer("add_custom"), 1, np.ones(n, np.float16),
                  np.ones(n, np.float16), np.zeros(n, np.float16), lab00.AddTiling(n, 256))
+    return lab
+
+
+def test_a_stuck_kernel_is_stopped_with_its_line(monkeypatch, capsys):
+    code = STUCK_ADD
+    assert code != ADD
+    lab = _lab_running_add_custom()
     monkeypatch.setenv(TIMEOUT_ENV, "2")
     t = time.monotonic()
     lab.check("ex1", _namespace(code))
@@ -141,15 +150,8 @@ def test_a_stuck_kernel_is_stopped_with_its_line(monkeypatch, capsys):
 
 def test_a_kernel_issuing_instructions_forever_is_stopped_by_the_instruction_limit(monkeypatch, capsys):
     from ascend_sim.course.grading import check as check_module
-    code = ADD.replace("    for i in range(blockLength // tileLength):\n",
-                       "    i = 0\n    while i < blockLength // tileLength:   # i never grows\n")
-    lab = Lab("unit")
-
-    @lab.exercise("ex1", points=1)
-    def _ex1(ctx):
-        n = 2048
-        ctx.call(__import__("ascend_sim").launch, ctx.answer("add_custom"), 1, np.ones(n, np.float16),
-                 np.ones(n, np.float16), np.zeros(n, np.float16), lab00.AddTiling(n, 256))
+    code = STUCK_ADD
+    lab = _lab_running_add_custom()
     monkeypatch.setenv(TIMEOUT_ENV, "60")
     monkeypatch.setattr(check_module, "MAX_INSTRUCTIONS", 20_000)
     t = time.monotonic()

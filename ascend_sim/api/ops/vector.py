@@ -390,7 +390,8 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
     return instr
 
 
-def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
+def _one_source_build(op: str, klass: str, float_only: bool, dtypes: tuple | None):
+    """The plan builder of a one-source instruction (``dst``, ``src``): UB operands, one dtype, its accesses."""
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
@@ -398,6 +399,11 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes:
         _check_dtype(op, dst, float_only, dtypes, site)
         d, (a,), reps = _accesses(op, site, dst, [src], args)
         return _VecPlan(current_core(), d, [a], reps, klass)
+    return build
+
+
+def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
+    build = _one_source_build(op, klass, float_only, dtypes)
 
     def instr(dst, src, *args, isSetMask: bool = True) -> None:
         plan = _issued(op, klass, build, kernel_point(), (dst, src), args, isSetMask)
@@ -410,13 +416,7 @@ def _unary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes:
 
 
 def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
-    def build(site, dst, src, args) -> _VecPlan:
-        _ub(dst, op, "dst", site)
-        _ub(src, op, "src", site)
-        _same(op, site, dst, src)
-        _check_dtype(op, dst, float_only, dtypes, site)
-        d, (a,), reps = _accesses(op, site, dst, [src], args)
-        return _VecPlan(current_core(), d, [a], reps, klass)
+    build = _one_source_build(op, klass, float_only, dtypes)
 
     def instr(dst, src, scalar, *args, isSetMask: bool = True) -> None:
         site = kernel_point()
