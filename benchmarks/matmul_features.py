@@ -33,7 +33,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from catlass_matmul import chip_20aic  # noqa: E402
 
 ND = mt.CubeFormat.ND
-DOCS = "docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
 C_TYPE = np.dtype(np.float32)       # the samples' C: MatmulKernel<half, half, float, float>
 
 
@@ -211,6 +210,7 @@ class Case:
     before: Callable | None = None  # () -> LaunchResult
     after: Callable | None = None
     missing: str = ""               # why a configuration cannot be expressed
+    one_schedule: bool = False      # the model has one schedule for both: "after" is "before"'s run
     simulated: list = field(default_factory=list)
 
 
@@ -236,7 +236,8 @@ CASES = [
          before=lambda: run_matmul_api(tiling_for(128, 24576, 512, 24, singleCoreN=1024, baseN=128, stepKa=8,
                                                   stepKb=8, depthA1=8, depthB1=16)),
          missing="no MDL template: the Norm Matmul's two B1 buffers already load tile n+1 while tile n computes "
-                 "(what doMTE2Preload adds), so 'before' is the only schedule; 'after' = the same run"),
+                 "(what doMTE2Preload adds), so 'before' is the only schedule",
+         one_schedule=True),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
@@ -247,7 +248,8 @@ CASES = [
     Case("const tiling", "Matmul高阶API使能Tiling全量常量化.md", "M128 N30720 K64, 24 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (10.62, 7.87), before=_pure_cube_24,
          missing="the scalar cost of copying TCubeTiling from GM and of Matmul's init is not modelled: one "
-                 "schedule for both; 'after' = the same run"),
+                 "schedule for both",
+         one_schedule=True),
     Case("L2 cache split", "Matmul高阶API使能L2-Cache切分.md", "M30720 N1024 K4096, 24 AIC, base 128x256x64",
          "aic_time", "max", (867.0, 805.6),
          before=lambda: run_l2_tiled(False)[0], after=lambda: run_l2_tiled(True)[0]),
@@ -255,7 +257,8 @@ CASES = [
          "OpBasicInfo task time", "task", (98.72, 85.68),
          before=lambda: run_matmul_api(tiling_for(768, 2048, 6144, 24, singleCoreM=128, singleCoreN=512)),
          missing="no enableKdimReorderLoad, and nothing it would change: concurrent reads of one 512 B GM window "
-                 "do not serialise here and blocks are simulated one after another; 'after' = the same run"),
+                 "do not serialise here and blocks are simulated one after another",
+         one_schedule=True),
     Case("NBuffer33", "Matmul高阶API使能NBuffer33模板.md", "M256 N512 K192, 2 AIC, base 128x256x64, stepM 2",
          "aic_time, mean", "mean", (34.01, 32.66), before=lambda: _nbuffer33(step_m=2), after=lambda: _nbuffer33(1),
          missing="after: no NBuffer33 policy; emulated by stepM = 1 with two A1 buffers: the same two A copies of "
@@ -274,12 +277,12 @@ CASES = [
 
 
 def simulate(case: Case) -> list[float | None]:
-    """[before, after] simulated in the doc's figure; a configuration it cannot express is the other's run
-    when ``missing`` says the simulator has one schedule for both, else None."""
+    """[before, after] simulated in the doc's figure; "after" is "before" when the model has one schedule for
+    both (``one_schedule``), None when a configuration cannot be expressed."""
     runs = [case.before() if case.before else None, case.after() if case.after else None]
     case.simulated = runs
     us = [core_us(r, case.how) if r is not None else None for r in runs]
-    if us[1] is None and "same run" in case.missing:
+    if case.one_schedule:
         us[1] = us[0]
     return us
 
@@ -308,7 +311,7 @@ def main() -> int:
             wrong.append(case.name)
     for case in CASES:
         if case.missing:
-            print(f"- {case.name}: {case.missing}")
+            print(f"- {case.name} ({case.doc}): {case.missing}")
     if wrong:
         print("simulated step goes the wrong way:", ", ".join(wrong))
     return 1 if wrong else 0
