@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from ascend_sim import (REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul, MatmulType, TPipe,
-                        TPosition, float32, half, kernel, launch)
+                        TPosition, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
 
