@@ -1,0 +1,321 @@
+"""Validation against the single-feature cases of the Ascend C guide's Matmul tuning chapter (RESULTS section 1d).
+
+Source: cannmirror/asc-devkit, docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/ (one file per feature, each
+with a shape, a tiling and two msprof figures, before and after) and the samples they cite under
+examples/01_simd_cpp_api/04_advanced_api/00_matmul/ (half A and B, float C, ND). These are validation points:
+nothing here sets a chip parameter. Each case says which of the two configurations the simulator can express
+(``before``/``after`` runs) and, when one cannot be, what is missing (``missing``).
+
+The figure compared: msprof's ``aic_time`` is one cube core's execution time (its column lists one row per
+core); the docs quote the largest ("多个核中最大") or the average ("平均") over cores, so the simulated figure
+is the largest or the mean of the per-core (end - start) times. OpBasicInfo's task duration is the launch's
+length, ``LaunchResult.us``.
+
+    python benchmarks/matmul_features.py          # the table; exits 1 if a simulated step goes the wrong way
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ascend_sim import (REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul, MatmulType, TPipe,
+                        TPosition, half, kernel, launch)
+from ascend_sim import matmul_tiling as mt
+from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from catlass_matmul import chip_20aic  # noqa: E402
+
+ND = mt.CubeFormat.ND
+C_TYPE = np.dtype(np.float32)       # the samples' C: MatmulKernel<half, half, float, float>
+
+
+# ----------------------------------------------------------------------------- what msprof's figure is
+def core_us(res, how: str) -> float:
+    """``aic_time`` as the doc quotes it: ``max`` or ``mean`` of the cores' own times; ``task``: the launch."""
+    if how == "task":
+        return res.us
+    times = [end - start for _, _, start, end, _ in res.core_times]
+    return res.chip.cycles_to_us(max(times) if how == "max" else sum(times) / len(times))
+
+
+def tiling_for(M: int, N: int, K: int, cores: int, chip=None, **fields) -> mt.TCubeTiling:
+    """GetTiling's answer for the problem on ``cores`` AIC, with the doc's tiling fields put over it."""
+    return dataclasses.replace(default_tiling(M, N, K, cores=cores, out_dtype=C_TYPE, chip=chip), **fields)
+
+
+def run_matmul_api(t: mt.TCubeTiling, chip=None):
+    """The Matmul high-level API (Norm template, pure Cube) with tiling ``t``, timing only."""
+    a = np.zeros((t.M, t.Ka), np.float16)
+    b = np.zeros((t.Kb, t.N), np.float16)
+    c = np.zeros((t.M, t.N), C_TYPE)
+    return launch(default_matmul_kernel, t.usedCoreNum, a, b, None, c, t, C_TYPE, chip=chip, numerics=False)
+
+
+# ----------------------------------------------------------------------------- 多核切K (split-K)
+def _matmul_obj(t: mt.TCubeTiling, pipe: TPipe) -> Matmul:
+    mm = Matmul(MatmulType(TPosition.GM, ND, half), MatmulType(TPosition.GM, ND, half),
+                MatmulType(TPosition.GM, ND, C_TYPE))
+    REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
+    return mm
+
+
+@kernel(core="AIC")
+def split_k_kernel(a, b, c, t: mt.TCubeTiling) -> None:
+    """Block i computes A[:, Ki] @ B[Ki, :] for its K slice and writes the partial C to its slice of ``c``.
+
+    On the device the partials add up in one C through ``IterateAll(c, enAtomic=1)``; here Fixpipe ignores
+    SetAtomicAdd (the high-level API refuses enAtomic), so each block writes its own M x N partial: the same
+    instructions and bytes, without the atomic unit's read-modify-write of the 16 x 16 floats.
+    """
+    mm = _matmul_obj(t, TPipe())
+    k = t.Ka // GetBlockNum()
+    mm.SetTail(-1, -1, k)
+    mm.SetTensorA(_gm(a, half)[GetBlockIdx() * k])
+    mm.SetTensorB(_gm(b, half)[GetBlockIdx() * k * t.N])
+    mm.IterateAll(_gm(c, C_TYPE)[GetBlockIdx() * t.M * t.N])
+    mm.End()
+
+
+def run_split_k(cores: int, M: int = 16, N: int = 16, K: int = 1024, numerics: bool = False):
+    """``split_k_kernel`` on ``cores`` blocks; returns (result, max abs error of the summed partials)."""
+    t = tiling_for(M, N, K, 1)
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((cores, M, N), C_TYPE)
+    res = launch(split_k_kernel, cores, a, b, c, t, numerics=numerics)
+    err = float(np.abs(c.sum(0) - a.astype(np.float32) @ b.astype(np.float32)).max()) if numerics else math.nan
+    return res, err
+
+
+# ----------------------------------------------------------------------------- L2-Cache切分 (L2 tiling)
+L2_TILE_THRESHOLD = 100 * 1024 * 1024       # l2_cache_optimizer.h
+L1_MIN_UST_DIM, L1_MAX_UST_DIM = 4, 8
+
+
+@dataclass
+class L2CacheOptimizer:
+    """The sample's ``L2CacheOptimizer`` (matmul_l2cache/l2_cache_optimizer.h): which l1M x l1N tile each index is.
+
+    ``split=False`` is the case before the optimisation: one L2 block holding the whole problem.
+    """
+
+    m: int
+    n: int
+    k: int
+    block_num: int
+    l1M: int = 128
+    l1N: int = 256
+    split: bool = True
+
+    def __post_init__(self):
+        self.mTileNum, self.nTileNum = -(-self.m // self.l1M), -(-self.n // self.l1N)
+        self.mL2TileNum, self.nL2TileNum = self.mTileNum, self.nTileNum
+        small = self.mTileNum < L1_MIN_UST_DIM and self.nTileNum < L1_MIN_UST_DIM
+        if self.split and not small and self.total_size(self.m, self.n, self.k) > L2_TILE_THRESHOLD:
+            self._init_l2_tile_tail()
+        self.mL2BlockNum = -(-self.mTileNum // self.mL2TileNum)
+        self.nL2BlockNum = -(-self.nTileNum // self.nL2TileNum)
+
+    @staticmethod
+    def total_size(m: int, n: int, k: int) -> int:
+        return 2 * (m * k + k * n + m * n)
+
+    @staticmethod
+    def tail(dividend: int, divisor: int) -> int:
+        r = dividend % divisor
+        return divisor if r == 0 else r
+
+    def _init_l2_tile_tail(self) -> None:
+        """InitL2TileTail: the largest L2 blocks under the threshold whose tail leaves the fewest cores idle."""
+        n_major = self.l1N > self.l1M
+        major, minor = (self.nTileNum, self.mTileNum) if n_major else (self.mTileNum, self.nTileNum)
+        m_conflict = n_conflict = math.inf
+        for i in range(min(self.block_num, major), L1_MIN_UST_DIM - 1, -1):
+            for j in range(min(self.block_num, minor), (L1_MIN_UST_DIM if n_major else L1_MAX_UST_DIM) - 1, -1):
+                if self.total_size(j * self.l1M, i * self.l1N, self.k) > L2_TILE_THRESHOLD:
+                    continue
+                cur_m, cur_n = (j, i) if n_major else (i, j)
+                mc = -(-self.block_num // self.tail(self.mTileNum, cur_m))
+                nc = -(-self.block_num // self.tail(self.nTileNum, cur_n))
+                if m_conflict >= mc and n_conflict >= nc:
+                    m_conflict, n_conflict = mc, nc
+                    self.mL2TileNum, self.nL2TileNum = cur_m, cur_n
+
+    def tile_num(self) -> int:
+        return self.mTileNum * self.nTileNum
+
+    def block_coord(self, tile: int) -> tuple[int, int, int, int]:
+        """GetBlockCoord + GetBlockShape: (row, column, rows, columns) of tile ``tile`` (diagonal core order)."""
+        m_l2 = tile // (self.mL2TileNum * self.nTileNum)
+        m_tmp = self.tail(self.mTileNum, self.mL2TileNum) if m_l2 == self.mL2BlockNum - 1 else self.mL2TileNum
+        n_l2 = (tile % (self.mL2TileNum * self.nTileNum)) // (m_tmp * self.nL2TileNum)
+        n_tmp = self.tail(self.nTileNum, self.nL2TileNum) if n_l2 == self.nL2BlockNum - 1 else self.nL2TileNum
+        idx = tile - (m_l2 * self.mL2TileNum * self.nTileNum + n_l2 * self.nL2TileNum * m_tmp)
+        mi = idx % m_tmp + m_l2 * self.mL2TileNum
+        ni = (idx + idx // math.lcm(m_tmp, n_tmp)) % n_tmp + n_l2 * self.nL2TileNum
+        rows = self.l1M if mi < self.mTileNum - 1 else self.m - mi * self.l1M
+        cols = self.l1N if ni < self.nTileNum - 1 else self.n - ni * self.l1N
+        return mi * self.l1M, ni * self.l1N, rows, cols
+
+
+@kernel(core="AIC")
+def l2_tiled_kernel(a, b, c, t: mt.TCubeTiling, split: bool) -> None:
+    """matmul_l2cache.asc's Process(): tiles blockIdx, blockIdx + blockNum, ... in the optimiser's order."""
+    mm = _matmul_obj(t, TPipe())
+    opt = L2CacheOptimizer(t.M, t.N, t.Ka, GetBlockNum(), t.baseM * t.stepM, t.baseN * t.stepN, split)
+    ag, bg, cg = _gm(a, half), _gm(b, half), _gm(c, C_TYPE)
+    for tile in range(GetBlockIdx(), opt.tile_num(), GetBlockNum()):
+        row, col, rows, cols = opt.block_coord(tile)
+        mm.SetTail(rows, cols, t.Ka)
+        mm.SetTensorA(ag[row * t.Ka])
+        mm.SetTensorB(bg[col])
+        mm.IterateAll(cg[row * t.N + col])
+    mm.End()
+
+
+def run_l2_tiled(split: bool, M: int = 30720, N: int = 1024, K: int = 4096, cores: int = 24,
+                 numerics: bool = False):
+    """The sample's kernel on ``cores`` AIC (its constant MDL tiling: base 128 x 256 x 64, stepKa = stepKb = 4,
+    depthA1 = depthB1 = 8); (result, max abs error)."""
+    t = tiling_for(M, N, K, 1, singleCoreM=M, singleCoreN=N, baseM=128, baseN=256, baseK=64, stepKa=4, stepKb=4,
+                   depthA1=8, depthB1=8, usedCoreNum=1)     # the sample's singleCore = 10000: SetTail per tile
+    rng = np.random.default_rng(0)
+    a = (rng.uniform(-1, 1, (M, K)) if numerics else np.zeros((M, K))).astype(np.float16)
+    b = (rng.uniform(-1, 1, (K, N)) if numerics else np.zeros((K, N))).astype(np.float16)
+    c = np.zeros((M, N), C_TYPE)
+    res = launch(l2_tiled_kernel, cores, a, b, c, t, split, numerics=numerics)
+    err = float(np.abs(c - a.astype(np.float32) @ b.astype(np.float32)).max()) if numerics else math.nan
+    return res, err
+
+
+# ----------------------------------------------------------------------------- the cases
+@dataclass
+class Case:
+    """One document: its problem, the two published figures and what the simulator can run of it."""
+
+    name: str
+    doc: str
+    problem: str
+    figure: str                     # which msprof figure, and over which cores
+    how: str                        # core_us: "max", "mean" or "task"
+    measured: tuple[float, float]   # us, before -> after
+    before: Callable | None = None  # () -> LaunchResult
+    after: Callable | None = None
+    missing: str = ""               # why a configuration cannot be expressed
+    one_schedule: bool = False      # the model has one schedule for both: "after" is "before"'s run
+    simulated: list = field(default_factory=list)
+
+
+def _pure_cube_24():
+    """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling gives exactly the doc's)."""
+    return run_matmul_api(tiling_for(128, 30720, 64, 24))
+
+
+def _nbuffer33(step_m: int):
+    """M256 N512 K192 on 2 AIC, singleCore 256 x 256, base 128 x 256 x 64, stepKa = stepKb = 3."""
+    return run_matmul_api(tiling_for(256, 512, 192, 2, usedCoreNum=2, singleCoreM=256, singleCoreN=256, baseM=128,
+                                     baseN=256, stepM=step_m, stepKa=3, stepKb=3, depthA1=6, depthB1=6))
+
+
+CASES = [
+    Case("split-K 1 -> 2 cores", "Matmul高阶API使能多核切K.md", "M16 N16 K1024, 1 / 2 AIC",
+         "aic_time (1 core; mean of 2)", "mean", (19.60, 13.70),
+         before=lambda: run_split_k(1)[0], after=lambda: run_split_k(2)[0],
+         missing="after: Fixpipe ignores SetAtomicAdd and Matmul refuses enAtomic, so the partials go to two "
+                 "C slices (timing kept, GM Fill and atomic add not modelled)"),
+    Case("MTE2 Preload (N)", "Matmul高阶API使能MTE2-Preload.md", "M128 N24576 K512, 24 AIC, base 128x128x64",
+         "aic_time, mean", "mean", (30.88, 28.50),
+         before=lambda: run_matmul_api(tiling_for(128, 24576, 512, 24, singleCoreN=1024, baseN=128, stepKa=8,
+                                                  stepKb=8, depthA1=8, depthB1=16)),
+         missing="no MDL template: the Norm Matmul's two B1 buffers already load tile n+1 while tile n computes "
+                 "(what doMTE2Preload adds), so 'before' is the only schedule",
+         one_schedule=True),
+    Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
+         "aic_time, max over cores", "max", (37.39, 34.66),
+         before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
+         missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)"),
+    Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
+         "aic_time, max over cores", "max", (17.85, 11.21), after=_pure_cube_24,
+         missing="before: MIX mode (Matmul driven from the AIV through KFC messages) is not modelled"),
+    Case("const tiling", "Matmul高阶API使能Tiling全量常量化.md", "M128 N30720 K64, 24 AIC, base 128x256x64",
+         "aic_time, max over cores", "max", (10.62, 7.87), before=_pure_cube_24,
+         missing="the scalar cost of copying TCubeTiling from GM and of Matmul's init is not modelled: one "
+                 "schedule for both",
+         one_schedule=True),
+    Case("L2 cache split", "Matmul高阶API使能L2-Cache切分.md", "M30720 N1024 K4096, 24 AIC, base 128x256x64",
+         "aic_time", "max", (867.0, 805.6),
+         before=lambda: run_l2_tiled(False)[0], after=lambda: run_l2_tiled(True)[0]),
+    Case("K-axis staggered loads", "Matmul高阶API使能多核K轴错峰访问内存.md", "M768 N2048 K6144, 24 AIC, base 128x256x64",
+         "OpBasicInfo task time", "task", (98.72, 85.68),
+         before=lambda: run_matmul_api(tiling_for(768, 2048, 6144, 24, singleCoreM=128, singleCoreN=512)),
+         missing="no enableKdimReorderLoad, and nothing it would change: concurrent reads of one 512 B GM window "
+                 "do not serialise here and blocks are simulated one after another",
+         one_schedule=True),
+    Case("NBuffer33", "Matmul高阶API使能NBuffer33模板.md", "M256 N512 K192, 2 AIC, base 128x256x64, stepM 2",
+         "aic_time, mean", "mean", (34.01, 32.66), before=lambda: _nbuffer33(step_m=2), after=lambda: _nbuffer33(1),
+         missing="after: no NBuffer33 policy; emulated by stepM = 1 with two A1 buffers: the same two A copies of "
+                 "128 x 192, the second loading while the first half computes (B 192 x 256 stays in L1)"),
+    Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+48 AIV)",
+         "aic_time, max over cores", "max", (149.04, 90.95),
+         before=lambda: run_matmul_api(tiling_for(1024, 4095, 1024, 24, singleCoreM=128, singleCoreN=1408)),
+         missing="after: the Matmul API takes no NZ input (B_TYPE CubeFormat::NZ) and the AIV conversion + "
+                 "cross-core sync kernel was not written"),
+    Case("IBShare (A and B; B only)", "Matmul高阶API使能IBShare模板共享{A和B,B}矩阵数据.md",
+         "B only: M64 N256 K384, MIX 1 AIC + 2 AIV", "mean of runs (27.11 -> 22.44); aic_time (10.29 -> 9.93)",
+         "max", (10.29, 9.93),
+         missing="both: MIX mode (Matmul driven by two AIV sharing one AIC's L1 through KFC messages) is not "
+                 "modelled"),
+]
+
+
+def simulate(case: Case) -> list[float | None]:
+    """[before, after] simulated in the doc's figure; "after" is "before" when the model has one schedule for
+    both (``one_schedule``), None when a configuration cannot be expressed."""
+    runs = [case.before() if case.before else None, case.after() if case.after else None]
+    case.simulated = runs
+    us = [core_us(r, case.how) if r is not None else None for r in runs]
+    if case.one_schedule:
+        us[1] = us[0]
+    return us
+
+
+def bound(res) -> str:
+    p = res.profile()
+    return f"{p.bound} {p.bound_ratio:.0%}"
+
+
+def main() -> int:
+    wrong = []
+    print("| case | problem | figure | measured before -> after (us) | simulated before -> after (us) | error "
+          "before / after | step measured / simulated | bound |")
+    print("|---|---|---|---|---|---|---|---|")
+    for case in CASES:
+        sim = simulate(case)
+        mb, ma = case.measured
+        err = " / ".join(f"{s / m - 1:+.0%}" if s is not None else "-" for s, m in zip(sim, case.measured))
+        step_sim = sim[1] / sim[0] if None not in sim else None
+        step = f"{ma / mb:.2f} / " + (f"{step_sim:.2f}" if step_sim is not None else "-")
+        bounds = ", ".join(bound(r) for r in case.simulated if r is not None)
+        fmt = " -> ".join(f"{s:.2f}" if s is not None else "n/a" for s in sim)
+        print(f"| {case.name} | {case.problem} | {case.figure} | {mb:.2f} -> {ma:.2f} | {fmt} | {err} | {step} | "
+              f"{bounds} |")
+        if step_sim is not None and step_sim > 1.0:
+            wrong.append(case.name)
+    for case in CASES:
+        if case.missing:
+            print(f"- {case.name} ({case.doc}): {case.missing}")
+    if wrong:
+        print("simulated step goes the wrong way:", ", ".join(wrong))
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
