@@ -13,10 +13,11 @@ basic instructions a learner could write by hand, on their own pipes and with qu
 so its profile, timeline and sanitizer findings are those of the instructions, at the learner's call.
 
 Modelled as in the docs: the Norm template on the cube core ("纯Cube模式", a kernel launched with
-``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``;
-``iterateOrder``; the L1 reuse of a tile across C blocks when its rows and all of K stay in L1.
+``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
+``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
+of a tile across C blocks when its rows and all of K stay in L1.
 Not modelled (each raises ``ArgumentError`` naming it): MIX mode driven from the vector cores (KFC
-messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enAtomic``, ``enPartialSum``, the MDL/IBShare
+messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enPartialSum``, the MDL/IBShare
 templates, batch matmul.
 """
 from __future__ import annotations
@@ -77,6 +78,7 @@ def REGIST_MATMUL_OBJ(tpipe: TPipe, workspace, *objs_and_tilings) -> None:
 
 
 _ACC = {half: float32, bfloat16: float32, float32: float32, int8: int32}
+_ATOMIC = {0: None, 1: "add", 2: "max", 3: "min"}     # GetTensorC / IterateAll enAtomic
 
 
 class Matmul:
@@ -410,9 +412,9 @@ class Matmul:
         t = self._need_init("GetTensorC")
         if not isinstance(gm, GlobalTensor):
             raise ArgumentError("GetTensorC to a LocalTensor (VECIN) is not modelled", fix="write C to GM")
-        if enAtomic:
-            raise ArgumentError(f"GetTensorC(enAtomic={enAtomic}) is not modelled",
-                                fix="write with enAtomic = 0 and add partial results in a second kernel")
+        if enAtomic not in _ATOMIC:
+            raise ArgumentError(f"GetTensorC enAtomic {enAtomic!r} is not 0, 1, 2 or 3",
+                                fix="0: overwrite C; 1: AtomicAdd (split-K partial sums); 2: AtomicMax; 3: AtomicMin")
         if self._pending is None:
             raise ArgumentError("GetTensorC without a computed block", fix="call Iterate() first")
         mi, ni, bm, bn = self._pending
@@ -423,8 +425,13 @@ class Matmul:
         else:
             pitch = self.org[1]
             dst = gm[mi * t.baseM * pitch + ni * t.baseN]
+        core = current_core()
+        if enAtomic:            # as the API does (scheduler_base.h): SetAtomicAdd/Max/Min<DstT>, the copy, SetAtomicNone
+            core.atomic = (_ATOMIC[enAtomic], self.c_dt)
         # {nSize, mSize, srcStride (C0 blocks: M rounded up to 16), dstStride, reluEn, quantPre, deqScalar}
         Fixpipe(dst, co1, FixpipeParamsV220(bn, bm, _up(bm, 16), pitch, False, self._quant_mode(), self._quant_word))
+        if enAtomic:
+            core.atomic = None
         self.qCO1.FreeTensor(co1)
         self._done += 1
 

@@ -22,6 +22,7 @@ from ascend_sim.engine.errors import (ArgumentError, CubeFormatError, DtypeError
 from ascend_sim.api.checks import int_fields, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
+from ascend_sim.api.ops.atomic import atomic_mode, combine
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
 from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
 from ascend_sim.engine.gmcheck import gm_write
@@ -581,23 +582,37 @@ def Fixpipe(*args) -> None:
     if off < 0 or off + span > buf.nbytes:
         dst.check_range(off, span, "Fixpipe write")
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
-    gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, False, dst.dtype, site)
-    core.issue_n(FIX, "Fixpipe", (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch,
-                                  dst.l2_mode), plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
+    kind = _fixpipe_atomic(core, dst.dtype, site) if core.atomic is not None else None
+    gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, kind is not None, dst.dtype, site)
+    core.issue_n(FIX, "Fixpipe" if kind is None else f"Fixpipe(atomic {kind})",
+                 (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch, dst.l2_mode),
+                 plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
     if buf.written_by is not None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
         return
     nz, m, n, rows = plan.views
-    out = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)
+    gm = burst_view(buf.raw, off, bursts.count, bursts.blen, bursts.dst_pitch).view(dst.dtype)
+    out = gm if kind is None else np.empty_like(gm)     # atomic: the converted block first, then combined into GM
     if nz_out:                                                  # NZ2NZ: one burst of m x 16 per column block
         np.copyto(out.reshape(nz.shape), convert(nz), casting="unsafe")
-        return
-    if rows is not None:        # whole column blocks, no per-column scales: NZ -> ND and the conversion in one pass
+    elif rows is not None:      # whole column blocks, no per-column scales: NZ -> ND and the conversion in one pass
         np.copyto(out.reshape(m, n // ROWS, ROWS), convert(rows), casting="unsafe")
-        return
-    vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND (a copy when there are several blocks)
-    np.copyto(out, convert(vals), casting="unsafe")         # m x n in GM
+    else:
+        vals = nz.transpose(1, 0, 2).reshape(m, -1)[:, :n]      # NZ -> ND (a copy when there are several blocks)
+        np.copyto(out, convert(vals), casting="unsafe")         # m x n in GM
+    if kind is not None:
+        gm[...] = combine(kind, gm, out)
+
+
+def _fixpipe_atomic(core, dtype, site) -> str:
+    """The atomic kind a Fixpipe write takes while SetAtomicAdd/Max/Min is on (L0C -> GM: Atlas A2/A3 and 310B)."""
+    if core.chip.npu_arch == 1001:
+        raise ArgumentError("Fixpipe with an atomic mode on: on Atlas training products (Ascend910) the atomic unit "
+                            "serves UB -> GM copies only (SetAtomicAdd: \"Atlas 训练系列产品，支持的数据通路为UB->GM\")",
+                            fix="move the result L0C -> UB, then DataCopy it to GM with the atomic mode on; or "
+                                "DisableDmaAtomic() before Fixpipe", site=site)
+    return atomic_mode(core, "Fixpipe", dtype, site)
 
 
 def _wrong_src_stride(stride: int, written, site) -> None:
