@@ -204,8 +204,8 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         f"block {core.block_idx} ({core.core_type}) writes {where} at {_site(core, recs[i])} in this launch, "
         f"with no SyncAll or cross-core flag between the two writes",
         fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
-            "SetAtomicAdd(dtype) if the blocks are meant to accumulate, or SyncAll() before rewriting "
-            "another block's output", site=site)
+            "SetAtomicAdd(dtype) if the blocks are meant to accumulate (with the Matmul API: IterateAll(c, "
+            "enAtomic=1)), or SyncAll() before rewriting another block's output", site=site)
 
 
 def _same_pipe_overlap(core, buf, same, wps, recs, first: int, unit: int, pipe: int, atomic: bool, span,
