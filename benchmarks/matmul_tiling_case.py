@@ -220,7 +220,8 @@ def print_tables(rows: dict, steps: list[dict]) -> None:
         implied = f"{r['bytes_per_aic'] / (mte2_us * r['cycles_per_us']):.1f}" if mte2_us else "-"
         overall = r["bytes_per_aic"] / (r["aic_mte2_time"] * r["cycles_per_us"])
         kb_per_copy = r["bytes_per_aic"] / r["copies_per_aic"] / 1024
-        print(f"| {r['cfg'].name} | {r['copies_per_aic']:,.0f} | {kb_per_copy:.1f} | {r['startup_share']:.0%} | {r['stream_rate']:.1f} | {overall:.1f} | {implied} | {r['cube_us']:,.1f} |")
+        print(f"| {r['cfg'].name} | {r['copies_per_aic']:,.0f} | {kb_per_copy:.1f} | {r['startup_share']:.0%} | "
+              f"{r['stream_rate']:.1f} | {overall:.1f} | {implied} | {r['cube_us']:,.1f} |")
 
 
 def main() -> int:
