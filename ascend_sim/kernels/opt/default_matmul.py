@@ -20,8 +20,11 @@ ND = mt.CubeFormat.ND
 
 
 def default_tiling(M: int, N: int, K: int, *, cores: int | None = None, out_dtype=np.float16, bias: bool = False,
-                   chip=None) -> mt.TCubeTiling:
-    """GetTiling's default for this problem on ``cores`` cube cores (default: all of the chip's)."""
+                   chip=None, fix_split: tuple[int, int] | None = None) -> mt.TCubeTiling:
+    """GetTiling's default for this problem on ``cores`` cube cores (default: all of the chip's).
+
+    ``fix_split=(baseM, baseN)`` adds ``SetFixSplit(baseM, baseN, -1)`` (a tuned tiling, no longer the default).
+    """
     tiler = mt.MultiCoreMatmulTiling(chip)
     tiler.SetDim(cores or get_chip(chip).aic_count)
     tiler.SetAType("GM", ND, half)
@@ -31,6 +34,8 @@ def default_tiling(M: int, N: int, K: int, *, cores: int | None = None, out_dtyp
     tiler.SetShape(M, N, K)
     tiler.SetOrgShape(M, N, K)
     tiler.EnableBias(bias)
+    if fix_split:
+        tiler.SetFixSplit(*fix_split, -1)
     return tiler.tiling_or_raise()
 
 
