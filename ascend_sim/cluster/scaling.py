@@ -161,4 +161,8 @@ def report(out: Callable[[str], None] = print) -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+    argparse.ArgumentParser(prog="python -m ascend_sim.cluster.scaling",
+                            description="Print the strong and weak scaling tables of benchmarks/RESULTS.md "
+                                        "(section 8) from the cluster model.").parse_args()
     report()

@@ -8,6 +8,7 @@ message links to (``KernelError.doc``).
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import pkgutil
 import re
@@ -68,6 +69,18 @@ def update(path: str | Path = HANDBOOK) -> bool:
     return new != text
 
 
-if __name__ == "__main__":  # pragma: no cover
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(HANDBOOK)
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ascend_sim.tools.troubleshooting [HANDBOOK]``: rewrite the handbook's generated error index."""
+    ap = argparse.ArgumentParser(prog="python -m ascend_sim.tools.troubleshooting",
+                                 description="Rewrite the error index of the troubleshooting handbook from the code.")
+    ap.add_argument("handbook", nargs="?", default=str(HANDBOOK), help=f"the handbook (default {HANDBOOK})")
+    args = ap.parse_args(argv)
+    target = Path(args.handbook)
+    if not target.is_file():
+        ap.error(f"{target} is not a file: pass the handbook's path (default {HANDBOOK})")
     print(f"{target}: {'updated' if update(target) else 'up to date'}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
