@@ -26,8 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul, MatmulType, TPipe,
-                        TPosition, half, kernel, launch)
+from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul,
+                        MatmulType, TPipe, TPosition, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
 

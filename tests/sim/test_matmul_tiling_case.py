@@ -31,7 +31,7 @@ def _run(name: str) -> tuple[float, int, int, float]:
     cfg = next(c for c in case.CONFIGS if c.name.startswith(name))
     res, tiling, _ = case.simulate(cfg, **SIZE)
     copies, nbytes = mte2_copies(res)
-    assert case.gm_to_l1(tiling, cfg.template) == (copies, nbytes)     # the benchmark's count from the tiling = the trace's
+    assert case.gm_to_l1(tiling, cfg.template) == (copies, nbytes)     # the benchmark's count = the trace's
     return res.cycles, copies, nbytes, case.mean_aic_busy(res, cfg.cores)[case._MTE2]
 
 

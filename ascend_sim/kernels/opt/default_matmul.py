@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetSysWorkSpacePtr, GlobalTensor, Matmul, MatmulType,
-                        TPipe, TPosition, float32, half, kernel, launch)
+from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetSysWorkSpacePtr, GlobalTensor, Matmul,
+                        MatmulType, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.hw.chips import get_chip
