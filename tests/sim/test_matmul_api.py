@@ -181,7 +181,7 @@ def test_norm_copies_one_base_block_per_datacopy_and_mdl_the_whole_tile():
 
 
 def test_norm_starts_mte1_on_the_first_block_mdl_after_the_tile():
-    """Norm's advantage in the docs ("可以提前启动MTE1流水"): the first LoadData starts before the tile is in L1."""
+    """Norm's advantage in the docs ("可以提前启动MTE1流水"): the first LoadData starts before the tile is in."""
     t = _tiling_with_step_m(2)
     first_load = {}
     for name, cfg in (("Norm", CFG_NORM), ("MDL", CFG_MDL)):

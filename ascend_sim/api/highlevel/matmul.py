@@ -1,7 +1,8 @@
 """The kernel-side ``Matmul`` high-level API (Matmul高阶API), built on the cube instructions.
 
 ``Matmul<aType, bType, cType, biasType, MM_CFG>``, ``MatmulConfig`` (``CFG_NORM``, ``CFG_MDL``),
-``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetBias``, ``SetTail``, ``Iterate``, ``GetTensorC``, ``IterateAll`` and ``End``, as the docs describe them
+``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetBias``, ``SetTail``, ``Iterate``, ``GetTensorC``, ``IterateAll``
+and ``End``, as the docs describe them
 (cannmirror/asc-devkit, docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/). Every call expands into the
 basic instructions a learner could write by hand, on their own pipes and with queue handshakes between them:
 
