@@ -30,9 +30,9 @@ def types(in_dt, out_dt, trans_a=False, trans_b=False, bias_dt=float32):
 
 
 @kernel(core="AIC")
-def matmul_api_kernel(a, b, bias, c, tiling: mt.TCubeTiling, cfg):
+def matmul_api_kernel(a, b, bias, c, tiling: mt.TCubeTiling, cfg, mm_cfg=CFG_NORM):
     """One core's share of C, located as the official samples do (CalcOffset + SetTail)."""
-    in_dt, out_dt, trans_a, trans_b, bias_dt, seq, quant, mm_cfg = cfg
+    in_dt, out_dt, trans_a, trans_b, bias_dt, seq, quant = cfg
     t = tiling
     pipe = TPipe()
     mm = Matmul(*types(in_dt, out_dt, trans_a, trans_b, bias_dt), mm_cfg)
@@ -89,7 +89,7 @@ def run(M, N, K, in_dt=half, out_dt=float32, cores=4, *, bias=False, trans_a=Fal
     a_dev = np.ascontiguousarray(a.T) if trans_a else a
     b_dev = np.ascontiguousarray(b.T) if trans_b else b
     res = launch(matmul_api_kernel, t.usedCoreNum, a_dev, b_dev, bv, c, t,
-                 (in_dt, out_dt, trans_a, trans_b, bias_dt, seq, quant, mm_cfg))
+                 (in_dt, out_dt, trans_a, trans_b, bias_dt, seq, quant), mm_cfg)
     ref = a.astype(np.float64) @ b.astype(np.float64) + (bv[:N] if bias else 0)
     return c, ref, res, t
 
