@@ -94,7 +94,7 @@ class MatmulConfig:
 
     @property
     def template(self) -> str:
-        """"Norm" or "MDL"; any other switch (or none, or two) raises ArgumentError naming what is modelled."""
+        """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
         on = [f.name for f in fields(self) if getattr(self, f.name)]
         if on == ["doNorm"]:
             return "Norm"
