@@ -4,7 +4,9 @@ Source: cannmirror/asc-devkit, docs/zh/guide/算子实践参考/优秀实践/Mat
 with a shape, a tiling and two msprof figures, before and after) and the samples they cite under
 examples/01_simd_cpp_api/04_advanced_api/00_matmul/ (half A and B, float C, ND). These are validation points:
 nothing here sets a chip parameter. Each case says which of the two configurations the simulator can express
-(``before``/``after`` runs) and, when one cannot be, what is missing (``missing``).
+(``before``/``after`` runs) and, when one cannot be, what is missing (``missing``). Each runs the Matmul
+template its document's code declares: CFG_NORM for split-K and pure Cube, CFG_MDL (or a config built on
+GetMDLConfig / CONFIG_MDL) for the others.
 
 The figure compared: msprof's ``aic_time`` is one cube core's execution time (its column lists one row per
 core); the docs quote the largest ("多个核中最大") or the average ("平均") over cores, so the simulated figure
@@ -24,8 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-from ascend_sim import (REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul, MatmulType, TPipe,
-                        TPosition, half, kernel, launch)
+from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul,
+                        MatmulType, TPipe, TPosition, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
 
@@ -50,18 +52,20 @@ def tiling_for(M: int, N: int, K: int, cores: int, chip=None, **fields) -> mt.TC
     return dataclasses.replace(default_tiling(M, N, K, cores=cores, out_dtype=C_TYPE, chip=chip), **fields)
 
 
-def run_matmul_api(t: mt.TCubeTiling, chip=None):
-    """The Matmul high-level API (Norm template, pure Cube) with tiling ``t``, timing only."""
+def run_matmul_api(t: mt.TCubeTiling, chip=None, mm_cfg=CFG_MDL):
+    """The Matmul high-level API (pure Cube; the MDL template unless ``mm_cfg`` says) with tiling ``t``, timing
+    only."""
     a = np.zeros((t.M, t.Ka), np.float16)
     b = np.zeros((t.Kb, t.N), np.float16)
     c = np.zeros((t.M, t.N), C_TYPE)
-    return launch(default_matmul_kernel, t.usedCoreNum, a, b, None, c, t, C_TYPE, chip=chip, numerics=False)
+    return launch(default_matmul_kernel, t.usedCoreNum, a, b, None, c, t, C_TYPE, mm_cfg, chip=chip,
+                  numerics=False)
 
 
 # ----------------------------------------------------------------------------- 多核切K (split-K)
-def _matmul_obj(t: mt.TCubeTiling, pipe: TPipe) -> Matmul:
+def _matmul_obj(t: mt.TCubeTiling, pipe: TPipe, mm_cfg) -> Matmul:
     mm = Matmul(MatmulType(TPosition.GM, ND, half), MatmulType(TPosition.GM, ND, half),
-                MatmulType(TPosition.GM, ND, C_TYPE))
+                MatmulType(TPosition.GM, ND, C_TYPE), None, mm_cfg)
     REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
     return mm
 
@@ -70,7 +74,7 @@ def _matmul_obj(t: mt.TCubeTiling, pipe: TPipe) -> Matmul:
 def split_k_kernel(a, b, c, t: mt.TCubeTiling) -> None:
     """Block i computes A[:, Ki] @ B[Ki, :] for its K slice and adds it into C (``IterateAll(c, enAtomic=1)``),
     as the document's kernel does; C starts at zero (the document fills it first, on the host here)."""
-    mm = _matmul_obj(t, TPipe())
+    mm = _matmul_obj(t, TPipe(), CFG_NORM)           # matmul_splitk.asc: CFG_NORM
     k = t.Ka // GetBlockNum()
     mm.SetTail(-1, -1, k)
     mm.SetTensorA(_gm(a, half)[GetBlockIdx() * k])
@@ -165,7 +169,7 @@ class L2CacheOptimizer:
 @kernel(core="AIC")
 def l2_tiled_kernel(a, b, c, t: mt.TCubeTiling, split: bool) -> None:
     """matmul_l2cache.asc's Process(): tiles blockIdx, blockIdx + blockNum, ... in the optimiser's order."""
-    mm = _matmul_obj(t, TPipe())
+    mm = _matmul_obj(t, TPipe(), CFG_MDL)            # matmul_l2cache.asc: built on CFG_MDL
     opt = L2CacheOptimizer(t.M, t.N, t.Ka, GetBlockNum(), t.baseM * t.stepM, t.baseN * t.stepN, split)
     ag, bg, cg = _gm(a, half), _gm(b, half), _gm(c, C_TYPE)
     for tile in range(GetBlockIdx(), opt.tile_num(), GetBlockNum()):
@@ -210,9 +214,9 @@ class Case:
     simulated: list = field(default_factory=list)
 
 
-def _pure_cube_24():
+def _pure_cube_24(mm_cfg):
     """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling gives exactly the doc's)."""
-    return run_matmul_api(tiling_for(128, 30720, 64, 24))
+    return run_matmul_api(tiling_for(128, 30720, 64, 24), mm_cfg=mm_cfg)
 
 
 def _nbuffer33(step_m: int):
@@ -231,7 +235,7 @@ CASES = [
          "aic_time, mean", "mean", (30.88, 28.50),
          before=lambda: run_matmul_api(tiling_for(128, 24576, 512, 24, singleCoreN=1024, baseN=128, stepKa=8,
                                                   stepKb=8, depthA1=8, depthB1=16)),
-         missing="no MDL template: the Norm Matmul's two B1 buffers already load tile n+1 while tile n computes "
+         missing="no doMTE2Preload: the MDL Matmul's two B1 buffers already load tile n+1 while tile n computes "
                  "(what doMTE2Preload adds), so 'before' is the only schedule",
          one_schedule=True),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
@@ -239,10 +243,10 @@ CASES = [
          before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
          missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)"),
     Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
-         "aic_time, max over cores", "max", (17.85, 11.21), after=_pure_cube_24,
+         "aic_time, max over cores", "max", (17.85, 11.21), after=lambda: _pure_cube_24(CFG_NORM),
          missing="before: MIX mode (Matmul driven from the AIV through KFC messages) is not modelled"),
     Case("const tiling", "Matmul高阶API使能Tiling全量常量化.md", "M128 N30720 K64, 24 AIC, base 128x256x64",
-         "aic_time, max over cores", "max", (10.62, 7.87), before=_pure_cube_24,
+         "aic_time, max over cores", "max", (10.62, 7.87), before=lambda: _pure_cube_24(CFG_MDL),
          missing="the scalar cost of copying TCubeTiling from GM and of Matmul's init is not modelled: one "
                  "schedule for both",
          one_schedule=True),

@@ -13,19 +13,18 @@ SetTail, IterateAll) with the tiling the doc's host code asks for: ``MultiCoreMa
 SetShape, SetOrgShape and SetFixSplit(baseM, baseN, -1). Where the docs and this simulator differ:
 
 - The template. MatmulConfig.md table 1: Norm moves ONE base block per GM->L1 copy (depthA1 = 6 means six
-  copies), MDL moves the stepM x stepKa base blocks in one copy. The project's ``Matmul`` copies a whole
-  stepM*baseM x stepKa*baseK tile per DataCopy, i.e. MDL's big packet, whenever a step is above 1. So the
-  Norm rows set stepM = stepN = stepKa = stepKb = 1 and depth 2 (one base block per copy, double-buffered
-  in L1; a deeper L1 only lets MTE2 run further ahead, which an MTE2-bound kernel never uses), and the MDL
-  rows keep GetTiling's steps (stepKa = stepKb = 4, depth 8: the MDL doc's own tiling). No hand-written
-  kernel is needed; MDL is not added to the API.
+  copies), MDL moves the stepM x stepKa base blocks in one copy. The Norm rows run
+  ``Matmul<..., CFG_NORM>`` and the MDL rows ``Matmul<..., CFG_MDL>``, both with GetTiling's steps and depths
+  (stepKa = stepKb = 4, depth 8: the MDL doc's own tiling).
 - MIX mode. The tiling doc drives the Matmul from the vector cores, so it tiles for 2 x numBlocks cores
   (SetDim(40) for 20 AIC, 8 for 4). The simulated ``Matmul`` runs on the cube core only (纯Cube模式), so
   the 40 single-core tiles run as 40 blocks on 20 AIC: each AIC serves its two AIVs' tiles one after the
   other (two waves), and a per-AIC figure sums the AIC's two blocks. The tiling is asked on a view of the
   chip whose cube-core limit is the AIV count (``usedCoreNum <= aiCoreCnt`` counts AIVs in MIX mode).
 - baseK. For base [64, 64] CANN chose baseK 256 (the doc); this GetTiling's heuristic picks 64, so the
-  documented 256 is set after GetTiling (and checked against TCubeTiling's constraints by Matmul.Init).
+  documented 256 is set after GetTiling, with stepKa/stepKb scaled to keep the L1 tile's K extent (4 x 64 =
+  1 x 256) and so its size (checked against TCubeTiling's constraints by Matmul.Init). T1 and T2 then hold
+  one base block per L1 tile: Norm and MDL issue the same copies there.
 - The core split is this GetTiling's (5 x 8 tiles of 832 x 640 for 40 cores: tail blocks), not CANN's,
   which the doc does not print; it moves about 10 % more GM->L1 bytes than the doc's formula.
 
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim import Ascend910B, launch
+from ascend_sim import CFG_MDL, CFG_NORM, Ascend910B, launch
 from ascend_sim.engine.instr import PIPES
 from ascend_sim.kernels.opt.default_matmul import default_matmul_kernel, default_tiling
 
@@ -68,7 +67,7 @@ class Config:
     cores: int              # numBlocks: the AIC the kernel runs on
     dim: int                # SetDim: 2 x cores in the tiling doc's MIX kernel, = cores in the MDL doc's
     base: tuple             # (baseM, baseN, baseK) as documented
-    template: str           # "Norm" or "MDL"
+    template: str           # "Norm" (CFG_NORM) or "MDL" (CFG_MDL)
     measured: dict          # {"aic_time" | "aic_mte2_time": us}
 
 
@@ -104,29 +103,40 @@ def host_tiling(cfg: Config):
     tiling_view = dataclasses.replace(chip, aic_count=max(chip.aic_count, cfg.dim))   # MIX: SetDim counts AIVs
     t = default_tiling(cfg.m, cfg.n, cfg.k, cores=cfg.dim, out_dtype=np.float32, chip=tiling_view,
                        fix_split=cfg.base[:2])
-    t.baseK = cfg.base[2]
-    return as_template(t, cfg.template)
-
-
-def as_template(t, template: str):
-    """Norm: one base block per GM->L1 copy (steps 1, L1 depth 2); MDL: GetTiling's stepKa x stepM blocks."""
-    if template == "Norm":
-        t.stepM = t.stepN = t.stepKa = t.stepKb = 1
-        t.depthA1 = t.depthB1 = 2
-    elif t.stepKa * t.stepM == 1 or t.stepKb * t.stepN == 1:
+    with_base_k(t, cfg.base[2])
+    if cfg.template == "MDL" and (t.stepKa * t.stepM == 1 or t.stepKb * t.stepN == 1):
         raise ValueError(f"MDL with stepKa {t.stepKa}, stepKb {t.stepKb}: one base block per copy is Norm")
     return t
 
 
+def with_base_k(t, base_k: int) -> None:
+    """Set the documented baseK, keeping the L1 tiles' K extent (stepKa * baseK) and their double buffering, so
+    the L1 buffers still fit (GetTiling's stepKa 4 at baseK 64 is stepKa 1 at 256)."""
+    for step, depth, outer in (("stepKa", "depthA1", "stepM"), ("stepKb", "depthB1", "stepN")):
+        old = getattr(t, step)
+        buffers = getattr(t, depth) // (old * getattr(t, outer))
+        new = max(1, old * t.baseK // base_k)
+        setattr(t, step, new)
+        setattr(t, depth, new * getattr(t, outer) * buffers)
+    t.baseK = base_k
+
+
+TEMPLATES = {"Norm": CFG_NORM, "MDL": CFG_MDL}
+L1_TILE_FIELDS = ("stepM", "stepN", "stepKa", "stepKb", "depthA1", "depthB1")
+
+
 def simulate(cfg: Config, *, m=None, n=None, k=None, numerics=False, inputs=None):
-    """Launch the configuration (optionally on a smaller problem); returns (LaunchResult, tiling, C)."""
+    """Launch the configuration (optionally on a smaller problem, with the full problem's L1 tiles: steps and
+    depths); returns (LaunchResult, tiling, C)."""
+    full = host_tiling(cfg)
     cfg = dataclasses.replace(cfg, m=m or cfg.m, n=n or cfg.n, k=k or cfg.k)
-    t = host_tiling(cfg)
+    t = dataclasses.replace(host_tiling(cfg), **{f: getattr(full, f) for f in L1_TILE_FIELDS})
     a, b = inputs if inputs is not None else (np.zeros((cfg.m, cfg.k), np.float16),
                                               np.zeros((cfg.k, cfg.n), np.float16))
     c = np.zeros((cfg.m, cfg.n), np.float32)
     res = launch(default_matmul_kernel, t.usedCoreNum, a, b, None, c, t, np.dtype(np.float32),
-                 chip=launch_chip(cfg.cores), gm_names=["a", "b", "bias", "c"], numerics=numerics)
+                 TEMPLATES[cfg.template], chip=launch_chip(cfg.cores), gm_names=["a", "b", "bias", "c"],
+                 numerics=numerics)
     return res, t, c
 
 
@@ -140,18 +150,28 @@ def _parts(total: int, size: int) -> list[int]:
     return [min(size, total - i) for i in range(0, total, size)]
 
 
-def gm_to_l1(t) -> tuple[int, int]:
-    """(copies, bytes) GM->L1 of a half-input launch, counted from the tiling as the Matmul copies: per C block,
-    one A copy per stepKa * baseK of K and one B copy per stepKb * baseK (the benchmark's stand-in for the
-    trace count, which tests/sim/test_matmul_tiling_case.py checks it against)."""
+def gm_to_l1(t, template: str) -> tuple[int, int]:
+    """(copies, bytes) GM->L1 of a half-input launch, counted from the tiling as the Matmul copies (stepM =
+    stepN = 1): an operand's L1 tile is loaded per C block unless all of K fits in it and the next C block
+    reads the same rows (``_loads``); a load is one copy per stepK * baseK of K under MDL, one per baseK under
+    Norm (the benchmark's stand-in for the trace count, which tests/sim/test_matmul_tiling_case.py checks)."""
+    assert t.stepM == t.stepN == 1, "counted for one base block of M (N) per L1 tile"
     copies = nbytes = 0
+    per_load = {"MDL": (t.stepKa * t.baseK, t.stepKb * t.baseK), "Norm": (t.baseK, t.baseK)}[template]
     for sm in _parts(t.M, t.singleCoreM):
         for sn in _parts(t.N, t.singleCoreN):
             blocks_m, blocks_n = len(_parts(sm, t.baseM)), len(_parts(sn, t.baseN))
-            per_block = len(_parts(t.Ka, t.stepKa * t.baseK)) + len(_parts(t.Kb, t.stepKb * t.baseK))
-            copies += blocks_m * blocks_n * per_block
-            nbytes += (blocks_n * sm + blocks_m * sn) * t.Ka * 2
+            a_loads = _loads(blocks_m, blocks_n, t.stepKa * t.baseK >= t.Ka and (t.iterateOrder == 1 or blocks_m == 1))
+            b_loads = _loads(blocks_n, blocks_m, t.stepKb * t.baseK >= t.Kb and (t.iterateOrder == 0 or blocks_n == 1))
+            copies += a_loads * len(_parts(t.Ka, per_load[0])) + b_loads * len(_parts(t.Kb, per_load[1]))
+            nbytes += (a_loads // blocks_m * sm + b_loads // blocks_n * sn) * t.Ka * 2
     return copies, nbytes
+
+
+def _loads(own_blocks: int, other_blocks: int, kept: bool) -> int:
+    """L1 tile loads of one operand over a core's C blocks: once per own block if the tile is kept across the
+    other operand's blocks, else once per C block."""
+    return own_blocks if kept else own_blocks * other_blocks
 
 
 def measure(cfg: Config) -> dict:
@@ -161,7 +181,7 @@ def measure(cfg: Config) -> dict:
     us = chip.cycles_to_us
     mean_busy = mean_aic_busy(res, cfg.cores)
     bound = int(np.argmax(mean_busy))
-    copies, nbytes = gm_to_l1(t)
+    copies, nbytes = gm_to_l1(t, cfg.template)
     copy_cycles = mean_busy[_MTE2] * cfg.cores
     startup = copies * chip.aic_gm_read_startup
     return {"cfg": cfg, "tiling": t, "aic_time": res.us, "aic_mte2_time": us(mean_busy[_MTE2]),

@@ -71,8 +71,10 @@ def test_int8_cube_matmul_any_shape(o, k, p, relu_on, seed):
 
 @PROPERTY
 @given(m=st.integers(1, 200), n=st.integers(1, 200), k=st.integers(1, 300), cores=st.integers(1, 8),
-       in_dt=st.sampled_from(["half", "bfloat16", "int8"]), seed=st.integers(0, 2**16))
-def test_matmul_api_any_shape(m, n, k, cores, in_dt, seed):
+       in_dt=st.sampled_from(["half", "bfloat16", "int8"]), seed=st.integers(0, 2**16),
+       template=st.sampled_from(["CFG_NORM", "CFG_MDL"]))
+def test_matmul_api_any_shape(m, n, k, cores, in_dt, seed, template):
+    import ascend_sim
     from tests.sim.test_matmul_api import matmul_api_kernel, host_tiling
     dt = {"half": half, "bfloat16": bfloat16, "int8": int8}[in_dt]
     out_dt = int32 if dt == int8 else float32
@@ -83,5 +85,5 @@ def test_matmul_api_any_shape(m, n, k, cores, in_dt, seed):
     t = host_tiling(m, n, k, dt, out_dt, cores, trans_b=trans_b)
     c = np.zeros((m, n), out_dt)
     launch(matmul_api_kernel, t.usedCoreNum, a, np.ascontiguousarray(b.T) if trans_b else b, None, c, t,
-           (dt, out_dt, False, trans_b, int32 if dt == int8 else float32, False, 0.0))
+           (dt, out_dt, False, trans_b, int32 if dt == int8 else float32, False, 0.0), getattr(ascend_sim, template))
     np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64)).astype(out_dt))

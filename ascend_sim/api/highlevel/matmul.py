@@ -1,7 +1,8 @@
 """The kernel-side ``Matmul`` high-level API (Matmul高阶API), built on the cube instructions.
 
-``Matmul<aType, bType, cType, biasType>``, ``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetBias``,
-``SetTail``, ``Iterate``, ``GetTensorC``, ``IterateAll`` and ``End``, as the docs describe them
+``Matmul<aType, bType, cType, biasType, MM_CFG>``, ``MatmulConfig`` (``CFG_NORM``, ``CFG_MDL``),
+``REGIST_MATMUL_OBJ``, ``SetTensorA/B``, ``SetBias``, ``SetTail``, ``Iterate``, ``GetTensorC``, ``IterateAll``
+and ``End``, as the docs describe them
 (cannmirror/asc-devkit, docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/). Every call expands into the
 basic instructions a learner could write by hand, on their own pipes and with queue handshakes between them:
 
@@ -12,17 +13,19 @@ basic instructions a learner could write by hand, on their own pipes and with qu
 
 so its profile, timeline and sanitizer findings are those of the instructions, at the learner's call.
 
-Modelled as in the docs: the Norm template on the cube core ("纯Cube模式", a kernel launched with
+Modelled as in the docs: the Norm and MDL templates (MatmulConfig.md table 1: Norm, the default, moves one
+base block per GM -> L1 copy, each when first needed, so MTE1 can start on the first; MDL moves a whole
+stepM x stepKa (stepN x stepKb) L1 tile in one "big packet") on the cube core ("纯Cube模式", a kernel launched with
 ``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
 ``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
 of a tile across C blocks when its rows and all of K stay in L1.
 Not modelled (each raises ``ArgumentError`` naming it): MIX mode driven from the vector cores (KFC
-messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enPartialSum``, the MDL/IBShare
-templates, batch matmul.
+messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enPartialSum``, the IBShare, BasicBlock
+and SpecialMDL templates, batch matmul.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -33,6 +36,7 @@ from ascend_sim.api.ops.cube import (Fixpipe, FixpipeParamsV220, LoadData, LoadD
 from ascend_sim.api.ops.datacopy import DataCopy
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.pipe import TPipe, TPosition, TQue
+from ascend_sim.api.sync import HardEvent, SetFlag, WaitFlag
 from ascend_sim.api.tensor import GlobalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, TilingError
@@ -77,14 +81,59 @@ def REGIST_MATMUL_OBJ(tpipe: TPipe, workspace, *objs_and_tilings) -> None:
         mm.Init(tiling, tpipe)
 
 
+@dataclass(frozen=True)
+class MatmulConfig:
+    """``MatmulConfig``: the Matmul template (MatmulConfig.md table 2's switches; the rest are not modelled)."""
+
+    doNorm: bool = False
+    doBasicBlock: bool = False
+    doMultiDataLoad: bool = False
+    doIBShareNorm: bool = False
+    doSpecialMDL: bool = False
+    doSpecialBasicBlock: bool = False
+
+    @property
+    def template(self) -> str:
+        """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
+        on = [f.name for f in fields(self) if getattr(self, f.name)]
+        if on == ["doNorm"]:
+            return "Norm"
+        if on == ["doMultiDataLoad"]:
+            return "MDL"
+        raise ArgumentError(f"Matmul: MatmulConfig with {' + '.join(on) or 'no template switch'} is not modelled; "
+                            "only the Norm (doNorm) and MDL (doMultiDataLoad) templates are",
+                            fix="Matmul(aType, bType, cType, biasType, CFG_NORM) (the default) or CFG_MDL")
+
+
+def GetNormalConfig() -> MatmulConfig:
+    """``GetNormalConfig()``: the Norm template with its default switches (CFG_NORM)."""
+    return MatmulConfig(doNorm=True)
+
+
+def GetMDLConfig() -> MatmulConfig:
+    """``GetMDLConfig()``: the MDL template with its default switches (CFG_MDL)."""
+    return MatmulConfig(doMultiDataLoad=True)
+
+
+CFG_NORM = GetNormalConfig()
+CFG_MDL = GetMDLConfig()
+CFG_IBSHARE_NORM = MatmulConfig(doIBShareNorm=True)
+MM_CFG_BB = MatmulConfig(doBasicBlock=True)
+
 _ACC = {half: float32, bfloat16: float32, float32: float32, int8: int32}
 _ATOMIC = {0: None, 1: "add", 2: "max", 3: "min"}     # GetTensorC / IterateAll enAtomic
 
 
 class Matmul:
-    """``AscendC::Matmul<aType, bType, cType, biasType>`` (Norm template, on the cube core)."""
+    """``AscendC::Matmul<aType, bType, cType, biasType, MM_CFG>`` (Norm or MDL template, on the cube core)."""
 
-    def __init__(self, aType: MatmulType, bType: MatmulType, cType: MatmulType, biasType: MatmulType | None = None):
+    def __init__(self, aType: MatmulType, bType: MatmulType, cType: MatmulType, biasType: MatmulType | None = None,
+                 MM_CFG: MatmulConfig = CFG_NORM):
+        if not isinstance(MM_CFG, MatmulConfig):
+            raise ArgumentError(f"Matmul: MM_CFG must be a MatmulConfig, got {type(MM_CFG).__name__}",
+                                fix="pass CFG_NORM (the default) or CFG_MDL")
+        self.template = MM_CFG.template
+        self.MM_CFG = MM_CFG
         for role, t in (("A", aType), ("B", bType), ("C", cType)):
             if not isinstance(t, MatmulType):
                 raise ArgumentError(f"Matmul: the {role} type must be a MatmulType, got {type(t).__name__}",
@@ -287,46 +336,84 @@ class Matmul:
         return True
 
     def _tile_a(self, mi: int, kk: int):
-        """The L1 tile of A holding C row block ``mi`` at K step ``kk``: loaded (MTE2, Nd2Nz) unless already there."""
+        """The L1 tile of A holding C row block ``mi`` at K step ``kk``, with that base block in it."""
         t = self.tiling
         return self._l1_tile("_l1a", self.qA1, self.db_a1, self.a_dt, self._a, not self._a[1], self.org[0],
-                             (mi // t.stepM, kk // t.stepKa), t.stepM * t.baseM, t.stepKa * t.baseK, self.single[0])
+                             (mi // t.stepM, kk // t.stepKa), (t.stepM * t.baseM, t.stepKa * t.baseK),
+                             (mi * t.baseM, kk * t.baseK, t.baseM, t.baseK), self.single[0])
 
     def _tile_b(self, ni: int, kk: int):
-        """The L1 tile of B holding C column block ``ni`` at K step ``kk``."""
+        """The L1 tile of B holding C column block ``ni`` at K step ``kk``, with that base block in it."""
         t = self.tiling
         return self._l1_tile("_l1b", self.qB1, self.db_b1, self.b_dt, self._b, self._b[1], self.org[1],
-                             (ni // t.stepN, kk // t.stepKb), t.stepN * t.baseN, t.stepKb * t.baseK, self.single[1])
+                             (ni // t.stepN, kk // t.stepKb), (t.stepN * t.baseN, t.stepKb * t.baseK),
+                             (ni * t.baseN, kk * t.baseK, t.baseN, t.baseK), self.single[1])
 
     def _l1_tile(self, slot: str, queue: TQue, db: int, dtype, operand, k_inner: bool, org_outer: int, key,
-                 outer_step: int, k_step: int, single_outer: int):
+                 tile_steps, block, single_outer: int):
         """(tensor, row pitch, outer start, K start) of one operand's L1 tile; ``outer`` is M for A, N for B.
 
-        ``k_inner``: the operand is stored outer x K in GM (A, or B transposed), so Nd2Nz's fractals hold 16
-        outer rows x C0 of K; otherwise it is K x outer (A transposed, or B) and they hold 16 K rows.
+        ``tile_steps``: the tile's (outer, K) extent; ``block``: (outer start, K start, outer size, K size) of
+        the base block the caller needs. MDL copies the whole tile when it arrives; Norm copies this block
+        into it unless an earlier Iterate did (the tile keeps the blocks already copied).
         """
         held = getattr(self, slot)
-        if held is not None and held[0] == key:
-            return held[1]
-        if db == 1:                     # one L1 buffer: the old tile goes before the new one comes
-            self._drop(held, queue)
-            held = None
-            setattr(self, slot, None)
-        outer0, k0 = key[0] * outer_step, key[1] * k_step
-        n_outer, n_k = min(outer_step, single_outer - outer0), min(k_step, self.single[2] - k0)
-        gm = operand[0]
-        l1 = queue.AllocTensor(dtype)
-        if k_inner:
-            ld, pitch = self.org[2], _up(n_outer, 16)
-            DataCopy(l1, gm[outer0 * ld + k0], Nd2NzParams(1, n_outer, n_k, 0, ld, pitch, 1, 0))
+        old = None
+        if held is None or held[0] != key:
+            old = held
+            if db == 1:                 # one L1 buffer: the old tile goes before the new one comes
+                self._drop(old, queue)
+                old = None
+            held = self._new_l1_tile(slot, queue, dtype, k_inner, key, tile_steps, single_outer)
+        _, tile, copied, whole = held
+        l1, pitch, outer0, k0 = tile
+        if self.template == "MDL":
+            extent = whole
         else:
-            ld, pitch = org_outer, _up(n_k, 16)
-            DataCopy(l1, gm[k0 * ld + outer0], Nd2NzParams(1, n_k, n_outer, 0, ld, pitch, 1, 0))
-        queue.EnQue(l1)
-        l1 = queue.DeQue(dtype)
-        self._drop(held, queue)         # two buffers: the next tile was copied while the old one was read
-        setattr(self, slot, (key, (l1, pitch, outer0, k0)))
-        return l1, pitch, outer0, k0
+            extent = (block[0], block[1], min(block[2], single_outer - block[0]),
+                      min(block[3], self.single[2] - block[1]))
+        if extent not in copied:
+            self._copy_to_l1(l1, pitch, operand[0], k_inner, org_outer, (outer0, k0), extent)
+            self._hand_to_mte1(queue, dtype, l1, first=not copied)
+            copied.add(extent)
+        self._drop(old, queue)          # two buffers: the new tile was copied to while the old one was read
+        return tile
+
+    def _new_l1_tile(self, slot: str, queue: TQue, dtype, k_inner: bool, key, tile_steps, single_outer: int):
+        """Take an L1 buffer for the tile ``key``, nothing copied yet: (key, (tensor, row pitch, outer start,
+        K start), the extents copied, the whole tile's extent)."""
+        outer0, k0 = key[0] * tile_steps[0], key[1] * tile_steps[1]
+        n_outer, n_k = min(tile_steps[0], single_outer - outer0), min(tile_steps[1], self.single[2] - k0)
+        pitch = _up(n_outer, 16) if k_inner else _up(n_k, 16)
+        new = (key, (queue.AllocTensor(dtype), pitch, outer0, k0), set(), (outer0, k0, n_outer, n_k))
+        setattr(self, slot, new)
+        return new
+
+    def _copy_to_l1(self, l1, pitch: int, gm, k_inner: bool, org_outer: int, tile0, extent) -> None:
+        """One DataCopy (Nd2Nz, MTE2) of the ``extent`` = (outer start, K start, outer rows, K rows) of the operand
+        into its place in the NZ tile that starts at ``tile0`` = (outer start, K start)."""
+        o0, kk0, n_outer, n_k = extent
+        c0 = self.c0
+        if k_inner:                     # outer x K in GM: fractals of 16 outer rows x C0 of K
+            ld = self.org[2]
+            dst = ((kk0 - tile0[1]) // c0 * pitch + (o0 - tile0[0])) * c0
+            src, params = gm[o0 * ld + kk0], Nd2NzParams(1, n_outer, n_k, 0, ld, pitch, 1, 0)
+        else:                           # K x outer in GM: fractals of 16 K rows x C0 of outer
+            ld = org_outer
+            dst = ((o0 - tile0[0]) // c0 * pitch + (kk0 - tile0[1])) * c0
+            src, params = gm[kk0 * ld + o0], Nd2NzParams(1, n_k, n_outer, 0, ld, pitch, 1, 0)
+        DataCopy(l1[dst] if dst else l1, src, params)
+
+    def _hand_to_mte1(self, queue: TQue, dtype, l1, first: bool) -> None:
+        """MTE1 waits for the copy just issued: the queue handshake for a tile's first copy, then (Norm) a
+        SetFlag/WaitFlag MTE2_MTE1 per further block, so MTE1 starts on each block as soon as it is in L1."""
+        if first:
+            queue.EnQue(l1)
+            queue.DeQue(dtype)
+            return
+        eid = self.pipe.FetchEventID(HardEvent.MTE2_MTE1)
+        SetFlag(HardEvent.MTE2_MTE1, eid)
+        WaitFlag(HardEvent.MTE2_MTE1, eid)
 
     def _drop(self, held, queue: TQue) -> None:
         if held is not None:

@@ -13,7 +13,7 @@ import numpy as np
 from ascend_sim import (Adds, Cast, DataCopy, Duplicate, Exp, GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent,
                         LaunchResult, Muls, ReduceMax, ReduceSum, RoundMode, SetFlag, TBuf, TPipe, TPosition,
                         WaitFlag, float32, half, kernel, launch, matmul_tiling)
-from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
+from ascend_sim import CFG_MDL, REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.attention import AttentionTiling, attention_tiling
 from ascend_sim.kernels.m4.gemm import gemm_tiling
@@ -45,7 +45,7 @@ def batched_gemm_kernel(a, b, c, g: GemmItems) -> None:
     """Each core takes every GetBlockNum()-th item: C rows = A rows @ B (or B^T), float32 out."""
     pipe = TPipe()
     mm = Matmul(MatmulType(TPosition.GM, ND, half, False), MatmulType(TPosition.GM, ND, half, g.trans_b),
-                MatmulType(TPosition.GM, ND, float32))
+                MatmulType(TPosition.GM, ND, float32), None, CFG_MDL)   # MDL: the large-shape template
     REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, g.tiling)
     for a_off, b_off, c_off, m in g.items[GetBlockIdx()::GetBlockNum()]:
         mm.SetOrgShape(*g.org)

@@ -4,6 +4,8 @@ A ``[M, K]`` and B ``[N, K]`` (B stored transposed, as int8 requires and as conv
 laid out anyway) in half or int8; C in float32/half (half inputs) or int32 (int8); the bias (float32 for
 half, int32 for int8) rides through L1 -> BT. One kernel for every use in module 4: the int8 PTQ layers,
 the ResNet convolutions (im2col rows x folded weights) and the attention baselines' batched products.
+The MDL template (CFG_MDL: one GM -> L1 copy per L1 tile), which MatmulConfig.md recommends for large shapes
+("大shape场景"), as these are; module 4's figures were measured with it.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import numpy as np
 
 from ascend_sim import (GetBlockIdx, GlobalTensor, LaunchResult, TPipe, TPosition, float32, int8, int32, kernel,
                         launch, matmul_tiling)
-from ascend_sim import REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
+from ascend_sim import CFG_MDL, REGIST_MATMUL_OBJ, GetSysWorkSpacePtr, Matmul, MatmulType
 from ascend_sim.hw.chips import get_chip
 
 ND = matmul_tiling.CubeFormat.ND
@@ -30,7 +32,7 @@ def gemm_bt_kernel(a, b, bias, c, tiling, cfg) -> None:
     t = tiling
     pipe = TPipe()
     mm = Matmul(MatmulType(TPosition.GM, ND, in_dt, False), MatmulType(TPosition.GM, ND, in_dt, True),
-                MatmulType(TPosition.GM, ND, out_dt), MatmulType(TPosition.GM, ND, bias_dt))
+                MatmulType(TPosition.GM, ND, out_dt), MatmulType(TPosition.GM, ND, bias_dt), CFG_MDL)
     REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
     blocks_m = -(-t.M // t.singleCoreM)
     m_idx, n_idx = GetBlockIdx() % blocks_m, GetBlockIdx() // blocks_m

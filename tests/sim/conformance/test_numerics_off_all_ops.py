@@ -4,9 +4,11 @@ gives the same records, cycles and layout timing-only, and leaves its arguments 
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import pytest
 
+from ascend_sim import CFG_MDL, CFG_NORM
 from ascend_sim.api.launch import launch_hook
 from test_numerics_off import _Twice
 
@@ -36,7 +38,11 @@ def test_timing_only_matches_on_every_new_instruction_family(module, name):
     test = getattr(importlib.import_module(module), name)
     twice = _Twice()
     with launch_hook(twice):
-        test()
+        if "mm_cfg" in inspect.signature(test).parameters:     # test_matmul_api's fixture: both Matmul templates
+            for mm_cfg in (CFG_NORM, CFG_MDL):
+                test(mm_cfg=mm_cfg)
+        else:
+            test()
     assert twice.launches > 0
     assert twice.changed > 0            # the real launches computed something the byte check would have seen
 
