@@ -17,7 +17,12 @@ The proposal, per GM -> L1 copy of ``count`` rows of ``blen`` bytes (its L2 hit 
 4. no flat unaligned penalty: a row that crosses a 512 B window costs one ``ROW_FLOOR`` more per extra window;
 5. ``--miss-latency``: a copy also waits ``MISS_LATENCY`` cycles times its HBM-miss share (the M1 / T3 pair).
 
-    python benchmarks/gm_l1_fit_study.py                  # the table (proposal 1-4), ~75 s CPU
+What-ifs of RESULTS 1e: ``--hit-rate R`` (B/cycle for L2 hits), ``--straddle-free`` (4 without its floor),
+``--window-rows`` (rows sharing a 512 B window within one copy served one after another, ``WINDOW_ROW`` cycles
+each), ``--no-mte1-start`` (LoadData without its 26-cycle start: a bound); ``--only TEXT`` runs the points whose
+name contains TEXT.
+
+    python benchmarks/gm_l1_fit_study.py                  # the table (proposal 1-4), ~70 s CPU
     python benchmarks/gm_l1_fit_study.py --miss-latency   # with 5
     python benchmarks/gm_l1_fit_study.py --current        # re-simulate the "current" column instead of the proposal
 """
@@ -48,10 +53,12 @@ HBM_MISS_RATE = 64.0    # B/cycle per AIC for misses [OFF] CANN l0c2out::kHbmBan
 ROW_FLOOR = 3.0         # cycles per Nd2Nz row at least [DER] T2: <= 3.3 per 128 B row; colleagues' 2.4-3.2
 WINDOW = 512            # GM request window [OFF] optimisation.md s3
 MISS_LATENCY = 800.0    # cycles per copy x its miss share [DER] M1 vs T3 (same copies; M1's B from HBM)
+WINDOW_ROW = 24.0       # what-if: cycles per row when a copy's rows share 512 B windows [DER] split-K, 1 core
 _MTE2 = PIPE_INDEX["MTE2"]
 _original_path, _original_cycles = timing._gm_path, engine_core.gm_cycles
 _seen: dict = {}        # what the original model found for the copy being priced: L2 split, HBM wait
-_options = {"miss_latency": False}
+_options = {"miss_latency": False, "hit_rate": L2_HIT_RATE, "straddle_floor": ROW_FLOOR, "window_rows": False}
+_original_local_transfer = timing.local_transfer
 
 
 class _HbmProbe:
@@ -81,9 +88,9 @@ def _probed_path(core, pipe: int) -> tuple:
 
 def row_cycles(blen: int, hit: float, window_offset: int) -> float:
     """One Nd2Nz row: its bytes at the hit / miss rates, at least ROW_FLOOR, plus a floor per extra 512 B window."""
-    cycles = max(ROW_FLOOR, blen * (hit / L2_HIT_RATE + (1 - hit) / HBM_MISS_RATE))
+    cycles = max(ROW_FLOOR, blen * (hit / _options["hit_rate"] + (1 - hit) / HBM_MISS_RATE))
     extra_windows = math.ceil((window_offset + blen) / WINDOW) - math.ceil(blen / WINDOW)
-    return cycles + extra_windows * ROW_FLOOR
+    return cycles + extra_windows * _options["straddle_floor"]
 
 
 def proposed_gm_cycles(core, start: float, cost: tuple) -> float:
@@ -93,20 +100,33 @@ def proposed_gm_cycles(core, start: float, cost: tuple) -> float:
     queued = start == core.tail[_MTE2] and core.busy[_MTE2] > 0
     _seen.clear()
     _original_cycles(core, start, cost)          # L2 and HBM accounting, the HBM wait
-    _, nbytes, count, _, buf, off, blen, _, _ = cost
+    _, nbytes, count, _, buf, off, blen, pitch, _ = cost
     l2_bytes, hbm_bytes = _seen.get("split", (0.0, nbytes))
     hit = l2_bytes / nbytes if nbytes else 0.0
     moving = count * row_cycles(blen, hit, (buf.base_addr - GM_BASE + off) % WINDOW)
+    if _options["window_rows"] and count > 1 and pitch < WINDOW:
+        moving = max(moving, count * WINDOW_ROW)
     startup = 0 if queued else core.chip.aic_gm_read_startup
     latency = MISS_LATENCY * (1 - hit) if _options["miss_latency"] else 0.0
     return startup + max(moving, _seen.get("wait", 0.0)) + latency
 
 
-def apply_proposal(miss_latency: bool = False) -> None:
+def _without_mte1_start(core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:
+    """What-if: an L1 -> L0 / BT copy without its per-instruction start (a bound on one start per L0 block)."""
+    if startup == core.chip.mte1_startup:
+        startup = 0
+    return _original_local_transfer(core, nbytes, bytes_per_cycle, startup, bursts)
+
+
+def apply_proposal(miss_latency: bool = False, hit_rate: float = L2_HIT_RATE, straddle_free: bool = False,
+                   window_rows: bool = False, mte1_start: bool = True) -> None:
     """Price AIC GM -> L1 copies with the proposal for the rest of the process (a study: never in the package)."""
-    _options["miss_latency"] = miss_latency
+    _options.update(miss_latency=miss_latency, hit_rate=hit_rate, window_rows=window_rows,
+                    straddle_floor=0.0 if straddle_free else ROW_FLOOR)
     timing._gm_path = _probed_path
     engine_core.gm_cycles = proposed_gm_cycles
+    if not mte1_start:
+        timing.local_transfer = _without_mte1_start
 
 
 # ----------------------------------------------------------------------------- the validation points
@@ -181,16 +201,24 @@ POINTS = [
 ]
 
 
+def _option_value(args: list[str], name: str, default):
+    return type(default)(args[args.index(name) + 1]) if name in args else default
+
+
 def main() -> int:
     args = sys.argv[1:]
+    label = "current (re-simulated)"
     if "--current" not in args:
-        apply_proposal(miss_latency="--miss-latency" in args)
-    label = "current (re-simulated)" if "--current" in args else "proposal" + (" + 5" if "--miss-latency" in args
-                                                                                   else " 1-4")
+        apply_proposal("--miss-latency" in args, _option_value(args, "--hit-rate", L2_HIT_RATE),
+                       "--straddle-free" in args, "--window-rows" in args, "--no-mte1-start" not in args)
+        only_at = args.index("--only") if "--only" in args else len(args)
+        label = " ".join(["proposal 1-" + ("5" if "--miss-latency" in args else "4")]
+                         + [a for a in args[:only_at] + args[only_at + 2:] if a != "--miss-latency"])
+    only = _option_value(args, "--only", "")
     print(f"| point | figure | measured (us) | current model (us) | error | {label} (us) | error |")
     print("|---|---|---|---|---|---|---|")
     worst = 0.0
-    for p in POINTS:
+    for p in (p for p in POINTS if only in p.name):
         sim = p.simulate()
         err = sim / p.measured - 1
         worst = max(worst, abs(err))
