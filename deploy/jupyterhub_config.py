@@ -1,0 +1,77 @@
+"""JupyterHub for a class on ascend-sim: one JupyterLab per learner, the course copied into each home.
+
+Use it as is on one server (the Littlest JupyterHub: copy it to /opt/tljh/config/jupyterhub_config.d/), or read
+it as the reference for a Kubernetes deployment (zero-to-jupyterhub: deploy/z2jh_values.yaml). The recipes and
+the sizing are in docs/deploy.md; tests/deploy/test_jupyterhub.py starts a real hub with this file.
+
+Settings read from the environment (all optional):
+
+* ``ASCEND_SIM_COURSE_DIR``: the clone of this repository the course is copied from (default /opt/ascend-sim).
+  Only ``course/``, ``labs/``, ``docs/``, ``benchmarks/`` and README.md are copied: never ``solutions/``.
+* ``ASCEND_SIM_MEM_LIMIT`` / ``ASCEND_SIM_CPU_LIMIT``: the per-learner limits (default 1G and 1 CPU; see
+  docs/deploy.md for how they were measured). Spawners that enforce them: systemdspawner (TLJH), KubeSpawner.
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+from pathlib import Path
+
+c = get_config()  # noqa: F821 - provided by JupyterHub when it loads this file
+
+COURSE_DIR = Path(os.environ.get("ASCEND_SIM_COURSE_DIR", "/opt/ascend-sim"))
+#: What a learner gets in ~/ascend-sim: the lessons, the labs and the docs they link, not the solutions.
+LEARNER_PARTS = ("course", "labs", "docs", "benchmarks", "README.md")
+#: The folder in each learner's home.
+HOME_FOLDER = "ascend-sim"
+
+
+def provision_course(home: Path, uid: int, gid: int, source: Path = COURSE_DIR) -> Path:
+    """Copy the learner's parts of the course into ``home/ascend-sim`` once; never touch an existing copy.
+
+    A learner's work is never overwritten: a part already in the home stays as the learner left it (a new
+    lesson reaches existing homes when the part is missing, e.g. after the learner deleted it).
+    """
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chown(home, uid, gid)
+    dest = home / HOME_FOLDER
+    dest.mkdir(exist_ok=True)
+    os.chown(dest, uid, gid)
+    for part in LEARNER_PARTS:
+        src, dst = source / part, dest / part
+        if dst.exists() or not src.exists():
+            continue
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        else:
+            shutil.copy2(src, dst)
+        for path in (dst, *dst.rglob("*")) if dst.is_dir() else (dst,):
+            os.chown(path, uid, gid)
+    return dest
+
+
+def pre_spawn_hook(spawner) -> None:  # noqa: ANN001 - JupyterHub's Spawner
+    """Local spawners: give the learner a private home (mode 700) holding the course."""
+    if not hasattr(spawner, "user_env"):        # KubeSpawner: the image and its init step provide the course
+        return
+    entry = pwd.getpwnam(spawner.user.name)
+    provision_course(Path(entry.pw_dir), entry.pw_uid, entry.pw_gid)
+
+
+# One process per learner, as the learner's own system user: learners cannot read each other's files.
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.pre_spawn_hook = pre_spawn_hook
+c.Spawner.notebook_dir = "~"
+c.Spawner.default_url = f"/lab/tree/{HOME_FOLDER}/course/00_architecture.ipynb"
+c.Spawner.mem_limit = os.environ.get("ASCEND_SIM_MEM_LIMIT", "1G")
+c.Spawner.cpu_limit = float(os.environ.get("ASCEND_SIM_CPU_LIMIT", "1"))
+# A cold JupyterLab plus the simulator's imports take a few seconds; a busy class start needs more.
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 60
+# Keep matplotlib off any display and the simulator's output deterministic in every learner's kernel.
+c.Spawner.environment = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONHASHSEED": "0"}
+# 200 learners arriving at once: spawn in batches instead of overloading the machine.
+c.JupyterHub.concurrent_spawn_limit = 20
+c.JupyterHub.active_server_limit = int(os.environ.get("ASCEND_SIM_ACTIVE_LIMIT", "0"))  # 0: no limit
+c.JupyterHub.cleanup_servers = True
