@@ -28,27 +28,39 @@ HOME_FOLDER = "ascend-sim"
 
 
 def provision_course(home: Path, uid: int, gid: int, source: Path = COURSE_DIR) -> Path:
-    """Copy the learner's parts of the course into ``home/ascend-sim`` once; never touch an existing copy.
+    """Copy the learner's parts of the course into ``home/ascend-sim``, file by file, never overwriting one.
 
-    A learner's work is never overwritten: a part already in the home stays as the learner left it (a new
-    lesson reaches existing homes when the part is missing, e.g. after the learner deleted it).
+    A learner's work is never touched: a file already in the home stays as the learner left it; files new in
+    the course (a lesson added during term) arrive at the next server start (like ``cp -rn``).
     """
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chown(home, uid, gid)
     dest = home / HOME_FOLDER
-    dest.mkdir(exist_ok=True)
-    os.chown(dest, uid, gid)
     for part in LEARNER_PARTS:
-        src, dst = source / part, dest / part
-        if dst.exists() or not src.exists():
-            continue
-        if src.is_dir():
-            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-        else:
-            shutil.copy2(src, dst)
-        for path in (dst, *dst.rglob("*")) if dst.is_dir() else (dst,):
-            os.chown(path, uid, gid)
+        src = source / part
+        files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else []
+        for f in files:
+            if "__pycache__" in f.parts or ".ipynb_checkpoints" in f.parts:
+                continue
+            target = dest / f.relative_to(source)
+            if target.exists():
+                continue
+            for folder in reversed([p for p in target.parents if p == dest or dest in p.parents]):
+                if not folder.exists():
+                    folder.mkdir()
+                    os.chown(folder, uid, gid)
+            shutil.copy2(f, target)
+            os.chown(target, uid, gid)
     return dest
+
+
+def check_solutions_private(source: Path) -> None:
+    """Refuse to start while the server's copy of solutions/ is readable by learners (they share the machine)."""
+    solutions = source / "solutions"
+    if solutions.exists() and solutions.stat().st_mode & 0o005:
+        raise SystemExit(f"{solutions} is readable by every user, so learners could read the answers. "
+                         f"Fix: chmod -R go-rwx {solutions} (the grader runs as root), or keep solutions/ off this "
+                         "server.")
 
 
 def pre_spawn_hook(spawner) -> None:  # noqa: ANN001 - JupyterHub's Spawner
@@ -58,6 +70,8 @@ def pre_spawn_hook(spawner) -> None:  # noqa: ANN001 - JupyterHub's Spawner
     entry = pwd.getpwnam(spawner.user.name)
     provision_course(Path(entry.pw_dir), entry.pw_uid, entry.pw_gid)
 
+
+check_solutions_private(COURSE_DIR)
 
 # One process per learner, as the learner's own system user: learners cannot read each other's files.
 c.JupyterHub.spawner_class = "localprocess"

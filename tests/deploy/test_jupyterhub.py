@@ -35,10 +35,22 @@ def _ex1_answers() -> tuple[str, str]:
     return answer, answer.replace(old, new)
 
 
+def _server_clone(tmp: Path) -> Path:
+    """The server's copy of the repository as docs/deploy.md sets it up: solutions/ readable by root only."""
+    clone = tmp / "opt-ascend-sim"
+    for part in ("course", "labs", "docs", "benchmarks", "solutions"):
+        shutil.copytree(REPO / part, clone / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(REPO / "README.md", clone / "README.md")
+    for p in (clone / "solutions", *(clone / "solutions").rglob("*")):
+        p.chmod(0o700 if p.is_dir() else 0o600)
+    return clone
+
+
 @pytest.fixture(scope="module")
 def hub_and_users():
     tmp = Path(tempfile.mkdtemp(prefix="asim-hub-"))
     tmp.chmod(0o755)                                 # learners must reach their homes below it
+    clone = _server_clone(tmp)
     users = SystemUsers(tmp / "homes")
     users.homes.mkdir()
     users.homes.chmod(0o755)
@@ -48,8 +60,8 @@ def hub_and_users():
     try:
         for n in names:
             users.add(n)
-        hub = start_hub(tmp, REPO, PASSWORD)
-        yield hub, names, users.homes
+        hub = start_hub(tmp, clone, PASSWORD)
+        yield hub, names, users.homes, clone
     finally:
         if hub is not None:
             stop_hub(hub)
@@ -58,7 +70,7 @@ def hub_and_users():
 
 
 def test_two_learners_run_lab00_in_their_own_servers_and_cannot_read_each_other(hub_and_users) -> None:
-    hub, (ana, ben), homes = hub_and_users
+    hub, (ana, ben), homes, clone = hub_and_users
     t0 = time.monotonic()
     # 1. both log in through the login form; a wrong password is refused
     for name in (ana, ben):
@@ -102,6 +114,9 @@ def test_two_learners_run_lab00_in_their_own_servers_and_cannot_read_each_other(
             # 4. a learner's kernel cannot read the other learner's files (their home is mode 700, another uid)
             other = ben if name == ana else ana
             out, err = kernel.execute(f"open({str(homes / other / LAB)!r}).read()")
+            assert err is not None and err.startswith("PermissionError"), (name, out, err)
+            # ... nor the instructor's solutions on the server
+            out, err = kernel.execute(f"open({str(clone / 'solutions' / 'lab00_warmup.py')!r}).read()")
             assert err is not None and err.startswith("PermissionError"), (name, out, err)
         finally:
             kernel.close()
