@@ -64,8 +64,14 @@ def check_solutions_private(source: Path) -> None:
 
 
 def pre_spawn_hook(spawner) -> None:  # noqa: ANN001 - JupyterHub's Spawner
-    """Local spawners: give the learner a private home (mode 700) holding the course."""
-    if not hasattr(spawner, "user_env"):        # KubeSpawner: the image and its init step provide the course
+    """LocalProcessSpawner: give the learner a private home (mode 700) holding the course.
+
+    Other spawners bring the course their own way (docs/deploy.md): TLJH creates each user from /etc/skel,
+    Kubernetes copies it from the image in a postStart hook.
+    """
+    from jupyterhub.spawner import LocalProcessSpawner
+
+    if not isinstance(spawner, LocalProcessSpawner):
         return
     entry = pwd.getpwnam(spawner.user.name)
     provision_course(Path(entry.pw_dir), entry.pw_uid, entry.pw_gid)
@@ -74,7 +80,9 @@ def pre_spawn_hook(spawner) -> None:  # noqa: ANN001 - JupyterHub's Spawner
 check_solutions_private(COURSE_DIR)
 
 # One process per learner, as the learner's own system user: learners cannot read each other's files.
-c.JupyterHub.spawner_class = "localprocess"
+# A distribution that chose its spawner before loading this file (TLJH: systemd) keeps it.
+if "spawner_class" not in c.JupyterHub:
+    c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.pre_spawn_hook = pre_spawn_hook
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{HOME_FOLDER}/course/00_architecture.ipynb"
