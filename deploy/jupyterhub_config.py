@@ -8,7 +8,7 @@ Settings read from the environment (all optional):
 
 * ``ASCEND_SIM_COURSE_DIR``: the clone of this repository the course is copied from (default /opt/ascend-sim).
   Only ``course/``, ``labs/``, ``docs/``, ``benchmarks/`` and README.md are copied: never ``solutions/``.
-* ``ASCEND_SIM_MEM_LIMIT`` / ``ASCEND_SIM_CPU_LIMIT``: the per-learner limits (default 1G and 1 CPU; see
+* ``ASCEND_SIM_MEM_LIMIT`` / ``ASCEND_SIM_CPU_LIMIT``: the per-learner limits (default 2G and 1 CPU; see
   docs/deploy.md for how they were measured). Spawners that enforce them: systemdspawner (TLJH), KubeSpawner.
 """
 from __future__ import annotations
@@ -86,8 +86,11 @@ if "spawner_class" not in c.JupyterHub:
 c.Spawner.pre_spawn_hook = pre_spawn_hook
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = f"/lab/tree/{HOME_FOLDER}/course/00_architecture.ipynb"
-c.Spawner.mem_limit = os.environ.get("ASCEND_SIM_MEM_LIMIT", "1G")
+c.Spawner.mem_limit = os.environ.get("ASCEND_SIM_MEM_LIMIT", "2G")
 c.Spawner.cpu_limit = float(os.environ.get("ASCEND_SIM_CPU_LIMIT", "1"))
+# A kernel left running keeps its memory (lesson 03's holds ~1.1 GB at its end): stop kernels idle for 20 minutes.
+c.Spawner.args = ["--MappingKernelManager.cull_idle_timeout=1200", "--MappingKernelManager.cull_interval=120",
+                  "--MappingKernelManager.cull_connected=True"]
 # A cold JupyterLab plus the simulator's imports take a few seconds; a busy class start needs more.
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 60

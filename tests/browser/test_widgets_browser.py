@@ -261,6 +261,10 @@ def test_theme_switch_redraws_every_view_readably(jupyterlab: Lab) -> None:
                 assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"a timeline stays light: {canvases}"
                 assert len(found) > 40, f"too few texts checked: {len(found)}"
                 assert not problems, "unreadable after switching to dark:\n" + "\n".join(problems[:30])
+        # the comparison has hundreds of wait arrows in view: they go under the bars, not over them
+        compare = cells.nth(index["compare"]).locator(".asim-timeline[data-rendered='1']").first
+        assert int(compare.get_attribute("data-arrows")) > 40
+        assert compare.get_attribute("data-arrow-layer") == "under"
         for cid, (light, dark, light_again) in shots.items():
             assert dark < light - 0.3, f"{cid}: the dark screenshot is not darker ({light:.2f} -> {dark:.2f})"
             assert abs(light_again - light) < 0.02, f"{cid}: switching back did not restore it ({light:.2f} vs {light_again:.2f})"

@@ -154,7 +154,6 @@ c.JupyterHub.authenticator_class = "dummy"
 c.DummyAuthenticator.password = {password!r}
 c.Authenticator.allow_all = True
 c.Spawner.cmd = [{str(python)!r}, "-m", "jupyterhub.singleuser"]
-c.Spawner.args = ["--ServerApp.ip=127.0.0.1"]
 c.JupyterHub.services = [{{"name": "asim-test", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{"name": "asim-test", "services": ["asim-test"],
     "scopes": ["admin:users", "admin:servers", "access:servers", "tokens", "read:users"]}}]
