@@ -8,6 +8,7 @@ They live in the course layer because ``viz`` sits below ``cluster`` in the pack
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -117,12 +118,33 @@ def _size_label(n: int) -> str:
     return f"{n // 2**20} MB" if n >= 2**20 else f"{n // 2**10} KB"
 
 
+@functools.lru_cache(maxsize=None)
+def _explorer_box_class():
+    """A VBox whose output also holds a PNG of the figures on show (what HTML/PDF exports display)."""
+    import ipywidgets as w
+
+    from ascend_sim.viz import StaticFallbackMixin
+    from ascend_sim.viz.static import figure_png, stack_pngs
+
+    class CollectiveExplorerBox(StaticFallbackMixin, w.VBox):
+        figures: list = []
+
+        def static_png(self) -> bytes:
+            return stack_pngs([figure_png(f) for f in self.figures])
+
+        def __repr__(self) -> str:
+            return "CollectiveExplorer(" + ", ".join(f.axes[0].get_title() for f in self.figures if f.axes) + ")"
+
+    return CollectiveExplorerBox
+
+
 def collective_explorer(servers=(1, 2, 4)):
     """A widget: choose a collective, the server count, the algorithm (or HCCL's choice) and the bytes per rank;
     see the algorithm chosen, its time, algbw and busbw, the per-device timeline and the traffic on every link."""
     import ipywidgets as w
     from IPython.display import display
 
+    _ExplorerBox = _explorer_box_class()
     op = w.Dropdown(options=EXPLORER_OPS, value="AllReduce", description="collective")
     srv = w.Dropdown(options=list(servers), value=servers[0], description="servers")
     algo = w.Dropdown(options=EXPLORER_ALGOS, value=EXPLORER_ALGOS[0], description="algorithm")
@@ -148,7 +170,7 @@ def collective_explorer(servers=(1, 2, 4)):
             for fig in box.figures:
                 display(fig)
 
-    box = w.VBox([w.HBox([op, srv]), w.HBox([algo, size]), summary, out])
+    box = _ExplorerBox([w.HBox([op, srv]), w.HBox([algo, size]), summary, out])
     box.update = update                 # for tests and notebooks that drive it
     box.figures = []                    # the figures on show
     for control in (op, srv, algo, size):

@@ -9,7 +9,7 @@ static PNG, and has a matplotlib twin for exported notebooks::
 
 See docs/widgets.md.
 """
-from ascend_sim.viz._widget import set_static_fallback
+from ascend_sim.viz._widget import StaticFallbackMixin, set_static_fallback
 from ascend_sim.viz.compare import CompareView, compare, compare_figure
 from ascend_sim.viz.explorer import WhatIfExplorer, make_control
 from ascend_sim.viz.layout import Row, timeline_rows
@@ -26,5 +26,5 @@ __all__ = [
     "timeline_figure", "timelines_figure", "traffic_figure", "compare_figure", "figure_png",
     "as_table", "TraceTable", "pipe_stats", "PipeStats", "traffic_edges", "Edge", "occupancy",
     "Occupancy", "TrafficData", "compare", "Comparison", "profile_html", "timeline_rows", "Row",
-    "make_control", "set_static_fallback",
+    "make_control", "set_static_fallback", "StaticFallbackMixin",
 ]

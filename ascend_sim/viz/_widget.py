@@ -38,11 +38,15 @@ class StaticFallbackMixin:
     def static_figure(self) -> Figure:  # pragma: no cover - every view defines it
         raise NotImplementedError
 
+    def static_png(self) -> bytes:
+        """PNG bytes of the static picture (a widget showing several figures may stack them)."""
+        return figure_png(self.static_figure())
+
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict]:
         bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
         data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
         data = dict(data)
         data["text/plain"] = repr(self)
         if _settings["static_png"]:
-            data["image/png"] = base64.b64encode(figure_png(self.static_figure())).decode("ascii")
+            data["image/png"] = base64.b64encode(self.static_png()).decode("ascii")
         return data, meta

@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ascend_sim.viz._widget import StaticFallbackMixin
+from ascend_sim.viz.style import MARKS
 from ascend_sim.viz.summary import Comparison, compare_tables, comparison_html
 from ascend_sim.viz.timeline import TimelineView, timelines_figure
 from ascend_sim.trace.table import as_table
@@ -33,8 +34,8 @@ def draw_pipe_deltas(ax: Axes, cmp: Comparison) -> None:
     x = np.arange(len(pipes))
     before = [100 * d.before.ratio if d.before else 0.0 for d in cmp.pipes]
     after = [100 * d.after.ratio if d.after else 0.0 for d in cmp.pipes]
-    ax.bar(x - 0.2, before, 0.4, label=cmp.before.label, color="#9BB7D4", gid="delta:before")
-    ax.bar(x + 0.2, after, 0.4, label=cmp.after.label, color="#0072B2", gid="delta:after")
+    ax.bar(x - 0.2, before, 0.4, label=cmp.before.label, color=MARKS["before"], gid="delta:before")
+    ax.bar(x + 0.2, after, 0.4, label=cmp.after.label, color=MARKS["after"], gid="delta:after")
     for i in range(len(pipes)):
         ax.annotate(f"{after[i] - before[i]:+.1f} pp", (x[i] + 0.2, after[i]), ha="center", va="bottom",
                     fontsize=7, xytext=(0, 2), textcoords="offset points", gid=f"delta:{pipes[i]}")

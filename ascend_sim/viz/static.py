@@ -42,6 +42,24 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
+def stack_pngs(pngs: Sequence[bytes]) -> bytes:
+    """One PNG holding ``pngs`` one under the other (left-aligned, white behind the narrower ones)."""
+    from matplotlib.image import imread, imsave
+
+    images = [imread(io.BytesIO(p), format="png")[..., :3] for p in pngs]
+    if not images:
+        raise ValueError("stack_pngs needs at least one PNG")
+    width = max(im.shape[1] for im in images)
+    canvas = np.ones((sum(im.shape[0] for im in images), width, 3), dtype=np.float32)
+    y = 0
+    for im in images:
+        canvas[y:y + im.shape[0], :im.shape[1]] = im
+        y += im.shape[0]
+    buf = io.BytesIO()
+    imsave(buf, canvas, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
 def _rects(x0: np.ndarray, x1: np.ndarray, y: np.ndarray, h: float | np.ndarray) -> np.ndarray:
     """(n, 4, 2) rectangle vertices from left/right x and centre y."""
     h = np.broadcast_to(np.asarray(h, float), x0.shape)

@@ -6,6 +6,7 @@ const HEAD_H = 20;     // px of a trace header row (several traces)
 const GUTTER = 132;    // px for row labels
 const RULER_H = 22;    // px of the cycle ruler
 const MAX_ARROWS = 300;
+const DENSE_ARROWS = 40;   // more visible arrows than this go under the bars (they only show in the gaps)
 
 function fmtInt(n) { return Math.round(n).toLocaleString("en-US"); }
 function fmtBytes(n) {
@@ -150,9 +151,9 @@ function render({ model, el }) {
     legend.replaceChildren(...data.kinds.filter((c) => data.present.includes(c[0])).map(([name, color, desc]) =>
       h("span", { title: desc }, h("i", { class: "asim-swatch", style: `background:${color}` }), name)),
     h("span", { title: "time an instruction was ready but waited on a synchronisation edge" },
-      h("i", { class: "asim-swatch stall" }), "stall (waiting on sync)"),
+      h("i", { class: "asim-swatch stall", style: `color:${data.stall_color}` }), "stall (waiting on sync)"),
     h("span", { title: "from the end of the instruction that released a stall to the start of the one that waited" },
-      h("i", { class: "asim-swatch arrow" }), "wait arrow"));
+      h("i", { class: "asim-swatch arrow", style: `border-top-color:${data.stall_color}` }), "wait arrow"));
     draw();
   }
 
@@ -233,33 +234,11 @@ function render({ model, el }) {
     }
     ctx.stroke();
     ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, w - GUTTER, H); ctx.clip();
+    const lanesOf = (row, g) => (row.type === "pipe" ? [[row.pipe, row.y + 3, row.h - 6]]
+      : g.pipes.map((p, j) => [p, row.y + 2 + (j * (row.h - 4)) / g.pipes.length, (row.h - 4) / g.pipes.length - 0.5]));
     for (const row of layout.rows) {
       if (row.type === "head") continue;
-      const g = data.groups[row.g], C = g.cols;
-      const lanes = row.type === "pipe" ? [[row.pipe, row.y + 3, row.h - 6]]
-        : g.pipes.map((p, j) => [p, row.y + 2 + (j * (row.h - 4)) / g.pipes.length, (row.h - 4) / g.pipes.length - 0.5]);
-      for (const [p, ly, lh] of lanes) {
-        const key = row.core * 64 + p, lane = g.lanes.get(key);
-        laneY.set(`${row.g}|${row.core}|${p}`, [ly + lh / 2, lh]);
-        if (!lane) continue;
-        const maxEnd = g.laneMaxEnd.get(key);
-        let lastPx = -1;
-        for (let j = firstVisible(maxEnd, st.view[0]); j < lane.length; j++) {
-          const k = lane[j];
-          if (C.r[k] > st.view[1] && C.s[k] > st.view[1]) break;
-          const xs = x2px(C.s[k], w), xe = x2px(C.e[k], w);
-          if (row.type === "pipe" && C.s[k] > C.r[k]) {
-            const xr = x2px(C.r[k], w);
-            ctx.globalAlpha = 0.45; ctx.fillStyle = pattern;         // quiet: the bars are what matter
-            ctx.fillRect(xr, ly + lh * 0.3, xs - xr, lh * 0.4); ctx.globalAlpha = 1;
-          }
-          if (xe - xs < 1 && Math.floor(xs) === lastPx) continue;   // many bars in one pixel
-          lastPx = Math.floor(xs);
-          ctx.fillStyle = colors[C.k[k]];
-          ctx.fillRect(xs, ly, xe - xs > 4 ? xe - xs - 1 : Math.max(xe - xs, 1), lh);   // 1 px gap between long bars
-          bars++;
-        }
-      }
+      for (const [p, ly, lh] of lanesOf(row, data.groups[row.g])) laneY.set(`${row.g}|${row.core}|${p}`, [ly + lh / 2, lh]);
     }
     // wait arrows: from the end of the releasing record to the start of the stalled one
     const arrows = [];
@@ -286,15 +265,49 @@ function render({ model, el }) {
       : arrows.filter((a) => a[4]).concat(arrows.filter((a) => !a[4]).slice(0, MAX_ARROWS));
     arrowsNote.textContent = arrows.length > drawn.length
       ? `showing ${fmtInt(drawn.length)} of ${fmtInt(arrows.length)} arrows: zoom in or show fewer cores for all` : "";
-    for (const [x0, y0, x1, y1, isSel] of drawn) {
-      ctx.strokeStyle = isSel ? T.fg : T.fg2; ctx.fillStyle = ctx.strokeStyle;
-      ctx.globalAlpha = isSel ? 1 : 0.75; ctx.lineWidth = isSel ? 1.6 : 1;
-      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
-      const a = Math.atan2(y1 - y0, x1 - x0);
-      ctx.beginPath(); ctx.moveTo(x1, y1);
-      ctx.lineTo(x1 - 6 * Math.cos(a - 0.4), y1 - 6 * Math.sin(a - 0.4));
-      ctx.lineTo(x1 - 6 * Math.cos(a + 0.4), y1 - 6 * Math.sin(a + 0.4)); ctx.fill();
+    // Many arrows go under the bars, thin and faint, so they never smear over what the bars show; a few (and the
+    // selected record's) go on top.
+    const dense = drawn.length > DENSE_ARROWS;
+    const arrowColor = (data.colors && data.colors.stall) || data.stall_color;
+    const drawArrows = (list) => {
+      for (const [x0, y0, x1, y1, isSel] of list) {
+        ctx.strokeStyle = isSel ? T.fg : arrowColor; ctx.fillStyle = ctx.strokeStyle;
+        ctx.globalAlpha = isSel ? 1 : dense ? 0.55 : 0.85; ctx.lineWidth = isSel ? 1.6 : 1;
+        ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+        const a = Math.atan2(y1 - y0, x1 - x0);
+        ctx.beginPath(); ctx.moveTo(x1, y1);
+        ctx.lineTo(x1 - 6 * Math.cos(a - 0.4), y1 - 6 * Math.sin(a - 0.4));
+        ctx.lineTo(x1 - 6 * Math.cos(a + 0.4), y1 - 6 * Math.sin(a + 0.4)); ctx.fill();
+      }
+      ctx.globalAlpha = 1;
+    };
+    if (dense) drawArrows(drawn.filter((a) => !a[4]));
+    for (const row of layout.rows) {
+      if (row.type === "head") continue;
+      const g = data.groups[row.g], C = g.cols;
+      for (const [p, ly, lh] of lanesOf(row, g)) {
+        const key = row.core * 64 + p, lane = g.lanes.get(key);
+        if (!lane) continue;
+        const maxEnd = g.laneMaxEnd.get(key);
+        let lastPx = -1;
+        for (let j = firstVisible(maxEnd, st.view[0]); j < lane.length; j++) {
+          const k = lane[j];
+          if (C.r[k] > st.view[1] && C.s[k] > st.view[1]) break;
+          const xs = x2px(C.s[k], w), xe = x2px(C.e[k], w);
+          if (row.type === "pipe" && C.s[k] > C.r[k]) {
+            const xr = x2px(C.r[k], w);
+            ctx.globalAlpha = 0.45; ctx.fillStyle = pattern;         // quiet: the bars are what matter
+            ctx.fillRect(xr, ly + lh * 0.3, xs - xr, lh * 0.4); ctx.globalAlpha = 1;
+          }
+          if (xe - xs < 1 && Math.floor(xs) === lastPx) continue;   // many bars in one pixel
+          lastPx = Math.floor(xs);
+          ctx.fillStyle = colors[C.k[k]];
+          ctx.fillRect(xs, ly, xe - xs > 4 ? xe - xs - 1 : Math.max(xe - xs, 1), lh);   // 1 px gap between long bars
+          bars++;
+        }
+      }
     }
+    drawArrows(dense ? drawn.filter((a) => a[4]) : drawn);
     ctx.globalAlpha = 1;
     if (sel) {   // outline the selected record
       const g = data.groups[sel[0]];
@@ -312,6 +325,8 @@ function render({ model, el }) {
     root.dataset.rows = String(layout.rows.filter((r) => r.type !== "head").length);
     root.dataset.bars = String(bars);
     root.dataset.arrows = String(drawn.length);
+    root.dataset.arrowLayer = dense ? "under" : "over";
+    root.dataset.theme = document.body.dataset.jpThemeName || "";   // the theme this drawing used
     root.dataset.view = `${Math.round(st.view[0])}-${Math.round(st.view[1])}`;
     root.dataset.fg = T.fg;        // the label colour drawn on the canvas (the browser test checks its contrast)
     root.dataset.rendered = "1";
@@ -476,9 +491,10 @@ function render({ model, el }) {
   for (const k of ["cores", "expanded", "show_arrows", "view_range", "max_height"]) model.on(`change:${k}`, onState);
   const ro = new ResizeObserver(() => draw());
   ro.observe(root);
+  const offTheme = onThemeChange(() => draw());
   load();
   return () => {
-    ro.disconnect(); window.removeEventListener("mouseup", up);
+    ro.disconnect(); offTheme(); window.removeEventListener("mouseup", up);
     model.off("change:data", onData);
     for (const k of ["cores", "expanded", "show_arrows", "view_range", "max_height"]) model.off(`change:${k}`, onState);
   };

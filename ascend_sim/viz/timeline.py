@@ -17,7 +17,7 @@ from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
 from ascend_sim.viz.layout import default_expanded, timeline_rows
 from ascend_sim.viz.lod import coarsen
 from ascend_sim.viz.static import draw_timeline, new_figure
-from ascend_sim.viz.style import KINDS, PIPES, STALL_COLOR
+from ascend_sim.viz.style import KINDS, MARKS, PIPES, STALL_COLOR
 from ascend_sim.trace.table import TraceTable, as_table, kind_index, parse_cores
 
 
@@ -78,7 +78,7 @@ def timeline_payload(tables: Sequence[TraceTable], title: str = "") -> dict[str,
     pipes = [p for p in PIPES if p in present] + sorted(present - set(PIPES))
     kinds = set().union(*(set(t.kind.tolist()) for t in tables)) if tables else set()
     return {
-        "title": title, "pipes": pipes, "stall_color": STALL_COLOR,
+        "title": title, "pipes": pipes, "stall_color": STALL_COLOR, "colors": dict(MARKS),
         "kinds": [list(c) for c in KINDS], "present": [c[0] for c in KINDS if c[0] in kinds],
         "groups": [group_payload(t, pipes) for t in tables],
     }

@@ -15,12 +15,13 @@ function fmtBytes(n) {
 }
 
 function diagram(d) {
+  const C = d.colors;
   const svg = s("svg", { viewBox: `0 0 ${d.width} ${d.height}`, width: "100%", class: "asim-diagram",
     style: `max-width:${d.width}px` });
   for (const n of d.nodes) {
     const g = s("g", { class: `asim-tier ${n.used ? "used" : "unused"}`, "data-tier": n.id });
     g.append(s("rect", { x: n.x - d.node_w / 2, y: n.y - d.node_h / 2, width: d.node_w, height: d.node_h, rx: 5,
-      fill: n.used ? n.fill : "#f4f4f4", stroke: n.used ? "#333" : "#bbb" }));
+      fill: n.fill, stroke: C["tier-stroke"] }));     // an unused tier: theme colours from viz.css
     g.append(s("text", { x: n.x, y: n.y + 4, "text-anchor": "middle" }, n.label));
     svg.append(g);
   }
@@ -30,22 +31,22 @@ function diagram(d) {
     g.append(s("title", {}, tip));
     const pts = (p) => p.map((q) => q.join(",")).join(" ");
     e.lines.forEach((line, i) => {
-      g.append(s("polyline", { points: pts(line), fill: "none", stroke: "#3b6ea5",
+      g.append(s("polyline", { points: pts(line), fill: "none", stroke: C.link,
         "stroke-width": e.width, "stroke-opacity": 0.75 }));
-      g.append(s("polygon", { points: pts(e.heads[i]), fill: "#3b6ea5" }));
+      g.append(s("polygon", { points: pts(e.heads[i]), fill: C.link }));
     });
     const t = s("text", { x: e.at[0], y: e.at[1] - 2, "font-size": "10" });
     t.append(s("tspan", { x: e.at[0], dy: "0", "font-weight": "600" }, e.label[0]));
     t.append(s("tspan", { x: e.at[0], dy: "12" }, e.label[1]));
     g.append(t);
-    g.addEventListener("mouseenter", () => g.querySelectorAll("polyline").forEach((l) => l.setAttribute("stroke", "#D55E00")));
-    g.addEventListener("mouseleave", () => g.querySelectorAll("polyline").forEach((l) => l.setAttribute("stroke", "#3b6ea5")));
+    g.addEventListener("mouseenter", () => g.querySelectorAll("polyline").forEach((l) => l.setAttribute("stroke", C["link-hover"])));
+    g.addEventListener("mouseleave", () => g.querySelectorAll("polyline").forEach((l) => l.setAttribute("stroke", C.link)));
     svg.append(g);
   }
   return svg;
 }
 
-function occChart(o, cycles, fullScale) {
+function occChart(o, cycles, fullScale, C) {
   const W = 360, H = 132, L = 56, R = 8, T = 34, B = 20;
   const top = fullScale && o.capacity ? o.capacity : Math.max(o.peak, o.allocated, 1) * 1.25;
   const x = (t) => L + (t / Math.max(cycles, 1)) * (W - L - R);
@@ -55,16 +56,16 @@ function occChart(o, cycles, fullScale) {
   let prev = 0;
   o.t.forEach((t, i) => { pts.push([x(t), y(prev)], [x(t), y(o.v[i])]); prev = o.v[i]; });
   pts.push([x(cycles), y(prev)], [x(cycles), y(0)]);
-  svg.append(s("polygon", { points: pts.map((p) => p.join(",")).join(" "), fill: "#009E73", "fill-opacity": 0.35,
-    stroke: "#009E73" }));
-  svg.append(s("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#999", class: "asim-axis" }));
-  svg.append(s("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#999", class: "asim-axis" }));
+  svg.append(s("polygon", { points: pts.map((p) => p.join(",")).join(" "), fill: C.live, "fill-opacity": 0.35,
+    stroke: C.live }));
+  svg.append(s("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: C.axis, class: "asim-axis" }));
+  svg.append(s("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: C.axis, class: "asim-axis" }));
   if (o.allocated) {
-    svg.append(s("line", { x1: L, x2: W - R, y1: y(o.allocated), y2: y(o.allocated), stroke: "#555",
+    svg.append(s("line", { x1: L, x2: W - R, y1: y(o.allocated), y2: y(o.allocated), stroke: C.reserved,
       "stroke-dasharray": "4 3" }, undefined));
   }
   if (o.capacity && o.capacity <= top) {
-    svg.append(s("line", { x1: L, x2: W - R, y1: y(o.capacity), y2: y(o.capacity), stroke: "#B22222",
+    svg.append(s("line", { x1: L, x2: W - R, y1: y(o.capacity), y2: y(o.capacity), stroke: C.stall,
       "stroke-width": 1.5 }));
   }
   svg.append(s("text", { x: L - 4, y: T + 4, "text-anchor": "end", "font-size": 9 }, fmtBytes(top)));
@@ -105,19 +106,21 @@ function render({ model, el }) {
       return o;
     }));
     const mine = d.occupancy.filter((o) => o.unit === core);
-    occ.replaceChildren(...mine.map((o) => occChart(o, d.cycles, scaleCb.checked)));
+    occ.replaceChildren(...mine.map((o) => occChart(o, d.cycles, scaleCb.checked, d.colors)));
     legend.textContent = "Green: bytes live in the tier; dashed: reserved by InitBuffer; red: capacity. " + d.note;
     root.dataset.edges = String(d.edges.length);
     root.dataset.tiers = String(d.nodes.filter((n) => n.used).length);
     root.dataset.charts = String(mine.length);
+    root.dataset.theme = document.body.dataset.jpThemeName || "";
     root.dataset.rendered = "1";
   }
   coreSel.addEventListener("change", () => { model.set("core", Number(coreSel.value)); model.save_changes(); draw(); });
   scaleCb.addEventListener("change", draw);
   model.on("change:data", draw);
   model.on("change:core", draw);
+  const offTheme = onThemeChange(draw);
   draw();
-  return () => { model.off("change:data", draw); model.off("change:core", draw); };
+  return () => { offTheme(); model.off("change:data", draw); model.off("change:core", draw); };
 }
 
 export default { render };

@@ -21,7 +21,7 @@ from ascend_sim.viz._widget import CSS, StaticFallbackMixin, esm
 from ascend_sim.viz.lod import coarsen
 from ascend_sim.viz.occupancy import Occupancy, occupancy
 from ascend_sim.viz.static import new_figure
-from ascend_sim.viz.style import format_bytes
+from ascend_sim.viz.style import MARKS, format_bytes
 from ascend_sim.viz.traffic import CUBE_EDGE, Edge, traffic_edges
 from ascend_sim.trace.table import TraceTable, as_table
 
@@ -52,8 +52,10 @@ _LABEL_AT: dict[tuple[str, str], tuple[float, float]] = {
     ("L0C", "L2"): (300, 332), ("L0C", "L1"): (450, 182),
     ("UB", "L1"): (346, 190), ("L1", "UB"): (346, 222),
 }
+#: Fill of a used tier's box, light in both themes: its label is always :data:`NODE_TEXT` on it.
 _NODE_COLOR = {"HBM": "#dfe7f1", "L2": "#dfe7f1", "L1": "#f3e6d3", "UB": "#dcefe6",
                "L0A": "#f6dcd2", "L0B": "#f6dcd2", "L0C": "#f6dcd2"}
+NODE_TEXT = "#111111"
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ class TrafficData:
             "units": sorted({o.unit for o in self.occupancy}),
             "unit_names": {str(u): n for u, n in names.items()},
             "note": _l2_note(self.l2),
+            "colors": dict(MARKS),
         }
 
 
@@ -275,16 +278,17 @@ def _draw_diagram(ax: Any, data: TrafficData) -> None:
         used = k in nodes_used
         ax.add_patch(FancyBboxPatch((x - NODE_W / 2, y - NODE_H / 2), NODE_W, NODE_H,
                                     boxstyle="round,pad=0,rounding_size=5", gid=f"tier:{k}",
-                                    facecolor=_NODE_COLOR[k] if used else "#f4f4f4",
-                                    edgecolor="#333" if used else "#bbb", linewidth=1))
-        ax.text(x, y, lab, ha="center", va="center", fontsize=8, color="#111" if used else "#999")
+                                    facecolor=_NODE_COLOR[k] if used else "white",
+                                    edgecolor=MARKS["tier-stroke"] if used else "#bbb", linewidth=1,
+                                    linestyle="-" if used else (0, (3, 2))))
+        ax.text(x, y, lab, ha="center", va="center", fontsize=8, color=NODE_TEXT if used else "#767676")
     for d in data.drawn:
         lines, heads = d.lines_and_heads()
         for pts, head in zip(lines, heads):
             xs, ys = zip(*pts)
-            ax.plot(xs, ys, color="#3b6ea5", linewidth=d.width * 0.75, alpha=0.75,
+            ax.plot(xs, ys, color=MARKS["link"], linewidth=d.width * 0.75, alpha=0.75,
                     solid_capstyle="butt", gid=f"edge:{d.edge.key}")
-            ax.add_patch(Polygon(head, closed=True, color="#3b6ea5"))
+            ax.add_patch(Polygon(head, closed=True, color=MARKS["link"]))
         ax.text(d.at[0], d.at[1], "\n".join(d.label), fontsize=6.5, ha="left", va="center",
                 gid=f"label:{d.edge.key}",
                 bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
@@ -293,13 +297,13 @@ def _draw_diagram(ax: Any, data: TrafficData) -> None:
 def _draw_occupancy(ax: Any, o: Occupancy, cycles: float) -> None:
     t = np.concatenate([[0.0], o.times, [cycles]]) if len(o.times) else np.asarray([0.0, cycles])
     v = np.concatenate([[0], o.live, [0]]) if len(o.live) else np.asarray([0, 0])
-    ax.fill_between(t, v, step="post", alpha=0.35, color="#009E73", gid=f"occ:{o.tier}")
-    ax.step(t, v, where="post", color="#009E73", linewidth=1)
+    ax.fill_between(t, v, step="post", alpha=0.35, color=MARKS["live"], gid=f"occ:{o.tier}")
+    ax.step(t, v, where="post", color=MARKS["live"], linewidth=1)
     top = max(o.peak, o.allocated, 1) * 1.25
     if o.allocated:
-        ax.axhline(o.allocated, color="#555", linestyle="--", linewidth=1, gid=f"alloc:{o.tier}")
+        ax.axhline(o.allocated, color=MARKS["reserved"], linestyle="--", linewidth=1, gid=f"alloc:{o.tier}")
     if o.capacity and o.capacity <= top:
-        ax.axhline(o.capacity, color="#B22222", linewidth=1.2, gid=f"cap:{o.tier}")
+        ax.axhline(o.capacity, color=MARKS["stall"], linewidth=1.2, gid=f"cap:{o.tier}")
     ax.set_ylim(0, top)
     ax.set_xlim(0, max(cycles, 1))
     cap = f" of {format_bytes(o.capacity)}" if o.capacity else ""

@@ -27,12 +27,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def chromium_path() -> str | None:
-    """Chromium to drive, or None."""
-    for cand in (os.environ.get("ASCEND_SIM_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                 shutil.which("chromium-browser")):
-        if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
-            return cand
-    return None
+    """Chromium to drive, or None (the lookup of ``ascend-sim export --to pdf``)."""
+    from ascend_sim.tools.export import find_chromium
+
+    return find_chromium()
 
 
 def skip_reason() -> str | None:

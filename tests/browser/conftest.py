@@ -33,8 +33,3 @@ def jupyterlab() -> Iterator[Lab]:
     """JupyterLab (light theme) serving a copy of the widgets demo notebook; stopped (kernels too) afterwards."""
     yield from _lab("JupyterLab Light")
 
-
-@pytest.fixture(scope="module")
-def jupyterlab_dark() -> Iterator[Lab]:
-    """The same in JupyterLab's dark theme."""
-    yield from _lab("JupyterLab Dark")

@@ -199,19 +199,72 @@ def _contrast_problems(page) -> tuple[list[dict], list[str]]:
                    if f["ratio"] < f["min"]]
 
 
-def test_views_read_well_in_the_dark_theme(jupyterlab_dark: Lab) -> None:
-    """JupyterLab Dark: every text of the views and the timeline canvas keep their contrast."""
+THEMED = ("timeline", "compare", "traffic", "explorer")
+
+
+def _settle(page, theme: str) -> None:
+    """Give the views up to 10 s to say they drew with ``theme``; the screenshots then show whether they did."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            """t => { const v = [...document.querySelectorAll('.asim-view[data-rendered="1"]')];
+                      return v.length > 0 && v.every(e => e.dataset.theme === t); }""", arg=theme, timeout=10_000)
+    except PlaywrightTimeout:
+        pass
+    page.wait_for_timeout(400)            # the second, delayed redraw of onThemeChange
+
+
+def _canvas_brightness(png: bytes) -> float:
+    """Mean brightness (0 black .. 1 white) of a screenshot."""
+    import io
+
+    from matplotlib.image import imread
+
+    return float(imread(io.BytesIO(png), format="png")[..., :3].mean())
+
+
+def _switch_theme(page, theme: str) -> None:
+    """Settings → Theme → ``theme``, through the menu as a learner would."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Settings$")).click()
+    page.locator(".lm-Menu-item", has_text=re.compile(r"^Theme")).first.hover()
+    page.locator(".lm-Menu-item[data-command='apputils:change-theme']", has_text=theme).first.click()
+    page.wait_for_function("t => document.body.dataset.jpThemeName === t", arg=theme, timeout=30_000)
+
+
+def test_theme_switch_redraws_every_view_readably(jupyterlab: Lab) -> None:
+    """Light → Dark → Light with the widgets on screen: every view redraws at once in the new colours.
+
+    Screenshots of each view before and after are compared (the dark ones must be much darker: a canvas that
+    kept the old theme would not be), then every text and the timeline canvas are checked for contrast in the
+    dark theme, and the light screenshots must come back after switching back.
+    """
     index, n_code = _cell_indices()
-    with _ran_demo(jupyterlab_dark, n_code) as page:
-        assert page.evaluate("document.body.dataset.jpThemeLight") == "false", "the dark theme is not on"
+    with _ran_demo(jupyterlab, n_code) as page:
         cells = page.locator(".jp-NotebookPanel .jp-Notebook-cell")
-        for cid in ("timeline", "compare", "traffic"):
-            cell = cells.nth(index[cid])
-            cell.scroll_into_view_if_needed()
-            cell.locator(".asim-view[data-rendered='1']").first.wait_for(state="attached", timeout=60_000)
-            cell.screenshot(path=str(SHOTS / f"dark-{cid}.png"))
-        found, problems = _contrast_problems(page)
-        canvases = [f for f in found if f["cls"] == "canvas"]
-        assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"the timeline stays light: {canvases}"
-        assert len(found) > 40, f"too few texts checked: {len(found)}"
-        assert not problems, "unreadable in the dark theme:\n" + "\n".join(problems[:30])
+        _settle(page, "JupyterLab Light")
+        shots: dict[str, list[float]] = {}
+        for phase, theme in enumerate(("JupyterLab Light", "JupyterLab Dark", "JupyterLab Light")):
+            if phase:
+                _switch_theme(page, theme)
+                _settle(page, theme)
+            tag = f"{phase}-{theme.split()[-1].lower()}"
+            for cid in THEMED:
+                cell = cells.nth(index[cid])
+                cell.scroll_into_view_if_needed()
+                view = cell.locator(".asim-view[data-rendered='1']").first
+                png = view.screenshot(path=str(SHOTS / f"theme-{tag}-{cid}.png"))
+                shots.setdefault(cid, []).append(_canvas_brightness(png))
+            if theme.endswith("Dark"):
+                found, problems = _contrast_problems(page)
+                canvases = [f for f in found if f["cls"] == "canvas"]
+                assert canvases and all(sum(f["bg"]) < 3 * 100 for f in canvases), f"a timeline stays light: {canvases}"
+                assert len(found) > 40, f"too few texts checked: {len(found)}"
+                assert not problems, "unreadable after switching to dark:\n" + "\n".join(problems[:30])
+        # the comparison has hundreds of wait arrows in view: they go under the bars, not over them
+        compare = cells.nth(index["compare"]).locator(".asim-timeline[data-rendered='1']").first
+        assert int(compare.get_attribute("data-arrows")) > 40
+        assert compare.get_attribute("data-arrow-layer") == "under"
+        for cid, (light, dark, light_again) in shots.items():
+            assert dark < light - 0.3, f"{cid}: the dark screenshot is not darker ({light:.2f} -> {dark:.2f})"
+            assert abs(light_again - light) < 0.02, f"{cid}: switching back did not restore it ({light:.2f} vs {light_again:.2f})"

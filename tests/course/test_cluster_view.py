@@ -74,3 +74,22 @@ def test_explorer_follows_its_controls_and_explains_refusals():
     gids = {a.get_gid() for a in timeline.axes[0].get_children()}
     assert {"bars:send", "bars:recv"} <= gids
     assert any(str(a.get_gid()).startswith("link:") for a in traffic.axes[0].get_children())
+
+
+def test_explorer_output_carries_a_png_of_both_figures_for_exports():
+    """HTML/PDF exports show the PNG in the widget's output: it stacks the timeline over the link traffic."""
+    import base64
+    import io
+
+    from matplotlib.image import imread
+
+    from ascend_sim.course.cluster_view import collective_explorer
+    from ascend_sim.viz.static import figure_png
+
+    box = collective_explorer()
+    data, _ = box._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    png = imread(io.BytesIO(base64.b64decode(data["image/png"])), format="png")
+    heights = [imread(io.BytesIO(figure_png(f)), format="png").shape[0] for f in box.figures]
+    assert len(heights) == 2 and png.shape[0] == sum(heights)
+    assert data["text/plain"].startswith("CollectiveExplorer(")
