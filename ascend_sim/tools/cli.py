@@ -230,8 +230,8 @@ def _lab_solutions(path: Path) -> tuple[dict | None, Path | None, list[str]]:
 
 from ascend_sim.tools.demo import DEMO_ARGS, DEMO_HELP, run_demo  # noqa: E402  (argparse only; the demo imports inside run_demo)
 command("demo", help=DEMO_HELP, args=[arg(*flags, **kw) for flags, kw in DEMO_ARGS])(run_demo)
-from ascend_sim.tools.export import EXPORT_ARGS, EXPORT_HELP, run_export  # noqa: E402  (imports inside run_export)
-command("export", help=EXPORT_HELP, args=[arg(*flags, **kw) for flags, kw in EXPORT_ARGS])(run_export)
+from ascend_sim.tools.notebook_export import EXPORT_ARGS, EXPORT_HELP, run_export  # noqa: E402  (imports inside run_export)
+command("export-notebook", help=EXPORT_HELP, args=[arg(*flags, **kw) for flags, kw in EXPORT_ARGS])(run_export)
 from ascend_sim.tools.eng_commands import ENG_COMMANDS  # noqa: E402  (dump, compare, overflow, optest, atc)
 for _name, _help, _args, _fn in ENG_COMMANDS:
     command(_name, help=_help, args=[arg(*flags, **kw) for flags, kw in _args])(_fn)

@@ -27,8 +27,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def chromium_path() -> str | None:
-    """Chromium to drive, or None (the lookup of ``ascend-sim export --to pdf``)."""
-    from ascend_sim.tools.export import find_chromium
+    """Chromium to drive, or None (the lookup of ``ascend-sim export-notebook --to pdf``)."""
+    from ascend_sim.tools.notebook_export import find_chromium
 
     return find_chromium()
 

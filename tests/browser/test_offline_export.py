@@ -1,6 +1,6 @@
 """Exports of a lesson with widgets work offline: every widget cell shows its picture from file:// with no network.
 
-``ascend-sim export`` runs course/02_optimization.ipynb once (ten widget cells: timeline, traffic, comparisons,
+``ascend-sim export-notebook`` runs course/02_optimization.ipynb once (ten widget cells: timeline, traffic, comparisons,
 the what-if explorer) and writes HTML, notebook and PDF. The HTML is opened from file:// in Chromium with every
 non-file request aborted; each widget cell must hold a loaded image and no widget placeholder. The PDF, printed
 by Chromium too, must hold every distinct picture. Skipped, with the reason, without Chromium or Playwright.
@@ -17,7 +17,7 @@ import pytest
 
 from browser_support import CHROMIUM_ARGS, REPO, chromium_path, skip_reason
 
-from ascend_sim.tools.export import WIDGET_VIEW, export, widget_cells
+from ascend_sim.tools.notebook_export import WIDGET_VIEW, export, widget_cells
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")]
 

@@ -1,11 +1,11 @@
-"""ascend-sim export without a kernel or a browser: saved widget state dropped, outputs without a PNG refused."""
+"""ascend-sim export-notebook without a kernel or a browser: saved widget state dropped, outputs without a PNG refused."""
 from __future__ import annotations
 
 import nbformat
 import pytest
 
 from ascend_sim.tools.cli import main
-from ascend_sim.tools.export import WIDGET_VIEW, drop_widget_state, export, widget_cells
+from ascend_sim.tools.notebook_export import WIDGET_VIEW, drop_widget_state, export, widget_cells
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
 
@@ -45,6 +45,6 @@ def test_a_widget_output_without_its_png_is_refused_with_the_cell_and_the_fix(tm
 
 def test_command_line_writes_one_line_per_file(tmp_path, capsys) -> None:
     path = _notebook(tmp_path, with_png=True)
-    assert main(["export", str(path), "--to", "html", "notebook", "--out", str(tmp_path / "o"), "--no-execute"]) == 0
+    assert main(["export-notebook", str(path), "--to", "html", "notebook", "--out", str(tmp_path / "o"), "--no-execute"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.rsplit("(", 1)[1] for line in lines] == ["notebook)", "html)"]

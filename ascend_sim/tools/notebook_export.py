@@ -5,7 +5,7 @@ that PNG only when the notebook holds no saved widget state: with the state, it 
 and a script from a CDN instead, which stays blank offline. Executing with nbclient saves the state by default
 (``store_widget_state``), so this module executes with it off and drops any state a notebook already carries.
 
-    ascend-sim export course/02_optimization.ipynb --to html pdf --out out/export
+    ascend-sim export-notebook course/02_optimization.ipynb --to html pdf --out out/export
 
 The PDF is printed from the HTML by Chromium (Debian's ``chromium`` or ``$ASCEND_SIM_CHROMIUM``) with the
 network blocked; ``jupyter nbconvert --to webpdf`` would want a browser that Playwright downloads itself.
@@ -130,7 +130,7 @@ EXPORT_ARGS = [
 
 
 def run_export(args) -> int:  # noqa: ANN001 - argparse.Namespace
-    """``ascend-sim export``: one line per written file."""
+    """``ascend-sim export-notebook``: one line per written file."""
     for nb in args.notebooks:
         for fmt, path in export(nb, args.to, args.out, run=not args.no_execute).items():
             print(f"{nb} -> {path} ({fmt})")
