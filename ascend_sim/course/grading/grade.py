@@ -20,14 +20,15 @@ from typing import Iterable
 import nbformat
 
 from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
-from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits, execute
+from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits
 from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
                                                 role, student_id)
 from ascend_sim.course.grading.report import (ExerciseResult, GradebookOptions, Report, atomic_write, versions,
                                               write_gradebook, write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
-from ascend_sim.course.grading.screen import screen_source
+from ascend_sim.course.grading.rerun import answer_steps, language_of, rerun
+from ascend_sim.course.grading.screen import import_bindings, screen_source
 
 __all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots"]
 
@@ -83,10 +84,11 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
     report.warnings += rebuilt.warnings + list(sandbox.warnings)
-    lab = load_lab(template.checks, template.path.parent.resolve())
+    folder = template.path.parent.resolve()
+    lab = load_lab(template.checks, folder)
     refused = _screen(rebuilt, lab, template.checks)
-    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent.resolve()],
-                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
+    execution = rerun(rebuilt.nb, answer_steps(rebuilt), checks=template.checks, folder=folder, limits=limits,
+                      extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
     report.exercises, tampers = exercise_results(template, rebuilt, execution, lab)
     report.tampered += tampers
     for e in report.exercises:
@@ -103,17 +105,24 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     return execution.nb
 
 
-REFUSED = "refused by the grader's static screen (the cell was not run): "
+REFUSED = "refused by the grader's allowlist (the cell was not run): "
 
 
 def _screen(rebuilt: Rebuilt, lab: Lab, checks: str) -> dict[str, list[str]]:
-    """Screen every answer (and added) cell; a refused cell is replaced by a comment. Returns ex -> reasons."""
+    """Check every Python answer (and added) cell against the allowlist; a refused cell is replaced by a
+    comment. Returns ex -> reasons. A C++ (``%%ascendc``) cell is compiled by the simulator's own front end."""
     cells = {c.get("id"): c for c in rebuilt.nb.cells}
+    bound: dict = {}
+    for c in rebuilt.nb.cells:
+        if role(c) == SETUP:
+            bound.update(import_bindings(c.source, checks))
     refused: dict[str, list[str]] = {}
     for ex, ids in rebuilt.exercise_cells.items():
         allow = lab.exercises[ex].allow if ex in lab.exercises else ()
         for cid in ids:
-            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow)
+            if language_of(cells[cid].source) != "python":
+                continue
+            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow, bound=bound)
             if reasons:
                 refused.setdefault(ex, []).extend(f"{cid} {r}" for r in reasons)
                 cells[cid].source = "# " + REFUSED.strip() + "\n" + "".join(f"# {r}\n" for r in reasons)
