@@ -89,26 +89,30 @@ def test_bytes_with_no_writer_keep_the_grader_s_sentinel(honest_ex1):
 
 # ----------------------------------------------------------------------------- the screen
 @pytest.mark.parametrize("source, key", [
-    ("import os", "import os"), ("import subprocess as sp", "import subprocess"), ("from ctypes import CDLL", "ctypes"),
-    ("import ascend_sim.engine.memory", "not part of the public"), ("from ascend_sim import engine", "not part"),
-    ("from ascend_sim.kernels.add_custom import add_custom", "not part"),
-    ("from ascend_sim.models.lenet_reference import lenet_forward_ref", "not part"),
-    ("np.isclose = lambda *a, **k: True", "rewrites a module"), ("del np.allclose", "rewrites a module"),
+    ("import os", "import os` is not allowed"), ("import subprocess as sp", "import subprocess"),
+    ("from ctypes import CDLL", "ctypes"), ("import ascend_sim.engine.memory", "is not allowed"),
+    ("from ascend_sim import engine", "is not allowed"),
+    ("from ascend_sim.kernels.add_custom import add_custom", "is not allowed"),
+    ("from ascend_sim.models.lenet_reference import lenet_forward_ref", "is not allowed"),
+    ("import numpy as np\nnp.isclose = lambda *a, **k: True", "changes something"),
+    ("import numpy as np\ndel np.allclose", "changes something"),
     ("z.buf.array[:] = 1", "`.buf`"), ("f = lambda: 0\ng = f.__globals__", "__globals__"),
-    ("o = np.f2py.os", "`.f2py`"), ("exec('1')", "exec"), ("!ls /", "get_ipython"), ("%env", "get_ipython"),
-    ("ascend_sim._private = 1", "private name"),
+    ("import numpy as np\no = np.f2py.os", "np.f2py"), ("exec('1')", "exec"), ("!ls /", "get_ipython"),
+    ("%env", "get_ipython"), ("import ascend_sim\nascend_sim._private = 1", "private attribute"),
+    ("class K:\n    def __init__(self):\n        self._x = 1", "private attribute"),
 ])
 def test_screen_refuses(source, key):
     reasons = screen_source(source, checks_module="ascend_sim.course.labs.lab00_warmup")
     assert reasons and any(key in r for r in reasons), reasons
+    assert all(r.startswith("line ") and "(rule: " in r for r in reasons)
 
 
 @pytest.mark.parametrize("source", [
     "import numpy as np\nfrom ascend_sim import kernel, DataCopy\nx = np.zeros(3)\nx[0] = 1",
     "from ascend_sim.course.labs.lab00_warmup import AddTiling",
     "from ascend_sim.models.lenet_reference import load_lenet_weights",
-    "class K:\n    def __init__(self):\n        self._x = 1",
-    "def broken(:\n    pass",                     # a syntax error is left to the kernel
+    "class K:\n    def __init__(self):\n        self.x = 1",
+    "def broken(:\n    pass",                     # a syntax error is left to the re-run (it names the line)
 ])
 def test_screen_accepts(source):
     assert screen_source(source, checks_module="ascend_sim.course.labs.lab00_warmup") == []

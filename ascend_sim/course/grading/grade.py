@@ -52,7 +52,8 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
             _all_not_run(report, template, f"the submission is not a readable notebook: {_short(e)}")
         else:
             report.student_id = student_id(learner)
-            executed = _grade_into(report, template, learner, limits, sandbox or sandbox_for(0))
+            executed = _grade_into(report, template, learner, limits,
+                                   sandbox or sandbox_for(0, (), _needed(template)))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
@@ -237,8 +238,15 @@ def _private(template: LabTemplate) -> list[Path]:
 
 
 def _needed(template: LabTemplate) -> list[Path]:
-    """What the kernel must be able to read: the lab folder, the package, Python."""
-    return [template.path.parent.resolve(), REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix)]
+    """All the re-run may read besides the system's software: Python, the ascend_sim package, and the lab's
+    checks module when it lives outside the package (a single file: never the folder, which holds solutions)."""
+    import importlib.util
+    beside = template.path.parent.resolve() / (template.checks.replace(".", "/") + ".py")
+    spec = importlib.util.find_spec(template.checks) if not beside.is_file() else None
+    checks = beside if beside.is_file() else Path(spec.origin).resolve()
+    package = REPO_ROOT / "ascend_sim"
+    extra = [] if package in checks.parents else [checks]
+    return [package, Path(sys.prefix), Path(sys.base_prefix), *extra]
 
 
 def submission_slots(paths: list[Path]) -> list[str]:

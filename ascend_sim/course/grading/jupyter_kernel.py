@@ -22,11 +22,13 @@ import ctypes
 import os
 import sys
 
-from ascend_sim.course.grading.sandbox import EXPOSE_ENV, HIDE_ENV, NPROC_ENV, UID_ENV
+from ascend_sim.course.grading.sandbox import ALLOW_ENV, EXPOSE_ENV, HIDE_ENV, NPROC_ENV, ROOT_ENV, UID_ENV, WORK_ENV
 
 MEMORY_ENV = "ASCEND_SIM_KERNEL_MEMORY_MB"
 CPU_ENV = "ASCEND_SIM_KERNEL_CPU_SECONDS"
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC = 1, 2, 4, 8, 4096, 16384
+MS_REMOUNT, MS_PRIVATE, MNT_DETACH = 32, 1 << 18, 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41}
 
 
 def apply_limits(memory_mb: int = 0, cpu_seconds: int = 0) -> None:
@@ -115,8 +117,66 @@ def switch_user(uid: int, connection_file: str, nproc: int) -> None:
         raise OSError(f"could not switch to uid {uid}")
 
 
+def new_root(root: str, allowed: list[str], work: str) -> None:
+    """Make ``root`` this mount namespace's ``/``, holding only ``allowed`` (read-only) and ``work`` (writable).
+
+    Hiding by allowlist: an empty tmpfs, each allowed path bound at its own place (a symbolic link copied as a
+    link), ``/proc`` of this PID namespace, ``/dev/null`` and friends; then ``pivot_root`` and the old root
+    detached, so nothing else of the machine (the repository, ``.git``, other runs' folders) has a path, and
+    ``/proc/self/mountinfo`` lists only what was allowed.
+    """
+    import platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE)
+    _mount(libc, "tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    for path in [*allowed, "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"]:
+        _place(libc, root, path, writable=False)
+    _place(libc, root, work, writable=True)
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount(libc, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    old = root + "/.old-root"
+    os.mkdir(old)
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None or libc.syscall(number, root.encode(), old.encode()) != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root failed")
+    os.chdir("/")
+    if libc.umount2(b"/.old-root", MNT_DETACH) != 0:
+        raise OSError(ctypes.get_errno(), "could not detach the old root")
+    os.rmdir("/.old-root")
+    _mount(libc, "none", "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(work)
+
+
+def _place(libc, root: str, path: str, writable: bool) -> None:
+    """Bind ``path`` at the same place under ``root`` (a symlink is recreated as a link, and followed)."""
+    path = os.path.abspath(path)
+    if not os.path.lexists(path):
+        return
+    target = root + path
+    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+    if os.path.islink(path):
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(path), target)
+        _place(libc, root, os.path.realpath(path), writable)
+        return
+    if os.path.lexists(target):            # already there: inside a folder bound before, or bound itself
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        open(target, "a").close()  # noqa: SIM115 - a mount point for one file
+    _mount(libc, path, target, None, MS_BIND | MS_REC)
+    if not writable:
+        _mount(libc, "none", target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
 def confine(argv: list[str]) -> None:
     """Apply the grader's confinement from the environment (and remove it from there)."""
+    root = os.environ.pop(ROOT_ENV, "")
+    allowed = [p for p in os.environ.pop(ALLOW_ENV, "").split(os.pathsep) if p]
+    work = os.environ.pop(WORK_ENV, "")
+    if root:
+        new_root(root, allowed, work)
     exposed = [p for p in os.environ.pop(EXPOSE_ENV, "").split(os.pathsep) if p]
     hidden = [p for p in os.environ.pop(HIDE_ENV, "").split(os.pathsep) if p]
     if exposed:

@@ -89,10 +89,11 @@ def rerun(nb: NotebookNode, steps: list[Step], *, checks: str, folder: str | Pat
            "steps": [s.job() for s in steps]}
     with tempfile.TemporaryDirectory(prefix="ascend-sim-grade-") as tmp:
         sandbox.own(tmp)
-        work = Path(tmp) / "work"
+        work, root = Path(tmp) / "work", Path(tmp) / "root"
         work.mkdir()
+        root.mkdir()
         sandbox.own(work)
-        env = {**kernel_env(str(work), limits, paths), **(extra_env or {}), **sandbox.env()}
+        env = {**kernel_env(str(work), limits, paths), **(extra_env or {}), **sandbox.env(str(root), str(work))}
         log_path = Path(tmp) / "runner.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([*sandbox.prefix, sys.executable, "-m", "ascend_sim.course.grading.runner"],

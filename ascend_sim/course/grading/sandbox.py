@@ -33,12 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "EXPOSE_ENV", "reap_uid"]
+__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "EXPOSE_ENV", "reap_uid",
+           "ROOT_ENV", "ALLOW_ENV", "WORK_ENV", "SYSTEM_PATHS"]
 
 UID_ENV = "ASCEND_SIM_KERNEL_UID"          # the launcher switches to this uid (and gid)
 HIDE_ENV = "ASCEND_SIM_KERNEL_HIDE"        # os.pathsep-separated paths the launcher hides
 NPROC_ENV = "ASCEND_SIM_KERNEL_NPROC"      # RLIMIT_NPROC of the sandbox user
 EXPOSE_ENV = "ASCEND_SIM_KERNEL_EXPOSE"    # paths the sandbox user must reach (Python under a 0700 home)
+ROOT_ENV = "ASCEND_SIM_SANDBOX_ROOT"       # an empty folder that becomes the re-run's `/` (pivot_root)
+ALLOW_ENV = "ASCEND_SIM_SANDBOX_ALLOW"     # os.pathsep-separated paths bound read-only into that root
+WORK_ENV = "ASCEND_SIM_SANDBOX_WORK"       # the submission's fresh, empty working folder (the only writable one)
+SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime")
 UID_BASE = 100_000_000                     # far above real users; + (grader pid % 10000) * 100000 + submission
 NPROC = 256
 NAMESPACES = ["--pid", "--mount", "--net", "--fork", "--kill-child", "--mount-proc"]
@@ -53,12 +58,23 @@ class Sandbox:
     hide: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     expose: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()          # what a re-run's new root holds besides the system: Python, the package
 
-    def env(self) -> dict[str, str]:
-        """What the kernel launcher (``kernel.py``) needs to confine itself."""
-        out = {HIDE_ENV: os.pathsep.join(self.hide)} if self.hide and self.prefix else {}
+    def env(self, root: str = "", work: str = "") -> dict[str, str]:
+        """What the launcher (``jupyter_kernel.confine``) needs to confine itself.
+
+        With ``root`` (an empty folder) and ``work``, the process gets a new root holding only the system's
+        software, Python, the package (``keep``) and ``work``: hidden by allowlist. Without, the older
+        notebook kernel's list of hidden folders is used.
+        """
+        if root and self.prefix:
+            out = {ROOT_ENV: root, ALLOW_ENV: os.pathsep.join((*SYSTEM_PATHS, *self.keep)), WORK_ENV: work}
+        else:
+            out = {HIDE_ENV: os.pathsep.join(self.hide)} if self.hide and self.prefix else {}
         if self.uid is not None:
-            out.update({UID_ENV: str(self.uid), NPROC_ENV: str(NPROC), EXPOSE_ENV: os.pathsep.join(self.expose)})
+            out.update({UID_ENV: str(self.uid), NPROC_ENV: str(NPROC)})
+            if not root:
+                out[EXPOSE_ENV] = os.pathsep.join(self.expose)
         return out
 
     def own(self, path: str | os.PathLike) -> None:
@@ -116,7 +132,7 @@ def sandbox_for(index: int, hide: Iterable[str | os.PathLike] = (), keep: Iterab
     warnings = () if mode == "root" else ("not root: the kernel ran in its own PID and mount namespaces but as the "
                                           "grader's user (no user switch, no process limit)",)
     keep = [str(Path(k).resolve()) for k in keep]
-    return Sandbox(prefix, uid, _hideable(hide, keep), warnings, tuple(keep) if uid is not None else ())
+    return Sandbox(prefix, uid, _hideable(hide, keep), warnings, tuple(keep) if uid is not None else (), tuple(keep))
 
 
 def _hideable(hide: Iterable[str | os.PathLike], keep: Iterable[str | os.PathLike]) -> tuple[str, ...]:
