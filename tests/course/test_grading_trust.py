@@ -144,7 +144,9 @@ def test_gradebook_student_ids_bom_and_formula_safety(tmp_path):
     raw = path.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
-    assert [r["student_id"] for r in rows] == ["20231234", "s-42", "'=cmd"]
+    assert [r["student_id"] for r in rows] == ["20231234", "bob", "'=cmd"]       # metadata ids only on opt-in
+    opted = write_gradebook(reports, tmp_path / "m.csv", GradebookOptions(r"^(?P<id>\d+)_", metadata_id=True))
+    assert [r["student_id"] for r in csv.DictReader(io.StringIO(opted.read_text()))] == ["20231234", "s-42", "'=cmd"]
     assert rows[0]["submission"] == "subs/20231234_张伟_lab00.ipynb"
     assert rows[2]["grader_error"] == "'=HYPERLINK(\"x\")"
     assert not write_gradebook(reports, tmp_path / "h.csv").read_bytes().startswith(b"\xef\xbb\xbf")

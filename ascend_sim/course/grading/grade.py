@@ -6,11 +6,14 @@ exercise ``not_run``, never an exception that loses the class's reports.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 import unicodedata
@@ -24,13 +27,14 @@ from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Lim
 from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
                                                 role, student_id)
-from ascend_sim.course.grading.report import (ExerciseResult, GradebookOptions, Report, atomic_write, versions,
-                                              write_gradebook, write_report)
+from ascend_sim.course.grading.report import (GRADEBOOK, RESERVED_NAMES, ExerciseResult, GradebookOptions, Report,
+                                              atomic_write, read_report, versions, write_gradebook, write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
-from ascend_sim.course.grading.rerun import answer_steps, language_of, rerun
+from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 
-__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots"]
+__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots",
+           "GradingInterrupted"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
@@ -53,7 +57,7 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
         else:
             report.student_id = student_id(learner)
             executed = _grade_into(report, template, learner, limits,
-                                   sandbox or sandbox_for(0, (), _needed(template)))
+                                   sandbox or sandbox_for(0, _needed(template)))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
@@ -71,7 +75,7 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits, sandbox_for(0, _private(template), _needed(template)))
+    _grade_into(report, template, learner, limits, sandbox_for(0, _needed(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -193,48 +197,128 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
 
 
 def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir: str | Path, *,
-               limits: Limits = Limits(), progress=None, jobs: int = 1, hide: Iterable[str | Path] = (),
-               gradebook: GradebookOptions = GradebookOptions()) -> tuple[list[Report], Path]:
+               limits: Limits = Limits(), progress=None, jobs: int = 1,
+               gradebook: GradebookOptions = GradebookOptions(), resume: bool = False) -> tuple[list[Report], Path]:
     """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``.
 
-    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it).
-    Every kernel is confined (``sandbox.py``): the submissions' folders, ``out_dir``, ``solutions/`` and
-    ``hide`` are unreadable to it. ``out_dir`` is made private to the grader (0700).
+    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it). Each
+    re-run is confined (``sandbox.py``): its root holds the system, Python and the package, nothing else. ``resume``: a submission whose ``report.json`` is already there for
+    the same bytes and lab is not graded again. SIGTERM or SIGINT stops the run cleanly: every worker and
+    sandboxed process is killed, the finished reports stay, and ``GradingInterrupted`` says how to resume.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     subs = [Path(s) for s in submissions]
     slots = submission_slots(subs)
-    private = [*{p.resolve().parent for p in subs}, *subs, out_dir, *_private(template), *hide]
-    tasks = [(template, sub, limits, out_dir / slot, sandbox_for(i + 1, private, _needed(template)))
-             for i, (sub, slot) in enumerate(zip(subs, slots))]
-    reports: list[Report] = []
-    if jobs <= 1 or len(tasks) <= 1:
-        for t in tasks:
-            reports.append(_grade_task(t))
+    needed = _needed(template)
+    reports: dict[int, Report] = {}
+    tasks = []
+    for i, (sub, slot) in enumerate(zip(subs, slots)):
+        done = _finished(out_dir / slot, sub, template) if resume else None
+        if done is not None:
+            reports[i] = done
             if progress is not None:
-                progress(reports[-1])
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for report in pool.map(_grade_task, tasks):
-                reports.append(report)
-                if progress is not None:
-                    progress(report)
-    return reports, write_gradebook(reports, out_dir / "gradebook.csv", gradebook)
+                progress(done)
+        else:
+            tasks.append((i, (template, sub, limits, out_dir / slot, sandbox_for(i + 1, needed))))
+    with _interruptible() as stopped:
+        try:
+            if jobs <= 1 or len(tasks) <= 1:
+                for i, t in tasks:
+                    reports[i] = _grade_task(t)
+                    if progress is not None:
+                        progress(reports[i])
+            else:
+                _grade_parallel(tasks, jobs, reports, progress)
+        except KeyboardInterrupt:
+            stopped.append(True)
+    ordered = [reports[i] for i in sorted(reports)]
+    book = write_gradebook(ordered, out_dir / GRADEBOOK, gradebook)
+    if stopped:
+        raise GradingInterrupted(len(ordered), len(subs), book)
+    return ordered, book
+
+
+class GradingInterrupted(Exception):
+    """SIGTERM/SIGINT stopped the run; finished reports and a partial gradebook are written."""
+
+    def __init__(self, graded: int, total: int, gradebook: Path):
+        super().__init__(f"interrupted after {graded} of {total} submissions (every grading process was stopped; "
+                         f"the gradebook {gradebook} lists the finished ones): run the same command with --resume "
+                         "to grade the rest")
+        self.graded, self.total, self.gradebook = graded, total, gradebook
+
+
+def _finished(folder: Path, sub: Path, template: LabTemplate) -> Report | None:
+    """The report already written for ``sub`` (same bytes, same lab), else None."""
+    try:
+        report = read_report(folder / "report.json")
+        same = report.sha256 == _sha(sub.read_bytes()) and report.lab == template.name
+    except Exception:  # noqa: BLE001 - a missing or half-written report is graded again
+        return None
+    return report if same else None
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """SIGTERM becomes KeyboardInterrupt (like SIGINT) in the grader's main thread while grading."""
+    stopped: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+
+    def stop(signum, frame):  # noqa: ANN001 - signal handler signature
+        raise KeyboardInterrupt
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stopped
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        kill_active()
+
+
+def _grade_parallel(tasks: list, jobs: int, reports: dict, progress) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_signals)
+    futures = {pool.submit(_grade_task, t): i for i, t in tasks}
+    try:
+        for future, i in futures.items():          # in command-line order
+            reports[i] = future.result()
+            if progress is not None:
+                progress(reports[i])
+    except BaseException:
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        for w in workers:                          # each worker kills its re-run on SIGTERM, then exits
+            if w.is_alive():
+                os.kill(w.pid, signal.SIGTERM)
+        for w in workers:
+            w.join(timeout=15)
+            if w.is_alive():
+                w.kill()
+        for future, i in futures.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                reports[i] = future.result()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _worker_signals() -> None:
+    """In a worker: SIGTERM and SIGINT unwind the grading (its finally kills the re-run) and end the worker."""
+    def stop(signum, frame):  # noqa: ANN001 - signal handler signature
+        kill_active()
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 def _grade_task(task: tuple) -> Report:
     template, sub, limits, out, sandbox = task
     return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
-
-
-def _private(template: LabTemplate) -> list[Path]:
-    """Folders no kernel may read: the solutions next to the lab and in the package's repository."""
-    folder = template.path.parent.resolve()
-    return [folder / "solutions", folder.parent / "solutions", REPO_ROOT / "solutions"]
 
 
 def _needed(template: LabTemplate) -> list[Path]:
@@ -257,6 +341,8 @@ def submission_slots(paths: list[Path]) -> list[str]:
     for path in paths:
         base = unicodedata.normalize("NFC", path.stem)
         base = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "_", base).strip(" .")[:100] or "submission"
+        if base.casefold() in {r.casefold() for r in RESERVED_NAMES}:
+            base += "-submission"                # never the grader's own files (gradebook.csv)
         name, n = base, 2
         while name.casefold() in used:
             name, n = f"{base}-{n}", n + 1

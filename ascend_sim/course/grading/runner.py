@@ -1,6 +1,6 @@
 """The sandbox side of the trusted re-run: ``python -m ascend_sim.course.grading.runner`` (started by ``rerun.py``).
 
-In order, before any learner code: confine itself (namespaces, working root, uid: ``jupyter_kernel.confine``),
+In order, before any learner code: confine itself (namespaces, working root, uid: ``confine.confine``),
 apply the memory and CPU limits, keep its stdout as the private result channel and point descriptor 1 at
 /dev/null, read the job (one JSON line on stdin, which is then closed), import numpy, the simulator and the
 lab's checks. Then each step of the job, in notebook order:
@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from ascend_sim.course.grading.jupyter_kernel import CPU_ENV, MEMORY_ENV, apply_limits, confine
+from ascend_sim.course.grading.confine import CPU_ENV, MEMORY_ENV, apply_limits, confine
 
 __all__ = ["main", "cell_filename", "CXX_MAGIC"]
 
