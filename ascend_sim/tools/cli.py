@@ -163,6 +163,17 @@ def grade(args: argparse.Namespace) -> int:
     return 1 if any(r.grader_error for r in reports) else 0
 
 
+# ----------------------------------------------------------------------------- release
+@command("release", help="keep a lab as released to learners (labs/releases/LAB@VERSION.ipynb), so submissions of "
+                         "this version are graded against it after the lab is edited",
+         args=[arg("lab", help="lab name (lab00, lab00_warmup) or path to the lab template .ipynb"), LIMIT_ARGS[0]])
+def release(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.releases import release as keep
+    print(f"released: {keep(find_lab(args.lab, args.root).template)}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- solve
 @command("solve", help="fill a lab from solutions/ and grade it: full marks, blank all not attempted, "
                        "every wrong answer failing",

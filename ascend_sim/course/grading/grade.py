@@ -30,6 +30,7 @@ from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab
 from ascend_sim.course.grading.report import (GRADEBOOK, RESERVED_NAMES, ExerciseResult, GradebookOptions, Report,
                                               atomic_write, read_report, versions, write_gradebook, write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
+from ascend_sim.course.grading.releases import template_for, version_of
 from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 
@@ -86,10 +87,13 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     if wrong:
         _all_not_run(report, template, wrong)
         return None
+    folder = template.path.parent.resolve()                 # the checks module lives next to the current lab
+    template, notes = template_for(template, learner)      # an earlier release is graded as it was released
+    report.warnings += notes
+    report.lab_version = version_of(template.nb)
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
     report.warnings += rebuilt.warnings + list(sandbox.warnings)
-    folder = template.path.parent.resolve()
     lab = load_lab(template.checks, folder)
     refused = _screen(rebuilt, lab, template.checks)
     execution = rerun(rebuilt.nb, answer_steps(rebuilt), checks=template.checks, folder=folder, limits=limits,
@@ -292,6 +296,8 @@ def _grade_parallel(tasks: list, jobs: int, reports: dict, progress) -> None:
                 progress(reports[i])
     except BaseException:
         workers = list((getattr(pool, "_processes", None) or {}).values())
+        for future in futures:
+            future.cancel()
         for w in workers:                          # each worker kills its re-run on SIGTERM, then exits
             if w.is_alive():
                 os.kill(w.pid, signal.SIGTERM)
@@ -308,10 +314,11 @@ def _grade_parallel(tasks: list, jobs: int, reports: dict, progress) -> None:
 
 
 def _worker_signals() -> None:
-    """In a worker: SIGTERM and SIGINT unwind the grading (its finally kills the re-run) and end the worker."""
+    """In a worker: SIGTERM or SIGINT kills its re-run (with its whole PID namespace) and ends the worker at
+    once, before the pool can hand it another submission."""
     def stop(signum, frame):  # noqa: ANN001 - signal handler signature
         kill_active()
-        raise KeyboardInterrupt
+        os._exit(128 + signum)
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 

@@ -54,6 +54,7 @@ class Report:
     seconds: float = 0.0
     versions: dict = field(default_factory=dict)
     student_id: str = ""            # from the notebook's metadata (see GradebookOptions for the file-name pattern)
+    lab_version: str = ""           # the lab release the submission was graded against (releases.py)
 
     @property
     def score(self) -> float:

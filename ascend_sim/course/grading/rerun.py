@@ -98,7 +98,7 @@ def rerun(nb: NotebookNode, steps: list[Step], *, checks: str, folder: str | Pat
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([*sandbox.prefix, sys.executable, "-m", "ascend_sim.course.grading.runner"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=work, env=env,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=_die_with_parent)
         _ACTIVE.add(proc)
         try:
             lines = _reader(proc)
@@ -231,6 +231,16 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 _ACTIVE: set[subprocess.Popen] = set()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the grader (or its worker) dies, however it dies; ``unshare
+    --kill-child`` then takes the re-run's whole PID namespace with it."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)        # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the grader's own kill is the only one
+        pass
 
 
 def kill_active() -> None:
