@@ -50,6 +50,17 @@ def test_honest_evidence_passes(honest_ex1):
     assert (verdict.status, verdict.score, tamper) == ("pass", 2, "")
 
 
+def test_the_judge_is_bounded_in_time_and_records(honest_ex1):
+    verdict, tamper = judge(lab00.LAB, "ex1", copy.deepcopy(honest_ex1), seconds=0)
+    assert verdict.status == "fail" and "took longer than the judge's" in verdict.messages[0] and tamper == ""
+    from ascend_sim.course.grading import judge as judge_module
+    big = copy.deepcopy(honest_ex1)
+    _first_launch(big)["records"] = _first_launch(big)["records"] * (judge_module.MAX_RECORDS // 4)
+    started = time.monotonic()
+    verdict, tamper = judge(lab00.LAB, "ex1", big)
+    assert "holds more than 2,000,000 records" in verdict.messages[0] and time.monotonic() - started < 5
+
+
 def _tampered(honest: dict, edit) -> tuple:
     ev = copy.deepcopy(honest)
     edit(ev)
