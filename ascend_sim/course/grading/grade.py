@@ -28,7 +28,8 @@ from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
                                                 role, student_id)
 from ascend_sim.course.grading.report import (GRADEBOOK, RESERVED_NAMES, ExerciseResult, GradebookOptions, Report,
-                                              atomic_write, read_report, versions, write_gradebook, write_report)
+                                              atomic_write, fmt_points, read_report, versions, write_gradebook,
+                                              write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
 from ascend_sim.course.grading.releases import template_for, version_of
 from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
@@ -104,6 +105,7 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
         if e.exercise in refused:
             e.status, e.score, e.messages, e.hints = "error", 0.0, refused[e.exercise], []
     _drop_evidence(execution.nb)
+    _show_verdicts(execution.nb, report.exercises)
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
@@ -185,6 +187,19 @@ def _drop_evidence(nb: nbformat.NotebookNode) -> None:
             payload = o.get("data", {}).get(MIME)
             if isinstance(payload, dict) and "evidence" in payload:
                 payload["evidence"] = "judged by the grader"
+
+
+def _show_verdicts(nb: nbformat.NotebookNode, results: list[ExerciseResult]) -> None:
+    """Under each check cell of executed.ipynb, the grader's own verdict (what the report says), after the
+    re-run's output: the learner sees why a check that passed in the re-run was rejected by the judge."""
+    cells = {c.get("id"): c for c in nb.cells}
+    for e in results:
+        cell = cells.get(f"{e.exercise}-check")
+        if cell is None:
+            continue
+        text = f"[grader] {e.exercise}: {e.status} {fmt_points(e.score)}/{fmt_points(e.max)} points"
+        text += "".join(f"\n  {m}" for m in e.messages[:3]) + "".join(f"\n  Hint: {h}" for h in e.hints[:1])
+        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text + "\n"))
 
 
 def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> tuple[str, list[str]]:
