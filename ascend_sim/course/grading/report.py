@@ -100,9 +100,9 @@ def fmt_points(x: float) -> str:
 
 
 def versions() -> dict[str, str]:
-    """Versions that can change a grade: Python, numpy, nbclient, ipykernel."""
+    """Versions that can change a grade: Python, numpy, nbformat (the re-run is plain Python)."""
     out = {"python": platform.python_version()}
-    for mod in ("numpy", "nbclient", "ipykernel", "nbformat"):
+    for mod in ("numpy", "nbformat"):
         try:
             out[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001 - a missing version is not worth failing a report
