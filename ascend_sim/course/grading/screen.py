@@ -26,6 +26,7 @@ which reports its SyntaxError at its line.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import types
 from typing import Any, Iterable, Mapping
@@ -288,11 +289,13 @@ def _module_allowed(mod: types.ModuleType) -> bool:
     return name in ALLOWED_MODULES or name in PUBLIC_ASCEND or name in _public_modules()
 
 
+@functools.lru_cache(maxsize=None)
 def _public_names(module: str) -> frozenset[str]:
     mod = importlib.import_module(module)
     return frozenset(n for n in getattr(mod, "__all__", ()) if not n.startswith("_"))
 
 
+@functools.lru_cache(maxsize=1)
 def _public_modules() -> frozenset[str]:
     """Modules the public ascend_sim API itself exposes (``ascend_sim.matmul_tiling``)."""
     import ascend_sim
