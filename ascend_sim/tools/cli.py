@@ -124,13 +124,17 @@ def _notebooks(paths: Sequence[str]) -> list[Path]:
                arg("--jobs", "-j", type=int, default=1, help="submissions graded at a time (default: 1)"),
                arg("--id-pattern", default="", help="regular expression on the file name giving the student id "
                                                     "(group 'id' or 1), e.g. '^(?P<id>[0-9]+)_'"),
+               arg("--id-from-metadata", action="store_true",
+                   help="for files --id-pattern does not match, take the id the learner wrote in the notebook's "
+                        "metadata (learner-editable: off by default)"),
+               arg("--resume", action="store_true", help="skip submissions already graded into --out (same bytes)"),
                arg("--bom", action="store_true", help="write gradebook.csv as UTF-8 with a BOM (Excel)"),
                *LIMIT_ARGS])
 def grade(args: argparse.Namespace) -> int:
-    from ascend_sim.course.grading.grade import grade_many
+    from ascend_sim.course.grading.grade import GradingInterrupted, grade_many
     from ascend_sim.course.grading.labfiles import find_lab
     from ascend_sim.course.grading.notebook import load_template
-    from ascend_sim.course.grading.report import GradebookOptions
+    from ascend_sim.course.grading.report import GradebookOptions, id_problems, printable
     from ascend_sim.course.grading.sandbox import isolation_mode
     lab = find_lab(args.lab, args.root)
     template = load_template(lab.template)
@@ -141,12 +145,33 @@ def grade(args: argparse.Namespace) -> int:
     if isolation_mode() != "root":
         print(f"warning: isolation is '{isolation_mode()}' (root gives each submission its own user): see "
               "docs/grading.md", file=sys.stderr)
-    reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args), jobs=max(1, args.jobs),
-                                    hide=[lab.solutions] if getattr(lab, "solutions", None) else [],
-                                    gradebook=GradebookOptions(args.id_pattern, args.bom),
-                                    progress=lambda r: print(r.summary(), flush=True))
-    print(f"gradebook: {gradebook} ({len(reports)} submissions)")
+    options = GradebookOptions(args.id_pattern, args.bom, args.id_from_metadata)
+    try:
+        reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args), jobs=max(1, args.jobs),
+                                        gradebook=options, resume=args.resume,
+                                        progress=lambda r: print(r.summary(), flush=True))
+    except GradingInterrupted as e:
+        print(f"ascend-sim grade: {e}", file=sys.stderr)
+        return 130
+    problems = id_problems(reports, options)
+    for p in problems:
+        print(f"WARNING: {p}", file=sys.stderr)
+    if problems:
+        print(f"WARNING: {len(problems)} student-id problem(s) above: check the gradebook's student_id column "
+              "before you publish it", file=sys.stderr)
+    print(f"gradebook: {printable(str(gradebook))} ({len(reports)} submissions)")
     return 1 if any(r.grader_error for r in reports) else 0
+
+
+# ----------------------------------------------------------------------------- release
+@command("release", help="keep a lab as released to learners (labs/releases/LAB@VERSION.ipynb), so submissions of "
+                         "this version are graded against it after the lab is edited",
+         args=[arg("lab", help="lab name (lab00, lab00_warmup) or path to the lab template .ipynb"), LIMIT_ARGS[0]])
+def release(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.releases import release as keep
+    print(f"released: {keep(find_lab(args.lab, args.root).template)}")
+    return 0
 
 
 # ----------------------------------------------------------------------------- solve

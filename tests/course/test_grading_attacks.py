@@ -52,19 +52,31 @@ def _with(nb, **answers):
 
 # ----------------------------------------------------------------------------- fixture-lab class
 PROBE = '''
-import numpy as np
+import os
 leaks = {}
 for p in PATHS:
     try:
-        leaks[p] = int(np.fromfile(p, dtype=np.uint8).size)          # np.fromfile: no `open` for the screen
+        fd = os.open(p, os.O_RDONLY)
+        leaks[p] = len(os.read(fd, 1 << 20))
+        os.close(fd)
     except Exception as e:
-        leaks[p] = type(e).__name__
+        leaks[p] = repr(e).split("(")[0]
 for p in TARGETS:
     try:
-        np.frombuffer(b"{}", np.uint8).tofile(p)
+        fd = os.open(p, os.O_WRONLY | os.O_TRUNC)
+        os.write(fd, b"{}")
+        os.close(fd)
         leaks["wrote " + p] = True
     except Exception as e:
-        leaks["wrote " + p] = type(e).__name__
+        leaks["wrote " + p] = repr(e).split("(")[0]
+for d in DIRS:
+    try:
+        leaks["list " + d] = sorted(os.listdir(d))
+    except Exception as e:
+        leaks["list " + d] = repr(e).split("(")[0]
+fd = os.open("/proc/self/mountinfo", os.O_RDONLY)
+mounts = os.read(fd, 1 << 20).decode()
+leaks["mountinfo names a hidden path"] = any(d in mounts for d in DIRS[1:6])
 print("LEAKS", leaks)
 '''
 
@@ -82,13 +94,18 @@ def scribble(path, data, flags):
 if os.fork() == 0:                      # first child: a new session, then a grandchild that outlives it
     os.setsid()
     if os.fork() == 0:
-        import time
         for _ in range(400):
             scribble(MARKER, b"alive\\n", os.O_APPEND)
             for p in TARGETS:
                 scribble(p, b'=HYPERLINK("http://evil")', os.O_TRUNC)
-            time.sleep(0.1)
+            t0 = os.times().elapsed
+            while os.times().elapsed - t0 < 0.1:
+                pass
     os._exit(0)
+print("FORKED")
+t0 = os.times().elapsed                 # the re-run lives on a moment: the daemon gets to run
+while os.times().elapsed - t0 < 1.0:
+    pass
 '''
 
 
@@ -110,13 +127,16 @@ def fixture_class(tmp_path_factory):
                str(out / "gradebook.csv")]
     paths = [*targets, str(ROOT / "solutions" / "lab00_warmup.py"), str(FIXTURES / "solutions" / "fixture_lab.py"),
              "/proc/1/environ", f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/cmdline"]
-    consts = f"PATHS = {paths!r}\nTARGETS = {targets!r}\nMARKER = {str(marker)!r}\n"
+    dirs = [str(ROOT), str(ROOT / ".git"), str(ROOT / "solutions"), str(FIXTURES / "solutions"), str(subs), str(out),
+            str(Path(tempfile.gettempdir()))]
+    paths += [str(ROOT / ".git" / "HEAD"), str(ROOT / "README.md")]
+    consts = f"PATHS = {paths!r}\nTARGETS = {targets!r}\nMARKER = {str(marker)!r}\nDIRS = {dirs!r}\n"
     forged_check = ("def check(ex):\n"
                     f"    display({{{MIME!r}: {{'exercise': ex, 'status': 'pass', 'score': 2, 'max': 2, "
                     f"'evidence': {FAKE_EVIDENCE!r}}}}}, raw=True)\n")
     nbs = {
         "a_victim": solved,
-        "b_probe": _with(template.nb, ex1_answer=consts + PROBE),
+        "b_probe": _with(template.nb, ex2_answer=consts + PROBE),      # ex2 allows `os` (the crash fixture)
         "c_daemon": _with(template.nb, ex2_answer=consts + DAEMON),
         "d_forged": _with(template.nb, ex1_answer=forged_check),
         "e_numpy_patch": _with(template.nb, ex1_answer=(
@@ -158,7 +178,12 @@ def test_every_attack_scores_zero(fixture_class):
 def test_the_probe_could_read_and_write_nothing_of_anyone_else(fixture_class):
     text = _executed_text(fixture_class["out"], "b_probe")
     leaks = eval(text[text.index("LEAKS ") + 6:].split("\\n")[0])        # noqa: S307 - our own test output
+    listings = {p: leaks.pop(p) for p in list(leaks) if p.startswith("list ")}
     assert leaks and not [p for p, v in leaks.items() if v is True or isinstance(v, int) and v > 0], leaks
+    # the new root holds the package, the fixture's checks module (one file) and the submission's own folder
+    assert listings.pop(f"list {ROOT}") == ["ascend_sim", "tests"]
+    assert all(name.startswith("ascend-sim-grade-") for name in listings.pop(f"list {tempfile.gettempdir()}"))
+    assert all(isinstance(v, str) for v in listings.values()), listings       # every other folder: not found
 
 
 def test_other_submissions_reports_and_gradebook_are_untouched(fixture_class):
@@ -172,22 +197,37 @@ def test_other_submissions_reports_and_gradebook_are_untouched(fixture_class):
 
 
 @ROOTED
-def test_a_setsid_daemon_does_not_outlive_its_kernel(fixture_class):
-    marker = fixture_class["marker"]
-    assert marker.exists(), "the daemon never ran: the attack did not test anything"
-    assert marker.stat().st_mtime < fixture_class["ended"], "the daemon was still writing after grading ended"
+def test_a_setsid_daemon_does_not_outlive_its_re_run(fixture_class):
+    from ascend_sim.course.grading.sandbox import UID_BASE
+    assert "FORKED" in _executed_text(fixture_class["out"], "c_daemon"), "the attack did not test anything"
+    assert not fixture_class["marker"].exists()          # the daemon cannot even see the shared folder
+    ours = UID_BASE + (os.getpid() % 10_000) * 100_000          # this test process's sandbox users (sandbox_for)
+    survivors = [pid for pid in _sandbox_pids(ours) if pid]
+    assert survivors == [], "a process of a sandbox user outlived grading"
 
 
-def test_a_forged_result_with_fake_evidence_is_rejected(fixture_class):
-    r = fixture_class["reports"]["d_forged"]
-    ex1 = r["exercises"][0]
-    assert ex1["status"] in ("fail", "error") and ex1["messages"][0].startswith("rejected: ")
-    assert {"cell_id": "ex1-check", "role": "check", "kind": "rejected_evidence"} in r["tampered"]
+def _sandbox_pids(base: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        uid = next((int(ln.split()[1]) for ln in status.splitlines() if ln.startswith("Uid:")), 0)
+        if base <= uid < base + 100_000 and "State:\tZ" not in status:
+            out.append(int(entry))
+    return out
 
 
-def test_patched_numpy_does_not_change_the_grader_s_comparison(fixture_class):
+def test_a_redefined_check_with_fake_evidence_changes_nothing(fixture_class):
+    r = fixture_class["reports"]["d_forged"]          # the re-run calls the lab's own check, not the learner's
+    assert [e["status"] for e in r["exercises"]] == ["not_attempted"] * 3
+
+
+def test_patched_numpy_is_refused_before_it_runs(fixture_class):
     r = fixture_class["reports"]["e_numpy_patch"]
-    assert [e["status"] for e in r["exercises"]] == ["fail", "not_attempted", "fail"]
+    assert [e["status"] for e in r["exercises"]] == ["error", "not_attempted", "fail"]
+    assert "line 1: the module `np` is used as a value" in r["exercises"][0]["messages"][0]
 
 
 def test_a_notebook_of_another_lab_is_named_as_such(fixture_class):
@@ -285,10 +325,10 @@ def test_lab00_honest_learner_keeps_full_marks(lab00_class):
 
 
 @pytest.mark.parametrize("attack, reason", [
-    ("numpy_fill", "changed without any simulated instruction writing them"),
-    ("patch_launch", "the evidence has no record of that launch"),
-    ("patch_compare", "were never written"),
-    ("library", "refused by the grader's static screen")])
+    ("numpy_fill", "`getattr` is not allowed"),
+    ("patch_launch", "the module `ascend_sim` is used as a value"),
+    ("patch_compare", "`ascend_sim.analysis` is not part of the public ascend_sim API"),
+    ("library", "`from ascend_sim.kernels.add_custom import add_custom` is not allowed")])
 def test_lab00_attacks_score_zero_with_the_reason(lab00_class, attack, reason):
     r = lab00_class[attack]
     assert r["score"] == 0, r["exercises"]

@@ -109,11 +109,9 @@ def test_a_forged_check_cell_gets_no_credit_and_is_reported(graded):
     assert r["tampered"] == [{"cell_id": "ex1-check", "role": "check", "kind": "edited"}]
 
 
-def test_a_redefined_check_function_is_caught(graded):
-    r = graded["reports"]["redefined"]
-    assert r["score"] == 0 and set(_statuses(r).values()) == {"error"}
-    assert "carries no evidence" in r["exercises"][0]["messages"][0]
-    assert {t["kind"] for t in r["tampered"]} == {"forged_result"}
+def test_a_redefined_check_function_changes_nothing(graded):
+    r = graded["reports"]["redefined"]          # the grader runs the lab's own checks in its re-run
+    assert r["score"] == 0 and set(_statuses(r).values()) == {"not_attempted"}
 
 
 def test_a_deleted_check_cell_is_restored(graded):

@@ -50,6 +50,17 @@ def test_honest_evidence_passes(honest_ex1):
     assert (verdict.status, verdict.score, tamper) == ("pass", 2, "")
 
 
+def test_the_judge_is_bounded_in_time_and_records(honest_ex1):
+    verdict, tamper = judge(lab00.LAB, "ex1", copy.deepcopy(honest_ex1), seconds=0)
+    assert verdict.status == "fail" and "took longer than the judge's" in verdict.messages[0] and tamper == ""
+    from ascend_sim.course.grading import judge as judge_module
+    big = copy.deepcopy(honest_ex1)
+    _first_launch(big)["records"] = _first_launch(big)["records"] * (judge_module.MAX_RECORDS // 4)
+    started = time.monotonic()
+    verdict, tamper = judge(lab00.LAB, "ex1", big)
+    assert "holds more than 2,000,000 records" in verdict.messages[0] and time.monotonic() - started < 5
+
+
 def _tampered(honest: dict, edit) -> tuple:
     ev = copy.deepcopy(honest)
     edit(ev)
@@ -89,26 +100,30 @@ def test_bytes_with_no_writer_keep_the_grader_s_sentinel(honest_ex1):
 
 # ----------------------------------------------------------------------------- the screen
 @pytest.mark.parametrize("source, key", [
-    ("import os", "import os"), ("import subprocess as sp", "import subprocess"), ("from ctypes import CDLL", "ctypes"),
-    ("import ascend_sim.engine.memory", "not part of the public"), ("from ascend_sim import engine", "not part"),
-    ("from ascend_sim.kernels.add_custom import add_custom", "not part"),
-    ("from ascend_sim.models.lenet_reference import lenet_forward_ref", "not part"),
-    ("np.isclose = lambda *a, **k: True", "rewrites a module"), ("del np.allclose", "rewrites a module"),
+    ("import os", "import os` is not allowed"), ("import subprocess as sp", "import subprocess"),
+    ("from ctypes import CDLL", "ctypes"), ("import ascend_sim.engine.memory", "is not allowed"),
+    ("from ascend_sim import engine", "is not allowed"),
+    ("from ascend_sim.kernels.add_custom import add_custom", "is not allowed"),
+    ("from ascend_sim.models.lenet_reference import lenet_forward_ref", "is not allowed"),
+    ("import numpy as np\nnp.isclose = lambda *a, **k: True", "changes something"),
+    ("import numpy as np\ndel np.allclose", "changes something"),
     ("z.buf.array[:] = 1", "`.buf`"), ("f = lambda: 0\ng = f.__globals__", "__globals__"),
-    ("o = np.f2py.os", "`.f2py`"), ("exec('1')", "exec"), ("!ls /", "get_ipython"), ("%env", "get_ipython"),
-    ("ascend_sim._private = 1", "private name"),
+    ("import numpy as np\no = np.f2py.os", "np.f2py"), ("exec('1')", "exec"), ("!ls /", "get_ipython"),
+    ("%env", "get_ipython"), ("import ascend_sim\nascend_sim._private = 1", "private attribute"),
+    ("class K:\n    def __init__(self):\n        self._x = 1", "private attribute"),
 ])
 def test_screen_refuses(source, key):
     reasons = screen_source(source, checks_module="ascend_sim.course.labs.lab00_warmup")
     assert reasons and any(key in r for r in reasons), reasons
+    assert all(r.startswith("line ") and "(rule: " in r for r in reasons)
 
 
 @pytest.mark.parametrize("source", [
     "import numpy as np\nfrom ascend_sim import kernel, DataCopy\nx = np.zeros(3)\nx[0] = 1",
     "from ascend_sim.course.labs.lab00_warmup import AddTiling",
     "from ascend_sim.models.lenet_reference import load_lenet_weights",
-    "class K:\n    def __init__(self):\n        self._x = 1",
-    "def broken(:\n    pass",                     # a syntax error is left to the kernel
+    "class K:\n    def __init__(self):\n        self.x = 1",
+    "def broken(:\n    pass",                     # a syntax error is left to the re-run (it names the line)
 ])
 def test_screen_accepts(source):
     assert screen_source(source, checks_module="ascend_sim.course.labs.lab00_warmup") == []
@@ -140,7 +155,9 @@ def test_gradebook_student_ids_bom_and_formula_safety(tmp_path):
     raw = path.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
-    assert [r["student_id"] for r in rows] == ["20231234", "s-42", "'=cmd"]
+    assert [r["student_id"] for r in rows] == ["20231234", "bob", "'=cmd"]       # metadata ids only on opt-in
+    opted = write_gradebook(reports, tmp_path / "m.csv", GradebookOptions(r"^(?P<id>\d+)_", metadata_id=True))
+    assert [r["student_id"] for r in csv.DictReader(io.StringIO(opted.read_text()))] == ["20231234", "s-42", "'=cmd"]
     assert rows[0]["submission"] == "subs/20231234_张伟_lab00.ipynb"
     assert rows[2]["grader_error"] == "'=HYPERLINK(\"x\")"
     assert not write_gradebook(reports, tmp_path / "h.csv").read_bytes().startswith(b"\xef\xbb\xbf")

@@ -9,13 +9,15 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``check.py`` | check registry per lab, results, hints, the notebook output (custom MIME), evidence recording |
 | ``hints.py`` | hints chosen by the diagnosed mistake: per-exercise tables, shared defaults, levels revealed |
 | ``stale.py`` | is the failing code an older definition than the notebook's cells (IPython history, saved notebook) |
-| ``evidence.py`` | the evidence format that crosses from the learner's kernel to the grader |
+| ``evidence.py`` | the evidence format that crosses from the re-run to the grader |
 | ``judge.py`` | the trusted side: replay a check on the evidence in the grader's process |
-| ``screen.py`` | static screen of answer cells |
-| ``sandbox.py`` | per-submission confinement (namespaces, own uid, hidden folders, reaping) |
+| ``screen.py`` | the allowlist an answer cell must keep to be run (AST) |
+| ``rerun.py`` / ``runner.py`` | the trusted re-run: answers + the lab's checks in a fresh confined process |
+| ``sandbox.py`` / ``confine.py`` | per-submission confinement (namespaces, a root holding only an allowlist, own uid) |
+| ``releases.py`` | lab versions: a submission is graded against the release it was made from |
 | ``diagnose.py`` | a failed comparison -> the likely mistake (tail, block offset, precision) |
 | ``notebook.py`` | lab cell conventions, template validation, rebuild + tamper detection |
-| ``execute.py`` / ``sandbox.py`` | nbclient execution in the sandbox (a fresh Jupyter kernel) with limits |
+| ``execute.py`` | limits, how each cell ended, the re-run's environment |
 | ``grade.py`` | one or many submissions -> Report |
 | ``report.py`` | report.json, report.csv, gradebook.csv |
 | ``solution_file.py`` | the solutions file: answers, sentinel stubs, wrong answers as replacements |

@@ -341,15 +341,20 @@ def _is_learner_file(filename: str) -> bool:
     return not ev.is_package_file(filename) and not os.path.abspath(filename).startswith(_STDLIB + os.sep)
 
 
-def frame_line(frame) -> str:
-    """'line 7 `while i < n:`' for the innermost frame from ``frame`` outwards that is learner code, else ''."""
+def frame_line(frame, with_file: bool = False) -> str:
+    """'line 7 `while i < n:`' for the innermost frame from ``frame`` outwards that is learner code, else ''.
+
+    ``with_file``: name the grader's cell too ('line 7 of cell ex2-answer `while i < n:`').
+    """
     import linecache
     while frame is not None and not _is_learner_file(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return ""
-    src = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    return f"line {frame.f_lineno}" + (f" `{src}`" if src else "")
+    name = frame.f_code.co_filename
+    src = linecache.getline(name, frame.f_lineno).strip()
+    cell = f" of cell {name[1:-1]}" if with_file and name.startswith("<") and name.endswith(">") else ""
+    return f"line {frame.f_lineno}{cell}" + (f" `{src}`" if src else "")
 
 
 def learner_line(tb) -> str:

@@ -6,11 +6,14 @@ exercise ``not_run``, never an exception that loses the class's reports.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 import unicodedata
@@ -20,16 +23,20 @@ from typing import Iterable
 import nbformat
 
 from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
-from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits, execute
+from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits
 from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
                                                 role, student_id)
-from ascend_sim.course.grading.report import (ExerciseResult, GradebookOptions, Report, atomic_write, versions,
-                                              write_gradebook, write_report)
+from ascend_sim.course.grading.report import (GRADEBOOK, RESERVED_NAMES, ExerciseResult, GradebookOptions, Report,
+                                              atomic_write, fmt_points, read_report, versions, write_gradebook,
+                                              write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
-from ascend_sim.course.grading.screen import screen_source
+from ascend_sim.course.grading.releases import template_for, version_of
+from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
+from ascend_sim.course.grading.screen import import_bindings, screen_source
 
-__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots"]
+__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots",
+           "GradingInterrupted"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
@@ -51,7 +58,8 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
             _all_not_run(report, template, f"the submission is not a readable notebook: {_short(e)}")
         else:
             report.student_id = student_id(learner)
-            executed = _grade_into(report, template, learner, limits, sandbox or sandbox_for(0))
+            executed = _grade_into(report, template, learner, limits,
+                                   sandbox or sandbox_for(0, _needed(template)))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
@@ -69,7 +77,7 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits, sandbox_for(0, _private(template), _needed(template)))
+    _grade_into(report, template, learner, limits, sandbox_for(0, _needed(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -80,19 +88,24 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     if wrong:
         _all_not_run(report, template, wrong)
         return None
+    folder = template.path.parent.resolve()                 # the checks module lives next to the current lab
+    template, notes = template_for(template, learner)      # an earlier release is graded as it was released
+    report.warnings += notes
+    report.lab_version = version_of(template.nb)
     rebuilt = rebuild(template, learner)
     report.tampered = [{"cell_id": t.cell_id, "role": t.role, "kind": t.kind} for t in rebuilt.tampered]
     report.warnings += rebuilt.warnings + list(sandbox.warnings)
-    lab = load_lab(template.checks, template.path.parent.resolve())
+    lab = load_lab(template.checks, folder)
     refused = _screen(rebuilt, lab, template.checks)
-    execution = execute(rebuilt.nb, rebuilt.run_ids, limits=limits, paths=[template.path.parent.resolve()],
-                        extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
+    execution = rerun(rebuilt.nb, answer_steps(rebuilt), checks=template.checks, folder=folder, limits=limits,
+                      extra_env={EVIDENCE_ENV: "1", TIMEOUT_ENV: "0"}, sandbox=sandbox)
     report.exercises, tampers = exercise_results(template, rebuilt, execution, lab)
     report.tampered += tampers
     for e in report.exercises:
         if e.exercise in refused:
             e.status, e.score, e.messages, e.hints = "error", 0.0, refused[e.exercise], []
     _drop_evidence(execution.nb)
+    _show_verdicts(execution.nb, report.exercises)
     problems = [f"{c.id}: {execution.runs[c.id].status} {execution.runs[c.id].message}".strip()
                 for c in rebuilt.nb.cells if role(c) == SETUP and c.id in execution.runs
                 and execution.runs[c.id].status != "ok"]
@@ -103,17 +116,24 @@ def _grade_into(report: Report, template: LabTemplate, learner: nbformat.Noteboo
     return execution.nb
 
 
-REFUSED = "refused by the grader's static screen (the cell was not run): "
+REFUSED = "refused by the grader's allowlist (the cell was not run): "
 
 
 def _screen(rebuilt: Rebuilt, lab: Lab, checks: str) -> dict[str, list[str]]:
-    """Screen every answer (and added) cell; a refused cell is replaced by a comment. Returns ex -> reasons."""
+    """Check every Python answer (and added) cell against the allowlist; a refused cell is replaced by a
+    comment. Returns ex -> reasons. A C++ (``%%ascendc``) cell is compiled by the simulator's own front end."""
     cells = {c.get("id"): c for c in rebuilt.nb.cells}
+    bound: dict = {}
+    for c in rebuilt.nb.cells:
+        if role(c) == SETUP:
+            bound.update(import_bindings(c.source, checks))
     refused: dict[str, list[str]] = {}
     for ex, ids in rebuilt.exercise_cells.items():
         allow = lab.exercises[ex].allow if ex in lab.exercises else ()
         for cid in ids:
-            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow)
+            if language_of(cells[cid].source) != "python":
+                continue
+            reasons = screen_source(cells[cid].source, checks_module=checks, allow=allow, bound=bound)
             if reasons:
                 refused.setdefault(ex, []).extend(f"{cid} {r}" for r in reasons)
                 cells[cid].source = "# " + REFUSED.strip() + "\n" + "".join(f"# {r}\n" for r in reasons)
@@ -169,6 +189,19 @@ def _drop_evidence(nb: nbformat.NotebookNode) -> None:
                 payload["evidence"] = "judged by the grader"
 
 
+def _show_verdicts(nb: nbformat.NotebookNode, results: list[ExerciseResult]) -> None:
+    """Under each check cell of executed.ipynb, the grader's own verdict (what the report says), after the
+    re-run's output: the learner sees why a check that passed in the re-run was rejected by the judge."""
+    cells = {c.get("id"): c for c in nb.cells}
+    for e in results:
+        cell = cells.get(f"{e.exercise}-check")
+        if cell is None:
+            continue
+        text = f"[grader] {e.exercise}: {e.status} {fmt_points(e.score)}/{fmt_points(e.max)} points"
+        text += "".join(f"\n  {m}" for m in e.messages[:3]) + "".join(f"\n  Hint: {h}" for h in e.hints[:1])
+        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text + "\n"))
+
+
 def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> tuple[str, list[str]]:
     """A timed-out or crashed answer cell decides; an answer cell that raised explains 'not attempted'."""
     for r in runs:
@@ -183,37 +216,126 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
 
 
 def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir: str | Path, *,
-               limits: Limits = Limits(), progress=None, jobs: int = 1, hide: Iterable[str | Path] = (),
-               gradebook: GradebookOptions = GradebookOptions()) -> tuple[list[Report], Path]:
+               limits: Limits = Limits(), progress=None, jobs: int = 1,
+               gradebook: GradebookOptions = GradebookOptions(), resume: bool = False) -> tuple[list[Report], Path]:
     """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``.
 
-    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it).
-    Every kernel is confined (``sandbox.py``): the submissions' folders, ``out_dir``, ``solutions/`` and
-    ``hide`` are unreadable to it. ``out_dir`` is made private to the grader (0700).
+    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it). Each
+    re-run is confined (``sandbox.py``): its root holds the system, Python and the package, nothing else. ``resume``: a submission whose ``report.json`` is already there for
+    the same bytes and lab is not graded again. SIGTERM or SIGINT stops the run cleanly: every worker and
+    sandboxed process is killed, the finished reports stay, and ``GradingInterrupted`` says how to resume.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     subs = [Path(s) for s in submissions]
     slots = submission_slots(subs)
-    private = [*{p.resolve().parent for p in subs}, *subs, out_dir, *_private(template), *hide]
-    tasks = [(template, sub, limits, out_dir / slot, sandbox_for(i + 1, private, _needed(template)))
-             for i, (sub, slot) in enumerate(zip(subs, slots))]
-    reports: list[Report] = []
-    if jobs <= 1 or len(tasks) <= 1:
-        for t in tasks:
-            reports.append(_grade_task(t))
+    needed = _needed(template)
+    reports: dict[int, Report] = {}
+    tasks = []
+    for i, (sub, slot) in enumerate(zip(subs, slots)):
+        done = _finished(out_dir / slot, sub, template) if resume else None
+        if done is not None:
+            reports[i] = done
             if progress is not None:
-                progress(reports[-1])
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for report in pool.map(_grade_task, tasks):
-                reports.append(report)
-                if progress is not None:
-                    progress(report)
-    return reports, write_gradebook(reports, out_dir / "gradebook.csv", gradebook)
+                progress(done)
+        else:
+            tasks.append((i, (template, sub, limits, out_dir / slot, sandbox_for(i + 1, needed))))
+    with _interruptible() as stopped:
+        try:
+            if jobs <= 1 or len(tasks) <= 1:
+                for i, t in tasks:
+                    reports[i] = _grade_task(t)
+                    if progress is not None:
+                        progress(reports[i])
+            else:
+                _grade_parallel(tasks, jobs, reports, progress)
+        except KeyboardInterrupt:
+            stopped.append(True)
+    ordered = [reports[i] for i in sorted(reports)]
+    book = write_gradebook(ordered, out_dir / GRADEBOOK, gradebook)
+    if stopped:
+        raise GradingInterrupted(len(ordered), len(subs), book)
+    return ordered, book
+
+
+class GradingInterrupted(Exception):
+    """SIGTERM/SIGINT stopped the run; finished reports and a partial gradebook are written."""
+
+    def __init__(self, graded: int, total: int, gradebook: Path):
+        super().__init__(f"interrupted after {graded} of {total} submissions (every grading process was stopped; "
+                         f"the gradebook {gradebook} lists the finished ones): run the same command with --resume "
+                         "to grade the rest")
+        self.graded, self.total, self.gradebook = graded, total, gradebook
+
+
+def _finished(folder: Path, sub: Path, template: LabTemplate) -> Report | None:
+    """The report already written for ``sub`` (same bytes, same lab), else None."""
+    try:
+        report = read_report(folder / "report.json")
+        same = report.sha256 == _sha(sub.read_bytes()) and report.lab == template.name
+    except Exception:  # noqa: BLE001 - a missing or half-written report is graded again
+        return None
+    return report if same else None
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """SIGTERM becomes KeyboardInterrupt (like SIGINT) in the grader's main thread while grading."""
+    stopped: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+
+    def stop(signum, frame):  # noqa: ANN001 - signal handler signature
+        raise KeyboardInterrupt
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stopped
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        kill_active()
+
+
+def _grade_parallel(tasks: list, jobs: int, reports: dict, progress) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_signals)
+    futures = {pool.submit(_grade_task, t): i for i, t in tasks}
+    try:
+        for future, i in futures.items():          # in command-line order
+            reports[i] = future.result()
+            if progress is not None:
+                progress(reports[i])
+    except BaseException:
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        for future in futures:
+            future.cancel()
+        for w in workers:                          # each worker kills its re-run on SIGTERM, then exits
+            if w.is_alive():
+                os.kill(w.pid, signal.SIGTERM)
+        for w in workers:
+            w.join(timeout=15)
+            if w.is_alive():
+                w.kill()
+        for future, i in futures.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                reports[i] = future.result()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _worker_signals() -> None:
+    """In a worker: SIGTERM or SIGINT kills its re-run (with its whole PID namespace) and ends the worker at
+    once, before the pool can hand it another submission."""
+    def stop(signum, frame):  # noqa: ANN001 - signal handler signature
+        kill_active()
+        os._exit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 def _grade_task(task: tuple) -> Report:
@@ -221,15 +343,16 @@ def _grade_task(task: tuple) -> Report:
     return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
 
 
-def _private(template: LabTemplate) -> list[Path]:
-    """Folders no kernel may read: the solutions next to the lab and in the package's repository."""
-    folder = template.path.parent.resolve()
-    return [folder / "solutions", folder.parent / "solutions", REPO_ROOT / "solutions"]
-
-
 def _needed(template: LabTemplate) -> list[Path]:
-    """What the kernel must be able to read: the lab folder, the package, Python."""
-    return [template.path.parent.resolve(), REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix)]
+    """All the re-run may read besides the system's software: Python, the ascend_sim package, and the lab's
+    checks module when it lives outside the package (a single file: never the folder, which holds solutions)."""
+    import importlib.util
+    beside = template.path.parent.resolve() / (template.checks.replace(".", "/") + ".py")
+    spec = importlib.util.find_spec(template.checks) if not beside.is_file() else None
+    checks = beside if beside.is_file() else Path(spec.origin).resolve()
+    package = REPO_ROOT / "ascend_sim"
+    extra = [] if package in checks.parents else [checks]
+    return [package, Path(sys.prefix), Path(sys.base_prefix), *extra]
 
 
 def submission_slots(paths: list[Path]) -> list[str]:
@@ -240,6 +363,8 @@ def submission_slots(paths: list[Path]) -> list[str]:
     for path in paths:
         base = unicodedata.normalize("NFC", path.stem)
         base = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "_", base).strip(" .")[:100] or "submission"
+        if base.casefold() in {r.casefold() for r in RESERVED_NAMES}:
+            base += "-submission"                # never the grader's own files (gradebook.csv)
         name, n = base, 2
         while name.casefold() in used:
             name, n = f"{base}-{n}", n + 1

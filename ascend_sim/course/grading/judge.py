@@ -1,4 +1,4 @@
-"""The trusted side of a check: replay the learner's evidence in the grader's process and decide.
+"""The trusted side of a check: replay the re-run's evidence in the grader's process and decide, in bounded time.
 
 ``judge(lab, ex_id, evidence)`` runs the exercise's check function again with a ``ReplayContext``:
 learner code is never called. Answers, calls and launches are taken from the transcript in the order
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -29,7 +30,8 @@ from ascend_sim.course.grading import evidence as ev
 from ascend_sim.course.grading.check import (OUTCOMES, CheckFailed, CheckResult, Context, Lab, LearnerError,
                                              NotAttempted, not_attempted)
 
-__all__ = ["judge", "load_lab", "ReplayContext", "AnswerToken", "REJECTED", "NO_EVIDENCE"]
+__all__ = ["judge", "load_lab", "ReplayContext", "AnswerToken", "REJECTED", "NO_EVIDENCE", "JUDGE_SECONDS",
+           "MAX_RECORDS"]
 
 REJECTED = "rejected: "
 NO_EVIDENCE = ("the check result carries no evidence from the simulator: `check` was redefined or its output "
@@ -58,8 +60,12 @@ def load_lab(module: str, folder: str | Path | None = None) -> Lab:
     return lab
 
 
-def judge(lab: Lab, ex_id: str, evidence: Any) -> tuple[CheckResult, str]:
-    """The grader's verdict on one exercise from the learner side's evidence.
+JUDGE_SECONDS = 120.0            # one exercise's replay; beyond it the evidence is rejected, not waited for
+MAX_RECORDS = 2_000_000          # GM transfer records of one launch
+
+
+def judge(lab: Lab, ex_id: str, evidence: Any, seconds: float = JUDGE_SECONDS) -> tuple[CheckResult, str]:
+    """The grader's verdict on one exercise from the re-run's evidence, within ``seconds``.
 
     Returns the result and a tamper kind: '' (none), 'forged_result' (no usable evidence) or
     'rejected_evidence' (evidence inconsistent with itself or with the check).
@@ -68,7 +74,7 @@ def judge(lab: Lab, ex_id: str, evidence: Any) -> tuple[CheckResult, str]:
     events = evidence.get("events") if isinstance(evidence, dict) else None
     if not isinstance(events, list) or evidence.get("schema") != ev.EVIDENCE_SCHEMA:
         return CheckResult(lab.name, ex_id, "error", 0, ex.points, [NO_EVIDENCE]), "forged_result"
-    ctx = ReplayContext(lab.name, ex_id, events)
+    ctx = ReplayContext(lab.name, ex_id, events, time.monotonic() + seconds)
     try:
         result = lab.outcome(ex, ctx, session=False)
         if result.passed and ctx.left():
@@ -89,15 +95,16 @@ def _diagnosis(keys: Any) -> tuple[str, ...]:
 class ReplayContext(Context):
     """A check's context in the grader: answers, calls and launches come from the evidence, validated."""
 
-    def __init__(self, lab: str, exercise: str, events: list):
+    def __init__(self, lab: str, exercise: str, events: list, deadline: float = float("inf")):
         super().__init__(lab, exercise, {})
-        self._events, self._pos = events, 0
+        self._events, self._pos, self.deadline = events, 0, deadline
         self._tokens: list[AnswerToken] = []       # keeps the tokens (and so their ids) alive while the check runs
 
     def left(self) -> int:
         return len(self._events) - self._pos
 
     def _next(self, kind: str) -> dict:
+        _in_time(self.deadline)
         e = self._events[self._pos] if self._pos < len(self._events) else None
         if not isinstance(e, dict) or e.get("kind") != kind:
             found = e.get("kind") if isinstance(e, dict) else "nothing"
@@ -150,7 +157,9 @@ class ReplayContext(Context):
             _check_kernel(rec, None)
             by_index = _check_trace(rec)
             for out in (rec.get("outputs") or {}).values():
-                _check_writers(_writers_of(out, None), by_index, rec["kernel"].get("name", "?"))
+                size = ev.decode_array(out["data"]).nbytes if isinstance(out, dict) and "data" in out else None
+                _check_writers(_writers_of(out, size), by_index, rec["kernel"].get("name", "?"), self.deadline)
+            _in_time(self.deadline)
             ran.setdefault(rec["kernel"].get("name"), []).append(rec)
         missing = [k for k in kernels if k not in ran]
         if missing:
@@ -219,6 +228,7 @@ class _LaunchReplay:
                 or rec.get("inputs") != [ev.digest(a) for a in arrays]):
             raise ev.Rejected(f"the launch of `{k.name}` in the evidence had other inputs than the hidden case")
         by_index = _check_trace(rec)
+        _in_time(self.ctx.deadline)
         names = list(gm_names or [])
         outputs = rec.get("outputs") or {}
         if not isinstance(outputs, dict) or any(not str(i).isdigit() or int(i) >= len(arrays) for i in outputs):
@@ -227,7 +237,7 @@ class _LaunchReplay:
             out = outputs.get(str(i))
             if out is not None:
                 _apply_output(a, out, by_index, names[i] if i < len(names) else f"arg{i}", k.name,
-                              computed=_computes(rec))
+                              computed=_computes(rec), deadline=self.ctx.deadline)
         return _replayed(k.name, int(block_dim), rec)
 
 
@@ -243,8 +253,16 @@ def _check_kernel(rec: dict, token: str | None) -> None:
                       "must be answered with your own @kernel", tamper=False)
 
 
+def _in_time(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise ev.Rejected(f"the evidence took longer than the judge's {JUDGE_SECONDS:g} s: too many records",
+                          tamper=False)
+
+
 def _check_trace(rec: dict) -> dict[int, dict]:
     """The trace's GM records by index, after checking the trace holds together."""
+    if not isinstance(rec.get("records"), list) or len(rec["records"]) > MAX_RECORDS:
+        raise ev.Rejected(f"the trace in the evidence is malformed or holds more than {MAX_RECORDS:,} records")
     try:
         records = {int(r["index"]): r for r in rec["records"]}
         total = sum(int(v) for v in rec["pipes"].values())
@@ -275,10 +293,13 @@ def _writers_of(out: Any, nbytes: int | None) -> np.ndarray:
     return ev.unrle(out.get("writers"), size)
 
 
-def _check_writers(writers: np.ndarray, by_index: dict[int, dict], kernel: str) -> None:
+def _check_writers(writers: np.ndarray, by_index: dict[int, dict], kernel: str,
+                   deadline: float = float("inf")) -> None:
     """Every written byte points at a GM write of the trace, from learner code, within its byte count."""
     ids, counts = np.unique(writers[writers >= 0], return_counts=True)
-    for rid, n in zip(ids.tolist(), counts.tolist()):
+    for k, (rid, n) in enumerate(zip(ids.tolist(), counts.tolist())):
+        if k % 4096 == 0:
+            _in_time(deadline)
         r = by_index.get(rid)
         if r is None or r.get("dst") != "GM" or str(r.get("op", "")).split("(")[0] not in ev.WRITER_OPS:
             raise ev.Rejected(f"the trace is inconsistent with the output of `{kernel}`: bytes are attributed to "
@@ -291,7 +312,8 @@ def _check_writers(writers: np.ndarray, by_index: dict[int, dict], kernel: str) 
                           "not by your kernel", tamper=False)
 
 
-def _apply_output(a: np.ndarray, out: Any, by_index: dict[int, dict], name: str, kernel: str, computed: bool) -> None:
+def _apply_output(a: np.ndarray, out: Any, by_index: dict[int, dict], name: str, kernel: str, computed: bool,
+                  deadline: float = float("inf")) -> None:
     """Validate one output's evidence and write the bytes the kernel wrote into the grader's own array."""
     if not isinstance(out, dict) or "data" not in out:
         raise ev.Rejected(f"the evidence has no data for output `{name}`")
@@ -300,7 +322,7 @@ def _apply_output(a: np.ndarray, out: Any, by_index: dict[int, dict], name: str,
         raise ev.Rejected(f"the evidence's output `{name}` is {data.dtype}[{data.size}], the launch passed "
                           f"{a.dtype}[{a.size}]")
     writers = ev.unrle(out.get("writers"), a.nbytes)
-    _check_writers(writers, by_index, kernel)
+    _check_writers(writers, by_index, kernel, deadline)
     cur, new = a.reshape(-1).view(np.uint8), data.reshape(-1).view(np.uint8)
     written = writers >= 0
     stray = int(((~written) & (cur != new)).sum())

@@ -12,7 +12,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 __all__ = ["STATUSES", "ExerciseResult", "Report", "write_report", "write_gradebook", "read_report",
-           "REPORT_SCHEMA", "fmt_points", "atomic_write", "GradebookOptions", "safe_cell"]
+           "REPORT_SCHEMA", "fmt_points", "atomic_write", "GradebookOptions", "safe_cell", "printable", "id_problems",
+           "GRADEBOOK", "RESERVED_NAMES"]
+
+GRADEBOOK = "gradebook.csv"
+RESERVED_NAMES = frozenset({GRADEBOOK})        # the grader's own files in --out: no submission folder takes them
 
 REPORT_SCHEMA = 1
 STATUSES = ("pass", "fail", "error", "timeout", "not_attempted", "not_run")
@@ -50,6 +54,7 @@ class Report:
     seconds: float = 0.0
     versions: dict = field(default_factory=dict)
     student_id: str = ""            # from the notebook's metadata (see GradebookOptions for the file-name pattern)
+    lab_version: str = ""           # the lab release the submission was graded against (releases.py)
 
     @property
     def score(self) -> float:
@@ -68,12 +73,25 @@ class Report:
     def summary(self) -> str:
         """'alice.ipynb: 5/7 (ex1 pass, ex2 fail, ex3 timeout); tampered: ex2-check edited'."""
         parts = ", ".join(f"{e.exercise} {e.status}" for e in self.exercises)
-        text = f"{Path(self.submission).name}: {fmt_points(self.score)}/{fmt_points(self.max_score)} ({parts})"
+        text = f"{printable(Path(self.submission).name)}: {fmt_points(self.score)}/{fmt_points(self.max_score)} ({parts})"
         if self.tampered:
             text += "; tampered: " + ", ".join(f"{t['cell_id']} {t['kind']}" for t in self.tampered)
         if self.grader_error:
-            text += f"; grader error: {self.grader_error}"
+            text += f"; grader error: {printable(self.grader_error)}"
         return text
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or format character escaped (``\\n``, ``\\x1b``, ``\\u202e``): a file name
+    cannot start a new line of the summary, move the cursor or reverse the text. Other Unicode is kept."""
+    import unicodedata
+    out = []
+    for ch in str(text):
+        if ch == "\\" or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append("\\\\" if ch == "\\" else ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def fmt_points(x: float) -> str:
@@ -82,9 +100,9 @@ def fmt_points(x: float) -> str:
 
 
 def versions() -> dict[str, str]:
-    """Versions that can change a grade: Python, numpy, nbclient, ipykernel."""
+    """Versions that can change a grade: Python, numpy, nbformat (the re-run is plain Python)."""
     out = {"python": platform.python_version()}
-    for mod in ("numpy", "nbclient", "ipykernel", "nbformat"):
+    for mod in ("numpy", "nbformat"):
         try:
             out[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001 - a missing version is not worth failing a report
@@ -130,7 +148,7 @@ def write_report(report: Report, directory: str | Path) -> tuple[Path, Path]:
     tampered_cells = {t["cell_id"] for t in report.tampered}
     rows = [["lab", "submission", "sha256", "exercise", "status", "score", "max", "check_tampered", "message"]]
     for e in report.exercises:
-        rows.append([report.lab, report.submission, report.sha256, e.exercise, e.status, fmt_points(e.score),
+        rows.append([report.lab, printable(report.submission), report.sha256, e.exercise, e.status, fmt_points(e.score),
                      fmt_points(e.max), "yes" if f"{e.exercise}-check" in tampered_cells else "no",
                      e.messages[0].splitlines()[0] if e.messages else ""])
     atomic_write(cpath, _csv(rows))
@@ -151,22 +169,47 @@ def read_report(path: str | Path) -> Report:
 class GradebookOptions:
     """How gradebook.csv identifies learners and is encoded.
 
-    ``id_pattern``: a regular expression searched in the submission's file name; its group ``id`` (or
-    group 1, or the whole match) is the student id. Without it (or when it does not match), the id is the
-    notebook's ``metadata.course.student_id``, else the file name's stem. ``bom``: UTF-8 with a byte-order
-    mark, so spreadsheet programs read Chinese (any non-ASCII) names correctly.
+    ``id_pattern``: a regular expression searched in the submission's file name; its group ``id`` (or group 1,
+    or the whole match) is the student id. A file it does not match keeps its file name's stem as the id, and
+    ``id_problems`` lists it. ``metadata_id``: the instructor opts in to the notebook's
+    ``metadata.course.student_id`` (learner-editable) for files the pattern does not match. ``bom``: UTF-8 with
+    a byte-order mark, so spreadsheet programs read Chinese (any non-ASCII) names correctly.
     """
 
     id_pattern: str = ""
     bom: bool = False
+    metadata_id: bool = False
+
+    def matched_id(self, report: Report) -> str:
+        """The id the pattern gives, or '' (no pattern, or no match)."""
+        if not self.id_pattern:
+            return ""
+        m = re.search(self.id_pattern, Path(report.submission).name)
+        if not m:
+            return ""
+        return m.groupdict().get("id") or (m.group(1) if m.groups() else m.group(0))
 
     def student_id(self, report: Report) -> str:
-        name = Path(report.submission).name
-        if self.id_pattern:
-            m = re.search(self.id_pattern, name)
-            if m:
-                return m.groupdict().get("id") or (m.group(1) if m.groups() else m.group(0))
-        return report.student_id or Path(report.submission).stem
+        return (self.matched_id(report) or (report.student_id if self.metadata_id else "")
+                or Path(report.submission).stem)
+
+
+def id_problems(reports: list[Report], options: GradebookOptions) -> list[str]:
+    """Every file the id pattern did not match and every id given to two submissions (for a loud warning)."""
+    out = []
+    if options.id_pattern:
+        for r in reports:
+            if not options.matched_id(r):
+                source = "its notebook metadata" if options.metadata_id and r.student_id else "its file name"
+                out.append(f"--id-pattern does not match {printable(Path(r.submission).name)}: its student id "
+                           f"{printable(options.student_id(r))!r} comes from {source}")
+    seen: dict[str, list[str]] = {}
+    for r in reports:
+        seen.setdefault(options.student_id(r), []).append(printable(Path(r.submission).name))
+    for sid, files in seen.items():
+        if len(files) > 1:
+            out.append(f"student id {printable(sid)!r} is given to {len(files)} submissions: {', '.join(files)}")
+    return out
 
 
 def write_gradebook(reports: list[Report], path: str | Path, options: GradebookOptions = GradebookOptions()) -> Path:
@@ -182,7 +225,7 @@ def write_gradebook(reports: list[Report], path: str | Path, options: GradebookO
         for ex in ex_ids:
             e = by.get(ex)
             cells += [fmt_points(e.score), e.status] if e else ["", ""]
-        rows.append([options.student_id(r), r.submission, r.lab, r.sha256, fmt_points(r.score),
+        rows.append([printable(options.student_id(r)), printable(r.submission), r.lab, r.sha256, fmt_points(r.score),
                      fmt_points(r.max_score), *cells, ";".join(f"{t['cell_id']}:{t['kind']}" for t in r.tampered),
-                     r.grader_error])
+                     printable(r.grader_error)])
     return atomic_write(path, _csv(rows, options.bom))

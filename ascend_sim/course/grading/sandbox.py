@@ -1,4 +1,4 @@
-"""Confine one grading kernel: its own user, PID and mount namespaces, hidden folders, nothing left behind.
+"""Confine one submission's re-run: its own user, PID, mount and network namespaces, a root of its own.
 
 Why namespaces through ``unshare(1)`` (util-linux, on every Linux distribution and CI image):
 
@@ -6,9 +6,10 @@ Why namespaces through ``unshare(1)`` (util-linux, on every Linux distribution a
   dies, Linux kills the rest, including ``setsid``/double-forked daemons that a process group or session
   kill would miss; and ``/proc`` shows only the submission's own processes (not the grader's command
   line or environment);
-* a **network namespace** takes the network away (the kernel talks to the grader over Unix sockets);
-* a **mount namespace** lets the kernel launcher lay an empty read-only tmpfs over the folders a learner
-  must not read (the submissions, ``--out``, ``solutions/``), without changing them for anyone else;
+* a **network namespace** takes the network away (the re-run talks to the grader over a pipe);
+* a **mount namespace** lets the runner make an empty tmpfs its root (``confine.new_root``) holding only an
+  allowlist: the system's software (``SYSTEM_PATHS``), Python, the ascend_sim package, the lab's checks
+  module and the submission's fresh, empty working folder; nothing else has a path in it;
 * as root the launcher then **switches to a user of its own** (a uid no file belongs to, one per
   submission) so the learner's code cannot write the grader's files or signal other submissions, and
   ``RLIMIT_NPROC`` caps its processes;
@@ -33,12 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "HIDE_ENV", "NPROC_ENV", "EXPOSE_ENV", "reap_uid"]
+__all__ = ["Sandbox", "sandbox_for", "isolation_mode", "UID_ENV", "NPROC_ENV", "reap_uid", "ROOT_ENV", "ALLOW_ENV",
+           "WORK_ENV", "SYSTEM_PATHS", "UID_BASE"]
 
 UID_ENV = "ASCEND_SIM_KERNEL_UID"          # the launcher switches to this uid (and gid)
-HIDE_ENV = "ASCEND_SIM_KERNEL_HIDE"        # os.pathsep-separated paths the launcher hides
 NPROC_ENV = "ASCEND_SIM_KERNEL_NPROC"      # RLIMIT_NPROC of the sandbox user
-EXPOSE_ENV = "ASCEND_SIM_KERNEL_EXPOSE"    # paths the sandbox user must reach (Python under a 0700 home)
+ROOT_ENV = "ASCEND_SIM_SANDBOX_ROOT"       # an empty folder that becomes the re-run's `/` (pivot_root)
+ALLOW_ENV = "ASCEND_SIM_SANDBOX_ALLOW"     # os.pathsep-separated paths bound read-only into that root
+WORK_ENV = "ASCEND_SIM_SANDBOX_WORK"       # the submission's fresh, empty working folder (the only writable one)
+SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime")
 UID_BASE = 100_000_000                     # far above real users; + (grader pid % 10000) * 100000 + submission
 NPROC = 256
 NAMESPACES = ["--pid", "--mount", "--net", "--fork", "--kill-child", "--mount-proc"]
@@ -46,19 +50,20 @@ NAMESPACES = ["--pid", "--mount", "--net", "--fork", "--kill-child", "--mount-pr
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How one kernel is confined: the command prefix, its uid (None: no switch) and the paths it hides."""
+    """How one re-run is confined: the command prefix, its uid (None: no switch) and what its root holds."""
 
     prefix: tuple[str, ...] = ()
     uid: int | None = None
-    hide: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()          # what the new root holds besides the system: Python, the package
     warnings: tuple[str, ...] = field(default=())
-    expose: tuple[str, ...] = ()
 
-    def env(self) -> dict[str, str]:
-        """What the kernel launcher (``kernel.py``) needs to confine itself."""
-        out = {HIDE_ENV: os.pathsep.join(self.hide)} if self.hide and self.prefix else {}
+    def env(self, root: str = "", work: str = "") -> dict[str, str]:
+        """What ``confine.confine`` needs: ``root`` (an empty folder) becomes ``/`` holding only the system's
+        software, ``keep`` and ``work`` (the only writable folder). Nothing without namespaces."""
+        out = {ROOT_ENV: root, ALLOW_ENV: os.pathsep.join((*SYSTEM_PATHS, *self.keep)), WORK_ENV: work} \
+            if root and self.prefix else {}
         if self.uid is not None:
-            out.update({UID_ENV: str(self.uid), NPROC_ENV: str(NPROC), EXPOSE_ENV: os.pathsep.join(self.expose)})
+            out.update({UID_ENV: str(self.uid), NPROC_ENV: str(NPROC)})
         return out
 
     def own(self, path: str | os.PathLike) -> None:
@@ -99,38 +104,20 @@ def _works(cmd: list[str]) -> bool:
         return False
 
 
-def sandbox_for(index: int, hide: Iterable[str | os.PathLike] = (), keep: Iterable[str | os.PathLike] = ()) -> Sandbox:
-    """The sandbox of submission number ``index`` of this grading run.
-
-    ``hide``: folders and files the kernel must not read; a folder that holds one of ``keep`` (the package,
-    the lab folder, Python itself) cannot be hidden whole, so only the files in ``hide`` inside it are.
-    """
+def sandbox_for(index: int, keep: Iterable[str | os.PathLike] = ()) -> Sandbox:
+    """The sandbox of submission number ``index`` of this grading run; ``keep``: what its root may hold besides
+    the system's software (Python, the package, a checks module)."""
     mode = isolation_mode()
     if mode == "none":
         return Sandbox(warnings=("isolation unavailable (no unshare, or neither root nor user namespaces): the "
-                                 "kernel ran as the grader's user and could read the grader's files; a process "
+                                 "re-run ran as the grader's user and could read the grader's files; a process "
                                  "it detached could outlive it",))
     exe = shutil.which("unshare") or "unshare"
     prefix = (exe, *(["--user", "--map-root-user"] if mode == "userns" else []), *NAMESPACES)
     uid = UID_BASE + (os.getpid() % 10_000) * 100_000 + index if mode == "root" else None
-    warnings = () if mode == "root" else ("not root: the kernel ran in its own PID and mount namespaces but as the "
+    warnings = () if mode == "root" else ("not root: the re-run ran in its own namespaces and root but as the "
                                           "grader's user (no user switch, no process limit)",)
-    keep = [str(Path(k).resolve()) for k in keep]
-    return Sandbox(prefix, uid, _hideable(hide, keep), warnings, tuple(keep) if uid is not None else ())
-
-
-def _hideable(hide: Iterable[str | os.PathLike], keep: Iterable[str | os.PathLike]) -> tuple[str, ...]:
-    keep = [Path(k).resolve() for k in keep]
-    out: list[str] = []
-    for h in (Path(p).resolve() for p in hide):
-        if not h.exists():
-            continue
-        if h.is_dir() and any(k == h or h in k.parents for k in keep):
-            out += [str(f) for f in h.iterdir() if f.is_file() and f.suffix == ".ipynb"]
-        else:
-            out.append(str(h))
-    dirs = [Path(p) for p in out if Path(p).is_dir()]
-    return tuple(p for p in dict.fromkeys(out) if not any(d in Path(p).parents for d in dirs))
+    return Sandbox(prefix, uid, tuple(str(Path(k).resolve()) for k in keep), warnings)
 
 
 def reap_uid(uid: int, timeout: float = 10.0) -> None:
