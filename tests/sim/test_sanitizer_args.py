@@ -174,18 +174,14 @@ def test_a_tensor_allocated_again_is_live():
 def int32_sum(t):
     i = t.a.ReinterpretCast(int32)
     Duplicate(i, 2**30, 128)
-    ReduceSum(i, i, t.b.ReinterpretCast(int32), 128)
-    SetFlag(HardEvent.V_S, 0)
-    from ascend_sim import WaitFlag
-    WaitFlag(HardEvent.V_S, 0)
-    t.result = i.GetValue(0)
+    ReduceSum(i, i, t.b.ReinterpretCast(int32), 128)  # <- int32 ReduceSum
 
 
-def test_int32_reduce_sum_wraps_instead_of_raising():
-    box = {}
-    launch(arg_case, 1, np.arange(N, dtype=half), np.zeros(N, half),
-           lambda t: (int32_sum(t), box.setdefault("v", t.result)))
-    assert box["v"] == int(np.int64(128 * 2**30).astype(np.int32))     # 2**37 wraps to 0 in int32
+def test_int32_reduce_sum_is_refused_with_the_a2_list():
+    """ReduceSum.md: "Atlas A2 训练系列产品/Atlas A2 推理系列产品，支持half、float" (issue 32: it ran and wrapped)."""
+    with raises_rule(DtypeError, "ReduceSum supports half, float on Atlas A2, not int32_t",
+                     at="<- int32 ReduceSum"):
+        run(int32_sum)
 
 
 # ============================================================================ internal errors

@@ -19,7 +19,8 @@ import numpy as np
 
 from ascend_sim.api.checks import integer
 from ascend_sim.api.ops.mask import lane_mask, normal_key
-from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, require_dtype, same_dtype,
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import (Access, check_repeat, issue, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine import timing
@@ -28,7 +29,7 @@ from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 
-_TYPES = dtypes_of("int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")   # A2, both pages
+_TYPES = allowed("Gather")          # A2, both pages (dtype_table.py)
 
 
 # ----------------------------------------------------------------------------- Gather

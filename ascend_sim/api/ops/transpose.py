@@ -20,13 +20,14 @@ import numpy as np
 from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.pipe import TPosition
 from ascend_sim.api.tensor import LocalTensor
-from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, require_dtype, same_dtype,
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import (Access, check_repeat, issue, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
-_T16 = dtypes_of("int16_t", "uint16_t", "half")
+_T16 = allowed("Transpose")
 ADDR_LIST = 16                  # NCHW_CONV_ADDR_LIST_SIZE
 
 

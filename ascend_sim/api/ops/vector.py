@@ -25,6 +25,7 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
+from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
@@ -348,24 +349,27 @@ def dtypes_of(*names: str) -> tuple:
     return tuple(as_dtype(n) for n in names)
 
 
-def require_dtype(op: str, t: LocalTensor, dtypes: tuple, site) -> None:
-    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes``."""
-    if t.dtype not in dtypes:
-        names = ", ".join(ascend_name(d) for d in dtypes)
-        raise DtypeError(f"{op} supports {names} on Atlas A2, not {ascend_name(t.dtype)}",
-                         fix=f"Cast the data to one of {names} first (or ReinterpretCast raw bits)", site=site)
+def require_dtype(op: str, t: LocalTensor, dtypes: tuple | None, site) -> None:
+    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes`` (None: ``op``'s row of dtype_table)."""
+    require_a2(op, t.dtype, site, dtypes)
 
 
 def _check_dtype(op: str, t: LocalTensor, float_only: bool, dtypes, site) -> None:
-    if float_only:
-        _require_float(op, t, site)
     if dtypes is not None:
         require_dtype(op, t, dtypes, site)
+    elif float_only:
+        _require_float(op, t, site)
+
+
+def _a2(op: str, dtypes: tuple | None) -> tuple | None:
+    """An instruction's documented dtypes: its own list, else its row of the A2 table (dtype_table.py)."""
+    return dtypes if dtypes is not None else (allowed(op) if op in A2 else None)
 
 
 # ----------------------------------------------------------------------------- families
 def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     ufunc = isinstance(fn, np.ufunc)
+    dtypes = _a2(op, dtypes)
 
     def build(site, dst, src0, src1, args) -> _VecPlan:
         for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
@@ -392,6 +396,7 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
 
 def _one_source_build(op: str, klass: str, float_only: bool, dtypes: tuple | None):
     """The plan builder of a one-source instruction (``dst``, ``src``): UB operands, one dtype, its accesses."""
+    dtypes = _a2(op, dtypes)
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
@@ -491,6 +496,7 @@ def _axpy_plan(site, dst, src, count) -> _VecPlan:
     _ub(dst, "Axpy", "dst", site)
     _ub(src, "Axpy", "src", site)
     _same("Axpy", site, dst, src)
+    require_dtype("Axpy", dst, None, site)
     d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
     return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
 
@@ -499,6 +505,7 @@ def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
     site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
+    require_dtype("Duplicate", dst, None, site)
     scalar_arg("Duplicate", "scalar", scalar, dst.dtype, site)
     core = current_core()
     if len(args) == 4:
@@ -689,9 +696,7 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
         scalar_arg("Select", "src1 (the scalar of VSEL_TENSOR_SCALAR_MODE)", src1, dst.dtype, site)
     srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
     _same("Select", site, dst, *srcs)
-    if dst.dtype not in _CMP_DTYPES[:2]:
-        raise DtypeError(f"Select: {ascend_name(dst.dtype)} data; on Atlas A2 Select takes half or float",
-                         fix="Cast to half or float first", site=site)
+    require_dtype("Select", dst, None, site)
     lanes = 256 // dst.dtype.itemsize
     if len(args) == 1:
         d, acc, reps = _accesses("Select", site, dst, srcs, args)
@@ -733,6 +738,7 @@ def _reduce(op: str, fn, with_index: bool):
         _ub(src, op, "src", site)
         _ub(workLocal, op, "workLocal", site)
         _same(op, site, dst, src)
+        require_dtype(op, src, None, site)
         if calIndex.__class__ is not bool:
             raise ArgumentError(f"{op}: calIndex must be True or False, got {calIndex!r}",
                                 fix="pass calIndex=True to also get the index", site=site)
@@ -801,6 +807,7 @@ def _whole(op: str, fn, arg=None):
             4 if order == ReduceOrder.ORDER_ONLY_INDEX else 2 * isz)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
+        require_dtype(op, src, None, site)
         dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
