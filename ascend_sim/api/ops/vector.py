@@ -550,38 +550,74 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
         reps = timing.vector_repeats(n, wide)
     elif len(args) == 3:
         mask, repeat, params = args
-        if sd is int4b_t or dd is int4b_t:
-            raise ArgumentError("Cast: int4b_t in the repeat form is not modelled", fix="use the count form",
-                                site=site)
         if not isinstance(params, UnaryRepeatParams):
             raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
                                 fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
         key = normal_key("Cast", current_core(), mask, wide, True, site)
         r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
-        d = _Access(dst, _cast_lanes(dd.itemsize, wide, key, r, _stride("Cast", params, "dstBlkStride", site),
-                                     _stride("Cast", params, "dstRepStride", site)), "Cast", site)
-        a = _Access(src, _cast_lanes(sd.itemsize, wide, key, r, _stride("Cast", params, "srcBlkStride", site),
-                                     _stride("Cast", params, "srcRepStride", site)), "Cast", site)
-        n, reps = d.n, max(r, 1)
+        d_el = _cast_lanes(_per_block(dd), wide, key, r, _stride("Cast", params, "dstBlkStride", site),
+                           _stride("Cast", params, "dstRepStride", site))
+        s_el = _cast_lanes(_per_block(sd), wide, key, r, _stride("Cast", params, "srcBlkStride", site),
+                           _stride("Cast", params, "srcRepStride", site))
+        d = _Int4Access(dst, d_el, site) if dd is int4b_t else _Access(dst, d_el, "Cast", site)
+        a = _Int4Access(src, s_el, site) if sd is int4b_t else _Access(src, s_el, "Cast", site)
+        n, reps = d_el.size, max(r, 1)
     else:
         raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
                             fix="Cast(dst, src, mode, count)", site=site)
     _issue("Cast", "cast", d, [a], reps, site)
     if not context.computing():      # launch(..., numerics=False): timing only
         return
-    x = unpack_int4(a.get(), n) if sd is int4b_t else a.get()
+    x = a.nibbles() if isinstance(a, _Int4Access) else unpack_int4(a.get(), n) if sd is int4b_t else a.get()
     if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
         d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
     elif dd is int4b_t:                          # round, saturate to -8..7, pack
-        d.put(pack_int4(np.clip(cast_values(x, int8, round_mode), -8, 7)))
+        v = np.clip(cast_values(x, int8, round_mode), -8, 7)
+        if isinstance(d, _Int4Access):
+            d.put_nibbles(v)
+        else:
+            d.put(pack_int4(v))
     else:
         d.put(cast_values(x, dd, round_mode))
 
 
+def _per_block(dtype: np.dtype) -> int:
+    """Elements of ``dtype`` in a 32-byte block (int4b_t: 64, two per byte)."""
+    return 64 if dtype is int4b_t else 32 // dtype.itemsize
+
+
+class _Int4Access(_Access):
+    """An int4b_t operand of the repeat-form Cast: its element offsets ``el`` are nibbles (element 2k in the low
+    nibble of byte k, as in the count form); the access covers the bytes they live in."""
+
+    __slots__ = ("el",)
+
+    def __init__(self, t: LocalTensor, el: np.ndarray, site):
+        self.el = el
+        super().__init__(t.ReinterpretCast(np.uint8), np.unique(el // 2), "Cast", site)
+
+    def _bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.t.tier.arena.view(np.uint8), self.t.addr + self.el // 2
+
+    def nibbles(self) -> np.ndarray:
+        """The int4 values at ``el``, sign-extended to int8."""
+        arena, at = self._bytes()
+        b = arena[at].astype(np.int16)
+        v = np.where(self.el % 2, b >> 4, b & 0x0F)
+        return np.where(v > 7, v - 16, v).astype(np.int8)
+
+    def put_nibbles(self, v: np.ndarray) -> None:
+        """Write int4 values (-8..7) at ``el``, leaving the other nibble of each byte as it was."""
+        arena, at = self._bytes()
+        v = v.astype(np.int16) & 0x0F
+        for odd, keep, shift in ((0, 0xF0, 0), (1, 0x0F, 4)):
+            sel = self.el % 2 == odd
+            arena[at[sel]] = (arena[at[sel]] & keep) | (v[sel] << shift).astype(np.uint8)
+
+
 @lru_cache(maxsize=1024)
-def _cast_lanes(itemsize: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
-    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``itemsize`` each."""
-    epb = 32 // itemsize
+def _cast_lanes(epb: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``epb`` per block."""
     j = np.flatnonzero(lane_mask(mask_key, 256 // wide))
     r = np.arange(repeat)[:, None] * rep * epb
     return (r + (j // epb) * blk * epb + j % epb).reshape(-1)
@@ -641,7 +677,20 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
         CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
 
 
-def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
+def Compare(*args, isSetMask: bool = True) -> None:
+    """``Compare(dst, src0, src1, CMPMODE, count)``, or ``Compare(src0, src1, CMPMODE, mask, BinaryRepeatParams)``
+    into the CMPMASK register (read it with GetCmpMask)."""
+    if len(args) == 5 and isinstance(args[4], BinaryRepeatParams):
+        _compare_register(*args, isSetMask=isSetMask)
+        return
+    if len(args) != 5:
+        raise ArgumentError(f"Compare takes 5 arguments, got {len(args)}",
+                            fix="Compare(dst, src0, src1, CMPMODE, count), or Compare(src0, src1, CMPMODE, mask, "
+                                "BinaryRepeatParams) into the CMPMASK register", site=kernel_point())
+    _compare_dst(*args)
+
+
+def _compare_dst(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``.
 
     Compare.md: "设置count时，需要保证count个元素所占空间256字节对齐。未对齐部分元素不参与计算，仅完整对齐块有效" (only
@@ -677,6 +726,59 @@ def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
 
 
 _CMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32))
+CMPMASK_BYTES = 16      # the CmpMask register: 128 bits (Compare（结果存入寄存器）.md)
+
+
+def _compare_register(src0, src1, cmpMode: CMPMODE, mask, repeatParams: BinaryRepeatParams, *,
+                      isSetMask: bool = True) -> None:
+    """Compare（结果存入寄存器）.md: one 256-byte repeat (no repeatTimes), one bit per lane into the 128-bit CmpMask
+    register; lanes the mask leaves out, and bits past the lanes of a 4-byte dtype, are 0 (an assumption: the page
+    does not say). Read with GetCmpMask; half and float only."""
+    op = "Compare"
+    site = kernel_point()
+    _ub(src0, op, "src0", site)
+    _ub(src1, op, "src1", site)
+    _same(op, site, src0, src1)
+    member(op, "cmpMode", cmpMode, CMPMODE, site)
+    require_a2("Compare (CMPMASK register)", src0.dtype, site)
+    isz = src0.dtype.itemsize
+    core = current_core()
+    key = normal_key(op, core, mask, isz, isSetMask, site)
+    lanes = np.flatnonzero(lane_mask(key, 256 // isz))
+    acc = [_Access(s, _lane_index(isz, key, 1, _stride(op, repeatParams, f"{n}BlkStride", site),
+                                  _stride(op, repeatParams, f"{n}RepStride", site)), op, site)
+           for n, s in (("src0", src0), ("src1", src1))]
+    _stride(op, repeatParams, "dstBlkStride", site)
+    _stride(op, repeatParams, "dstRepStride", site)
+    cost = timing.vector(core, 1, "simple", _bank_operand(acc[0]), [_bank_operand(a) for a in acc])
+    core.issue_n(V, op, cost, regions_of([a.region for a in acc]), regions_of(()), 2 * lanes.size * isz, "UB", "UB",
+                 lanes.size, "simple", site)
+    bits = np.zeros(8 * CMPMASK_BYTES, bool)
+    if context.computing():
+        bits[lanes] = _CMP[cmpMode](acc[0].get(), acc[1].get())
+    core.cmpmask = np.packbits(bits, bitorder="little")
+
+
+def GetCmpMask(dst) -> None:
+    """``GetCmpMask(dst)`` (GetCmpMask(ISASI).md): the 128-bit CmpMask register into the first 16 bytes of ``dst``
+    (b8/b16/b32 data, 16-byte aligned). The page asks for "不少于128字节" but its own sample passes 32 bytes, and the
+    register holds 128 bits: 16 bytes are checked."""
+    op = "GetCmpMask"
+    site = kernel_point()
+    _ub(dst, op, "dst", site, align=16)
+    if dst.dtype.itemsize not in (1, 2, 4):
+        raise DtypeError(f"{op}: dst holds {ascend_name(dst.dtype)}; the page allows b8, b16 and b32 data",
+                         fix="ReinterpretCast dst to uint8_t", site=site)
+    if dst.nbytes < CMPMASK_BYTES:
+        raise OutOfBoundsError(f"{op}: dst holds {dst.nbytes} bytes, but the CmpMask register is 128-bit "
+                               f"({CMPMASK_BYTES} bytes)", fix="give GetCmpMask a dst of at least 16 bytes", site=site)
+    core = current_core()
+    d = _Access(dst.ReinterpretCast(np.uint8), CMPMASK_BYTES, op, site)
+    _issue(op, "simple", d, [], 1, site)
+    if not context.computing():      # launch(..., numerics=False): timing only
+        return
+    reg = getattr(core, "cmpmask", None)
+    d.put(np.zeros(CMPMASK_BYTES, np.uint8) if reg is None else reg)
 
 
 def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
@@ -867,6 +969,6 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
            "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select",
-           "ReduceMax", "ReduceMin",
+           "ReduceMax", "ReduceMin", "GetCmpMask",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]
