@@ -79,12 +79,19 @@ class GmPtr:
         self.dtype = dtype
 
     def __add__(self, n: int) -> "GmPtr":
+        if n.__class__ is not int and (n.__class__ is bool or not isinstance(n, np.integer)):
+            raise ArgumentError(f"GM address arithmetic: {self!r} + n takes an integer number of elements, got "
+                                f"{type(n).__name__} {n!r}",
+                                fix="offset a GM pointer by an int (x + GetBlockIdx() * blockLength); to compute "
+                                    "on the data, DataCopy it into UB and use the vector instructions")
         d = self.dtype
         return GmPtr(self.buf, self.offset + (int(n) * d.itemsize if d is not int4b_t else int(n) // 2), d)
 
     __radd__ = __add__
 
     def __sub__(self, n: int) -> "GmPtr":
+        if n.__class__ is not int and (n.__class__ is bool or not isinstance(n, np.integer)):
+            return self + n         # the same error as ptr + n
         return self + (-int(n))
 
     def cast(self, dtype) -> "GmPtr":

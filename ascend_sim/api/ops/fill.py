@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import integer, scalar as scalar_arg
+from ascend_sim.api.checks import check_fields, field_spec, integer, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done
 from ascend_sim.api.ops.dtype_table import allowed
 from ascend_sim.api.ops.vector import (MAX_STRIDE, Access, check_repeat, issue, require_dtype,
@@ -34,6 +34,12 @@ class BrcbRepeatParams:
 
     dstBlkStride: int = 1
     dstRepStride: int = 8
+
+    def __post_init__(self):
+        check_fields(self, _BRCB_SPEC)
+
+
+_BRCB_SPEC = field_spec(dstBlkStride="uint16_t", dstRepStride="uint16_t")       # kernel_struct_brcb.h
 
 
 def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:

@@ -23,7 +23,7 @@ from ascend_sim.hw.dtypes import ascend_name, as_dtype, int4b_t, int8, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
-from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
+from ascend_sim.api.checks import check_fields, field_spec, integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
@@ -34,6 +34,9 @@ from ascend_sim.engine.shadow import runs
 
 @dataclass
 class BinaryRepeatParams:
+    """``BinaryRepeatParams{dstBlkStride, src0BlkStride, src1BlkStride, dstRepStride, src0RepStride, src1RepStride}``:
+    uint8_t fields (kernel_struct_binary.h)."""
+
     dstBlkStride: int = 1
     src0BlkStride: int = 1
     src1BlkStride: int = 1
@@ -41,13 +44,28 @@ class BinaryRepeatParams:
     src0RepStride: int = 8
     src1RepStride: int = 8
 
+    def __post_init__(self):
+        check_fields(self, _BINARY_FIELDS)
+
 
 @dataclass
 class UnaryRepeatParams:
+    """``UnaryRepeatParams{dstBlkStride, srcBlkStride, dstRepStride, srcRepStride}``: uint16_t block strides,
+    uint8_t repeat strides (kernel_struct_unary.h); the vector ops take block strides up to 255 (MAX_STRIDE)."""
+
     dstBlkStride: int = 1
     srcBlkStride: int = 1
     dstRepStride: int = 8
     srcRepStride: int = 8
+
+    def __post_init__(self):
+        check_fields(self, _UNARY_FIELDS)
+
+
+_BINARY_FIELDS = field_spec(**{f: "uint8_t" for f in ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
+                                                       "src0RepStride", "src1RepStride")})
+_UNARY_FIELDS = field_spec(dstBlkStride="uint16_t", srcBlkStride="uint16_t", dstRepStride="uint8_t",
+                           srcRepStride="uint8_t")
 
 
 class CMPMODE(enum.Enum):
@@ -425,8 +443,10 @@ def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
 
     def instr(dst, src, scalar, *args, isSetMask: bool = True) -> None:
         site = kernel_point()
+        if dst.__class__ is not LocalTensor:
+            _ub(dst, op, "dst", site)
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
-            scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
+            scalar_arg(op, "scalar", scalar, dst.dtype, site)
         plan = _issued(op, klass, build, site, (dst, src), args, isSetMask)
         if not context.computing():      # launch(..., numerics=False): timing only
             return
