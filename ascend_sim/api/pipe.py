@@ -337,7 +337,7 @@ class TBuf:
         self.core = None
         self.name = "tbuf"
 
-    def Get(self, dtype=None, length: int | None = None) -> LocalTensor:
+    def Get(self, dtype=None, length=_OMITTED) -> LocalTensor:
         """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
         core = current_core()
         site = None                 # errors find the kernel line when they are raised
@@ -348,7 +348,7 @@ class TBuf:
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = elements_in(self.nbytes, dtype)
-        if length is None:
+        if length is _OMITTED:
             return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, cap, self.position)
         n = integer("TBuf.Get", "length", length, site, 0)
         if n > cap:

@@ -94,6 +94,15 @@ class GmPtr:
             return self + n         # the same error as ptr + n
         return self + (-int(n))
 
+    def _not_arithmetic(self, other=None):
+        raise ArgumentError(f"GM address arithmetic: {self!r} takes + and - with an integer number of elements only, "
+                            f"not other operators (got {type(other).__name__} {other!r})",
+                            fix="offset the pointer with ptr + n; to compute on the data, DataCopy it into UB and "
+                                "use the vector instructions (Muls, Div ...)")
+
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = _not_arithmetic
+    __rsub__ = __neg__ = _not_arithmetic
+
     def cast(self, dtype) -> "GmPtr":
         """``(__gm__ T*)ptr``: the same address read as another dtype."""
         return GmPtr(self.buf, self.offset, as_dtype(dtype))

@@ -144,7 +144,10 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     return BurstPlan(1, nbytes, nbytes, nbytes, nbytes)
 
 
-def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
+_OMITTED = object()     # DataCopyPad's padParams, not given (no padding)
+
+
+def DataCopyPad(dst, src, params: DataCopyExtParams, padParams=_OMITTED) -> None:
     """Copy bursts of any byte length between GM and UB; GM -> UB bursts get left/right padding up to 32 bytes.
 
     GMToUB非对齐数据搬运(DataCopyPad).md: "blockCount∈[0, 4095]", "blockLen∈[0, 2097151]" (0 moves nothing),
@@ -154,6 +157,11 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     p = params
     site = kernel_point()
     left = right = 0
+    if padParams is _OMITTED:
+        padParams = None
+    elif padParams is None:
+        raise ArgumentError("DataCopyPad: padParams is None", fix="pass a DataCopyPadExtParams(isPad, leftPadding, "
+                            "rightPadding, paddingValue), or leave it out for no padding", site=site)
     if padParams is not None:
         _check_pad(padParams, dst, site)
         left, right = padParams.leftPadding, padParams.rightPadding
