@@ -28,6 +28,7 @@ from numpy import count_nonzero
 
 from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
 from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
+from ascend_sim.hw.dtypes import ascend_name
 
 CHUNK = 32
 MTE2 = PIPE_INDEX["MTE2"]
@@ -44,12 +45,13 @@ class GmShadow:
     the usual copy-out to one check and one fill of 4 bytes a chunk.
     """
 
-    __slots__ = ("wid", "tags", "words", "n", "cap", "partial", "base", "pbase")
+    __slots__ = ("wid", "tags", "words", "kinds", "n", "cap", "partial", "base", "pbase")
 
     def __init__(self, nbytes: int):
         self.wid = np.zeros(-(-nbytes // CHUNK), np.int32)
         self.tags = np.zeros(64, np.int64)          # descriptor i: tags[i], words[i]
         self.words = np.zeros(64, np.int64)
+        self.kinds = np.zeros(64, np.int16)         # an atomic add's dtype code (_KIND), 0 for a plain write
         self.n = 1
         self.cap = 64
         self.partial: dict[int, np.ndarray] = {}    # chunk -> per-byte write ids (32 int32)
@@ -61,6 +63,7 @@ class GmShadow:
     def grow(self) -> None:
         self.tags = np.concatenate([self.tags, np.zeros_like(self.tags)])
         self.words = np.concatenate([self.words, np.zeros_like(self.words)])
+        self.kinds = np.concatenate([self.kinds, np.zeros_like(self.kinds)])
         self.cap *= 2
 
     def decode(self, ids: np.ndarray) -> tuple:
@@ -133,6 +136,7 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
     sh.n = w + 1
     sh.tags[w] = ((core.epoch << SHIFT) | core.uid) + 1
     sh.words[w] = (len(core.records) << 32) | ((core.vc[pipe][pipe] + 1) << 4) | (8 if atomic else 0) | pipe
+    sh.kinds[w] = _kind(dtype) if atomic else 0
     if count == 1 and not (off | blen) & 31 and not sh.partial:
         seg = sh.wid[off >> 5:(off + blen) >> 5]    # the usual copy-out: one burst of whole chunks
         if count_nonzero(seg):                      # one pass decides the usual case: nobody wrote them
@@ -210,7 +214,10 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
     other = written & ~mine
     if not other.any():
         return
-    both_atomic = ((wps & 8) != 0) & atomic     # atomic adds of several blocks accumulate: that is their use
+    # atomic adds of several blocks accumulate: that is their use (in one dtype: adds of two dtypes to the same
+    # bytes read each other's bits as their own type)
+    kinds = sh.kinds[ids] if atomic else None
+    both_atomic = ((wps & 8) != 0) & atomic & (kinds == _kind(dtype) if atomic else False)
     unseen = other & ~both_atomic & (epoch > _seen_of(core, uid))
     if not unseen.any():
         return
@@ -222,12 +229,31 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
              f"{(span[1] - 1) // isz}); byte {at} was already written by block {oc.block_idx} ({oc.core_type})")
     if bool(wps[i] & 8) != atomic:
         _atomic_plain_race(core, where, atomic, recs[i], site)
+    if atomic:                                  # both atomic: two dtypes
+        raise RaceError(
+            f"block {core.block_idx} ({core.core_type}) makes an atomic add of {ascend_name(dtype)} to {where} with "
+            f"an atomic add of {_KIND_NAME[int(kinds[i])]} at {_site(core, recs[i])}: the two adds read each "
+            f"other's bytes as their own type", fix="accumulate every block's contribution in one dtype "
+            "(SetAtomicAdd<float> on all of them), or order the two with SyncAll() and convert between", site=site)
     raise GMWriteConflictError(
         f"block {core.block_idx} ({core.core_type}) writes {where} at {_site(core, recs[i])} in this launch, "
         f"with no SyncAll or cross-core flag between the two writes",
         fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
             "SetAtomicAdd(dtype) if the blocks are meant to accumulate (with the Matmul API: IterateAll(c, "
             "enAtomic=1)), or SyncAll() before rewriting another block's output", site=site)
+
+
+_KIND: dict = {}            # dtype -> code (1, 2 ...) of atomic adds
+_KIND_NAME: dict = {}
+
+
+def _kind(dtype) -> int:
+    d = np.dtype(dtype)
+    k = _KIND.get(d)
+    if k is None:
+        k = _KIND[d] = len(_KIND) + 1
+        _KIND_NAME[k] = ascend_name(d)
+    return k
 
 
 def _atomic_plain_race(core, where: str, atomic: bool, rec, site, under: str = "") -> None:

@@ -348,3 +348,28 @@ def test_the_same_with_syncall_between_is_clean():
     z = np.zeros(16, half)
     launch(staged_writes, 3, np.ones(16, half), z, zero_sync_then_accumulate, gm_names=["x", "z"])
     assert np.array_equal(z, np.full(16, 4, half))      # block 0's 1, then three adds of 1
+
+
+@kernel
+def adds_of_two_dtypes(x, z, same):
+    """Every block adds 8 values into z[0:8] (32 bytes); block 1 as int32 unless ``same``."""
+    kind = float32 if (same or GetBlockIdx() == 0) else np.int32
+    t = scratch(32, kind)
+    DataCopy(t, gm(x, kind), 8)
+    handoff(HardEvent.MTE2_MTE3)
+    SetAtomicAdd(kind)
+    DataCopy(gm(z, kind), t, 8)  # <- the atomic add
+    SetAtomicNone()
+
+
+def test_atomic_adds_of_two_dtypes_to_the_same_bytes_race():
+    with raises_rule(RaceError, "block 1 (AIV) makes an atomic add of int32_t to GM buffer 'z' bytes 0..31",
+                     "with an atomic add of float at", "read each other's bytes as their own type",
+                     at="<- the atomic add"):
+        launch(adds_of_two_dtypes, 2, np.zeros(8, np.float32), np.zeros(8, np.float32), False, gm_names=["x", "z"])
+
+
+def test_atomic_adds_of_one_dtype_accumulate():
+    z = np.zeros(8, np.float32)
+    launch(adds_of_two_dtypes, 3, np.full(8, 1.5, np.float32), z, True, gm_names=["x", "z"])
+    assert np.array_equal(z, np.full(8, 4.5, np.float32))
