@@ -497,7 +497,10 @@ check_repeat, lane_index = _check_repeat, _lane_index
 
 
 def Axpy(dst, src, scalar, count) -> None:
-    """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
+    """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype).
+
+    Axpy.md's A2 table also has a half src and scalar with a float dst (PAR 64): computed in float (src and the
+    half scalar widened exactly, then a float multiply and a float add; the page gives no finer rounding)."""
     site = kernel_point()
     if count.__class__ is not int:
         count = _count("Axpy", count, site)
@@ -508,14 +511,18 @@ def Axpy(dst, src, scalar, count) -> None:
     if not context.computing():      # launch(..., numerics=False): timing only
         return
     d = plan.d
-    s = np.asarray(scalar).astype(dst.dtype)
-    d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
+    s = np.asarray(scalar).astype(src.dtype)
+    x = plan.srcs[0].get()
+    if x.dtype != dst.dtype:            # half src, float dst
+        x, s = x.astype(dst.dtype), s.astype(dst.dtype)
+    d.put(np.add(np.multiply(x, s), d.get()))
 
 
 def _axpy_plan(site, dst, src, count) -> _VecPlan:
     _ub(dst, "Axpy", "dst", site)
     _ub(src, "Axpy", "src", site)
-    _same("Axpy", site, dst, src)
+    if not (src.dtype == np.float16 and dst.dtype == np.float32):      # Axpy.md: half src -> float dst
+        _same("Axpy", site, dst, src)
     require_dtype("Axpy", dst, None, site)
     d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
     return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))

@@ -82,3 +82,11 @@ def test_half_and_float_results_are_unchanged_by_the_table():
     h = np.zeros(N, half)
     run_on_ub(lambda a, d: Relu(d, a, N), (np.arange(N) - 64).astype(half), h)
     assert np.array_equal(h, np.maximum(np.arange(N) - 64, 0).astype(half))
+
+
+def test_axpy_half_source_float_destination_as_the_axpy_table():
+    """Axpy.md, the A2 table: src half, scalarValue half, dst float (PAR 64)."""
+    x = (np.arange(N) / 8).astype(half)
+    acc = np.full(N, 0.25, float32)
+    run_on_ub(lambda a, d: Axpy(d, a, 1.5, N), x, acc)
+    assert np.array_equal(acc, x.astype(np.float32) * np.float32(1.5) + np.float32(0.25))
