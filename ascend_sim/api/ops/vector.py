@@ -493,6 +493,7 @@ Rsqrt = _unary("Rsqrt", _rsqrt, "transcendental", dtypes=dtypes_of("half", "floa
 # the shared machinery, for the instruction families in the sibling modules (bitwise, gather, reduce ...)
 binary_instr, unary_instr, scalar_instr = _binary, _unary, _scalar
 ub_operand, Access, issue, same_dtype = _ub, _Access, _issue, _same
+stride, bank_operand = _stride, _bank_operand
 check_repeat, lane_index = _check_repeat, _lane_index
 
 
@@ -704,20 +705,7 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
         CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
 
 
-def Compare(*args, isSetMask: bool = True) -> None:
-    """``Compare(dst, src0, src1, CMPMODE, count)``, or ``Compare(src0, src1, CMPMODE, mask, BinaryRepeatParams)``
-    into the CMPMASK register (read it with GetCmpMask)."""
-    if len(args) == 5 and isinstance(args[4], BinaryRepeatParams):
-        _compare_register(*args, isSetMask=isSetMask)
-        return
-    if len(args) != 5:
-        raise ArgumentError(f"Compare takes 5 arguments, got {len(args)}",
-                            fix="Compare(dst, src0, src1, CMPMODE, count), or Compare(src0, src1, CMPMODE, mask, "
-                                "BinaryRepeatParams) into the CMPMASK register", site=kernel_point())
-    _compare_dst(*args)
-
-
-def _compare_dst(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
+def compare_to_tensor(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``.
 
     Compare.md: "设置count时，需要保证count个元素所占空间256字节对齐。未对齐部分元素不参与计算，仅完整对齐块有效" (only
@@ -753,61 +741,7 @@ def _compare_dst(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
 
 
 _CMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32))
-CMPMASK_BYTES = 16      # the CmpMask register: 128 bits (Compare（结果存入寄存器）.md)
-
-
-def _compare_register(src0, src1, cmpMode: CMPMODE, mask, repeatParams: BinaryRepeatParams, *,
-                      isSetMask: bool = True) -> None:
-    """Compare（结果存入寄存器）.md: one 256-byte repeat (no repeatTimes), one bit per lane into the 128-bit CmpMask
-    register; lanes the mask leaves out, and bits past the lanes of a 4-byte dtype, are 0 (an assumption: the page
-    does not say). Read with GetCmpMask; half and float only."""
-    op = "Compare"
-    site = kernel_point()
-    _ub(src0, op, "src0", site)
-    _ub(src1, op, "src1", site)
-    _same(op, site, src0, src1)
-    member(op, "cmpMode", cmpMode, CMPMODE, site)
-    require_a2("Compare (CMPMASK register)", src0.dtype, site)
-    isz = src0.dtype.itemsize
-    core = current_core()
-    key = normal_key(op, core, mask, isz, isSetMask, site)
-    lanes = np.flatnonzero(lane_mask(key, 256 // isz))
-    acc = [_Access(s, _lane_index(isz, key, 1, _stride(op, repeatParams, f"{n}BlkStride", site),
-                                  _stride(op, repeatParams, f"{n}RepStride", site)), op, site)
-           for n, s in (("src0", src0), ("src1", src1))]
-    _stride(op, repeatParams, "dstBlkStride", site)
-    _stride(op, repeatParams, "dstRepStride", site)
-    cost = timing.vector(core, 1, "simple", _bank_operand(acc[0]), [_bank_operand(a) for a in acc])
-    core.issue_n(V, op, cost, regions_of([a.region for a in acc]), regions_of(()), 2 * lanes.size * isz, "UB", "UB",
-                 lanes.size, "simple", site)
-    bits = np.zeros(8 * CMPMASK_BYTES, bool)
-    if context.computing():
-        bits[lanes] = _CMP[cmpMode](acc[0].get(), acc[1].get())
-    core.cmpmask = np.packbits(bits, bitorder="little")
-
-
-def GetCmpMask(dst) -> None:
-    """``GetCmpMask(dst)`` (GetCmpMask(ISASI).md): the 128-bit CmpMask register into the first 16 bytes of ``dst``
-    (b8/b16/b32 data, 16-byte aligned). The page asks for "不少于128字节" but its own sample passes 32 bytes, and the
-    register holds 128 bits: 16 bytes are checked."""
-    op = "GetCmpMask"
-    site = kernel_point()
-    _ub(dst, op, "dst", site, align=16)
-    if dst.dtype.itemsize not in (1, 2, 4):
-        raise DtypeError(f"{op}: dst holds {ascend_name(dst.dtype)}; the page allows b8, b16 and b32 data",
-                         fix="ReinterpretCast dst to uint8_t", site=site)
-    if dst.nbytes < CMPMASK_BYTES:
-        raise OutOfBoundsError(f"{op}: dst holds {dst.nbytes} bytes, but the CmpMask register is 128-bit "
-                               f"({CMPMASK_BYTES} bytes)", fix="give GetCmpMask a dst of at least 16 bytes", site=site)
-    core = current_core()
-    d = _Access(dst.ReinterpretCast(np.uint8), CMPMASK_BYTES, op, site)
-    _issue(op, "simple", d, [], 1, site)
-    if not context.computing():      # launch(..., numerics=False): timing only
-        return
-    reg = getattr(core, "cmpmask", None)
-    d.put(np.zeros(CMPMASK_BYTES, np.uint8) if reg is None else reg)
-
-
+compare_fns = _CMP
 def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
     """``Select(dst, selMask, src0, src1, SELMODE, count)`` or ``(..., mask, repeatTime, BinaryRepeatParams)``.
 
@@ -995,7 +929,7 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
-           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select",
-           "ReduceMax", "ReduceMin", "GetCmpMask",
+           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Select",
+           "ReduceMax", "ReduceMin",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]
