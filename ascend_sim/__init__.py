@@ -29,7 +29,8 @@ from ascend_sim.api.ops.img2col import (IS_RESER_LOAD3D_DEFAULT_CONFIG, FmatrixM
                                         LoadData3DParamsV2, SetFmatrix, SetLoadDataPaddingValue)
 from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone, SetPadValue)
-from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast, Compare,
+from ascend_sim.api.ops.cmpmask import Compare, GetCmpMask
+from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast,
                                        Div, Duplicate, Exp, LeakyRelu, Ln, Max, Maxs, Min, Mins, Mul, Muls,
                                        Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
                                        Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,

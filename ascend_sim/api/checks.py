@@ -110,3 +110,34 @@ def int_fields(struct, names: tuple[str, ...], lo: int = 0) -> None:
 _GETTERS: dict = {}     # field names -> operator.attrgetter of them (a tuple of the values in one call)
 _INT = {int}
 
+
+
+# ----------------------------------------------------------------------------- parameter struct fields
+C_RANGES = {"uint8_t": (0, 2**8 - 1), "uint16_t": (0, 2**16 - 1), "uint32_t": (0, 2**32 - 1),
+            "uint64_t": (0, 2**64 - 1), "int32_t": (-2**31, 2**31 - 1), "int64_t": (-2**63, 2**63 - 1)}
+
+
+def field_spec(**fields: str) -> tuple:
+    """A struct's fields and their C++ types (``uint8_t`` ... or ``bool``), for :func:`check_fields`."""
+    return tuple((name, C_RANGES.get(ctype), ctype) for name, ctype in fields.items())
+
+
+def check_fields(struct, spec: tuple, depth: int = 3) -> None:
+    """Each field of a parameter struct has its C++ type: an integer in the type's range, or a bool for a bool.
+
+    Called from the struct's ``__post_init__`` (or ``__init__``), so the error points at the line that built it
+    (``depth``: frames from here to the learner). Plans are keyed by these fields, so a float 1.0 or a bool
+    must not pass for an integer; a field assigned after construction is checked where the struct is used.
+    """
+    for name, rng, ctype in spec:
+        v = getattr(struct, name)
+        if rng is None:                     # bool
+            if v.__class__ is bool or v.__class__ is np.bool_:
+                continue
+            raise ArgumentError(f"{type(struct).__name__}: {name} must be True or False (a bool field), got "
+                                f"{type(v).__name__} {v!r}",
+                                fix=f"pass {name}=True or {name}=False", site=site_outside(depth))
+        if v.__class__ is int and rng[0] <= v <= rng[1]:
+            continue
+        integer(type(struct).__name__, name, v, site_outside(depth), rng[0], rng[1],
+                fix=f"{name} is a {ctype} field in C++: an integer in {rng[0]}..{rng[1]}")

@@ -94,6 +94,10 @@ class _Slot:
         self.views: list = []       # slices and ReinterpretCasts made of it since: FreeTensor marks them too
 
 
+MAX_DEPTH = 2**31 - 1   # TQue<TPosition pos, int32_t depth> (TQue简介.md)
+_OMITTED = object()     # InitBuffer's third argument, not given
+
+
 class TQue:
     """``TQue<pos, depth>``: buffers handed out by AllocTensor and passed by EnQue/DeQue."""
 
@@ -104,9 +108,10 @@ class TQue:
         if not isinstance(position, TPosition):
             raise PositionError(f"TQue position must be a TPosition, got {position!r}",
                                 fix="e.g. TQue(TPosition.VECIN, 1)")
-        if depth.__class__ is not int or depth < 1:
-            depth = integer("TQue", "depth", depth, None, 1, None,
-                            fix="a queue holds at least one tensor: TQue(pos, 1) (the usual depth) or deeper")
+        if depth.__class__ is not int or not 1 <= depth <= MAX_DEPTH:
+            depth = integer("TQue", "depth", depth, None, 1, MAX_DEPTH,
+                            fix="depth is an int32_t template argument, the number of EnQue in a row: TQue(pos, 1) "
+                                "(the usual depth; double buffering is InitBuffer's num, not the depth)")
         flow = FLOW.get(position)
         if flow is None:
             raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
@@ -332,7 +337,7 @@ class TBuf:
         self.core = None
         self.name = "tbuf"
 
-    def Get(self, dtype=None, length: int | None = None) -> LocalTensor:
+    def Get(self, dtype=None, length=_OMITTED) -> LocalTensor:
         """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
         core = current_core()
         site = None                 # errors find the kernel line when they are raised
@@ -343,7 +348,7 @@ class TBuf:
                              site=site)
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = elements_in(self.nbytes, dtype)
-        if length is None:
+        if length is _OMITTED:
             return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, cap, self.position)
         n = integer("TBuf.Get", "length", length, site, 0)
         if n > cap:
@@ -400,7 +405,7 @@ class TPipe:
         self.core.pipes_objs.append(self)
         self._event_ids: dict = {}
 
-    def InitBuffer(self, que, num_or_len: int, length: int | None = None) -> bool:
+    def InitBuffer(self, que, num_or_len: int, length=_OMITTED) -> bool:
         """``InitBuffer(que, num, bytes)`` for a TQue, ``InitBuffer(tbuf, bytes)`` for a TBuf."""
         core = context.current or current_core()
         point = kernel_point()
@@ -416,6 +421,10 @@ class TPipe:
             known = held[1][offset] = (text.removeprefix("self."), text.startswith("self."))
         label, attribute = known
         is_buf = que.__class__ is not TQue and isinstance(que, TBuf)
+        if length is None:              # an explicit None is not "omitted"
+            integer("InitBuffer", "bytes", None, point)
+        if length is _OMITTED:
+            length = None
         if is_buf:
             if length is not None:
                 raise ArgumentError(
@@ -434,6 +443,9 @@ class TPipe:
         else:
             raise ArgumentError(f"InitBuffer takes a TQue or a TBuf, got {type(que).__name__}",
                                 fix="pipe.InitBuffer(que, num, bytes) or pipe.InitBuffer(tbuf, bytes)", site=point)
+        if num > 255:
+            integer("InitBuffer", "num", num, point, 1, 255, fix="num is a uint8_t (InitBuffer.md): 1, or 2 for "
+                    "double buffering")
         if num < 1 or nbytes < 1:
             raise QueueError(f"InitBuffer({label}, {num}, {nbytes}): need at least one buffer of at least one byte",
                              fix="pass the buffer count and the bytes per buffer", site=point)

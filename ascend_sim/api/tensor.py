@@ -291,3 +291,31 @@ def check_aligned(addr: int, align: int, what: str, fix: str) -> None:
     if addr % align:
         raise AlignmentError(f"{what} address {addr} is not {align}-byte aligned ({addr} % {align} = {addr % align})",
                              fix=fix)
+
+
+# ----------------------------------------------------------------------------- Python operators on tensors
+_OPERATORS = {"__add__": "+", "__radd__": "+", "__sub__": "-", "__rsub__": "-", "__mul__": "*", "__rmul__": "*",
+              "__truediv__": "/", "__rtruediv__": "/", "__floordiv__": "//", "__mod__": "%", "__pow__": "**",
+              "__matmul__": "@", "__neg__": "-", "__abs__": "abs"}
+_VECTOR_OP = {"+": "Add / Adds", "-": "Sub (or Adds with -scalar)", "*": "Mul / Muls", "/": "Div",
+              "//": "Div and Cast", "%": "Div, Mul and Sub", "**": "Exp, Ln and Mul", "@": "Mmad (or the Matmul API)",
+              "abs": "Abs"}
+
+
+def _no_operator(symbol: str):
+    def operator(self, other=None):
+        kind = type(self).__name__
+        what = f"{symbol}{kind}" if other is None and symbol in ("-", "abs") else (
+            f"{kind} {symbol} {type(other).__name__}")
+        offset = " (an offset is x[n], or SetGlobalBuffer(ptr + n, len) on the GM pointer)" if symbol in "+-" else ""
+        raise ArgumentError(f"{what}: Python operators do not compute on tensors in Ascend C; a tensor is a window "
+                            f"onto {getattr(self, 'position', 'memory')!s} that instructions read and write{offset}",
+                            fix=f"use a vector instruction on UB tensors ({_VECTOR_OP[symbol]}), e.g. Add(dst, src0, src1, "
+                                "count)")
+    operator.__name__ = "operator"
+    return operator
+
+
+for _cls in (GlobalTensor, LocalTensor):
+    for _name, _symbol in _OPERATORS.items():
+        setattr(_cls, _name, _no_operator(_symbol))

@@ -107,7 +107,7 @@ def make_tiers(chip, core_type: str) -> dict[str, Tier]:
 class Core:
     """State of one block while it runs on a simulated AIV, AIC or AI Core."""
 
-    __slots__ = ("launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
+    __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
                  "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics")
@@ -138,6 +138,7 @@ class Core:
         self.atomic = None
         self.vmode = False                        # vector mask register (api/ops/mask.py): Counter mode?
         self.vmask = None                         # and its value (None: reset, all lanes)
+        self.cmpmask = None                       # the CmpMask register (Compare into the register), 16 bytes
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
         self.records = launch.records             # a tuple an instruction, Instr's fields but the index (records.py)
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)

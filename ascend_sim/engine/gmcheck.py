@@ -10,7 +10,8 @@ core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWai
 - write ownership (memcheck): a write over bytes another block wrote is an error unless that write
   happens before this one (SyncAll or a cross-core flag in between) or both are atomic adds;
 - atomic vs plain (racecheck): an atomic add and a plain write of another block on the same bytes
-  with no synchronisation between them;
+  with no synchronisation between them, also when atomic adds came after the plain write (each chunk under
+  atomic adds keeps the id of the plain write they add onto, ``GmShadow.base``);
 - GM read-after-write (racecheck): an MTE2 read of bytes written by the same block's MTE3/FIX pipe
   with no flag or barrier between (the pipes' vector clocks), or by another block with no SyncAll or
   cross-core flag between;
@@ -27,6 +28,7 @@ from numpy import count_nonzero
 
 from ascend_sim.engine.errors import GMWriteConflictError, RaceError, format_site
 from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
+from ascend_sim.hw.dtypes import ascend_name
 
 CHUNK = 32
 MTE2 = PIPE_INDEX["MTE2"]
@@ -43,19 +45,25 @@ class GmShadow:
     the usual copy-out to one check and one fill of 4 bytes a chunk.
     """
 
-    __slots__ = ("wid", "tags", "words", "n", "cap", "partial")
+    __slots__ = ("wid", "tags", "words", "kinds", "n", "cap", "partial", "base", "pbase")
 
     def __init__(self, nbytes: int):
         self.wid = np.zeros(-(-nbytes // CHUNK), np.int32)
         self.tags = np.zeros(64, np.int64)          # descriptor i: tags[i], words[i]
         self.words = np.zeros(64, np.int64)
+        self.kinds = np.zeros(64, np.int16)         # an atomic add's dtype code (_KIND), 0 for a plain write
         self.n = 1
         self.cap = 64
         self.partial: dict[int, np.ndarray] = {}    # chunk -> per-byte write ids (32 int32)
+        # while a chunk's last write is an atomic add: the plain write the adds accumulate onto (0: none);
+        # made on the first atomic add over written bytes (per byte for the chunks in ``partial``)
+        self.base: np.ndarray | None = None
+        self.pbase: dict[int, np.ndarray] = {}
 
     def grow(self) -> None:
         self.tags = np.concatenate([self.tags, np.zeros_like(self.tags)])
         self.words = np.concatenate([self.words, np.zeros_like(self.words)])
+        self.kinds = np.concatenate([self.kinds, np.zeros_like(self.kinds)])
         self.cap *= 2
 
     def decode(self, ids: np.ndarray) -> tuple:
@@ -95,6 +103,9 @@ def release(buf) -> None:
         sh.wid.fill(0)
     sh.n = 1
     sh.partial = {}
+    sh.pbase = {}
+    if sh.base is not None:
+        sh.base.fill(0)
     pool = _POOL.setdefault(len(sh.wid), [])
     if len(pool) < _POOL_MAX:
         pool.append(sh)
@@ -125,10 +136,14 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
     sh.n = w + 1
     sh.tags[w] = ((core.epoch << SHIFT) | core.uid) + 1
     sh.words[w] = (len(core.records) << 32) | ((core.vc[pipe][pipe] + 1) << 4) | (8 if atomic else 0) | pipe
+    sh.kinds[w] = _kind(dtype) if atomic else 0
     if count == 1 and not (off | blen) & 31 and not sh.partial:
         seg = sh.wid[off >> 5:(off + blen) >> 5]    # the usual copy-out: one burst of whole chunks
         if count_nonzero(seg):                      # one pass decides the usual case: nobody wrote them
             _check_write(core, buf, sh, seg, off, CHUNK, pipe, atomic, (off, off + blen), dtype, site)
+            if atomic:
+                _rebase(core, buf, sh, seg, _base(sh)[off >> 5:(off + blen) >> 5], off, CHUNK, (off, off + blen),
+                        dtype, site)
         seg.fill(w)
         return
     if not sh.partial and not (off | blen | pitch) & 31:
@@ -136,18 +151,29 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
         lo, step = off >> 5, pitch >> 5
         ids = _bursts(sh.wid, lo, count, blen >> 5, step)
         if count_nonzero(ids):
+            bases = _bursts(_base(sh), lo, count, blen >> 5, step) if atomic else None
             for b in range(count):
-                _check_write(core, buf, sh, ids[b], (lo + b * step) * CHUNK, CHUNK, pipe, atomic,
-                             (off + b * pitch, off + b * pitch + blen), dtype, site)
+                span = (off + b * pitch, off + b * pitch + blen)
+                _check_write(core, buf, sh, ids[b], (lo + b * step) * CHUNK, CHUNK, pipe, atomic, span, dtype, site)
+                if atomic:
+                    _rebase(core, buf, sh, ids[b], bases[b], (lo + b * step) * CHUNK, CHUNK, span, dtype, site)
         ids[...] = w
         return
     for start, end in chunk_runs(off, count, blen, pitch):
         c0, c1 = -(-start // CHUNK), end // CHUNK   # chunks written whole
         if c1 > c0:
             _check_write(core, buf, sh, sh.wid[c0:c1], c0 * CHUNK, CHUNK, pipe, atomic, (start, end), dtype, site)
+            if atomic:
+                _rebase(core, buf, sh, sh.wid[c0:c1], _base(sh)[c0:c1], c0 * CHUNK, CHUNK, (start, end), dtype, site)
             for c in [c for c in sh.partial if c0 <= c < c1]:
-                _check_write(core, buf, sh, sh.partial.pop(c), c * CHUNK, 1, pipe, atomic, (start, end), dtype,
-                             site)
+                p = sh.partial.pop(c)
+                _check_write(core, buf, sh, p, c * CHUNK, 1, pipe, atomic, (start, end), dtype, site)
+                pb = sh.pbase.pop(c, None)
+                if atomic:              # the chunk is whole again: keep one of its bytes' plain writes
+                    pb = _part_base(sh, c) if pb is None else pb
+                    _rebase(core, buf, sh, p, pb, c * CHUNK, 1, (start, end), dtype, site)
+                    nz = np.flatnonzero(pb)
+                    sh.base[c] = pb[nz[0]] if nz.size else 0
             sh.wid[c0:c1] = w
         for c in {start // CHUNK, (end - 1) // CHUNK} - set(range(c0, c1)):     # chunks written in part
             p = sh.partial.get(c)
@@ -156,6 +182,11 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
                 sh.wid[c] = 0
             a, b = max(start, c * CHUNK) - c * CHUNK, min(end, (c + 1) * CHUNK) - c * CHUNK
             _check_write(core, buf, sh, p[a:b], c * CHUNK + a, 1, pipe, atomic, (start, end), dtype, site)
+            if atomic:
+                pb = sh.pbase.get(c)
+                if pb is None:
+                    pb = sh.pbase[c] = _part_base(sh, c)
+                _rebase(core, buf, sh, p[a:b], pb[a:b], c * CHUNK + a, 1, (start, end), dtype, site)
             p[a:b] = w
 
 
@@ -183,7 +214,10 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
     other = written & ~mine
     if not other.any():
         return
-    both_atomic = ((wps & 8) != 0) & atomic     # atomic adds of several blocks accumulate: that is their use
+    # atomic adds of several blocks accumulate: that is their use (in one dtype: adds of two dtypes to the same
+    # bytes read each other's bits as their own type)
+    kinds = sh.kinds[ids] if atomic else None
+    both_atomic = ((wps & 8) != 0) & atomic & (kinds == _kind(dtype) if atomic else False)
     unseen = other & ~both_atomic & (epoch > _seen_of(core, uid))
     if not unseen.any():
         return
@@ -194,18 +228,75 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
     where = (f"GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1} (elements {span[0] // isz}.."
              f"{(span[1] - 1) // isz}); byte {at} was already written by block {oc.block_idx} ({oc.core_type})")
     if bool(wps[i] & 8) != atomic:
-        kinds = ("an atomic add", "a plain write") if atomic else ("a plain write", "an atomic add")
+        _atomic_plain_race(core, where, atomic, recs[i], site)
+    if atomic:                                  # both atomic: two dtypes
         raise RaceError(
-            f"block {core.block_idx} ({core.core_type}) makes {kinds[0]} to {where} with {kinds[1]} at "
-            f"{_site(core, recs[i])}, and nothing orders the two: the accumulation and the overwrite race",
-            fix="make every write to these bytes an atomic add (SetAtomicAdd before each), or order them: "
-                "SyncAll() between the plain write and the adds", site=site)
+            f"block {core.block_idx} ({core.core_type}) makes an atomic add of {ascend_name(dtype)} to {where} with "
+            f"an atomic add of {_KIND_NAME[int(kinds[i])]} at {_site(core, recs[i])}: the two adds read each "
+            f"other's bytes as their own type", fix="accumulate every block's contribution in one dtype "
+            "(SetAtomicAdd<float> on all of them), or order the two with SyncAll() and convert between", site=site)
     raise GMWriteConflictError(
         f"block {core.block_idx} ({core.core_type}) writes {where} at {_site(core, recs[i])} in this launch, "
         f"with no SyncAll or cross-core flag between the two writes",
         fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
             "SetAtomicAdd(dtype) if the blocks are meant to accumulate (with the Matmul API: IterateAll(c, "
             "enAtomic=1)), or SyncAll() before rewriting another block's output", site=site)
+
+
+_KIND: dict = {}            # dtype -> code (1, 2 ...) of atomic adds
+_KIND_NAME: dict = {}
+
+
+def _kind(dtype) -> int:
+    d = np.dtype(dtype)
+    k = _KIND.get(d)
+    if k is None:
+        k = _KIND[d] = len(_KIND) + 1
+        _KIND_NAME[k] = ascend_name(d)
+    return k
+
+
+def _atomic_plain_race(core, where: str, atomic: bool, rec, site, under: str = "") -> None:
+    kinds = ("an atomic add", "a plain write") if atomic else ("a plain write", "an atomic add")
+    raise RaceError(
+        f"block {core.block_idx} ({core.core_type}) makes {kinds[0]} to {where} with {kinds[1]} at "
+        f"{_site(core, rec)}{under}, and nothing orders the two: the accumulation and the overwrite race",
+        fix="make every write to these bytes an atomic add (SetAtomicAdd before each), or order them: "
+            "SyncAll() between the plain write and the adds", site=site)
+
+
+def _base(sh: GmShadow) -> np.ndarray:
+    """The per-chunk plain write under the atomic adds (made on first use)."""
+    if sh.base is None:
+        sh.base = np.zeros_like(sh.wid)
+    return sh.base
+
+
+def _part_base(sh: GmShadow, c: int) -> np.ndarray:
+    """The per-byte plain writes under the atomic adds of a chunk written in part."""
+    return np.full(CHUNK, 0 if sh.base is None else sh.base[c], np.int32)
+
+
+def _rebase(core, buf, sh: GmShadow, ids, bases, first: int, unit: int, span, dtype, site) -> None:
+    """An atomic add over units whose last writes are ``ids``: check it against the plain write the earlier adds
+    accumulate onto (``bases``; another block's, not ordered before this add: a race the last write hides), then
+    record the plain write these units now accumulate onto (the last write if plain, else the old base)."""
+    written, _, _, wps, _ = sh.decode(ids)
+    plain = written & ((wps & 8) == 0)
+    under = ~plain & (bases != 0)
+    if under.any():
+        bw, buid, bepoch, _, brecs = sh.decode(bases)
+        bad = under & bw & (buid != core.uid) & (bepoch > _seen_of(core, buid))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            oc = core.launch.cores[int(buid[i])]
+            isz = np.dtype(dtype).itemsize
+            where = (f"GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1} (elements {span[0] // isz}.."
+                     f"{(span[1] - 1) // isz}); byte {first + i * unit} was already written by block "
+                     f"{oc.block_idx} ({oc.core_type})")
+            _atomic_plain_race(core, where, True, brecs[i], site,
+                               " (atomic adds came after it, but none orders it before this one)")
+    bases[...] = np.where(plain, ids, bases)
 
 
 def _same_pipe_overlap(core, buf, same, wps, recs, first: int, unit: int, pipe: int, atomic: bool, span,

@@ -79,13 +79,29 @@ class GmPtr:
         self.dtype = dtype
 
     def __add__(self, n: int) -> "GmPtr":
+        if n.__class__ is not int and (n.__class__ is bool or not isinstance(n, np.integer)):
+            raise ArgumentError(f"GM address arithmetic: {self!r} + n takes an integer number of elements, got "
+                                f"{type(n).__name__} {n!r}",
+                                fix="offset a GM pointer by an int (x + GetBlockIdx() * blockLength); to compute "
+                                    "on the data, DataCopy it into UB and use the vector instructions")
         d = self.dtype
         return GmPtr(self.buf, self.offset + (int(n) * d.itemsize if d is not int4b_t else int(n) // 2), d)
 
     __radd__ = __add__
 
     def __sub__(self, n: int) -> "GmPtr":
+        if n.__class__ is not int and (n.__class__ is bool or not isinstance(n, np.integer)):
+            return self + n         # the same error as ptr + n
         return self + (-int(n))
+
+    def _not_arithmetic(self, other=None):
+        raise ArgumentError(f"GM address arithmetic: {self!r} takes + and - with an integer number of elements only, "
+                            f"not other operators (got {type(other).__name__} {other!r})",
+                            fix="offset the pointer with ptr + n; to compute on the data, DataCopy it into UB and "
+                                "use the vector instructions (Muls, Div ...)")
+
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = _not_arithmetic
+    __rsub__ = __neg__ = _not_arithmetic
 
     def cast(self, dtype) -> "GmPtr":
         """``(__gm__ T*)ptr``: the same address read as another dtype."""

@@ -11,6 +11,7 @@ GM byte outside the destination changed).
 """
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from types import SimpleNamespace
 
@@ -22,7 +23,7 @@ from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE
                         Cast, Compare, DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,
                         DataCopyParams, Duplicate, Exp, HardEvent, KernelError, Max, Mul, Muls, PipeBarrier,
                         ReduceMax, ReduceSum, Relu, RoundMode, Select, SetFlag, Sub, TBuf, TPipe, TPosition, TQue,
-                        WaitFlag, float32, half, kernel, launch)
+                        UnaryRepeatParams, WaitFlag, float32, half, kernel, launch)
 from ascend_sim.engine.errors import InternalError
 
 N = 256                 # half elements per buffer (512 bytes)
@@ -46,6 +47,9 @@ RULES = {
     "use-after-free": "a tensor used after FreeTensor",
     "slice-range": "a slice or offset outside the tensor",
     "cast-table": "a Cast (src, dst, RoundMode) outside the Atlas A2 conversion table",
+    "arg-type": "an argument of the wrong Python type (None included) in any position of a call",
+    "field-range": "a parameter-struct field outside its C++ type (uint8_t, uint16_t ..., bool), or not an integer",
+    "operator": "a Python arithmetic operator on a tensor or a GM pointer with a non-integer",
 }
 
 
@@ -87,6 +91,8 @@ def generate(rng) -> Call:
     """One random call on the harness namespace ``t`` (built lazily: ``fn(t)``); one in 8 on the cube."""
     if rng.integers(8) == 0:
         return generate_cube(rng)
+    if rng.integers(3) == 0:
+        return generate_typed(rng)
     kind = int(rng.integers(14))
     c_n, c_r = _count(rng)
     if kind == 0:                       # binary, count form
@@ -240,8 +246,168 @@ def generate(rng) -> Call:
     return Call("TBuf.Get", lambda t: t.small.Get(half, n), n_r)
 
 
+# ----------------------------------------------------------------------------- wrong types, struct fields, operators
+# Values of the wrong Python type for each kind of argument (None first: every position gets None too).
+WRONG = {
+    "tensor": [None, 5, 1.5, "t", [1], object(), np.zeros(4, np.float16)],
+    "int": [None, 16.5, "16", [16], object(), True, np.float32(16), 1 + 0j],
+    "bound": [16.5, "16", [16], object(), True, np.float32(16)],     # a slice bound: None is Python's default
+    "scalar": [None, "x", [1], object(), 1 + 2j, {}],
+    "enum": [None, "x", 1.5, object(), 99],
+    "params": [None, 5, "p", (1, 1, 1, 8, 8, 8), object()],
+    "mask": [None, "x", 1.5, object(), [1, 2, 3], {}],
+    "dtype": [None, "nope", object, 5, np.complex64],
+    "pipe": [None, "V", 1.5, 99],
+    "que": [None, 5, "q", object()],
+}
+
+
+def _typed_templates():
+    """(name, call(t, *args), [(kind, valid value from t)], GM span written) of the calls whose every argument
+    position the fuzzer fills with a wrong value once in a while."""
+    from ascend_sim import (GetCmpMask, HardEvent as HE, MaskMode, SetMaskNorm, SetVectorMask, TBuf as TB)
+    T = lambda name: (lambda t: getattr(t, name))           # noqa: E731 - a tensor of the harness
+    V = lambda v: (lambda t: v)                             # noqa: E731 - a fixed valid value
+    half_c = lambda t: t.c.ReinterpretCast(half)            # noqa: E731
+    return [
+        ("Add", lambda t, d, a, b, n: Add(d, a, b, n), [("tensor", T("b")), ("tensor", T("a")), ("tensor", T("a")),
+                                                        ("int", V(64))], None),
+        ("Adds", lambda t, d, a, s, n: Adds(d, a, s, n), [("tensor", T("b")), ("tensor", T("a")), ("scalar", V(2.0)),
+                                                          ("int", V(64))], None),
+        ("Exp", lambda t, d, a, n: Exp(d, a, n), [("tensor", T("b")), ("tensor", T("a")), ("int", V(64))], None),
+        ("Add(repeat)", lambda t, d, a, b, m, r, p: Add(d, a, b, m, r, p),
+         [("tensor", T("b")), ("tensor", T("a")), ("tensor", T("a")), ("mask", V(128)), ("int", V(1)),
+          ("params", lambda t: BinaryRepeatParams())], None),
+        ("Duplicate", lambda t, d, s, n: Duplicate(d, s, n), [("tensor", T("a")), ("scalar", V(1.0)),
+                                                              ("int", V(64))], None),
+        ("Cast", lambda t, d, a, m, n: Cast(d, a, m, n), [("tensor", T("c")), ("tensor", T("a")),
+                                                          ("enum", V(RoundMode.CAST_NONE)), ("int", V(64))], None),
+        ("Compare", lambda t, d, a, b, m, n: Compare(d, a, b, m, n),
+         [("tensor", T("b")), ("tensor", T("a")), ("tensor", T("a")), ("enum", V(CMPMODE.LT)), ("int", V(128))], None),
+        ("Compare(register)", lambda t, a, b, m, k, p: Compare(a, b, m, k, p),
+         [("tensor", T("a")), ("tensor", T("a")), ("enum", V(CMPMODE.LT)), ("mask", V(128)),
+          ("params", lambda t: BinaryRepeatParams())], None),
+        ("GetCmpMask", lambda t, d: GetCmpMask(d), [("tensor", T("b"))], None),
+        ("Select", lambda t, d, m, a, b, sm, n: Select(d, m, a, b, sm, n),
+         [("tensor", T("b")), ("tensor", T("b")), ("tensor", T("a")), ("tensor", T("a")),
+          ("enum", V(SELMODE.VSEL_TENSOR_TENSOR_MODE)), ("int", V(128))], None),
+        ("ReduceSum", lambda t, d, a, w, n: ReduceSum(d, a, w, n),
+         [("tensor", T("b")), ("tensor", T("a")), ("tensor", half_c), ("int", V(64))], None),
+        ("WholeReduceSum", lambda t, d, a, m, r, ds, bs, rs: WholeReduceSum(d, a, m, r, ds, bs, rs),
+         [("tensor", T("b")), ("tensor", T("a")), ("mask", V(128)), ("int", V(1)), ("int", V(1)), ("int", V(1)),
+          ("int", V(8))], None),
+        ("Axpy", lambda t, d, a, s, n: Axpy(d, a, s, n), [("tensor", T("b")), ("tensor", T("a")), ("scalar", V(2.0)),
+                                                          ("int", V(64))], None),
+        ("DataCopy in", lambda t, d, g, n: DataCopy(d, g, n), [("tensor", T("a")), ("tensor", T("x")),
+                                                               ("int", V(64))], None),
+        ("DataCopy out", lambda t, g, a, n: DataCopy(g, a, n), [("tensor", T("z")), ("tensor", T("a")),
+                                                                ("int", V(64))], (0, 128)),
+        ("DataCopyPad", lambda t, d, g, p, q: DataCopyPad(d, g, p, q),
+         [("tensor", T("a")), ("tensor", T("x")), ("params", lambda t: DataCopyExtParams(1, 64, 0, 0, 0)),
+          ("params", lambda t: DataCopyPadExtParams(False, 0, 0, 0))], None),
+        ("SetFlag/WaitFlag", lambda t, e, i: (SetFlag(e, i), WaitFlag(e, i)),
+         [("enum", V(HE.MTE2_V)), ("int", V(0))], None),
+        ("PipeBarrier", lambda t, p: PipeBarrier(p), [("pipe", V(PIPE_V))], None),
+        ("GetValue", lambda t, i: t.a.GetValue(i), [("int", V(0))], None),
+        ("SetValue", lambda t, i, v: t.a.SetValue(i, v), [("int", V(0)), ("scalar", V(1.0))], None),
+        ("slice", lambda t, lo, hi: t.a[lo:hi], [("bound", V(0)), ("bound", V(64))], None),
+        ("GM offset", lambda t, n: t.x[n], [("int", V(16))], None),
+        ("TQue", lambda t, pos, d: TQue(pos, d), [("enum", V(TPosition.VECIN)), ("int", V(1))], None),
+        ("InitBuffer(que)", lambda t, q, n, b: t.pipe.InitBuffer(q, n, b),
+         [("que", lambda t: TQue(TPosition.VECIN, 1)), ("int", V(1)), ("int", V(64))], None),
+        ("InitBuffer(tbuf)", lambda t, q, b: t.pipe.InitBuffer(q, b),
+         [("que", lambda t: TB(TPosition.VECCALC)), ("int", V(64))], None),
+        ("SetAtomicAdd", lambda t, d: (SetAtomicAdd(d), SetAtomicNone()), [("dtype", V(half))], None),
+        ("ReinterpretCast", lambda t, d: t.a.ReinterpretCast(d), [("dtype", V(np.int16))], None),
+        ("AllocTensor", lambda t, d: t.q.FreeTensor(t.q.AllocTensor(d)), [("dtype", V(half))], None),
+        ("TBuf.Get", lambda t, d, n: t.small.Get(d, n), [("dtype", V(half)), ("int", V(16))], None),
+        ("SetVectorMask", lambda t, n, m: (SetVectorMask(n, mode=m), SetMaskNorm()),
+         [("int", V(64)), ("enum", V(MaskMode.NORMAL))], None),
+    ]
+
+
+def _structs():
+    """(struct, its fields with their C++ types) for the field-range calls: a value just outside the type's range,
+    or a value of another Python type, in one field."""
+    u8, u16, u32 = (0, 255), (0, 65535), (0, 2**32 - 1)
+    return [
+        (BinaryRepeatParams, {f: u8 for f in ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
+                                               "src0RepStride", "src1RepStride")}),
+        (UnaryRepeatParams, {"dstBlkStride": u16, "srcBlkStride": u16, "dstRepStride": u8, "srcRepStride": u8}),
+        (DataCopyParams, {"blockCount": u16, "blockLen": u16, "srcStride": u16, "dstStride": u16}),
+        (DataCopyExtParams, {"blockCount": u16, "blockLen": u32, "srcStride": u32, "dstStride": u32, "rsv": u32}),
+        (DataCopyPadExtParams, {"isPad": bool, "leftPadding": u8, "rightPadding": u8}),
+        (LoadData2DParams, {"startIndex": u16, "repeatTimes": u8, "srcStride": u16, "sid": u8, "dstGap": u16,
+                            "ifTranspose": bool, "addrMode": u8}),
+        (MmadParams, {"m": u16, "n": u16, "k": u16, "unitFlag": u8, "cmatrixSource": bool, "cmatrixInitVal": bool}),
+        (FixpipeParams, {"nSize": u16, "mSize": u16, "srcStride": u16, "dstStride": u32, "reluEn": bool,
+                         "ndNum": u16, "srcNdStride": u16, "dstNdStride": u16, "unitFlag": u8,
+                         "isChannelSplit": bool}),
+    ]
+
+
+def generate_typed(rng) -> Call:
+    """A call with one wrong value: a wrong Python type (or None) in one argument position, a struct field out of
+    its C++ range, or a Python operator on a tensor. Each must raise a KernelError."""
+    which = int(rng.integers(10))
+    if which < 6:
+        return _typed_call(rng, TEMPLATES)
+    if which < 9:
+        cls, fields = _pick(rng, STRUCTS)
+        field = _pick(rng, list(fields))
+        rng_ = fields[field]
+        if rng_ is bool:
+            bad = _pick(rng, [-1, 2, 0, 1, None, "True", 1.0])
+        else:
+            bad = _pick(rng, [rng_[1] + 1, -1, rng_[0] - 1 if rng_[0] else -2, float(rng_[0]), None, "1", True,
+                              [1]])
+        return Call(f"{cls.__name__}.{field} = {bad!r}", lambda t: cls(**{field: bad}), "field-range")
+    op, other = _pick(rng, OPERATORS), _pick(rng, [1, 1.5, [1], "a", None, np.float16(1)])
+    target = _pick(rng, ["a", "x", "xp"])
+    if target == "xp" and isinstance(other, int):
+        other = 1.5                         # pointer + int is a valid GM offset
+    return Call(f"{target} {op.__name__} {type(other).__name__}", lambda t: op(getattr(t, target), other),
+                "operator")
+
+
+def _typed_call(rng, templates) -> Call:
+    """A template call with one argument position given a wrong value of its kind (WRONG)."""
+    name, fn, args, span = _pick(rng, templates)
+    pos = int(rng.integers(len(args)))
+    bad = _pick(rng, WRONG[args[pos][0]])
+
+    def call(t):
+        values = [make(t) for _, make in args]
+        values[pos] = bad
+        fn(t, *values)
+    return Call(f"{name} arg {pos} = {type(bad).__name__}", call, "arg-type", gm_span=span)
+
+
+OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.matmul,
+             lambda a, b: operator.add(b, a)]
+OPERATORS[-1].__name__ = "radd"
+
+
+def _cube_templates():
+    """The cube calls for the wrong-type fuzzing (as TEMPLATES, on the cube harness)."""
+    T = lambda name: (lambda t: getattr(t, name))           # noqa: E731
+    return [
+        ("LoadData", lambda t, d, s, p: LoadData(d, s, p), [("tensor", T("a2")), ("tensor", T("a1")),
+                                                            ("params", lambda t: LoadData2DParams(0, 1, 1))], None),
+        ("Mmad", lambda t, c, a, b, p: Mmad(c, a, b, p), [("tensor", T("co1")), ("tensor", T("a2")), ("tensor", T("b2")),
+                                                          ("params", lambda t: MmadParams(16, 16, 16))], None),
+        ("Fixpipe", lambda t, g, c, p: Fixpipe(g, c, p),
+         [("tensor", T("z")), ("tensor", T("co1")),
+          ("params", lambda t: FixpipeParams(16, 16, 16, 16, False, QuantMode_t.F322F16))], (0, 512)),
+    ]
+
+
 def generate_cube(rng) -> Call:
-    """A LoadData, Mmad or Fixpipe call on the cube harness (``cube_case``)."""
+    """A LoadData, Mmad or Fixpipe call on the cube harness (``cube_case``); one in 3 with a wrong-type argument."""
+    if rng.integers(3) == 0:
+        call = _typed_call(rng, CUBE_TEMPLATES)
+        call.cube = True
+        return call
     which = int(rng.integers(3))
     if which == 0:
         si, s_r = _pick(rng, [(0, None), (1, None), (4, "count-too-big"), (-1, "count-negative"),
@@ -346,13 +512,18 @@ def fuzz_case(x, z, call, box):
     for gd in guards:
         gd.view()[...] = PATTERN            # host-side poke: not an instruction (the canary is never read)
     PipeBarrier(PIPE_ALL)
-    t = SimpleNamespace(x=xg, z=zg, small=small, q=q, pipe=pipe, **bufs)
+    t = SimpleNamespace(x=xg, z=zg, xp=x, small=small, q=q, pipe=pipe, **bufs)
     box["guards"] = guards
     try:
         call.fn(t)
     finally:
         box["canary_ok"] = all(bool(np.all(gd.view() == PATTERN)) for gd in guards)
     PipeBarrier(PIPE_ALL)
+
+
+TEMPLATES = _typed_templates()
+CUBE_TEMPLATES = _cube_templates()
+STRUCTS = _structs()
 
 
 def run_call(call: Call) -> str:

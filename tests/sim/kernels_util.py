@@ -112,7 +112,11 @@ def _staged(src_ptr, out_ptr, cfg):
     dtype, n_ub, fill, copy_in, copy_out = cfg
     ub = scratch(n_ub * dtype.itemsize, dtype)
     src, out = gm(src_ptr), gm(out_ptr)
-    Duplicate(ub, fill, n_ub)                  # a known background, so gaps are visible (and initialised)
+    if dtype.itemsize == 1:                    # Duplicate takes no 1-byte dtype on A2: fill as int16 byte pairs
+        byte = int(np.array(fill).astype(dtype).view(np.uint8))
+        Duplicate(ub.ReinterpretCast(np.int16), int(np.uint16(byte * 0x0101).view(np.int16)), n_ub // 2)
+    else:
+        Duplicate(ub, fill, n_ub)              # a known background, so gaps are visible (and initialised)
     handoff(HardEvent.V_MTE2)
     copy_in(ub, src)
     handoff(HardEvent.MTE2_MTE3)

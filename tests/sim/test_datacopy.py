@@ -100,9 +100,9 @@ def test_datacopypad_gm_to_ub_any_byte_length_with_padding(dtype, count, nbytes,
     src = random_array(np.random.default_rng(2), dtype, count * (n + sgap // isz) + 8, -50, 50)
     n_ub = count * pitch_ub
     out = np.zeros(n_ub, dtype)
-    pad_params = None if pad is None else DataCopyPadExtParams(True, 0, ub_n - n, pad)
+    pad_params = () if pad is None else (DataCopyPadExtParams(True, 0, ub_n - n, pad),)     # no pad: left out
     run_staged(src, out, lambda ub, gm: DataCopyPad(ub, gm, DataCopyExtParams(count, nbytes, sgap, dgap, 0),
-                                                    pad_params),
+                                                    *pad_params),
                contiguous(n_ub), n_ub=n_ub, fill=-1)
     expected = np.full(n_ub, -1, dtype)
     data = src[burst_index(count, n, n + sgap // isz)]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, Adds, BinaryRepeatParams, CrossCoreSetFlag, CrossCoreWaitFlag,
-                        DataCopy, DataCopyParams, Duplicate, Fixpipe, GetBlockIdx, GetSubBlockIdx, HardEvent, Add,
-                        RaceError, ReduceMax, SetAtomicAdd, SetAtomicNone, SyncAll, TPipe, TPosition, float32, half,
-                        kernel, launch)
+from ascend_sim import (ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, Adds, BinaryRepeatParams, CrossCoreSetFlag,
+                        CrossCoreWaitFlag, DataCopy, DataCopyParams, Duplicate, Fixpipe, GetBlockIdx, GetSubBlockIdx,
+                        HardEvent, Add, PipeBarrier, RaceError, ReduceMax, SetAtomicAdd, SetAtomicNone, SyncAll, TPipe,
+                        TPosition, float32, half, kernel, launch)
 from kernels_util import cube_16x16, gm, handoff, raises_rule, scratch
 
 
@@ -311,3 +311,65 @@ def test_reading_a_later_blocks_output_after_syncall_is_clean():
     z = np.zeros(64, half)
     launch(read_neighbour, 4, x, z, True)
     assert np.array_equal(z, np.arange(64, dtype=half)) and np.array_equal(x[64:112], np.arange(16, 64, dtype=half))
+
+
+# ============================================================================ issue 32: a plain write hidden by atomics
+def zero_then_accumulate_unsynced(z, t, block):
+    """Block 0 zeroes z and then adds like every block, with no SyncAll between its zeroing and the others' adds."""
+    if block == 0:
+        DataCopy(z, t, 16)  # <- block 0's plain write
+        PipeBarrier(PIPE_MTE3)
+    SetAtomicAdd(half)
+    DataCopy(z, t, 16)  # <- every block adds
+    SetAtomicNone()
+
+
+def test_an_atomic_add_racing_a_plain_write_hidden_by_the_writers_own_add_is_a_race():
+    """Block 0: plain write, then its own atomic add (the chunk's last write); block 1's add must still be
+    checked against block 0's plain write (nothing orders them: the zeroing may land after block 1's add)."""
+    with raises_rule(RaceError, "block 1 (AIV) makes an atomic add to GM buffer 'z' bytes 0..31",
+                     "with a plain write at test_sanitizer_gm.py:", "<- block 0's plain write",
+                     at="<- every block adds"):
+        launch(staged_writes, 2, np.ones(16, half), np.zeros(16, half), zero_then_accumulate_unsynced,
+               gm_names=["x", "z"])
+
+
+def zero_sync_then_accumulate(z, t, block):
+    if block == 0:
+        DataCopy(z, t, 16)
+        PipeBarrier(PIPE_MTE3)
+    SyncAll()
+    SetAtomicAdd(half)
+    DataCopy(z, t, 16)
+    SetAtomicNone()
+
+
+def test_the_same_with_syncall_between_is_clean():
+    z = np.zeros(16, half)
+    launch(staged_writes, 3, np.ones(16, half), z, zero_sync_then_accumulate, gm_names=["x", "z"])
+    assert np.array_equal(z, np.full(16, 4, half))      # block 0's 1, then three adds of 1
+
+
+@kernel
+def adds_of_two_dtypes(x, z, same):
+    """Every block adds 8 values into z[0:8] (32 bytes); block 1 as int32 unless ``same``."""
+    kind = float32 if (same or GetBlockIdx() == 0) else np.int32
+    t = scratch(32, kind)
+    DataCopy(t, gm(x, kind), 8)
+    handoff(HardEvent.MTE2_MTE3)
+    SetAtomicAdd(kind)
+    DataCopy(gm(z, kind), t, 8)  # <- the atomic add
+    SetAtomicNone()
+
+
+def test_atomic_adds_of_two_dtypes_to_the_same_bytes_race():
+    with raises_rule(RaceError, "block 1 (AIV) makes an atomic add of int32_t to GM buffer 'z' bytes 0..31",
+                     "with an atomic add of float at", "read each other's bytes as their own type",
+                     at="<- the atomic add"):
+        launch(adds_of_two_dtypes, 2, np.zeros(8, np.float32), np.zeros(8, np.float32), False, gm_names=["x", "z"])
+
+
+def test_atomic_adds_of_one_dtype_accumulate():
+    z = np.zeros(8, np.float32)
+    launch(adds_of_two_dtypes, 3, np.full(8, 1.5, np.float32), z, True, gm_names=["x", "z"])
+    assert np.array_equal(z, np.full(8, 4.5, np.float32))

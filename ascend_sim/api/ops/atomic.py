@@ -20,11 +20,18 @@ _FN = {"add": np.add, "max": np.maximum, "min": np.minimum}
 _NAME = {"add": "SetAtomicAdd", "max": "SetAtomicMax", "min": "SetAtomicMin"}
 
 
+_OMITTED = object()     # SetAtomicAdd() with no dtype: the copy's own dtype
+
+
 def _set(kind: str, dtype) -> None:
     site = kernel_point()
     core = current_core()
     d = None
-    if dtype is not None:
+    if dtype is None:
+        raise DtypeError(f"{_NAME[kind]}(None): the dtype argument is None",
+                         fix=f"{_NAME[kind]}(float32) (SetAtomicAdd<float>() in C++), or {_NAME[kind]}() to use "
+                             "the dtype of each copy", site=site)
+    if dtype is not _OMITTED:
         d = dtype_arg(_NAME[kind], dtype, site)
         if d not in _TYPES:
             names = ", ".join(ascend_name(t) for t in _TYPES)
@@ -34,17 +41,17 @@ def _set(kind: str, dtype) -> None:
     core.scalar_tick()
 
 
-def SetAtomicAdd(dtype=None) -> None:
+def SetAtomicAdd(dtype=_OMITTED) -> None:
     """Following copies to GM add into GM instead of overwriting (``SetAtomicAdd<T>()``)."""
     _set("add", dtype)
 
 
-def SetAtomicMax(dtype=None) -> None:
+def SetAtomicMax(dtype=_OMITTED) -> None:
     """Following copies to GM write max(GM, data) (``SetAtomicMax<T>()``)."""
     _set("max", dtype)
 
 
-def SetAtomicMin(dtype=None) -> None:
+def SetAtomicMin(dtype=_OMITTED) -> None:
     """Following copies to GM write min(GM, data) (``SetAtomicMin<T>()``)."""
     _set("min", dtype)
 

@@ -12,11 +12,12 @@ import numpy as np
 
 from ascend_sim.api.checks import integer
 from ascend_sim.api.tensor import LocalTensor
-from ascend_sim.api.ops.vector import binary_instr, dtypes_of, scalar_instr, unary_instr
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import binary_instr, scalar_instr, unary_instr
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
-_B16 = dtypes_of("int16_t", "uint16_t")                                   # And/Or/Not pages, Atlas A2
-_SHIFT = dtypes_of("int16_t", "uint16_t", "int32_t", "uint32_t")          # ShiftLeft/ShiftRight pages
+_B16 = allowed("And")                    # And/Or/Not pages, Atlas A2 (dtype_table.py)
+_SHIFT = allowed("ShiftLeft")             # ShiftLeft/ShiftRight pages
 
 And = binary_instr("And", np.bitwise_and, dtypes=_B16)
 Or = binary_instr("Or", np.bitwise_or, dtypes=_B16)

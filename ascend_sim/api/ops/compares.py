@@ -11,14 +11,15 @@ import numpy as np
 
 from ascend_sim.api.checks import integer, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done
-from ascend_sim.api.ops.vector import CMPMODE, Access, dtypes_of, issue, require_dtype, ub_operand
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import CMPMODE, Access, issue, require_dtype, ub_operand
 from ascend_sim.engine import timing
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 
-_TYPES = dtypes_of("half", "float", "int32_t")
+_TYPES = allowed("Compares")
 _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
         CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
 

@@ -18,8 +18,8 @@ from ascend_sim.engine import timing
 from ascend_sim.engine.core import FIX, M, MTE1, regions_of, region
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8, int32, uint8
 from ascend_sim.engine.errors import (ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, PositionError,
-                                      format_site, kernel_point)
-from ascend_sim.api.checks import int_fields, integer, live, member
+                                      format_site, kernel_point, site_outside)
+from ascend_sim.api.checks import check_fields, field_spec, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.atomic import atomic_mode, combine
@@ -55,11 +55,14 @@ class LoadData2DParams:
         self.ifTranspose = ifTranspose
         self.addrMode = addrMode
         if (startIndex.__class__ is not int or repeatTimes.__class__ is not int or srcStride.__class__ is not int
-                or sid.__class__ is not int or dstGap.__class__ is not int or addrMode.__class__ is not int):
+                or sid.__class__ is not int or dstGap.__class__ is not int or addrMode.__class__ is not int
+                or ifTranspose.__class__ is not bool or not 0 <= startIndex <= 65535 or not 0 <= repeatTimes <= 255
+                or not 0 <= srcStride <= 65535 or not 0 <= sid <= 255 or not 0 <= dstGap <= 65535
+                or not 0 <= addrMode <= 255):
             self.__post_init__()
 
-    def __post_init__(self):            # a frame between int_fields and the caller, as in a dataclass's __init__
-        int_fields(self, ("startIndex", "repeatTimes", "srcStride", "sid", "dstGap", "addrMode"))
+    def __post_init__(self):            # a frame between check_fields and the caller, as in a dataclass's __init__
+        check_fields(self, _LOAD2D_SPEC)
 
 
 class MmadParams:
@@ -84,22 +87,26 @@ class MmadParams:
         self.k = k
         if len(args) == 3 and not kw:         # the usual form, first
             self.unitFlag, self.cmatrixSource, self.cmatrixInitVal = args
-            if m.__class__ is not int or n.__class__ is not int or k.__class__ is not int:
-                int_fields(self, ("m", "n", "k"))
+            if (m.__class__ is not int or n.__class__ is not int or k.__class__ is not int or not 0 <= m <= 65535
+                    or not 0 <= n <= 65535 or not 0 <= k <= 65535 or args[0].__class__ is not int
+                    or args[1].__class__ is not bool or args[2].__class__ is not bool):
+                check_fields(self, _MMAD_SPEC, 2)
             return
         if args and (len(args) != 3 or kw):
             names = {3: self._SIX, 5: self._EIGHT}.get(len(args))
             if names is None:
-                raise TypeError(f"MmadParams takes 3, 6 or 8 positional arguments (the C++ constructors "
-                                f"(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal) and (m, n, k, isBias, fmOffset, "
-                                f"enSsparse, enWinogradA, enWinogradB)), got {3 + len(args)}")
+                raise ArgumentError(f"MmadParams takes 3, 6 or 8 positional arguments (the C++ constructors "
+                                    f"(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal) and (m, n, k, isBias, "
+                                    f"fmOffset, enSsparse, enWinogradA, enWinogradB)), got {3 + len(args)}",
+                                    fix="MmadParams(m, n, k) or MmadParams(m, n, k, unitFlag, cmatrixSource, "
+                                        "cmatrixInitVal)", site=site_outside(1))
             kw = {**dict(zip(names, args)), **kw}
         for name, v in kw.items():
             if name not in self._SIX + self._EIGHT + ("kDirectionAlign",):
-                raise TypeError(f"MmadParams has no field {name!r}")
+                raise ArgumentError(f"MmadParams has no field {name!r}", fix="fields: " + ", ".join(
+                    ("m", "n", "k") + self._SIX + self._EIGHT + ("kDirectionAlign",)), site=site_outside(1))
             setattr(self, name, v)
-        if self.m.__class__ is not int or self.n.__class__ is not int or self.k.__class__ is not int:
-            int_fields(self, ("m", "n", "k"))
+        check_fields(self, _MMAD_SPEC, 2)
 
     def __repr__(self) -> str:
         return (f"MmadParams(m={self.m}, n={self.n}, k={self.k}, unitFlag={self.unitFlag}, "
@@ -146,12 +153,20 @@ class FixpipeParamsV220:
     isChannelSplit: bool = False
 
     def __post_init__(self):
-        if (self.nSize.__class__ is not int or self.mSize.__class__ is not int
-                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
-            int_fields(self, ("nSize", "mSize", "srcStride", "dstStride"))
+        check_fields(self, _FIXPIPE_SPEC)
 
 
 FixpipeParams = FixpipeParamsV220
+
+# the C++ types of the fields (kernel_struct_mm.h, kernel_struct_fixpipe.h)
+_LOAD2D_SPEC = field_spec(startIndex="uint16_t", repeatTimes="uint8_t", srcStride="uint16_t", sid="uint8_t",
+                          dstGap="uint16_t", ifTranspose="bool", addrMode="uint8_t")
+_MMAD_SPEC = field_spec(m="uint16_t", n="uint16_t", k="uint16_t", unitFlag="uint8_t", cmatrixSource="bool",
+                        cmatrixInitVal="bool", isBias="bool", fmOffset="int32_t", enSsparse="bool", enWinogradA="bool",
+                        enWinogradB="bool", kDirectionAlign="bool")
+_FIXPIPE_SPEC = field_spec(nSize="uint16_t", mSize="uint16_t", srcStride="uint16_t", dstStride="uint32_t",
+                           reluEn="bool", deqScalar="uint64_t", ndNum="uint16_t", srcNdStride="uint16_t",
+                           dstNdStride="uint16_t", unitFlag="uint8_t", isChannelSplit="bool")
 
 # input dtype -> (accumulator dtype, fractal m0, k0 (= C0), n0)  [DK LoadData_2D: b8 16x32, b16 16x16, b32 16x8]
 _CUBE = {half: (float32, 16, 16, 16), bfloat16: (float32, 16, 16, 16), int8: (int32, 16, 32, 16),

@@ -14,10 +14,10 @@ from ascend_sim.engine import context, layout
 from ascend_sim.engine import timing
 from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name, bytes_of, int4b_t
-from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point
+from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point, site_outside
 from ascend_sim.api.ops.atomic import SetAtomicAdd, SetAtomicNone, atomic_mode, combine  # noqa: F401 (re-exported)
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
-from ascend_sim.api.checks import dtype_arg, int_fields, integer, live, scalar as scalar_arg
+from ascend_sim.api.checks import check_fields, dtype_arg, field_spec, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, bytes_not_elements, check_aligned
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.memory import note_gm_write
@@ -35,9 +35,7 @@ class DataCopyParams:
     dstStride: int = 0
 
     def __post_init__(self):
-        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
-                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int):
-            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride"))
+        check_fields(self, _COPY_FIELDS)
 
 
 @dataclass
@@ -51,10 +49,7 @@ class DataCopyExtParams:
     rsv: int = 0
 
     def __post_init__(self):
-        if (self.blockCount.__class__ is not int or self.blockLen.__class__ is not int
-                or self.srcStride.__class__ is not int or self.dstStride.__class__ is not int
-                or self.rsv.__class__ is not int):
-            int_fields(self, ("blockCount", "blockLen", "srcStride", "dstStride", "rsv"))
+        check_fields(self, _EXT_FIELDS)
 
 
 @dataclass
@@ -65,6 +60,19 @@ class DataCopyPadExtParams:
     leftPadding: int = 0
     rightPadding: int = 0
     paddingValue: float = 0
+
+    def __post_init__(self):
+        check_fields(self, _PAD_FIELDS)
+        v = self.paddingValue
+        if v.__class__ is not int and v.__class__ is not float:
+            scalar_arg("DataCopyPadExtParams", "paddingValue", v, np.dtype(np.float32), site_outside(2))
+
+
+# the C++ types of the fields (kernel_struct_data_copy.h)
+_COPY_FIELDS = field_spec(blockCount="uint16_t", blockLen="uint16_t", srcStride="uint16_t", dstStride="uint16_t")
+_EXT_FIELDS = field_spec(blockCount="uint16_t", blockLen="uint32_t", srcStride="uint32_t", dstStride="uint32_t",
+                         rsv="uint32_t")
+_PAD_FIELDS = field_spec(isPad="bool", leftPadding="uint8_t", rightPadding="uint8_t")
 
 
 DataCopyPadParams = DataCopyPadExtParams
@@ -136,7 +144,10 @@ def _datacopy_bursts(dst, src, count_or_params, site) -> BurstPlan:
     return BurstPlan(1, nbytes, nbytes, nbytes, nbytes)
 
 
-def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
+_OMITTED = object()     # DataCopyPad's padParams, not given (no padding)
+
+
+def DataCopyPad(dst, src, params: DataCopyExtParams, padParams=_OMITTED) -> None:
     """Copy bursts of any byte length between GM and UB; GM -> UB bursts get left/right padding up to 32 bytes.
 
     GMToUB非对齐数据搬运(DataCopyPad).md: "blockCount∈[0, 4095]", "blockLen∈[0, 2097151]" (0 moves nothing),
@@ -146,6 +157,11 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     p = params
     site = kernel_point()
     left = right = 0
+    if padParams is _OMITTED:
+        padParams = None
+    elif padParams is None:
+        raise ArgumentError("DataCopyPad: padParams is None", fix="pass a DataCopyPadExtParams(isPad, leftPadding, "
+                            "rightPadding, paddingValue), or leave it out for no padding", site=site)
     if padParams is not None:
         _check_pad(padParams, dst, site)
         left, right = padParams.leftPadding, padParams.rightPadding

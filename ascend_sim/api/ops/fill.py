@@ -15,16 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import integer, scalar as scalar_arg
+from ascend_sim.api.checks import check_fields, field_spec, integer, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done
-from ascend_sim.api.ops.vector import (MAX_STRIDE, Access, check_repeat, dtypes_of, issue, require_dtype,
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import (MAX_STRIDE, Access, check_repeat, issue, require_dtype,
                                        same_dtype, ub_operand)
 from ascend_sim.engine import timing
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
-_TYPES = dtypes_of("int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")
+_TYPES = allowed("Brcb")
 
 
 @dataclass
@@ -33,6 +34,12 @@ class BrcbRepeatParams:
 
     dstBlkStride: int = 1
     dstRepStride: int = 8
+
+    def __post_init__(self):
+        check_fields(self, _BRCB_SPEC)
+
+
+_BRCB_SPEC = field_spec(dstBlkStride="uint16_t", dstRepStride="uint16_t")       # kernel_struct_brcb.h
 
 
 def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:
@@ -64,7 +71,7 @@ def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:
     d.put(np.repeat(a.get(), epb))
 
 
-_INDEX_TYPES = dtypes_of("int16_t", "half", "int32_t", "float")
+_INDEX_TYPES = allowed("CreateVecIndex")
 
 
 def CreateVecIndex(dst, firstValue, count: int) -> None:

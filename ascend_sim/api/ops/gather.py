@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import integer
+from ascend_sim.api.checks import check_fields, field_spec, integer
 from ascend_sim.api.ops.mask import lane_mask, normal_key
-from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, require_dtype, same_dtype,
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import (Access, check_repeat, issue, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine import timing
@@ -28,7 +29,7 @@ from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 
-_TYPES = dtypes_of("int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")   # A2, both pages
+_TYPES = allowed("Gather")          # A2, both pages (dtype_table.py)
 
 
 # ----------------------------------------------------------------------------- Gather
@@ -106,6 +107,13 @@ class GatherMaskParams:
     repeatTimes: int = 1
     src0RepeatStride: int = 8
     src1RepeatStride: int = 8
+
+    def __post_init__(self):
+        check_fields(self, _GM_SPEC)
+
+
+_GM_SPEC = field_spec(src0BlockStride="uint8_t", repeatTimes="uint16_t", src0RepeatStride="uint16_t",
+                      src1RepeatStride="uint8_t")       # kernel_struct_gather.h
 
 
 _PATTERNS = {1: (1, 0), 2: (1, 1), 3: (3, 0), 4: (3, 1), 5: (3, 2), 6: (3, 3)}     # (period - 1 mask, phase)

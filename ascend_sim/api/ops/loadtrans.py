@@ -18,7 +18,7 @@ from ascend_sim.engine.context import current_core
 from ascend_sim.engine.core import regions_of
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
-from ascend_sim.api.checks import int_fields, integer
+from ascend_sim.api.checks import check_fields, field_spec, integer
 from ascend_sim.api.ops.cube import CubePlan, check_l0_address, issue_load, tier_of
 from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
 
@@ -38,7 +38,11 @@ class LoadData2dTransposeParams:
     addrMode: int = 0
 
     def __post_init__(self):
-        int_fields(self, _FIELDS)
+        check_fields(self, _SPEC)
+
+
+_SPEC = field_spec(startIndex="uint16_t", repeatTimes="uint8_t", srcStride="uint16_t", dstGap="uint16_t",
+                   dstFracGap="uint16_t", addrMode="uint8_t")      # kernel_struct_mm.h
 
 
 def LoadDataWithTranspose(dst, src, params: LoadData2dTransposeParams) -> None:

@@ -66,13 +66,19 @@ def SetVectorMask(*args, dtype=None, mode: MaskMode = MaskMode.NORMAL) -> None:
     """``SetVectorMask<T, mode>(len)`` or ``SetVectorMask<T, mode>(maskHigh, maskLow)``.
 
     Normal mode: ``len`` = the first len lanes of each repeat, or the bit words (high word first, as in
-    C++). Counter mode: ``len`` (or ``maskLow``, with ``maskHigh`` 0) = the element count.
+    C++). Counter mode: ``len`` (or ``maskLow``, with ``maskHigh`` 0) = the element count; the two-word form
+    is a raw register write, so it sets the count in Counter mode with either mode argument.
     """
     site = kernel_point()
     core = current_core()
     member("SetVectorMask", "mode", mode, MaskMode, site)
     counter = mode is MaskMode.COUNTER
-    if counter != bool(core.vmode):
+    # the two-word form writes the register as given whatever the mode argument (kernel_reg.h: set_vector_mask(
+    # maskHigh, maskLow)), so SetVectorMask<T>(0, n) after SetMaskCount() sets the count n (the reduce sample)
+    raw_count = len(args) == 2 and not counter and core.vmode
+    if raw_count:
+        counter = True
+    elif counter != bool(core.vmode):
         now = "Counter (SetMaskCount)" if core.vmode else "Normal (the default, or SetMaskNorm)"
         raise ArgumentError(f"SetVectorMask<{mode.name}> while the mask mode is {now}: the register would be "
                             f"written in one mode's format and read in the other's",

@@ -19,7 +19,7 @@ from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, CubeFormatError, DtypeError, OutOfBoundsError, PositionError
 from ascend_sim.engine.gmcheck import gm_read, record_read
 from ascend_sim.hw.dtypes import ascend_name
-from ascend_sim.api.checks import int_fields, integer, live
+from ascend_sim.api.checks import check_fields, field_spec, integer, live
 from ascend_sim.api.ops.datacopy import PARAM_COPIES
 from ascend_sim.api.ops.fractal import C0_BYTES, ROWS, byte_runs
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, check_aligned
@@ -47,7 +47,12 @@ class Nd2NzParams:
     dstNzMatrixStride: int = 0
 
     def __post_init__(self):
-        int_fields(self, _FIELDS)
+        check_fields(self, _SPEC)
+
+
+_SPEC = field_spec(ndNum="uint16_t", nValue="uint16_t", dValue="uint32_t", srcNdMatrixStride="uint64_t",
+                   srcDValue="uint64_t", dstNzC0Stride="uint16_t", dstNzNStride="uint16_t",
+                   dstNzMatrixStride="uint32_t")      # kernel_struct_data_copy.h
 
 
 _PIECE = np.dtype((np.void, C0_BYTES))     # one C0 piece: a 32-byte memcpy, not 32 one-byte copies

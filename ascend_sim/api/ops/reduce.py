@@ -16,14 +16,15 @@ import numpy as np
 
 from ascend_sim.api.checks import integer, member
 from ascend_sim.api.ops.mask import lane_mask, normal_key
+from ascend_sim.api.ops.dtype_table import allowed
 from ascend_sim.api.ops.vector import (Access, ReduceOrder, WholeReduceMax, WholeReduceMin, WholeReduceSum,
-                                       check_repeat, dtypes_of, issue, lane_index, require_dtype, same_dtype,
+                                       check_repeat, issue, lane_index, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
-_TYPES = dtypes_of("half", "float")
+_TYPES = allowed("ReduceSum")           # every reduction of this module: half, float (dtype_table.py)
 MAX_STRIDE16 = 2**16 - 1        # these reductions' strides: [0, 2^16 - 1]
 
 

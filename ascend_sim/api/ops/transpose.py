@@ -17,16 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.api.checks import dtype_arg, integer
+from ascend_sim.api.checks import check_fields, dtype_arg, field_spec, integer
 from ascend_sim.api.pipe import TPosition
 from ascend_sim.api.tensor import LocalTensor
-from ascend_sim.api.ops.vector import (Access, check_repeat, dtypes_of, issue, require_dtype, same_dtype,
+from ascend_sim.api.ops.dtype_table import allowed
+from ascend_sim.api.ops.vector import (Access, check_repeat, issue, require_dtype, same_dtype,
                                        ub_operand)
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
 
-_T16 = dtypes_of("int16_t", "uint16_t", "half")
+_T16 = allowed("Transpose")
 ADDR_LIST = 16                  # NCHW_CONV_ADDR_LIST_SIZE
 
 
@@ -53,6 +54,13 @@ class TransDataTo5HDParams:
     repeatTimes: int = 1
     dstRepStride: int = 0
     srcRepStride: int = 0
+
+    def __post_init__(self):
+        check_fields(self, _5HD_SPEC)
+
+
+_5HD_SPEC = field_spec(dstHighHalf="bool", srcHighHalf="bool", repeatTimes="uint8_t", dstRepStride="uint16_t",
+                       srcRepStride="uint16_t")     # kernel_struct_transpose.h
 
 
 def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype=None) -> None:

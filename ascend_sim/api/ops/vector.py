@@ -23,8 +23,9 @@ from ascend_sim.hw.dtypes import ascend_name, as_dtype, int4b_t, int8, is_float
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError, OutOfBoundsError, PositionError,
                                       kernel_point)
 from ascend_sim.engine.memory import GRANULE
-from ascend_sim.api.checks import integer, live, member, scalar as scalar_arg
+from ascend_sim.api.checks import check_fields, field_spec, integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
+from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.engine.context import current_core
@@ -33,6 +34,9 @@ from ascend_sim.engine.shadow import runs
 
 @dataclass
 class BinaryRepeatParams:
+    """``BinaryRepeatParams{dstBlkStride, src0BlkStride, src1BlkStride, dstRepStride, src0RepStride, src1RepStride}``:
+    uint8_t fields (kernel_struct_binary.h)."""
+
     dstBlkStride: int = 1
     src0BlkStride: int = 1
     src1BlkStride: int = 1
@@ -40,13 +44,28 @@ class BinaryRepeatParams:
     src0RepStride: int = 8
     src1RepStride: int = 8
 
+    def __post_init__(self):
+        check_fields(self, _BINARY_FIELDS)
+
 
 @dataclass
 class UnaryRepeatParams:
+    """``UnaryRepeatParams{dstBlkStride, srcBlkStride, dstRepStride, srcRepStride}``: uint16_t block strides,
+    uint8_t repeat strides (kernel_struct_unary.h); the vector ops take block strides up to 255 (MAX_STRIDE)."""
+
     dstBlkStride: int = 1
     srcBlkStride: int = 1
     dstRepStride: int = 8
     srcRepStride: int = 8
+
+    def __post_init__(self):
+        check_fields(self, _UNARY_FIELDS)
+
+
+_BINARY_FIELDS = field_spec(**{f: "uint8_t" for f in ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
+                                                       "src0RepStride", "src1RepStride")})
+_UNARY_FIELDS = field_spec(dstBlkStride="uint16_t", srcBlkStride="uint16_t", dstRepStride="uint8_t",
+                           srcRepStride="uint8_t")
 
 
 class CMPMODE(enum.Enum):
@@ -348,24 +367,27 @@ def dtypes_of(*names: str) -> tuple:
     return tuple(as_dtype(n) for n in names)
 
 
-def require_dtype(op: str, t: LocalTensor, dtypes: tuple, site) -> None:
-    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes``."""
-    if t.dtype not in dtypes:
-        names = ", ".join(ascend_name(d) for d in dtypes)
-        raise DtypeError(f"{op} supports {names} on Atlas A2, not {ascend_name(t.dtype)}",
-                         fix=f"Cast the data to one of {names} first (or ReinterpretCast raw bits)", site=site)
+def require_dtype(op: str, t: LocalTensor, dtypes: tuple | None, site) -> None:
+    """DtypeError unless ``t`` has one of the documented (Atlas A2) ``dtypes`` (None: ``op``'s row of dtype_table)."""
+    require_a2(op, t.dtype, site, dtypes)
 
 
 def _check_dtype(op: str, t: LocalTensor, float_only: bool, dtypes, site) -> None:
-    if float_only:
-        _require_float(op, t, site)
     if dtypes is not None:
         require_dtype(op, t, dtypes, site)
+    elif float_only:
+        _require_float(op, t, site)
+
+
+def _a2(op: str, dtypes: tuple | None) -> tuple | None:
+    """An instruction's documented dtypes: its own list, else its row of the A2 table (dtype_table.py)."""
+    return dtypes if dtypes is not None else (allowed(op) if op in A2 else None)
 
 
 # ----------------------------------------------------------------------------- families
 def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes: tuple | None = None):
     ufunc = isinstance(fn, np.ufunc)
+    dtypes = _a2(op, dtypes)
 
     def build(site, dst, src0, src1, args) -> _VecPlan:
         for role, t in (("dst", dst), ("src0", src0), ("src1", src1)):
@@ -392,6 +414,7 @@ def _binary(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
 
 def _one_source_build(op: str, klass: str, float_only: bool, dtypes: tuple | None):
     """The plan builder of a one-source instruction (``dst``, ``src``): UB operands, one dtype, its accesses."""
+    dtypes = _a2(op, dtypes)
     def build(site, dst, src, args) -> _VecPlan:
         _ub(dst, op, "dst", site)
         _ub(src, op, "src", site)
@@ -420,8 +443,10 @@ def _scalar(op: str, fn, klass: str = "simple", float_only: bool = False, dtypes
 
     def instr(dst, src, scalar, *args, isSetMask: bool = True) -> None:
         site = kernel_point()
+        if dst.__class__ is not LocalTensor:
+            _ub(dst, op, "dst", site)
         if scalar.__class__ is not float or dst.dtype.kind != "f":     # before the instruction has any effect
-            scalar_arg(op, "scalar", scalar, getattr(dst, "dtype", np.dtype(np.float32)), site)
+            scalar_arg(op, "scalar", scalar, dst.dtype, site)
         plan = _issued(op, klass, build, site, (dst, src), args, isSetMask)
         if not context.computing():      # launch(..., numerics=False): timing only
             return
@@ -468,11 +493,15 @@ Rsqrt = _unary("Rsqrt", _rsqrt, "transcendental", dtypes=dtypes_of("half", "floa
 # the shared machinery, for the instruction families in the sibling modules (bitwise, gather, reduce ...)
 binary_instr, unary_instr, scalar_instr = _binary, _unary, _scalar
 ub_operand, Access, issue, same_dtype = _ub, _Access, _issue, _same
+stride, bank_operand = _stride, _bank_operand
 check_repeat, lane_index = _check_repeat, _lane_index
 
 
 def Axpy(dst, src, scalar, count) -> None:
-    """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype)."""
+    """``Axpy(dst, src, scalar, count)``: dst = src * scalar + dst (two roundings in the dtype).
+
+    Axpy.md's A2 table also has a half src and scalar with a float dst (PAR 64): computed in float (src and the
+    half scalar widened exactly, then a float multiply and a float add; the page gives no finer rounding)."""
     site = kernel_point()
     if count.__class__ is not int:
         count = _count("Axpy", count, site)
@@ -483,14 +512,19 @@ def Axpy(dst, src, scalar, count) -> None:
     if not context.computing():      # launch(..., numerics=False): timing only
         return
     d = plan.d
-    s = np.asarray(scalar).astype(dst.dtype)
-    d.put(np.add(np.multiply(plan.srcs[0].get(), s), d.get()))
+    s = np.asarray(scalar).astype(src.dtype)
+    x = plan.srcs[0].get()
+    if x.dtype != dst.dtype:            # half src, float dst
+        x, s = x.astype(dst.dtype), s.astype(dst.dtype)
+    d.put(np.add(np.multiply(x, s), d.get()))
 
 
 def _axpy_plan(site, dst, src, count) -> _VecPlan:
     _ub(dst, "Axpy", "dst", site)
     _ub(src, "Axpy", "src", site)
-    _same("Axpy", site, dst, src)
+    if not (src.dtype == np.float16 and dst.dtype == np.float32):      # Axpy.md: half src -> float dst
+        _same("Axpy", site, dst, src)
+    require_dtype("Axpy", dst, None, site)
     d, (a,), reps = _accesses("Axpy", site, dst, [src], (count,))
     return _VecPlan(current_core(), d, [a], reps, "simple", extra_reads=(d.region,))
 
@@ -499,6 +533,7 @@ def Duplicate(dst, scalar, *args, isSetMask: bool = True) -> None:
     """``Duplicate(dst, scalar, count)`` (or mask, repeatTimes, dstBlkStride, dstRepStride): fill."""
     site = kernel_point()
     _ub(dst, "Duplicate", "dst", site)
+    require_dtype("Duplicate", dst, None, site)
     scalar_arg("Duplicate", "scalar", scalar, dst.dtype, site)
     core = current_core()
     if len(args) == 4:
@@ -543,38 +578,74 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
         reps = timing.vector_repeats(n, wide)
     elif len(args) == 3:
         mask, repeat, params = args
-        if sd is int4b_t or dd is int4b_t:
-            raise ArgumentError("Cast: int4b_t in the repeat form is not modelled", fix="use the count form",
-                                site=site)
         if not isinstance(params, UnaryRepeatParams):
             raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
                                 fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
         key = normal_key("Cast", current_core(), mask, wide, True, site)
         r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
-        d = _Access(dst, _cast_lanes(dd.itemsize, wide, key, r, _stride("Cast", params, "dstBlkStride", site),
-                                     _stride("Cast", params, "dstRepStride", site)), "Cast", site)
-        a = _Access(src, _cast_lanes(sd.itemsize, wide, key, r, _stride("Cast", params, "srcBlkStride", site),
-                                     _stride("Cast", params, "srcRepStride", site)), "Cast", site)
-        n, reps = d.n, max(r, 1)
+        d_el = _cast_lanes(_per_block(dd), wide, key, r, _stride("Cast", params, "dstBlkStride", site),
+                           _stride("Cast", params, "dstRepStride", site))
+        s_el = _cast_lanes(_per_block(sd), wide, key, r, _stride("Cast", params, "srcBlkStride", site),
+                           _stride("Cast", params, "srcRepStride", site))
+        d = _Int4Access(dst, d_el, site) if dd is int4b_t else _Access(dst, d_el, "Cast", site)
+        a = _Int4Access(src, s_el, site) if sd is int4b_t else _Access(src, s_el, "Cast", site)
+        n, reps = d_el.size, max(r, 1)
     else:
         raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
                             fix="Cast(dst, src, mode, count)", site=site)
     _issue("Cast", "cast", d, [a], reps, site)
     if not context.computing():      # launch(..., numerics=False): timing only
         return
-    x = unpack_int4(a.get(), n) if sd is int4b_t else a.get()
+    x = a.nibbles() if isinstance(a, _Int4Access) else unpack_int4(a.get(), n) if sd is int4b_t else a.get()
     if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
         d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
     elif dd is int4b_t:                          # round, saturate to -8..7, pack
-        d.put(pack_int4(np.clip(cast_values(x, int8, round_mode), -8, 7)))
+        v = np.clip(cast_values(x, int8, round_mode), -8, 7)
+        if isinstance(d, _Int4Access):
+            d.put_nibbles(v)
+        else:
+            d.put(pack_int4(v))
     else:
         d.put(cast_values(x, dd, round_mode))
 
 
+def _per_block(dtype: np.dtype) -> int:
+    """Elements of ``dtype`` in a 32-byte block (int4b_t: 64, two per byte)."""
+    return 64 if dtype is int4b_t else 32 // dtype.itemsize
+
+
+class _Int4Access(_Access):
+    """An int4b_t operand of the repeat-form Cast: its element offsets ``el`` are nibbles (element 2k in the low
+    nibble of byte k, as in the count form); the access covers the bytes they live in."""
+
+    __slots__ = ("el",)
+
+    def __init__(self, t: LocalTensor, el: np.ndarray, site):
+        self.el = el
+        super().__init__(t.ReinterpretCast(np.uint8), np.unique(el // 2), "Cast", site)
+
+    def _bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.t.tier.arena.view(np.uint8), self.t.addr + self.el // 2
+
+    def nibbles(self) -> np.ndarray:
+        """The int4 values at ``el``, sign-extended to int8."""
+        arena, at = self._bytes()
+        b = arena[at].astype(np.int16)
+        v = np.where(self.el % 2, b >> 4, b & 0x0F)
+        return np.where(v > 7, v - 16, v).astype(np.int8)
+
+    def put_nibbles(self, v: np.ndarray) -> None:
+        """Write int4 values (-8..7) at ``el``, leaving the other nibble of each byte as it was."""
+        arena, at = self._bytes()
+        v = v.astype(np.int16) & 0x0F
+        for odd, keep, shift in ((0, 0xF0, 0), (1, 0x0F, 4)):
+            sel = self.el % 2 == odd
+            arena[at[sel]] = (arena[at[sel]] & keep) | (v[sel] << shift).astype(np.uint8)
+
+
 @lru_cache(maxsize=1024)
-def _cast_lanes(itemsize: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
-    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``itemsize`` each."""
-    epb = 32 // itemsize
+def _cast_lanes(epb: int, wide: int, mask_key, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """Element offsets of one Cast operand's active lanes: 256 // ``wide`` lanes per repeat, ``epb`` per block."""
     j = np.flatnonzero(lane_mask(mask_key, 256 // wide))
     r = np.arange(repeat)[:, None] * rep * epb
     return (r + (j // epb) * blk * epb + j % epb).reshape(-1)
@@ -634,7 +705,7 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
         CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
 
 
-def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
+def compare_to_tensor(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
     """``Compare(dst, src0, src1, CMPMODE, count)``: one result bit per element, packed into uint8 ``dst``.
 
     Compare.md: "设置count时，需要保证count个元素所占空间256字节对齐。未对齐部分元素不参与计算，仅完整对齐块有效" (only
@@ -670,8 +741,7 @@ def Compare(dst, src0, src1, cmpMode: CMPMODE, count) -> None:
 
 
 _CMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32))
-
-
+compare_fns = _CMP
 def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
     """``Select(dst, selMask, src0, src1, SELMODE, count)`` or ``(..., mask, repeatTime, BinaryRepeatParams)``.
 
@@ -689,9 +759,7 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
         scalar_arg("Select", "src1 (the scalar of VSEL_TENSOR_SCALAR_MODE)", src1, dst.dtype, site)
     srcs = [src0] if scalar_mode else [src0, _ub(src1, "Select", "src1", site)]
     _same("Select", site, dst, *srcs)
-    if dst.dtype not in _CMP_DTYPES[:2]:
-        raise DtypeError(f"Select: {ascend_name(dst.dtype)} data; on Atlas A2 Select takes half or float",
-                         fix="Cast to half or float first", site=site)
+    require_dtype("Select", dst, None, site)
     lanes = 256 // dst.dtype.itemsize
     if len(args) == 1:
         d, acc, reps = _accesses("Select", site, dst, srcs, args)
@@ -733,6 +801,7 @@ def _reduce(op: str, fn, with_index: bool):
         _ub(src, op, "src", site)
         _ub(workLocal, op, "workLocal", site)
         _same(op, site, dst, src)
+        require_dtype(op, src, None, site)
         if calIndex.__class__ is not bool:
             raise ArgumentError(f"{op}: calIndex must be True or False, got {calIndex!r}",
                                 fix="pass calIndex=True to also get the index", site=site)
@@ -801,6 +870,7 @@ def _whole(op: str, fn, arg=None):
             4 if order == ReduceOrder.ORDER_ONLY_INDEX else 2 * isz)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
+        require_dtype(op, src, None, site)
         dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
@@ -859,7 +929,7 @@ WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v:
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
-           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Compare", "Select",
+           "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Select",
            "ReduceMax", "ReduceMin",
            "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]

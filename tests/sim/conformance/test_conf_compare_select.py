@@ -90,7 +90,7 @@ def test_compare_int32_only_eq():
 
 def test_bad_select_calls_name_the_rule():
     x = np.ones(128, half)
-    with raises_rule(DtypeError, "Select: int32_t data; on Atlas A2 Select takes half or float", at="int_select"):
+    with raises_rule(DtypeError, "Select supports half, float on Atlas A2, not int32_t", at="int_select"):
         run_on_ub(lambda m, a, z: Select(z, m, a, a, SELMODE.VSEL_TENSOR_TENSOR_MODE, 64),  # int_select
                   np.zeros(8, uint8), np.ones(64, int32), np.zeros(64, int32))
     with raises_rule(OutOfBoundsError, "VSEL_TENSOR_TENSOR_MODE reads selMask bits 0..127 (16 bytes) but selMask "
