@@ -216,9 +216,15 @@ class LocalTensor:
         return self.position
 
     def view(self, count: int | None = None) -> np.ndarray:
-        """Numpy view of the first ``count`` elements (simulator internal)."""
-        n = self.size if count is None else count
-        return self.tier.arena[self.addr:self.addr + n * self.dtype.itemsize].view(self.dtype)
+        """A read-only numpy view of the first ``count`` elements (a debug aid, like ``peek``).
+
+        Read-only so that a kernel cannot compute in numpy and write the answer into UB behind the simulator's
+        back (docs/grading.md): values change only through instructions. The ops write through
+        :func:`writable_view`, which the public ``ascend_sim`` API does not export.
+        """
+        v = writable_view(self, count)
+        v.flags.writeable = False
+        return v
 
     def peek(self) -> np.ndarray:
         """Debug aid (like DumpTensor): a host copy of the tensor. Not an instruction."""
@@ -234,6 +240,12 @@ class LocalTensor:
     def __repr__(self) -> str:
         return (f"LocalTensor<{ascend_name(self.dtype)}>({self.tier.name}@{self.addr}, "
                 f"size={self.size}, {getattr(self.position, 'name', self.position)})")
+
+
+def writable_view(t: LocalTensor, count: int | None = None) -> np.ndarray:
+    """The ops' numpy view of the first ``count`` elements of ``t``, writable (not exported by ``ascend_sim``)."""
+    n = t.size if count is None else count
+    return t.tier.arena[t.addr:t.addr + n * t.dtype.itemsize].view(t.dtype)
 
 
 class TypedLocalTensor:

@@ -25,6 +25,7 @@ from ascend_sim import (CMPMODE, PIPE_ALL, PIPE_MTE2, PIPE_MTE3, PIPE_V, SELMODE
                         ReduceMax, ReduceSum, Relu, RoundMode, Select, SetFlag, Sub, TBuf, TPipe, TPosition, TQue,
                         UnaryRepeatParams, WaitFlag, float32, half, kernel, launch)
 from ascend_sim.engine.errors import InternalError
+from ascend_sim.api.tensor import writable_view
 
 N = 256                 # half elements per buffer (512 bytes)
 CANARY = 32             # bytes before and after every buffer
@@ -459,7 +460,7 @@ def cube_case(x, z, call, box):
     Mmad(bufs["co1"], bufs["a2"], bufs["b2"], MmadParams(16, 16, 16))
     PipeBarrier(PIPE_ALL)
     for gd in guards:
-        gd.view()[...] = PATTERN
+        writable_view(gd)[...] = PATTERN
     t = SimpleNamespace(x=xg, z=zg, pipe=pipe, **bufs)
     try:
         call.fn(t)
@@ -510,7 +511,7 @@ def fuzz_case(x, z, call, box):
         Duplicate(t, 1, t.GetSize())
     Duplicate(small.Get(half), 1.0, 32)
     for gd in guards:
-        gd.view()[...] = PATTERN            # host-side poke: not an instruction (the canary is never read)
+        writable_view(gd)[...] = PATTERN            # host-side poke: not an instruction (the canary is never read)
     PipeBarrier(PIPE_ALL)
     t = SimpleNamespace(x=xg, z=zg, xp=x, small=small, q=q, pipe=pipe, **bufs)
     box["guards"] = guards

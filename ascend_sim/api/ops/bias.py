@@ -16,6 +16,7 @@ from ascend_sim.engine.core import MTE1, regions_of, region
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, OutOfBoundsError
 from ascend_sim.hw.dtypes import ascend_name, float32, half, int32
 from ascend_sim.api.checks import integer
+from ascend_sim.api.tensor import writable_view
 from ascend_sim.api.ops.cube import CubePlan, cached_plan, tier_of
 from ascend_sim.api.ops.datacopy import TIER_COPIES
 
@@ -65,7 +66,7 @@ def _plan(core, dst, src, count, site) -> CubePlan:
     nbytes = n * src.dtype.itemsize
     cost = timing.local_transfer(core, nbytes, core.chip.l1_to_bt_bytes_per_cycle, core.chip.mte1_startup)
     return CubePlan(cost, regions_of((region(src, nbytes),)), regions_of((region(dst, n * dst.dtype.itemsize),)),
-                    nbytes, 0, (dst.view(n), src.view(n)))
+                    nbytes, 0, (writable_view(dst, n), src.view(n)))
 
 
 TIER_COPIES["BT"] = bias_copy

@@ -21,6 +21,7 @@ from ascend_sim.engine.errors import (ArgumentError, CubeFormatError, DtypeError
                                       format_site, kernel_point, site_outside)
 from ascend_sim.api.checks import check_fields, field_spec, integer, live, member
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
+from ascend_sim.api.tensor import writable_view
 from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.atomic import atomic_mode, combine
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
@@ -496,7 +497,7 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
     raw = np.uint16 if table is not None else fm.dtype
     av = fm.view(mb * kb * m0 * k0).view(raw).reshape(mb, kb, m0, k0).transpose(0, 2, 1, 3)      # ZZ
     bv = filt.view(kb * nb * n0 * k0).view(raw).reshape(kb, nb, n0, k0).transpose(0, 3, 1, 2)    # ZN
-    out = dst.view(mb * nb * m0 * n0).reshape(nb, mb, m0, n0)                                    # NZ
+    out = writable_view(dst, mb * nb * m0 * n0).reshape(nb, mb, m0, n0)                                    # NZ
     a32, b32, c32 = np.empty((mb, m0, kb, k0), acc), np.empty((kb, k0, nb, n0), acc), np.empty((mb * m0, nb * n0), acc)
     a2, b2 = a32.reshape(mb * m0, kb * k0)[:, :k], b32.reshape(kb * k0, nb * n0)[:k]    # padding columns ignored
     res = c32.reshape(mb, m0, nb, n0).transpose(2, 0, 1, 3)                             # NZ fractal order

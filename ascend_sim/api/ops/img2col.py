@@ -25,6 +25,7 @@ from ascend_sim.engine.core import regions_of, region
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import integer
+from ascend_sim.api.tensor import writable_view
 from ascend_sim.api.ops.cube import LOADERS, CubePlan, check_l0_address, issue_load, tier_of
 from ascend_sim.api.ops.fractal import C0_BYTES, ROWS
 
@@ -225,7 +226,7 @@ def _plan(core, dst, src, p, site) -> CubePlan:
     nbytes = idx.size * isz
     cost = timing.local_transfer(core, nbytes, core.chip.l1_to_l0a_bytes_per_cycle, core.chip.mte1_startup)
     return CubePlan(cost, regions_of((region(src, fmap * isz),)), regions_of((region(dst, nbytes),)), nbytes, 0,
-                    (dst.view(idx.size), src.view(fmap), np.where(pad, 0, idx), pad, value))
+                    (writable_view(dst, idx.size), src.view(fmap), np.where(pad, 0, idx), pad, value))
 
 
 LOADERS[LoadData3DParamsV2] = load3d

@@ -55,7 +55,8 @@ def local_set_value(t, index: int, value) -> None:
     g = (t.addr + i * t.dtype.itemsize) // GRANULE
     core.issue(S, "SetValue", core.chip.scalar_mem_cycles, writes=((t.tier, slice(g, g + 1)),),
                nbytes=t.dtype.itemsize, src="", dst=t.tier.name, klass="scalar", site=site)
-    t.view(i + 1)[i] = np.asarray(value).astype(t.dtype)
+    isz = t.dtype.itemsize
+    t.tier.arena[t.addr + i * isz:t.addr + (i + 1) * isz].view(t.dtype)[0] = np.asarray(value).astype(t.dtype)
 
 
 def _gm_index(t, index: int, what: str, site) -> int:

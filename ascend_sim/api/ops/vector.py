@@ -28,6 +28,7 @@ from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, n
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
+from ascend_sim.api.tensor import writable_view
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.shadow import runs
 
@@ -204,7 +205,7 @@ class _Access:
         if self.idx is None:                # count form: a view, made once (plans reuse their operands)
             v = self._view
             if v is None:
-                v = self._view = self.t.view(self.n)
+                v = self._view = writable_view(self.t, self.n)
             return v
         base = self.t.addr // self.t.dtype.itemsize
         return self.t.tier.arena.view(self.t.dtype)[base + self.idx]
