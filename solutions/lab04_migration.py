@@ -162,6 +162,9 @@ def add_dyn(x, y, z, total, former_num, former_length, tail_length, tile_length)
 # %% ex2 wrong: the last core does not stop at total: it reads and writes past the end
 # replace:     length = min(length, total - start)             # the last core stops at total ->     length = length
 
+# %% ex2 wrong: the DataBlock count rounded down: fewer elements than one DataBlock give 0 blocks and 0 cores
+# replace:     blocks = -(-total // per_block)                 # DataBlocks; the last may be partial ->     blocks = total // per_block
+
 # %% ex3
 def fold_bn(conv_bias, gamma, beta, mean, var, eps=1e-5):
     """BatchNorm after a conv folded into a per-channel (scale, shift), both float32 [C]."""
@@ -359,3 +362,6 @@ def weight_scales(w):
 
 # %% ex5 wrong: one scale per input column instead of per output channel
 # replace:     amax = np.abs(w).max(axis=1) ->     amax = np.abs(w).max(axis=0)
+
+# %% ex5 wrong: the offset maps the low end to 0 instead of -128 (the top half of the range clips at 127)
+# replace:     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 127)) ->     offset = int(np.clip(np.rint(-lo / scale), -128, 127))

@@ -172,6 +172,16 @@ def diagnose_ex4():
 # %% ex4 wrong: names a block that ended, not the one left waiting
 # replace: return ("DeadlockError", "0") -> return ("DeadlockError", "1")
 
+# %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it
+# replace:
+#     SyncAll()
+#     if GetBlockIdx() == 0:
+#         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
+# with:
+#     if GetBlockIdx() == 0:
+#         SyncAll()
+#         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
+
 # %% ex5
 @kernel
 def sum_tiles(x, y, tiling):

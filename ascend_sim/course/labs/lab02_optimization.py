@@ -126,21 +126,59 @@ STREAM_HINTS = {
              "Loop over range(0, n, TILE) and copy count = min(TILE, n - start) elements in the last tile.",),
     "OutOfBoundsError": ("Does the last tile read or write past the block's n elements?",
                          "The last tile is shorter: count = min(TILE, n - start).",),
-    "budget": ("In the timeline, do MTE2, V and MTE3 overlap, and how many bytes does each DataCopy move?",
+    "budget": ("In the timeline, do MTE2, V and MTE3 overlap? Copies of several KB are right; is the next copy in "
+               "issued while the vector unit works on this tile?",
                "Two buffers per queue (TQue depth and InitBuffer num = 2) let the next copy in run while the vector "
-               "unit works; a copy under 512 bytes pays a whole GM package and the fixed cost of an instruction.",
-               "Use BUFFER_NUM = 2 and a tile of several KB (4096 halves = 8 KB): four such buffers fit UB easily."),
+               "unit works: with one buffer, MTE2, V and MTE3 take turns.",
+               "BUFFER_NUM = 2 in both TQue(position, BUFFER_NUM) and pipe.InitBuffer(queue, BUFFER_NUM, bytes)."),
+    "budget/small-copies": (
+        "How many bytes does each DataCopy move? Every copy pays a fixed cost and whole 512-byte GM packages.",
+        "Copies of a few hundred bytes spend more time on their fixed cost than on moving data: use tiles of "
+        "several KB.",
+        "A tile of 4096 halves (8 KB) per copy, two buffers per queue: four such buffers fit UB easily."),
+    "budget/large-tiles": (
+        "How many tiles does one block have? With only two or three, the first copy in and the last copy out "
+        "overlap nothing.",
+        "Double buffering hides copies only between tiles: the pipeline fills and drains once per block, and a huge "
+        "tile makes that fill and drain long. Several KB per tile is enough to amortise the fixed cost.",
+        "A tile of 4096 halves (8 KB): about eight tiles per block, so MTE2, V and MTE3 overlap on all but one."),
+    "CapacityError": (
+        "The buffers do not fit UB: add up BUFFER_NUM x tile bytes over both queues and compare with the error's "
+        "usable bytes.",
+        "Two queues x BUFFER_NUM buffers x TILE x 2 bytes must fit the usable UB the error names; a larger tile "
+        "does not make the copies faster once it is several KB.",),
     "*": ("Start from lab00's double-buffered Add: one VECIN and one VECOUT queue, CopyIn / Compute / CopyOut per "
           "tile.",),
 }
 
+FIXPIPE_HINTS = {
+    "CubeFormatError/fixpipe-swapped": (
+        "Which Fixpipe argument is the tile's columns and which its rows?",
+        "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn, quantPre): nSize = the tile's columns "
+        "(self.cols), mSize = its rows (self.rows), srcStride = the rows rounded up to 16 (self.rp), dstStride = "
+        "the row length of C in GM (t.N).",),
+    "CubeFormatError/fixpipe-src-stride": (
+        "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16?",
+        "srcStride = self.rp (the tile's rows rounded up to 16), not the rows themselves or the columns.",),
+    "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
+                      "of C in GM.",
+                      "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...): dstStride = t.N, srcStride = "
+                      "the tile's rows rounded up to 16 (self.rp)."),
+}
+
 CONV_HINTS = {
-    "values": ("Check one piece at a time: the folded weights and bias (on the host), then reluEn on Fixpipe.",
-               "BN folds per output channel o: scale = gamma / sqrt(var + eps); w'[o] = w[o] * scale[o]; "
-               "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o].",
+    "values": ("Your fold passed its own check, so look at the kernel: negative outputs mean no ReLU, an offset per "
+               "channel a bias that never reached BT.",
+               "ReLU is reluEn=True in FixpipeParamsV220; the bias needs choose_tiling(..., bias=True) so the first "
+               "Mmad starts from BT.",
                "The cube computes cols @ wmat with wmat = w'.reshape(O, -1).T (half) and the float bias b' padded "
                "to a multiple of 16; ReLU is reluEn=True in FixpipeParamsV220."),
     "unwritten": ("Did every tile of y get its Fixpipe?",),
+    "bn/fold": ("The folded weights or bias differ from BatchNorm's fold: which term of the fold is missing?",
+                "BN folds per output channel o: scale = gamma / sqrt(var + eps); w'[o] = w[o] * scale[o]; "
+                "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o].",
+                "Compute the fold in float64 and check one channel by hand: y = (conv + b - mean) * scale + beta."),
+    **FIXPIPE_HINTS,
     "budget": ("How many cube cores have work? Look at the timeline: are 24 cores busy or only a few?",
                "choose_tiling splits M over `cores` cores (default: every cube core of the chip); a tiling for fewer "
                "cores leaves the rest idle however many blocks you launch.",),
@@ -177,7 +215,25 @@ def _ex3(ctx: Context) -> None:
             res = ctx.call(launch, kern, blocks, x, z, n, gm_names=["x", "z"])
             ctx.expect_close(z, x * np.float16(2) + np.float16(1), sentinel=np.nan, segment=n)
     with ctx.case(f"{STREAM_CASE[0]} blocks of {STREAM_CASE[1]} halves"):
-        ctx.expect_cycles(res.cycles, STREAM_BUDGET, advice="two buffers per queue and copies of several KB")
+        if res.cycles > STREAM_BUDGET:
+            advice, key = _stream_diagnosis(res, STREAM_CASE[1])
+            ctx.fail(f"took {res.cycles:,.0f} simulated cycles; the budget is {STREAM_BUDGET:,}: {advice}", key)
+        ctx.expect_cycles(res.cycles, STREAM_BUDGET)
+
+
+def _stream_diagnosis(res, n: int) -> tuple[str, tuple[str, ...]]:
+    """Why a correct streaming kernel is slow, from its GM copies: too small, too few tiles, or no overlap."""
+    reads = [r.nbytes for r in res.trace.records if r.src == "GM" and r.nbytes]
+    largest = max(reads, default=0)
+    if largest < 2048:
+        return (f"your largest copy in moves {largest:,} bytes: every copy pays its fixed cost and whole 512-byte GM "
+                "packages; use copies of several KB", ("budget/small-copies",))
+    tiles = -(-2 * n // largest)
+    if tiles < 4:
+        return (f"your copies of {largest:,} bytes cut a block of {n:,} halves into {tiles} tiles: the first copy in "
+                "and the last copy out overlap nothing; use tiles of several KB, not tens", ("budget/large-tiles",))
+    return (f"your copies ({largest:,} bytes, {tiles} tiles per block) are a good size: let them overlap the vector "
+            "work with two buffers per queue", ("budget",))
 
 
 @LAB.exercise("ex7", points=3, title="fused Conv2D + BatchNorm + ReLU", hints=CONV_HINTS)
@@ -199,13 +255,35 @@ def _ex7(ctx: Context) -> None:
             wmat, bias = np.asarray(wmat), np.asarray(bias)
             if wmat.shape != (C * K * K, O) or wmat.dtype != np.float16:
                 ctx.fail(f"fold_bn_host returned weights {wmat.dtype} {wmat.shape}; the cube needs the folded weights "
-                         f"as a half [C*KH*KW, O] = [{C * K * K}, {O}] matrix", ("values",))
+                         f"as a half [C*KH*KW, O] = [{C * K * K}, {O}] matrix", ("bn/fold",))
+            _expect_fold(ctx, wmat, bias, w, b, gamma, beta, mean, var)
             y = np.full((cols.shape[0], O), np.nan, np.float16)
             res = ctx.call(launch, kern, 24, cols, wmat, bias, y, cols.shape[0], O, C * K * K,
                            gm_names=["cols", "wmat", "bias", "y"])
             ctx.expect_close(y, golden, sentinel=np.nan)
     with ctx.case("LeNet-5 conv2 on 8 images"):
         ctx.expect_cycles(res.cycles, CONV_BUDGET, advice="split M over every cube core")
+
+
+def _expect_fold(ctx: Context, wmat, bias, w, b, gamma, beta, mean, var, eps: float = 1e-5) -> None:
+    """The host's BN fold, checked on its own before the kernel: a wrong fold names its missing term."""
+    scale = gamma / np.sqrt(var + eps)
+    O = w.shape[0]
+    want_w = (w.astype(np.float64) * scale[:, None, None, None]).reshape(O, -1).T
+    want_b = (b - mean) * scale + beta
+    if not np.allclose(wmat.astype(np.float64), want_w, rtol=2e-3, atol=1e-3):
+        ctx.fail("fold_bn_host's weights are not w * gamma / sqrt(var + eps) per output channel, as a "
+                 f"[C*KH*KW, O] matrix (largest difference {float(np.abs(wmat - want_w).max()):.3g})", ("bn/fold",))
+    got_b = np.asarray(bias, np.float64).ravel()[:O]
+    if got_b.shape != (O,) or not np.allclose(got_b, want_b, rtol=1e-4, atol=1e-4):
+        o = int(np.argmax(np.abs(got_b - want_b))) if got_b.shape == (O,) else 0
+        why = ""
+        if got_b.shape == (O,) and np.allclose(got_b, b * scale + beta, rtol=1e-4, atol=1e-4):
+            why = ": it equals b * scale + beta, the running mean is not subtracted"
+        elif got_b.shape == (O,) and np.allclose(got_b, b + beta, rtol=1e-4, atol=1e-4):
+            why = ": it equals b + beta, the bias is not scaled"
+        ctx.fail(f"fold_bn_host's bias of channel {o} is {got_b[o] if got_b.size > o else 'missing'}, the fold gives "
+                 f"(b - mean) * scale + beta = {want_b[o]:.6g}{why}", ("bn/fold",))
 
 
 CACHE_HINTS = {
@@ -216,6 +294,11 @@ CACHE_HINTS = {
     "unwritten": ("Which rows of y did no tile write? Does every tile run Tile() and CopyOut()?",),
     "QueueError": ("The weights live in qB1 (depth 1): how many times do you AllocTensor it, and do you free it once "
                    "at the end?",),
+    "UninitializedReadError": ("Tile() read L0A/L0B bytes nothing wrote: are rp and np_ the tile's rows and columns "
+                               "rounded up to 16?",
+                               "Tile() loads rp x K of A and K x np_ of B; rp = -(-rows // 16) * 16, np_ = "
+                               "-(-cols // 16) * 16."),
+    **FIXPIPE_HINTS,
     "budget": ("How often does the timeline show the weights' GM -> L1 copy (MTE2 into B1) on one core?",
                "The weights are the same for every tile: copy them into L1 once per core (the first tile) and keep "
                "them (卷积核缓存); only the A rows change from tile to tile.",
@@ -258,10 +341,7 @@ _EX5_BUDGET_HINTS = (
 @LAB.exercise("ex5", points=3, title="a cube tiling >= 30 % faster than the default", hints={
     "budget": _EX5_BUDGET_HINTS,
     "values": ("Does the tiling describe the real problem (M, N, K = 256)? A shorter K drops part of every sum.",),
-    "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
-                      "of C in GM.",
-                      "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...): dstStride = t.N, srcStride = "
-                      "the tile's rows rounded up to 16 (self.rp)."),
+    **FIXPIPE_HINTS,
     "*": _EX5_BUDGET_HINTS[:1],
 })
 def _ex5(ctx: Context) -> None:
@@ -276,13 +356,15 @@ def _ex5(ctx: Context) -> None:
                           "cycles; be >= 30 % faster")
 
 
+_EX6_START = ("The bias needs the BT buffer: build the tiling with bias=True, so the kernel loads it (C1 -> C2) and "
+              "the first Mmad starts from it; pass the bias GM pointer to Init.",
+              "ReLU costs nothing on the way out: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
+              "QuantMode_t.F322F16).")
 _EX6_BUDGET_HINTS = (
-    "The bias needs the BT buffer: build the tiling with bias=True, so the kernel loads it (C1 -> C2) and the "
-    "first Mmad starts from it; pass the bias GM pointer to Init.",
-    "ReLU costs nothing on the way out: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
-    "QuantMode_t.F322F16).",
+    "The result is right but slow: in the timeline, does the next K step's copy (MTE2) run while the cube works?",
+    "Two buffers per queue let the next A and B blocks arrive during this step's Mmad: the tiling's depth.",
     f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) needs the default "
-    "depth=2 (double buffering).",
+    "depth=2 (double buffering) in choose_tiling / TiledMatmulTiling.",
 )
 
 
@@ -292,7 +374,8 @@ _EX6_BUDGET_HINTS = (
                "column (the bias)?",
                "ReLU: reluEn=True in FixpipeParamsV220; the bias: choose_tiling(..., bias=True) so the kernel "
                "loads it into BT and the first Mmad starts from it."),
-    "*": _EX6_BUDGET_HINTS[:1],
+    **FIXPIPE_HINTS,
+    "*": _EX6_START,
 })
 def _ex6(ctx: Context) -> None:
     from ascend_sim import launch
