@@ -87,6 +87,9 @@ def leaky_relu_custom(x, z):
 # %% ex1 wrong: the host always asks for two buffers, so small inputs run the wrong instance
 # replace:     buffers = 1 if x.size < 2048 else 2 ->     buffers = 2
 
+# %% ex1 wrong: two buffers only above 2,048 elements (2,048 itself gets one)
+# replace: buffers = 1 if x.size < 2048 else 2 -> buffers = 1 if x.size <= 2048 else 2
+
 # %% ex2
 def dyn_tiling(total, itemsize, cores, ub_bytes):
     """(block_dim, former_num, former_length, tail_length, tile_length) for total elements of itemsize bytes."""
@@ -365,3 +368,6 @@ def weight_scales(w):
 
 # %% ex5 wrong: the offset maps the low end to 0 instead of -128 (the top half of the range clips at 127)
 # replace:     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 127)) ->     offset = int(np.clip(np.rint(-lo / scale), -128, 127))
+
+# %% ex5 wrong: weight scales of max|w| / 128: each channel's largest weight clips at 127
+# replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax > 0, amax / 128, 1.0).astype(np.float32)

@@ -182,6 +182,9 @@ def diagnose_ex4():
 #         SyncAll()
 #         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
 
+# %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y
+# replace:     copy_scaled(xGm, yGm, n, 2.0) ->     copy_scaled(yGm, xGm, n, 2.0)
+
 # %% ex5
 @kernel
 def sum_tiles(x, y, tiling):

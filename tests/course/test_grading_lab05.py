@@ -31,8 +31,8 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     solved, blank, *wrong = outcome.runs
     assert (solved.report.score, solved.report.max_score) == (17, 17)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == [f"ex{i}-wrong-{k}" for i in range(1, 9) for k in ((1, 2, 3) if i == 4 else (1, 2))]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 17
+    assert [r.name for r in wrong] == [f"ex{i}-wrong-{k}" for i in range(1, 9) for k in ((1, 2, 3, 4) if i == 4 else (1, 2))]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 18
 
 
 EXPECTED_FEEDBACK = {
@@ -44,6 +44,8 @@ EXPECTED_FEEDBACK = {
     ("ex3", 1): "diagnose_ex3() returned ('RaceError', 'MTE2_V')",
     ("ex4", 0): "[racecheck] RaceError",
     ("ex4", 1): "diagnose_ex4() returned ('DeadlockError', '1')",
+    ("ex4", 2): "DeadlockError",                                  # SyncAll in block 0 only: the planted bug kept
+    ("ex4", 3): "were never written",                             # the kernel overwrote its input x instead of y
     ("ex5", 0): "[initcheck] UninitializedReadError",
     ("ex5", 1): "diagnose_ex5() returned ('UninitializedReadError', 'DataCopy')",
     ("ex6", 0): "tileNum=4, lastTileLength=256 broke a rule",

@@ -25,7 +25,7 @@ LAB = Lab("lab03_distributed")
 check = LAB.check
 hint = LAB.hint         # hint("exN"): the next hint for the last mistake the check diagnosed
 
-RING_SLACK = 1.15          # ring schedule: at most 15 % over HCCL's ring on the same cluster
+RING_SLACK = 1.05          # ring schedule: at most 5 % over HCCL's ring (one extra allgather step of 8 is +7 %)
 OVERLAP_TARGET = 0.85      # bucketed overlap: at most 85 % of the no-overlap step
 BYTES_TARGET = 0.5         # compression: at most half the fp32 bytes
 ACCURACY_DROP = 0.02       # ... and at most 2 points of accuracy lost
@@ -151,7 +151,8 @@ def _why(out: np.ndarray, golden: np.ndarray, sends) -> tuple[str, tuple[str, ..
 def _ex2(ctx: Context) -> None:
     fn = ctx.answer("sampler_indices")
     cases = [(10, 3, False, False, 0), (10, 3, True, False, 0), (10, 3, True, True, 0), (3, 5, True, False, 0),
-             (100, 8, True, False, 3), (17, 4, False, True, 1)]
+             (100, 8, True, False, 3), (17, 4, False, True, 1),
+             (12, 4, False, True, 0), (12, 3, True, True, 1)]      # drop_last when R divides n: nothing dropped
     cases += [(int(n), int(r), bool(s), bool(d), int(e)) for n, r, s, d, e in zip(
         ctx.rng.integers(20, 300, 3), ctx.rng.integers(2, 9, 3), [True] * 3, ctx.rng.integers(0, 2, 3),
         ctx.rng.integers(0, 5, 3))]

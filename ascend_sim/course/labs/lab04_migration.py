@@ -88,7 +88,7 @@ _TEMPLATE_HINTS = {
 def _ex1(ctx: Context) -> None:
     run = ctx.answer("leaky_relu_custom")
     for dt in EX1_LEGAL:
-        for n in (1024, 4096 + 64 * 3):
+        for n in (1024, 2048, 4096 + 64 * 3):       # 2,048: the first size with two buffers
             x = ctx.rng.uniform(-4, 4, n).astype(dt)
             z = np.full(n, np.nan, dt)
             name, key = _instance(dt, n)
@@ -168,6 +168,7 @@ _DYN_HINTS = {
 def _ex2(ctx: Context) -> None:
     tiling, kern = ctx.answer("dyn_tiling"), ctx.answer("add_dyn")
     cases = [(n, s, c, UB_SIZES[0]) for n in HIDDEN_TOTALS for s in (1, 2, 4) for c in (1, 48)]
+    cases += [(n, 2, 48, 64 * 1024) for n in (4099, 1_048_583)]      # a small UB: 3 x 2 tiles must still fit
     totals = np.unique(np.round(np.exp(ctx.rng.uniform(0, np.log(4_000_000), 120))).astype(int))
     cases += [(int(n), int(ctx.rng.choice([1, 2, 4])), int(ctx.rng.integers(1, 49)), int(ctx.rng.choice(UB_SIZES)))
               for n in totals]
@@ -343,6 +344,9 @@ _PTQ_HINTS = {
     "ptq/clip": ("Which int8 code does your grid give the smallest and the largest calibration value?",
                  "int8 codes run from -128 to 127: the offset maps lo to -128 (o = rint(-128 - lo / s)), so hi lands "
                  "near 127; an offset that maps lo to 0 pushes the top half of the range past 127, where it clips.",),
+    "ptq/weight-clip": ("Which int8 code does each output channel's largest weight get with your scale?",
+                        "Symmetric weights use the codes -127..127: scale = max|w| / 127 per output channel, so the "
+                        "largest weight is code 127 exactly and none clips.",),
     "ptq/range": ("A scale must be positive and finite, an offset an integer in [-128, 127].",),
     "*": ("Start from min-max: the activation range over all calibration values, the weights' max per row.",),
 }
@@ -354,6 +358,11 @@ def _ex5(ctx: Context) -> None:
     from ascend_sim.migrate.ptq import QuantLayer
     act, wsc = ctx.answer("act_qparams"), ctx.answer("weight_scales")
     samples = calibration_inputs()
+    synthetic = ctx.rng.uniform(-1.0, 3.0, 4096).astype(np.float32)   # LeNet's inputs are >= 0: test lo < 0 too
+    with ctx.case("synthetic activations in [-1, 3]"):
+        got = ctx.call(act, synthetic)
+        if isinstance(got, tuple) and len(got) == 2:
+            _expect_no_clipping(ctx, synthetic, float(got[0]), int(got[1]))
     layers = {}
     for name, w, b in quantised_layers():
         with ctx.case(f"layer {name}"):
@@ -370,6 +379,12 @@ def _ex5(ctx: Context) -> None:
                          f"channel (row) is {w.shape[0]} values", ("ptq/shape",))
             if not (np.isfinite(ws).all() and (ws > 0).all()):
                 ctx.fail("weight_scales gave a scale that is not positive and finite", ("ptq/range",))
+            codes = np.abs(w).max(axis=1) / ws
+            if codes.max() > 127.5:
+                o = int(np.argmax(codes))
+                ctx.fail(f"weight_scales' scale for output channel {o} maps its largest |w| = "
+                         f"{float(np.abs(w[o]).max()):.4g} to code {codes[o]:.1f}, past int8's 127: that weight clips "
+                         f"(symmetric: scale = max|w| / 127)", ("ptq/weight-clip",))
             ws = ws.astype(np.float32)
             wq = quant.quantize(w, quant.QuantParams(ws, np.zeros(len(ws), np.int32), axis=0))
             layers[name] = QuantLayer(wq, ws, quant.QuantParams(np.float32(scale), np.int32(offset)), b)

@@ -292,9 +292,10 @@ def _diagnosis(ctx: Context, name: str, expected: tuple, what: str, how: str = R
 def _expect_scaled(ctx: Context, kern, blocks: int, total: int, block: int, tile: int) -> None:
     x = _halves(ctx.rng, total)
     y = np.full(total, np.nan, np.float16)
+    golden = (x.astype(np.float32) * 2).astype(np.float16)        # from the input as given, before the launch
     with ctx.case(f"{total} halves on {blocks} blocks of {block}, tile {tile}"):
         ctx.call(launch, kern, blocks, x, y, Tiling(total, block, tile), gm_names=["x", "y"])
-        ctx.expect_close(y, (x.astype(np.float32) * 2).astype(np.float16), sentinel=np.nan, segment=block, tile=tile)
+        ctx.expect_close(y, golden, sentinel=np.nan, segment=block, tile=tile)
 
 
 HINT_READ = "Run the demo cell: the error's first line is `[check] file:line`, the class is in the traceback."
@@ -385,9 +386,9 @@ def _ex4(ctx: Context) -> None:
         x = _halves(ctx.rng, blocks * n)
         y = np.full(blocks * n, np.nan, np.float16)
         z = np.full(blocks * n, np.nan, np.float16)
+        y2 = (x.astype(np.float32) * 2).astype(np.float16)          # before the launch: a kernel may write x
         with ctx.case(f"{blocks} blocks of {n} halves"):
             ctx.call(launch, kern, blocks, x, y, z, Tiling(blocks * n, n, n), gm_names=["x", "y", "z"])
-            y2 = (x.astype(np.float32) * 2).astype(np.float16)
             ctx.expect_close(y, y2, sentinel=np.nan, segment=n)
             ctx.expect_close(z, y2, sentinel=np.nan)
     err = run_planted("ex4", total=1024, blocks=4)
