@@ -28,16 +28,15 @@ NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 SOURCED: dict[str, dict[str, str]] = {
     "01_basics": {"0.1 %": "the Ascend precision rule (verify_result.py of the samples), a rule not a result",
                   "90 %": "the module's accuracy target"},
-    "02_optimization": {"5 ms": "quoted from the course outline", "1 ms": "quoted from the course outline",
-                        "5x": "quoted from the course outline", "3 ms": "quoted from the course outline",
-                        "0.8 ms": "quoted from the course outline", "3.75x": "quoted from the course outline",
-                        "30 %": "the exercise's target (from the course outline)",
+    "02_optimization": {"5 ms": "an often-quoted claim, named as unverifiable", "1 ms": "the same claim",
+                        "5x": "the same claim", "3 ms": "the same claim", "0.8 ms": "the same claim",
+                        "3.75x": "the same claim", "30 %": "the lab's target",
                         "200 cycles": "the model's Nd2Nz start cost (210, CANN's cycle model; chips.py [OFF])",
                         "25x": "arithmetic in the text: a 5x5 filter repeats each input 25 times",
                         "12.8x": "arithmetic in the text: 100 rows of 150 against 1,176 inputs"},
     "04_migration": {"0.7x": "IFMR's search range (AMCT documentation)", "1.3x": "IFMR's search range (AMCT "
                      "documentation)", "100x": "the input the cell below builds (channel scales 100 apart)"},
-    "05_engineering": {"17 ms": "quoted from the course outline", "9 ms": "quoted from the course outline"},
+    "05_engineering": {"17 ms": "an often-quoted claim, named as unverifiable", "9 ms": "the same claim"},
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.trace.table import as_table
 from ascend_sim.kernels.opt.conv_cube import conv_reference, fold_bn, im2col
 from ascend_sim.kernels.opt.default_matmul import default_matmul
 from ascend_sim.kernels.opt.tiled_matmul import (KernelTiledMatmul, TiledMatmulTiling, choose_tiling, matmul_reference,
@@ -223,8 +224,9 @@ def _ex3(ctx: Context) -> None:
 
 def _stream_diagnosis(res, n: int) -> tuple[str, tuple[str, ...]]:
     """Why a correct streaming kernel is slow, from its GM copies: too small, too few tiles, or no overlap."""
-    reads = [r.nbytes for r in res.trace.records if r.src == "GM" and r.nbytes]
-    largest = max(reads, default=0)
+    t = as_table(res)
+    reads = t.nbytes[(t.src == "GM") & (t.nbytes > 0)]
+    largest = int(reads.max()) if reads.size else 0
     if largest < 2048:
         return (f"your largest copy in moves {largest:,} bytes: every copy pays its fixed cost and whole 512-byte GM "
                 "packages; use copies of several KB", ("budget/small-copies",))
