@@ -64,6 +64,9 @@ def sampler_indices(n, num_replicas, rank, epoch, shuffle=True, drop_last=False,
 # %% ex2 wrong: drop_last drops a sample even when the replicas divide n
 # replace: if drop_last and n % num_replicas: -> if drop_last:
 
+# %% ex2 wrong: the permutation ignores the seed (seeded with the epoch alone)
+# replace: order = torch_randperm(n, seed + epoch) if shuffle else list(range(n)) -> order = torch_randperm(n, epoch) if shuffle else list(range(n))
+
 # %% ex3
 def assign_buckets(nbytes, cap_bytes):
     """The bucket of every parameter: bucket 0 takes the last parameters (their gradients are ready first)."""

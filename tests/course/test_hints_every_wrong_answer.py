@@ -31,7 +31,7 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex6": ["values", "values", "budget"], "ex7": ["bn/fold", "values", "budget"], "ex8": ["values", "budget"]},
     "lab03_distributed": {
         "ex1": ["ring/added-twice", "budget", "budget"],
-        "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length"],
+        "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length", "sampler/seed"],
         "ex3": ["buckets/order", "buckets/one"], "ex4": ["tp/bias", "tp/partial"],
         "ex5": ["compress/bytes", "compress/accuracy"], "ex6": ["recovery/weights", "recovery/weights"]},
     "lab04_migration": {

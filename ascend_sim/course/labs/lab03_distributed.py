@@ -143,6 +143,8 @@ def _why(out: np.ndarray, golden: np.ndarray, sends) -> tuple[str, tuple[str, ..
     "sampler/epoch": (
         "Each epoch must shuffle differently: what does set_epoch change?",
         "Shuffle with torch_randperm(n, seed + epoch): the epoch is part of the seed.",),
+    "sampler/seed": ("Every job may choose its seed: does your permutation use the seed it is given?",
+                     "Shuffle with torch_randperm(n, seed + epoch): the seed and the epoch together.",),
     "sampler/strided": (
         "Which indices does rank r take from the order: a block, or every R-th?",
         "Rank r takes every R-th index starting at r: order[rank:total:R] (strided, not a contiguous block).",),
@@ -150,30 +152,32 @@ def _why(out: np.ndarray, golden: np.ndarray, sends) -> tuple[str, tuple[str, ..
 })
 def _ex2(ctx: Context) -> None:
     fn = ctx.answer("sampler_indices")
-    cases = [(10, 3, False, False, 0), (10, 3, True, False, 0), (10, 3, True, True, 0), (3, 5, True, False, 0),
-             (100, 8, True, False, 3), (17, 4, False, True, 1),
-             (12, 4, False, True, 0), (12, 3, True, True, 1)]      # drop_last when R divides n: nothing dropped
-    cases += [(int(n), int(r), bool(s), bool(d), int(e)) for n, r, s, d, e in zip(
+    cases = [(10, 3, False, False, 0, 0), (10, 3, True, False, 0, 0), (10, 3, True, True, 0, 0),
+             (3, 5, True, False, 0, 0), (100, 8, True, False, 3, 0), (17, 4, False, True, 1, 0),
+             (12, 4, False, True, 0, 0), (12, 3, True, True, 1, 0)]   # drop_last when R divides n: nothing dropped
+    cases += [(int(n), int(r), bool(s), bool(d), int(e), 7) for n, r, s, d, e in zip(    # a seed other than 0
         ctx.rng.integers(20, 300, 3), ctx.rng.integers(2, 9, 3), [True] * 3, ctx.rng.integers(0, 2, 3),
         ctx.rng.integers(0, 5, 3))]
-    for n, world, shuffle, drop_last, epoch in cases:
+    for n, world, shuffle, drop_last, epoch, seed in cases:
         for rank in range(world):
-            label = f"n={n}, {world} replicas, rank {rank}, shuffle={shuffle}, drop_last={drop_last}, epoch={epoch}"
+            label = (f"n={n}, {world} replicas, rank {rank}, shuffle={shuffle}, drop_last={drop_last}, "
+                     f"epoch={epoch}, seed={seed}")
             with ctx.case(label):
-                got = ctx.call(fn, n, world, rank, epoch, shuffle, drop_last, 0)
-                want = _sampler(n, world, rank, epoch, shuffle, drop_last)
+                got = ctx.call(fn, n, world, rank, epoch, shuffle, drop_last, seed)
+                want = _sampler(n, world, rank, epoch, shuffle, drop_last, seed)
                 got = [int(i) for i in np.asarray(got).ravel()]
                 if got != want:
-                    ctx.fail(*_sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last))
+                    ctx.fail(*_sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last, seed))
 
 
-def _sampler(n: int, world: int, rank: int, epoch: int, shuffle: bool, drop_last: bool) -> list[int]:
-    s = DistributedSampler(n, world, rank, shuffle=shuffle, seed=0, drop_last=drop_last)
+def _sampler(n: int, world: int, rank: int, epoch: int, shuffle: bool, drop_last: bool, seed: int = 0) -> list[int]:
+    s = DistributedSampler(n, world, rank, shuffle=shuffle, seed=seed, drop_last=drop_last)
     s.set_epoch(epoch)
     return s.indices()
 
 
-def _sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last) -> tuple[str, tuple[str, ...]]:
+def _sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last,
+                       seed: int = 0) -> tuple[str, tuple[str, ...]]:
     head = f"got {got[:8]}{' ...' if len(got) > 8 else ''}, DistributedSampler gives {want[:8]}" \
            f"{' ...' if len(want) > 8 else ''}"
     if len(got) != len(want):
@@ -181,9 +185,12 @@ def _sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last) -> 
                 + ("drop_last cuts the order to num_samples * R" if drop_last else
                    "without drop_last the order is padded with its first elements to num_samples * R") + f"; {head}",
                 ("sampler/length",))
-    if shuffle and epoch and got == _sampler(n, world, rank, 0, shuffle, drop_last):
+    if shuffle and epoch and got == _sampler(n, world, rank, 0, shuffle, drop_last, seed):
         return f"the order is epoch 0's: seed the permutation with seed + epoch (set_epoch); {head}", ("sampler/epoch",)
-    per_rank = [_sampler(n, world, r, epoch, shuffle, drop_last) for r in range(world)]
+    if shuffle and seed and got == _sampler(n, world, rank, epoch, shuffle, drop_last, 0):
+        return f"the order ignores the seed ({seed}): seed the permutation with seed + epoch; {head}", \
+            ("sampler/seed",)
+    per_rank = [_sampler(n, world, r, epoch, shuffle, drop_last, seed) for r in range(world)]
     order = [per_rank[k % world][k // world] for k in range(world * len(want))]
     if sorted(got) == sorted(want) or got == order[rank * len(want):(rank + 1) * len(want)]:
         return f"a contiguous block or the wrong places: rank r takes order[r::R] (strided); {head}", \
