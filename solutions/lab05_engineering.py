@@ -291,3 +291,25 @@ def diagnose_ex8():
 
 # %% ex8 wrong: the code of a malformed --input_shape, not of this failure
 # replace: return "E10001" -> return "E10002"
+
+# %% ex9
+def segmentation_threshold(values):
+    """The threshold separating nuclei from background in the blurred stain values (no labels: two classes)."""
+    # --- BEGIN SOLUTION hint="a two-class threshold computed from the values (their histogram), not a constant"
+    v = np.asarray(values, np.float64).ravel()
+    hist, edges = np.histogram(v, bins=256)
+    p = hist / hist.sum()
+    centers = (edges[:-1] + edges[1:]) / 2
+    w0 = np.cumsum(p)                                   # share below each cut
+    m0 = np.cumsum(p * centers)                         # their mass; the total mean is m0[-1]
+    between = (m0[-1] * w0 - m0) ** 2 / np.maximum(w0 * (1 - w0), 1e-12)
+    k = int(np.argmax(between[:-1]))
+    return float(edges[k + 1])
+    # --- END SOLUTION
+
+# %% ex9 wrong: the mean of the values (inside the large class when the classes are unequal)
+# replace:     v = np.asarray(values, np.float64).ravel() ->     return float(np.mean(values))
+
+# %% ex9 wrong: a constant tuned on the picture (Dice is fine there, other data is cut in the wrong place)
+# replace:     return float(edges[k + 1]) ->     return 0.024
+

@@ -43,7 +43,8 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex1": ["GMWriteConflictError", "diagnosis"], "ex2": ["OutOfBoundsError", "diagnosis"],
         "ex3": ["RaceError", "diagnosis"], "ex4": ["RaceError", "diagnosis", "DeadlockError", "unwritten"],
         "ex5": ["UninitializedReadError", "diagnosis"], "ex6": ["tiling/kernel", "diagnosis"],
-        "ex7": ["diagnosis", "diagnosis/dtype"], "ex8": ["conversion/layout", "diagnosis"]},
+        "ex7": ["diagnosis", "diagnosis/dtype"], "ex8": ["conversion/layout", "diagnosis"],
+        "ex9": ["project/dice", "project/gap"]},
 }
 
 #: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake).
