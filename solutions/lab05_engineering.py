@@ -313,3 +313,16 @@ def segmentation_threshold(values):
 # %% ex9 wrong: a constant tuned on the picture (Dice is fine there, other data is cut in the wrong place)
 # replace:     return float(edges[k + 1]) ->     return 0.024
 
+# %% ex10
+def defect_threshold(golden):
+    """The fused kernel's threshold, from the Sobel magnitudes of a defect-free (golden) part only."""
+    # --- BEGIN SOLUTION hint="a value just above the golden part's strongest texture edges, from its magnitudes"
+    return float(np.quantile(np.asarray(golden, np.float64), 0.9999))
+    # --- END SOLUTION
+
+# %% ex10 wrong: mean + 3 standard deviations (inside the texture's long tail: clean surface is flagged)
+# replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(np.mean(golden) + 3 * np.std(np.asarray(golden, np.float64)))
+
+# %% ex10 wrong: twice the golden maximum (a wide margin: the faint scratches are missed)
+# replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(2 * np.max(golden))
+

@@ -44,7 +44,7 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex3": ["RaceError", "diagnosis"], "ex4": ["RaceError", "diagnosis", "DeadlockError", "unwritten"],
         "ex5": ["UninitializedReadError", "diagnosis"], "ex6": ["tiling/kernel", "diagnosis"],
         "ex7": ["diagnosis", "diagnosis/dtype"], "ex8": ["conversion/layout", "diagnosis"],
-        "ex9": ["project/dice", "project/gap"]},
+        "ex9": ["project/dice", "project/gap"], "ex10": ["project/precision", "project/recall"]},
 }
 
 #: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake).

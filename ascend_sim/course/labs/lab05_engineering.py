@@ -18,7 +18,7 @@ from ascend_sim import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExt
                         TBuf, TPipe, TPosition, TQue, WaitFlag, half, kernel, launch)
 from ascend_sim.course.grading import Context, Lab
 
-__all__ = ["LAB", "check", "hint", "DICE_MIN", "Tiling", "TailTiling", "planted", "run_planted", "error_tier", "missing_event",
+__all__ = ["LAB", "check", "hint", "DICE_MIN", "DETECT_MIN", "Tiling", "TailTiling", "planted", "run_planted", "error_tier", "missing_event",
            "scale_tail", "planted_tail_tiling", "first_unwritten", "precision_dumps", "first_failing_layer", "planted_conversion",
            "conv2d_half_acc", "TILE"]
 
@@ -563,4 +563,48 @@ def _ex9(ctx: Context) -> None:
                 ctx.fail(f"threshold {t:.4g} is not between the modes (the low one ends at {a.max():.4g}, the high "
                          f"one starts at {b.min():.4g})", ("project/gap",))
     ctx.note(f"Dice {score:.4f} (at least {DICE_MIN})")
+
+
+# ----------------------------------------------------------------------------- ex10: project 1, graded
+#: ex10: frames of 480 x 768 with 2 scratches and 4 spots each (hidden seeds); every frame needs this precision and
+#: recall. The 0.9999 quantile of the golden magnitudes (the solution) finds all 6 defects of each frame with no
+#: false alarm; mean + 3 standard deviations raises 29-40 components (precision 0.15-0.21); twice the golden
+#: maximum finds 1-2 of 6 (measured 2026-12-06).
+DETECT_MIN = 0.9
+INSPECT_FRAMES = ((480, 768, 11), (480, 768, 12), (480, 768, 13))
+
+
+@LAB.exercise("ex10", points=2, title="project 1: calibrate the defect threshold", hints={
+    "project/precision": ("Clean surface is flagged as defects: is your threshold above what a defect-free part "
+                          "reaches?",
+                          "The golden part's gradient magnitude has a long tail (texture edges): mean + k standard "
+                          "deviations sits inside it. Take a value near its top.",
+                          "A high quantile of the golden magnitudes (np.quantile(golden, 0.9999)): above all but a "
+                          "few of the clean part's pixels, below the defects' edges."),
+    "project/recall": ("Defects are missed: is your threshold far above the clean part's strongest edges?",
+                       "Faint scratches are only a little stronger than the texture: stay close to the top of the "
+                       "golden magnitudes, not a multiple of it.",),
+    "*": ("Calibrate on the golden (defect-free) part only: a threshold just above its strongest texture edges.",),
+})
+def _ex10(ctx: Context) -> None:
+    from ascend_sim.projects import images
+    from ascend_sim.projects.inspection import MIN_AREA
+    from ascend_sim.projects.inspection_kernels import InspectTiling, reference, run_fused
+    from ascend_sim.projects.metrics import detection
+    fn = ctx.answer("defect_threshold")
+    for h, w, seed in INSPECT_FRAMES:
+        golden = images.synthetic_defects(h, w, seed=100, scratches=0, spots=0)
+        mag, _ = reference(images.gray_to_nv12(golden.gray), InspectTiling(w, h))
+        frame = images.synthetic_defects(h, w, seed=seed, scratches=2, spots=4)
+        with ctx.case(f"a {h}x{w} frame with {2} scratches and {4} spots (hidden seed)"):
+            thr = float(ctx.call(fn, mag))
+            _, mask, _ = run_fused(images.gray_to_nv12(frame.gray), InspectTiling(w, h, threshold=thr,
+                                                                                   emit_magnitude=False))
+            det = detection(mask, frame.labels, MIN_AREA)
+            if det.precision < DETECT_MIN:
+                ctx.fail(f"threshold {thr:.4g}: {det.components} components flagged for {det.defects} defects, "
+                         f"precision {det.precision:.2f} (at least {DETECT_MIN})", ("project/precision",))
+            if det.recall < DETECT_MIN:
+                ctx.fail(f"threshold {thr:.4g}: {det.found} of {det.defects} defects found, recall {det.recall:.2f} "
+                         f"(at least {DETECT_MIN})", ("project/recall",))
 
