@@ -1,4 +1,5 @@
-"""Checks of lab 05, engineering practice (问题排查): eight planted bugs to diagnose with the tools and fix.
+"""Checks of lab 05, engineering practice (问题排查): eight planted bugs to diagnose with the tools and fix, and
+the two Module 5 projects graded (ex9: a segmentation threshold; ex10: a defect threshold calibrated on a golden part).
 
 Every exercise is graded twice: on the **fix** (the learner's kernel, tiling or conversion runs clean and exact
 on hidden cases) and on the **diagnosis** (the error class and what it names, the first bad layer, the ATC error
