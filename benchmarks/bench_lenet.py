@@ -9,7 +9,7 @@
     python benchmarks/bench_lenet.py [--full] [--fp32] [--mnist-dir DIR]
 
 Images: the bundled 1,000 held-out digits for (a)/(b); the IDX test set from ``--mnist-dir``,
-``$ASCEND_SIM_MNIST_DIR`` or ``../shared/data/mnist`` for (c). Prints one table (host seconds,
+or ``$ASCEND_SIM_MNIST_DIR`` for (c). Prints one table (host seconds,
 images per second, accuracy, simulated time per image).
 """
 from __future__ import annotations
@@ -51,7 +51,11 @@ def sim_run(images, labels, dtype: str):
 
 
 def mnist_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get(MNIST_DIR_ENV) or ROOT.parent / "shared" / "data" / "mnist")
+    """``--mnist-dir``, else ``$ASCEND_SIM_MNIST_DIR``: data paths from an argument or the environment only."""
+    d = arg or os.environ.get(MNIST_DIR_ENV)
+    if not d:
+        raise SystemExit(f"--full needs the MNIST IDX test set: pass --mnist-dir DIR or set {MNIST_DIR_ENV}")
+    return Path(d)
 
 
 def main(argv=None) -> int:

@@ -158,7 +158,7 @@ def lenet(full: bool, mnist_dir: str | None) -> str:
            f"total {base.table.total_cycles:,.0f} -> {opt.table.total_cycles:,.0f} cycles: "
            f"{base.table.total_cycles / opt.table.total_cycles:.2f}x (target 5x)"]
     if full:
-        d = Path(mnist_dir or os.environ.get(MNIST_DIR_ENV) or ROOT.parent / "shared" / "data" / "mnist")
+        d = Path(mnist_dir or os.environ.get(MNIST_DIR_ENV) or ".")     # an argument or the environment only
         bx, by = load_mnist_idx(d, "t10k")
         b10 = LeNetRuntime(keep_results=False).evaluate(bx, by, progress=False)
         o10 = LeNetOptRuntime(keep_results=False).evaluate(bx, by, progress=False)

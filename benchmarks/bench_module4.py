@@ -6,7 +6,7 @@ nothing is chosen by the test-set score (the calibration set, methods and group 
 
     python benchmarks/bench_module4.py [--model lenet5|resnet] [--limit N] [--mnist-dir DIR]
 
-Prints a markdown table (the one in benchmarks/RESULTS.md, section "Module 4").
+Prints a markdown table (the one in benchmarks/RESULTS.md, section 12).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """STUDY, not the model: a proposed GM -> L1 (Nd2Nz) copy model for the cube core, applied by monkeypatching.
 
-RESULTS.md section 1e. Nothing in engine/, hw/ or api/ changes: importing this module changes nothing;
+CHANGELOG.md (2026-12-01, 1e; the full tables in git: `git show 83440cf:benchmarks/RESULTS.md`). Nothing in engine/, hw/ or api/ changes: importing this module changes nothing;
 ``apply_proposal()`` wraps ``engine.core.gm_cycles`` (and ``engine.timing._gm_path``) for the rest of the process,
 and only for MTE2 copies on AIC blocks (every AIV path, so Add cases 1-2, keeps the calibrated model).
 

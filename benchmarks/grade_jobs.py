@@ -1,7 +1,7 @@
 """Grading throughput: N lab00 submissions graded sequentially and with --jobs 2.
 
     python benchmarks/grade_jobs.py --n 20 --jobs 1 2        # prints one line per run
-    python benchmarks/grade_jobs.py --n 20 --jobs 1 --baseline /work/main   # the same class graded by another
+    python benchmarks/grade_jobs.py --n 20 --jobs 1 --baseline ../main-checkout   # the same class graded by another
                                                                               # checkout's `ascend-sim grade`
 
 The submissions are the solved lab, the blank lab and the two wrong-answer rounds, repeated to N

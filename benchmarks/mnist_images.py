@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_mnist_dir() -> str:
-    """``$ASCEND_SIM_MNIST_DIR``, else ``shared/data/mnist`` two folders above the repository."""
-    return os.environ.get("ASCEND_SIM_MNIST_DIR", str(ROOT.parent.parent / "shared/data/mnist"))
+    """``$ASCEND_SIM_MNIST_DIR`` (empty when unset: pass ``--mnist-dir``)."""
+    return os.environ.get("ASCEND_SIM_MNIST_DIR", "")
 
 
 def scored_images(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ those after the last epoch (no early stopping on held-out or test images).
 Usage::
 
     python scripts/train_lenet.py                                   # ~2 min on 2 cores
-    python scripts/train_lenet.py --eval-10k ../shared/data/mnist   # also score the MNIST test set
+    python scripts/train_lenet.py --eval-10k "$ASCEND_SIM_MNIST_DIR"   # also score the MNIST test set
 """
 
 from __future__ import annotations

@@ -151,6 +151,12 @@ def scale_stream(x, z, n):
 # %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
 
+# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing
+# replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 16384
+
+# %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB
+# replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 32768
+
 # %% ex4
 class CachedConv(KernelTiledMatmul):
     """Conv2D as a matmul on img2col rows; the weights (B) go GM -> L1 once per core and stay for all its tiles."""
@@ -205,6 +211,9 @@ def conv_cached_kernel(cols, wmat, y, M, N, K):
 #             self.Tile()
 #             self.qB1.FreeTensor(self.bRes)
 
+# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's Tile() then reads L0 bytes nothing wrote)
+# replace:             self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16 ->             self.rp, self.np_ = self.rows, self.cols
+
 # %% ex5
 class Matmul256(KernelTiledMatmul):
     """The library's tiled cube matmul with your copy out: one Fixpipe per C tile, NZ -> ND, fp32 -> half."""
@@ -240,6 +249,9 @@ def matmul_256(a, b, c):
 
 # %% ex5 wrong: whole-row tiles without double buffering miss the 30 % target
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=1)
+
+# %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
 # %% ex6
 class FusedMatmul(KernelTiledMatmul):

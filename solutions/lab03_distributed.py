@@ -32,6 +32,9 @@ def ring_allreduce_schedule(p, count):
 # %% ex1 wrong: one message per step (correct sums, but p times as many steps: over the time budget)
 # replace: return s                                                # the p messages of a ring step travel at once -> return s * p + p - 1 - r
 
+# %% ex1 wrong: one allgather step too many (correct sums, 7 % over HCCL's ring)
+# replace:     for s in range(p - 1):                                      # allgather: pass the finished chunks on ->     for s in range(p):                                          # allgather: pass the finished chunks on
+
 # %% ex2
 def sampler_indices(n, num_replicas, rank, epoch, shuffle=True, drop_last=False, seed=0):
     """The indices rank `rank` reads in epoch `epoch`, as torch's DistributedSampler gives them."""
@@ -57,6 +60,12 @@ def sampler_indices(n, num_replicas, rank, epoch, shuffle=True, drop_last=False,
 
 # %% ex2 wrong: no padding (ranks get different numbers of samples)
 # replace: order = (order * math.ceil(total / n))[:total]         # pad with the first elements, repeated if need be -> order = order[:total]
+
+# %% ex2 wrong: drop_last drops a sample even when the replicas divide n
+# replace: if drop_last and n % num_replicas: -> if drop_last:
+
+# %% ex2 wrong: the permutation ignores the seed (seeded with the epoch alone)
+# replace: order = torch_randperm(n, seed + epoch) if shuffle else list(range(n)) -> order = torch_randperm(n, epoch) if shuffle else list(range(n))
 
 # %% ex3
 def assign_buckets(nbytes, cap_bytes):

@@ -87,6 +87,9 @@ def leaky_relu_custom(x, z):
 # %% ex1 wrong: the host always asks for two buffers, so small inputs run the wrong instance
 # replace:     buffers = 1 if x.size < 2048 else 2 ->     buffers = 2
 
+# %% ex1 wrong: two buffers only above 2,048 elements (2,048 itself gets one)
+# replace: buffers = 1 if x.size < 2048 else 2 -> buffers = 1 if x.size <= 2048 else 2
+
 # %% ex2
 def dyn_tiling(total, itemsize, cores, ub_bytes):
     """(block_dim, former_num, former_length, tail_length, tile_length) for total elements of itemsize bytes."""
@@ -161,6 +164,9 @@ def add_dyn(x, y, z, total, former_num, former_length, tail_length, tile_length)
 
 # %% ex2 wrong: the last core does not stop at total: it reads and writes past the end
 # replace:     length = min(length, total - start)             # the last core stops at total ->     length = length
+
+# %% ex2 wrong: the DataBlock count rounded down: fewer elements than one DataBlock give 0 blocks and 0 cores
+# replace:     blocks = -(-total // per_block)                 # DataBlocks; the last may be partial ->     blocks = total // per_block
 
 # %% ex3
 def fold_bn(conv_bias, gamma, beta, mean, var, eps=1e-5):
@@ -359,3 +365,9 @@ def weight_scales(w):
 
 # %% ex5 wrong: one scale per input column instead of per output channel
 # replace:     amax = np.abs(w).max(axis=1) ->     amax = np.abs(w).max(axis=0)
+
+# %% ex5 wrong: the offset maps the low end to 0 instead of -128 (the top half of the range clips at 127)
+# replace:     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 127)) ->     offset = int(np.clip(np.rint(-lo / scale), -128, 127))
+
+# %% ex5 wrong: weight scales of max|w| / 128: each channel's largest weight clips at 127
+# replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax > 0, amax / 128, 1.0).astype(np.float32)

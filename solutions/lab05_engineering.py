@@ -172,6 +172,19 @@ def diagnose_ex4():
 # %% ex4 wrong: names a block that ended, not the one left waiting
 # replace: return ("DeadlockError", "0") -> return ("DeadlockError", "1")
 
+# %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it
+# replace:
+#     SyncAll()
+#     if GetBlockIdx() == 0:
+#         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
+# with:
+#     if GetBlockIdx() == 0:
+#         SyncAll()
+#         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
+
+# %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y
+# replace:     copy_scaled(xGm, yGm, n, 2.0) ->     copy_scaled(yGm, xGm, n, 2.0)
+
 # %% ex5
 @kernel
 def sum_tiles(x, y, tiling):
@@ -278,3 +291,38 @@ def diagnose_ex8():
 
 # %% ex8 wrong: the code of a malformed --input_shape, not of this failure
 # replace: return "E10001" -> return "E10002"
+
+# %% ex9
+def segmentation_threshold(values):
+    """The threshold separating nuclei from background in the blurred stain values (no labels: two classes)."""
+    # --- BEGIN SOLUTION hint="a two-class threshold computed from the values (their histogram), not a constant"
+    v = np.asarray(values, np.float64).ravel()
+    hist, edges = np.histogram(v, bins=256)
+    p = hist / hist.sum()
+    centers = (edges[:-1] + edges[1:]) / 2
+    w0 = np.cumsum(p)                                   # share below each cut
+    m0 = np.cumsum(p * centers)                         # their mass; the total mean is m0[-1]
+    between = (m0[-1] * w0 - m0) ** 2 / np.maximum(w0 * (1 - w0), 1e-12)
+    k = int(np.argmax(between[:-1]))
+    return float(edges[k + 1])
+    # --- END SOLUTION
+
+# %% ex9 wrong: the mean of the values (inside the large class when the classes are unequal)
+# replace:     v = np.asarray(values, np.float64).ravel() ->     return float(np.mean(values))
+
+# %% ex9 wrong: a constant tuned on the picture (Dice is fine there, other data is cut in the wrong place)
+# replace:     return float(edges[k + 1]) ->     return 0.024
+
+# %% ex10
+def defect_threshold(golden):
+    """The fused kernel's threshold, from the Sobel magnitudes of a defect-free (golden) part only."""
+    # --- BEGIN SOLUTION hint="a value just above the golden part's strongest texture edges, from its magnitudes"
+    return float(np.quantile(np.asarray(golden, np.float64), 0.9999))
+    # --- END SOLUTION
+
+# %% ex10 wrong: mean + 3 standard deviations (inside the texture's long tail: clean surface is flagged)
+# replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(np.mean(golden) + 3 * np.std(np.asarray(golden, np.float64)))
+
+# %% ex10 wrong: twice the golden maximum (a wide margin: the faint scratches are missed)
+# replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(2 * np.max(golden))
+

@@ -6,8 +6,9 @@ address of the MTE instruction is out of range." / "Kernel task happen error, re
 and the host call returns 507015. ``report`` writes the same shape for a simulated fault, naming the core, the
 error code, the failing instruction (the learner's call and its line) and the sanitizer rule.
 
-Provenance: the GM out-of-bounds lines above are quoted from public reports ([EST] in
-/work/shared/reference/migration_engineering.md §5). The other codes and errorStr texts are the simulator's own
+Provenance: the GM out-of-bounds lines above are quoted from public reports [EST]: the vLLM Ascend issue
+https://github.com/vllm-project/vllm-ascend/issues/3263 and https://github.com/hw-native-sys/PTOAS/pull/426
+(error log excerpts). The other codes and errorStr texts are the simulator's own
 ([EST]): rules such as racecheck or initcheck never trap on hardware (the kernel computes wrong numbers), so
 their report says so.
 """

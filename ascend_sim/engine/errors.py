@@ -87,6 +87,36 @@ def resolve_site(site):
     return site[0].co_filename, line
 
 
+_LIBRARY_KERNELS = os.path.join(_PKG_DIR, "kernels") + os.sep   # kernels and classes a learner's code builds on
+
+
+def _is_library_file(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
+
+
+def _learner_call_site(site) -> tuple[str, int] | None:
+    """When ``site`` is a line of a library kernel (ascend_sim/kernels), the learner's line that called into it.
+
+    Walks from the error outwards to the innermost frame outside ascend_sim and the Python installation
+    (the learner's cell or file); None when ``site`` is the learner's own line or no such frame exists.
+    """
+    if not site or not os.path.abspath(site[0]).startswith(_LIBRARY_KERNELS):
+        return None
+    f = _getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not _is_library_file(fn) and not fn.startswith((sys.prefix, sys.base_prefix, "<frozen")):
+            return fn, f.f_lineno
+        f = f.f_back
+    return None
+
+
+def _line_text(site: tuple[str, int]) -> str:
+    """'line 12 `op.Process()`' (no file name: a notebook cell's is a temporary path)."""
+    text = linecache.getline(site[0], site[1]).strip()
+    return f"line {site[1]}" + (f" `{text}`" if text else "")
+
+
 def format_site(site: tuple[str, int] | None) -> str:
     """'file.py:12  `source text`' for a (filename, lineno) site."""
     site = resolve_site(site)
@@ -107,6 +137,10 @@ class KernelError(Exception):
 
     def __init__(self, message: str, fix: str = "", site: tuple[str, int] | None = None, kind: str = ""):
         self.site = resolve_site(site) if site is not None else caller_site()
+        self.call_site = _learner_call_site(self.site)
+        if self.call_site:          # the line is library code (a kernel of ascend_sim/kernels): name the learner's
+            message += (f" (line {self.site[1]} is in the library's {os.path.basename(self.site[0])}; "
+                        f"your call: {_line_text(self.call_site)})")
         self.rule_message = message
         self.fix = fix
         self.kind = kind        # which breach of the class's rule ("deque-empty"): course hints are keyed by it

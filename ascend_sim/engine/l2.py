@@ -1,6 +1,8 @@
 """The chip's shared L2 cache (二级缓存) for one launch: which GM bytes a transfer finds in L2.
 
-Model [EST, ../shared/reference/optimisation.md section 3; no official model was found]: LRU over
+Model [EST; no official model was found. The facts it rests on: CANN's Ascend C programming guide, "L2 Cache
+切分" and "设置合理的L2 CacheMode" (the public asc-devkit repository, https://github.com/cannmirror/asc-devkit,
+``docs/zh/guide/``): MTE2 reads and MTE3/Fixpipe writes go through L2, victims are written back to GM]: LRU over
 ``chip.l2_line_bytes`` lines of every GM buffer of the launch, ``chip.l2_bytes`` in all. MTE2 reads
 and MTE3/Fixpipe writes go through it: a read hit is served from L2, a miss from HBM and the line is
 allocated; a write allocates its lines dirty (write-back). Making room evicts the least recently

@@ -3,22 +3,25 @@
 Each number carries its source and a tag: [OFF] official Huawei/CANN,
 [DER] arithmetic on official values, [EST] third-party or our own estimate,
 [CAL] an estimate calibrated against a published measurement (see
-benchmarks/RESULTS.md). Sources are abbreviated as in
-../shared/reference/ascend_facts.md (DK = asc-devkit, HW = its hardware docs).
+benchmarks/RESULTS.md). Sources are abbreviated: DK = CANN's public Ascend C devkit repository
+``asc-devkit`` (https://github.com/cannmirror/asc-devkit, a mirror of CANN's repository), G = its
+programming guide ``docs/zh/guide/``, HW = G ``编程指南/高级编程/硬件实现/`` (the hardware chapters),
+A = its API pages ``docs/zh/api/``, SMP = https://github.com/Ascend/samples.
 
 Calibration: the [CAL] costs of the default Ascend910B profile were fitted so that Huawei's
-published Ascend C Add case study (Atlas A2 / 910B, z = x + y over 8192 x 8192 half; ascend_facts.md
-section 6) comes out right: one vector core measured 6,909.6 us with MTE2 busy 87.3 %, simulated
+published Ascend C Add case study (Atlas A2 / 910B, z = x + y over 8192 x 8192 half; G
+``算子实践参考/典型算子实践案例/SIMD算子实现/Add矢量算子实践/``) comes out right: one vector core measured 6,909.6 us with MTE2 busy 87.3 %, simulated
 6,854.9 us (-0.8 %); 48 vector cores with 8 KB copies measured 306.58 us with MTE2 busy 72.5 %,
 simulated 335.4 us (+9.4 %), MTE2-bound in both. Reproduce with
 ``python benchmarks/add_case_study.py``; the table is in benchmarks/RESULTS.md.
 
 Timing model II (issue 14) added the L2 cache, UB bank conflicts, GM packages and the cube path's
 rates from Huawei's own GEMM cycle model (CANN ``cache_tiling_cycle_model.cc``), and HBM at its
-official 1.6 TB/s booked by the cores copying; none of them fitted. Add cases 1 and 2 land at +3.3 %
-and -8.0 %, the UB bank-conflict sample within 13 % on all eight layouts
-(``benchmarks/bank_conflicts.py``), CATLASS's M1024 N576 K6144 matmul on 20 AIC at +1.8 % (24
-blocks) and -0.6 % (20 blocks) (``benchmarks/catlass_matmul.py``); RESULTS.md section 1b.
+official 1.6 TB/s shared fairly by the cores copying; none of them fitted. Today Add cases 1 and 2 land at
++3.3 % and +5.1 %, the UB bank-conflict sample within 13 % on all eight layouts
+(``benchmarks/bank_conflicts.py``), CATLASS's M1024 N576 K6144 matmul on 20 AIC at +2.5 % (24
+blocks) and +4.9 % (20 blocks) (``benchmarks/catlass_matmul.py``); RESULTS.md section 1 (the first
+calibration's figures above: benchmarks/CHANGELOG.md).
 
 Derive a custom chip with ``dataclasses.replace(Ascend910B(), ub_bytes=...)``.
 """

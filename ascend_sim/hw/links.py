@@ -6,7 +6,8 @@ costs ``n * gamma``. ``beta`` is per direction: a link carries one message each 
 
 Tags as in chips.py: [OFF] official, [DER] arithmetic on official or published values,
 [EST] third-party figure or our own estimate (a parameter to calibrate, not a measurement).
-Sources are abbreviated as in ../shared/reference/distributed.md.
+Each source is named where its number is used (HCCL's public repository https://gitcode.com/cann/hccl,
+hiascend.com documentation pages, vendor data sheets).
 
 Derive a variant with ``dataclasses.replace(HCCS_910B, gbytes_per_s=...)``.
 """

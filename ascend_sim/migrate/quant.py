@@ -9,7 +9,9 @@ the int8 grid until most values share a few codes, and accuracy collapses with n
 - Weight-only int4 (W4A16): ``quantize_int4_groups`` with a group size that is a multiple of 32,
   ``pack_int4`` / ``unpack_int4`` two values per byte, and the reference matmul.
 
-Sources (../shared/reference/migration_engineering.md section 3):
+Sources (CANN AMCT documentation on hiascend.com, e.g. https://www.hiascend.com/document/detail/zh/canncommercial/
+601/devtools/auxiliarydevtool/atlasamcttf_16_0036.html for IFMR, and the operator page of
+``aclnnWeightQuantBatchMatmulV2`` in https://gitcode.com/cann/ops-nn for W4A16):
 - IFMR: "clip to [clip_min, clip_max], search init·[0.7, 1.3] step 0.01, init from percentile 0.999999"
   [OFF, AMCT docs]. The error the search minimises (the mean squared quantisation error over the
   calibration data) is our choice: AMCT does not publish its criterion.

@@ -76,7 +76,7 @@ def run_demo(seed: int = 2, chip=None, height: int = 1080, width: int = 1920, sh
     """Run project 1 end to end on one synthetic defect frame and one real picture.
 
     Returns the figures (simulated us per frame of each version, GM bytes, bound pipes, precision, recall,
-    the source's 17 ms -> 9 ms) and, with ``show``, a matplotlib figure under ``"figure"``.
+    the course outline's 17 ms -> 9 ms) and, with ``show``, a matplotlib figure under ``"figure"``.
     """
     thr = calibrate(height, width)
     share = height * width / (1080 * 1920)                      # fewer defects on a smaller frame

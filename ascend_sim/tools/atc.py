@@ -2,8 +2,9 @@
 
 Real ATC turns an ONNX/TensorFlow/Caffe model into an offline model (.om) for one ``--soc_version``,
 fixing the input shapes (``--input_shape``) and format (``--input_format``). Its most common failures
-are reproduced here, message texts as /work/shared/reference/migration_engineering.md section 5 gives
-them [OFF, ``cann/ge`` ``base/common/error_registry/error_registry.cc``; hiascend ``atlaserrorcode_15_0002``]:
+are reproduced here, with ATC's message texts [OFF, the GE repository https://gitcode.com/cann/ge
+``base/common/error_registry/error_registry.cc``; the CANN error-code reference
+https://www.hiascend.com/document/detail/zh/canncommercial/900/maintenref/troubleshooting/atlaserrorcode_15_0002.html]:
 
 * ``E10001`` "Value %s for parameter %s is invalid. Reason: %s": an unknown soc version or input
   format, a name that is not a model input, a wrong rank, a shape that does not fit the graph;

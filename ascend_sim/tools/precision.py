@@ -15,7 +15,7 @@ err_ratio_1e-2, _1e-3, _1e-4  fraction of elements whose error exceeds the bound
                             normal values, absolute error against the small-value limit for tiny ones
 ==========================  =====================================================================
 
-Pass rules, quoted from /work/shared/reference/migration_engineering.md section 4:
+Pass rules, from the public tool documentation named in each:
 
 * **ait rule** [OFF, Ascend/ait ``ait/examples/cli/debug/compare/01_basic_usage/README.md``]: the
   analyser flags an operator when CosineSimilarity < 0.99, RelativeEuclideanDistance > 0.05,

@@ -34,8 +34,8 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     solved, blank, *wrong = outcome.runs
     assert (solved.report.score, solved.report.max_score) == (16, 16)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == [f"{ex}-wrong-{k}" for ex, n in (("ex1", 3), ("ex2", 3), ("ex3", 3),
-                                                                        ("ex4", 3), ("ex5", 2)) for k in range(1, n + 1)]
+    assert [r.name for r in wrong] == [f"{ex}-wrong-{k}" for ex, n in (("ex1", 4), ("ex2", 4), ("ex3", 3),
+                                                                        ("ex4", 3), ("ex5", 4)) for k in range(1, n + 1)]
     assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 
@@ -43,9 +43,11 @@ EXPECTED_FEEDBACK = {
     ("ex1", 0): "an illegal combination must stop in the host",         # SEL of every dtype pair
     ("ex1", 1): "LeakyRelu supports half, float on Atlas A2, not bfloat16_t",   # no bfloat16 branch
     ("ex1", 2): "returned tiling key 16",                                # BUFFER_NUM not chosen from the size
+    ("ex1", 3): "for 2048 elements this is",                             # the 2,048 boundary on the wrong side
     ("ex2", 0): "both whole DataBlocks",                                 # elements split, not DataBlocks
     ("ex2", 1): "no core without work",                                  # block_dim = cores
     ("ex2", 2): "OutOfBoundsError",                                      # the last core runs past total
+    ("ex2", 3): "case 1 elements of 1 bytes on 1 cores",                 # DataBlocks rounded down: 0 cores
     ("ex3", 0): "expected 0",                                            # no ReLU
     ("ex3", 1): "differ beyond the tolerance",                           # the wrong channel per plane
     ("ex3", 2): "the budget is 1,800: fuse",                             # the unfused chain
@@ -54,6 +56,8 @@ EXPECTED_FEEDBACK = {
     ("ex4", 2): "the budget is 31,000",                                  # key blocks of 16 floats
     ("ex5", 0): "more than 1% lost",                                     # the inverse scale
     ("ex5", 1): "one scale per output channel",                          # per input column
+    ("ex5", 2): "clips its own calibration values",                      # the offset maps lo to 0, not -128
+    ("ex5", 3): "past int8's 127: that weight clips",                    # weight scales of max|w| / 128
 }
 
 

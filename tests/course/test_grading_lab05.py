@@ -29,10 +29,10 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab05", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (17, 17)
+    assert (solved.report.score, solved.report.max_score) == (21, 21)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == [f"ex{i}-wrong-{k}" for i in range(1, 9) for k in (1, 2)]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 16
+    assert [r.name for r in wrong] == [f"ex{i}-wrong-{k}" for i in range(1, 11) for k in ((1, 2, 3, 4) if i == 4 else (1, 2))]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 22
 
 
 EXPECTED_FEEDBACK = {
@@ -44,6 +44,12 @@ EXPECTED_FEEDBACK = {
     ("ex3", 1): "diagnose_ex3() returned ('RaceError', 'MTE2_V')",
     ("ex4", 0): "[racecheck] RaceError",
     ("ex4", 1): "diagnose_ex4() returned ('DeadlockError', '1')",
+    ("ex4", 2): "DeadlockError",                                  # SyncAll in block 0 only: the planted bug kept
+    ("ex4", 3): "were never written",                             # the kernel overwrote its input x instead of y
+    ("ex9", 0): "gives Dice 0.8674 against the reference mask, below 0.93",   # the mean of the values
+    ("ex9", 1): "is not between the modes",                       # a constant tuned on the picture
+    ("ex10", 0): "precision 0.",                                  # mean + 3 sd: the texture is flagged
+    ("ex10", 1): "defects found, recall 0.",                      # twice the golden maximum: scratches missed
     ("ex5", 0): "[initcheck] UninitializedReadError",
     ("ex5", 1): "diagnose_ex5() returned ('UninitializedReadError', 'DataCopy')",
     ("ex6", 0): "tileNum=4, lastTileLength=256 broke a rule",

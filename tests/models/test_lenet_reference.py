@@ -149,8 +149,7 @@ def accuracy(weights: dict[str, np.ndarray], images: np.ndarray, labels: np.ndar
 
 def mnist_test_dir() -> Path | None:
     """The MNIST 10k IDX directory, if this machine has one."""
-    candidates = [os.environ.get(MNIST_DIR_ENV), "/work/shared/data/mnist", REPO_ROOT.parent / "shared/data/mnist"]
-    for candidate in filter(None, candidates):
+    for candidate in filter(None, [os.environ.get(MNIST_DIR_ENV)]):      # data paths from the environment only
         if (Path(candidate) / "t10k-images-idx3-ubyte.gz").is_file() or (
             Path(candidate) / "t10k-images-idx3-ubyte"
         ).is_file():
@@ -181,6 +180,6 @@ def test_heldout_accuracy_fp32_and_fp16(weights: dict[str, np.ndarray], heldout:
 def test_mnist_10k_accuracy(weights: dict[str, np.ndarray]) -> None:
     directory = mnist_test_dir()
     if directory is None:
-        pytest.skip(f"MNIST 10k test set not found: set {MNIST_DIR_ENV} or put it at ../shared/data/mnist")
+        pytest.skip(f"MNIST 10k test set not found: set {MNIST_DIR_ENV} to the folder of the IDX files")
     fp32 = accuracy(weights, *load_mnist_idx(directory, "t10k"), np.float32)
     assert fp32 >= 97.0, f"MNIST 10k accuracy {fp32:.2f}% < 97%"

@@ -693,10 +693,7 @@ def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> Cub
                             fix="pass the block's columns (nSize) and rows (mSize)", site=site)
     ss, dp = int(params.srcStride), int(params.dstStride)
     if ss < m:
-        raise CubeFormatError(f"Fixpipe srcStride {ss} < mSize {m}: srcStride counts 16-element rows of L0C "
-                              f"between column blocks, so column block 1 would be read from inside block 0",
-                              fix=f"srcStride is mSize rounded up to 16 (\"其值应填成mSize对16向上取整\"): "
-                                  f"{-(-m // ROWS) * ROWS}", site=site)
+        raise _src_stride_error(m, n, ss, site)
     if not nz_out and dp < n:
         raise ArgumentError(f"Fixpipe dstStride {dp} < nSize {n}: with NZ2ND dstStride is the GM row length in "
                             "elements (\"目的ND矩阵每一行中的元素个数，取值不为0\")",
@@ -793,3 +790,17 @@ def _check_nz_out(dst, m: int, n: int, dp: int, site) -> None:
         raise ArgumentError(f"Fixpipe CFG_NZ: the GM destination at byte {dst.offset} is not 32-byte aligned "
                             "(\"NZ格式地址需要满足32字节对齐\")", fix="start each NZ block on a 32-byte boundary",
                             site=site)
+
+
+def _src_stride_error(m: int, n: int, ss: int, site) -> CubeFormatError:
+    """Fixpipe srcStride < mSize: when nSize would fit srcStride, the likely mistake is nSize and mSize swapped."""
+    rule = (f"Fixpipe srcStride {ss} < mSize {m}: srcStride counts 16-element rows of L0C between column blocks, "
+            f"so column block 1 would be read from inside block 0")
+    if n <= ss:
+        return CubeFormatError(
+            rule + f"; nSize {n} would fit srcStride {ss}: are nSize and mSize swapped?",
+            fix=f"FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the tile's columns (N) first, then "
+                f"its rows (M): pass nSize = {m} and mSize = {n} if the tile has {n} rows, with srcStride the rows "
+                f"rounded up to 16", site=site, kind="fixpipe-swapped")
+    return CubeFormatError(rule, fix=f"srcStride is mSize rounded up to 16 (\"其值应填成mSize对16向上取整\"): "
+                                     f"{-(-m // ROWS) * ROWS}", site=site, kind="fixpipe-src-stride")

@@ -434,8 +434,9 @@ def _ex4(ctx: Context) -> None:
 
 LAB.add_hints("ex4", {          # by diagnosis; the decorator's hints stay the fallback ("*")
     "values": (
-        "The all-ones case must give K + bias = 400.5: what do you get? A fraction of it means some K steps "
-        "were lost.",
+        "The all-ones case must give K + bias = 400.5: what do you get? One K step's worth (16.5) means the "
+        "accumulator restarts at every K step; another value means an operand is laid out wrongly for the cube "
+        "(L0B holds B as ZN: each fractal column-major).",
         "Mmad either starts L0C at zero (cmatrixInitVal true) or adds to what L0C holds: only the first K step "
         "may start at zero.",
         "Pass cmatrixInitVal = (k0 == 0) to every Mmad of the K loop, and Fixpipe the CO1 tensor to GM once, "

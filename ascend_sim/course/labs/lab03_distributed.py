@@ -17,14 +17,15 @@ from ascend_sim.cluster.faults import kill
 from ascend_sim.cluster.sampler import torch_randperm
 from ascend_sim.course.grading import Context, Lab
 
-__all__ = ["LAB", "check", "HcclComm", "RankFailed", "atlas_800t_a2", "kill", "torch_randperm", "run_schedule",
+__all__ = ["LAB", "check", "hint", "HcclComm", "RankFailed", "atlas_800t_a2", "kill", "torch_randperm", "run_schedule",
            "ddp_step_us", "BUCKET_MODEL", "make_trainer", "flat_weights", "train_with_compression",
            "RING_SLACK", "OVERLAP_TARGET", "BYTES_TARGET", "ACCURACY_DROP"]
 
 LAB = Lab("lab03_distributed")
 check = LAB.check
+hint = LAB.hint         # hint("exN"): the next hint for the last mistake the check diagnosed
 
-RING_SLACK = 1.15          # ring schedule: at most 15 % over HCCL's ring on the same cluster
+RING_SLACK = 1.05          # ring schedule: at most 5 % over HCCL's ring (one extra allgather step of 8 is +7 %)
 OVERLAP_TARGET = 0.85      # bucketed overlap: at most 85 % of the no-overlap step
 BYTES_TARGET = 0.5         # compression: at most half the fp32 bytes
 ACCURACY_DROP = 0.02       # ... and at most 2 points of accuracy lost
@@ -59,14 +60,31 @@ def run_schedule(schedule, sends: Sequence[np.ndarray], comm: HcclComm) -> tuple
     return bufs, max(comm.timeline.clock_us)
 
 
-@LAB.exercise("ex1", points=3, title="ring AllReduce from Send/Recv", hints=(
-    "Cut the buffer into p chunks (np.linspace(0, count, p + 1).astype(int) gives the bounds, also when p does not "
-    "divide count). Reduce-scatter: p - 1 steps; allgather: p - 1 more.",
-    "In reduce-scatter step s every rank r sends chunk (r - s) % p to (r + 1) % p, which adds it (reduce = 1); "
-    "afterwards rank r holds the full sum of chunk (r + 1) % p.",
-    "Allgather step s: rank r sends chunk (r + 1 - s) % p to (r + 1) % p, which overwrites (reduce = 0). All p "
-    "messages of a step share one step number, so they travel at the same time.",
-))
+_RING_START = ("Cut the buffer into p chunks (np.linspace(0, count, p + 1).astype(int) gives the bounds, also when "
+               "p does not divide count). Reduce-scatter: p - 1 steps; allgather: p - 1 more.")
+
+
+@LAB.exercise("ex1", points=3, title="ring AllReduce from Send/Recv", hints={
+    "ring/added-twice": (
+        "Some chunk was summed more than once: which phase should overwrite instead of add?",
+        "Reduce-scatter adds (reduce = 1); allgather only copies the finished sums (reduce = 0).",
+        "Allgather step s: rank r sends chunk (r + 1 - s) % p to (r + 1) % p with reduce = 0."),
+    "ring/missing": (
+        "Some chunk misses a rank's contribution: which chunk does rank r send in step s?",
+        "In reduce-scatter step s every rank r sends chunk (r - s) % p to (r + 1) % p, which adds it (reduce = 1); "
+        "afterwards rank r holds the full sum of chunk (r + 1) % p.",
+        "Reduce-scatter: p - 1 steps; allgather: p - 1 more, each of p messages."),
+    "ring/differ": ("Every rank must end with the same bits: does the allgather phase copy each finished chunk to "
+                    "every rank?",),
+    "ring/schedule": ("Which rule of the schedule does the message name? Each move is (step, src, dst, lo, hi, "
+                      "reduce).",),
+    "budget": (
+        "The sums are right but slow: how many messages travel in each step, and how big is each?",
+        "All p messages of a step share one step number, so they travel at the same time; each carries 1/p of the "
+        "buffer.",
+        "2 (p - 1) steps of p messages of count / p elements: that is HCCL's ring."),
+    "*": (_RING_START,),
+})
 def _ex1(ctx: Context) -> None:
     fn = ctx.answer("ring_allreduce_schedule")
     cases = [(2, 6, "int"), (4, 4096, "int"), (8, 1003, "int"), (8, 10_000, "float"), (3, 999, "float")]
@@ -82,11 +100,12 @@ def _ex1(ctx: Context) -> None:
             for r, out in enumerate(outs):
                 if kind == "int" and not np.array_equal(out, golden.astype(np.float32)):
                     i = int(np.flatnonzero(out != golden)[0])
-                    ctx.fail(f"rank {r}'s element {i} is {out[i]:g}, the sum over ranks is {golden[i]:g}: "
-                             f"{_why(out, golden, sends)}")
+                    why, key = _why(out, golden, sends)
+                    ctx.fail(f"rank {r}'s element {i} is {out[i]:g}, the sum over ranks is {golden[i]:g}: {why}", key)
                 ctx.expect_close(out, golden.astype(np.float32), what=f"rank {r}'s result")
                 if not np.array_equal(out, outs[0]):
-                    ctx.fail(f"rank {r}'s result differs from rank 0's: every rank must end with the same bits")
+                    ctx.fail(f"rank {r}'s result differs from rank 0's: every rank must end with the same bits",
+                             ("ring/differ",))
     p, count = 8, 1 << 20
     comm = HcclComm(atlas_800t_a2(1))
     with ctx.case(f"time budget: {p} ranks, {count * 4 >> 20} MB"):
@@ -96,7 +115,7 @@ def _ex1(ctx: Context) -> None:
         if t > RING_SLACK * ring:
             ctx.fail(f"your schedule takes {t:,.1f} us, over the time budget of {RING_SLACK * ring:,.1f} us "
                      f"({RING_SLACK:.2f} x HCCL's ring, {ring:,.1f} us): send the p messages of a step at the same "
-                     "time (one step number) and only 1/p of the buffer per message")
+                     "time (one step number) and only 1/p of the buffer per message", ("budget",))
         ctx.note(f"{t:,.1f} us (HCCL's ring: {ring:,.1f} us)")
 
 
@@ -104,60 +123,79 @@ def _run(ctx: Context, schedule, sends, comm) -> tuple[list[np.ndarray], float]:
     try:
         return run_schedule(schedule, sends, comm)
     except ValueError as e:
-        ctx.fail(str(e))
+        ctx.fail(str(e), ("ring/schedule",))
 
 
-def _why(out: np.ndarray, golden: np.ndarray, sends) -> str:
+def _why(out: np.ndarray, golden: np.ndarray, sends) -> tuple[str, tuple[str, ...]]:
     if np.any(np.abs(out) > np.sum(np.abs(sends), axis=0) + 1e-3):
-        return "some chunks were added more often than once per rank (is the allgather phase adding, reduce = 1?)"
-    return "some chunks miss the contribution of a rank (look at which chunk each rank sends in each step)"
+        return ("some chunks were added more often than once per rank (is the allgather phase adding, reduce = 1?)",
+                ("ring/added-twice",))
+    return ("some chunks miss the contribution of a rank (look at which chunk each rank sends in each step)",
+            ("ring/missing",))
 
 
 # ----------------------------------------------------------------------------- ex2: sampler
-@LAB.exercise("ex2", points=2, title="DistributedSampler", hints=(
-    "Shuffle with torch_randperm(n, seed + epoch); without shuffle the order is range(n).",
-    "num_samples = ceil(n / R) (with drop_last and n % R != 0: ceil((n - R) / R)); total = num_samples * R. Without "
-    "drop_last pad the order with its own first elements up to total; with drop_last cut it to total.",
-    "Rank r takes every R-th index starting at r: order[rank:total:R] (strided, not a contiguous block).",
-))
+@LAB.exercise("ex2", points=2, title="DistributedSampler", hints={
+    "sampler/length": (
+        "Every rank must get the same number of indices: what happens to the n % R left over?",
+        "num_samples = ceil(n / R) (with drop_last and n % R != 0: ceil((n - R) / R)); total = num_samples * R. "
+        "Without drop_last pad the order with its own first elements up to total; with drop_last cut it to total.",),
+    "sampler/epoch": (
+        "Each epoch must shuffle differently: what does set_epoch change?",
+        "Shuffle with torch_randperm(n, seed + epoch): the epoch is part of the seed.",),
+    "sampler/seed": ("Every job may choose its seed: does your permutation use the seed it is given?",
+                     "Shuffle with torch_randperm(n, seed + epoch): the seed and the epoch together.",),
+    "sampler/strided": (
+        "Which indices does rank r take from the order: a block, or every R-th?",
+        "Rank r takes every R-th index starting at r: order[rank:total:R] (strided, not a contiguous block).",),
+    "*": ("Shuffle with torch_randperm(n, seed + epoch); without shuffle the order is range(n).",),
+})
 def _ex2(ctx: Context) -> None:
     fn = ctx.answer("sampler_indices")
-    cases = [(10, 3, False, False, 0), (10, 3, True, False, 0), (10, 3, True, True, 0), (3, 5, True, False, 0),
-             (100, 8, True, False, 3), (17, 4, False, True, 1)]
-    cases += [(int(n), int(r), bool(s), bool(d), int(e)) for n, r, s, d, e in zip(
+    cases = [(10, 3, False, False, 0, 0), (10, 3, True, False, 0, 0), (10, 3, True, True, 0, 0),
+             (3, 5, True, False, 0, 0), (100, 8, True, False, 3, 0), (17, 4, False, True, 1, 0),
+             (12, 4, False, True, 0, 0), (12, 3, True, True, 1, 0)]   # drop_last when R divides n: nothing dropped
+    cases += [(int(n), int(r), bool(s), bool(d), int(e), 7) for n, r, s, d, e in zip(    # a seed other than 0
         ctx.rng.integers(20, 300, 3), ctx.rng.integers(2, 9, 3), [True] * 3, ctx.rng.integers(0, 2, 3),
         ctx.rng.integers(0, 5, 3))]
-    for n, world, shuffle, drop_last, epoch in cases:
+    for n, world, shuffle, drop_last, epoch, seed in cases:
         for rank in range(world):
-            label = f"n={n}, {world} replicas, rank {rank}, shuffle={shuffle}, drop_last={drop_last}, epoch={epoch}"
+            label = (f"n={n}, {world} replicas, rank {rank}, shuffle={shuffle}, drop_last={drop_last}, "
+                     f"epoch={epoch}, seed={seed}")
             with ctx.case(label):
-                got = ctx.call(fn, n, world, rank, epoch, shuffle, drop_last, 0)
-                want = _sampler(n, world, rank, epoch, shuffle, drop_last)
+                got = ctx.call(fn, n, world, rank, epoch, shuffle, drop_last, seed)
+                want = _sampler(n, world, rank, epoch, shuffle, drop_last, seed)
                 got = [int(i) for i in np.asarray(got).ravel()]
                 if got != want:
-                    ctx.fail(_sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last))
+                    ctx.fail(*_sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last, seed))
 
 
-def _sampler(n: int, world: int, rank: int, epoch: int, shuffle: bool, drop_last: bool) -> list[int]:
-    s = DistributedSampler(n, world, rank, shuffle=shuffle, seed=0, drop_last=drop_last)
+def _sampler(n: int, world: int, rank: int, epoch: int, shuffle: bool, drop_last: bool, seed: int = 0) -> list[int]:
+    s = DistributedSampler(n, world, rank, shuffle=shuffle, seed=seed, drop_last=drop_last)
     s.set_epoch(epoch)
     return s.indices()
 
 
-def _sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last) -> str:
+def _sampler_diagnosis(got, want, n, world, rank, epoch, shuffle, drop_last,
+                       seed: int = 0) -> tuple[str, tuple[str, ...]]:
     head = f"got {got[:8]}{' ...' if len(got) > 8 else ''}, DistributedSampler gives {want[:8]}" \
            f"{' ...' if len(want) > 8 else ''}"
     if len(got) != len(want):
         return (f"{len(got)} indices where every rank gets {len(want)}: "
                 + ("drop_last cuts the order to num_samples * R" if drop_last else
-                   "without drop_last the order is padded with its first elements to num_samples * R") + f"; {head}")
-    if shuffle and epoch and got == _sampler(n, world, rank, 0, shuffle, drop_last):
-        return f"the order is epoch 0's: seed the permutation with seed + epoch (set_epoch); {head}"
-    per_rank = [_sampler(n, world, r, epoch, shuffle, drop_last) for r in range(world)]
+                   "without drop_last the order is padded with its first elements to num_samples * R") + f"; {head}",
+                ("sampler/length",))
+    if shuffle and epoch and got == _sampler(n, world, rank, 0, shuffle, drop_last, seed):
+        return f"the order is epoch 0's: seed the permutation with seed + epoch (set_epoch); {head}", ("sampler/epoch",)
+    if shuffle and seed and got == _sampler(n, world, rank, epoch, shuffle, drop_last, 0):
+        return f"the order ignores the seed ({seed}): seed the permutation with seed + epoch; {head}", \
+            ("sampler/seed",)
+    per_rank = [_sampler(n, world, r, epoch, shuffle, drop_last, seed) for r in range(world)]
     order = [per_rank[k % world][k // world] for k in range(world * len(want))]
     if sorted(got) == sorted(want) or got == order[rank * len(want):(rank + 1) * len(want)]:
-        return f"a contiguous block or the wrong places: rank r takes order[r::R] (strided); {head}"
-    return head
+        return f"a contiguous block or the wrong places: rank r takes order[r::R] (strided); {head}", \
+            ("sampler/strided",)
+    return head, ()
 
 
 # ----------------------------------------------------------------------------- ex3: buckets and overlap
@@ -189,11 +227,22 @@ def ddp_step_us(bucket_of: Sequence[int], nbytes: Sequence[int], backward_us: Se
     return max(t, comm_end)
 
 
-@LAB.exercise("ex3", points=2, title="DDP buckets that overlap backward", hints=(
-    "Backward produces gradients from the last parameter to the first: fill bucket 0 from the end of the list.",
-    "Walk i = len - 1 down to 0, add nbytes[i] to the current bucket and close it once it holds cap_bytes or more.",
-    f"The step must take at most {OVERLAP_TARGET:.0%} of the no-overlap step (one AllReduce after backward).",
-))
+_BUCKET_WALK = "Walk i = len - 1 down to 0, add nbytes[i] to the current bucket and close it once it holds cap_bytes or more."
+
+
+@LAB.exercise("ex3", points=2, title="DDP buckets that overlap backward", hints={
+    "buckets/order": (
+        "Backward produces gradients from the last parameter to the first: which bucket is ready first?",
+        "Bucket 0 is launched first, so it must hold the last parameters: fill bucket 0 from the end of the list.",
+        _BUCKET_WALK),
+    "buckets/one": (
+        "One bucket can only start after the whole backward: how many buckets does cap_bytes ask for?",
+        _BUCKET_WALK),
+    "buckets/late": ("The buckets become ready late or are too small: are they filled in gradient-ready order up to "
+                     "cap_bytes?", _BUCKET_WALK),
+    "buckets/format": ("bucket_of[i] is the bucket number of parameter i, numbered 0, 1, ... without gaps.",),
+    "*": ("Backward produces gradients from the last parameter to the first: fill bucket 0 from the end of the list.",),
+})
 def _ex3(ctx: Context) -> None:
     fn = ctx.answer("assign_buckets")
     comm = HcclComm(atlas_800t_a2(2, npus_per_server=4))
@@ -205,30 +254,40 @@ def _ex3(ctx: Context) -> None:
             try:
                 t = ddp_step_us(ids, nbytes, bw, comm)
             except ValueError as e:
-                ctx.fail(str(e))
+                ctx.fail(str(e), ("buckets/format",))
             if t > OVERLAP_TARGET * baseline:
+                advice, key = _bucket_advice(ids)
                 ctx.fail(f"the step takes {t:,.0f} us, no faster than {OVERLAP_TARGET:.0%} of the no-overlap step "
-                         f"({baseline:,.0f} us): {_bucket_advice(ids)}")
+                         f"({baseline:,.0f} us): {advice}", key)
             ctx.note(f"cap {cap_mb} MB: {t:,.0f} us against {baseline:,.0f} us without overlap")
 
 
-def _bucket_advice(ids) -> str:
+def _bucket_advice(ids) -> tuple[str, tuple[str, ...]]:
     ids = [int(b) for b in np.asarray(ids).ravel()]
     if len(set(ids)) == 1:
-        return "one bucket can only start after the whole backward; cut the gradients into buckets of about cap_bytes"
+        return ("one bucket can only start after the whole backward; cut the gradients into buckets of about "
+                "cap_bytes", ("buckets/one",))
     if ids[-1] != 0:
         return ("bucket 0 must hold the last parameters, whose gradients backward computes first; yours waits for "
-                "the first layer")
-    return "the buckets become ready late or are too small; fill them in gradient-ready order up to cap_bytes"
+                "the first layer", ("buckets/order",))
+    return ("the buckets become ready late or are too small; fill them in gradient-ready order up to cap_bytes",
+            ("buckets/late",))
 
 
 # ----------------------------------------------------------------------------- ex4: tensor parallel MLP
-@LAB.exercise("ex4", points=2, title="column/row tensor-parallel MLP", hints=(
-    "Rank r computes h_r = relu(x @ w1_parts[r].T + b1_parts[r]): its own hidden features (column parallel), no "
-    "communication.",
-    "Then y_r = h_r @ w2_parts[r].T is a partial sum of the output (row parallel): AllReduce the partial sums.",
-    "Add b2 once, after the AllReduce, and return every rank's result.",
-))
+@LAB.exercise("ex4", points=2, title="column/row tensor-parallel MLP", hints={
+    "tp/bias": ("The output is off by a multiple of b2: how many times is the bias added in the sum over ranks?",
+                "The AllReduce sums every rank's partial output: a bias added on each rank is added t times.",
+                "Add b2 once, after the AllReduce."),
+    "tp/partial": ("Each rank holds only part of the output: what combines the row-parallel partial sums?",
+                   "y_r = h_r @ w2_parts[r].T is a partial sum of the output (row parallel): AllReduce the partial "
+                   "sums, then add b2.",),
+    "tp/shape": ("Return one output per rank: an array of shape (ranks, batch, out).",),
+    "*": ("Rank r computes h_r = relu(x @ w1_parts[r].T + b1_parts[r]): its own hidden features (column parallel), "
+          "no communication.",
+          "Then y_r = h_r @ w2_parts[r].T is a partial sum of the output (row parallel): AllReduce the partial sums.",
+          "Add b2 once, after the AllReduce, and return every rank's result."),
+})
 def _ex4(ctx: Context) -> None:
     fn = ctx.answer("tp_mlp_forward")
     for t, (b, n_in, hid, n_out) in [(2, (4, 8, 16, 5)), (4, (8, 32, 64, 10)), (8, (3, 16, 64, 7))]:
@@ -242,23 +301,25 @@ def _ex4(ctx: Context) -> None:
             outs = ctx.call(fn, x, list(np.split(w1, t)), list(np.split(b1, t)), list(np.split(w2, t, axis=1)), b2)
             outs = np.asarray(outs, np.float32)
             if outs.shape != (t, b, n_out):
-                ctx.fail(f"returned an array of shape {outs.shape}: return one {b} x {n_out} output per rank")
+                ctx.fail(f"returned an array of shape {outs.shape}: return one {b} x {n_out} output per rank",
+                         ("tp/shape",))
             for r, out in enumerate(outs):
                 if np.allclose(out, golden + (t - 1) * b2, rtol=1e-4, atol=1e-4):
                     ctx.fail(f"rank {r}'s output is the single-device result plus {t - 1} x b2: the bias was added "
-                             f"on every rank before the AllReduce; add it once, after")
+                             f"on every rank before the AllReduce; add it once, after", ("tp/bias",))
                 if not np.allclose(out, golden, rtol=1e-4, atol=1e-4):
-                    ctx.fail(f"rank {r}'s output differs from the single-device result "
-                             f"{_tp_diagnosis(out, golden, x, w1, b1, w2, b2, t, r)}")
+                    ctx.fail(*_tp_diagnosis(out, golden, x, w1, b1, w2, b2, t, r))
                 ctx.expect_close(out, golden, what=f"rank {r}'s output")
 
 
-def _tp_diagnosis(out, golden, x, w1, b1, w2, b2, t, r) -> str:
+def _tp_diagnosis(out, golden, x, w1, b1, w2, b2, t, r) -> tuple[str, tuple[str, ...]]:
     h = np.maximum(x @ np.split(w1, t)[r].T + np.split(b1, t)[r], 0)
     partial = h @ np.split(w2, t, axis=1)[r].T
+    head = f"rank {r}'s output differs from the single-device result"
     if np.allclose(out, partial + b2, atol=1e-4) or np.allclose(out, partial, atol=1e-4):
-        return "(it is only this rank's partial sum): AllReduce the row-parallel partial outputs"
-    return f"by up to {float(np.abs(out - golden).max()):.3g}"
+        return f"{head} (it is only this rank's partial sum): AllReduce the row-parallel partial outputs", \
+            ("tp/partial",)
+    return f"{head} by up to {float(np.abs(out - golden).max()):.3g}", ()
 
 
 # ----------------------------------------------------------------------------- ex5: compression
@@ -299,24 +360,32 @@ def train_with_compression(compress: Callable | None, world: int = 4, steps: int
     return trainer.accuracy(x, y), sent[0], sent[1]
 
 
-@LAB.exercise("ex5", points=2, title="a gradient compression hook", hints=(
-    f"Send at most {BYTES_TARGET:.0%} of the fp32 bytes: a 16-bit float keeps one value per element in 2 bytes.",
-    "bucket.astype(np.float16) halves the bytes; the AllReduce sums in fp16 and the hook divides in fp32.",
-    "Integers (int8) round small gradients to 0 and the model stops learning.",
-))
+@LAB.exercise("ex5", points=2, title="a gradient compression hook", hints={
+    "compress/bytes": (
+        f"Send at most {BYTES_TARGET:.0%} of the fp32 bytes: how many bytes per element does your dtype take?",
+        "bucket.astype(np.float16) halves the bytes; the AllReduce sums in fp16 and the hook divides in fp32.",),
+    "compress/accuracy": (
+        "The bytes are fine but the model stops learning: what happens to a gradient of 1e-3 in your format?",
+        "Integers (int8) round small gradients to 0; a 16-bit float keeps their exponent.",
+        "bucket.astype(np.float16): 2 bytes per element, small values kept."),
+    "compress/shape": ("compress must return one value per gradient element, the bucket's shape.",),
+    "*": (f"Send at most {BYTES_TARGET:.0%} of the fp32 bytes: a 16-bit float keeps one value per element in "
+          "2 bytes.",),
+})
 def _ex5(ctx: Context) -> None:
     fn = ctx.answer("compress")
     base_acc, _, _ = train_with_compression(None)
     try:
         acc, sent, full = train_with_compression(fn, call=ctx.call)
     except ValueError as e:
-        ctx.fail(str(e))
+        ctx.fail(str(e), ("compress/shape",))
     if sent > BYTES_TARGET * full:
         ctx.fail(f"the compressed buckets hold {sent:,} bytes, {sent / full:.0%} of fp32's {full:,}: over the bytes "
-                 f"target of {BYTES_TARGET:.0%}")
+                 f"target of {BYTES_TARGET:.0%}", ("compress/bytes",))
     if not acc >= base_acc - ACCURACY_DROP:
         ctx.fail(f"training accuracy {acc:.1%} against {base_acc:.1%} uncompressed: more than "
-                 f"{ACCURACY_DROP:.0%} lost, the accuracy target is missed (too few bits per gradient?)")
+                 f"{ACCURACY_DROP:.0%} lost, the accuracy target is missed (too few bits per gradient?)",
+                 ("compress/accuracy",))
     ctx.note(f"{sent / full:.0%} of the bytes, accuracy {acc:.1%} (fp32: {base_acc:.1%})")
 
 
@@ -334,11 +403,16 @@ def flat_weights(trainer: Trainer) -> np.ndarray:
     return np.concatenate([p.ravel() for _, p in trainer.ddp.replicas[0].parameters()])
 
 
-@LAB.exercise("ex6", points=2, title="recover from a failed rank", hints=(
-    "When the step raises RankFailed, every rank restarts: build a fresh trainer with make_trainer().",
-    "Load the last snapshot into it (trainer.load_state_dict(snapshot)): model, momentum, step, epoch and RNG.",
-    "Keep the snapshot up to date: snapshot = trainer.state_dict() after every checkpoint_every steps.",
-))
+@LAB.exercise("ex6", points=2, title="recover from a failed rank", hints={
+    "recovery/weights": (
+        "The weights drifted from the uninterrupted run: which state do the processes carry after the failure?",
+        "A failed step has already drawn its noise from every rank's RNG: the survivors cannot go on. Every rank "
+        "restarts: a fresh trainer with make_trainer(), then trainer.load_state_dict(snapshot).",
+        "Keep the snapshot up to date (snapshot = trainer.state_dict() after every checkpoint_every steps) and "
+        "never take one of the failed processes."),
+    "recovery/shape": ("Return flat_weights(trainer): rank 0's parameters as one flat array.",),
+    "*": ("When the step raises RankFailed, every rank restarts: build a fresh trainer with make_trainer().",),
+})
 def _ex6(ctx: Context) -> None:
     fn = ctx.answer("train_with_recovery")
     for total, every, fail_step, rank in [(12, 4, 6, 2), (10, 3, 9, 0)]:
@@ -349,8 +423,10 @@ def _ex6(ctx: Context) -> None:
             got = np.asarray(ctx.call(fn, total, every, fail_step, rank), np.float32)
             want = flat_weights(reference)
             if got.shape != want.shape:
-                ctx.fail(f"returned shape {got.shape}: return flat_weights(trainer), {want.shape[0]} values")
+                ctx.fail(f"returned shape {got.shape}: return flat_weights(trainer), {want.shape[0]} values",
+                         ("recovery/shape",))
             if not np.array_equal(got, want):
                 ctx.fail(f"the final weights differ from the uninterrupted run by up to "
                          f"{float(np.abs(got - want).max()):.3g}: after the failure every rank must restart from the "
-                         "last snapshot (fresh trainer + load_state_dict), so the run continues as if nothing happened")
+                         "last snapshot (fresh trainer + load_state_dict), so the run continues as if nothing happened",
+                         ("recovery/weights",))

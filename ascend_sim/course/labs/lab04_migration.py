@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
-from ascend_sim.course.grading.check import CheckFailed
+from ascend_sim.course.grading.check import CheckFailed, LearnerError
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES, Ascend910B
 from ascend_sim.hw.dtypes import ascend_name, bfloat16, float32, half, int8
 from ascend_sim.kernels.tiling import MultiCoreTiling, split_even
@@ -88,7 +88,7 @@ _TEMPLATE_HINTS = {
 def _ex1(ctx: Context) -> None:
     run = ctx.answer("leaky_relu_custom")
     for dt in EX1_LEGAL:
-        for n in (1024, 4096 + 64 * 3):
+        for n in (1024, 2048, 4096 + 64 * 3):       # 2,048: the first size with two buffers
             x = ctx.rng.uniform(-4, 4, n).astype(dt)
             z = np.full(n, np.nan, dt)
             name, key = _instance(dt, n)
@@ -156,6 +156,10 @@ _DYN_HINTS = {
     "OutOfBoundsError": ("Which core reads past the end? The last core's length must stop at total.",
                          "length = min(length, total - start): the cores cover whole DataBlocks, the input may end "
                          "inside the last one."),
+    "python/ZeroDivisionError": (
+        "Your tiling divided by zero for the case the message names: which count came out 0 for so few elements?",
+        "Fewer elements than one DataBlock still need one DataBlock: round the count up, blocks = ceil(total / "
+        "per_block) = -(-total // per_block), so block_dim = min(cores, blocks) is at least 1.",),
     "*": ("Write dyn_tiling first and test it on total = 1, 15, a prime and a million elements.",),
 }
 
@@ -164,15 +168,19 @@ _DYN_HINTS = {
 def _ex2(ctx: Context) -> None:
     tiling, kern = ctx.answer("dyn_tiling"), ctx.answer("add_dyn")
     cases = [(n, s, c, UB_SIZES[0]) for n in HIDDEN_TOTALS for s in (1, 2, 4) for c in (1, 48)]
+    cases += [(n, 2, 48, 64 * 1024) for n in (4099, 1_048_583)]      # a small UB: 3 x 2 tiles must still fit
     totals = np.unique(np.round(np.exp(ctx.rng.uniform(0, np.log(4_000_000), 120))).astype(int))
     cases += [(int(n), int(ctx.rng.choice([1, 2, 4])), int(ctx.rng.integers(1, 49)), int(ctx.rng.choice(UB_SIZES)))
               for n in totals]
     for total, itemsize, cores, ub in cases:
-        t = ctx.call(tiling, total, itemsize, cores, ub)
+        label = f"{total} elements of {itemsize} bytes on {cores} cores, UB {ub}"
+        try:
+            t = ctx.call(tiling, total, itemsize, cores, ub)
+        except LearnerError as e:       # name the case: a tiling that fails only for tiny or odd totals
+            ctx.fail(f"case {label}: dyn_tiling({total}, {itemsize}, {cores}, {ub}) raised {e}", e.diagnosis)
         problem = _tiling_problem(tuple(t) if isinstance(t, (tuple, list)) else t, total, itemsize, cores, ub)
         if problem:
-            ctx.fail(f"case {total} elements of {itemsize} bytes on {cores} cores, UB {ub}: {problem}",
-                     ("tiling/rules",))
+            ctx.fail(f"case {label}: {problem}", ("tiling/rules",))
     for total in KERNEL_TOTALS:
         x, y = ctx.rng.uniform(-2, 2, (2, total)).astype(np.float16)
         z = np.full(total, np.nan, np.float16)
@@ -333,6 +341,12 @@ _PTQ_HINTS = {
                      "The grid maps [lo, hi] (widened to hold 0) onto the 256 int8 codes: s = (hi - lo) / 255, "
                      "o = rint(-128 - lo / s); x ~ (q - o) * s, so s is the step, not its inverse.",
                      "Per-channel weights: s_w[o] = max|w[o, :]| / 127 (symmetric, offset 0)."),
+    "ptq/clip": ("Which int8 code does your grid give the smallest and the largest calibration value?",
+                 "int8 codes run from -128 to 127: the offset maps lo to -128 (o = rint(-128 - lo / s)), so hi lands "
+                 "near 127; an offset that maps lo to 0 pushes the top half of the range past 127, where it clips.",),
+    "ptq/weight-clip": ("Which int8 code does each output channel's largest weight get with your scale?",
+                        "Symmetric weights use the codes -127..127: scale = max|w| / 127 per output channel, so the "
+                        "largest weight is code 127 exactly and none clips.",),
     "ptq/range": ("A scale must be positive and finite, an offset an integer in [-128, 127].",),
     "*": ("Start from min-max: the activation range over all calibration values, the weights' max per row.",),
 }
@@ -344,6 +358,11 @@ def _ex5(ctx: Context) -> None:
     from ascend_sim.migrate.ptq import QuantLayer
     act, wsc = ctx.answer("act_qparams"), ctx.answer("weight_scales")
     samples = calibration_inputs()
+    synthetic = ctx.rng.uniform(-1.0, 3.0, 4096).astype(np.float32)   # LeNet's inputs are >= 0: test lo < 0 too
+    with ctx.case("synthetic activations in [-1, 3]"):
+        got = ctx.call(act, synthetic)
+        if isinstance(got, tuple) and len(got) == 2:
+            _expect_no_clipping(ctx, synthetic, float(got[0]), int(got[1]))
     layers = {}
     for name, w, b in quantised_layers():
         with ctx.case(f"layer {name}"):
@@ -353,12 +372,19 @@ def _ex5(ctx: Context) -> None:
             scale, offset = float(got[0]), float(got[1])
             if not (math.isfinite(scale) and scale > 0 and offset == int(offset) and -128 <= offset <= 127):
                 ctx.fail(f"act_qparams gave scale {scale} and offset {offset}", ("ptq/range",))
+            _expect_no_clipping(ctx, samples[name], scale, int(offset))
             ws = np.asarray(ctx.call(wsc, w))
             if ws.shape != (w.shape[0],):
                 ctx.fail(f"weight_scales gave shape {ws.shape} for weights {list(w.shape)}: one scale per output "
                          f"channel (row) is {w.shape[0]} values", ("ptq/shape",))
             if not (np.isfinite(ws).all() and (ws > 0).all()):
                 ctx.fail("weight_scales gave a scale that is not positive and finite", ("ptq/range",))
+            codes = np.abs(w).max(axis=1) / ws
+            if codes.max() > 127.5:
+                o = int(np.argmax(codes))
+                ctx.fail(f"weight_scales' scale for output channel {o} maps its largest |w| = "
+                         f"{float(np.abs(w[o]).max()):.4g} to code {codes[o]:.1f}, past int8's 127: that weight clips "
+                         f"(symmetric: scale = max|w| / 127)", ("ptq/weight-clip",))
             ws = ws.astype(np.float32)
             wq = quant.quantize(w, quant.QuantParams(ws, np.zeros(len(ws), np.int32), axis=0))
             layers[name] = QuantLayer(wq, ws, quant.QuantParams(np.float32(scale), np.int32(offset)), b)
@@ -368,6 +394,20 @@ def _ex5(ctx: Context) -> None:
                  f"float32: more than {MAX_DROP:.0%} lost", ("ptq/accuracy",))
     ctx.note(f"int8 {accuracy:.1%} vs float32 {fp32:.1%} on {TEST_IMAGES} held-out digits (310B-int8, "
              f"weights {weight_bytes:,} bytes)")
+
+
+def _expect_no_clipping(ctx: Context, x: np.ndarray, scale: float, offset: int) -> None:
+    """Every calibration value must survive quantise -> dequantise within half a step: a grid that does not cover
+    the calibration range clips its ends (an offset that maps the low end to 0 instead of -128 loses the top half)."""
+    x = np.asarray(x, np.float64).ravel()
+    q = np.clip(np.rint(x / scale) + offset, -128, 127)
+    err = np.abs((q - offset) * scale - x)
+    worst = int(np.argmax(err))
+    if err[worst] > 0.5 * scale * (1 + 1e-6) + 1e-12:
+        code = float(np.rint(x[worst] / scale) + offset)
+        ctx.fail(f"act_qparams' grid clips its own calibration values: x = {float(x[worst]):.4g} quantises to "
+                 f"q = {code:.0f}, outside int8's [-128, 127], and comes back as {float((q[worst] - offset) * scale):.4g}: "
+                 f"the grid [lo, hi] must map onto [-128, 127] (offset {offset}, scale {scale:.4g})", ("ptq/clip",))
 
 
 _EVALUATED: dict[bytes, tuple[float, float, int]] = {}

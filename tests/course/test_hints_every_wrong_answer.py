@@ -1,0 +1,110 @@
+"""Every wrong answer of every lab's solutions file, run through its check: the first hint is the one keyed to that
+mistake (never the exercise's generic fallback), and the message's Fix text fits the mistake.
+
+A new wrong answer in solutions/ must be added to WRONG_KEYS below (the test fails otherwise): its expected diagnosis
+key is part of writing it.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ascend_sim.course.grading.hints import DEFAULT_HINTS, GENERIC, HintLog
+from ascend_sim.course.grading.solutions import parse_solutions
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: lab -> exercise -> the diagnosis key of each wrong answer, in the solutions file's order.
+WRONG_KEYS: dict[str, dict[str, list[str]]] = {
+    "lab00_warmup": {"ex1": ["GMWriteConflictError", "loop"], "ex2": ["tail", "AlignmentError"],
+                     "ex3": ["budget", "tile-size"]},
+    "lab01_lenet_ops": {"ex1": ["GMWriteConflictError"], "ex2": ["values"], "ex3": ["values", "RaceError"],
+                        "ex4": ["values", "values"], "ex5": ["values"], "ex6": ["lenet/accuracy", "lenet/accuracy"]},
+    "lab02_optimization": {
+        "ex1": ["values", "budget"], "ex2": ["GMWriteConflictError", "AlignmentError", "budget"],
+        "ex3": ["unwritten", "budget", "budget/small-copies", "budget/large-tiles", "CapacityError"],
+        "ex4": ["GMWriteConflictError", "budget", "UninitializedReadError"],
+        "ex5": ["values", "ArgumentError", "budget", "budget", "CubeFormatError/fixpipe-swapped"],
+        "ex6": ["values", "values", "budget"], "ex7": ["bn/fold", "values", "budget"], "ex8": ["values", "budget"]},
+    "lab03_distributed": {
+        "ex1": ["ring/added-twice", "budget", "budget"],
+        "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length", "sampler/seed"],
+        "ex3": ["buckets/order", "buckets/one"], "ex4": ["tp/bias", "tp/partial"],
+        "ex5": ["compress/bytes", "compress/accuracy"], "ex6": ["recovery/weights", "recovery/weights"]},
+    "lab04_migration": {
+        "ex1": ["template/illegal", "DtypeError", "template/key", "template/key"],
+        "ex2": ["tiling/rules", "tiling/rules", "OutOfBoundsError", "python/ZeroDivisionError"],
+        "ex3": ["values", "values", "budget"], "ex4": ["values", "CapacityError", "budget"],
+        "ex5": ["ptq/accuracy", "ptq/shape", "ptq/clip", "ptq/weight-clip"]},
+    "lab05_engineering": {
+        "ex1": ["GMWriteConflictError", "diagnosis"], "ex2": ["OutOfBoundsError", "diagnosis"],
+        "ex3": ["RaceError", "diagnosis"], "ex4": ["RaceError", "diagnosis", "DeadlockError", "unwritten"],
+        "ex5": ["UninitializedReadError", "diagnosis"], "ex6": ["tiling/kernel", "diagnosis"],
+        "ex7": ["diagnosis", "diagnosis/dtype"], "ex8": ["conversion/layout", "diagnosis"],
+        "ex9": ["project/dice", "project/gap"], "ex10": ["project/precision", "project/recall"]},
+}
+
+#: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake).
+MESSAGE: dict[tuple[str, str, int], tuple[str, str]] = {
+    ("lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the "
+                                       "tile's columns (N) first", "srcStride is mSize rounded up"),
+    ("lab02_optimization", "ex4", 2): ("is in the library's tiled_matmul.py; your call: line ", ""),
+    ("lab02_optimization", "ex7", 0): ("it equals b * scale + beta, the running mean is not subtracted", ""),
+    ("lab02_optimization", "ex3", 3): ("tiles: the first copy in and the last copy out overlap nothing",
+                                       "two buffers per queue"),
+    ("lab04_migration", "ex2", 3): ("case 1 elements of 1 bytes on 1 cores", ""),
+    ("lab04_migration", "ex5", 2): ("outside int8's [-128, 127]", ""),
+    ("lab05_engineering", "ex4", 2): ("DeadlockError", ""),
+}
+
+
+def _setup(lab: str) -> str:
+    nb = json.loads((ROOT / "labs" / f"{lab}.ipynb").read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"]
+                     if c["metadata"].get("course", {}).get("role") == "setup")
+
+
+def _cases() -> list[tuple[str, str, int]]:
+    return [(lab, ex, k) for lab in WRONG_KEYS for ex, sol in sorted(parse_solutions(
+        ROOT / "solutions" / f"{lab}.py").items()) for k in range(len(sol.wrong))]
+
+
+def test_every_wrong_answer_has_an_expected_key():
+    labs = sorted(p.stem for p in (ROOT / "solutions").glob("lab*.py"))
+    assert sorted(WRONG_KEYS) == labs
+    for lab in labs:
+        counts = {ex: len(s.wrong) for ex, s in parse_solutions(ROOT / "solutions" / f"{lab}.py").items()}
+        assert counts == {ex: len(keys) for ex, keys in WRONG_KEYS[lab].items()}, \
+            f"{lab}: add the expected diagnosis key of each new wrong answer to WRONG_KEYS"
+
+
+@pytest.mark.parametrize("lab, ex, k", _cases(), ids=lambda v: str(v))
+def test_the_first_hint_is_keyed_to_the_mistake(lab, ex, k, monkeypatch):
+    mod = importlib.import_module(f"ascend_sim.course.labs.{lab}")
+    monkeypatch.setattr(mod.LAB, "hint_log", HintLog())          # a fresh session: no earlier failures
+    sols = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+    label, wrong = sols[ex].wrong[k]
+    ns: dict = {}
+    exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102 - the lab's own setup cell
+    for other, sol in sorted(sols.items()):                         # the other exercises solved
+        exec(compile(wrong if other == ex else sol.code, f"<{other}>", "exec"), ns)  # noqa: S102
+    result = mod.LAB.run(ex, ns)
+    assert result.status == "fail", f"{label}: {result.status} {result.messages[:1]}"
+    key, levels = mod.LAB.hint_log.last[ex]
+    assert key == WRONG_KEYS[lab][ex][k], f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
+    own = mod.LAB.get(ex).hints.table
+    assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
+    assert levels == own.get(key, DEFAULT_HINTS.get(key)) and result.hints == [levels[0]]
+    want, unwanted = MESSAGE.get((lab, ex, k), ("", ""))
+    assert want in result.messages[0], result.messages[0]
+    assert not unwanted or unwanted not in result.messages[0], result.messages[0]
+
+
+def test_hint_is_imported_by_every_lab_setup_cell():
+    for lab in WRONG_KEYS:
+        ns: dict = {}
+        exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102
+        assert callable(ns.get("check")) and callable(ns.get("hint")), f"{lab}: the setup cell imports check and hint"
