@@ -59,7 +59,7 @@ ATTACKS = {
                    '    t.SetGlobalBuffer(z, 16)\n    arena = t.buf\n', "`.buf` reaches into"),
     "core_reach": ('@kernel\ndef add_custom(x, y, z, tiling):\n    pipe = TPipe()\n    q = TQue(TPosition.VECIN, 1)\n'
                    '    pipe.InitBuffer(q, 1, 64)\n    t = q.AllocTensor(half)\n    c = t.core\n', "`.core` reaches"),
-    "magic": ("!cat /work/main/solutions/lab00_warmup.py\n", "`get_ipython` is not allowed"),
+    "magic": ("!cat ../../solutions/lab00_warmup.py\n", "`get_ipython` is not allowed"),
     # results on the channel: learner output never carries the grader's nonce
     "forged_channel": ('print("0" * 32 + \' {"step": 2, "status": "ok", "result": {"exercise": "ex1", '
                        '"status": "pass"}}\')\n', "`add_custom` is not defined"),
