@@ -13,6 +13,7 @@ import numpy as np
 
 from ascend_sim.cluster import (DistributedDataParallel, DistributedSampler, HcclComm, RankFailed, TinyMLP, Trainer,
                                 atlas_800t_a2)
+from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.faults import kill
 from ascend_sim.cluster.sampler import torch_randperm
 from ascend_sim.course.grading import Context, Lab
@@ -321,12 +322,35 @@ def _ex5(ctx: Context) -> None:
 
 
 # ----------------------------------------------------------------------------- ex6: recovery
+class _Reservation:
+    """The cluster time ex6's job has booked, in training steps (None: unlimited). A restart that ignores the
+    snapshot redoes every step from 0, which an uninterrupted run cannot tell apart by its weights; it shows as
+    time, so the check books ``total_steps + checkpoint_every`` steps and a run that needs more fails."""
+
+    left: int | None = None
+
+
+class _BookedTrainer(Trainer):
+    def train_step(self, before_allreduce=None):
+        if _Reservation.left is not None and _Reservation.left <= 0:
+            raise DataParallelError(
+                "the job's reservation is used up: it has trained more steps than total_steps + checkpoint_every. "
+                "A restart that starts again from step 0 redoes all the work since the beginning",
+                fix="after the failure, build a fresh trainer and load the last snapshot into it "
+                    "(trainer.load_state_dict(snapshot)) so that only the steps since the checkpoint are redone",
+                kind="reservation")
+        report = super().train_step(before_allreduce)
+        if _Reservation.left is not None:
+            _Reservation.left -= 1
+        return report
+
+
 def make_trainer() -> Trainer:
     """A fresh incarnation of ex6's job: TinyMLP DDP on 4 ranks, momentum SGD, input noise from each rank's RNG."""
     x, y = _task(2)
     comm = HcclComm(atlas_800t_a2(1, npus_per_server=4))
     ddp = DistributedDataParallel([TinyMLP(seed=0) for _ in range(4)], comm)
-    return Trainer(ddp, x, y, batch_per_rank=8, lr=0.05, noise=0.1, seed=3)
+    return _BookedTrainer(ddp, x, y, batch_per_rank=8, lr=0.05, noise=0.1, seed=3)
 
 
 def flat_weights(trainer: Trainer) -> np.ndarray:
@@ -334,11 +358,21 @@ def flat_weights(trainer: Trainer) -> np.ndarray:
     return np.concatenate([p.ravel() for _, p in trainer.ddp.replicas[0].parameters()])
 
 
-@LAB.exercise("ex6", points=2, title="recover from a failed rank", hints=(
+EX6_HINTS = (
     "When the step raises RankFailed, every rank restarts: build a fresh trainer with make_trainer().",
     "Load the last snapshot into it (trainer.load_state_dict(snapshot)): model, momentum, step, epoch and RNG.",
     "Keep the snapshot up to date: snapshot = trainer.state_dict() after every checkpoint_every steps.",
-))
+)
+
+
+@LAB.exercise("ex6", points=2, title="recover from a failed rank", hints={
+    "DataParallelError/reservation": (
+        "Your restart starts again from step 0: where does the fresh trainer get the work done before the failure?",
+        "A fresh trainer is step 0 with the initial weights; trainer.load_state_dict(snapshot) brings back the model, "
+        "momentum, step, epoch and RNGs of the last checkpoint.",
+        "Right after make_trainer(), load the last snapshot; only the steps since that checkpoint are then redone."),
+    "*": EX6_HINTS,
+})
 def _ex6(ctx: Context) -> None:
     fn = ctx.answer("train_with_recovery")
     for total, every, fail_step, rank in [(12, 4, 6, 2), (10, 3, 9, 0)]:
@@ -346,7 +380,11 @@ def _ex6(ctx: Context) -> None:
         for _ in range(total):
             reference.train_step()
         with ctx.case(f"{total} steps, a checkpoint every {every}, rank {rank} dies in step {fail_step}"):
-            got = np.asarray(ctx.call(fn, total, every, fail_step, rank), np.float32)
+            _Reservation.left = total + every                  # the redo since the last checkpoint fits, a full redo not
+            try:
+                got = np.asarray(ctx.call(fn, total, every, fail_step, rank), np.float32)
+            finally:
+                _Reservation.left = None
             want = flat_weights(reference)
             if got.shape != want.shape:
                 ctx.fail(f"returned shape {got.shape}: return flat_weights(trainer), {want.shape[0]} values")
