@@ -32,8 +32,8 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex2-wrong-3",
                                        "ex3-wrong-1", "ex3-wrong-2", "ex4-wrong-1", "ex4-wrong-2", "ex5-wrong-1",
-                                       "ex5-wrong-2", "ex6-wrong-1", "ex6-wrong-2"]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 13
+                                       "ex5-wrong-2", "ex6-wrong-1", "ex6-wrong-2", "ex6-wrong-3"]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 14
 
 
 EXPECTED_FEEDBACK = {
@@ -50,6 +50,7 @@ EXPECTED_FEEDBACK = {
     ("ex5", 1): "the accuracy target is missed",
     ("ex6", 0): "differ from the uninterrupted run",
     ("ex6", 1): "differ from the uninterrupted run",
+    ("ex6", 2): "reservation is used up",
 }
 
 
