@@ -1,11 +1,13 @@
 """2:4 structured sparsification (2:4 结构化稀疏) as a DDP gradient-compression hook, with error feedback.
 
-In every group of 4 consecutive gradient values a rank keeps the 2 of largest |g + residual| (the pattern sparse
-tensor cores and Ascend's sparse matmul read) and sends them with a 2-bit position each: per group 2 fp32 values and
-4 bits, 68 bits instead of 128 (1.88x less). The ranks keep different positions, so sums are not 2:4-sparse: as
-with top-k, values and packed positions are AllGathered and every rank adds them up in rank order (the same bits
-everywhere). What a rank dropped is its residual, added to its next step's gradient (error feedback). A bucket
-whose length is not a multiple of 4 is padded with zeros for the grouping.
+In every group of 4 consecutive gradient values 2 are kept (the pattern sparse tensor cores and Ascend's sparse
+matmul read): 2 values and 2 two-bit positions per group, 68 bits instead of 128 (1.88x less). If every rank kept
+its own largest two, the sums would not be 2:4-sparse and the parts would have to be AllGathered, whose bytes grow
+with the number of ranks (as top-k's do). So the ranks agree on one pattern: rank 0's largest |g + residual| per
+group, broadcast as packed 2-bit positions (n/8 bytes), and every rank AllReduces its values at those positions
+(n/2 values): half of a dense AllReduce's bytes plus the small broadcast, at any number of ranks. What a rank did
+not send is its residual, added to its next step's gradient (error feedback), so a value rank 0 skipped is not lost.
+A bucket whose length is not a multiple of 4 is padded with zeros for the grouping.
 """
 from __future__ import annotations
 
@@ -44,34 +46,31 @@ def unpack_positions(packed: np.ndarray, count: int) -> np.ndarray:
 
 
 def sparse24_hook(state: Sparse24State, bucket: GradBucket) -> list[np.ndarray]:
-    """Send each rank's 2:4-sparse gradient (values fp32 + 2-bit positions); the mean on every rank."""
+    """Rank 0's 2:4 pattern is broadcast; every rank AllReduces its values at those positions; the mean on every rank."""
     w, n = len(bucket.buffers), bucket.buffers[0].size
     padded = n + (-n % 4)
     res = state.residuals.setdefault(bucket.index, [np.zeros(padded, F32) for _ in range(w)])
-    values, packed = [], []
+    accs = []
     for r, g in enumerate(bucket.buffers):
         acc = np.concatenate([g, np.zeros(padded - n, F32)])
-        if state.error_feedback:
-            acc = acc + res[r]
-        v, pos = keep_2_of_4(acc)
-        kept = np.zeros_like(acc).reshape(-1, 4)
-        np.put_along_axis(kept, pos.reshape(-1, 2).astype(np.int64), v.reshape(-1, 2), axis=1)
-        if state.error_feedback:
-            res[r] = acc - kept.ravel()
-        values.append(v)
-        packed.append(pack_positions(pos).view(np.int8))          # HCCL moves them as INT8
-    all_v = bucket.comm.AllGather(values).outputs[0].reshape(w, -1)
-    all_p = bucket.comm.AllGather(packed).outputs[0].reshape(w, -1)
-    dense = np.zeros((padded // 4, 4), F32)
-    rows = np.repeat(np.arange(padded // 4), 2)
-    for v, pk in zip(all_v, all_p):                     # rank order: the same sum on every rank
-        pos = unpack_positions(pk.view(np.uint8), padded // 2).astype(np.int64)
-        np.add.at(dense, (rows, pos), v)
-    mean = dense.ravel()[:n] / F32(w)
-    return [mean.copy() for _ in range(w)]
+        accs.append(acc + res[r] if state.error_feedback else acc)
+    _, pos0 = keep_2_of_4(accs[0])
+    packed = bucket.comm.Broadcast([pack_positions(pos0).view(np.int8)] * w, root=0).outputs
+    pos = unpack_positions(packed[0].view(np.uint8), padded // 2).astype(np.int64).reshape(-1, 2)
+    values = [np.take_along_axis(a.reshape(-1, 4), pos, axis=1).ravel() for a in accs]
+    total = bucket.comm.AllReduce([v / F32(w) for v in values]).outputs[0]
+    mean = np.zeros((padded // 4, 4), F32)
+    np.put_along_axis(mean, pos, total.reshape(-1, 2), axis=1)
+    if state.error_feedback:
+        for r, (a, v) in enumerate(zip(accs, values)):
+            kept = np.zeros((padded // 4, 4), F32)
+            np.put_along_axis(kept, pos, v.reshape(-1, 2), axis=1)
+            res[r] = a - kept.ravel()
+    out = mean.ravel()[:n]
+    return [out.copy() for _ in range(w)]
 
 
 def sparse24_bytes(n: int) -> int:
-    """Bytes one rank sends for n fp32 gradient values: n/2 fp32 values and n/2 2-bit positions."""
+    """The payload of n fp32 gradient values: n/2 fp32 values and n/2 two-bit positions (68 bits per 4 values)."""
     groups = -(-n // 4)
     return groups * 2 * 4 + -(-groups * 2 // 4)

@@ -143,12 +143,25 @@ def test_sparse24_by_hand_with_error_feedback():
     st = Sparse24State()
     b = bucket([[5, -1, 0.5, -4, 1, 2, 3, 0], [0, 3, -2, 1, 0, 0, 0, 6]])
     out = sparse24_hook(st, b)
-    # rank 0 keeps {5, -4} and {2, 3}; rank 1 keeps {3, -2} and {0 (first of the zeros), 6}
-    np.testing.assert_array_equal(out[0], F32([2.5, 1.5, -1, -2, 0, 1, 1.5, 3]))
+    # rank 0's pattern: positions {0, 3} and {1, 2}; both ranks send their values there, averaged
+    np.testing.assert_array_equal(out[0], F32([2.5, 0, 0, -1.5, 0, 1, 1.5, 0]))
     np.testing.assert_array_equal(out[1], out[0])
     np.testing.assert_array_equal(st.residuals[0][0], F32([0, -1, 0.5, 0, 1, 0, 0, 0]))
-    np.testing.assert_array_equal(st.residuals[0][1], F32([0, 0, 0, 1, 0, 0, 0, 0]))
-    assert bytes_sent(b.comm) == 2 * sparse24_bytes(8) * 1      # AllGather on 2 ranks: each sends its part once
+    np.testing.assert_array_equal(st.residuals[0][1], F32([0, 3, -2, 0, 0, 0, 0, 6]))     # kept for the next step
+    out = sparse24_hook(st, bucket([[0] * 8, [0] * 8]))                                 # the residuals come back
+    np.testing.assert_array_equal(out[0], F32([0, 1, -0.75, 0, 0.5, 0, 0, 0]))    # rank 0's pattern: {1, 2}, {0, 1}
+    assert st.residuals[0][1][7] == 6                                                # rank 1's 6 waits for its turn
+
+
+def test_sparse24_moves_about_half_the_bytes_of_a_dense_allreduce_at_any_size():
+    for p in (2, 4, 8):
+        n = 4096
+        dense = HcclComm(atlas_800t_a2(1, p))
+        dense.AllReduce([np.zeros(n, F32)] * p)
+        b = bucket([np.ones(n, F32)] * p)
+        sparse24_hook(Sparse24State(), b)
+        ratio = bytes_sent(b.comm) / bytes_sent(dense)
+        assert 0.5 < ratio < 0.56, (p, ratio)       # n/2 values AllReduced + n/8 bytes broadcast
 
 
 def test_sparse24_sends_1_88x_fewer_bytes_and_trains():
