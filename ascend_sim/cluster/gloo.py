@@ -92,6 +92,18 @@ def _train_worker(rank: int, world: int, port: int, job: DDPJob, out: str, *rest
         raise
 
 
+def guarded_worker(rank: int, world: int, port: int, body: Any, out: str, *rest: Any) -> None:
+    """Run ``body(rank, world, port, out, *rest)`` in a spawned rank; its traceback's tail lands beside ``out`` on error.
+
+    Pass ``target=guarded_worker`` and ``args=(body, out, ...)`` to ``spawn_ranks`` (``body`` a module-level function).
+    """
+    try:
+        body(rank, world, port, out, *rest)
+    except BaseException:
+        error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
+        raise
+
+
 def _train_rank(rank: int, world: int, port: int, job: DDPJob, out: str, snapshot: str,
                 kill: tuple[int, int] | None, probe: Any, timeout_s: float) -> None:
     """One rank of the DDP job (the body a torchrun worker runs)."""

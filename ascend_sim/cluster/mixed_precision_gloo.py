@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ascend_sim.cluster.errors import HcclError
-from ascend_sim.cluster.gloo import available, error_file, init_rank, spawn_ranks
+from ascend_sim.cluster.gloo import available, guarded_worker, init_rank, spawn_ranks
 from ascend_sim.cluster.mlp import TinyMLP
 
 
@@ -40,15 +39,7 @@ def torch_tiny_mlp(params: dict[str, np.ndarray]):
     return net
 
 
-def _worker(rank: int, world: int, port: int, spec: dict, out: str, timeout_s: float) -> None:
-    try:
-        _run(rank, world, port, spec, out, timeout_s)
-    except BaseException:
-        error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
-        raise
-
-
-def _run(rank: int, world: int, port: int, spec: dict, out: str, timeout_s: float) -> None:
+def _run(rank: int, world: int, port: int, out: str, spec: dict, timeout_s: float) -> None:
     init_rank(rank, world, port, timeout_s)
     import torch
     import torch.distributed as dist
@@ -104,5 +95,5 @@ def run_mixed_precision_gloo(x: np.ndarray, y: np.ndarray, world: int = 2, k: in
             "growth_interval": growth_interval, "lr": lr}
     with tempfile.TemporaryDirectory(prefix="ascend_sim_amp_") as tmp:
         out = str(Path(tmp) / "rank0.pkl")
-        spawn_ranks(world, (spec, out, 30.0), deadline_s, target=_worker)
+        spawn_ranks(world, (_run, out, spec, 30.0), deadline_s, target=guarded_worker)
         return [pickle.loads(Path(tmp, f"rank{r}.pkl").read_bytes()) for r in range(world)]

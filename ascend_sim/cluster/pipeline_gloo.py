@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ascend_sim.cluster.errors import HcclError
-from ascend_sim.cluster.gloo import available, error_file, init_rank, spawn_ranks
+from ascend_sim.cluster.gloo import available, guarded_worker, init_rank, spawn_ranks
 from ascend_sim.cluster.pipeline_schedule import Op
 from ascend_sim.cluster.pipeline_train import DeepMLP, stage_bounds
 
@@ -37,15 +36,7 @@ def torch_deep_mlp(model: DeepMLP):
     return holder
 
 
-def _worker(rank: int, world: int, port: int, spec: dict, out: str, timeout_s: float) -> None:
-    try:
-        _stage(rank, world, port, spec, out, timeout_s)
-    except BaseException:
-        error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
-        raise
-
-
-def _stage(rank: int, world: int, port: int, spec: dict, out: str, timeout_s: float) -> None:
+def _stage(rank: int, world: int, port: int, out: str, spec: dict, timeout_s: float) -> None:
     """One pipeline stage: the body a torchrun worker would run."""
     init_rank(rank, world, port, timeout_s)
     import torch
@@ -109,7 +100,7 @@ def run_pipeline_gloo(model: DeepMLP, x: np.ndarray, y: np.ndarray, ops: list[li
                             "ops": ops, "micro_batches": micro_batches}
     with tempfile.TemporaryDirectory(prefix="ascend_sim_pipe_") as tmp:
         out = str(Path(tmp) / "stage0.pkl")
-        spawn_ranks(world, (spec, out, timeout_s), deadline_s, target=_worker)
+        spawn_ranks(world, (_stage, out, spec, timeout_s), deadline_s, target=guarded_worker)
         parts = [pickle.loads(Path(tmp, f"stage{r}.pkl").read_bytes()) for r in range(world)]
     grads: dict[str, np.ndarray] = {}
     for part in parts:
