@@ -1,4 +1,4 @@
-"""On gloo (2 ranks): no_sync accumulation equals the big batch and the simulator; GradScaler under DDP skips an
+"""On gloo (2 and 4 ranks): no_sync accumulation equals the big batch and the simulator; GradScaler under DDP skips an
 overflow on one rank on every rank, with the scale history of our DynamicLossScaler."""
 from __future__ import annotations
 
@@ -12,20 +12,21 @@ from ascend_sim.cluster.ddp import DistributedDataParallel  # noqa: E402
 from ascend_sim.cluster.loss_scale import DynamicLossScaler  # noqa: E402
 from ascend_sim.cluster.mixed_precision_gloo import run_mixed_precision_gloo  # noqa: E402
 
-WORLD, K, MB = 2, 3, 8
+K, MB = 3, 8
 
 
-@pytest.fixture(scope="module")
-def real():
+@pytest.fixture(scope="module", params=[2, 4])
+def real(request):
+    world = request.param
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((96, 16)).astype(np.float32)
-    y = rng.integers(0, 10, 96)
-    return x, y, run_mixed_precision_gloo(x, y, WORLD, K, MB, steps=8, inject_steps=(2, 3), inject_rank=1,
-                                          init_scale=2.0 ** 10, growth_interval=2)
+    x = rng.standard_normal((192, 16)).astype(np.float32)
+    y = rng.integers(0, 10, 192)
+    return world, x, y, run_mixed_precision_gloo(x, y, world, K, MB, steps=8, inject_steps=(2, 3),
+                                                 inject_rank=world - 1, init_scale=2.0 ** 10, growth_interval=2)
 
 
 def test_no_sync_accumulation_on_gloo_equals_the_big_batch_and_the_simulator(real):
-    x, y, ranks = real
+    WORLD, x, y, ranks = real
     n = WORLD * K * MB
     _, big = TinyMLP(seed=0).loss_and_grads(x[:n], y[:n])
     ddp = DistributedDataParallel([TinyMLP(seed=0) for _ in range(WORLD)], HcclComm(atlas_800t_a2(1, WORLD)))
@@ -44,12 +45,13 @@ def test_no_sync_accumulation_on_gloo_equals_the_big_batch_and_the_simulator(rea
 
 
 def test_an_overflow_on_one_rank_skips_the_step_on_every_rank(real):
-    _, _, ranks = real
+    world, _, _, ranks = real
     ours = DynamicLossScaler(init_scale=2.0 ** 10, growth_interval=2)
     want = []
     for step in range(8):
         want.append(ours.scale)
         ours.update(step in (2, 3))
-    assert ranks[0]["scales"] == ranks[1]["scales"] == want      # 1024, 1024, 2048, 1024, 512, 512, 1024, 1024
-    for name, p in ranks[0]["params"].items():
-        np.testing.assert_array_equal(p, ranks[1]["params"][name])   # the replicas stayed identical
+    for r in range(world):                                       # 1024, 1024, 2048, 1024, 512, 512, 1024, 1024
+        assert ranks[r]["scales"] == want, r
+        for name, p in ranks[0]["params"].items():
+            np.testing.assert_array_equal(p, ranks[r]["params"][name])   # the replicas stayed identical
