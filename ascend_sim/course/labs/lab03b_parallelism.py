@@ -85,8 +85,9 @@ def _ex1(ctx: Context) -> None:
             try:
                 run = run_pipeline(rows, p, m)
             except PipelineError as e:
-                key = "deadlock" if "deadlock" in e.rule_message else "order"
-                ctx.fail(f"{e.rule_message}. Fix: {e.fix}", diagnosis=(key,))
+                if "deadlock" in e.rule_message:
+                    ctx.fail(f"{e.rule_message}. Fix: {e.fix}", diagnosis=("deadlock",))
+                ctx.fail(f"{e.rule_message}. Fix: {e.fix}", diagnosis=("order",))
             want = analytic_bubble(p, m)
             limit = [min(p - s, m) for s in range(p)]
             if run.peak_in_flight == [m] * p and m > 1 and p > 1 and limit != [m] * p:
@@ -190,15 +191,21 @@ def _ex2(ctx: Context) -> None:
             if got is not None:
                 arr = np.asarray(got, F32)
                 if arr.shape != g.shape or not np.allclose(arr, g / F32(scale), rtol=1e-6):
-                    key = "unscale" if arr.shape == g.shape and np.allclose(arr, g) else "values"
-                    ctx.fail(f"the returned gradients are not grads / scale (first: {arr.ravel()[:2]} against "
-                             f"{(g / F32(scale))[:2]})", diagnosis=(key,))
+                    msg = (f"the returned gradients are not grads / scale (first: {arr.ravel()[:2]} against "
+                           f"{(g / F32(scale))[:2]})")
+                    if arr.shape == g.shape and np.allclose(arr, g):
+                        ctx.fail(msg, diagnosis=("unscale",))
+                    ctx.fail(msg, diagnosis=("values",))
             if float(s) != new_scale:
-                key = "backoff" if skip else "growth"
-                ctx.fail(f"new scale {s} where GradScaler gives {new_scale:g}", diagnosis=(key,))
+                msg = f"new scale {s} where GradScaler gives {new_scale:g}"
+                if skip:
+                    ctx.fail(msg, diagnosis=("backoff",))
+                ctx.fail(msg, diagnosis=("growth",))
             if int(c) != new_clean:
-                key = "reset" if skip else "growth"
-                ctx.fail(f"new clean-step count {c} where GradScaler gives {new_clean}", diagnosis=(key,))
+                msg = f"new clean-step count {c} where GradScaler gives {new_clean}"
+                if skip:
+                    ctx.fail(msg, diagnosis=("reset",))
+                ctx.fail(msg, diagnosis=("growth",))
     with ctx.case("30 steps of an fp16 run with overflows injected in steps 4 and 5"):
         log = train_with_scaler(fn, call=ctx.call)
         if not log["finite"] or not log["untouched"]:
