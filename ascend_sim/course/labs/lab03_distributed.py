@@ -7,6 +7,7 @@ The helpers below are public: learners use them in the notebook to try their ans
 """
 from __future__ import annotations
 
+import sys
 from typing import Callable, Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.faults import kill
 from ascend_sim.cluster.sampler import torch_randperm
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.course.grading.evidence import is_package_file
 
 __all__ = ["LAB", "check", "HcclComm", "RankFailed", "atlas_800t_a2", "kill", "torch_randperm", "run_schedule",
            "ddp_step_us", "BUCKET_MODEL", "make_trainer", "flat_weights", "train_with_compression",
@@ -330,6 +332,14 @@ class _Reservation:
     left: int | None = None
 
 
+def _learner_site() -> tuple[str, int] | None:
+    """The innermost frame outside the package (the learner's call), for an error raised on its behalf."""
+    f = sys._getframe(1)
+    while f is not None and is_package_file(f.f_code.co_filename):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
 class _BookedTrainer(Trainer):
     def train_step(self, before_allreduce=None):
         if _Reservation.left is not None and _Reservation.left <= 0:
@@ -338,7 +348,7 @@ class _BookedTrainer(Trainer):
                 "A restart that starts again from step 0 redoes all the work since the beginning",
                 fix="after the failure, build a fresh trainer and load the last snapshot into it "
                     "(trainer.load_state_dict(snapshot)) so that only the steps since the checkpoint are redone",
-                kind="reservation")
+                site=_learner_site(), kind="reservation")
         report = super().train_step(before_allreduce)
         if _Reservation.left is not None:
             _Reservation.left -= 1
