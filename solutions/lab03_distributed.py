@@ -164,3 +164,10 @@ def train_with_recovery(total_steps, checkpoint_every, fail_step, fail_rank):
 # with:
 #                 snapshot = trainer.state_dict()
 #                 trainer = make_trainer()
+
+# %% ex6 wrong: restarts from scratch, ignoring the snapshot (the same weights, but every step redone)
+# replace:
+#                 trainer = make_trainer()
+#                 trainer.load_state_dict(snapshot)
+# with:
+#                 trainer = make_trainer()

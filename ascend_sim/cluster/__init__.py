@@ -23,7 +23,14 @@
 - nn_ops.py, lenet_train.py, resnet_train.py: LeNet-5 and SmallResNet with fp32 backward passes (torch's names);
   sim_timing.py: their DDP training timed by the simulator's kernels, with the gradient consistency check;
 - ddp_job.py: one LeNet-5 DDP job, run on the simulated cluster; gloo.py: the same job on torch.distributed
-  (gloo, spawned ranks, kill and restart), needing the ``distributed`` extra.
+  (gloo, spawned ranks, kill and restart), needing the ``distributed`` extra;
+- pipeline_schedule.py (GPipe, 1F1B, interleaved), pipeline_time.py (a schedule on the links: timeline, bubble,
+  activation memory), pipeline_train.py (DeepMLP pipelined numerics), pipeline_gloo.py (the same on gloo);
+- loss_scale.py (dynamic loss scaling), mixed_precision.py (fp16/bf16 compute, fp32 masters),
+  mixed_precision_gloo.py (no_sync accumulation and GradScaler on gloo); sparse24.py: a 2:4 compression hook;
+- planner.py: the DP x TP x PP planner and MindSpore strategies on it;
+- moe.py (top-k gating, capacity, load-balance loss), expert_parallel.py (AlltoAll dispatch and combine);
+- toy_data.py: seeded cluster data for the lessons.
 See docs/cluster.md for the model, its parameters and their sources.
 """
 from ascend_sim.cluster.chrome import write_chrome_trace

@@ -12,11 +12,13 @@ What is mirrored from torch (``torch/nn/parallel/distributed.py``, ``c10d/reduce
 - with ``overlap`` a bucket's AllReduce starts as soon as its last gradient is computed on every
   rank, while backward goes on; without it, all of them wait for the end of backward.
 - a parameter that got no gradient is torch's unused-parameter hang, raised here as a DataParallelError naming
-  the rank and the bucket; with ``find_unused_parameters=True`` it counts as zeros in the average.
+  the rank and the bucket; with ``find_unused_parameters=True`` it counts as zeros in the average;
+- ``no_sync()`` keeps gradients local for gradient accumulation; the next synced backward AllReduces the sum.
 A model needs ``parameters()``, ``loss_and_grads(x, y)`` and ``backward_flops(batch)`` (see mlp.py).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -101,6 +103,18 @@ class DistributedDataParallel:
         self.buckets = bucket_assignment(sizes, bucket_cap_mb, first_bucket_bytes)
         self.grads: list[dict[str, np.ndarray]] = [{} for _ in self.replicas]
         self._hook = self._state = None
+        self._sync = True
+        self._accumulated: list[dict[str, np.ndarray]] | None = None     # local gradients kept under no_sync
+
+    @contextmanager
+    def no_sync(self):
+        """torch's ``no_sync``: backward passes inside keep their gradients local (no AllReduce) and add them up;
+        the first backward outside adds them to its own and AllReduces the sum (gradient accumulation, 梯度累积)."""
+        self._sync = False
+        try:
+            yield
+        finally:
+            self._sync = True
 
     def register_comm_hook(self, state, hook) -> None:
         """Average buckets with ``hook(state, bucket)`` (see hooks.py) instead of the built-in 1/W and AllReduce."""
@@ -110,17 +124,25 @@ class DistributedDataParallel:
         self._hook, self._state = hook, state
 
     def backward(self, batches: Sequence[tuple[np.ndarray, np.ndarray]],
-                 backward_us_per_param: Sequence[float] | None = None) -> StepReport:
-        """Every rank's loss and gradients on its batch, then the bucketed AllReduce of the mean gradient."""
+                 backward_us_per_param: Sequence[float] | None = None, grad_scale: float = 1.0) -> StepReport:
+        """Every rank's loss and gradients on its batch, then the bucketed AllReduce of the mean gradient.
+
+        ``grad_scale`` multiplies each rank's local gradients (torch: ``(loss * grad_scale).backward()``, e.g. 1/k
+        for k accumulation steps). Under ``no_sync`` the gradients are only added to the local accumulation."""
         W = len(self.replicas)
         if len(batches) != W:
             raise DataParallelError(f"{len(batches)} batches for {W} ranks: each rank trains on its own batch",
                                     fix="split the global batch with DistributedSampler, one part per rank")
         results = [rep.loss_and_grads(x, y) for rep, (x, y) in zip(self.replicas, batches)]
         self._check_unused([set(self.names) - set(g) for _, g in results])
-        for _, g in results:            # find_unused_parameters: an unused gradient counts as zeros
+        for r, (_, g) in enumerate(results):   # find_unused_parameters: an unused gradient counts as zeros
             for name, p in self.replicas[0].parameters():
                 g.setdefault(name, np.zeros_like(p))
+                if grad_scale != 1.0:
+                    g[name] = g[name] * np.float32(grad_scale)
+                if self._accumulated is not None:
+                    g[name] = self._accumulated[r][name] + g[name]
+        self._accumulated = None
         if backward_us_per_param is None:
             flops = self.replicas[0].backward_flops(len(batches[0][0]))
             backward_us_per_param = [backward_us(self.comm.cluster.chip, flops[n]) for n in self.names]
@@ -134,6 +156,11 @@ class DistributedDataParallel:
             t += backward_us_per_param[i]
             ready[i] = t
         compute_end = t
+        if not self._sync:
+            self._accumulated = [g for _, g in results]
+            for d in range(W):
+                tl.wait_until(d, compute_end)
+            return StepReport([loss for loss, _ in results], compute_end - t0, compute_end - t0, [], [])
         scale = np.float32(1.0 / W)
         bucket_ready, bucket_done = [], []
         for b, bucket in enumerate(self.buckets):

@@ -20,3 +20,9 @@ class ShardError(KernelError):
     """A tensor-parallel layout or a MindSpore ``shard`` strategy that cannot split these tensors on these devices."""
 
     check = "shard"
+
+
+class PipelineError(KernelError):
+    """A pipeline, mixed-precision or expert-parallel setting that cannot run (schedules, stages, scales, experts)."""
+
+    check = "pipeline"

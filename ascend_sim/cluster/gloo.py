@@ -48,7 +48,7 @@ def available() -> bool:
     return dist.is_available() and dist.is_gloo_available()
 
 
-def _init(rank: int, world: int, port: int, timeout_s: float, backend: str = "gloo") -> None:
+def init_rank(rank: int, world: int, port: int, timeout_s: float, backend: str = "gloo") -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     import torch
@@ -78,7 +78,7 @@ def torch_lenet():
     return LeNet5()
 
 
-def _error_file(out: str, rank: int) -> Path:
+def error_file(out: str, rank: int) -> Path:
     """Where rank ``rank`` leaves the last lines of its traceback when it fails."""
     return Path(out).with_name(f"rank{rank}.err")
 
@@ -88,14 +88,26 @@ def _train_worker(rank: int, world: int, port: int, job: DDPJob, out: str, *rest
     try:
         _train_rank(rank, world, port, job, out, *rest)
     except BaseException:
-        _error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
+        error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
+        raise
+
+
+def guarded_worker(rank: int, world: int, port: int, body: Any, out: str, *rest: Any) -> None:
+    """Run ``body(rank, world, port, out, *rest)`` in a spawned rank; its traceback's tail lands beside ``out`` on error.
+
+    Pass ``target=guarded_worker`` and ``args=(body, out, ...)`` to ``spawn_ranks`` (``body`` a module-level function).
+    """
+    try:
+        body(rank, world, port, out, *rest)
+    except BaseException:
+        error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
         raise
 
 
 def _train_rank(rank: int, world: int, port: int, job: DDPJob, out: str, snapshot: str,
                 kill: tuple[int, int] | None, probe: Any, timeout_s: float) -> None:
     """One rank of the DDP job (the body a torchrun worker runs)."""
-    _init(rank, world, port, timeout_s)
+    init_rank(rank, world, port, timeout_s)
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
@@ -150,14 +162,15 @@ def _train_rank(rank: int, world: int, port: int, job: DDPJob, out: str, snapsho
     dist.destroy_process_group()
 
 
-def _spawn(world: int, args: tuple, deadline_s: float) -> None:
-    """Start ``world`` ranks of _train_worker and wait; raise WorkerFailed (after stopping all) on an error."""
+def spawn_ranks(world: int, args: tuple, deadline_s: float, target: Any = None) -> None:
+    """Start ``world`` ranks of ``target`` (default _train_worker) and wait; raise WorkerFailed (after stopping all)
+    on an error. ``target(rank, world, port, *args)``; ``args[1]`` is rank 0's output path (errors land beside it)."""
     import torch.distributed as dist
     import torch.multiprocessing as mp
     store = dist.TCPStore(HOST, 0, world, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=deadline_s))
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_train_worker, args=(r, world, store.port) + args, daemon=True)
+    procs = [ctx.Process(target=target or _train_worker, args=(r, world, store.port) + args, daemon=True)
              for r in range(world)]
     for p in procs:
         p.start()
@@ -167,7 +180,7 @@ def _spawn(world: int, args: tuple, deadline_s: float) -> None:
             codes = [p.exitcode for p in procs]
             bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
             if bad:
-                err = _error_file(args[1], bad[0][0])
+                err = error_file(args[1], bad[0][0])
                 why = f": {err.read_text().strip()}" if err.exists() else ""
                 raise WorkerFailed(f"rank {bad[0][0]} exited with code {bad[0][1]}{why}; every rank is stopped, as "
                                    "torchrun stops the group", fix="restart all ranks from the last snapshot")
@@ -205,9 +218,9 @@ def run_gloo(job: DDPJob, kill: tuple[int, int] | None = None, probe: Sequence[S
         failures: list[str] = []
         while True:
             for r in range(job.world_size):
-                _error_file(out, r).unlink(missing_ok=True)
+                error_file(out, r).unlink(missing_ok=True)
             try:
-                _spawn(job.world_size, (job, out, snapshot, kill, probe, timeout_s), deadline_s)
+                spawn_ranks(job.world_size, (job, out, snapshot, kill, probe, timeout_s), deadline_s)
                 break
             except WorkerFailed as e:
                 if len(failures) >= max_restarts:

@@ -31,8 +31,8 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     assert (solved.report.score, solved.report.max_score) == (13, 13)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     assert [r.name for r in wrong] == [f"{ex}-wrong-{k}" for ex, n in (("ex1", 3), ("ex2", 5), ("ex3", 2), ("ex4", 2),
-                                                                      ("ex5", 2), ("ex6", 2)) for k in range(1, n + 1)]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 16
+                                                                      ("ex5", 2), ("ex6", 3)) for k in range(1, n + 1)]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 17
 
 
 EXPECTED_FEEDBACK = {
@@ -52,6 +52,7 @@ EXPECTED_FEEDBACK = {
     ("ex5", 1): "the accuracy target is missed",
     ("ex6", 0): "differ from the uninterrupted run",
     ("ex6", 1): "differ from the uninterrupted run",
+    ("ex6", 2): "reservation is used up",
 }
 
 

@@ -311,13 +311,15 @@ def test_gradebook_lists_every_submission(tmp_path):
 def test_find_lab(tmp_path):
     assert find_lab(FIXTURE_LAB).solutions == FIXTURES / "solutions" / "fixture_lab.py"
     (tmp_path / "labs").mkdir()
-    for name in ("lab01_vec", "lab02_cube"):
+    for name in ("lab01_vec", "lab02_cube", "lab02b_more"):
         (tmp_path / "labs" / f"{name}.ipynb").write_text("{}")
     assert find_lab("lab01", tmp_path).name == "lab01_vec"
+    assert find_lab("lab02", tmp_path).name == "lab02_cube"          # lab02_..., not lab02b_...
+    assert find_lab("lab02b", tmp_path).name == "lab02b_more"
     assert find_lab("lab02_cube", tmp_path).solutions == tmp_path / "solutions" / "lab02_cube.py"
     with pytest.raises(FileNotFoundError, match="is ambiguous"):
         find_lab("lab0", tmp_path)
-    with pytest.raises(FileNotFoundError, match="matches no lab; labs: lab01_vec, lab02_cube"):
+    with pytest.raises(FileNotFoundError, match="matches no lab; labs: lab01_vec, lab02_cube, lab02b_more"):
         find_lab("lab09", tmp_path)
 
 

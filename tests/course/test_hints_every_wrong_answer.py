@@ -33,7 +33,11 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex1": ["ring/added-twice", "budget", "budget"],
         "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length", "sampler/seed"],
         "ex3": ["buckets/order", "buckets/one"], "ex4": ["tp/bias", "tp/partial"],
-        "ex5": ["compress/bytes", "compress/accuracy"], "ex6": ["recovery/weights", "recovery/weights"]},
+        "ex5": ["compress/bytes", "compress/accuracy"],
+        "ex6": ["recovery/weights", "recovery/weights", "DataParallelError/reservation"]},
+    "lab03b_parallelism": {
+        "ex1": ["gpipe", "memory", "bubble", "order"], "ex2": ["no-skip", "backoff", "unscale", "reset", "growth"],
+        "ex3": ["memory", "slow", "memory"], "ex4": ["scale", "no-sync", "bytes"]},
     "lab04_migration": {
         "ex1": ["template/illegal", "DtypeError", "template/key", "template/key"],
         "ex2": ["tiling/rules", "tiling/rules", "OutOfBoundsError", "python/ZeroDivisionError"],

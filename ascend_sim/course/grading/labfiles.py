@@ -59,7 +59,10 @@ def find_lab(spec: str | Path, root: str | Path = ".") -> LabFiles:
     exact = [lab for lab in labs if lab.name == str(spec)]
     if exact:
         return exact[0]
-    prefixed = [lab for lab in labs if lab.name.startswith(f"{spec}_") or lab.name.startswith(str(spec))]
+    numbered = [lab for lab in labs if lab.name.startswith(f"{spec}_")]      # "lab03" is lab03_..., not lab03b_...
+    if len(numbered) == 1:
+        return numbered[0]
+    prefixed = [lab for lab in labs if lab.name.startswith(str(spec))]
     if len(prefixed) == 1:
         return prefixed[0]
     known = ", ".join(lab.name for lab in labs) or f"none in {Path(root) / 'labs'}"

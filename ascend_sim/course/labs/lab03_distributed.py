@@ -7,15 +7,18 @@ The helpers below are public: learners use them in the notebook to try their ans
 """
 from __future__ import annotations
 
+import sys
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ascend_sim.cluster import (DistributedDataParallel, DistributedSampler, HcclComm, RankFailed, TinyMLP, Trainer,
                                 atlas_800t_a2)
+from ascend_sim.cluster.errors import DataParallelError
 from ascend_sim.cluster.faults import kill
 from ascend_sim.cluster.sampler import torch_randperm
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.course.grading.evidence import is_package_file
 
 __all__ = ["LAB", "check", "hint", "HcclComm", "RankFailed", "atlas_800t_a2", "kill", "torch_randperm", "run_schedule",
            "ddp_step_us", "BUCKET_MODEL", "make_trainer", "flat_weights", "train_with_compression",
@@ -390,12 +393,43 @@ def _ex5(ctx: Context) -> None:
 
 
 # ----------------------------------------------------------------------------- ex6: recovery
+class _Reservation:
+    """The cluster time ex6's job has booked, in training steps (None: unlimited). A restart that ignores the
+    snapshot redoes every step from 0, which an uninterrupted run cannot tell apart by its weights; it shows as
+    time, so the check books ``total_steps + checkpoint_every`` steps and a run that needs more fails."""
+
+    left: int | None = None
+
+
+def _learner_site() -> tuple[str, int] | None:
+    """The innermost frame outside the package (the learner's call), for an error raised on its behalf."""
+    f = sys._getframe(1)
+    while f is not None and is_package_file(f.f_code.co_filename):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+class _BookedTrainer(Trainer):
+    def train_step(self, before_allreduce=None):
+        if _Reservation.left is not None and _Reservation.left <= 0:
+            raise DataParallelError(
+                "the job's reservation is used up: it has trained more steps than total_steps + checkpoint_every. "
+                "A restart that starts again from step 0 redoes all the work since the beginning",
+                fix="after the failure, build a fresh trainer and load the last snapshot into it "
+                    "(trainer.load_state_dict(snapshot)) so that only the steps since the checkpoint are redone",
+                site=_learner_site(), kind="reservation")
+        report = super().train_step(before_allreduce)
+        if _Reservation.left is not None:
+            _Reservation.left -= 1
+        return report
+
+
 def make_trainer() -> Trainer:
     """A fresh incarnation of ex6's job: TinyMLP DDP on 4 ranks, momentum SGD, input noise from each rank's RNG."""
     x, y = _task(2)
     comm = HcclComm(atlas_800t_a2(1, npus_per_server=4))
     ddp = DistributedDataParallel([TinyMLP(seed=0) for _ in range(4)], comm)
-    return Trainer(ddp, x, y, batch_per_rank=8, lr=0.05, noise=0.1, seed=3)
+    return _BookedTrainer(ddp, x, y, batch_per_rank=8, lr=0.05, noise=0.1, seed=3)
 
 
 def flat_weights(trainer: Trainer) -> np.ndarray:
@@ -411,6 +445,11 @@ def flat_weights(trainer: Trainer) -> np.ndarray:
         "Keep the snapshot up to date (snapshot = trainer.state_dict() after every checkpoint_every steps) and "
         "never take one of the failed processes."),
     "recovery/shape": ("Return flat_weights(trainer): rank 0's parameters as one flat array.",),
+    "DataParallelError/reservation": (
+        "Your restart starts again from step 0: where does the fresh trainer get the work done before the failure?",
+        "A fresh trainer is step 0 with the initial weights; trainer.load_state_dict(snapshot) brings back the model, "
+        "momentum, step, epoch and RNGs of the last checkpoint.",
+        "Right after make_trainer(), load the last snapshot; only the steps since that checkpoint are then redone."),
     "*": ("When the step raises RankFailed, every rank restarts: build a fresh trainer with make_trainer().",),
 })
 def _ex6(ctx: Context) -> None:
@@ -420,7 +459,11 @@ def _ex6(ctx: Context) -> None:
         for _ in range(total):
             reference.train_step()
         with ctx.case(f"{total} steps, a checkpoint every {every}, rank {rank} dies in step {fail_step}"):
-            got = np.asarray(ctx.call(fn, total, every, fail_step, rank), np.float32)
+            _Reservation.left = total + every                  # the redo since the last checkpoint fits, a full redo not
+            try:
+                got = np.asarray(ctx.call(fn, total, every, fail_step, rank), np.float32)
+            finally:
+                _Reservation.left = None
             want = flat_weights(reference)
             if got.shape != want.shape:
                 ctx.fail(f"returned shape {got.shape}: return flat_weights(trainer), {want.shape[0]} values",
