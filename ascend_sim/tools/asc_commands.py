@@ -68,3 +68,54 @@ def run(args: argparse.Namespace) -> int:
     for leak in outcome.leaks:
         print(f"note: {leak} was never freed (aclrtFree / aclrtFreeHost)")
     return outcome.returncode
+
+
+def _key_values(items: list[str], what: str) -> dict:
+    """NAME=VALUE pairs; VALUE is read as JSON when it parses (numbers, true), else kept as text."""
+    import json
+    out = {}
+    for item in items or []:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise ValueError(f"{what} {item!r}: write NAME=VALUE")
+        try:
+            out[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name.strip()] = value.strip()
+    return out
+
+
+@_command("export", help="write a kernel as a project for a real NPU in the layout of the asc-devkit examples: "
+                         "<kernel>.asc (kernel + host main with the ACL calls and the <<<>>> launch), CMakeLists.txt "
+                         "(ASC language), data_utils.h, scripts/gen_data.py, scripts/verify_result.py, README.md",
+          args=[arg("kernel", help="the C++ kernel file (a __global__ function)"),
+                arg("--out", required=True, help="folder to write the project into"),
+                arg("--spec", default=None, help="JSON spec (a file or an inline object) with any of: kernel, blocks, "
+                                                 "length, dtype, buffers, outputs, values, tiling, tiling_struct, "
+                                                 "golden, range, seed"),
+                arg("--kernel-name", dest="kernel_name", default=None, help="which kernel, when the file has several"),
+                arg("--blocks", type=int, default=None, help="numBlocks of the launch (default 8)"),
+                arg("--length", type=int, default=None, help="elements of each GM buffer (default 16384)"),
+                arg("--dtype", default=None, help="element type of GM_ADDR buffers (default float)"),
+                arg("--output", action="append", default=None, help="an output buffer (default: the last GM one)"),
+                arg("--set", action="append", default=None, metavar="NAME=VALUE",
+                    help="a template argument, scalar parameter or tiling field, e.g. --set blockLength=2048"),
+                arg("--golden", action="append", default=None, metavar="OUT=EXPR",
+                    help="numpy expression of an output over the inputs and values, e.g. --golden 'z=x + y'"),
+                arg("--tiling-struct", dest="tiling_struct", default=None,
+                    help="the struct a GM_ADDR tiling parameter carries (default: the file's only struct)")])
+def export(args: argparse.Namespace) -> int:
+    from ascend_sim.ascendc.export import ExportSpec, export as write_project
+    spec = ExportSpec.from_json(args.spec) if args.spec else ExportSpec()
+    for key, value in (("kernel", args.kernel_name), ("blocks", args.blocks), ("length", args.length),
+                       ("dtype", args.dtype), ("outputs", args.output), ("tiling_struct", args.tiling_struct)):
+        if value is not None:
+            setattr(spec, key, value)
+    spec.values.update(_key_values(args.set, "--set"))
+    golden = _key_values(args.golden, "--golden")
+    spec.golden.update({k: str(v) for k, v in golden.items()})
+    if not Path(args.kernel).is_file():
+        raise FileNotFoundError(f"{args.kernel} does not exist")
+    for path in write_project(args.kernel, args.out, spec):
+        print(path)
+    return 0
