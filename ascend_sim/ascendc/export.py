@@ -123,7 +123,8 @@ def plan(kernel_path: str | Path, spec: ExportSpec, include_dirs: tuple = ()) ->
     targs = [types[n] if k == "typename" else str(_value(spec, n, "template parameter"))
              for n, k in sig.template_params]
     gm = [p for p in sig.params if p.kind == "gm"]
-    tiling_name = spec.tiling or ("tiling" if any(p.name == "tiling" and p.gm_addr for p in gm) else None)
+    tiling_name = spec.tiling or sig.tiling_param or (
+        "tiling" if any(p.name == "tiling" and p.gm_addr for p in gm) else None)
     tiling = next((p for p in gm if p.name == tiling_name), None)
     if spec.tiling and tiling is None:
         raise ExportError(f"--tiling {spec.tiling}: the kernel has no GM parameter of that name")
@@ -147,7 +148,7 @@ def plan(kernel_path: str | Path, spec: ExportSpec, include_dirs: tuple = ()) ->
     struct = None
     by_value = [p for p in sig.params if p.kind == "struct"]
     if tiling is not None or by_value:
-        struct = by_value[0].ctype if by_value else spec.tiling_struct or (
+        struct = by_value[0].ctype if by_value else spec.tiling_struct or sig.tiling_struct or (
             next(iter(sig.structs)) if len(sig.structs) == 1 else None)
         if struct not in sig.structs:
             raise ExportError(f"which struct does {tiling.name if tiling else by_value[0].name} carry? the file "
@@ -433,7 +434,10 @@ def export(kernel_path: str | Path, out_dir: str | Path, spec: ExportSpec | None
     """Write the project for the kernel of ``kernel_path`` into ``out_dir``; returns the files written."""
     kernel_path, out = Path(kernel_path), Path(out_dir)
     p = plan(kernel_path, spec or ExportSpec(), include_dirs)
-    files = {
+    from ascend_sim.ascendc.signature import local_includes
+    files = {f.name: f.read_text(encoding="utf-8") for f in local_includes(kernel_path, include_dirs)
+             if f.parent == kernel_path.resolve().parent}     # the kernel's own headers (its tiling struct)
+    files |= {
         f"{p.sig.name}.asc": render_asc(p, kernel_path.read_text(encoding="utf-8"), kernel_path.name),
         "CMakeLists.txt": render_cmake(p),
         "data_utils.h": DATA_UTILS_H,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Param", "KernelSignature", "read_kernels", "PARSE_ARGS"]
+__all__ = ["Param", "KernelSignature", "read_kernels", "local_includes", "PARSE_ARGS"]
 
 #: The CPU-twin trick: Ascend C's keywords defined empty so clang parses a kernel as host C++.
 PARSE_ARGS = ("-std=c++17", "-x", "c++", "-D__global__=", "-D__aicore__=", "-D__gm__=", "-D__vector__=",
@@ -40,6 +40,8 @@ class KernelSignature:
     params: list = field(default_factory=list)              # [Param]
     structs: dict = field(default_factory=dict)             # struct name -> [(field, C++ type)]
     line: int = 0
+    tiling_struct: str | None = None    # REGISTER_TILING_DEFAULT(S) / GET_TILING_DATA_WITH_STRUCT(S, ...) in the body
+    tiling_param: str | None = None     # the GM_ADDR that GET_TILING_DATA(name, ptr) reads
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -81,6 +83,43 @@ def _param(tokens: list[str], struct_names: set[str]) -> Param:
     return Param(name, "struct" if ctype in struct_names else "scalar", ctype)
 
 
+def _body_tiling(tokens: list[str]) -> tuple[str | None, str | None]:
+    """(tiling struct, GM_ADDR parameter) named by the tiling macros in a kernel's body tokens."""
+    struct = param = None
+    for i, t in enumerate(tokens[:-2]):
+        if tokens[i + 1] != "(":
+            continue
+        args = _params(tokens[i + 1:])
+        if t == "REGISTER_TILING_DEFAULT" and args:
+            struct = args[0][-1]
+        elif t == "GET_TILING_DATA_WITH_STRUCT" and len(args) == 3:
+            struct, param = args[0][-1], args[2][-1]
+        elif t == "GET_TILING_DATA" and len(args) == 2:
+            param = args[1][-1]
+    return struct, param
+
+
+def _body(tokens: list[str]) -> list[str]:
+    """The tokens of the function body that follows (from its ``{`` to the matching ``}``)."""
+    start = tokens.index("{") if "{" in tokens else len(tokens)
+    depth = 0
+    for j in range(start, len(tokens)):
+        depth += {"{": 1, "}": -1}.get(tokens[j], 0)
+        if depth == 0:
+            return tokens[start:j + 1]
+    return tokens[start:]
+
+
+def local_includes(path: str | Path, include_dirs: tuple = ()) -> list[Path]:
+    """The files ``path`` includes from its own folder (a kernel's tiling header), to ship beside it."""
+    ci, index = _index()
+    path = Path(path).resolve()
+    tu = index.parse(str(path), args=[*PARSE_ARGS, *(f"-I{d}" for d in include_dirs)],
+                     options=ci.TranslationUnit.PARSE_INCOMPLETE | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES)
+    found = {Path(i.include.name).resolve() for i in tu.get_includes() if i.include is not None}
+    return sorted(f for f in found if path.parent in f.parents and f != path)
+
+
 def read_kernels(path: str | Path, include_dirs: tuple = ()) -> list[KernelSignature]:
     """Every ``__global__`` kernel defined in ``path``, in file order."""
     ci, index = _index()
@@ -93,10 +132,14 @@ def read_kernels(path: str | Path, include_dirs: tuple = ()) -> list[KernelSigna
     offsets = [o for o, _ in toks]
     structs: dict[str, list] = {}
     functions = []
+    folder = Path(path).parent
 
     def visit(cursor) -> None:
         for c in cursor.get_children():
-            if not (c.location.file and c.location.file.name == path):
+            if not (c.location.file and Path(c.location.file.name).resolve().parent == folder):
+                continue
+            if c.location.file.name != path and c.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL,
+                                                                ci.CursorKind.NAMESPACE):
                 continue
             if c.kind in (ci.CursorKind.LINKAGE_SPEC, ci.CursorKind.NAMESPACE):
                 visit(c)
@@ -124,8 +167,10 @@ def read_kernels(path: str | Path, include_dirs: tuple = ()) -> list[KernelSigna
                     " ".join(x.spelling for x in t.get_tokens() if x.spelling != t.spelling))
                    for t in c.get_children() if t.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER,
                                                            ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER)]
-        params = [_param(p, set(structs)) for p in _params([s for _, s in toks[at + 1:]])]
+        after = [s for _, s in toks[at + 1:]]
+        params = [_param(p, set(structs)) for p in _params(after)]
+        struct, tiling = _body_tiling(_body(after))
         out = [k for k in out if k.name != c.spelling]     # a prototype and its definition: keep one
         out.append(KernelSignature(c.spelling, qualifier, "extern" in before, tparams, params, dict(structs),
-                                   c.location.line))
+                                   c.location.line, struct, tiling))
     return out

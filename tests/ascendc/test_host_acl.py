@@ -220,3 +220,41 @@ def test_a_kernel_error_inside_a_launch_passes_through(rt):
     small = _device(x.nbytes // 2)              # z holds half the output: the kernel's DataCopy writes past it
     with pytest.raises(OutOfBoundsError):
         acl.launch_kernel(add_f32, BLOCKS, None, [_upload(x), _upload(y), small, N])
+
+
+def test_context_and_fp16_helpers():
+    with acl.session():
+        ctx = Var()
+        assert acl.aclrtCreateContext(ctx.ref(), 0) == 0 and acl.current().device == 0
+        assert acl.aclrtDestroyContext(ctx.value) == 0 and acl.aclrtDestroyContext(7) == acl.ACL_ERROR_INVALID_PARAM
+    assert acl.aclFloatToFloat16(1.0) == 0x3C00 and acl.aclFloat16ToFloat(0xC000) == -2.0
+    assert acl.aclFloatToFloat16(1 + 2 ** -11) == 0x3C00         # a tie rounds to even
+
+
+def test_every_function_acl_h_declares_is_simulated():
+    """The front end lowers each call declared in include/acl/acl.h to the function of that name here."""
+    import clang.cindex as ci
+    from ascend_sim.ascendc.syntax import INCLUDE_DIR
+    header = INCLUDE_DIR / "acl" / "acl.h"
+    tu = ci.Index.create().parse(str(header), args=["-x", "c++", "-std=c++17"])
+    declared = {c.spelling for c in tu.cursor.walk_preorder()
+                if c.kind == ci.CursorKind.FUNCTION_DECL and c.location.file and c.location.file.name == str(header)}
+    assert len(declared) >= 14
+    assert sorted(n for n in declared if not callable(getattr(acl, n, None))) == []
+    enums = {c.spelling: c.enum_value for c in tu.cursor.walk_preorder() if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL
+             and c.location.file and c.location.file.name == str(header)}
+    assert enums and all(int(getattr(acl, n)) == v for n, v in enums.items())
+
+
+def test_the_address_of_a_struct_copies_its_bytes(rt):
+    class Tiling:                     # stands in for a lowered C struct: its bytes in the C layout
+        def __bytes__(self):
+            return np.array([16384, 8], np.uint32).tobytes()
+    t = Var(Tiling())
+    d = _device(8)
+    acl.aclrtMemcpy(d, 8, t.ref(), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    out = np.zeros(2, np.uint32)
+    acl.aclrtMemcpy(out, 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert out.tolist() == [16384, 8]
+    with _raises("out-of-bounds", "16 bytes at byte 0 of a 8-byte Tiling"):
+        acl.aclrtMemcpy(_device(16), 16, t.ref(), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)

@@ -35,6 +35,7 @@ __all__ = [
     "aclInit", "aclFinalize", "aclrtSetDevice", "aclrtResetDevice", "aclrtCreateStream", "aclrtDestroyStream",
     "aclrtSynchronizeStream", "aclrtSynchronizeDevice", "aclrtMalloc", "aclrtMallocHost", "aclrtFree",
     "aclrtFreeHost", "aclrtMemcpy", "aclrtMemset", "aclrtMemcpyKind", "aclrtMemMallocPolicy",
+    "aclrtCreateContext", "aclrtDestroyContext", "aclFloat16ToFloat", "aclFloatToFloat16",
 ]
 
 # ----------------------------------------------------------------------------- return codes (acl_base.h, acl_rt.h)
@@ -288,6 +289,29 @@ def aclrtDestroyStream(stream: Any) -> int:
     return ACL_SUCCESS
 
 
+def aclrtCreateContext(context: Any, deviceId: int) -> int:
+    """``aclrtCreateContext(&ctx, 0)``: binds the device as aclrtSetDevice does (one context per process here)."""
+    code = aclrtSetDevice(deviceId)
+    if code == ACL_SUCCESS:
+        _out(context, "aclrtCreateContext", "&context").set(("context", int(deviceId)))
+    return code
+
+
+def aclrtDestroyContext(context: Any) -> int:
+    """Destroy a context from aclrtCreateContext."""
+    return ACL_SUCCESS if isinstance(context, tuple) and context[:1] == ("context",) else ACL_ERROR_INVALID_PARAM
+
+
+def aclFloat16ToFloat(value: int) -> float:
+    """The float value of fp16 bits (``aclFloat16`` is a uint16)."""
+    return float(np.array([int(value) & 0xFFFF], np.uint16).view(np.float16)[0])
+
+
+def aclFloatToFloat16(value: float) -> int:
+    """The fp16 bits of a float, rounded to nearest even."""
+    return int(np.array([value], np.float16).view(np.uint16)[0])
+
+
 # ----------------------------------------------------------------------------- allocation
 def _out(ref: Any, call: str, spelling: str):
     if not hasattr(ref, "set"):
@@ -410,6 +434,14 @@ def _bytes(p: Any, call: str, role: str, count: int) -> np.ndarray:
         data, off, what = p.buf, p.offset, f"a {p.buf.size:,}-byte host buffer"
     elif isinstance(p, np.ndarray):
         data, off, what = p.reshape(-1).view(np.uint8), 0, f"a {p.nbytes:,}-byte host array"
+    elif hasattr(p, "get") and hasattr(p, "set"):      # &structVar (a tiling struct copied to the device)
+        value = p.get()
+        if not hasattr(value, "__bytes__") or role == "destination":
+            raise AclError(f"{call}: the {role} is the address of a {type(value).__name__} variable",
+                           fix="copy through a host buffer (aclrtMallocHost) or the address of a struct",
+                           kind="not-a-pointer", code=ACL_ERROR_INVALID_PARAM)
+        data, off = np.frombuffer(bytes(value), np.uint8), 0
+        what = f"a {data.size:,}-byte {type(value).__name__}"
     elif p is None:
         raise AclError(f"{call}: the {role} is nullptr", fix="allocate it first (aclrtMalloc / aclrtMallocHost)",
                        kind="null", code=ACL_ERROR_INVALID_PARAM)
