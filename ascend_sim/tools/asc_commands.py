@@ -38,6 +38,8 @@ def _compile_error() -> type | tuple:
                 arg("--workdir", default=None, help="folder main runs in, where it reads input/ and writes "
                                                     "output/ (default: the file's folder)"),
                 arg("--chip", default=None, help="chip profile: Ascend910B (default), Ascend910, Ascend310B"),
+                arg("-D", "--define", dest="defines", action="append", default=None, metavar="NAME[=VALUE]",
+                    help="a preprocessor macro, as a compiler's -D (e.g. -D SCENARIO_NUM=1)"),
                 arg("--blocks-profile", action="store_true",
                     help="also print each launch's blocks: core, start and end cycle, busiest pipe")])
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{path} does not exist")
     chip = get_chip(args.chip) if args.chip else None
     try:
-        outcome = run_file(path, workdir=args.workdir, chip=chip)
+        defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.defines or [])
+        outcome = run_file(path, workdir=args.workdir, chip=chip, defines=defines)
     except KernelError as e:
         print(f"ascend-sim run: {path.name}: the program stopped on an error\n{e}", file=sys.stderr)
         return 1

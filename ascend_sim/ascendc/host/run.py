@@ -65,14 +65,15 @@ def _status(value: Any) -> int:
     return 0 if value is None else int(value) & 0xFF
 
 
-def run_file(path: str | Path, *, workdir: str | Path | None = None, chip: Any = None) -> RunOutcome:
-    """Load ``path``, run its ``main`` in ``workdir`` (default: the file's folder) and return the outcome.
+def run_file(path: str | Path, *, workdir: str | Path | None = None, chip: Any = None,
+             defines: dict | None = None) -> RunOutcome:
+    """Load ``path`` (with the macros ``defines``), run its ``main`` in ``workdir`` (default: the file's folder).
 
     Errors of the program (a KernelError in a kernel, an AclError in main, a CompileError) propagate.
     """
     from ascend_sim.ascendc import load     # the front end (libclang) is loaded only when a program runs
     path = Path(path).resolve()
-    module = load(str(path))
+    module = load(str(path), defines=defines or None)
     main = _entry(module)
     with acl.session(chip=chip) as state, _working_folder(Path(workdir or path.parent).resolve()):
         code = _status(_call_main(main, path))
