@@ -209,6 +209,8 @@ def test_host_code_cannot_dereference_device_memory_and_needs_a_device(rt):
     d = _device(64)
     with _raises("host-deref", "aclrtMemcpy"):
         d.cast(np.float32)[3]
+    with _raises("host-deref", "writes device memory"):
+        d[0] = 1
     with acl.session():
         with _raises("no-device", "aclrtSetDevice", "ACL_ERROR_RT_CONTEXT_NULL"):
             _device(64)

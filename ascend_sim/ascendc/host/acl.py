@@ -130,7 +130,10 @@ class DevicePtr:
                        fix="copy the data to host memory first: aclrtMemcpy(hostPtr, size, devPtr, size, "
                            "ACL_MEMCPY_DEVICE_TO_HOST), then read hostPtr", kind="host-deref")
 
-    __setitem__ = __getitem__
+    def __setitem__(self, i, value):
+        raise AclError(f"host code writes device memory through a device pointer ({self.alloc.name})",
+                       fix="fill host memory, then aclrtMemcpy(devPtr, size, hostPtr, size, "
+                           "ACL_MEMCPY_HOST_TO_DEVICE)", kind="host-deref")
 
     def __repr__(self) -> str:
         return f"DevicePtr(#{self.alloc.number}+{self.offset}B, {self.dtype})"
