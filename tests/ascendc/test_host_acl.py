@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ascend_sim import Add, DataCopy, GetBlockIdx, GlobalTensor, TPipe, TPosition, TQue, kernel
-from ascend_sim.ascendc.cxx import HostPtr, Ref
+from ascend_sim.ascendc.cxx import Ref
+from ascend_sim.ascendc.host.pointers import HostPtr
 from ascend_sim.ascendc.host import acl
 from ascend_sim.ascendc.host.acl import AclError
 
@@ -85,7 +86,7 @@ def test_an_example_main_runs_exactly_and_records_the_launch(rt):
     assert acl.aclrtCreateStream(stream.ref()) == acl.ACL_SUCCESS
     xd, yd, zd = _upload(x), _upload(y), _device(x.nbytes)
     assert acl.aclrtMallocHost(zhost.ref(), x.nbytes) == acl.ACL_SUCCESS
-    acl.launch_kernel(add_f32, BLOCKS, stream.value, [xd, yd, zd, N])
+    acl.launch_kernel(add_f32, BLOCKS, stream.value, xd, yd, zd, N)
     assert acl.aclrtSynchronizeStream(stream.value) == acl.ACL_SUCCESS
     assert acl.aclrtMemcpy(zhost.value, x.nbytes, zd, x.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
     z = zhost.value.buf.view(np.float32)
@@ -173,7 +174,7 @@ def test_use_after_free_and_double_free(rt):
     with _raises("double-free", "second time", "ACL_ERROR_RT_MEMORY_FREE"):
         acl.aclrtFree(d)
     with _raises("use-after-free", "argument 0"):
-        acl.launch_kernel(add_f32, 1, None, [d, d, d, 16])
+        acl.launch_kernel(add_f32, 1, None, d, d, d, 16)
     h = Var()
     acl.aclrtMallocHost(h.ref(), 64)
     acl.aclrtFreeHost(h.value)
@@ -186,7 +187,7 @@ def test_use_after_free_and_double_free(rt):
 def test_launching_with_a_host_pointer(rt):
     x, y = _inputs()
     with _raises("host-pointer-launch", "argument 1 of add_f32", "aclrtMemcpy"):
-        acl.launch_kernel(add_f32, BLOCKS, None, [_upload(x), y, _device(x.nbytes), N])
+        acl.launch_kernel(add_f32, BLOCKS, None, _upload(x), y, _device(x.nbytes), N)
 
 
 def test_reading_results_before_synchronising_the_stream(rt):
@@ -194,7 +195,7 @@ def test_reading_results_before_synchronising_the_stream(rt):
     stream = Var()
     acl.aclrtCreateStream(stream.ref())
     zd = _device(x.nbytes)
-    acl.launch_kernel(add_f32, BLOCKS, stream.value, [_upload(x), _upload(y), zd, N])
+    acl.launch_kernel(add_f32, BLOCKS, stream.value, _upload(x), _upload(y), zd, N)
     out = np.zeros_like(x)
     with _raises("unsynchronized", "stream #1", "aclrtSynchronizeStream"):
         acl.aclrtMemcpy(out, out.nbytes, zd, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
@@ -221,7 +222,7 @@ def test_a_kernel_error_inside_a_launch_passes_through(rt):
     x, y = _inputs()
     small = _device(x.nbytes // 2)              # z holds half the output: the kernel's DataCopy writes past it
     with pytest.raises(OutOfBoundsError):
-        acl.launch_kernel(add_f32, BLOCKS, None, [_upload(x), _upload(y), small, N])
+        acl.launch_kernel(add_f32, BLOCKS, None, _upload(x), _upload(y), small, N)
 
 
 def test_context_and_fp16_helpers():

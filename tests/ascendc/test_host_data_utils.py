@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_sim.ascendc.cxx import HostPtr, Ref
+from ascend_sim.ascendc.cxx import Ref
+from ascend_sim.ascendc.host.pointers import HostPtr
 from ascend_sim.ascendc.host import acl
 from ascend_sim.ascendc.host.acl import AclError
 from ascend_sim.ascendc.host.data_utils import ReadFile, WriteFile

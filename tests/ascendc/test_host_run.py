@@ -35,7 +35,7 @@ def _program(status_if_ok=0):
         ReadFile("./input/input_y.bin", nbytes, yh.value, nbytes)
         acl.aclrtMemcpy(xd.value, nbytes, xh.value, nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
         acl.aclrtMemcpy(yd.value, nbytes, yh.value, nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
-        acl.launch_kernel(add_f32, BLOCKS, stream.value, [xd.value, yd.value, zd.value, N])
+        acl.launch_kernel(add_f32, BLOCKS, stream.value, xd.value, yd.value, zd.value, N)
         acl.aclrtSynchronizeStream(stream.value)
         acl.aclrtMemcpy(zh.value, nbytes, zd.value, nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
         WriteFile("./output/output.bin", zh.value, nbytes)

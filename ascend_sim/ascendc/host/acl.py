@@ -23,12 +23,12 @@ import contextlib
 import itertools
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import numpy as np
 
 from ascend_sim import KernelError, launch
-from ascend_sim.ascendc.cxx import HostPtr
+from ascend_sim.ascendc.host.pointers import HostPtr
 
 __all__ = [
     "AclError", "DevicePtr", "Stream", "Runtime", "session", "current", "launch_kernel",
@@ -512,7 +512,7 @@ def aclrtMemset(devPtr: Any, maxCount: int, value: int, count: int) -> int:
 
 
 # ----------------------------------------------------------------------------- the <<<>>> launch
-def launch_kernel(k: Any, blocks: int, stream: Any, args: Sequence[Any]) -> None:
+def launch_kernel(k: Any, blocks: int, stream: Any, *args: Any) -> None:
     """``k<<<blocks, l2ctrl, stream>>>(args...)``: run ``k`` with each DevicePtr as a view of its allocation.
 
     The run is simulated at once; the allocations it was given stay "in flight" on ``stream`` until the host

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ascend_sim.ascendc.cxx import HostPtr
+from ascend_sim.ascendc.host.pointers import HostPtr
 from ascend_sim.ascendc.host.acl import AclError, DevicePtr
 
 __all__ = ["ReadFile", "WriteFile"]
