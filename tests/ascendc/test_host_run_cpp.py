@@ -1,0 +1,128 @@
+"""Whole C++ programs through the front end: host mistakes stop at the C++ line; an exported project runs and
+passes its own verify script."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ascend_sim.ascendc.export import ExportSpec, export
+from ascend_sim.ascendc.host.acl import AclError
+from ascend_sim.ascendc.host.run import run_file
+
+KERNEL = """\
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+__global__ __vector__ void touch_custom(__gm__ float* x, __gm__ float* y)
+{
+    AscendC::GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer(x, 256);
+}
+
+int32_t main(int32_t argc, char* argv[])
+{
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    float* xDevice = nullptr;
+    float* yDevice = nullptr;
+    uint8_t* xHost = nullptr;
+    aclrtMalloc((void**)&xDevice, 1024, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&yDevice, 1024, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMallocHost((void**)&xHost, 2048);
+    MISTAKE
+    return 0;
+}
+"""
+
+MISTAKES = {
+    "out-of-bounds": "aclrtMemcpy(xDevice, 2048, xHost, 2048, ACL_MEMCPY_HOST_TO_DEVICE);",
+    "dest-max": "aclrtMemcpy(xDevice, 512, xHost, 1024, ACL_MEMCPY_HOST_TO_DEVICE);",
+    "memcpy-direction": "aclrtMemcpy(xHost, 1024, xDevice, 1024, ACL_MEMCPY_HOST_TO_DEVICE);",
+    "double-free": "aclrtFree(xDevice); aclrtFree(xDevice);",
+    "use-after-free": "aclrtFree(yDevice); touch_custom<<<1, nullptr, stream>>>(xDevice, yDevice);",
+    "host-pointer-launch": "float* h = nullptr; aclrtMallocHost((void**)&h, 1024); "
+                           "touch_custom<<<1, nullptr, stream>>>(xDevice, h);",
+    "unsynchronized": "touch_custom<<<1, nullptr, stream>>>(xDevice, yDevice); "
+                      "aclrtMemcpy(xHost, 1024, yDevice, 1024, ACL_MEMCPY_DEVICE_TO_HOST);",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MISTAKES))
+def test_a_host_mistake_stops_at_its_cpp_line(kind, tmp_path):
+    path = tmp_path / f"{kind}.asc"
+    path.write_text(KERNEL.replace("MISTAKE", MISTAKES[kind]))
+    with pytest.raises(AclError) as e:
+        run_file(path)
+    line = KERNEL.splitlines().index("    MISTAKE") + 1
+    assert e.value.kind == kind
+    assert e.value.site == (str(path), line), e.value.site      # the .asc file and line, not generated Python
+    assert f"{kind}.asc:{line}" in str(e.value) and "Fix:" in str(e.value)
+
+
+def test_a_correct_program_runs_and_records_its_launch(tmp_path):
+    path = tmp_path / "ok.asc"
+    path.write_text(KERNEL.replace("MISTAKE", "touch_custom<<<2, nullptr, stream>>>(xDevice, yDevice); "
+                                              "aclrtSynchronizeStream(stream); "
+                                              "aclrtMemcpy(xHost, 1024, yDevice, 1024, ACL_MEMCPY_DEVICE_TO_HOST);")
+                    .replace("return 0;", "return 3;"))
+    outcome = run_file(path)
+    assert outcome.returncode == 3 and [(n, b) for n, b, _ in outcome.launches] == [("touch_custom", 2)]
+    assert len(outcome.leaks) == 3
+
+
+SCALE = """\
+#include "kernel_operator.h"
+
+constexpr uint32_t TILE = 256;
+
+template <uint32_t blockLength>
+__global__ __vector__ void scale_custom(__gm__ half* x, __gm__ half* y, float scale)
+{
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQueue;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQueue;
+    AscendC::GlobalTensor<half> xGm, yGm;
+    xGm.SetGlobalBuffer(x + AscendC::GetBlockIdx() * blockLength, blockLength);
+    yGm.SetGlobalBuffer(y + AscendC::GetBlockIdx() * blockLength, blockLength);
+    pipe.InitBuffer(inQueue, 1, TILE * sizeof(half));
+    pipe.InitBuffer(outQueue, 1, TILE * sizeof(half));
+    for (uint32_t i = 0; i < blockLength / TILE; ++i) {
+        AscendC::LocalTensor<half> xLocal = inQueue.AllocTensor<half>();
+        AscendC::DataCopy(xLocal, xGm[i * TILE], TILE);
+        inQueue.EnQue(xLocal);
+        xLocal = inQueue.DeQue<half>();
+        AscendC::LocalTensor<half> yLocal = outQueue.AllocTensor<half>();
+        AscendC::Muls(yLocal, xLocal, static_cast<half>(scale), TILE);
+        outQueue.EnQue(yLocal);
+        inQueue.FreeTensor(xLocal);
+        yLocal = outQueue.DeQue<half>();
+        AscendC::DataCopy(yGm[i * TILE], yLocal, TILE);
+        outQueue.FreeTensor(yLocal);
+    }
+}
+"""
+
+
+@pytest.mark.xfail(reason="waits on the h-front/h-header integration: the replaced data_utils.h includes <string>, "
+                          "which the front end's include/libc lacks, and its ReadFile/WriteFile must lower to "
+                          "host.data_utils (lower.is_header); it passes on h-front's own headers with that fixed",
+                   strict=False)
+def test_an_exported_project_runs_and_passes_its_own_verify(tmp_path):
+    kernel = tmp_path / "scale_custom.cpp"
+    kernel.write_text(SCALE)
+    out = tmp_path / "project"
+    export(kernel, out, ExportSpec(blocks=4, length=4 * 1024, values={"blockLength": 1024, "scale": 0.5},
+                                   golden={"y": "x * scale"}))
+    subprocess.run([sys.executable, "scripts/gen_data.py"], cwd=out, check=True)
+    outcome = run_file(out / "scale_custom.asc")
+    assert outcome.returncode == 0 and outcome.leaks == [] and len(outcome.launches) == 1
+    verify = subprocess.run([sys.executable, "scripts/verify_result.py"], cwd=out, capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout
+    y = np.fromfile(out / "output" / "output_y.bin", np.float16)
+    np.testing.assert_array_equal(y, np.fromfile(out / "output" / "golden_y.bin", np.float16))
