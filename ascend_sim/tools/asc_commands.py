@@ -25,6 +25,19 @@ def _command(name: str, *, help: str, args: list) -> Callable:
     return register
 
 
+def _program_line(exc: BaseException, path: Path) -> str:
+    """``file:line: `text`  `` of the innermost traceback frame in the program's own file, or ""."""
+    import linecache
+    target, found, tb = str(path.resolve()), "", exc.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if fn == target:
+            text = linecache.getline(fn, tb.tb_lineno).strip()
+            found = f"{path.name}:{tb.tb_lineno}: `{text}`: "
+        tb = tb.tb_next
+    return found
+
+
 def _compile_error() -> type | tuple:
     """The front end's CompileError (its str is the file:line:col diagnostics), or () before it exists."""
     import ascend_sim.ascendc as front
@@ -60,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except _compile_error() as e:
         print(str(e), file=sys.stderr)
+        return 1
+    except Exception as e:      # not a rule of the simulator: name the program's line, then the exception
+        print(f"ascend-sim run: {path.name}: {_program_line(e, path)}{type(e).__name__}: {e}\n  (not a rule "
+              "the simulator checks: a construct the C++ front end or the host runtime does not handle yet, or a "
+              "bug of ascend_sim; please report it with the program)", file=sys.stderr)
         return 1
     for line in launch_lines(outcome.launches):
         print(line)

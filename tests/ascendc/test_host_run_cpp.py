@@ -126,3 +126,32 @@ def test_an_exported_project_runs_and_passes_its_own_verify(tmp_path):
     assert verify.returncode == 0, verify.stdout
     y = np.fromfile(out / "output" / "output_y.bin", np.float16)
     np.testing.assert_array_equal(y, np.fromfile(out / "output" / "golden_y.bin", np.float16))
+
+
+def test_the_command_prints_compile_errors_and_acl_errors_as_diagnostics(tmp_path, capsys):
+    from ascend_sim.tools import cli
+    bad = tmp_path / "bad.asc"
+    bad.write_text(KERNEL.replace("MISTAKE", "aclrtMemcpy(xDevice, 1024, xHost);"))
+    assert cli.main(["run", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"bad.asc:{KERNEL.splitlines().index('    MISTAKE') + 1}:" in err and "error" in err
+    wrong = tmp_path / "wrong.asc"
+    wrong.write_text(KERNEL.replace("MISTAKE", MISTAKES["double-free"]))
+    assert cli.main(["run", str(wrong)]) == 1
+    err = capsys.readouterr().err
+    assert "[acl] wrong.asc:" in err and "double free" in err and "Traceback" not in err
+
+
+def test_an_unexpected_exception_names_the_program_line(tmp_path, capsys, monkeypatch):
+    from ascend_sim.ascendc.host import acl
+    from ascend_sim.tools import cli
+
+    def broken(*args):
+        raise RuntimeError("planted")
+    monkeypatch.setattr(acl, "aclrtMallocHost", broken)
+    prog = tmp_path / "p.asc"
+    prog.write_text(KERNEL.replace("MISTAKE", ""))
+    assert cli.main(["run", str(prog)]) == 1
+    err = capsys.readouterr().err
+    line = next(i for i, t in enumerate(KERNEL.splitlines(), 1) if "aclrtMallocHost" in t)
+    assert f"p.asc:{line}: `aclrtMallocHost((void**)&xHost, 2048);`: RuntimeError: planted" in err
