@@ -10,97 +10,14 @@ import enum
 import pytest
 
 import ascend_sim
-from ascend_sim.ascendc.syntax import INCLUDE_DIR, compiler_include_args
+from ascend_sim.ascendc.syntax import INCLUDE_DIR
 
-cindex = pytest.importorskip("clang.cindex", reason="libclang (the PyPI wheel `libclang`) is not installed")
+pytest.importorskip("clang.cindex", reason="libclang (the PyPI wheel `libclang`) is not installed")
+from ascend_sim.ascendc.header import CXX_SPELLING, PYTHON_ONLY, Declarations  # noqa: E402
 
-# Python-only names of `ascend_sim.__all__`, each with the reason it has no C++ declaration.
-PYTHON_ONLY = {
-    **dict.fromkeys(
-        ["AlignmentError", "ArgumentError", "CapacityError", "CubeFormatError", "DeadlockError", "DtypeError",
-         "GMWriteConflictError", "KernelError", "LaunchError", "OutOfBoundsError", "PositionError", "QueueError",
-         "RaceError", "SyncError", "TilingError", "UninitializedReadError"],
-        "a sanitizer error the simulator raises (what msSanitizer reports on a device), not an Ascend C name"),
-    **dict.fromkeys(["Ascend310B", "Ascend910", "Ascend910B", "ChipProfile", "get_chip"],
-                    "a simulated chip profile; C++ picks the chip at build time (--npu-arch / soc version)"),
-    **dict.fromkeys(["Kernel", "kernel", "launch", "LaunchResult", "Profile", "Trace"],
-                    "the Python launch machinery; C++ writes __global__ kernels and <<<>>> launches"),
-    "GmPtr": "the Python form of a `__gm__ T*` pointer (pointer arithmetic in elements)",
-    "TemplateSpace": "what ASCENDC_TPL_* return in Python; in C++ they are macros read by the host tooling",
-}
-# Python names whose C++ spelling differs: a dtype object in Python, a type in C++.
-CXX_SPELLING = {"float32": "float", "bfloat16": "bfloat16_t", "int8": "int8_t", "int16": "int16_t",
-                "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t"}
 BUILTIN_TYPES = {"float"}
 # Python classes whose public CamelCase methods must be declared on the C++ class of the same name.
 CLASSES = ["TPipe", "TQue", "TQueBind", "TBuf", "LocalTensor", "GlobalTensor", "LocalMemAllocator", "Matmul"]
-HEADER_SOURCE = '#include "kernel_operator.h"\n#include "tiling/tiling_api.h"\n#include "acl/acl.h"\n'
-
-
-class Declarations:
-    """What one translation unit over our headers declares: names, class members, fields and enumerators."""
-
-    def __init__(self, overrides: dict[str, str] | None = None):
-        files = [("api_probe.cpp", HEADER_SOURCE)]
-        files += [(str(INCLUDE_DIR / name), text) for name, text in (overrides or {}).items()]
-        tu = cindex.Index.create().parse(
-            "api_probe.cpp", args=["-std=c++17", "-x", "c++", f"-I{INCLUDE_DIR}", *compiler_include_args()], unsaved_files=files,
-            options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
-        self.errors = [str(d) for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Error]
-        self.ours: set[str] = set()          # names declared (or #defined) in our include/ files
-        self.anywhere: set[str] = set()      # names declared in the translation unit (system headers too)
-        self.members: dict[str, set[str]] = {}
-        self.bases: dict[str, list[str]] = {}
-        self.fields: dict[str, list[str]] = {}
-        self.enumerators: dict[str, list[str]] = {}
-        self.tokens: dict[str, list[str]] = {}
-        self.aliases: dict[str, str] = {}    # `using QuePosition = TPosition;` -> QuePosition: TPosition
-        self._walk(tu.cursor)
-
-    def _walk(self, cursor) -> None:
-        K = cindex.CursorKind
-        for c in cursor.get_children():
-            name = c.spelling
-            if not name:
-                self._walk(c)
-                continue
-            self.anywhere.add(name)
-            f = c.location.file
-            ours = f is not None and str(INCLUDE_DIR) in str(f.name)
-            if ours:
-                self.ours.add(name)
-            if c.kind in (K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE) and ours:
-                kids = list(c.get_children())
-                self.members.setdefault(name, set()).update(
-                    k.spelling for k in kids if k.kind in (K.CXX_METHOD, K.FUNCTION_TEMPLATE))
-                self.fields.setdefault(name, [k.spelling for k in kids if k.kind == K.FIELD_DECL])
-                self.bases.setdefault(name, [k.type.spelling.split("<")[0].split("::")[-1]
-                                             for k in kids if k.kind == K.CXX_BASE_SPECIFIER])
-                for k in kids:      # static members of a class template (MatmulType::pos ...) and type aliases
-                    if k.kind in (K.VAR_DECL, K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL):
-                        self.members[name].add(k.spelling)
-            if c.kind == K.ENUM_DECL and ours:
-                self.enumerators.setdefault(name, [k.spelling for k in c.get_children()])  # AscendC first
-            if c.kind == K.TYPE_ALIAS_DECL and ours:
-                self.aliases[name] = c.underlying_typedef_type.spelling.split("::")[-1]
-            if c.kind == K.VAR_DECL and ours:
-                self.tokens[name] = [t.spelling for t in c.get_tokens()]
-            if c.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.ENUM_DECL):
-                self._walk(c)
-
-    def methods(self, cls: str) -> set[str]:
-        out = set(self.members.get(cls, set()))
-        for base in self.bases.get(cls, []):
-            out |= self.methods(base)
-        return out
-
-    def all_fields(self, cls: str) -> list[str]:
-        out = []
-        for base in self.bases.get(cls, []):
-            out += self.all_fields(base)
-        return out + self.fields.get(cls, [])
-
-
 @pytest.fixture(scope="module")
 def decl() -> Declarations:
     d = Declarations()
@@ -212,7 +129,7 @@ def test_config_constants_hold_the_python_values(decl):
 def _drifted(old: str, new: str) -> Declarations:
     text = (INCLUDE_DIR / "kernel_operator.h").read_text(encoding="utf-8")
     assert old in text, f"{old!r} is no longer in kernel_operator.h"
-    return Declarations({"kernel_operator.h": text.replace(old, new, 1)})
+    return Declarations(overrides={"kernel_operator.h": text.replace(old, new, 1)})
 
 
 def test_a_missing_declaration_is_reported():
