@@ -23,6 +23,21 @@ def find_gxx() -> str | None:
     return shutil.which("g++")
 
 
+def compiler_include_args() -> list[str]:
+    """``-isystem DIR`` for the compiler's own headers (stddef.h, stdarg.h ...) when libclang needs them.
+
+    The PyPI libclang wheel ships no resource directory, so <cstddef>, <string> or <iostream> fail with
+    "'stddef.h' file not found"; GCC's own include directory (``g++ -print-file-name=include``) provides those
+    headers in a form clang accepts. Empty when g++ is absent.
+    """
+    gxx = find_gxx()
+    if gxx is None:
+        return []
+    done = subprocess.run([gxx, "-print-file-name=include"], capture_output=True, text=True)
+    path = Path(done.stdout.strip())
+    return ["-isystem", str(path)] if done.returncode == 0 and (path / "stddef.h").is_file() else []
+
+
 def strip_launch_config(text: str) -> str:
     """``k<<<blocks, l2ctrl, stream>>>(args)`` -> ``k(args)``: the launch configuration blanked out with spaces.
 
