@@ -39,6 +39,7 @@ __aicore__ void ascendc_assert(bool cond, const char* msg = "");
 extern int64_t block_idx;
 extern int64_t block_num;
 
+enum event_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 enum pipe_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_FIX };
 
 namespace AscendC {
@@ -50,8 +51,6 @@ enum class HardEvent { MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE
                        S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3, MAX };
 enum class Hardware { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 using TEventID = int8_t;
-constexpr TEventID EVENT_ID0 = 0, EVENT_ID1 = 1, EVENT_ID2 = 2, EVENT_ID3 = 3, EVENT_ID4 = 4, EVENT_ID5 = 5,
-                   EVENT_ID6 = 6, EVENT_ID7 = 7;
 
 struct DataCopyParams {
     uint16_t blockCount = 1;
