@@ -62,6 +62,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         self.functions: list[str] = []
         self.diagnostics = []
         self.class_stack: list = []
+        self.template_stack: list = []          # the template parameter names in scope, outermost first
 
     # ------------------------------------------------------------------ helpers
     def displayed(self, d):
@@ -282,7 +283,13 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         is_kernel = "__global__" in quals
         tparams = self.template_param_names(c) if c.kind.name == "FUNCTION_TEMPLATE" else []
         pyname = self.declare_global(c)
-        fn_def, ctx = self.function_def(c, pyname, tparams, is_kernel=is_kernel)
+        if tparams:
+            self.template_stack.append(tparams)
+        try:
+            fn_def, ctx = self.function_def(c, pyname, tparams, is_kernel=is_kernel)
+        finally:
+            if tparams:
+                self.template_stack.pop()
         out = [fn_def]
         if tparams:
             out = [self.template_factory(pyname, tparams, out, pyname, c)]
@@ -327,7 +334,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                 elif defaults:
                     raise unsupported(p, "a parameter without a default after one with a default")
                 if is_kernel and is_pointer(p.type):
-                    pointee = p.type.get_canonical().get_pointee()
+                    pointee = p.type.get_pointee() if p.type.get_pointee().spelling else \
+                        p.type.get_canonical().get_pointee()
                     prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())],
                                                         call("cxx.gm_param", [name(pn), self.dtype_of(pointee, p)])),
                                              p))
@@ -385,6 +393,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                  and not ch.is_copy_constructor() and not ch.is_move_constructor()]
         is_struct = not tparams and not ctors and not bases and all(self.plain_field(f) for f in fields)
         self.class_stack.append(c)
+        self.template_stack.append(tparams)
         try:
             body = []
             if is_struct:
@@ -404,6 +413,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                 body.append(fn)
         finally:
             self.class_stack.pop()
+            self.template_stack.pop()
         base_nodes = [self.class_ref(b.referenced or b.type.get_declaration(), b) for b in bases]
         if is_struct:
             base_nodes = [name("cxx.Struct")]

@@ -40,6 +40,10 @@ class CallLowering:
             decl = t.get_declaration()
             if decl is not None and decl.kind.name == "TEMPLATE_TYPE_PARAMETER":
                 return name(self.py_ident(decl.spelling))
+            if spelling.startswith("type-parameter-"):          # canonical: depth and index
+                depth, index = (int(v) for v in spelling[len("type-parameter-"):].split("-"))
+                if depth < len(self.template_stack) and index < len(self.template_stack[depth]):
+                    return name(self.template_stack[depth][index])
             if t.spelling and all(ch.isalnum() or ch == "_" for ch in t.spelling):
                 return name(self.py_ident(t.spelling))
         decl = record_decl(t)

@@ -374,7 +374,7 @@ class StmtLowering:
                         raise unsupported(s, "break inside a switch case before its end")
                     lowered += self.stmts(s)
                 lowered = lowered or [ast.Pass()]
-                if None in labels:
+                if any(x is None for x in labels):
                     default = lowered
                     labels = [x for x in labels if x is not None]
                     if not labels:
@@ -391,10 +391,9 @@ class StmtLowering:
         return out + node
 
     def in_loop_of(self, n, top) -> bool:
-        """Whether cursor ``n`` (a break) sits in a loop inside statement ``top``."""
-        p = n.semantic_parent
-        return False if p is None else any(x.kind.name in ("FOR_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT")
-                                           and x != top and _contains(x, n) for x in top.walk_preorder())
+        """Whether cursor ``n`` (a break) sits in a loop or switch inside statement ``top`` (so it is not ours)."""
+        loops = ("FOR_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT")
+        return any(x.kind.name in loops and _contains(x, n) for x in top.walk_preorder())
 
     def fresh(self, base: str) -> str:
         pyname, n = f"_{base}", 1

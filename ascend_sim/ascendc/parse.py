@@ -51,7 +51,7 @@ class ParsedUnit:
 
 
 def clang_args(defines: dict | None, include_dirs, source_dir: str) -> list[str]:
-    args = ["-x", "c++", "-std=c++17", "-nostdinc", "-nostdinc++", "-fno-exceptions",
+    args = ["-x", "c++", "-std=c++17", "-nostdinc", "-nostdinc++",
             "-I", str(INCLUDE_DIR), "-I", str(LIBC_DIR), "-include", str(PRELUDE),
             "-D__ASCEND_SIM__=1", "-Wno-everything"]
     for d in include_dirs:
