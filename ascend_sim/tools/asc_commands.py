@@ -53,6 +53,8 @@ def _compile_error() -> type | tuple:
                 arg("--chip", default=None, help="chip profile: Ascend910B (default), Ascend910, Ascend310B"),
                 arg("-D", "--define", dest="defines", action="append", default=None, metavar="NAME[=VALUE]",
                     help="a preprocessor macro, as a compiler's -D (e.g. -D SCENARIO_NUM=1)"),
+                arg("--profile", action="store_true",
+                    help="also print each launch's msprof-style profile (pipe utilisation, bound pipe, advice)"),
                 arg("--blocks-profile", action="store_true",
                     help="also print each launch's blocks: core, start and end cycle, busiest pipe")])
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for line in launch_lines(outcome.launches):
         print(line)
+    if args.profile:
+        for i, (_, _, result) in enumerate(outcome.launches, 1):
+            print(f"  launch {i} profile:\n{result.profile()}")
     if args.blocks_profile:
         for i, (_, _, result) in enumerate(outcome.launches, 1):
             print(f"  launch {i} blocks:")

@@ -81,7 +81,8 @@ def test_the_command_prints_the_launches_and_exits_with_mains_status(example, mo
     for f in ("input_x.bin", "input_y.bin"):
         (work / "input" / f).write_bytes((tmp_path / "input" / f).read_bytes())
     monkeypatch.setattr(front, "load", lambda path, **kw: _program(status_if_ok=257), raising=False)
-    status = cli.main(["run", str(src), "--workdir", str(work), "--chip", "Ascend310B", "--blocks-profile"])
+    status = cli.main(["run", str(src), "--workdir", str(work), "--chip", "Ascend310B", "--blocks-profile",
+                       "--profile"])
     out = capsys.readouterr().out.splitlines()
     assert status == 1                              # 257 & 0xFF, as a process's exit status
     assert (work / "output" / "output.bin").stat().st_size == N * BLOCKS * 4
@@ -89,6 +90,7 @@ def test_the_command_prints_the_launches_and_exits_with_mains_status(example, mo
     assert "add_f32<<<4>>>" in launch and "cycles" in launch and "at 1 GHz (Ascend310B)" in launch
     assert sum(line.strip().split()[0].isdigit() for line in out if line.startswith("    ")) == BLOCKS
     assert sum("never freed" in line for line in out) == 4
+    assert any("launch 1 profile:" in line for line in out) and any("MTE2" in line for line in out)
 
 
 def test_an_acl_error_in_main_is_reported_with_status_1(example, monkeypatch, capsys):
