@@ -179,3 +179,15 @@ def test_a_tiling_header_beside_the_kernel_ships_with_it(tmp_path):
     asc = tmp_path / "out" / "scale_custom.asc"
     assert "tiling.scale = static_cast<float>(2);" in asc.read_text()
     assert gxx_check(asc.read_text(), str(asc)) == []
+
+
+def test_a_json_spec_file_or_inline(add_kernel, tmp_path, capsys):
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"blocks": 2, "length": 512, "values": {"blockLength": 256}, "golden": {"z": "x - y"}}')
+    assert cli.main(["export", str(add_kernel), "--out", str(tmp_path / "f"), "--spec", str(spec)]) == 0
+    assert "golden_z = np.asarray(x - y)" in (tmp_path / "f" / "scripts" / "gen_data.py").read_text()
+    inline = '{"values": {"blockLength": 256}, "golden": {"z": "x + y"}, "outputs": ["z"], "blocks": 3}'
+    assert cli.main(["export", str(add_kernel), "--out", str(tmp_path / "i"), "--spec", inline]) == 0
+    assert "numBlocks = 3;" in (tmp_path / "i" / "add_custom.asc").read_text()
+    assert cli.main(["export", str(add_kernel), "--out", str(tmp_path / "u"), "--spec", '{"block": 2}']) == 2
+    assert "unknown export spec keys ['block']" in capsys.readouterr().err
