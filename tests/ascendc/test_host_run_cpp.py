@@ -63,6 +63,8 @@ def test_a_host_mistake_stops_at_its_cpp_line(kind, tmp_path):
     assert e.value.kind == kind
     assert e.value.site == (str(path), line), e.value.site      # the .asc file and line, not generated Python
     assert f"{kind}.asc:{line}" in str(e.value) and "Fix:" in str(e.value)
+    if kind in ("host-pointer-launch", "use-after-free"):
+        assert "argument 1 (y) of touch_custom<<<...>>>" in str(e.value)       # the C++ parameter's name
 
 
 def test_a_correct_program_runs_and_records_its_launch(tmp_path):

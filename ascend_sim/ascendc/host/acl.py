@@ -521,25 +521,27 @@ def launch_kernel(k: Any, blocks: int, stream: Any, *args: Any) -> None:
     _need_device("a <<<...>>> launch")
     s = _stream(stream, "the <<<...>>> launch")
     name = getattr(k, "__name__", "kernel")
+    params = [p[0] for p in getattr(k, "params", ())]         # a C++ kernel's parameter names, for messages
     gm, touched = [], []
     for i, a in enumerate(args):
+        arg = f"argument {i}" + (f" ({params[i]})" if i < len(params) else "") + f" of {name}<<<...>>>"
         if isinstance(a, DevicePtr):
             if a.alloc.freed:
-                raise AclError(f"argument {i} of {name}<<<...>>> is {a.alloc.name}, already freed by aclrtFree "
-                               "(use after free)", fix="free device memory after the launch and "
-                               "aclrtSynchronizeStream, not before", kind="use-after-free")
+                raise AclError(f"{arg} is {a.alloc.name}, already freed by aclrtFree (use after free)",
+                               fix="free device memory after the launch and aclrtSynchronizeStream, not before",
+                               kind="use-after-free")
             if not 0 <= a.offset < a.alloc.data.size:
-                raise AclError(f"argument {i} of {name}<<<...>>> points {a.offset:,} bytes into {a.alloc.name}, "
-                               "outside it", fix="pass a pointer inside the allocation", kind="out-of-bounds")
+                raise AclError(f"{arg} points {a.offset:,} bytes into {a.alloc.name}, outside it",
+                               fix="pass a pointer inside the allocation", kind="out-of-bounds")
             gm.append(a.alloc.data[a.offset:])
             touched.append(a.alloc)
         elif isinstance(a, (HostPtr, np.ndarray)):
-            raise AclError(f"argument {i} of {name}<<<...>>> is {_describe(a)}: a kernel reads and writes device "
-                           "(GM) memory only", fix="aclrtMalloc a device buffer, aclrtMemcpy the data "
-                           "ACL_MEMCPY_HOST_TO_DEVICE and pass the device pointer", kind="host-pointer-launch")
+            raise AclError(f"{arg} is {_describe(a)}: a kernel reads and writes device (GM) memory only",
+                           fix="aclrtMalloc a device buffer, aclrtMemcpy the data ACL_MEMCPY_HOST_TO_DEVICE and "
+                               "pass the device pointer", kind="host-pointer-launch")
         else:
             gm.append(a)
-    result = launch(k, int(blocks), *gm, chip=_state.chip)
+    result = launch(k, int(blocks), *gm, chip=_state.chip, gm_names=params or None)
     _state.launches.append((name, int(blocks), result))
     for alloc in touched:
         alloc.in_flight = s
