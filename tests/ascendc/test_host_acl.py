@@ -250,10 +250,14 @@ def test_every_function_acl_h_declares_is_simulated():
 
 
 def test_the_address_of_a_struct_copies_its_bytes(rt):
-    class Tiling:                     # stands in for a lowered C struct: its bytes in the C layout
-        def __bytes__(self):
-            return np.array([16384, 8], np.uint32).tobytes()
-    t = Var(Tiling())
+    from ascend_sim.ascendc.cxx import Struct
+
+    class Tiling(Struct):             # a lowered C struct: two uint32_t fields in the C layout
+        __slots__ = ("totalLength", "tileNum")
+        _fields = (("totalLength", 0), ("tileNum", 0))
+        _layout = (("totalLength", 0, np.uint32, 1), ("tileNum", 4, np.uint32, 1))
+        _size = 8
+    t = Var(Tiling(16384, 8))
     d = _device(8)
     acl.aclrtMemcpy(d, 8, t.ref(), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
     out = np.zeros(2, np.uint32)

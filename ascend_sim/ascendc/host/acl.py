@@ -439,11 +439,11 @@ def _bytes(p: Any, call: str, role: str, count: int) -> np.ndarray:
         data, off, what = p.reshape(-1).view(np.uint8), 0, f"a {p.nbytes:,}-byte host array"
     elif hasattr(p, "get") and hasattr(p, "set"):      # &structVar (a tiling struct copied to the device)
         value = p.get()
-        if not hasattr(value, "__bytes__") or role == "destination":
+        if not hasattr(value, "to_bytes") or isinstance(value, int) or role == "destination":
             raise AclError(f"{call}: the {role} is the address of a {type(value).__name__} variable",
                            fix="copy through a host buffer (aclrtMallocHost) or the address of a struct",
                            kind="not-a-pointer", code=ACL_ERROR_INVALID_PARAM)
-        data, off = np.frombuffer(bytes(value), np.uint8), 0
+        data, off = np.asarray(value.to_bytes()).view(np.uint8).reshape(-1), 0     # cxx.Struct: its C layout
         what = f"a {data.size:,}-byte {type(value).__name__}"
     elif p is None:
         raise AclError(f"{call}: the {role} is nullptr", fix="allocate it first (aclrtMalloc / aclrtMallocHost)",
