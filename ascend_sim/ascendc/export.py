@@ -349,6 +349,7 @@ An element matches when np.isclose(output, golden, rtol, atol); an output passes
 that do not match is at most its error ratio (ascend-sim's verify tolerances per dtype; integers exact).
 Exit status 0 when every output passes.
 """
+import os
 import sys
 
 import numpy as np
@@ -360,6 +361,9 @@ OUTPUTS = [
 
 
 def check(name, dtype, rtol, atol, max_ratio):
+    if not os.path.isfile(f"output/output_{{name}}.bin"):
+        print(f"{{name}}: output/output_{{name}}.bin is missing (run the program in this folder first)")
+        return False
     out = np.fromfile(f"output/output_{{name}}.bin", dtype=dtype).astype(np.float64)
     gold = np.fromfile(f"output/golden_{{name}}.bin", dtype=dtype).astype(np.float64)
     if out.shape != gold.shape:

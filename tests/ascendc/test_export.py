@@ -123,6 +123,8 @@ def test_the_scripts_generate_and_judge(add_kernel, tmp_path):
     golden = np.fromfile(out / "output" / "golden_z.bin", np.float32)
     assert x.size == 2048 and np.array_equal(golden, x + y)
     verify = [sys.executable, "scripts/verify_result.py"]
+    done = subprocess.run(verify, cwd=out, capture_output=True, text=True)
+    assert done.returncode == 1 and "output_z.bin is missing" in done.stdout and not done.stderr
     (x + y).tofile(out / "output" / "output_z.bin")
     assert subprocess.run(verify, cwd=out, capture_output=True, text=True).stdout.endswith("test pass!\n")
     wrong = x + y
