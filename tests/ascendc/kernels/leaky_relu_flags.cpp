@@ -1,4 +1,4 @@
-// leaky_relu: y = x > 0 ? x : slope * x, static tensors (LocalMemAllocator) and hand-placed flags
+// leaky_relu_flags: y = x > 0 ? x : slope * x, static tensors (LocalMemAllocator) and hand-placed flags
 // (SetFlag/WaitFlag) with two UB buffers per direction so copy-in, compute and copy-out overlap.
 // Written for the tests from the Ascend C API pages (LocalMemAllocator, LeakyRelu, SetFlag/WaitFlag).
 #include "kernel_operator.h"
