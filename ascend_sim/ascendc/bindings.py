@@ -43,3 +43,15 @@ HOST_HEADERS = {
 OPERATORS = {
     "operator[]": "subscript",
 }
+
+#: header functions that GET_TILING_DATA / GET_TILING_DATA_WITH_STRUCT expand to (-> cxx.tiling(Struct, ptr))
+TILING_READERS = {
+    "ReadTilingData",
+    "__ascendc_get_tiling_data",
+}
+
+#: the header's scalar float classes (g++ has no portable 16-bit float): their canonical C++ spelling -> dtype
+FLOAT_CLASSES = {
+    "ascend_sim_detail::Float16Like<16>": "half",
+    "ascend_sim_detail::Float16Like<-16>": "bfloat16",
+}
