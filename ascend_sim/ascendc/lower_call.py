@@ -85,8 +85,9 @@ class CallLowering:
             if cname == "LocalTensor" and args:       # LocalTensor<T>(pos, addr, tileSize): a static tensor
                 return call(ast.Subscript(self.api(cname), targs[0], ast.Load()), args)
             targs = targs[:_positional_arity(cname) - len(args)] if _positional_arity(cname) is not None else targs
-            if brace and not targs:
-                fields = [f.spelling for f in children(decl) if f.kind.name == "FIELD_DECL"]
+            if brace:                                # a parameter struct: keyword arguments by field
+                pattern = specialized_template(decl) if decl.get_num_template_arguments() > 0 else None
+                fields = [f.spelling for f in children(pattern or decl) if f.kind.name == "FIELD_DECL"]
                 if len(args) > len(fields):
                     raise unsupported(c, f"{len(args)} values for {cname}, which has {len(fields)} fields")
                 return call(self.api(cname), [], [ast.keyword(f, a) for f, a in zip(fields, args)])

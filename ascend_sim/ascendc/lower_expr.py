@@ -205,7 +205,7 @@ class ExprLowering:
         kind = ref.kind.name
         if kind == "VAR_DECL":
             if spelling in bindings.VARIABLES:
-                return ast.parse(bindings.VARIABLES[spelling], mode="eval").body
+                return call(self.api(bindings.VARIABLES[spelling]))
             if hasattr(ascend_sim, spelling):
                 return self.api(spelling)
             init = [ch for ch in children(ref) if ch.kind.is_expression()]
