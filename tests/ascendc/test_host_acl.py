@@ -249,19 +249,21 @@ def test_every_function_acl_h_declares_is_simulated():
     assert enums and all(int(getattr(acl, n)) == v for n, v in enums.items())
 
 
-def test_the_address_of_a_struct_copies_its_bytes(rt):
+def test_a_struct_copies_its_c_layout_both_ways(rt):
     from ascend_sim.ascendc.cxx import Struct
 
-    class Tiling(Struct):             # a lowered C struct: two uint32_t fields in the C layout
-        __slots__ = ("totalLength", "tileNum")
-        _fields = (("totalLength", 0), ("tileNum", 0))
-        _layout = (("totalLength", 0, np.uint32, 1), ("tileNum", 4, np.uint32, 1))
+    class Tiling(Struct):             # a lowered C struct: uint32_t totalLength; float scale;
+        __slots__ = ("totalLength", "scale")
+        _fields = (("totalLength", 0), ("scale", 0.0))
+        _layout = (("totalLength", 0, np.uint32, 1), ("scale", 4, np.float32, 1))
         _size = 8
-    t = Var(Tiling(16384, 8))
     d = _device(8)
-    acl.aclrtMemcpy(d, 8, t.ref(), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    acl.aclrtMemcpy(d, 8, Tiling(16384, 0.5), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)      # `&tiling` as lowered
     out = np.zeros(2, np.uint32)
     acl.aclrtMemcpy(out, 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
-    assert out.tolist() == [16384, 8]
+    assert out[0] == 16384 and out[1:].view(np.float32)[0] == 0.5
+    back = Tiling()
+    acl.aclrtMemcpy(back, 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert (back.totalLength, back.scale) == (16384, 0.5)
     with _raises("out-of-bounds", "16 bytes at byte 0 of a 8-byte Tiling"):
-        acl.aclrtMemcpy(_device(16), 16, t.ref(), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        acl.aclrtMemcpy(_device(16), 16, Tiling(), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)

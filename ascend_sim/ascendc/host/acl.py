@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ascend_sim import KernelError, launch
+from ascend_sim.ascendc.cxx import Struct
 from ascend_sim.ascendc.host.pointers import HostPtr
 
 __all__ = [
@@ -437,14 +438,8 @@ def _bytes(p: Any, call: str, role: str, count: int) -> np.ndarray:
         data, off, what = p.buf, p.offset, f"a {p.buf.size:,}-byte host buffer"
     elif isinstance(p, np.ndarray):
         data, off, what = p.reshape(-1).view(np.uint8), 0, f"a {p.nbytes:,}-byte host array"
-    elif hasattr(p, "get") and hasattr(p, "set"):      # &structVar (a tiling struct copied to the device)
-        value = p.get()
-        if not hasattr(value, "to_bytes") or isinstance(value, int) or role == "destination":
-            raise AclError(f"{call}: the {role} is the address of a {type(value).__name__} variable",
-                           fix="copy through a host buffer (aclrtMallocHost) or the address of a struct",
-                           kind="not-a-pointer", code=ACL_ERROR_INVALID_PARAM)
-        data, off = np.asarray(value.to_bytes()).view(np.uint8).reshape(-1), 0     # cxx.Struct: its C layout
-        what = f"a {data.size:,}-byte {type(value).__name__}"
+    elif isinstance(p, Struct):         # &structVar: the front end passes the struct (its own address)
+        data, off, what = p.to_bytes(), 0, f"a {p._size:,}-byte {type(p).__name__}"
     elif p is None:
         raise AclError(f"{call}: the {role} is nullptr", fix="allocate it first (aclrtMalloc / aclrtMallocHost)",
                        kind="null", code=ACL_ERROR_INVALID_PARAM)
@@ -492,6 +487,8 @@ def aclrtMemcpy(dst: Any, destMax: int, src: Any, count: int, kind: int) -> int:
         return ACL_SUCCESS
     out = _bytes(dst, "aclrtMemcpy", "destination", count)
     out[...] = _bytes(src, "aclrtMemcpy", "source", count)
+    if isinstance(dst, Struct):         # the bytes written into a struct variable: read its fields back
+        dst.assign(type(dst).from_bytes(out))
     return ACL_SUCCESS
 
 
