@@ -79,12 +79,16 @@ def _readme_commands(folder: Path) -> tuple[str | None, list[str], list[str] | N
 
 
 def _first_line(text: str) -> str:
+    """The line that says what went wrong: a diagnostic, or a KernelError's site with its rule (the next line)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for key in ("unsupported:", "error:", "Error", "[acl]", "["):
-        hit = next((ln for ln in lines if key in ln), None)
-        if hit:
-            return hit[:160]
-    return (lines[-1] if lines else "")[:160]
+    for key in ("unsupported:", "error:", "Error", "["):
+        at = next((i for i, ln in enumerate(lines) if key in ln), None)
+        if at is not None:
+            hit = lines[at]
+            if hit.startswith("[") and at + 1 < len(lines):     # [check] file:line `source`, then the rule
+                hit += " -- " + lines[at + 1]
+            return hit[:240]
+    return (lines[-1] if lines else "")[:240]
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
