@@ -142,7 +142,8 @@ def run_family(family: str, rel: str, devkit: Path, timeout: float) -> Row:
 def table(rows: list[Row]) -> str:
     out = ["| family | file | verdict | cycles | first failing stage: message |", "|---|---|---|---|---|"]
     for r in rows:
-        fail = f"{r.stage}: `{r.message}`" if r.stage else ""
+        message = r.message.replace("|", "\\|")          # a bar would end the table cell
+        fail = f"{r.stage}: `` {message} ``" if r.stage else ""
         out.append(f"| {r.family} | `{r.file}` | {r.verdict} | {r.cycles} | {fail} |")
     passed = sum(r.verdict == "pass" for r in rows)
     out.append(f"\n{passed} of {len(rows)} pass")
