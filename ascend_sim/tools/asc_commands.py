@@ -49,7 +49,8 @@ def _compile_error() -> type | tuple:
                       "blocks, cycles, time); exits with main's status",
           args=[arg("file", help="the .asc (or .cpp) file with the kernels and main()"),
                 arg("--workdir", default=None, help="folder main runs in, where it reads input/ and writes "
-                                                    "output/ (default: the file's folder)"),
+                                                    "output/ (default: the file's folder; from an example's build/ "
+                                                    "folder, as its README runs ./demo, pass --workdir .)"),
                 arg("--chip", default=None, help="chip profile: Ascend910B (default), Ascend910, Ascend310B"),
                 arg("-D", "--define", dest="defines", action="append", default=None, metavar="NAME[=VALUE]",
                     help="a preprocessor macro, as a compiler's -D (e.g. -D SCENARIO_NUM=1)"),
