@@ -149,7 +149,7 @@ def test_swapped_fields_are_reported():
 
 
 def test_a_missing_enumerator_is_reported():
-    d = _drifted("MTE2_FIX\n", "\n")
+    d = _drifted(" FIX_MTE2, MTE2_FIX,", " FIX_MTE2,")
     assert "HardEvent lacks ['MTE2_FIX']" in enum_mismatches(d)
 
 

@@ -1,0 +1,45 @@
+"""How C++ spellings of the Ascend C API map to the Python API: the few rules that are not "same name".
+
+Flat tables, one entry per line; the header engineer adds entries here when a declaration needs one.
+Calls to functions declared in ``namespace AscendC`` lower to the ``ascend_sim`` object of the same name, with the
+call's template arguments DROPPED (the Python API deduces dtypes from tensors) unless the name is listed in
+``PREPEND_TEMPLATE_ARGS`` (then they become the first positional arguments). Class templates always prepend
+(``TQue<TPosition::VECIN, 2> q;`` -> ``TQue(TPosition.VECIN, 2)``).
+"""
+from __future__ import annotations
+
+#: functions and methods whose template arguments become leading Python arguments
+PREPEND_TEMPLATE_ARGS = {
+    "AllocTensor",          # que.AllocTensor<half>()            -> que.AllocTensor(half)
+    "DeQue",                # que.DeQue<half>()                  -> que.DeQue(half)
+    "SetFlag",              # SetFlag<HardEvent::MTE2_V>(id)     -> SetFlag(HardEvent.MTE2_V, id)
+    "WaitFlag",
+    "PipeBarrier",          # PipeBarrier<PIPE_V>()              -> PipeBarrier(PIPE_V)
+    "Get",                  # tbuf.Get<float>(n)                 -> tbuf.Get(float32, n)
+    "ReinterpretCast",      # t.ReinterpretCast<int16_t>()       -> t.ReinterpretCast(int16)
+    "Alloc",                # alloc.Alloc<float, 256>()          -> alloc.Alloc(float32, 256)
+}
+
+#: header functions that the simulator implements in ascend_sim.ascendc.cxx (not part of the public API)
+CXX_FUNCTIONS = {
+    "ascendc_assert": "ascendc_assert",
+    "InitSocState": "InitSocState",
+    "printf": "printf",
+}
+
+#: header variables read as an expression of the public API
+VARIABLES = {
+    "block_idx": "GetBlockIdx()",
+    "block_num": "GetBlockNum()",
+}
+
+#: headers whose functions are the simulated host runtime (module of ascend_sim.ascendc.host)
+HOST_HEADERS = {
+    "acl.h": "acl",
+    "data_utils.h": "data_utils",
+}
+
+#: C++ methods spelled as Python operators
+OPERATORS = {
+    "operator[]": "subscript",
+}
