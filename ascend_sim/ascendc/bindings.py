@@ -18,6 +18,13 @@ PREPEND_TEMPLATE_ARGS = {
     "Get",                  # tbuf.Get<float>(n)                 -> tbuf.Get(float32, n)
     "ReinterpretCast",      # t.ReinterpretCast<int16_t>()       -> t.ReinterpretCast(int16)
     "Alloc",                # alloc.Alloc<float, 256>()          -> alloc.Alloc(float32, 256)
+    "CrossCoreSetFlag",     # CrossCoreSetFlag<2, PIPE_FIX>(id)  -> CrossCoreSetFlag(2, PIPE_FIX, id)
+    "SetAtomicAdd",         # SetAtomicAdd<float>()              -> SetAtomicAdd(float32)
+    "SetAtomicMax",
+    "SetAtomicMin",
+    "AllocEventID",         # pipe.AllocEventID<HardEvent::V_S>() -> pipe.AllocEventID(HardEvent.V_S)
+    "ReleaseEventID",       # pipe.ReleaseEventID<E>(id)         -> pipe.ReleaseEventID(E, id)
+    "FetchEventID",         # pipe.FetchEventID<E>()             -> pipe.FetchEventID(E)
 }
 
 #: header functions that the simulator implements in ascend_sim.ascendc.cxx (not part of the public API)

@@ -10,6 +10,7 @@ cursors for the expressions and type names inside).
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
@@ -82,8 +83,11 @@ class CallLowering:
                 raise unsupported(c, f"AscendC::{cname} is declared in kernel_operator.h but the simulator does not "
                                      "implement it yet")
             targs = self.type_template_args(t, decl, c)
+            if dataclasses.is_dataclass(getattr(ascend_sim, cname)):
+                targs = []      # a parameter struct (DataCopyPadExtParams<half>): the dataclass takes no dtype
             if brace and not targs:
-                fields = [f.spelling for f in children(decl) if f.kind.name == "FIELD_DECL"]
+                fields = [f.spelling for f in children(decl) if f.kind.name == "FIELD_DECL"] or \
+                    [f.spelling for f in children(specialized_template(decl) or decl) if f.kind.name == "FIELD_DECL"]
                 if len(args) > len(fields):
                     raise unsupported(c, f"{len(args)} values for {cname}, which has {len(fields)} fields")
                 return call(self.api(cname), [], [ast.keyword(f, a) for f, a in zip(fields, args)])

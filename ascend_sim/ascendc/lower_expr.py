@@ -201,7 +201,9 @@ class ExprLowering:
         kind = ref.kind.name
         if kind == "VAR_DECL":
             if spelling in bindings.VARIABLES:
-                return ast.parse(bindings.VARIABLES[spelling], mode="eval").body
+                expr = ast.parse(bindings.VARIABLES[spelling], mode="eval").body
+                self.imports.update(n.id for n in ast.walk(expr) if isinstance(n, ast.Name))   # GetBlockIdx
+                return expr
             if hasattr(ascend_sim, spelling):
                 return self.api(spelling)
             init = [ch for ch in children(ref) if ch.kind.is_expression()]

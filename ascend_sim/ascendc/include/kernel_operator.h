@@ -251,8 +251,9 @@ struct FixpipeParamsV220 {
     uint8_t unitFlag = 0;
     bool isChannelSplit = false;
 };
+// FixpipeParams<T>: the same struct in ascend_sim (Fixpipe's older spelling).
 template <typename T = float>
-struct FixpipeParams : FixpipeParamsV220 {};
+using FixpipeParams = FixpipeParamsV220;
 
 struct FixpipeConfig {
     CO2Layout format = CO2Layout::ROW_MAJOR;
