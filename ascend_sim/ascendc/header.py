@@ -146,6 +146,9 @@ class Declarations:
                     tokens[0].extent.end.offset == tokens[1].extent.start.offset    # NAME( with no space
                 args = ", ".join(t for t in toks[2:toks.index(")")] if t != ",") if function_like else None
                 form = name if args is None else f"{name}({args})"
+            elif c.kind == K.TYPE_ALIAS_TEMPLATE_DECL:       # FixpipeParams<T>: the target struct's fields
+                fields = self.all_fields(name)
+                form = f"{name}{_template_params(c, K)}" + ("{" + ", ".join(fields) + "}" if fields else "")
             elif c.kind == K.NAMESPACE:
                 form = f"namespace {name}"
             elif c.kind in (K.VAR_DECL, K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL):
