@@ -250,6 +250,9 @@ class CallLowering:
             fn = self.header_ref(decl, c)
             if decl.spelling in bindings.PREPEND_TEMPLATE_ARGS:
                 py_args = self.header_template_args(decl, target) + py_args
+            elif decl.spelling in bindings.TEMPLATE_ARGS:
+                lead, keywords = self.mapped_template_args(decl, target)
+                return call(fn, lead + py_args, keywords)
             return call(fn, py_args)
         if decl.kind.name == "CXX_METHOD":              # a static method named with Class::
             return call(self.ref_to(decl, c), py_args)
@@ -289,6 +292,17 @@ class CallLowering:
                                      "struct by reference")
             out.append(v)
         return out
+
+    def mapped_template_args(self, decl, target) -> tuple[list, list]:
+        """The written template arguments of a call listed in bindings.TEMPLATE_ARGS, each prepended, passed by
+        keyword or dropped as the table says (``Add<float, false>(...)`` -> ``Add(..., isSetMask=False)``)."""
+        lead, keywords = [], []
+        for role, arg in zip(bindings.TEMPLATE_ARGS[decl.spelling], self.written_template_args(target, None)):
+            if role == "":
+                lead.append(arg)
+            elif role:
+                keywords.append(ast.keyword(role, arg))
+        return lead, keywords
 
     def header_template_args(self, decl, target) -> list:
         """Template arguments of a call to a header function listed in PREPEND_TEMPLATE_ARGS."""

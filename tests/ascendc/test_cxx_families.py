@@ -190,3 +190,45 @@ def test_bank_conflict_costs_cycles():
         (add,) = [r for r in result.trace if r.op == "Add"]
         cycles[offset] = add.end - add.start
     assert cycles[0x4000] - cycles[0x4100] == 64       # one extra cycle on each of the 64 repeats
+
+
+COUNTER_MODE = '''#include "kernel_operator.h"
+using namespace AscendC;
+__global__ __vector__ void masked_add(__gm__ float* x, __gm__ float* y, __gm__ float* z, int32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 512 * sizeof(float));
+    LocalTensor<float> all = buf.Get<float>();
+    LocalTensor<float> xs = all, ys = all[512], zs = all[1024];
+    GlobalTensor<float> xg, yg, zg;
+    xg.SetGlobalBuffer(x, 512);
+    yg.SetGlobalBuffer(y, 512);
+    zg.SetGlobalBuffer(z, 512);
+    Duplicate(zs, -1.0f, 512);
+    DataCopy(xs, xg, 512);
+    DataCopy(ys, yg, 512);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, n);           // the next n elements, whatever the repeats
+    Add<float, false>(zs, xs, ys, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+    SetMaskNorm();
+    ResetMask();
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(zg, zs, 512);
+}
+'''
+
+
+@pytest.mark.parametrize("n", [100, 300])
+def test_template_arguments_reach_the_python_keywords(n):
+    """SetVectorMask<float, MaskMode::COUNTER> and Add<float, false>: counter mode adds exactly n elements."""
+    mod = load(COUNTER_MODE, name="counter_mode")
+    x, y = _rng().uniform(-1, 1, (2, 512)).astype(np.float32)
+    z = np.zeros(512, np.float32)
+    launch(mod.masked_add, 1, x, y, z, n)
+    np.testing.assert_array_equal(z[:n], x[:n] + y[:n])
+    np.testing.assert_array_equal(z[n:], -1.0)
+    assert "isSetMask=False" in mod.python_source and "mode=MaskMode.COUNTER" in mod.python_source
