@@ -106,6 +106,15 @@ class Ref:
         self.get = get
         self.set = set
 
+    @property
+    def value(self):
+        """The referenced variable (a ``T&`` parameter reads and writes ``.value``, as of a Box)."""
+        return self.get()
+
+    @value.setter
+    def value(self, v) -> None:
+        self.set(v)
+
     def __repr__(self) -> str:
         return f"Ref({self.get()!r})"
 

@@ -347,6 +347,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                                              p))
             self.mark_boxed(definition)
             for p in params:
+                if self.scalar_out_param(p):           # T& of a scalar: the caller's Box or Ref, used as .value
+                    pn = self.fn.locals[self.key(p)]
+                    self.fn.aliases[self.key(p)] = lambda n=pn: ast.Attribute(name(n), "value", ast.Load())
+                    continue
                 if self.key(p) in self.fn.boxed:
                     pn = self.fn.locals[self.key(p)]
                     prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())], call("cxx.Box", [name(pn)])),
@@ -368,7 +372,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         a cxx.Box, which the callee reads and writes through ``get()`` / ``set(v)``."""
         from ascend_sim.ascendc.clang_util import unary_op
         for n in fn_cursor.walk_preorder():
-            if n.kind.name == "CALL_EXPR" and n.referenced is not None and self.is_header(n.referenced):
+            if n.kind.name == "CALL_EXPR" and n.referenced is not None and \
+                    n.referenced.kind.name in ("FUNCTION_DECL", "CXX_METHOD"):
                 params = list(n.referenced.get_arguments() or [])
                 for p, a in zip(params, list(n.get_arguments())):
                     if self.scalar_out_param(p):

@@ -292,17 +292,13 @@ class CallLowering:
             [p for p in children(decl) if p.kind.name == "PARM_DECL"]
         for i, a in enumerate(args):
             p = params[i] if i < len(params) else None
-            if p is not None and self.is_header(decl) and self.scalar_out_param(p):
+            if p is not None and self.scalar_out_param(p):
                 out.append(self.out_argument(a))         # the callee writes it: a Box or a Ref
                 continue
             v = self.rvalue(a)
             if p is not None and not self.is_header(decl) and not is_reference(p.type) and \
                     self.is_user_record(p.type) and strip(a).kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR"):
                 v = call("cxx.copy", [v])
-            if p is not None and not self.is_header(decl) and is_reference(p.type) and \
-                    not p.type.get_pointee().is_const_qualified() and not is_record(p.type.get_pointee()):
-                raise unsupported(a, "passing a scalar by non-const reference (T&); return the value, or pass a "
-                                     "struct by reference")
             out.append(v)
         return out
 
