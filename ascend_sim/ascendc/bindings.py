@@ -49,10 +49,10 @@ CXX_FUNCTIONS = {
     "printf": "printf",
 }
 
-#: header variables read as an expression of the public API
+#: header variables that read as a call of the public API function named here
 VARIABLES = {
-    "block_idx": "GetBlockIdx()",
-    "block_num": "GetBlockNum()",
+    "block_idx": "GetBlockIdx",
+    "block_num": "GetBlockNum",
 }
 
 #: headers whose functions are the simulated host runtime (module of ascend_sim.ascendc.host)
@@ -64,4 +64,16 @@ HOST_HEADERS = {
 #: C++ methods spelled as Python operators
 OPERATORS = {
     "operator[]": "subscript",
+}
+
+#: header functions that GET_TILING_DATA / GET_TILING_DATA_WITH_STRUCT expand to (-> cxx.tiling(Struct, ptr))
+TILING_READERS = {
+    "ReadTilingData",
+    "__ascendc_get_tiling_data",
+}
+
+#: the header's scalar float classes (g++ has no portable 16-bit float): their canonical C++ spelling -> dtype
+FLOAT_CLASSES = {
+    "ascend_sim_detail::Float16Like<16>": "half",
+    "ascend_sim_detail::Float16Like<-16>": "bfloat16",
 }

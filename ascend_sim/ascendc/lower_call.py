@@ -10,7 +10,6 @@ cursors for the expressions and type names inside).
 from __future__ import annotations
 
 import ast
-import dataclasses
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
@@ -75,19 +74,22 @@ class CallLowering:
             if "type-parameter" in canonical_spelling(t) or t.spelling == "<dependent type>":
                 return self.dependent_construct(t, args, c)
             raise unsupported(c, f"constructing a {t.spelling}")
+        if self.is_header(decl) and self.qualified(decl) == "std::string":    # a Python str
+            return args[0] if args else ast.Constant("")
         if self.is_header(decl):
             cname = decl.spelling
             if cname in HEADER_DEFAULT_NONE and not args:
                 return ast.Constant(None)
             if not hasattr(ascend_sim, cname):
-                raise unsupported(c, f"AscendC::{cname} is declared in kernel_operator.h but the simulator does not "
+                raise unsupported(c, f"{self.qualified(decl)} is declared in our headers but the simulator does not "
                                      "implement it yet")
             targs = self.type_template_args(t, decl, c)
-            if dataclasses.is_dataclass(getattr(ascend_sim, cname)):
-                targs = []      # a parameter struct (DataCopyPadExtParams<half>): the dataclass takes no dtype
-            if brace and not targs:
-                fields = [f.spelling for f in children(decl) if f.kind.name == "FIELD_DECL"] or \
-                    [f.spelling for f in children(specialized_template(decl) or decl) if f.kind.name == "FIELD_DECL"]
+            if cname == "LocalTensor" and args:       # LocalTensor<T>(pos, addr, tileSize): a static tensor
+                return call(ast.Subscript(self.api(cname), targs[0], ast.Load()), args)
+            targs = targs[:_positional_arity(cname) - len(args)] if _positional_arity(cname) is not None else targs
+            if brace:                                # a parameter struct: keyword arguments by field
+                pattern = specialized_template(decl) if decl.get_num_template_arguments() > 0 else None
+                fields = [f.spelling for f in children(pattern or decl) if f.kind.name == "FIELD_DECL"]
                 if len(args) > len(fields):
                     raise unsupported(c, f"{len(args)} values for {cname}, which has {len(fields)} fields")
                 return call(self.api(cname), [], [ast.keyword(f, a) for f, a in zip(fields, args)])
@@ -109,6 +111,8 @@ class CallLowering:
             if not hasattr(ascend_sim, tmpl.spelling):
                 raise unsupported(d, f"AscendC::{tmpl.spelling} is declared in kernel_operator.h but the simulator "
                                      "does not implement it yet")
+            arity = _positional_arity(tmpl.spelling)
+            targs = targs[:arity - len(args)] if arity is not None else targs
             return call(self.api(tmpl.spelling), targs + args)
         return call(call(name(self.declare_global(tmpl)), targs), args)
 
@@ -219,6 +223,15 @@ class CallLowering:
     def x_CALL_EXPR(self, c):
         ref = c.referenced
         ch = children(c)
+        if ref is not None and ref.kind.name == "CONSTRUCTOR" and is_float(c.type):      # half(v)
+            vals = [a for a in ch if a.kind.is_expression() and not is_default_arg(a)]
+            if len(vals) == 1:
+                return self.convert(self.expr(vals[0]), self.type_of(vals[0]), c.type, c)
+            return self.convert(const(0.0), c.type, c.type, c) if not vals else call("cxx.f16", [const(0.0)])
+        if c.spelling.startswith("operator ") and ref is not None and ref.kind.name == "CONVERSION_FUNCTION":
+            base = [x for x in children(children(c)[0]) if x.kind.is_expression()] if ch else []
+            if base:                                     # half -> float: the class's conversion operator
+                return self.convert(self.expr(base[0]), self.type_of(base[0]), c.type, c)
         if ref is not None and ref.kind.name == "CONSTRUCTOR":
             args = [self.rvalue(a) for a in ch if a.kind.is_expression() and not is_default_arg(a)]
             if len(args) == 1 and is_record(ch[0].type) and record_decl(ch[0].type) is not None and \
@@ -239,7 +252,7 @@ class CallLowering:
         if decl is None:
             raise unsupported(c, "a call whose function libclang cannot resolve (a dependent call in a template "
                                  "with no visible declaration)")
-        if decl.spelling == "__ascendc_get_tiling_data":
+        if decl.spelling in bindings.TILING_READERS:
             return self.tiling_call(c, decl, args)
         if decl.spelling == "__ascendc_kernel_task_type":
             return ast.Constant(None)
@@ -281,15 +294,14 @@ class CallLowering:
         params = list(decl.get_arguments() or []) if decl.kind.name != "FUNCTION_TEMPLATE" else \
             [p for p in children(decl) if p.kind.name == "PARM_DECL"]
         for i, a in enumerate(args):
-            v = self.rvalue(a)
             p = params[i] if i < len(params) else None
+            if p is not None and self.scalar_out_param(p):
+                out.append(self.out_argument(a))         # the callee writes it: a Box or a Ref
+                continue
+            v = self.rvalue(a)
             if p is not None and not self.is_header(decl) and not is_reference(p.type) and \
                     self.is_user_record(p.type) and strip(a).kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR"):
                 v = call("cxx.copy", [v])
-            if p is not None and not self.is_header(decl) and is_reference(p.type) and \
-                    not p.type.get_pointee().is_const_qualified() and not is_record(p.type.get_pointee()):
-                raise unsupported(a, "passing a scalar by non-const reference (T&); return the value, or pass a "
-                                     "struct by reference")
             out.append(v)
         return out
 
@@ -303,6 +315,14 @@ class CallLowering:
             elif role:
                 keywords.append(ast.keyword(role, arg))
         return lead, keywords
+
+    def out_argument(self, a) -> ast.expr:
+        """The argument of a header function's ``T&`` parameter: the variable's Box, or a Ref to the lvalue."""
+        target = strip(a)
+        ref = target.referenced if target.kind.name == "DECL_REF_EXPR" else None
+        if ref is not None and self.key(ref) in self.fn.boxed:
+            return name(self.fn.locals[self.key(ref)])
+        return self.address_of(a, a)
 
     def header_template_args(self, decl, target) -> list:
         """Template arguments of a call to a header function listed in PREPEND_TEMPLATE_ARGS."""
@@ -403,3 +423,24 @@ def _first_overload(c):
     """The first declaration an unresolved name (OVERLOADED_DECL_REF) may mean, or None."""
     from ascend_sim.ascendc.clang_util import overloaded_decl
     return overloaded_decl(c, 0)
+
+
+_ARITY: dict = {}
+
+
+def _positional_arity(class_name: str):
+    """How many positional arguments the Python class of a header class template takes (None: any number).
+
+    A C++ template argument the Python API does not model (TQue's ``auto mask = 0``, given by default) is left out.
+    """
+    if class_name not in _ARITY:
+        import inspect
+        try:
+            params = list(inspect.signature(getattr(ascend_sim, class_name)).parameters.values())
+            if any(p.kind == p.VAR_POSITIONAL for p in params):
+                _ARITY[class_name] = None
+            else:
+                _ARITY[class_name] = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        except (TypeError, ValueError, AttributeError):
+            _ARITY[class_name] = None
+    return _ARITY[class_name]

@@ -11,6 +11,7 @@ import ast
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
+from ascend_sim.ascendc.bindings import FLOAT_CLASSES
 from ascend_sim.ascendc.clang_util import binary_op, evaluate, specialized_template, template_params, unary_op
 from ascend_sim.ascendc.diagnostics import unsupported
 from ascend_sim.ascendc.lower_types import (FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling,
@@ -147,6 +148,9 @@ class ExprLowering:
         return self.expr(children(c)[0])
 
     def x_CXX_UNARY_EXPR(self, c):          # sizeof, alignof
+        ch = children(c)
+        if ch and canonical_spelling(ch[0].type) in FLOAT_CLASSES:
+            return const(2)                 # the header's half/bfloat16_t classes stand for 2-byte types
         v = evaluate(c)
         if v is not None:
             return const(v)
@@ -201,9 +205,7 @@ class ExprLowering:
         kind = ref.kind.name
         if kind == "VAR_DECL":
             if spelling in bindings.VARIABLES:
-                expr = ast.parse(bindings.VARIABLES[spelling], mode="eval").body
-                self.imports.update(n.id for n in ast.walk(expr) if isinstance(n, ast.Name))   # GetBlockIdx
-                return expr
+                return call(self.api(bindings.VARIABLES[spelling]))
             if hasattr(ascend_sim, spelling):
                 return self.api(spelling)
             init = [ch for ch in children(ref) if ch.kind.is_expression()]
@@ -353,6 +355,10 @@ class ExprLowering:
         """``&x``: a Ref to a scalar lvalue (host code passes these to ACL); objects are their own address."""
         if is_record(operand.type):
             return self.expr(operand)
+        inner = strip(operand)
+        ref = inner.referenced if inner.kind.name == "DECL_REF_EXPR" else None
+        if ref is not None and self.fn is not None and self.key(ref) in self.fn.boxed:
+            return name(self.fn.locals[self.key(ref)])          # the variable's Box is its address
         target = self.lvalue(operand)
         load = self.expr(operand)
         setter = ast.Lambda(_args(["v"]), _assign_expr(target, name("v")))

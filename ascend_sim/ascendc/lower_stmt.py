@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 from ascend_sim.ascendc.clang_util import binary_op, unary_op
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import (FLOAT_CONVERT, PY_BINOP, _store, call, children, const, exact, is_default_arg, mark,
+from ascend_sim.ascendc.lower_expr import (FLOAT_CONVERT, PY_BINOP, call, children, const, exact, is_default_arg, mark,
                                           name, strip)
 from ascend_sim.ascendc.lower_types import (tkind, FLOATS, canonical_spelling, int_info, is_float, is_pointer, is_record, is_reference, record_decl,
                                            strip_ref)
 
+COMPOUND_OPERATORS = {"operator+=": "+", "operator-=": "-", "operator*=": "*", "operator/=": "/"}
 REJECTED_STMTS = {
     "GOTO_STMT": "goto",
     "INDIRECT_GOTO_STMT": "goto",
@@ -416,9 +417,24 @@ class StmtLowering:
         if k == "UNARY_OPERATOR" and unary_op(inner) in ("++", "--", "post++", "post--"):
             operand = children(inner)[0]
             return self.compound_assignment(inner, "+" if "++" in unary_op(inner) else "-", operand, None)
+        if k == "CALL_EXPR" and inner.spelling == "operator<<":
+            stream, items = self.stream_chain(inner)
+            if stream is not None:
+                return [ast.Expr(call("cxx.ostream_write", [ast.Constant(stream)] + items))]
         if k == "CALL_EXPR" and inner.spelling == "operator=":
             args = [x for x in children(inner) if x.kind.is_expression()]
             return [ast.Assign([self.lvalue(args[0])], self.assigned_value(args[0], args[-1]))]
+        if k == "CALL_EXPR" and inner.spelling in COMPOUND_OPERATORS and is_float(children(inner)[0].type):
+            args = [x for x in children(inner) if x.kind.is_expression()
+                    and not (strip(x).kind.name == "DECL_REF_EXPR" and strip(x).spelling.startswith("operator"))]
+            return self.compound_assignment(inner, COMPOUND_OPERATORS[inner.spelling], args[0], args[-1])
+        if k in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR") and canonical_spelling(inner.type) == "void":
+            operand = strip(children(inner)[-1])
+            ref = operand.referenced if operand.kind.name == "DECL_REF_EXPR" else None
+            if ref is not None and ref.spelling.startswith("KERNEL_TYPE_"):      # KERNEL_TASK_TYPE_DEFAULT(...)
+                self.fn.task_type = "MIX" if "MIX" in ref.spelling else "AIC" if "AIC" in ref.spelling else "AIV"
+            if operand.kind.name in ("DECL_REF_EXPR", "INTEGER_LITERAL", "MEMBER_REF_EXPR"):
+                return []                                # (void)x: nothing to do
         if k == "CALL_EXPR" and inner.spelling == "__ascendc_kernel_task_type":
             self.fn.task_type = self.task_type_of(inner)
             return []
@@ -426,6 +442,28 @@ class StmtLowering:
         if isinstance(node, ast.Constant):
             return []
         return [ast.Expr(node)]
+
+    def stream_chain(self, c):
+        """``std::cout << a << b << std::endl``: ("cout", [a, b, "\\n"]), or (None, []) for another ``<<``."""
+        args = [x for x in children(c) if x.kind.is_expression()
+                and not (strip(x).kind.name == "DECL_REF_EXPR" and strip(x).spelling == "operator<<")]
+        if len(args) != 2:
+            return None, []
+        left, right = args
+        inner = strip(left)
+        if inner.kind.name == "CALL_EXPR" and inner.spelling == "operator<<":
+            stream, items = self.stream_chain(inner)
+        elif inner.kind.name == "DECL_REF_EXPR" and inner.referenced is not None and \
+                self.qualified(inner.referenced) in ("std::cout", "std::cerr"):
+            stream, items = inner.spelling, []
+        else:
+            return None, []
+        if stream is None:
+            return None, []
+        r = strip(right)
+        if r.kind.name == "DECL_REF_EXPR" and r.referenced is not None and self.qualified(r.referenced) == "std::endl":
+            return stream, items + [ast.Constant("\n")]
+        return stream, items + [self.rvalue(right)]
 
     def assigned_value(self, lhs, rhs) -> ast.expr:
         value = exact(self.convert(self.expr(rhs), self.type_of(rhs), self.type_of(lhs), rhs))
@@ -452,6 +490,10 @@ class StmtLowering:
         if is_pointer(t):
             return [ast.Assign([target], ast.BinOp(load, PY_BINOP[op](), exact(right)))]
         ii = int_info(t)
+        if is_float(t):
+            conv = FLOAT_CONVERT[FLOATS[canonical_spelling(t)]]
+            value = ast.BinOp(load, PY_BINOP[op](), exact(right))
+            return [ast.Assign([target], value if conv == "float" else call(conv, [value]))]
         if ii is not None and rhs is not None and is_float(rhs.type):
             value = self.convert(ast.BinOp(load, PY_BINOP[op](), right), rhs.type, t, c)
             return [ast.Assign([target], exact(value))]

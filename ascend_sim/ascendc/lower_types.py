@@ -5,7 +5,7 @@ the Python expression of a scalar type (``half``, ``float32``, a template parame
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc.parse import cindex
+from ascend_sim.ascendc.bindings import FLOAT_CLASSES
 
 #: canonical spelling of a builtin integer type -> (bits, signed)
 INTS = {
@@ -19,7 +19,7 @@ INTS = {
 }
 #: canonical spelling of a builtin floating type -> the Python dtype name
 FLOATS = {"float": "float32", "double": "cxx.float64", "_Float16": "half", "__bf16": "bfloat16",
-          "long double": "cxx.float64"}
+          "long double": "cxx.float64", **FLOAT_CLASSES}
 #: (bits, signed) -> the Python dtype name
 INT_DTYPES = {(8, True): "int8", (8, False): "uint8", (16, True): "int16", (16, False): "uint16",
               (32, True): "int32", (32, False): "uint32", (64, True): "int64", (64, False): "cxx.uint64",
@@ -66,7 +66,8 @@ def is_reference(t) -> bool:
 
 
 def is_record(t) -> bool:
-    return tkind(t.get_canonical()) == "RECORD"
+    """A struct or class (the header's half/bfloat16_t classes are scalars, not records)."""
+    return tkind(t.get_canonical()) == "RECORD" and canonical_spelling(t) not in FLOAT_CLASSES
 
 
 def is_dependent(t) -> bool:
@@ -81,6 +82,6 @@ def record_decl(t):
     """The declaration cursor of a struct/class type (through references and typedefs), or None."""
     t = strip_ref(t)
     c = t.get_canonical()
-    if tkind(c) != "RECORD":
+    if not is_record(c):
         return None
     return c.get_declaration()

@@ -52,7 +52,7 @@ def test_tiling_of_the_wrong_type_is_named(add_mod):
 
 
 def test_leaky_relu_static_tensors_and_flags():
-    mod = load(KERNELS / "leaky_relu.cpp")
+    mod = load(KERNELS / "leaky_relu_flags.cpp")
     n = 8 * 1024
     x = np.random.default_rng(2).uniform(-2, 2, n).astype(np.float32)
     y = np.full(n, np.nan, np.float32)

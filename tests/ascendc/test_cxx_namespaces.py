@@ -2,21 +2,21 @@
 from cxx_util import run_scalars
 
 PRELUDE = """
-namespace tiling {
+namespace mytiling {
 constexpr uint32_t ALIGN = 32;
 inline uint32_t AlignUp(uint32_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 namespace inner { inline uint32_t Twice(uint32_t n) { return 2 * n; } }
 }
-using tiling::AlignUp;
-namespace ti = tiling::inner;
+using mytiling::AlignUp;
+namespace ti = mytiling::inner;
 """
 
 
 def test_namespaces_and_using():
     out = run_scalars("""
-    out.SetValue(0, tiling::AlignUp(33));
+    out.SetValue(0, mytiling::AlignUp(33));
     out.SetValue(1, AlignUp(64));
-    out.SetValue(2, ti::Twice(tiling::ALIGN));
+    out.SetValue(2, ti::Twice(mytiling::ALIGN));
     out.SetValue(3, AscendC::GetBlockNum());
 """, 4, prelude=PRELUDE, name="namespaces")
     assert out.tolist() == [64, 64, 64, 1]

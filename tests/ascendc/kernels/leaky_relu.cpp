@@ -1,72 +1,68 @@
-// leaky_relu: y = x > 0 ? x : slope * x, static tensors (LocalMemAllocator) and hand-placed flags
-// (SetFlag/WaitFlag) with two UB buffers per direction so copy-in, compute and copy-out overlap.
-// Written for the tests from the Ascend C API pages (LocalMemAllocator, LeakyRelu, SetFlag/WaitFlag).
+// LeakyRelu: z = x if x >= 0 else negativeSlope * x (half), legacy kernel style with a tiling struct.
+// Written for ascend_sim from the Ascend C API reference (LeakyRelu, GET_TILING_DATA); see README.md.
 #include "kernel_operator.h"
 
-struct LeakyReluTiling {
-    uint32_t totalLength;
-    uint32_t tileLength;
-    float slope;
-};
+using namespace AscendC;
 
-namespace {
-constexpr int32_t BUFFERS = 2;
-}
+constexpr int32_t BUFFER_NUM = 2;
+
+struct LeakyReluTilingData {
+    uint32_t totalLength;
+    uint32_t tileNum;
+    float negativeSlope;
+};
 
 class KernelLeakyRelu {
 public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const LeakyReluTiling& tiling)
+    __aicore__ inline KernelLeakyRelu() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR z, const LeakyReluTilingData& tiling)
     {
-        blockLength = tiling.totalLength / AscendC::GetBlockNum();
-        tileLength = tiling.tileLength;
-        slope = tiling.slope;
-        xGm.SetGlobalBuffer((__gm__ float*)x + blockLength * AscendC::GetBlockIdx(), blockLength);
-        yGm.SetGlobalBuffer((__gm__ float*)y + blockLength * AscendC::GetBlockIdx(), blockLength);
+        blockLength = tiling.totalLength / GetBlockNum();
+        tileNum = tiling.tileNum;
+        tileLength = blockLength / tileNum / BUFFER_NUM;
+        slope = static_cast<half>(tiling.negativeSlope);
+        xGm.SetGlobalBuffer((__gm__ half*)x + blockLength * GetBlockIdx(), blockLength);
+        zGm.SetGlobalBuffer((__gm__ half*)z + blockLength * GetBlockIdx(), blockLength);
+        pipe.InitBuffer(inQueue, BUFFER_NUM, tileLength * sizeof(half));
+        pipe.InitBuffer(outQueue, BUFFER_NUM, tileLength * sizeof(half));
     }
 
     __aicore__ inline void Process()
     {
-        AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
-        AscendC::LocalTensor<float> in[BUFFERS];
-        AscendC::LocalTensor<float> out[BUFFERS];
-        for (int32_t b = 0; b < BUFFERS; b++) {
-            in[b] = ub.Alloc<float>(tileLength);
-            out[b] = ub.Alloc<float>(tileLength);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(b);
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(b);
-        }
-        uint32_t tiles = blockLength / tileLength;
-        for (uint32_t i = 0; i < tiles; i++) {
-            int32_t b = i % BUFFERS;
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(b);
-            AscendC::DataCopy(in[b], xGm[i * tileLength], tileLength);
-            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(b);
-            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(b);
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(b);
-            AscendC::LeakyRelu(out[b], in[b], slope, tileLength);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(b);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(b);
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(b);
-            AscendC::DataCopy(yGm[i * tileLength], out[b], tileLength);
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(b);
-        }
-        for (int32_t b = 0; b < BUFFERS; b++) {
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(b);
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(b);
+        for (uint32_t i = 0; i < tileNum * BUFFER_NUM; i++) {
+            LocalTensor<half> xLocal = inQueue.AllocTensor<half>();
+            DataCopy(xLocal, xGm[i * tileLength], tileLength);
+            inQueue.EnQue(xLocal);
+
+            LocalTensor<half> xIn = inQueue.DeQue<half>();
+            LocalTensor<half> zLocal = outQueue.AllocTensor<half>();
+            LeakyRelu(zLocal, xIn, slope, tileLength);
+            outQueue.EnQue(zLocal);
+            inQueue.FreeTensor(xIn);
+
+            LocalTensor<half> zOut = outQueue.DeQue<half>();
+            DataCopy(zGm[i * tileLength], zOut, tileLength);
+            outQueue.FreeTensor(zOut);
         }
     }
 
 private:
-    AscendC::GlobalTensor<float> xGm, yGm;
+    TPipe pipe;
+    TQue<QuePosition::VECIN, BUFFER_NUM> inQueue;
+    TQue<QuePosition::VECOUT, BUFFER_NUM> outQueue;
+    GlobalTensor<half> xGm, zGm;
     uint32_t blockLength = 0;
+    uint32_t tileNum = 0;
     uint32_t tileLength = 0;
-    float slope = 0.0f;
+    half slope;
 };
 
-extern "C" __global__ __aicore__ void leaky_relu(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void leaky_relu(GM_ADDR x, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(LeakyReluTiling, tilingData, tiling);
+    REGISTER_TILING_DEFAULT(LeakyReluTilingData);
+    GET_TILING_DATA(tilingData, tiling);
     KernelLeakyRelu op;
-    op.Init(x, y, tilingData);
+    op.Init(x, z, tilingData);
     op.Process();
 }
