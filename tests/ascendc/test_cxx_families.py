@@ -232,3 +232,44 @@ def test_template_arguments_reach_the_python_keywords(n):
     np.testing.assert_array_equal(z[:n], x[:n] + y[:n])
     np.testing.assert_array_equal(z[n:], -1.0)
     assert "isSetMask=False" in mod.python_source and "mode=MaskMode.COUNTER" in mod.python_source
+
+
+REDUCE_REPEAT = '''#include "kernel_operator.h"
+using namespace AscendC;
+__global__ __vector__ void reduce_repeat(__gm__ float* x, __gm__ float* y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2048 * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer(x, 64);
+    yg.SetGlobalBuffer(y, 8);
+    DataCopy(t, xg, 64);
+    PipeBarrier<PIPE_ALL>();
+    ReduceRepeat<ReduceType::MAX>(t[1024], t, 64, 1, 1, 1, 8);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, t[1024], 8);
+}
+'''
+
+
+def test_reduce_type_template_argument_becomes_the_first_argument():
+    mod = load(REDUCE_REPEAT, name="reduce_repeat")
+    x = _rng().uniform(-1, 1, 64).astype(np.float32)
+    y = np.zeros(8, np.float32)
+    launch(mod.reduce_repeat, 1, x, y)
+    assert y[0] == x.max()
+
+
+@pytest.mark.parametrize("config", ["CFG_ROW_MAJOR", "CFG_NZ"])
+def test_fixpipe_config_template_argument_reaches_python(config):
+    """Fixpipe<half, float, CFG_NZ> writes NZ fractals (N/16 column blocks of M x 16): the config is passed on."""
+    text = (KERNELS / "matmul_mmad.asc").read_text(encoding="utf-8")
+    mod = load(text.replace("Fixpipe(cGm[", f"Fixpipe<half, float, {config}>(cGm["), name=f"fixpipe_{config}")
+    a, b = _ab(64, 64, 64)
+    c = np.zeros(64 * 64, np.float16)
+    launch(mod.matmul_mmad, 1, a, b, c, 64, 64, 64)
+    nd = (_f16(a) @ _f16(b)).astype(np.float16)
+    expected = nd.ravel() if config == "CFG_ROW_MAJOR" else nd.reshape(64, 4, 16).transpose(1, 0, 2).ravel()
+    np.testing.assert_allclose(_f16(c), _f16(expected), rtol=2e-3, atol=2e-3)
