@@ -33,7 +33,8 @@ _T_ISSETMASK = (None, "isSetMask")                     # Add<float, false>(...) 
 TEMPLATE_ARGS = {
     **dict.fromkeys(["Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or"], _T_ISSETMASK),
     **dict.fromkeys(["Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Not"], _T_ISSETMASK),
-    **dict.fromkeys(["Adds", "Muls", "Maxs", "Mins", "LeakyRelu", "ShiftLeft", "ShiftRight", "Duplicate"], _T_ISSETMASK),
+    **dict.fromkeys(["Adds", "Muls", "Maxs", "Mins", "LeakyRelu", "ShiftLeft", "ShiftRight"], _T_ISSETMASK),
+    "Duplicate": _T_ISSETMASK,
     **dict.fromkeys(["WholeReduceSum", "WholeReduceMax", "WholeReduceMin"], _T_ISSETMASK),
     **dict.fromkeys(["BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum"], _T_ISSETMASK),
     # ReduceRepeat<ReduceType::MAX>(...)  -> ReduceRepeat(ReduceType.MAX, ...)
