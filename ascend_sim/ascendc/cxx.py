@@ -106,6 +106,15 @@ class Ref:
         self.get = get
         self.set = set
 
+    @property
+    def value(self):
+        """The referenced variable (a ``T&`` parameter reads and writes ``.value``, as of a Box)."""
+        return self.get()
+
+    @value.setter
+    def value(self, v) -> None:
+        self.set(v)
+
     def __repr__(self) -> str:
         return f"Ref({self.get()!r})"
 
@@ -336,6 +345,23 @@ def _c_value(v, conv: str):
     return v
 
 
+def ostream_write(stream: str, *items) -> None:
+    """``std::cout << a << b``: each item as C++'s ostream writes it (floats with 6 significant digits)."""
+    import sys
+    out = sys.stderr if stream == "cerr" else sys.stdout
+    out.write("".join(_ostream_text(v) for v in items))
+
+
+def _ostream_text(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    if isinstance(v, (float, np.floating)):
+        return "%g" % float(v)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return str(v)
+
+
 def host_module(name: str):
     """The simulated host runtime module ``ascend_sim.ascendc.host.<name>`` (imported when first used)."""
     return _LazyModule(name)
@@ -358,7 +384,7 @@ class _LazyModule:
 
 __all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert", "div", "Ref", "Box", "f32", "f16", "bf16", "float64", "gm_param", "ptr_cast",
            "Struct", "tiling", "copy", "array", "template", "ascendc_assert", "InitSocState", "printf",
-           "host_module", "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
+           "host_module", "ostream_write", "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
 
 
 def kernel(fn, name: str, core: str, params: list, template: list):

@@ -46,6 +46,10 @@ class CompileError(Exception):
         self.diagnostics = list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it: the compiler's lines, not a Python traceback."""
+        return ["CompileError:"] + str(self).splitlines()
+
 
 class Unsupported(Exception):
     """Raised inside the lowering at the cursor it cannot translate; collected into a CompileError."""

@@ -185,6 +185,9 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         for c in decls:
             if c.location.file is None or self.is_header(c):
                 continue
+            if c.extent.start.file is None or c.extent.start.file.name != c.location.file.name or \
+                    prev_end > c.extent.start.offset:
+                prev_end = 0
             try:
                 body += self.decl(c, prev_end)
             except Unsupported as e:
@@ -272,7 +275,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         """
         tu = self.unit.tu
         f = c.location.file
-        start = tu.get_location(f.name, min(prev_end, c.extent.start.offset))
+        first_line = max(c.extent.start.line - 4, 1)
+        start = tu.get_location(f.name, (first_line, 1))
+        if prev_end and prev_end > start.offset:
+            start = tu.get_location(f.name, min(prev_end, c.extent.start.offset))
         end = c.location
         ci = cindex()
         toks = tu.get_tokens(extent=ci.SourceRange.from_locations(start, end))
@@ -341,6 +347,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                                              p))
             self.mark_boxed(definition)
             for p in params:
+                if self.scalar_out_param(p):           # T& of a scalar: the caller's Box or Ref, used as .value
+                    pn = self.fn.locals[self.key(p)]
+                    self.fn.aliases[self.key(p)] = lambda n=pn: ast.Attribute(name(n), "value", ast.Load())
+                    continue
                 if self.key(p) in self.fn.boxed:
                     pn = self.fn.locals[self.key(p)]
                     prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())], call("cxx.Box", [name(pn)])),
@@ -358,9 +368,21 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             self.fn = saved
 
     def mark_boxed(self, fn_cursor) -> None:
-        """Locals whose address is taken (``&x`` of a scalar) live in a cxx.Box."""
+        """Locals whose address is taken (``&x`` of a scalar, or passed to a header function's ``T&``) live in
+        a cxx.Box, which the callee reads and writes through ``get()`` / ``set(v)``."""
         from ascend_sim.ascendc.clang_util import unary_op
         for n in fn_cursor.walk_preorder():
+            if n.kind.name == "CALL_EXPR" and n.referenced is not None and \
+                    n.referenced.kind.name in ("FUNCTION_DECL", "CXX_METHOD"):
+                params = list(n.referenced.get_arguments() or [])
+                for p, a in zip(params, list(n.get_arguments())):
+                    if self.scalar_out_param(p):
+                        target = a
+                        while target.kind.name in ("PAREN_EXPR", "UNEXPOSED_EXPR") and children(target):
+                            target = children(target)[0]
+                        ref = target.referenced if target.kind.name == "DECL_REF_EXPR" else None
+                        if ref is not None and ref.kind.name in ("VAR_DECL", "PARM_DECL"):
+                            self.fn.boxed.add(self.key(ref))
             if n.kind.name == "UNARY_OPERATOR" and unary_op(n) == "&":
                 target = children(n)[0]
                 while target.kind.name in ("PAREN_EXPR", "UNEXPOSED_EXPR") and children(target):
@@ -368,6 +390,14 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                 ref = target.referenced if target.kind.name == "DECL_REF_EXPR" else None
                 if ref is not None and ref.kind.name in ("VAR_DECL", "PARM_DECL") and not is_record(ref.type):
                     self.fn.boxed.add(self.key(ref))
+
+    def scalar_out_param(self, p) -> bool:
+        """A parameter ``T&`` (not const) of a scalar type: the callee writes the caller's variable."""
+        from ascend_sim.ascendc.lower_types import int_info, is_float, is_reference
+        if not is_reference(p.type) or p.type.get_pointee().is_const_qualified():
+            return False
+        t = p.type.get_pointee()
+        return int_info(t) is not None or is_float(t) or is_pointer(t)
 
     def task_type_of(self, c) -> str:
         """KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...): the core type it pins."""

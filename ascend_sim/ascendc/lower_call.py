@@ -74,12 +74,14 @@ class CallLowering:
             if "type-parameter" in canonical_spelling(t) or t.spelling == "<dependent type>":
                 return self.dependent_construct(t, args, c)
             raise unsupported(c, f"constructing a {t.spelling}")
+        if self.is_header(decl) and self.qualified(decl) == "std::string":    # a Python str
+            return args[0] if args else ast.Constant("")
         if self.is_header(decl):
             cname = decl.spelling
             if cname in HEADER_DEFAULT_NONE and not args:
                 return ast.Constant(None)
             if not hasattr(ascend_sim, cname):
-                raise unsupported(c, f"AscendC::{cname} is declared in kernel_operator.h but the simulator does not "
+                raise unsupported(c, f"{self.qualified(decl)} is declared in our headers but the simulator does not "
                                      "implement it yet")
             targs = self.type_template_args(t, decl, c)
             if cname == "LocalTensor" and args:       # LocalTensor<T>(pos, addr, tileSize): a static tensor
@@ -261,6 +263,9 @@ class CallLowering:
             fn = self.header_ref(decl, c)
             if decl.spelling in bindings.PREPEND_TEMPLATE_ARGS:
                 py_args = self.header_template_args(decl, target) + py_args
+            elif decl.spelling in bindings.TEMPLATE_ARGS:
+                lead, keywords = self.mapped_template_args(decl, target)
+                return call(fn, lead + py_args, keywords)
             return call(fn, py_args)
         if decl.kind.name == "CXX_METHOD":              # a static method named with Class::
             return call(self.ref_to(decl, c), py_args)
@@ -289,17 +294,35 @@ class CallLowering:
         params = list(decl.get_arguments() or []) if decl.kind.name != "FUNCTION_TEMPLATE" else \
             [p for p in children(decl) if p.kind.name == "PARM_DECL"]
         for i, a in enumerate(args):
-            v = self.rvalue(a)
             p = params[i] if i < len(params) else None
+            if p is not None and self.scalar_out_param(p):
+                out.append(self.out_argument(a))         # the callee writes it: a Box or a Ref
+                continue
+            v = self.rvalue(a)
             if p is not None and not self.is_header(decl) and not is_reference(p.type) and \
                     self.is_user_record(p.type) and strip(a).kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR"):
                 v = call("cxx.copy", [v])
-            if p is not None and not self.is_header(decl) and is_reference(p.type) and \
-                    not p.type.get_pointee().is_const_qualified() and not is_record(p.type.get_pointee()):
-                raise unsupported(a, "passing a scalar by non-const reference (T&); return the value, or pass a "
-                                     "struct by reference")
             out.append(v)
         return out
+
+    def mapped_template_args(self, decl, target) -> tuple[list, list]:
+        """The written template arguments of a call listed in bindings.TEMPLATE_ARGS, each prepended, passed by
+        keyword or dropped as the table says (``Add<float, false>(...)`` -> ``Add(..., isSetMask=False)``)."""
+        lead, keywords = [], []
+        for role, arg in zip(bindings.TEMPLATE_ARGS[decl.spelling], self.written_template_args(target, None)):
+            if role == "":
+                lead.append(arg)
+            elif role:
+                keywords.append(ast.keyword(role, arg))
+        return lead, keywords
+
+    def out_argument(self, a) -> ast.expr:
+        """The argument of a header function's ``T&`` parameter: the variable's Box, or a Ref to the lvalue."""
+        target = strip(a)
+        ref = target.referenced if target.kind.name == "DECL_REF_EXPR" else None
+        if ref is not None and self.key(ref) in self.fn.boxed:
+            return name(self.fn.locals[self.key(ref)])
+        return self.address_of(a, a)
 
     def header_template_args(self, decl, target) -> list:
         """Template arguments of a call to a header function listed in PREPEND_TEMPLATE_ARGS."""

@@ -355,6 +355,10 @@ class ExprLowering:
         """``&x``: a Ref to a scalar lvalue (host code passes these to ACL); objects are their own address."""
         if is_record(operand.type):
             return self.expr(operand)
+        inner = strip(operand)
+        ref = inner.referenced if inner.kind.name == "DECL_REF_EXPR" else None
+        if ref is not None and self.fn is not None and self.key(ref) in self.fn.boxed:
+            return name(self.fn.locals[self.key(ref)])          # the variable's Box is its address
         target = self.lvalue(operand)
         load = self.expr(operand)
         setter = ast.Lambda(_args(["v"]), _assign_expr(target, name("v")))

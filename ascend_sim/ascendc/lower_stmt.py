@@ -417,6 +417,10 @@ class StmtLowering:
         if k == "UNARY_OPERATOR" and unary_op(inner) in ("++", "--", "post++", "post--"):
             operand = children(inner)[0]
             return self.compound_assignment(inner, "+" if "++" in unary_op(inner) else "-", operand, None)
+        if k == "CALL_EXPR" and inner.spelling == "operator<<":
+            stream, items = self.stream_chain(inner)
+            if stream is not None:
+                return [ast.Expr(call("cxx.ostream_write", [ast.Constant(stream)] + items))]
         if k == "CALL_EXPR" and inner.spelling == "operator=":
             args = [x for x in children(inner) if x.kind.is_expression()]
             return [ast.Assign([self.lvalue(args[0])], self.assigned_value(args[0], args[-1]))]
@@ -438,6 +442,28 @@ class StmtLowering:
         if isinstance(node, ast.Constant):
             return []
         return [ast.Expr(node)]
+
+    def stream_chain(self, c):
+        """``std::cout << a << b << std::endl``: ("cout", [a, b, "\\n"]), or (None, []) for another ``<<``."""
+        args = [x for x in children(c) if x.kind.is_expression()
+                and not (strip(x).kind.name == "DECL_REF_EXPR" and strip(x).spelling == "operator<<")]
+        if len(args) != 2:
+            return None, []
+        left, right = args
+        inner = strip(left)
+        if inner.kind.name == "CALL_EXPR" and inner.spelling == "operator<<":
+            stream, items = self.stream_chain(inner)
+        elif inner.kind.name == "DECL_REF_EXPR" and inner.referenced is not None and \
+                self.qualified(inner.referenced) in ("std::cout", "std::cerr"):
+            stream, items = inner.spelling, []
+        else:
+            return None, []
+        if stream is None:
+            return None, []
+        r = strip(right)
+        if r.kind.name == "DECL_REF_EXPR" and r.referenced is not None and self.qualified(r.referenced) == "std::endl":
+            return stream, items + [ast.Constant("\n")]
+        return stream, items + [self.rvalue(right)]
 
     def assigned_value(self, lhs, rhs) -> ast.expr:
         value = exact(self.convert(self.expr(rhs), self.type_of(rhs), self.type_of(lhs), rhs))

@@ -70,8 +70,9 @@ def parse(text: str, clang_name: str, display_file: str, defines: dict | None = 
     source_dir = os.path.dirname(clang_name)
     args = clang_args(defines, include_dirs, source_dir)
     unsaved = {clang_name: text}
-    for h in REPLACED_HEADERS:
-        unsaved[os.path.join(source_dir, h)] = (INCLUDE_DIR / h).read_text(encoding="utf-8")
+    for h in REPLACED_HEADERS:        # the example's own copy -> ours (its declarations then count as our header's)
+        unsaved[os.path.join(source_dir, h)] = f'#include "{(INCLUDE_DIR / h).as_posix()}"\n'
+
     if "<<<" in text:
         unsaved[clang_name] = rewrite_launches(text, clang_name, args)
     tu = _index().parse(clang_name, args=args, unsaved_files=list(unsaved.items()),

@@ -7,6 +7,12 @@ struct Acc { int32_t total; int32_t count; };
 void Add(Acc& acc, int32_t v) { acc.total += v; acc.count++; }
 int32_t Peek(Acc acc) { acc.total = -1; return acc.count; }
 int32_t Sum(const int32_t& a, const int32_t& b) { return a + b; }
+void Bump(uint32_t& n, int32_t by) { n += by; }
+void Swap(int32_t& a, int32_t& b) { int32_t t = a; a = b; b = t; }
+struct Counter {
+    uint32_t hits = 0;
+    void Hit() { Bump(hits, 1); }
+};
 """
 
 
@@ -26,5 +32,15 @@ def test_references():
     Acc copy = acc;              // a copy, not an alias
     copy.total = 100;
     out.SetValue(5, acc.total);
-""", 6, prelude=PRELUDE, name="references")
-    assert out.tolist() == [15, 7, 2, 7, 17, 7]
+    uint32_t n = 4294967295u;
+    Bump(n, 2);                  // a scalar T& parameter writes the caller's variable (wrapping as uint32_t)
+    out.SetValue(6, n);
+    int32_t p = 1, q = 2;
+    Swap(p, q);
+    out.SetValue(7, p * 10 + q);
+    Counter c;
+    c.Hit();
+    c.Hit();                     // T& to a member
+    out.SetValue(8, c.hits);
+""", 9, prelude=PRELUDE, name="references")
+    assert out.tolist() == [15, 7, 2, 7, 17, 7, 1, 21, 2]
