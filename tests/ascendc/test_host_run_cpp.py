@@ -148,10 +148,6 @@ PROJECTS = {    # kernel source, its name, the spec, the output's dtype
 }
 
 
-@pytest.mark.xfail(reason="waits on the h-front/h-header integration: the replaced data_utils.h includes <string>, "
-                          "which the front end's include/libc lacks, and its ReadFile/WriteFile must lower to "
-                          "host.data_utils (lower.is_header); it passes on h-front's first data_utils.h with that fixed",
-                   strict=False)
 @pytest.mark.parametrize("style", sorted(PROJECTS))
 def test_an_exported_project_runs_and_passes_its_own_verify(style, tmp_path):
     source, name, spec, dtype = PROJECTS[style]
