@@ -262,8 +262,8 @@ def test_a_struct_copies_its_c_layout_both_ways(rt):
     out = np.zeros(2, np.uint32)
     acl.aclrtMemcpy(out, 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
     assert out[0] == 16384 and out[1:].view(np.float32)[0] == 0.5
-    back = Tiling()
-    acl.aclrtMemcpy(back, 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
-    assert (back.totalLength, back.scale) == (16384, 0.5)
+    back = Var(Tiling())                                                              # `&back` of a boxed local
+    acl.aclrtMemcpy(back.ref(), 8, d, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert (back.value.totalLength, back.value.scale) == (16384, 0.5)
     with _raises("out-of-bounds", "16 bytes at byte 0 of a 8-byte Tiling"):
         acl.aclrtMemcpy(_device(16), 16, Tiling(), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)

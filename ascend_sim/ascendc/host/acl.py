@@ -6,7 +6,8 @@ returns garbage on the NPU. Here each such mistake raises :class:`AclError` at t
 the rule, the numbers and the fix.
 
 The functions have the C names and return ACL's codes (``ACL_SUCCESS`` = 0); output parameters
-(``aclrtMalloc((void**)&p, ...)``, ``aclrtCreateStream(&s)``) are ``cxx.Ref`` objects. Device memory is a
+(``aclrtMalloc((void**)&p, ...)``, ``aclrtCreateStream(&s)``) are the front end's ``cxx.Box`` / ``cxx.Ref``
+(anything with ``set``). Device memory is a
 numpy uint8 array per ``aclrtMalloc``; a ``<<<blocks, 0, stream>>>`` launch is :func:`launch_kernel`, which
 gives each :class:`DevicePtr` argument to ``ascend_sim.launch`` as a byte view of its allocation (the
 kernel writes outputs in place) and records the ``LaunchResult`` for ``ascend-sim run``'s summary.
@@ -410,6 +411,13 @@ def _describe(p: Any) -> str:
     return f"{type(p).__name__} {p!r}"
 
 
+def _struct_of(p: Any) -> Any:
+    """``&s`` of a struct variable the front end keeps in a Box: the struct itself (its own address)."""
+    if hasattr(p, "get") and hasattr(p, "set") and isinstance(p.get(), Struct):
+        return p.get()
+    return p
+
+
 def _is_device(p: Any) -> bool:
     return isinstance(p, DevicePtr)
 
@@ -468,6 +476,7 @@ def aclrtMemcpy(dst: Any, destMax: int, src: Any, count: int, kind: int) -> int:
                        fix="pass ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE "
                            "or ACL_MEMCPY_HOST_TO_HOST", kind="memcpy-kind", code=ACL_ERROR_INVALID_PARAM)
     kind = aclrtMemcpyKind(int(kind))
+    dst, src = _struct_of(dst), _struct_of(src)
     if count > destMax:
         raise AclError(f"aclrtMemcpy of count = {count:,} bytes into destMax = {destMax:,}: the count exceeds "
                        "what the destination can take, so nothing is copied",
