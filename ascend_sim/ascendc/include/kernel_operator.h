@@ -15,6 +15,14 @@
 #define ASCEND_SIM_KERNEL_OPERATOR_H
 
 #include <cstdint>
+#include <cstdio>  // printf in host code, as the real header makes it visible
+
+// The NPU architecture a kernel is built for (bisheng's --npu-arch=dav-2201 defines __NPU_ARCH__ as 2201): by
+// default the course's chip, Ascend910B (Atlas A2; its npu_arch in ascend_sim/hw/chips.py); -D__NPU_ARCH__=...
+// picks another branch of a kernel's #if.
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------
 // Qualifiers (编程指南: 核函数). Empty, as in CPU twin debugging; the front end reads them from the source tokens.
@@ -596,6 +604,16 @@ __aicore__ inline void SetDeqScale(T scale);
 template <typename T, typename U>
 __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                                CMPMODE cmpMode, uint32_t count);
+// The register form (Compare（结果存入寄存器）): declared so that a kernel using it gets the front end's
+// "not implemented" diagnostic at its line; the simulator models only the tensor form above.
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask, const BinaryRepeatParams& repeatParams);
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask[], const BinaryRepeatParams& repeatParams);
+template <typename T>
+__aicore__ inline void GetCmpMask(const LocalTensor<T>& dst);
 template <typename T, typename U>
 __aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const ScalarOf<T> src1,
                                 CMPMODE cmpMode, uint32_t count);
