@@ -92,3 +92,18 @@ def test_matmul_leakyrelu_basic_api_mix(tmp_path):
     assert mod.mmad_vec_custom.core == "MIX" and {rec.core_type for rec in r.trace.records} == {"AIC", "AIV"}
     mm = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_array_equal(c, np.where(mm >= 0, mm, mm * np.float16(0.001)))
+
+
+def test_sync_all(tmp_path):
+    mod = load(fetch([f"{EX}/03_basic_api/05_sync_control/sync_all/sync_all.asc"], tmp_path))
+    blocks, tile = 8, 32
+    x = np.random.default_rng(5).uniform(-1, 1, blocks * tile).astype(np.float32)
+    z, work, sync = np.zeros_like(x), np.zeros_like(x), np.zeros(blocks * 8, np.int32)
+    launch(mod.sync_all_custom, blocks, x, z, work, sync)
+    doubled = x.reshape(blocks, tile) * np.float32(2)
+    for b in range(blocks):                 # each block: its own 2x, then the others' in block order
+        acc = doubled[b].copy()
+        for i in range(blocks):
+            if i != b:
+                acc = acc + doubled[i]
+        np.testing.assert_array_equal(z[b * tile:(b + 1) * tile], acc)
