@@ -15,7 +15,7 @@ import ascend_sim
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.clang_util import evaluate, specialized_template, template_params
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import call, children, const, exact, is_default_arg, name, strip
+from ascend_sim.ascendc.lower_expr import call, children, const, exact, is_default_arg, member_base, name, strip
 from ascend_sim.ascendc.lower_types import (tkind, FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling, int_info,
                                            is_float, is_pointer, is_record, is_reference, record_decl, strip_ref)
 
@@ -341,12 +341,15 @@ class CallLowering:
         return None
 
     def method_call(self, c, target, decl, args) -> ast.expr:
-        objs = [x for x in children(target) if x.kind.is_expression()]
+        objs = member_base(target)
         base = self.expr(objs[0]) if objs else name("self")
         mname = self.member_name(decl) if decl.kind.name != "OVERLOADED_DECL_REF" else self.py_ident(decl.spelling)
         if objs and strip(objs[0]).kind.name == "CXX_THIS_EXPR" or not objs:
             base = name("self")
         py_args = self.call_args(decl, args)
+        pattern = decl if decl.kind.name == "FUNCTION_TEMPLATE" else specialized_template(decl)
+        if not self.is_header(decl) and pattern is not None and pattern.kind.name == "FUNCTION_TEMPLATE":
+            py_args = self.member_template_args(c, target, pattern) + py_args
         if self.is_header(decl):
             if decl.spelling in bindings.PREPEND_TEMPLATE_ARGS:
                 py_args = self.written_template_args(target, None) + py_args
@@ -358,7 +361,7 @@ class CallLowering:
 
     def dependent_method_call(self, c, target, args) -> ast.expr:
         """``obj.f(args)`` on an object of a dependent type (in a template): the name from the tokens."""
-        objs = [x for x in children(target) if x.kind.is_expression()]
+        objs = member_base(target)
         base = self.expr(objs[0]) if objs else name("self")
         toks = [t.spelling for t in target.get_tokens()]
         if "<" in toks:
@@ -370,6 +373,18 @@ class CallLowering:
         if mname in bindings.PREPEND_TEMPLATE_ARGS:
             py_args = self.written_template_args(target, None) + py_args
         return call(ast.Attribute(base, self.py_ident(mname), ast.Load()), py_args)
+
+    def member_template_args(self, c, target, pattern) -> list:
+        """The template arguments of a call of a member function template: as written, then the defaults."""
+        written = self.written_template_args(target, pattern)
+        params = template_params(pattern)
+        for p in params[len(written):]:
+            default = [x for x in children(p) if x.kind.is_expression()]
+            if not default:
+                raise unsupported(c, f"a call of the member function template {pattern.spelling} with deduced "
+                                     "template arguments; write them: obj.f<T>(...)")
+            written.append(self.rvalue(default[-1]))
+        return written
 
     def operator_call(self, c, ch) -> ast.expr:
         op = c.spelling
