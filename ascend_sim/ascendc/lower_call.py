@@ -10,6 +10,7 @@ cursors for the expressions and type names inside).
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
@@ -49,6 +50,9 @@ class CallLowering:
         decl = record_decl(t)
         if decl is not None:
             if self.is_header(decl) and hasattr(ascend_sim, decl.spelling):
+                if decl.get_num_template_arguments() > 0 and dataclasses.is_dataclass(getattr(ascend_sim, decl.spelling)):
+                    # a descriptor type (MatmulType<TPosition::GM, CubeFormat::ND, half>): its Python value
+                    return call(self.api(decl.spelling), self.semantic_template_args(decl, specialized_template(decl), c))
                 return self.api(decl.spelling)
             if not self.is_header(decl):
                 return self.class_ref(decl, c)
@@ -143,9 +147,24 @@ class CallLowering:
                 value = spec.get_template_argument_value(i)
                 ptype = params[i].type if i < len(params) else None
                 out.append(self.integral_arg(value, ptype, spec, i, c))
+            elif kind == "DECLARATION":         # a reference to a header constant: Matmul<A, B, C, C, CFG_MDL>
+                out.append(self.declaration_arg(spec, params[i] if i < len(params) else None, i, c))
             else:
                 raise unsupported(c, f"a template argument of kind {kind.lower()}")
         return out
+
+    def declaration_arg(self, spec, param, i: int, c) -> ast.expr:
+        """Template argument ``i`` of ``spec`` that names a constant (``CFG_MDL``): read from the specialisation's
+        canonical spelling (libclang's bindings give no cursor for it), else the parameter's default (``CFG_NORM``)."""
+        args = _top_level_args(spec.type.get_canonical().spelling)
+        if i < len(args):
+            const_name = args[i].split("::")[-1]
+        else:
+            refs = [x for x in (param.walk_preorder() if param is not None else []) if x.kind.name == "DECL_REF_EXPR"]
+            const_name = refs[0].spelling if refs else ""
+        if const_name and hasattr(ascend_sim, const_name):
+            return self.api(const_name)
+        raise unsupported(c, f"the template argument {const_name or '(a declaration)'} (not a constant ascend_sim has)")
 
     def integral_arg(self, value: int, ptype, spec, i: int, c) -> ast.expr:
         """A non-type template argument: an enum constant by name (TPosition.VECIN), else the number."""
@@ -459,3 +478,19 @@ def _positional_arity(class_name: str):
         except (TypeError, ValueError, AttributeError):
             _ARITY[class_name] = None
     return _ARITY[class_name]
+
+
+def _top_level_args(spelling: str) -> list[str]:
+    """``Matmul<A<x, y>, CFG_MDL>`` -> ``["A<x, y>", "CFG_MDL"]``: a type spelling's template arguments."""
+    start = spelling.find("<")
+    if start < 0:
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in spelling[start + 1:spelling.rfind(">")]:
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])

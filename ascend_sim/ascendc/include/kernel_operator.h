@@ -226,7 +226,7 @@ struct IsResetLoad3dConfig {
     bool isSetFMatrix = true;
     bool isSetPadding = true;
 };
-constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+inline constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
 
 // Mmad: the brace form `MmadParams{m, n, k, unitFlag, cmatrixSource, cmatrixInitVal}` of the examples.
 struct MmadParams {
@@ -267,8 +267,8 @@ struct FixpipeConfig {
     CO2Layout format = CO2Layout::ROW_MAJOR;
     bool isToUB = false;
 };
-constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
-constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
 
 // 矢量计算: the repeat (strided) forms; strides in DataBlocks.
 struct BinaryRepeatParams {
@@ -787,10 +787,10 @@ struct MatmulConfig {
     bool doSpecialMDL = false;
     bool doSpecialBasicBlock = false;
 };
-constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
-constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
-constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
-constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
+inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
+inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
+inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
 __aicore__ constexpr MatmulConfig GetNormalConfig() { return CFG_NORM; }
 __aicore__ constexpr MatmulConfig GetMDLConfig() { return CFG_MDL; }
 
@@ -842,7 +842,7 @@ public:
 // REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling[, mm2, &tiling2 ...]): a function here, so the
 // front end lowers it like any call.
 template <class... ObjsAndTilings>
-__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings&&... objsAndTilings);
+__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings... objsAndTilings);
 
 // Debugging (调试接口) the examples call; printf lowers to a Python print.
 template <class... Args>
