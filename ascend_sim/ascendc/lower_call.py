@@ -25,6 +25,8 @@ HEADER_DEFAULT_NONE = {"LocalTensor"}       # a default-constructed LocalTensor 
 class CallLowering:
     """Mixin of the Lowerer."""
 
+    decl_context = None         # the declaration whose initialiser is being lowered (for its written tokens)
+
     # ------------------------------------------------------------------ dtypes
     def dtype_of(self, t, c) -> ast.expr:
         """The Python dtype expression of C++ scalar type ``t`` (``float32``, ``half``, a parameter ``T``)."""
@@ -49,6 +51,8 @@ class CallLowering:
         decl = record_decl(t)
         if decl is not None:
             if self.is_header(decl) and hasattr(ascend_sim, decl.spelling):
+                if decl.get_num_template_arguments() > 0:      # MatmulType<GM, ND, half>: an instance
+                    return self.construct(t, [], c)
                 return self.api(decl.spelling)
             if not self.is_header(decl):
                 return self.class_ref(decl, c)
@@ -125,18 +129,31 @@ class CallLowering:
 
     # ------------------------------------------------------------------ template arguments
     def type_template_args(self, t, decl, c) -> list:
-        """The template arguments of a class template specialisation type ``t`` as Python expressions."""
+        """The template arguments of a class template specialisation type ``t`` as Python expressions (of a
+        header class, only those written: the Python class has its own defaults)."""
         n = decl.get_num_template_arguments()
         if n > 0:
-            return self.semantic_template_args(decl, specialized_template(decl), c)
+            words = written_words(c, decl.spelling)
+            if words is None and self.decl_context is not None:      # `T x;`: the arguments are in the declaration
+                words = written_words(self.decl_context, decl.spelling)
+            args = self.semantic_template_args(decl, specialized_template(decl), c, words)
+            return args[:len(words)] if self.is_header(decl) and words is not None else args
         return self.written_template_args(c, None)
 
-    def semantic_template_args(self, spec, pattern, c) -> list:
+    def semantic_template_args(self, spec, pattern, c, words=None) -> list:
         """Arguments clang deduced or substituted for specialisation ``spec`` (a class or function)."""
         params = template_params(pattern) if pattern is not None else []
         out = []
         for i in range(spec.get_num_template_arguments()):
             kind = spec.get_template_argument_kind(i).name
+            if kind == "DECLARATION":       # a constexpr object (Matmul's CFG_MDL): the API constant of its name
+                word = words[i].split("::")[-1] if words is not None and i < len(words) else ""
+                if word and hasattr(ascend_sim, word):
+                    out.append(self.api(word))
+                    continue
+                if words is not None and i >= len(words):
+                    break                   # not written: the Python class's default
+                raise unsupported(c, f"the template argument {word or i} (a declaration the simulator does not know)")
             if kind == "TYPE":
                 out.append(self.dtype_of(spec.get_template_argument_type(i), c))
             elif kind == "INTEGRAL":
@@ -445,3 +462,34 @@ def _positional_arity(class_name: str):
         except (TypeError, ValueError, AttributeError):
             _ARITY[class_name] = None
     return _ARITY[class_name]
+
+
+def written_words(c, template_name: str):
+    """The template arguments written after ``template_name`` in ``c``'s tokens, as text (None: none written)."""
+    toks = [t.spelling for t in c.get_tokens()]
+    try:
+        i = toks.index(template_name)
+    except ValueError:
+        return None
+    if i + 1 >= len(toks) or toks[i + 1] != "<":
+        return None
+    words, cur, depth = [], [], 0
+    for s in toks[i + 2:]:
+        if s in ("<", "(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+        elif s in (">", ">>"):
+            if depth == 0:
+                break
+            depth -= 1 if s == ">" else 2
+            if depth < 0:
+                break
+        if s == "," and depth == 0:
+            words.append(" ".join(cur))
+            cur = []
+            continue
+        cur.append(s)
+    if cur:
+        words.append(" ".join(cur))
+    return words
