@@ -394,8 +394,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
 
     def scalar_out_param(self, p) -> bool:
         """A parameter ``T&`` (not const) of a scalar type: the callee writes the caller's variable."""
-        from ascend_sim.ascendc.lower_types import int_info, is_float, is_reference
-        if not is_reference(p.type) or p.type.get_pointee().is_const_qualified():
+        from ascend_sim.ascendc.lower_types import int_info, is_float
+        if tkind(p.type) != "LVALUEREFERENCE" or p.type.get_pointee().is_const_qualified():
             return False
         t = p.type.get_pointee()
         return int_info(t) is not None or is_float(t) or is_pointer(t)

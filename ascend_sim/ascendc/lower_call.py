@@ -10,7 +10,6 @@ cursors for the expressions and type names inside).
 from __future__ import annotations
 
 import ast
-import dataclasses
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
@@ -25,6 +24,8 @@ HEADER_DEFAULT_NONE = {"LocalTensor"}       # a default-constructed LocalTensor 
 
 class CallLowering:
     """Mixin of the Lowerer."""
+
+    decl_context = None         # the declaration whose initialiser is being lowered (for its written tokens)
 
     # ------------------------------------------------------------------ dtypes
     def dtype_of(self, t, c) -> ast.expr:
@@ -50,9 +51,8 @@ class CallLowering:
         decl = record_decl(t)
         if decl is not None:
             if self.is_header(decl) and hasattr(ascend_sim, decl.spelling):
-                if decl.get_num_template_arguments() > 0 and dataclasses.is_dataclass(getattr(ascend_sim, decl.spelling)):
-                    # a descriptor type (MatmulType<TPosition::GM, CubeFormat::ND, half>): its Python value
-                    return call(self.api(decl.spelling), self.semantic_template_args(decl, specialized_template(decl), c))
+                if decl.get_num_template_arguments() > 0:      # MatmulType<GM, ND, half>: an instance
+                    return self.construct(t, [], c)
                 return self.api(decl.spelling)
             if not self.is_header(decl):
                 return self.class_ref(decl, c)
@@ -129,42 +129,40 @@ class CallLowering:
 
     # ------------------------------------------------------------------ template arguments
     def type_template_args(self, t, decl, c) -> list:
-        """The template arguments of a class template specialisation type ``t`` as Python expressions."""
+        """The template arguments of a class template specialisation type ``t`` as Python expressions (of a
+        header class, only those written: the Python class has its own defaults)."""
         n = decl.get_num_template_arguments()
         if n > 0:
-            return self.semantic_template_args(decl, specialized_template(decl), c)
+            words = written_words(c, decl.spelling)
+            if words is None and self.decl_context is not None:      # `T x;`: the arguments are in the declaration
+                words = written_words(self.decl_context, decl.spelling)
+            args = self.semantic_template_args(decl, specialized_template(decl), c, words)
+            return args[:len(words)] if self.is_header(decl) and words is not None else args
         return self.written_template_args(c, None)
 
-    def semantic_template_args(self, spec, pattern, c) -> list:
+    def semantic_template_args(self, spec, pattern, c, words=None) -> list:
         """Arguments clang deduced or substituted for specialisation ``spec`` (a class or function)."""
         params = template_params(pattern) if pattern is not None else []
         out = []
         for i in range(spec.get_num_template_arguments()):
             kind = spec.get_template_argument_kind(i).name
+            if kind == "DECLARATION":       # a constexpr object (Matmul's CFG_MDL): the API constant of its name
+                word = words[i].split("::")[-1] if words is not None and i < len(words) else ""
+                if word and hasattr(ascend_sim, word):
+                    out.append(self.api(word))
+                    continue
+                if words is not None and i >= len(words):
+                    break                   # not written: the Python class's default
+                raise unsupported(c, f"the template argument {word or i} (a declaration the simulator does not know)")
             if kind == "TYPE":
                 out.append(self.dtype_of(spec.get_template_argument_type(i), c))
             elif kind == "INTEGRAL":
                 value = spec.get_template_argument_value(i)
                 ptype = params[i].type if i < len(params) else None
                 out.append(self.integral_arg(value, ptype, spec, i, c))
-            elif kind == "DECLARATION":         # a reference to a header constant: Matmul<A, B, C, C, CFG_MDL>
-                out.append(self.declaration_arg(spec, params[i] if i < len(params) else None, i, c))
             else:
                 raise unsupported(c, f"a template argument of kind {kind.lower()}")
         return out
-
-    def declaration_arg(self, spec, param, i: int, c) -> ast.expr:
-        """Template argument ``i`` of ``spec`` that names a constant (``CFG_MDL``): read from the specialisation's
-        canonical spelling (libclang's bindings give no cursor for it), else the parameter's default (``CFG_NORM``)."""
-        args = _top_level_args(spec.type.get_canonical().spelling)
-        if i < len(args):
-            const_name = args[i].split("::")[-1]
-        else:
-            refs = [x for x in (param.walk_preorder() if param is not None else []) if x.kind.name == "DECL_REF_EXPR"]
-            const_name = refs[0].spelling if refs else ""
-        if const_name and hasattr(ascend_sim, const_name):
-            return self.api(const_name)
-        raise unsupported(c, f"the template argument {const_name or '(a declaration)'} (not a constant ascend_sim has)")
 
     def integral_arg(self, value: int, ptype, spec, i: int, c) -> ast.expr:
         """A non-type template argument: an enum constant by name (TPosition.VECIN), else the number."""
@@ -480,17 +478,32 @@ def _positional_arity(class_name: str):
     return _ARITY[class_name]
 
 
-def _top_level_args(spelling: str) -> list[str]:
-    """``Matmul<A<x, y>, CFG_MDL>`` -> ``["A<x, y>", "CFG_MDL"]``: a type spelling's template arguments."""
-    start = spelling.find("<")
-    if start < 0:
-        return []
-    out, depth, cur = [], 0, ""
-    for ch in spelling[start + 1:spelling.rfind(">")]:
-        depth += (ch == "<") - (ch == ">")
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + ([cur.strip()] if cur.strip() else [])
+def written_words(c, template_name: str):
+    """The template arguments written after ``template_name`` in ``c``'s tokens, as text (None: none written)."""
+    toks = [t.spelling for t in c.get_tokens()]
+    try:
+        i = toks.index(template_name)
+    except ValueError:
+        return None
+    if i + 1 >= len(toks) or toks[i + 1] != "<":
+        return None
+    words, cur, depth = [], [], 0
+    for s in toks[i + 2:]:
+        if s in ("<", "(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+        elif s in (">", ">>"):
+            if depth == 0:
+                break
+            depth -= 1 if s == ">" else 2
+            if depth < 0:
+                break
+        if s == "," and depth == 0:
+            words.append(" ".join(cur))
+            cur = []
+            continue
+        cur.append(s)
+    if cur:
+        words.append(" ".join(cur))
+    return words

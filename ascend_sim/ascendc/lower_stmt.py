@@ -163,7 +163,11 @@ class StmtLowering:
             inner = strip(init) if init.kind.name == "UNEXPOSED_EXPR" else init
             if inner.kind.name == "CALL_EXPR" and inner.referenced is not None and \
                     inner.referenced.kind.name == "CONSTRUCTOR":
-                return self.expr(inner)
+                saved, self.decl_context = self.decl_context, d
+                try:
+                    return self.expr(inner)
+                finally:
+                    self.decl_context = saved
             value = self.expr(init)
             if self.is_user_record(t) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
                                                               "ARRAY_SUBSCRIPT_EXPR"):
