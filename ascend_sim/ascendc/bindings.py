@@ -78,3 +78,10 @@ FLOAT_CLASSES = {
     "ascend_sim_detail::Float16Like<16>": "half",
     "ascend_sim_detail::Float16Like<-16>": "bfloat16",
 }
+
+#: functions of our libc stubs (host code) -> the Python expression that computes them
+LIBC_FUNCTIONS = {
+    "abs": "abs", "fabs": "abs", "sqrt": "cxx.libm.sqrt", "exp": "cxx.libm.exp", "log": "cxx.libm.log",
+    "pow": "cxx.libm.pow", "floor": "cxx.libm.floor", "ceil": "cxx.libm.ceil", "strlen": "len",
+    "to_string": "cxx.to_string",
+}

@@ -362,6 +362,22 @@ def _ostream_text(v) -> str:
     return str(v)
 
 
+class libm:
+    """C's math functions on numpy scalars (float stays float32, double float64)."""
+
+    sqrt = staticmethod(np.sqrt)
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    pow = staticmethod(np.power)
+    floor = staticmethod(np.floor)
+    ceil = staticmethod(np.ceil)
+
+
+def to_string(v) -> str:
+    """``std::to_string``: integers as digits, floating values with six decimals."""
+    return "%f" % float(v) if isinstance(v, (float, np.floating)) else str(int(v))
+
+
 def host_module(name: str):
     """The simulated host runtime module ``ascend_sim.ascendc.host.<name>`` (imported when first used)."""
     return _LazyModule(name)
@@ -384,7 +400,7 @@ class _LazyModule:
 
 __all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert", "div", "Ref", "Box", "f32", "f16", "bf16", "float64", "gm_param", "ptr_cast",
            "Struct", "tiling", "copy", "array", "template", "ascendc_assert", "InitSocState", "printf",
-           "host_module", "ostream_write", "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
+           "host_module", "ostream_write", "libm", "to_string", "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
 
 
 def kernel(fn, name: str, core: str, params: list, template: list):

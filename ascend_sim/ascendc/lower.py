@@ -322,7 +322,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                              kw_defaults=[], kwarg=None, defaults=defaults)
 
     def function_def(self, c, pyname: str, tparams: list, is_kernel: bool = False, method: bool = False,
-                     decorators=()) -> tuple:
+                     decorators=(), leading=()) -> tuple:
         """``def pyname(params): body`` for function (or method) cursor ``c`` and the function's context."""
         definition = c.get_definition() or c
         saved, self.fn = self.fn, FnContext()
@@ -358,6 +358,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                     self.fn.aliases[self.key(p)] = lambda n=pn: ast.Attribute(name(n), "value", ast.Load())
             body_cursor = next((x for x in children(definition) if x.kind.name == "COMPOUND_STMT"), None)
             body = prologue + (self.stmts(body_cursor) if body_cursor is not None else [])
+            names[0:0] = list(leading)
             if method:
                 names.insert(0, "self")
             fn = ast.FunctionDef(pyname, self.arguments(names, defaults), body or [ast.Pass()], list(decorators),
@@ -393,8 +394,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
 
     def scalar_out_param(self, p) -> bool:
         """A parameter ``T&`` (not const) of a scalar type: the callee writes the caller's variable."""
-        from ascend_sim.ascendc.lower_types import int_info, is_float, is_reference
-        if not is_reference(p.type) or p.type.get_pointee().is_const_qualified():
+        from ascend_sim.ascendc.lower_types import int_info, is_float
+        if tkind(p.type) != "LVALUEREFERENCE" or p.type.get_pointee().is_const_qualified():
             return False
         t = p.type.get_pointee()
         return int_info(t) is not None or is_float(t) or is_pointer(t)
@@ -431,15 +432,17 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             else:
                 body.append(self.init_method(c, fields, ctors, bases))
             for m in methods:
-                if m.kind.name == "FUNCTION_TEMPLATE":
-                    raise unsupported(m, "a member function template; make it a free function template or a "
-                                         "class template")
                 definition = m.get_definition()
                 if definition is None:
                     continue
+                mt = self.template_param_names(m) if m.kind.name == "FUNCTION_TEMPLATE" else []
                 decos = [name("staticmethod")] if m.is_static_method() else []
-                fn, _ = self.function_def(m, self.member_name(m), tparams, method=not m.is_static_method(),
-                                          decorators=decos)
+                self.template_stack.append(mt)
+                try:        # a member function template takes its template arguments first
+                    fn, _ = self.function_def(m, self.member_name(m), tparams + mt, method=not m.is_static_method(),
+                                              decorators=decos, leading=mt)
+                finally:
+                    self.template_stack.pop()
                 body.append(fn)
         finally:
             self.class_stack.pop()

@@ -15,7 +15,7 @@ import ascend_sim
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.clang_util import evaluate, specialized_template, template_params
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import call, children, const, exact, is_default_arg, name, strip
+from ascend_sim.ascendc.lower_expr import call, children, const, exact, is_default_arg, member_base, name, strip
 from ascend_sim.ascendc.lower_types import (tkind, FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling, int_info,
                                            is_float, is_pointer, is_record, is_reference, record_decl, strip_ref)
 
@@ -24,6 +24,8 @@ HEADER_DEFAULT_NONE = {"LocalTensor"}       # a default-constructed LocalTensor 
 
 class CallLowering:
     """Mixin of the Lowerer."""
+
+    decl_context = None         # the declaration whose initialiser is being lowered (for its written tokens)
 
     # ------------------------------------------------------------------ dtypes
     def dtype_of(self, t, c) -> ast.expr:
@@ -49,6 +51,8 @@ class CallLowering:
         decl = record_decl(t)
         if decl is not None:
             if self.is_header(decl) and hasattr(ascend_sim, decl.spelling):
+                if decl.get_num_template_arguments() > 0:      # MatmulType<GM, ND, half>: an instance
+                    return self.construct(t, [], c)
                 return self.api(decl.spelling)
             if not self.is_header(decl):
                 return self.class_ref(decl, c)
@@ -125,18 +129,31 @@ class CallLowering:
 
     # ------------------------------------------------------------------ template arguments
     def type_template_args(self, t, decl, c) -> list:
-        """The template arguments of a class template specialisation type ``t`` as Python expressions."""
+        """The template arguments of a class template specialisation type ``t`` as Python expressions (of a
+        header class, only those written: the Python class has its own defaults)."""
         n = decl.get_num_template_arguments()
         if n > 0:
-            return self.semantic_template_args(decl, specialized_template(decl), c)
+            words = written_words(c, decl.spelling)
+            if words is None and self.decl_context is not None:      # `T x;`: the arguments are in the declaration
+                words = written_words(self.decl_context, decl.spelling)
+            args = self.semantic_template_args(decl, specialized_template(decl), c, words)
+            return args[:len(words)] if self.is_header(decl) and words is not None else args
         return self.written_template_args(c, None)
 
-    def semantic_template_args(self, spec, pattern, c) -> list:
+    def semantic_template_args(self, spec, pattern, c, words=None) -> list:
         """Arguments clang deduced or substituted for specialisation ``spec`` (a class or function)."""
         params = template_params(pattern) if pattern is not None else []
         out = []
         for i in range(spec.get_num_template_arguments()):
             kind = spec.get_template_argument_kind(i).name
+            if kind == "DECLARATION":       # a constexpr object (Matmul's CFG_MDL): the API constant of its name
+                word = words[i].split("::")[-1] if words is not None and i < len(words) else ""
+                if word and hasattr(ascend_sim, word):
+                    out.append(self.api(word))
+                    continue
+                if words is not None and i >= len(words):
+                    break                   # not written: the Python class's default
+                raise unsupported(c, f"the template argument {word or i} (a declaration the simulator does not know)")
             if kind == "TYPE":
                 out.append(self.dtype_of(spec.get_template_argument_type(i), c))
             elif kind == "INTEGRAL":
@@ -341,12 +358,15 @@ class CallLowering:
         return None
 
     def method_call(self, c, target, decl, args) -> ast.expr:
-        objs = [x for x in children(target) if x.kind.is_expression()]
+        objs = member_base(target)
         base = self.expr(objs[0]) if objs else name("self")
         mname = self.member_name(decl) if decl.kind.name != "OVERLOADED_DECL_REF" else self.py_ident(decl.spelling)
         if objs and strip(objs[0]).kind.name == "CXX_THIS_EXPR" or not objs:
             base = name("self")
         py_args = self.call_args(decl, args)
+        pattern = decl if decl.kind.name == "FUNCTION_TEMPLATE" else specialized_template(decl)
+        if not self.is_header(decl) and pattern is not None and pattern.kind.name == "FUNCTION_TEMPLATE":
+            py_args = self.member_template_args(c, target, pattern) + py_args
         if self.is_header(decl):
             if decl.spelling in bindings.PREPEND_TEMPLATE_ARGS:
                 py_args = self.written_template_args(target, None) + py_args
@@ -358,7 +378,7 @@ class CallLowering:
 
     def dependent_method_call(self, c, target, args) -> ast.expr:
         """``obj.f(args)`` on an object of a dependent type (in a template): the name from the tokens."""
-        objs = [x for x in children(target) if x.kind.is_expression()]
+        objs = member_base(target)
         base = self.expr(objs[0]) if objs else name("self")
         toks = [t.spelling for t in target.get_tokens()]
         if "<" in toks:
@@ -370,6 +390,18 @@ class CallLowering:
         if mname in bindings.PREPEND_TEMPLATE_ARGS:
             py_args = self.written_template_args(target, None) + py_args
         return call(ast.Attribute(base, self.py_ident(mname), ast.Load()), py_args)
+
+    def member_template_args(self, c, target, pattern) -> list:
+        """The template arguments of a call of a member function template: as written, then the defaults."""
+        written = self.written_template_args(target, pattern)
+        params = template_params(pattern)
+        for p in params[len(written):]:
+            default = [x for x in children(p) if x.kind.is_expression()]
+            if not default:
+                raise unsupported(c, f"a call of the member function template {pattern.spelling} with deduced "
+                                     "template arguments; write them: obj.f<T>(...)")
+            written.append(self.rvalue(default[-1]))
+        return written
 
     def operator_call(self, c, ch) -> ast.expr:
         op = c.spelling
@@ -444,3 +476,34 @@ def _positional_arity(class_name: str):
         except (TypeError, ValueError, AttributeError):
             _ARITY[class_name] = None
     return _ARITY[class_name]
+
+
+def written_words(c, template_name: str):
+    """The template arguments written after ``template_name`` in ``c``'s tokens, as text (None: none written)."""
+    toks = [t.spelling for t in c.get_tokens()]
+    try:
+        i = toks.index(template_name)
+    except ValueError:
+        return None
+    if i + 1 >= len(toks) or toks[i + 1] != "<":
+        return None
+    words, cur, depth = [], [], 0
+    for s in toks[i + 2:]:
+        if s in ("<", "(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+        elif s in (">", ">>"):
+            if depth == 0:
+                break
+            depth -= 1 if s == ">" else 2
+            if depth < 0:
+                break
+        if s == "," and depth == 0:
+            words.append(" ".join(cur))
+            cur = []
+            continue
+        cur.append(s)
+    if cur:
+        words.append(" ".join(cur))
+    return words

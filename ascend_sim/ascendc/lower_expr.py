@@ -87,6 +87,24 @@ def strip(c):
     return c
 
 
+def member_base(member_ref) -> list:
+    """The object expression of ``obj.f`` / ``p->f`` ([] when ``this`` is implicit); the template arguments of
+    ``f<...>``, also children of the cursor, come after the member's name and are not it."""
+    arrow = None
+    depth = 0
+    for t in member_ref.get_tokens():
+        sp = t.spelling
+        if sp in ("(", "[", "<"):
+            depth += 1
+        elif sp in (")", "]", ">"):
+            depth -= 1
+        elif sp in (".", "->") and depth == 0:
+            arrow = t.extent.start.offset
+    if arrow is None:
+        return []
+    return [x for x in children(member_ref) if x.kind.is_expression() and x.extent.end.offset <= arrow]
+
+
 def is_default_arg(c) -> bool:
     """A CXXDefaultArgExpr: libclang shows it as an unexposed expression with no location."""
     return c.kind.name == "UNEXPOSED_EXPR" and c.location.line == 0
@@ -188,6 +206,13 @@ class ExprLowering:
             return alias()
         if kind in ("VAR_DECL", "PARM_DECL") and self.fn and self.key(ref) in self.fn.locals:
             return name(self.fn.locals[self.key(ref)])
+        if kind == "VAR_DECL" and ref.semantic_parent is not None and \
+                ref.semantic_parent.kind.name in ("CLASS_DECL", "STRUCT_DECL", "CLASS_TEMPLATE"):
+            init = [x for x in children(ref) if x.kind.is_expression()]
+            v = evaluate(init[-1]) if init else None
+            if v is None:
+                raise unsupported(c, f"the static member {ref.spelling} (only constants are supported)")
+            return const(v)             # a static constexpr member: its value
         if kind == "FIELD_DECL":            # a member named without this-> inside a method
             return ast.Attribute(name("self"), self.member_name(ref), ast.Load())
         if kind == "CXX_METHOD":
@@ -216,6 +241,8 @@ class ExprLowering:
             raise unsupported(c, f"{spelling} is declared in the header but the simulator does not model it")
         if spelling in bindings.CXX_FUNCTIONS:
             return name("cxx." + bindings.CXX_FUNCTIONS[spelling])
+        if "/libc/" in ref.location.file.name.replace("\\", "/") and spelling in bindings.LIBC_FUNCTIONS:
+            return name(bindings.LIBC_FUNCTIONS[spelling])
         host = self.host_module_of(ref)
         if host:
             self.host_modules.add(host)
@@ -241,7 +268,7 @@ class ExprLowering:
         return const(ref.enum_value)
 
     def x_MEMBER_REF_EXPR(self, c):
-        ch = [x for x in children(c) if x.kind.is_expression()]
+        ch = member_base(c)
         base = self.expr(ch[0]) if ch else name("self")
         ref = c.referenced
         member = self.member_name(ref) if ref is not None else self.dependent_member(c)

@@ -163,7 +163,11 @@ class StmtLowering:
             inner = strip(init) if init.kind.name == "UNEXPOSED_EXPR" else init
             if inner.kind.name == "CALL_EXPR" and inner.referenced is not None and \
                     inner.referenced.kind.name == "CONSTRUCTOR":
-                return self.expr(inner)
+                saved, self.decl_context = self.decl_context, d
+                try:
+                    return self.expr(inner)
+                finally:
+                    self.decl_context = saved
             value = self.expr(init)
             if self.is_user_record(t) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
                                                               "ARRAY_SUBSCRIPT_EXPR"):
@@ -188,6 +192,12 @@ class StmtLowering:
         ch = children(c)
         ch = [x for x in ch if x.kind.name != "DECL_STMT"] if len(ch) > 3 else ch
         cond, then = ch[0], ch[1]
+        toks = c.get_tokens()
+        if next(toks, None) is not None and getattr(next(toks, None), "spelling", "") == "constexpr":
+            from ascend_sim.ascendc.clang_util import evaluate
+            v = evaluate(cond)          # if constexpr: only the branch the constant picks is lowered
+            if v is not None:
+                return self.stmts(then) if v else (self.stmts(ch[2]) if len(ch) > 2 else [])
         orelse = self.stmts(ch[2]) if len(ch) > 2 else []
         return [ast.If(self.condition(cond), self.block(then), orelse)]
 

@@ -16,6 +16,9 @@ from ascend_sim.ascendc.diagnostics import CompileError, Diagnostic
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 LIBC_DIR = INCLUDE_DIR / "libc"
 PRELUDE = LIBC_DIR / "__ascendc_prelude.h"
+#: what the device compiler defines for the default target (--npu-arch=dav-2201: Atlas A2, the 910B); a
+#: ``defines`` entry of load() overrides it (``{"__NPU_ARCH__": "3510"}``)
+DEFAULT_DEFINES = {"__NPU_ARCH__": "2201"}
 #: headers of the official examples' folders that our declaration-only versions replace
 REPLACED_HEADERS = ("data_utils.h",)
 
@@ -58,7 +61,8 @@ def clang_args(defines: dict | None, include_dirs, source_dir: str) -> list[str]
         args += ["-I", str(d)]
     if source_dir:
         args += ["-I", source_dir]
-    for k, v in (defines or {}).items():
+    defines = {**DEFAULT_DEFINES, **(defines or {})}
+    for k, v in defines.items():
         args.append(f"-D{k}" if v is None else f"-D{k}={v}")
     return args
 

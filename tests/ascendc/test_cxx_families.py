@@ -108,6 +108,26 @@ def matmul_mmad(mod):
     return [(_f16(c), _f16((_f16(a) @ _f16(b)).astype(np.float16)), 2e-3)]
 
 
+def matmul_api(mod):
+    from ascend_sim import float32, half
+    from ascend_sim import matmul_tiling as mt
+
+    M, N, K = 256, 128, 128
+    tiler = mt.MultiCoreMatmulTiling()
+    tiler.SetDim(4)
+    for set_type, dtype in ((tiler.SetAType, half), (tiler.SetBType, half), (tiler.SetCType, float32),
+                            (tiler.SetBiasType, float32)):
+        set_type("GM", mt.CubeFormat.ND, dtype)
+    tiler.SetShape(M, N, K)
+    tiler.SetOrgShape(M, N, K)
+    tiling = tiler.tiling_or_raise()
+    a, b = _ab(M, N, K)
+    c = np.zeros((M, N), np.float32)
+    launch(mod.matmul_api, tiling.usedCoreNum, a, b, c, tiling)
+    assert "CFG_MDL" in mod.python_source                      # the template argument reached Python
+    return [(c, _f16(a) @ _f16(b), 1e-5)]
+
+
 def matmul_leakyrelu_mix(mod):
     a, b = _ab()
     work, c = np.zeros((128, 128), np.float32), np.zeros((128, 128), np.float32)
@@ -139,7 +159,7 @@ FAMILIES = {   # kernel file -> runner (returns (actual, expected, rtol) triples
     "add_tque.cpp": add_tque, "add_tbuf.asc": add_tbuf, "add_static.asc": add_static,
     "leaky_relu.cpp": leaky_relu, "data_copy_pad.asc": data_copy_pad, "cast.asc": cast,
     "compare.asc": compare, "select.asc": select, "reduce.asc": reduce, "brcb_duplicate.asc": brcb_duplicate,
-    "matmul_mmad.asc": matmul_mmad, "matmul_leakyrelu_mix.asc": matmul_leakyrelu_mix,
+    "matmul_mmad.asc": matmul_mmad, "matmul_api.asc": matmul_api, "matmul_leakyrelu_mix.asc": matmul_leakyrelu_mix,
     "sync_all_atomic.asc": sync_all_atomic, "bank_conflict_add.asc": bank_conflict_add,
 }
 
@@ -169,6 +189,7 @@ MUTANTS = [   # (kernel, original text, wrong text): each must fail its numpy co
     ("brcb_duplicate.asc", "3.5f", "2.5f"),
     ("data_copy_pad.asc", "static_cast<half>(2.0f)", "static_cast<half>(3.0f)"),
     ("matmul_leakyrelu_mix.asc", "LeakyRelu(outTile, tileIn, slope,", "LeakyRelu(outTile, tileIn, 0.2f,"),
+    ("matmul_api.asc", "mm.SetTensorA(aGm[mIdx * t.singleCoreM * t.Ka]);", "mm.SetTensorA(aGm[0]);"),
 ]
 
 

@@ -67,3 +67,43 @@ def test_legacy_leaky_relu(tmp_path):
     tiling = mod.structs.LeakyReluCustomTilingData(totalLength=n, tileNum=8, negativeSlope=slope)
     launch(mod.leaky_relu_custom, 8, x, y, None, tiling)
     np.testing.assert_array_equal(y, np.maximum(x, 0) + slope * np.minimum(x, 0))
+
+
+def test_matmul_basic_api_cube(tmp_path):
+    mod = load(fetch([f"{EX}/00_introduction/02_matrix/matmul_basic_api/matmul_basic_api.asc"], tmp_path))
+    M, K, N = 256, 64, 256
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    launch(mod.mmad_custom.template(M, K, N, 128, 128, 64, 256), 2, a, b, c)     # the sample's own arguments
+    np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+
+
+def test_matmul_leakyrelu_basic_api_mix(tmp_path):
+    mod = load(fetch([f"{EX}/00_introduction/03_fusion_operation/matmul_leakyrelu_basic_api/"
+                      "matmul_leakyrelu_basic_api.asc"], tmp_path))
+    M, K, N = 512, 128, 128
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    r = launch(mod.mmad_vec_custom.template(M, K, N, 256, 128, 128, 256, 128, 128), 2, a, b, c)
+    assert mod.mmad_vec_custom.core == "MIX" and {rec.core_type for rec in r.trace.records} == {"AIC", "AIV"}
+    mm = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(c, np.where(mm >= 0, mm, mm * np.float16(0.001)))
+
+
+def test_sync_all(tmp_path):
+    mod = load(fetch([f"{EX}/03_basic_api/05_sync_control/sync_all/sync_all.asc"], tmp_path))
+    blocks, tile = 8, 32
+    x = np.random.default_rng(5).uniform(-1, 1, blocks * tile).astype(np.float32)
+    z, work, sync = np.zeros_like(x), np.zeros_like(x), np.zeros(blocks * 8, np.int32)
+    launch(mod.sync_all_custom, blocks, x, z, work, sync)
+    doubled = x.reshape(blocks, tile) * np.float32(2)
+    for b in range(blocks):                 # each block: its own 2x, then the others' in block order
+        acc = doubled[b].copy()
+        for i in range(blocks):
+            if i != b:
+                acc = acc + doubled[i]
+        np.testing.assert_array_equal(z[b * tile:(b + 1) * tile], acc)

@@ -77,3 +77,44 @@ def test_launching_an_uninstantiated_kernel_template_names_the_fix():
     x = np.zeros(256, np.float16)
     with pytest.raises(LaunchError, match=r"add_one.template\(T, LEN\)"):
         launch(mod.add_one, 1, x, x.copy())
+
+
+def test_member_function_templates_static_members_and_if_constexpr():
+    out = run_scalars("""
+    Picker<int32_t> p;
+    out.SetValue(0, p.Pick<1>(5));
+    out.SetValue(1, p.Pick<2>(5));
+    out.SetValue(2, p.Pick(5));                 // the default template argument
+    out.SetValue(3, p.Width());
+""", 4, prelude="""
+constexpr uint32_t MODE_DOUBLE = 1;
+template <typename T>
+class Picker {
+    static constexpr uint32_t BASE = 100;
+public:
+    template <uint32_t MODE = 0>
+    __aicore__ inline T Pick(T v)
+    {
+        if constexpr (MODE == MODE_DOUBLE) {
+            return v * 2;
+        } else if constexpr (MODE == 2) {
+            return Pick<MODE_DOUBLE>(v) + BASE;
+        } else {
+            return v;
+        }
+    }
+    __aicore__ inline uint32_t Width() { return sizeof(T) * BASE; }
+};
+""", name="membertemplates")
+    assert out.tolist() == [10, 110, 5, 400]
+
+
+def test_if_constexpr_lowers_only_the_branch_taken():
+    from cxx_util import load_src
+    mod = load_src("""
+constexpr int32_t SCENARIO = 2;
+int32_t Scenario() {
+    if constexpr (SCENARIO == 1) { return 10; } else if constexpr (SCENARIO == 2) { return 20; } else { return 30; }
+}""", name="constexprif")
+    assert mod.Scenario() == 20
+    assert "SCENARIO == 1" not in mod.python_source and "return 10" not in mod.python_source

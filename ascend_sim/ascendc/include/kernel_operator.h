@@ -15,6 +15,14 @@
 #define ASCEND_SIM_KERNEL_OPERATOR_H
 
 #include <cstdint>
+#include <cstdio>  // printf in host code, as the real header makes it visible
+
+// The NPU architecture a kernel is built for (bisheng's --npu-arch=dav-2201 defines __NPU_ARCH__ as 2201): by
+// default the course's chip, Ascend910B (Atlas A2; its npu_arch in ascend_sim/hw/chips.py); -D__NPU_ARCH__=...
+// picks another branch of a kernel's #if.
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------
 // Qualifiers (编程指南: 核函数). Empty, as in CPU twin debugging; the front end reads them from the source tokens.
@@ -218,7 +226,7 @@ struct IsResetLoad3dConfig {
     bool isSetFMatrix = true;
     bool isSetPadding = true;
 };
-constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+inline constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
 
 // Mmad: the brace form `MmadParams{m, n, k, unitFlag, cmatrixSource, cmatrixInitVal}` of the examples.
 struct MmadParams {
@@ -259,8 +267,8 @@ struct FixpipeConfig {
     CO2Layout format = CO2Layout::ROW_MAJOR;
     bool isToUB = false;
 };
-constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
-constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
 
 // 矢量计算: the repeat (strided) forms; strides in DataBlocks.
 struct BinaryRepeatParams {
@@ -596,6 +604,16 @@ __aicore__ inline void SetDeqScale(T scale);
 template <typename T, typename U>
 __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                                CMPMODE cmpMode, uint32_t count);
+// The register form (Compare（结果存入寄存器）): declared so that a kernel using it gets the front end's
+// "not implemented" diagnostic at its line; the simulator models only the tensor form above.
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask, const BinaryRepeatParams& repeatParams);
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask[], const BinaryRepeatParams& repeatParams);
+template <typename T>
+__aicore__ inline void GetCmpMask(const LocalTensor<T>& dst);
 template <typename T, typename U>
 __aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const ScalarOf<T> src1,
                                 CMPMODE cmpMode, uint32_t count);
@@ -769,10 +787,10 @@ struct MatmulConfig {
     bool doSpecialMDL = false;
     bool doSpecialBasicBlock = false;
 };
-constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
-constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
-constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
-constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
+inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
+inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
+inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
 __aicore__ constexpr MatmulConfig GetNormalConfig() { return CFG_NORM; }
 __aicore__ constexpr MatmulConfig GetMDLConfig() { return CFG_MDL; }
 
@@ -824,7 +842,7 @@ public:
 // REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling[, mm2, &tiling2 ...]): a function here, so the
 // front end lowers it like any call.
 template <class... ObjsAndTilings>
-__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings&&... objsAndTilings);
+__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings... objsAndTilings);
 
 // Debugging (调试接口) the examples call; printf lowers to a Python print.
 template <class... Args>
