@@ -3,7 +3,6 @@ styles, vector, cube and MIX) launched through the C++ front end and compared wi
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from ascend_sim import launch
 from ascend_sim.ascendc import load
