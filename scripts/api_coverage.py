@@ -104,8 +104,10 @@ def cxx_table(decl=None) -> str:
              "Generated from `ascend_sim/ascendc/include/` (read with libclang) for every name `ascend_sim` exports; "
              "tests/ascendc/test_header_api.py fails when the two drift. Template parameters are shown by name: "
              "`SetFlag<event>(eventID)` is written `SetFlag<HardEvent::MTE2_V>(EVENT_ID0)` in a kernel and "
-             "`SetFlag(HardEvent.MTE2_V, 0)` in Python (template arguments of the names in "
-             "`ascend_sim/ascendc/bindings.py` become leading arguments; others are deduced from the tensors).", "",
+             "`SetFlag(HardEvent.MTE2_V, 0)` in Python. `ascend_sim/ascendc/bindings.py` lists the calls whose template "
+             "arguments become leading arguments (`PREPEND_TEMPLATE_ARGS`) or keywords (`TEMPLATE_ARGS`: "
+             "`Add<float, false>(...)` is `Add(..., isSetMask=False)`); other template arguments are deduced from "
+             "the tensors.", "",
              "| Python (`ascend_sim`) | C++ (`kernel_operator.h`, `tiling/tiling_api.h`) |", "| --- | --- |"]
     for name in sorted(ascend_sim.__all__, key=str.lower):
         cxx = _code(decl.spelling(name)) if name not in PYTHON_ONLY else f"none: {PYTHON_ONLY[name]}"

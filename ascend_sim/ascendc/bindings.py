@@ -18,7 +18,29 @@ PREPEND_TEMPLATE_ARGS = {
     "Get",                  # tbuf.Get<float>(n)                 -> tbuf.Get(float32, n)
     "ReinterpretCast",      # t.ReinterpretCast<int16_t>()       -> t.ReinterpretCast(int16)
     "Alloc",                # alloc.Alloc<float, 256>()          -> alloc.Alloc(float32, 256)
-    "CrossCoreSetFlag",     # CrossCoreSetFlag<2, PIPE_FIX>(id)  -> CrossCoreSetFlag(2, pipe_t.PIPE_FIX, id)
+    "CrossCoreSetFlag",     # CrossCoreSetFlag<2, PIPE_FIX>(id)  -> CrossCoreSetFlag(2, PIPE_FIX, id)
+    "SetAtomicAdd",         # SetAtomicAdd<float>()              -> SetAtomicAdd(float32)
+    "SetAtomicMax",
+    "SetAtomicMin",
+    "AllocEventID",         # pipe.AllocEventID<HardEvent::V_S>() -> pipe.AllocEventID(HardEvent.V_S)
+    "ReleaseEventID",       # pipe.ReleaseEventID<E>(id)         -> pipe.ReleaseEventID(E, id)
+    "FetchEventID",         # pipe.FetchEventID<E>()             -> pipe.FetchEventID(E)
+}
+
+#: functions whose WRITTEN template arguments map one by one: "" prepends the argument, a name passes it by that
+#: keyword, None drops it (deduced dtypes); arguments not written keep the Python default (= the C++ default)
+_T_ISSETMASK = (None, "isSetMask")                     # Add<float, false>(...)  -> Add(..., isSetMask=False)
+TEMPLATE_ARGS = {
+    **dict.fromkeys(["Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or"], _T_ISSETMASK),
+    **dict.fromkeys(["Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Not"], _T_ISSETMASK),
+    **dict.fromkeys(["Adds", "Muls", "Maxs", "Mins", "LeakyRelu", "ShiftLeft", "ShiftRight"], _T_ISSETMASK),
+    "Duplicate": _T_ISSETMASK,
+    **dict.fromkeys(["WholeReduceSum", "WholeReduceMax", "WholeReduceMin"], _T_ISSETMASK),
+    **dict.fromkeys(["BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum"], _T_ISSETMASK),
+    # ReduceRepeat<ReduceType::MAX>(...)  -> ReduceRepeat(ReduceType.MAX, ...)
+    **dict.fromkeys(["ReduceRepeat", "ReduceDataBlock", "ReducePairElem"], ("", None, None, "isSetMask")),
+    "Fixpipe": (None, None, ""),                       # Fixpipe<float, float, CFG_NZ>(...) -> Fixpipe(CFG_NZ, ...)
+    "SetVectorMask": ("dtype", "mode"),                # SetVectorMask<float, MaskMode::COUNTER>(0, n)
 }
 
 #: header functions that the simulator implements in ascend_sim.ascendc.cxx (not part of the public API)

@@ -94,6 +94,10 @@ class Declarations:
                 self.enumerators.setdefault(name, [k.spelling for k in c.get_children()])
             if ours and c.kind == K.TYPE_ALIAS_DECL:
                 self.aliases.setdefault(name, c.underlying_typedef_type.spelling.split("::")[-1])
+            if ours and c.kind == K.TYPE_ALIAS_TEMPLATE_DECL:     # template <class T> using FixpipeParams = ...
+                for k in c.get_children():
+                    if k.kind == K.TYPE_ALIAS_DECL:
+                        self.aliases.setdefault(name, k.underlying_typedef_type.spelling.split("::")[-1])
             if ours and c.kind == K.VAR_DECL:
                 self.tokens.setdefault(name, [t.spelling for t in c.get_tokens()])
             if c.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.ENUM_DECL):
@@ -108,6 +112,8 @@ class Declarations:
 
     def all_fields(self, cls: str) -> list[str]:
         """Data members of ``cls`` in declaration order, its base classes' first."""
+        if cls not in self.fields and cls in self.aliases:
+            return self.all_fields(self.aliases[cls])
         out = []
         for base in self.bases.get(cls, []):
             out += self.all_fields(base)
@@ -140,6 +146,9 @@ class Declarations:
                     tokens[0].extent.end.offset == tokens[1].extent.start.offset    # NAME( with no space
                 args = ", ".join(t for t in toks[2:toks.index(")")] if t != ",") if function_like else None
                 form = name if args is None else f"{name}({args})"
+            elif c.kind == K.TYPE_ALIAS_TEMPLATE_DECL:       # FixpipeParams<T>: the target struct's fields
+                fields = self.all_fields(name)
+                form = f"{name}{_template_params(c, K)}" + ("{" + ", ".join(fields) + "}" if fields else "")
             elif c.kind == K.NAMESPACE:
                 form = f"namespace {name}"
             elif c.kind in (K.VAR_DECL, K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL, K.ENUM_CONSTANT_DECL):

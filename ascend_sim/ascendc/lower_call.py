@@ -280,6 +280,9 @@ class CallLowering:
             fn = self.header_ref(decl, c)
             if decl.spelling in bindings.PREPEND_TEMPLATE_ARGS:
                 py_args = self.header_template_args(decl, target) + py_args
+            elif decl.spelling in bindings.TEMPLATE_ARGS:
+                lead, keywords = self.mapped_template_args(decl, target)
+                return call(fn, lead + py_args, keywords)
             return call(fn, py_args)
         if decl.kind.name == "CXX_METHOD":              # a static method named with Class::
             return call(self.ref_to(decl, c), py_args)
@@ -318,6 +321,17 @@ class CallLowering:
                 v = call("cxx.copy", [v])
             out.append(v)
         return out
+
+    def mapped_template_args(self, decl, target) -> tuple[list, list]:
+        """The written template arguments of a call listed in bindings.TEMPLATE_ARGS, each prepended, passed by
+        keyword or dropped as the table says (``Add<float, false>(...)`` -> ``Add(..., isSetMask=False)``)."""
+        lead, keywords = [], []
+        for role, arg in zip(bindings.TEMPLATE_ARGS[decl.spelling], self.written_template_args(target, None)):
+            if role == "":
+                lead.append(arg)
+            elif role:
+                keywords.append(ast.keyword(role, arg))
+        return lead, keywords
 
     def out_argument(self, a) -> ast.expr:
         """The argument of a header function's ``T&`` parameter: the variable's Box, or a Ref to the lvalue."""

@@ -128,3 +128,14 @@ def test_launch_configuration_is_blanked_for_gxx():
            '  const char* t = "<<<not a launch>>>"; k<<<8, nullptr, s>>>(x); return 0; }\n')
     assert gxx_check(src, "host.asc") == []
     assert gxx_check(src.replace("(x); return", "(x, x); return"), "host.asc")
+
+
+@needs_gxx
+def test_half_bfloat16_and_int4_have_arithmetic_in_gxx():
+    """g++ 12 has no 16-bit float in C++ mode: the header's half / bfloat16_t still do arithmetic and compare."""
+    src = ('#include "kernel_operator.h"\n'
+           'float f(half a, bfloat16_t b, AscendC::int4b_t q) {\n'
+           '  half c = a * b + a; c += 1.0f; c = c / 2; bool lt = a < c; half d = 0; d = -c;\n'
+           '  bfloat16_t e = static_cast<bfloat16_t>(c); int r = q + 1;\n'
+           '  return lt ? float(e) + r : float(d); }\n')
+    assert gxx_check(src, "scalars.cpp") == []

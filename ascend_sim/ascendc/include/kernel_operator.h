@@ -15,6 +15,14 @@
 #define ASCEND_SIM_KERNEL_OPERATOR_H
 
 #include <cstdint>
+#include <cstdio>  // printf in host code, as the real header makes it visible
+
+// The NPU architecture a kernel is built for (bisheng's --npu-arch=dav-2201 defines __NPU_ARCH__ as 2201): by
+// default the course's chip, Ascend910B (Atlas A2; its npu_arch in ascend_sim/hw/chips.py); -D__NPU_ARCH__=...
+// picks another branch of a kernel's #if.
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------
 // Qualifiers (编程指南: 核函数). Empty, as in CPU twin debugging; the front end reads them from the source tokens.
@@ -49,8 +57,13 @@
 #define GM_ADDR __gm__ uint8_t*
 
 // ---------------------------------------------------------------------------------------------------------------
-// Scalar types. `half` and `bfloat16_t` are small classes that g++ and libclang both accept with arithmetic
-// (g++'s C++ mode has no portable 16-bit float): they convert to and from float, so `a * b + c` works.
+// Scalar types. Under clang (libclang, the front end) `half` and `bfloat16_t` are clang's own 16-bit floats, which
+// the front end maps to ascend_sim.half / bfloat16; g++ 12 has no 16-bit float in C++ mode, so there they are a
+// small class that converts to and from float (so `a * b + c` compiles the same).
+#if defined(__clang__)
+typedef _Float16 half;
+typedef __bf16 bfloat16_t;
+#else
 namespace ascend_sim_detail {
 template <int Tag>
 struct Float16Like {
@@ -64,9 +77,9 @@ struct Float16Like {
     Float16Like& operator/=(float v) { value_ /= v; return *this; }
 };
 }  // namespace ascend_sim_detail
-
 using half = ascend_sim_detail::Float16Like<16>;
 using bfloat16_t = ascend_sim_detail::Float16Like<-16>;
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pipes and event ids (基础API > 同步控制). Global names, as kernels write `PipeBarrier<PIPE_V>()` unqualified.
@@ -91,13 +104,16 @@ struct int4b_t {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Enumerations.
-enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC };
+enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM,
+                                 TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX };
 using QuePosition = TPosition;
-enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF };
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 enum class HardEvent : uint8_t {
     MTE2_V, V_MTE2, V_MTE3, MTE3_V, MTE3_MTE2, MTE2_MTE3, MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, M_FIX, FIX_M,
-    M_V, V_M, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, FIX_S, S_FIX, FIX_MTE2, MTE2_FIX
+    M_V, V_M, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, FIX_S, S_FIX, FIX_MTE2, MTE2_FIX,
+    V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_S, FIX_MTE3, MAX  // not modelled: refused by name
 };
+using TEventID = int8_t;
 enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
@@ -210,7 +226,7 @@ struct IsResetLoad3dConfig {
     bool isSetFMatrix = true;
     bool isSetPadding = true;
 };
-constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+inline constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
 
 // Mmad: the brace form `MmadParams{m, n, k, unitFlag, cmatrixSource, cmatrixInitVal}` of the examples.
 struct MmadParams {
@@ -243,15 +259,16 @@ struct FixpipeParamsV220 {
     uint8_t unitFlag = 0;
     bool isChannelSplit = false;
 };
+// FixpipeParams<T>: the same struct in ascend_sim (Fixpipe's older spelling).
 template <typename T = float>
-struct FixpipeParams : FixpipeParamsV220 {};
+using FixpipeParams = FixpipeParamsV220;
 
 struct FixpipeConfig {
     CO2Layout format = CO2Layout::ROW_MAJOR;
     bool isToUB = false;
 };
-constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
-constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
 
 // 矢量计算: the repeat (strided) forms; strides in DataBlocks.
 struct BinaryRepeatParams {
@@ -328,7 +345,7 @@ public:
 
 // ---------------------------------------------------------------------------------------------------------------
 // Memory management (资源管理: TPipe, TQue, TQueBind, TBuf; 静态Tensor编程: LocalMemAllocator).
-template <TPosition src, TPosition dst, int32_t depth = 1, auto mask = 0>
+template <TPosition src, TPosition dst, int32_t depth = 1>
 class TQueBind {
 public:
     __aicore__ inline TQueBind();
@@ -344,8 +361,8 @@ public:
     __aicore__ inline int32_t GetTensorCountInQue();
 };
 
-template <TPosition pos, int32_t depth = 1, auto mask = 0>
-class TQue : public TQueBind<pos, pos, depth, mask> {
+template <TPosition pos, int32_t depth = 1>
+class TQue : public TQueBind<pos, pos, depth> {
 public:
     __aicore__ inline TQue();
 };
@@ -363,8 +380,8 @@ public:
 class TPipe {
 public:
     __aicore__ inline TPipe();
-    template <TPosition src, TPosition dst, int32_t depth, auto mask>
-    __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len);
+    template <TPosition src, TPosition dst, int32_t depth>
+    __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth>& que, uint8_t num, uint32_t len);
     template <TPosition pos>
     __aicore__ inline bool InitBuffer(TBuf<pos>& buf, uint32_t len);
     template <HardEvent evt>
@@ -587,6 +604,16 @@ __aicore__ inline void SetDeqScale(T scale);
 template <typename T, typename U>
 __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                                CMPMODE cmpMode, uint32_t count);
+// The register form (Compare（结果存入寄存器）): declared so that a kernel using it gets the front end's
+// "not implemented" diagnostic at its line; the simulator models only the tensor form above.
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask, const BinaryRepeatParams& repeatParams);
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                               const uint64_t mask[], const BinaryRepeatParams& repeatParams);
+template <typename T>
+__aicore__ inline void GetCmpMask(const LocalTensor<T>& dst);
 template <typename T, typename U>
 __aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const ScalarOf<T> src1,
                                 CMPMODE cmpMode, uint32_t count);
@@ -715,8 +742,7 @@ __aicore__ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& 
 
 // ---------------------------------------------------------------------------------------------------------------
 // High-level Matmul (高阶API > 矩阵计算 > Matmul).
-// TCubeTiling lives in AscendC::tiling (kernel_tiling/kernel_tiling.h); AscendC::TCubeTiling and ::TCubeTiling too.
-namespace tiling {
+// TCubeTiling: also AscendC::tiling::TCubeTiling once kernel_tiling/kernel_tiling.h is included, and ::TCubeTiling.
 struct TCubeTiling {
     int32_t usedCoreNum = 0;
     int32_t M = 0;
@@ -752,8 +778,6 @@ struct TCubeTiling {
     int32_t dbL0B = 0;
     int32_t dbL0C = 0;
 };
-}  // namespace tiling
-using tiling::TCubeTiling;
 
 struct MatmulConfig {
     bool doNorm = false;
@@ -763,10 +787,10 @@ struct MatmulConfig {
     bool doSpecialMDL = false;
     bool doSpecialBasicBlock = false;
 };
-constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
-constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
-constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
-constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
+inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false};
+inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false};
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false};
+inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false};
 __aicore__ constexpr MatmulConfig GetNormalConfig() { return CFG_NORM; }
 __aicore__ constexpr MatmulConfig GetMDLConfig() { return CFG_MDL; }
 
@@ -818,13 +842,7 @@ public:
 // REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling[, mm2, &tiling2 ...]): a function here, so the
 // front end lowers it like any call.
 template <class... ObjsAndTilings>
-__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings&&... objsAndTilings);
-
-// ---------------------------------------------------------------------------------------------------------------
-// Tiling data (Tiling数据结构: GET_TILING_DATA). The kernel names its struct with REGISTER_TILING_DEFAULT, as
-// in the examples, or passes it to GET_TILING_DATA_WITH_STRUCT.
-template <typename T>
-__aicore__ inline T ReadTilingData(GM_ADDR tiling);
+__aicore__ inline void REGIST_MATMUL_OBJ(TPipe* tpipe, GM_ADDR workspace, ObjsAndTilings... objsAndTilings);
 
 // Debugging (调试接口) the examples call; printf lowers to a Python print.
 template <class... Args>
@@ -848,24 +866,25 @@ using AscendC::GetTPipePtr;
 using AscendC::GetSysWorkSpacePtr;
 using AscendC::TCubeTiling;
 
-// assert in a kernel (调试接口 > ascendc_assert): checked like C's assert.
-template <class... Args>
-__aicore__ inline void ascendc_assert(bool condition, Args... fmtAndArgs);
+// assert in a kernel (调试接口 > ascendc_assert): the kernel stops with the message when the condition is false.
+__aicore__ void ascendc_assert(bool cond, const char* msg = "");
 
 // ASCEND_IS_AIV / ASCEND_IS_AIC: `if ASCEND_IS_AIV { ... }` in C++; each expands to a call of the function of the
 // same name (a macro does not expand inside its own expansion).
 #define ASCEND_IS_AIV (::AscendC::ASCEND_IS_AIV())
 #define ASCEND_IS_AIC (::AscendC::ASCEND_IS_AIC())
 
-// Tiling macros: REGISTER_TILING_DEFAULT(T) names the struct GET_TILING_DATA fills in from the GM_ADDR argument.
-#define REGISTER_TILING_DEFAULT(StructType) using AscendSimTilingDefault = StructType
-#define GET_TILING_DATA(name, tilingPtr) \
-    AscendSimTilingDefault name = ::AscendC::ReadTilingData<AscendSimTilingDefault>(tilingPtr)
-#define GET_TILING_DATA_WITH_STRUCT(StructType, name, tilingPtr) \
-    StructType name = ::AscendC::ReadTilingData<StructType>(tilingPtr)
+// Tiling data (Kernel-Tiling: GET_TILING_DATA): REGISTER_TILING_DEFAULT(T) names the struct GET_TILING_DATA fills
+// from the GM_ADDR argument; GET_TILING_DATA_WITH_STRUCT names it itself. The front end reads the bytes with the
+// C layout libclang reports.
+template <typename T>
+__aicore__ T __ascendc_get_tiling_data(__gm__ uint8_t* tiling);
+#define REGISTER_TILING_DEFAULT(T) using __ascendc_tiling_t = T
+#define GET_TILING_DATA(name, ptr) __ascendc_tiling_t name = __ascendc_get_tiling_data<__ascendc_tiling_t>(ptr)
+#define GET_TILING_DATA_WITH_STRUCT(T, name, ptr) T name = __ascendc_get_tiling_data<T>(ptr)
 
-// Kernel task type (KERNEL_TASK_TYPE_DEFAULT): where a kernel runs. The front end reads the argument.
-enum KernelMetaType {
+// Kernel task type (KERNEL_TASK_TYPE_DEFAULT): where a kernel runs; the front end reads the KERNEL_TYPE_ argument.
+enum KernelTaskType {
     KERNEL_TYPE_AIV_ONLY,
     KERNEL_TYPE_AIC_ONLY,
     KERNEL_TYPE_MIX_AIV_1_0,
@@ -873,8 +892,9 @@ enum KernelMetaType {
     KERNEL_TYPE_MIX_AIC_1_1,
     KERNEL_TYPE_MIX_AIC_1_2
 };
-#define KERNEL_TASK_TYPE_DEFAULT(type) static_cast<void>(type)
-#define KERNEL_TASK_TYPE(key, type) static_cast<void>(type)
+void __ascendc_kernel_task_type(KernelTaskType t);
+#define KERNEL_TASK_TYPE_DEFAULT(t) __ascendc_kernel_task_type(t)
+#define KERNEL_TASK_TYPE(key, t) __ascendc_kernel_task_type(t)
 
 // Tiling-key templates (Tiling模板编程): read by the host tooling, nothing in the kernel.
 #define ASCENDC_TPL_ARGS_DECL(...)

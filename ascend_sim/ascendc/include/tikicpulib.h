@@ -16,7 +16,9 @@ void SetKernelMode(KernelMode mode);
 void* GmAlloc(uint64_t size);
 void GmFree(void* ptr);
 
-#define ICPU_RUN_KF(kernel, blockDim, ...) kernel(__VA_ARGS__)
+// The launch the front end makes of `k<<<blocks, l2ctrl, stream>>>(args)` (its prelude declares the same function).
+int __ascendc_launch(unsigned int blocks, void* l2ctrl, void* stream);
+#define ICPU_RUN_KF(kernel, blockDim, ...) (__ascendc_launch(blockDim, nullptr, nullptr), kernel)(__VA_ARGS__)
 #define ICPU_SET_TILING_KEY(key) static_cast<void>(key)
 
 #endif  // ASCEND_SIM_TIKICPULIB_H

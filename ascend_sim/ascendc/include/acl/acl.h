@@ -15,9 +15,9 @@ typedef void* aclrtStream;
 typedef void* aclrtContext;
 typedef uint16_t aclFloat16;
 
-static const aclError ACL_SUCCESS = 0;
-static const aclError ACL_ERROR_INVALID_PARAM = 100000;
-static const aclError ACL_ERROR_BAD_ALLOC = 200000;
+#define ACL_SUCCESS 0
+#define ACL_ERROR_INVALID_PARAM 100000
+#define ACL_ERROR_BAD_ALLOC 200000
 
 typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -31,10 +31,6 @@ typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_ONLY = 1,
     ACL_MEM_MALLOC_NORMAL_ONLY = 2,
 } aclrtMemMallocPolicy;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 // 初始化与去初始化
 aclError aclInit(const char* configPath);
@@ -62,9 +58,5 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
 // float16 helpers (数据类型转换)
 float aclFloat16ToFloat(aclFloat16 value);
 aclFloat16 aclFloatToFloat16(float value);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif  // ASCEND_SIM_ACL_ACL_H

@@ -5,7 +5,11 @@
 #define ASCEND_SIM_TILING_API_H
 
 #include <cstdint>
+#if defined(__has_include)
+#if __has_include(<iostream>)
 #include <iostream>  // host code that prints its tiling
+#endif
+#endif
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"
 
@@ -34,7 +38,7 @@ public:
     int32_t GetBaseM() const;
     int32_t GetBaseN() const;
     int32_t GetBaseK() const;
-    int64_t GetTiling(AscendC::tiling::TCubeTiling& tiling);
+    int64_t GetTiling(AscendC::TCubeTiling& tiling);
 };
 
 class MultiCoreMatmulTiling : public MatmulApiTiling {
