@@ -398,9 +398,10 @@ class _LazyModule:
         return getattr(self._mod, attr)
 
 
-__all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert", "div", "Ref", "Box", "f32", "f16", "bf16", "float64", "gm_param", "ptr_cast",
-           "Struct", "tiling", "copy", "array", "template", "ascendc_assert", "InitSocState", "printf",
-           "host_module", "ostream_write", "libm", "to_string", "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
+__all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert", "div", "Ref", "Box", "f32", "f16",
+           "bf16", "float64", "gm_param", "ptr_cast", "Struct", "tiling", "copy", "array", "template",
+           "ascendc_assert", "InitSocState", "printf", "host_module", "ostream_write", "libm", "to_string", "kernel",
+           "half", "bfloat16", "uint8", "uint64", "bool_"]
 
 
 def kernel(fn, name: str, core: str, params: list, template: list):

@@ -262,6 +262,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             self.fn = saved
         return [self.loc(ast.Assign([ast.Name(pyname, ast.Store())], value), c)]
 
+    def is_number_type(self, t) -> bool:
+        from ascend_sim.ascendc.lower_types import int_info, is_dependent, is_float
+        return not is_dependent(t) and (int_info(t) is not None or is_float(t))
+
     def is_float_type(self, t) -> bool:
         from ascend_sim.ascendc.lower_types import is_float
         return is_float(t)
@@ -339,6 +343,11 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                     defaults.append(self.rvalue(inits[-1]))
                 elif defaults:
                     raise unsupported(p, "a parameter without a default after one with a default")
+                if is_kernel and not is_pointer(p.type) and not is_record(p.type) and self.is_number_type(p.type):
+                    # a scalar launch argument as its C++ type (a Python float becomes float32, an int wraps)
+                    prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())],
+                                                        call("cxx.convert", [self.dtype_of(p.type, p), name(pn)])),
+                                             p))
                 if is_kernel and is_pointer(p.type):
                     pointee = p.type.get_pointee() if p.type.get_pointee().spelling else \
                         p.type.get_canonical().get_pointee()

@@ -13,11 +13,11 @@ import ast
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
-from ascend_sim.ascendc.clang_util import evaluate, specialized_template, template_params
+from ascend_sim.ascendc.clang_util import specialized_template, template_params
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import call, children, const, exact, is_default_arg, member_base, name, strip
-from ascend_sim.ascendc.lower_types import (tkind, FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling, int_info,
-                                           is_float, is_pointer, is_record, is_reference, record_decl, strip_ref)
+from ascend_sim.ascendc.lower_expr import call, children, const, is_default_arg, member_base, name, strip
+from ascend_sim.ascendc.lower_types import (FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling, int_info,
+                                           is_float, is_record, is_reference, record_decl, strip_ref, tkind)
 
 HEADER_DEFAULT_NONE = {"LocalTensor"}       # a default-constructed LocalTensor is assigned before use
 
@@ -423,7 +423,7 @@ class CallLowering:
         return call("cxx.tiling", [self.class_ref(d, c), self.rvalue(args[0])])
 
     def launch_call(self, c, comma, args) -> ast.expr:
-        """``(__ascendc_launch(blocks, l2ctrl, stream), k)(args)`` -> ``acl.launch_kernel(k, blocks, stream, *args)``."""
+        """``(__ascendc_launch(blocks, l2ctrl, stream), k)(args)``: ``acl.launch_kernel(k, blocks, stream, *args)``."""
         cfg, kernel = children(comma)
         if cfg.kind.name != "CALL_EXPR" or cfg.spelling != "__ascendc_launch":
             raise unsupported(c, "the comma operator")

@@ -12,12 +12,10 @@ import ast
 import ascend_sim
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.bindings import FLOAT_CLASSES
-from ascend_sim.ascendc.clang_util import binary_op, evaluate, specialized_template, template_params, unary_op
+from ascend_sim.ascendc.clang_util import binary_op, evaluate, unary_op
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_types import (FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling,
-                                           int_info, is_dependent, is_float, is_pointer, is_record, is_reference,
-                                           record_decl, strip_ref)
-from ascend_sim.ascendc.parse import cindex
+from ascend_sim.ascendc.lower_types import (FLOATS, canonical_spelling, int_info, is_dependent, is_float, is_pointer,
+                                           is_record, strip_ref)
 
 PY_BINOP = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod, "<<": ast.LShift,
             ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr, "^": ast.BitXor}

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 
 from ascend_sim.ascendc.clang_util import binary_op, unary_op
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import (FLOAT_CONVERT, PY_BINOP, call, children, const, exact, is_default_arg, mark,
-                                          name, strip)
-from ascend_sim.ascendc.lower_types import (tkind, FLOATS, canonical_spelling, int_info, is_float, is_pointer, is_record, is_reference, record_decl,
-                                           strip_ref)
+from ascend_sim.ascendc.lower_expr import FLOAT_CONVERT, PY_BINOP, call, children, const, exact, name, strip
+from ascend_sim.ascendc.lower_types import (FLOATS, canonical_spelling, int_info, is_float, is_pointer, is_record,
+                                           is_reference, strip_ref, tkind)
 
 COMPOUND_OPERATORS = {"operator+=": "+", "operator-=": "-", "operator*=": "*", "operator/=": "/"}
 REJECTED_STMTS = {

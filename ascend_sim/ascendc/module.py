@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ascend_sim import Kernel, LaunchError
 from ascend_sim.ascendc.diagnostics import display_name
-from ascend_sim.ascendc.lower import TRANSLATOR_VERSION, KernelInfo, Lowerer
+from ascend_sim.ascendc.lower import TRANSLATOR_VERSION, Lowerer
 from ascend_sim.ascendc.parse import parse
 
 

@@ -1,12 +1,10 @@
 """Errors speak C++: a KernelError in a C++ kernel names the C++ file, line and source text; an unsupported
 construct or a clang error is a CompileError with `file:line:col: error|unsupported: ...`, the line and a caret
 (never a Python traceback of the translator)."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from ascend_sim import CapacityError, KernelError, OutOfBoundsError, QueueError, launch
+from ascend_sim import CapacityError, OutOfBoundsError, QueueError, launch
 from ascend_sim.ascendc import CompileError, load
 from cxx_util import HEADER, load_src
 

@@ -29,3 +29,19 @@ def test_bfloat16_scalars():
     mod = load_src("bfloat16_t Sum(bfloat16_t a, bfloat16_t b) { return a + b; }", name="bf16")
     a, b = ml_dtypes.bfloat16(1.0), ml_dtypes.bfloat16(0.00390625)
     assert mod.Sum(a, b) == a + b
+
+
+def test_scalar_launch_arguments_take_their_cpp_types():
+    from ascend_sim import launch
+    mod = load_src("""
+__global__ __vector__ void run(__gm__ float* o, float s, int8_t n)
+{
+    GlobalTensor<float> out;
+    out.SetGlobalBuffer(o, 2);
+    out.SetValue(0, s / 3.0f);          // a Python float argument is float32 in the kernel
+    out.SetValue(1, (float)n);          // an int8_t argument wraps
+}""", name="scalarargs")
+    res = np.zeros(2, np.float32)
+    launch(mod.run, 1, res, 0.1, 200)
+    assert res[0] == np.float32(0.1) / np.float32(3.0)
+    assert res[1] == -56.0

@@ -1,5 +1,6 @@
-"""Whole kernels in C++: the add_custom twin gives the Python kernel's cycles and instruction sequence, LeakyRelu
-with static tensors and flags is exact, and the tiling argument is accepted in each of its forms."""
+"""Whole kernels in C++: add_tque.cpp, the C++ twin of ascend_sim/kernels/add_custom.py, gives the Python kernel's
+cycles and instruction sequence; LeakyRelu with static tensors and flags is exact; the tiling argument is accepted
+in each of its forms."""
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ KERNELS = Path(__file__).parent / "kernels"
 
 @pytest.fixture(scope="module")
 def add_mod():
-    return load(KERNELS / "add_custom.cpp")
+    return load(KERNELS / "add_tque.cpp")
 
 
 def test_add_custom_twin_matches_the_python_kernel(add_mod):
@@ -22,7 +23,8 @@ def test_add_custom_twin_matches_the_python_kernel(add_mod):
     rng = np.random.default_rng(1)
     x, y = rng.uniform(-1, 1, (2, n)).astype(np.float16)
     z_cpp, z_py = np.zeros_like(x), np.zeros_like(x)
-    r_cpp = launch(add_mod.add_custom, 8, x, y, z_cpp, add_mod.structs.AddCustomTilingData(totalLength=n, tileNum=8))
+    tiling = add_mod.structs.AddTqueTilingData(totalLength=n, tileNum=8)
+    r_cpp = launch(add_mod.add_tque, 8, x, y, z_cpp, None, tiling)
     r_py = launch(add_custom, 8, x, y, z_py, AddCustomTilingData(totalLength=n, tileNum=8))
     np.testing.assert_array_equal(z_cpp, x + y)
     assert r_cpp.cycles == r_py.cycles
@@ -30,7 +32,7 @@ def test_add_custom_twin_matches_the_python_kernel(add_mod):
         [(r.op, r.pipe, r.start, r.end) for r in r_py.trace.records]
     # the records name the C++ lines
     copy = next(r for r in r_cpp.trace.records if r.op == "DataCopy")
-    assert copy.line.startswith("add_custom.cpp:") and "DataCopy(xLocal" in copy.source
+    assert copy.line.startswith("add_tque.cpp:") and "DataCopy(" in copy.source
 
 
 @pytest.mark.parametrize("form", ["struct", "dict", "bytes"])
@@ -39,16 +41,16 @@ def test_tiling_argument_forms(add_mod, form):
     x = np.arange(n, dtype=np.float16) / 64
     y = np.ones(n, np.float16)
     z = np.zeros_like(x)
-    t = add_mod.structs.AddCustomTilingData(totalLength=n, tileNum=2)
+    t = add_mod.structs.AddTqueTilingData(totalLength=n, tileNum=2)
     arg = {"struct": t, "dict": {"totalLength": n, "tileNum": 2}, "bytes": t.to_bytes()}[form]
-    launch(add_mod.add_custom, 4, x, y, z, arg)
+    launch(add_mod.add_tque, 4, x, y, z, None, arg)
     np.testing.assert_array_equal(z, x + y)
 
 
 def test_tiling_of_the_wrong_type_is_named(add_mod):
     x = np.zeros(2048, np.float16)
-    with pytest.raises(ArgumentError, match="AddCustomTilingData"):
-        launch(add_mod.add_custom, 1, x, x.copy(), x.copy(), "tiling")
+    with pytest.raises(ArgumentError, match="AddTqueTilingData"):
+        launch(add_mod.add_tque, 1, x, x.copy(), x.copy(), None, "tiling")
 
 
 def test_leaky_relu_static_tensors_and_flags():
