@@ -1,7 +1,8 @@
-"""Differential test of the integer semantics: random C++ integer expressions (every width, both signednesses,
+"""Differential tests of the scalar semantics against g++. Random C++ integer expressions (every width, both signednesses,
 promotions, usual arithmetic conversions, casts, wrap-around, truncating division, shifts) evaluated by g++ and by
 the front end's generated Python must agree bit for bit. Signed overflow (undefined in C++) is never generated:
-+ - * appear only where the C++ type of the operation is unsigned, divisors are positive."""
++ - * appear only where the C++ type of the operation is unsigned, divisors are positive. Random float
+expressions (float32 arithmetic, int conversions) must give the same bits."""
 import random
 import shutil
 import subprocess
@@ -103,3 +104,41 @@ def test_random_integer_expressions_agree_with_gxx(tmp_path, seed):
             args.append(v - (1 << t[0]) if t[1] and v >> (t[0] - 1) else v)
         got = getattr(mod, f"f{i}")(*args)
         assert got == expected[i], f"f{i}: {text} with {values}: g++ {expected[i]}, front end {got}"
+
+
+def float_expr(rng, depth):
+    """A random C++ float expression over fa, fb, fc (float) and ia (int32_t)."""
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice(["fa", "fb", "fc", "(float)ia", "0.1f", "3.0f", "1e-3f"])
+    if rng.random() < 0.15:
+        return f"(float)(int32_t)({float_expr(rng, depth - 1)})"          # truncation toward zero
+    op = rng.choice(["+", "-", "*", "/"])
+    right = float_expr(rng, depth - 1)
+    if op == "/":
+        right = f"({right} * {right} + 1.0f)"                           # never zero
+    return f"({float_expr(rng, depth - 1)} {op} {right})"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_random_float_expressions_agree_with_gxx(tmp_path):
+    import struct
+    rng = random.Random(11)
+    texts = [float_expr(rng, 4) for _ in range(120)]
+    body = "\n".join(f"float g{i}(float fa, float fb, float fc, int32_t ia) {{ return {t}; }}"
+                     for i, t in enumerate(texts))
+    inputs = (1.7, -0.3, 123.456, -7)
+    calls = "\n".join(f'    {{ float r = g{i}(1.7f, -0.3f, 123.456f, -7); unsigned u; memcpy(&u, &r, 4); '
+                      f'printf("%u\\n", u); }}' for i in range(len(texts)))
+    cpp = tmp_path / "floats.cpp"
+    cpp.write_text("#include <cstdint>\n#include <cstdio>\n#include <cstring>\n" + body +
+                   "\nint main() {\n" + calls + "\n    return 0;\n}\n")
+    subprocess.run(["g++", "-std=c++17", "-O0", "-o", str(tmp_path / "floats"), str(cpp)], check=True)
+    expected = [int(x) for x in subprocess.run([str(tmp_path / "floats")], check=True, capture_output=True,
+                                               text=True).stdout.split()]
+    import numpy as np
+    mod = load_src(body, name="floats")
+    fa, fb, fc = (np.float32(v) for v in inputs[:3])
+    for i, text in enumerate(texts):
+        got = np.float32(getattr(mod, f"g{i}")(fa, fb, fc, inputs[3]))
+        bits = struct.unpack("<I", got.tobytes())[0]
+        assert bits == expected[i], f"g{i}: {text}: g++ {expected[i]:#x}, front end {bits:#x} ({got})"
