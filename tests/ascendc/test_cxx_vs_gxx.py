@@ -142,3 +142,58 @@ def test_random_float_expressions_agree_with_gxx(tmp_path):
         got = np.float32(getattr(mod, f"g{i}")(fa, fb, fc, inputs[3]))
         bits = struct.unpack("<I", got.tobytes())[0]
         assert bits == expected[i], f"g{i}: {text}: g++ {expected[i]:#x}, front end {bits:#x} ({got})"
+
+
+CONTROL = r"""
+int32_t c0(int32_t n) { int32_t s = 0; for (int32_t i = 0; i < n; i++) { if (i % 3 == 0) continue; s += i; } return s; }
+int32_t c1(int32_t n) { int32_t k = 0; for (uint32_t i = n; i > 0; i -= 3) { k++; if (k > 50) break; } return k; }
+int32_t c2(int32_t n) { int32_t w = 1; while (w < n * 10) { w = w * 3 + 1; } return w; }
+int32_t c3(int32_t n) { int32_t d = 0; do { d += 5; } while (d < n); return d; }
+int32_t c4(int32_t n) {
+    int32_t j = 0, odd = 0;
+    for (j = 0; j < n; ++j) { if (j % 2 == 0) { continue; } else { odd++; } }
+    return odd * 100 + j;
+}
+int32_t c5(int32_t n) {
+    int32_t sw = 0;
+    for (int32_t c = 0; c < n; c++) {
+        switch (c % 5) {
+            case 0:
+            case 1: sw += 1; break;
+            case 3: sw += 10; break;
+            default: sw += 100;
+        }
+    }
+    return sw;
+}
+int32_t c6(int32_t n) {
+    int32_t t = 0;
+    for (int32_t a = 0; a < n; a++) {
+        for (int32_t b = a; b < n; b += 2) {
+            if (b > 2 * a + 3) break;
+            t += (a ^ b) - (b > a ? 1 : 0);
+        }
+    }
+    return t;
+}
+int32_t c7(int32_t n) { uint8_t u = 250; for (int32_t i = 0; i < n; i++) { u += 3; } return u; }
+int32_t c8(int32_t n) { int32_t r = n; r *= -3; r /= 2; r %= 7; r <<= 2; r >>= 1; r |= 1; r ^= 6; r &= 0x7f; return r; }
+int32_t c9(int32_t n) { int32_t s = 0; for (int32_t i = n; i >= 0; i--) { s = (s * 2 + (i & 1)) % 1009; } return s; }
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_control_flow_agrees_with_gxx(tmp_path):
+    names = [f"c{i}" for i in range(10)]
+    inputs = list(range(0, 21)) + [37, 100]
+    calls = "\n".join(f'    printf("%d\\n", {f}({n}));' for f in names for n in inputs)
+    cpp = tmp_path / "control.cpp"
+    cpp.write_text("#include <cstdint>\n#include <cstdio>\n" + CONTROL + "\nint main() {\n" + calls + "\n}\n")
+    subprocess.run(["g++", "-std=c++17", "-O0", "-o", str(tmp_path / "control"), str(cpp)], check=True)
+    expected = iter(int(x) for x in subprocess.run([str(tmp_path / "control")], check=True, capture_output=True,
+                                                   text=True).stdout.split())
+    mod = load_src(CONTROL, name="control_gxx")
+    for f in names:
+        for n in inputs:
+            want = next(expected)
+            assert getattr(mod, f)(n) == want, f"{f}({n}): g++ {want}, front end {getattr(mod, f)(n)}"
