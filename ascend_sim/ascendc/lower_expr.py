@@ -306,8 +306,8 @@ class ExprLowering:
             if db == 1 or sb == 1:
                 return node
             if not ds:                                      # to unsigned: modular, wrap when observed
-                if not ss and sb <= db:
-                    return node
+                if not ss and sb <= db:                     # widening: a pending narrower wrap happens first
+                    return exact(node) if 0 < getattr(node, "_wrap", 0) < db else node
                 return mark(node, db) if not getattr(node, "_wrap", 0) or node._wrap >= db else mark(exact(node), db)
             if ss and sb <= db:
                 return node

@@ -101,3 +101,19 @@ def test_a_file_with_errors_reports_them_with_its_name(tmp_path):
     path.write_text(HEADER + "void f() { int x = y; }\n")
     with pytest.raises(CompileError, match=r"^broken.cpp:3:20: error: use of undeclared identifier 'y'"):
         load(path)
+
+
+@pytest.mark.parametrize("decl, message", [
+    ("union U { int32_t i; float f; };", "unsupported: unions"),
+    ("struct Outer { struct Inner { int32_t v; }; Inner i; };", "unsupported: a type nested in a class"),
+    ("class Two { public: Two() {} Two(int32_t v) {} };", "unsupported: more than one constructor"),
+    ("class P { public: template <typename T> T Id(T v) { return v; } };\nint32_t f() { P p; return p.Id(3); }",
+     "unsupported: a call of the member function template Id with deduced template arguments"),
+    ("int32_t f(int32_t i) { int32_t a[4] = {0}; return a[i++]; }", "unsupported: ++ inside an expression"),
+    ("int32_t f(int32_t a, int32_t b) { return a = b; }", "unsupported: an assignment inside an expression"),
+])
+def test_more_unsupported_constructs(decl, message):
+    with pytest.raises(CompileError) as e:
+        load_src(decl, name="more")
+    assert message in str(e.value)
+    assert str(e.value).startswith("<ascendc:more>:")

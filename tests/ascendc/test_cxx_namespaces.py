@@ -20,3 +20,15 @@ def test_namespaces_and_using():
     out.SetValue(3, AscendC::GetBlockNum());
 """, 4, prelude=PRELUDE, name="namespaces")
     assert out.tolist() == [64, 64, 64, 1]
+
+
+def test_overloads_resolve_by_clang():
+    from cxx_util import load_src
+    mod = load_src("""
+int32_t Scale(int32_t v) { return v * 2; }
+float Scale(float v) { return v * 0.5f; }
+int32_t Scale(int32_t v, int32_t k) { return v * k; }
+struct S { int32_t Get() const { return 1; } int32_t Get(int32_t k) const { return k; } };
+int32_t f() { S s; return Scale(3) + (int32_t)Scale(4.0f) + Scale(2, 5) + s.Get() + s.Get(7); }
+""", name="overloads")
+    assert mod.f() == 6 + 2 + 10 + 1 + 7
