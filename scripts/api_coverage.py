@@ -1,4 +1,5 @@
-"""Rewrite the coverage table of docs/api_mapping.md from docs/api_catalogue.tsv and docs/api_status.tsv.
+"""Rewrite the coverage table of docs/api_mapping.md from docs/api_catalogue.tsv and docs/api_status.tsv, and its
+C++ column and name table from our declaration headers (ascend_sim/ascendc/include, read with libclang).
 
     python scripts/api_coverage.py            # rewrite the table between the coverage markers
     python scripts/api_coverage.py --check    # exit 1 if the committed table is stale (tests run this)
@@ -25,6 +26,9 @@ CATALOGUE = ROOT / "docs" / "api_catalogue.tsv"
 STATUS = ROOT / "docs" / "api_status.tsv"
 MAPPING = ROOT / "docs" / "api_mapping.md"
 BEGIN, END = "<!-- coverage:begin (scripts/api_coverage.py) -->", "<!-- coverage:end -->"
+CXX_BEGIN, CXX_END = "<!-- cxx:begin (scripts/api_coverage.py) -->", "<!-- cxx:end -->"
+CXX_SECTION = "## Every exported name in C++"
+CXX_BEFORE = "## What is modelled differently"
 _ASCII = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -77,7 +81,43 @@ def statuses() -> list[tuple[dict, str, str]]:
     return out
 
 
-def table() -> str:
+def _declarations():
+    """Our C++ headers read with libclang (ascend_sim/ascendc/header.py)."""
+    sys.path.insert(0, str(ROOT))
+    from ascend_sim.ascendc.header import Declarations
+
+    return Declarations()
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+def cxx_table(decl=None) -> str:
+    """Every name of ``ascend_sim.__all__`` with its C++ spelling in our headers (or why it has none)."""
+    sys.path.insert(0, str(ROOT))
+    import ascend_sim
+    from ascend_sim.ascendc.header import PYTHON_ONLY
+
+    decl = decl or _declarations()
+    lines = [CXX_BEGIN, "",
+             "Generated from `ascend_sim/ascendc/include/` (read with libclang) for every name `ascend_sim` exports; "
+             "tests/ascendc/test_header_api.py fails when the two drift. Template parameters are shown by name: "
+             "`SetFlag<event>(eventID)` is written `SetFlag<HardEvent::MTE2_V>(EVENT_ID0)` in a kernel and "
+             "`SetFlag(HardEvent.MTE2_V, 0)` in Python. `ascend_sim/ascendc/bindings.py` lists the calls whose template "
+             "arguments become leading arguments (`PREPEND_TEMPLATE_ARGS`) or keywords (`TEMPLATE_ARGS`: "
+             "`Add<float, false>(...)` is `Add(..., isSetMask=False)`); other template arguments are deduced from "
+             "the tensors.", "",
+             "| Python (`ascend_sim`) | C++ (`kernel_operator.h`, `tiling/tiling_api.h`) |", "| --- | --- |"]
+    for name in sorted(ascend_sim.__all__, key=str.lower):
+        cxx = _code(decl.spelling(name)) if name not in PYTHON_ONLY else f"none: {PYTHON_ONLY[name]}"
+        lines.append(f"| `{name}` | {cxx} |")
+    lines += ["", CXX_END]
+    return "\n".join(lines)
+
+
+def table(decl=None) -> str:
+    decl = decl or _declarations()
     rows = statuses()
     counts = Counter(s for _, s, _ in rows)
     a2 = [r for r in rows if r[1] != "not on A2"]
@@ -86,20 +126,32 @@ def table() -> str:
              "On A2: " + ", ".join(f"{counts[s]} {s}" for s in ("present", "partial", "unreviewed variant", "absent")
                                    if counts[s]) + ".", ""]
     for kind, title in (("basic", "Basic API (基础API)"), ("high", "High-level API (高阶API)")):
-        lines += [f"### {title}", "", "| section | API | status | note |", "| --- | --- | --- | --- |"]
+        lines += [f"### {title}", "", "| section | API | status | C++ (our header) | note |",
+                  "| --- | --- | --- | --- | --- |"]
         for row, status, note in a2:
             if row["kind"] == kind:
-                lines.append(f"| {row['section']} | {row['api']} | {status} | {note} |")
+                cxx = _code(decl.spelling(call_name(row["api"])[0], 1)) if status != "absent" else ""
+                lines.append(f"| {row['section']} | {row['api']} | {status} | {cxx} | {note} |")
         lines.append("")
     lines.append(END)
     return "\n".join(lines)
 
 
+def _replace(text: str, begin: str, end: str, new: str) -> str:
+    head, rest = text.split(begin, 1)
+    return head + new + rest.split(end, 1)[1]
+
+
 def render(text: str) -> str:
-    new = table()
+    decl = _declarations()
+    new, names = table(decl), cxx_table(decl)
+    if CXX_BEGIN in text:
+        text = _replace(text, CXX_BEGIN, CXX_END, names)
+    elif CXX_BEFORE in text:
+        head, rest = text.split(CXX_BEFORE, 1)
+        text = head + f"{CXX_SECTION}\n\n{names}\n\n{CXX_BEFORE}" + rest
     if BEGIN in text:
-        head, rest = text.split(BEGIN, 1)
-        return head + new + rest.split(END, 1)[1]
+        return _replace(text, BEGIN, END, new)
     return text.rstrip("\n") + "\n\n## Coverage of the Ascend C API\n\n" + new + "\n"
 
 
@@ -115,7 +167,7 @@ def main() -> int:
             return 1
         return 0
     MAPPING.write_text(new, encoding="utf-8")
-    print(table().splitlines()[2])
+    print(new.split(BEGIN, 1)[1].split("\n")[2])
     return 0
 
 

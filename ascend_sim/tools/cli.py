@@ -260,6 +260,9 @@ command("export-notebook", help=EXPORT_HELP, args=[arg(*flags, **kw) for flags, 
 from ascend_sim.tools.eng_commands import ENG_COMMANDS  # noqa: E402  (dump, compare, overflow, optest, atc)
 for _name, _help, _args, _fn in ENG_COMMANDS:
     command(_name, help=_help, args=[arg(*flags, **kw) for flags, kw in _args])(_fn)
+from ascend_sim.tools.asc_commands import ASC_COMMANDS  # noqa: E402  (run, export: the front end loads inside)
+for _name, _help, _args, _fn in ASC_COMMANDS:
+    command(_name, help=_help, args=[arg(*flags, **kw) for flags, kw in _args])(_fn)
 
 
 if __name__ == "__main__":  # pragma: no cover

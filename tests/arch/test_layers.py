@@ -21,7 +21,7 @@ RANK = {
     "analysis": 3,      # clients of a trace: profile, Chrome export, verify, diagnose
     "api": 4,           # the Ascend C surface
     "": 5,              # the ascend_sim facade (__init__, __main__)
-    "kernels": 6, "models": 6,
+    "kernels": 6, "models": 6, "ascendc": 6,
     "viz": 7,
     "cluster": 8, "migrate": 8, "tools": 8, "course": 8, "projects": 8,
 }

@@ -1,0 +1,60 @@
+"""``%%ascendc``: a notebook cell of Ascend C, loaded and bound into the notebook's namespace.
+
+    %load_ext ascend_sim.ascendc.magic
+    %%ascendc add                       # optional name; -D NAME=VALUE and -I DIR as for a compiler
+    #include "kernel_operator.h"
+    extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, ...) { ... }
+
+After the cell, ``add_custom`` (the launchable kernel), the structs (``AddCustomTilingData``) and the other functions
+are names of the notebook, and ``add`` (the cell's name, default ``ascendc_module``) is the AscendCModule with
+``.python_source``. A compile error shows as the compiler's lines, not a traceback.
+"""
+from __future__ import annotations
+
+import shlex
+
+from ascend_sim.ascendc import load
+
+DEFAULT_NAME = "ascendc_module"
+
+
+def parse_line(line: str) -> tuple[str, dict, list]:
+    """(module name, defines, include dirs) from the magic's line: ``name -D X=1 -DY -I dir``."""
+    name, defines, includes = DEFAULT_NAME, {}, []
+    words = shlex.split(line or "")
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("-D", "-I") and i + 1 < len(words):
+            w, i = w + words[i + 1], i + 1
+        if w.startswith("-D"):
+            key, _, value = w[2:].partition("=")
+            defines[key] = value if value else None
+        elif w.startswith("-I"):
+            includes.append(w[2:])
+        else:
+            name = w
+        i += 1
+    return name, defines, includes
+
+
+def run_cell(line: str, cell: str, namespace: dict):
+    """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``."""
+    name, defines, includes = parse_line(line)
+    mod = load(cell, name=name, defines=defines, include_dirs=includes)
+    namespace.update(mod.functions)
+    namespace.update(vars(mod.structs))
+    namespace.update(mod.kernels)
+    namespace[name] = mod
+    return None
+
+
+def ascendc(line: str, cell: str):
+    """The ``%%ascendc`` cell magic."""
+    from IPython import get_ipython
+    return run_cell(line, cell, get_ipython().user_ns)
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext ascend_sim.ascendc.magic`` registers ``%%ascendc``."""
+    ipython.register_magic_function(ascendc, magic_kind="cell", magic_name="ascendc")

@@ -1,0 +1,47 @@
+"""Structs: brace initialisation (with default member initialisers), the header's DataCopyParams brace-initialised
+into the Python dataclass by field name, and the C layout libclang computes."""
+import numpy as np
+
+from ascend_sim import DataCopyParams
+from cxx_util import load_src, run_scalars
+
+PRELUDE = """
+struct Shape { uint32_t rows; uint32_t cols = 8; uint16_t pad[2]; };
+uint32_t Area(Shape s) { return s.rows * s.cols; }
+DataCopyParams Params() { return DataCopyParams{2, 3, 4, 5}; }
+"""
+
+
+def test_brace_init_and_defaults():
+    out = run_scalars("""
+    Shape a{3};
+    Shape b{3, 4};
+    Shape c = {5, 6, {1, 2}};
+    out.SetValue(0, Area(a));
+    out.SetValue(1, Area(b));
+    out.SetValue(2, c.pad[1]);
+""", 3, prelude=PRELUDE, name="structs")
+    assert out.tolist() == [24, 12, 2]
+
+
+def test_header_struct_brace_init_is_the_python_dataclass():
+    mod = load_src(PRELUDE, name="structs2")
+    p = mod.Params()
+    assert isinstance(p, DataCopyParams)
+    assert (p.blockCount, p.blockLen, p.srcStride, p.dstStride) == (2, 3, 4, 5)
+
+
+def test_struct_layout_is_the_c_layout():
+    mod = load_src(PRELUDE + "struct Mixed { uint8_t a; uint32_t b; float c; uint16_t d; };", name="layout")
+    Mixed = mod.structs.Mixed
+    assert Mixed._size == 16
+    assert [off for _, off, _, _ in Mixed._layout] == [0, 4, 8, 12]
+    raw = Mixed(1, 2, 3.5, 4).to_bytes()
+    ref = np.zeros(16, np.uint8)
+    ref[0] = 1
+    ref[4:8] = np.array([2], np.uint32).view(np.uint8)
+    ref[8:12] = np.array([3.5], np.float32).view(np.uint8)
+    ref[12:14] = np.array([4], np.uint16).view(np.uint8)
+    np.testing.assert_array_equal(raw, ref)
+    back = Mixed.from_bytes(raw)
+    assert (back.a, back.b, float(back.c), back.d) == (1, 2, 3.5, 4)
