@@ -90,7 +90,7 @@ class CallLowering:
             targs = self.type_template_args(t, decl, c)
             if cname == "LocalTensor" and args:       # LocalTensor<T>(pos, addr, tileSize): a static tensor
                 return call(ast.Subscript(self.api(cname), targs[0], ast.Load()), args)
-            targs = targs[:_positional_arity(cname) - len(args)] if _positional_arity(cname) is not None else targs
+            targs = targs[:max(0, _positional_arity(cname) - len(args))] if _positional_arity(cname) is not None else targs
             if brace:                                # a parameter struct: keyword arguments by field
                 pattern = specialized_template(decl) if decl.get_num_template_arguments() > 0 else None
                 fields = [f.spelling for f in children(pattern or decl) if f.kind.name == "FIELD_DECL"]
@@ -116,7 +116,7 @@ class CallLowering:
                 raise unsupported(d, f"AscendC::{tmpl.spelling} is declared in kernel_operator.h but the simulator "
                                      "does not implement it yet")
             arity = _positional_arity(tmpl.spelling)
-            targs = targs[:arity - len(args)] if arity is not None else targs
+            targs = targs[:max(0, arity - len(args))] if arity is not None else targs
             return call(self.api(tmpl.spelling), targs + args)
         return call(call(name(self.declare_global(tmpl)), targs), args)
 
@@ -466,7 +466,13 @@ def _positional_arity(class_name: str):
     A C++ template argument the Python API does not model (TQue's ``auto mask = 0``, given by default) is left out.
     """
     if class_name not in _ARITY:
+        import dataclasses
         import inspect
+        if dataclasses.is_dataclass(getattr(ascend_sim, class_name, None)):
+            # a parameter struct template (DataCopyPadExtParams<T>): T only types its fields; the Python
+            # dataclass takes field values, so no template argument becomes a positional one
+            _ARITY[class_name] = 0
+            return 0
         try:
             params = list(inspect.signature(getattr(ascend_sim, class_name)).parameters.values())
             if any(p.kind == p.VAR_POSITIONAL for p in params):

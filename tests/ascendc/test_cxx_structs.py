@@ -45,3 +45,18 @@ def test_struct_layout_is_the_c_layout():
     np.testing.assert_array_equal(raw, ref)
     back = Mixed.from_bytes(raw)
     assert (back.a, back.b, float(back.c), back.d) == (1, 2, 3.5, 4)
+
+
+def test_a_header_struct_template_default_constructs_without_its_type_argument():
+    # DataCopyPadExtParams<T> p;  T only types the padding value: the dataclass gets its C++ defaults, and T is
+    # never passed as the first field (isPad), which the sanitizer refuses as a non-bool
+    from ascend_sim import DataCopyPadExtParams
+    mod = load_src("""
+template <typename T> DataCopyPadExtParams<T> Pad() { DataCopyPadExtParams<T> p; return p; }
+DataCopyPadExtParams<half> PadHalf() { return Pad<half>(); }
+DataCopyPadExtParams<float> PadBrace() { return DataCopyPadExtParams<float>{true, 1, 2, 0}; }
+""", name="padparams")
+    p = mod.PadHalf()
+    assert isinstance(p, DataCopyPadExtParams) and p.isPad is False and (p.leftPadding, p.rightPadding) == (0, 0)
+    q = mod.PadBrace()
+    assert q.isPad is True and (q.leftPadding, q.rightPadding) == (1, 2)
