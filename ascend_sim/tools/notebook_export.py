@@ -13,6 +13,7 @@ network blocked; ``jupyter nbconvert --to webpdf`` would want a browser that Pla
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -47,6 +48,25 @@ def drop_widget_state(nb) -> int:  # noqa: ANN001 - nbformat.NotebookNode
     """Remove saved widget state, so every renderer falls back to the PNG; returns how many models it held."""
     state = nb.metadata.pop("widgets", None) or {}
     return len(state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}))
+
+
+_METER = re.compile(r"\d+%\|.*\| *[\d.]+[kMG]?/[\d.?]+[kMG]? *\[")     # tqdm's meter: " 40%|####  | 2/5 [00:01<..."
+
+
+def progress_bars_as_text(nb) -> int:  # noqa: ANN001 - nbformat.NotebookNode
+    """Turn tqdm progress-bar widgets into their final text line (a static page has no bar to draw).
+
+    A tqdm bar in a notebook is a widget whose ``text/plain`` is the meter; its view is dropped and the text stays.
+    Returns how many were turned.
+    """
+    n = 0
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if WIDGET_VIEW in data and "image/png" not in data and _METER.search(data.get("text/plain", "")):
+                del data[WIDGET_VIEW]
+                n += 1
+    return n
 
 
 def widget_cells(nb) -> list[str]:  # noqa: ANN001
@@ -100,6 +120,7 @@ def export(path: Path, formats: Iterable[str] = ("html",), out_dir: Path = Path(
     path = Path(path)
     nb = execute(path) if run else nbformat.read(path, as_version=4)
     drop_widget_state(nb)
+    progress_bars_as_text(nb)
     missing = [c.rstrip("!") for c in widget_cells(nb) if c.endswith("!")]
     if missing:
         raise ValueError(f"{path}: widget outputs without their PNG in cells {missing}: the export would show "

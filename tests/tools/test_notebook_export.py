@@ -48,3 +48,17 @@ def test_command_line_writes_one_line_per_file(tmp_path, capsys) -> None:
     assert main(["export-notebook", str(path), "--to", "html", "notebook", "--out", str(tmp_path / "o"), "--no-execute"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.rsplit("(", 1)[1] for line in lines] == ["notebook)", "html)"]
+
+
+def test_a_progress_bar_exports_as_its_final_text_line(tmp_path) -> None:
+    nb = nbformat.v4.new_notebook()
+    meter = "conv2 with the taps re-read per chunk: 100%|##########| 1/1 [00:10<00:00, 10.02s/it]"
+    bar = {WIDGET_VIEW: {"model_id": "p1", "version_major": 2, "version_minor": 0}, "text/plain": meter}
+    cell = nbformat.v4.new_code_cell("with tqdm(total=1) as bar: ...", id="bar")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bar)]
+    nb.cells = [cell]
+    path = tmp_path / "bar.ipynb"
+    nbformat.write(nb, path)
+    out = export(path, ("html",), tmp_path / "out", run=False)
+    html = out["html"].read_text(encoding="utf-8")
+    assert WIDGET_VIEW not in html and "1/1 [00:10&lt;00:00" in html
