@@ -88,6 +88,8 @@ class CallLowering:
                 raise unsupported(c, f"{self.qualified(decl)} is declared in our headers but the simulator does not "
                                      "implement it yet")
             targs = self.type_template_args(t, decl, c)
+            if _has_fields(specialized_template(decl) if decl.get_num_template_arguments() > 0 else decl):
+                targs = []                       # DataCopyPadExtParams<T>: T only types a field (not a value)
             if cname == "LocalTensor" and args:       # LocalTensor<T>(pos, addr, tileSize): a static tensor
                 return call(ast.Subscript(self.api(cname), targs[0], ast.Load()), args)
             targs = targs[:max(0, _positional_arity(cname) - len(args))] if _positional_arity(cname) is not None else targs
@@ -117,6 +119,8 @@ class CallLowering:
                                      "does not implement it yet")
             arity = _positional_arity(tmpl.spelling)
             targs = targs[:max(0, arity - len(args))] if arity is not None else targs
+            if _has_fields(tmpl):
+                targs = []                       # DataCopyPadExtParams<T> p; in a template: T types a field only
             return call(self.api(tmpl.spelling), targs + args)
         return call(call(name(self.declare_global(tmpl)), targs), args)
 
@@ -460,19 +464,23 @@ def _first_overload(c):
 _ARITY: dict = {}
 
 
+def _has_fields(decl) -> bool:
+    """Whether a header class (template) is a parameter struct: it has data members.
+
+    Its template parameters then only type those members (``DataCopyPadExtParams<T>``), so they are not
+    constructor arguments of the Python dataclass; a template of static members only (``MatmulType<...>``) is
+    built from its template arguments.
+    """
+    return decl is not None and any(ch.kind.name == "FIELD_DECL" for ch in decl.get_children())
+
+
 def _positional_arity(class_name: str):
     """How many positional arguments the Python class of a header class template takes (None: any number).
 
     A C++ template argument the Python API does not model (TQue's ``auto mask = 0``, given by default) is left out.
     """
     if class_name not in _ARITY:
-        import dataclasses
         import inspect
-        if dataclasses.is_dataclass(getattr(ascend_sim, class_name, None)):
-            # a parameter struct template (DataCopyPadExtParams<T>): T only types its fields; the Python
-            # dataclass takes field values, so no template argument becomes a positional one
-            _ARITY[class_name] = 0
-            return 0
         try:
             params = list(inspect.signature(getattr(ascend_sim, class_name)).parameters.values())
             if any(p.kind == p.VAR_POSITIONAL for p in params):
