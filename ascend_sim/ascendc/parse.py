@@ -7,6 +7,8 @@ expression), it becomes ``(__ascendc_launch(blocks, l2ctrl, stream), k)(args)``,
 """
 from __future__ import annotations
 
+import atexit
+
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +42,14 @@ def _index():
     global _INDEX
     if _INDEX is None:
         _INDEX = cindex().Index.create()
+        atexit.register(_release_index)
     return _INDEX
+
+
+def _release_index() -> None:
+    """Free the index while clang.cindex is still loaded (at interpreter exit its __del__ found it gone)."""
+    global _INDEX
+    _INDEX = None
 
 
 @dataclass
