@@ -49,7 +49,8 @@ from ascend_sim.api.ops.conversion import SetDeqScale
 from ascend_sim.api.pipe import GetTPipePtr, QuePosition, TBuf, TPipe, TPosition, TQue, TQueBind
 from ascend_sim.api.static import Hardware, LocalMemAllocator
 from ascend_sim.api.block import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx,
-                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GetTaskRatio, SyncAll)
+                                  GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GetSystemCycle, GetTaskRatio,
+                                  SyncAll)
 from ascend_sim.api.launch import Kernel, kernel, launch
 from ascend_sim.api.sync import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
                                  HardEvent, PipeBarrier, SetFlag, WaitFlag, pipe_t)

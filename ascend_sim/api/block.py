@@ -8,6 +8,7 @@ from __future__ import annotations
 from ascend_sim.api.checks import integer
 from ascend_sim.api.sync import PIPE_ALL, PIPE_S, pipe_index
 from ascend_sim.engine.context import current_core
+from ascend_sim.engine.core import S
 from ascend_sim.engine.errors import ArgumentError, caller_site, kernel_point, resolve_site
 
 
@@ -103,3 +104,22 @@ def _separated(op: str, core, site) -> None:
 def _flag_id(op: str, flag, site) -> int:
     return integer(op, "flagId", flag, site, 0, MAX_CROSS_FLAG,
                    fix=f"cross-core flag ids are 0..{MAX_CROSS_FLAG} on Atlas A2; keep one id per hand-off")
+
+
+def GetSystemCycle() -> int:
+    """The system counter's current value, read by the scalar unit (GetSystemCycle(ISASI).md).
+
+    The counter runs at ``chip.system_counter_hz`` (50 MHz on Atlas A2: time in us = cycles / 50), so the difference
+    of two reads around a piece of code is its time at the scalar unit: the instructions it issued may still be
+    running on their pipes unless a barrier or flag waited for them, as on the device.
+    """
+    site = kernel_point()
+    core = current_core()
+    hz = core.chip.system_counter_hz
+    if hz is None:
+        raise ArgumentError(f"GetSystemCycle is not supported on {core.chip.name}: the API page lists Atlas A2/A3 "
+                            "training and inference products only", site=site,
+                            fix="time the kernel with the launch's result (result.cycles, result.profile()) instead")
+    core.issue(S, "GetSystemCycle", core.chip.scalar_issue_cycles, klass="scalar", site=site)
+    return int(core.scalar_time * hz / core.chip.clock_hz)
+

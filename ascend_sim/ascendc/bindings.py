@@ -47,6 +47,7 @@ TEMPLATE_ARGS = {
 CXX_FUNCTIONS = {
     "ascendc_assert": "ascendc_assert",
     "InitSocState": "InitSocState",
+    "DivCeil": "DivCeil",
     "printf": "printf",
 }
 

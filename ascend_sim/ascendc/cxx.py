@@ -299,6 +299,11 @@ def ascendc_assert(cond, msg: str = "") -> None:
                           fix="the kernel's own check: the launch arguments or the tiling break what it expects")
 
 
+def DivCeil(a: int, b: int) -> int:
+    """``AscendC::DivCeil(a, b)`` (工具函数): ``(a + b - 1) / b`` with C++'s truncating division."""
+    return sdiv(a + b - 1, b)
+
+
 def InitSocState() -> None:
     """``AscendC::InitSocState()``: resets the core's control registers; the simulator starts every block clean."""
 

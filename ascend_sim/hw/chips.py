@@ -72,6 +72,9 @@ class ChipProfile:
     # --- SetFlag/WaitFlag event ids per HardEvent [OFF, DK SetFlag-WaitFlag(ISASI).md: "Atlas A2 ... 数据范围为：0-7",
     # Atlas 训练系列 0-3; ids 0-5 recommended, 6 reserved, 7 used by TPipe's automatic sync] ---
     event_ids: int = 8
+    # --- the system counter GetSystemCycle reads [OFF, DK GetSystemCycle(ISASI).md: Atlas A2/A3 "按照50MHz的频率",
+    # time = cycles / 50 us; not supported on Atlas 200I/500 A2 (310B) nor Atlas training products]; None: absent ---
+    system_counter_hz: float | None = None
     # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
     scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
@@ -137,6 +140,7 @@ def Ascend910B() -> ChipProfile:
     """Atlas A2 / 910B2-like, separated architecture (arch 2201). The default."""
     return ChipProfile(
         name="Ascend910B",
+        system_counter_hz=50e6,       # [OFF] GetSystemCycle(ISASI).md (Atlas A2)
         npu_arch=2201,
         separated=True,
         aic_count=24,                 # [OFF] torchair limit_core_num.md; 910B2 ini ai_core_cnt=24

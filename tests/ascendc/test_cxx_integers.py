@@ -62,3 +62,12 @@ def test_integer_semantics_inside_a_kernel():
     out.SetValue(2, (int64_t)(uint8_t)300);
 """, 3)
     assert out.tolist() == [(4_000_000_000 * 2) % 2**32, -3, 300 % 256]
+
+
+def test_divceil_rounds_up_as_the_api_defines_it():
+    mod = load_src("""
+uint32_t tiles(uint32_t n, uint32_t tile) { return AscendC::DivCeil(n, tile); }
+int32_t tiles_signed(int32_t n, int32_t tile) { return AscendC::DivCeil(n, tile); }
+""", name="divceil")
+    assert [mod.tiles(n, 256) for n in (0, 1, 256, 257, 2048)] == [0, 1, 1, 2, 8]
+    assert mod.tiles_signed(-9, 4) == -1          # (a + b - 1) / b = -6 / 4 truncates toward zero (floor: -2)
