@@ -18,6 +18,7 @@ import csv
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -180,9 +181,23 @@ def test_the_probe_could_read_and_write_nothing_of_anyone_else(fixture_class):
     leaks = eval(text[text.index("LEAKS ") + 6:].split("\\n")[0])        # noqa: S307 - our own test output
     listings = {p: leaks.pop(p) for p in list(leaks) if p.startswith("list ")}
     assert leaks and not [p for p, v in leaks.items() if v is True or isinstance(v, int) and v > 0], leaks
-    # the new root holds the package, the fixture's checks module (one file) and the submission's own folder
-    assert listings.pop(f"list {ROOT}") == ["ascend_sim", "tests"]
-    assert all(name.startswith("ascend-sim-grade-") for name in listings.pop(f"list {tempfile.gettempdir()}"))
+    # the new root holds the package, the fixture's checks module (one file), the submission's own folder and the
+    # Python it runs on (a virtual environment inside the checkout, as CI makes, or a checkout under the temp dir)
+    python_home = {Path(sys.prefix).resolve(), Path(sys.executable).resolve(), Path(sys.base_prefix).resolve()}
+
+    def on_the_way(folder: Path) -> set:
+        """Names in ``folder`` that lead to the interpreter or to the checkout (bound read-only in the new root)."""
+        out = set()
+        for target in (*python_home, ROOT.resolve()):
+            try:
+                out.add(target.relative_to(folder.resolve()).parts[0])
+            except (ValueError, IndexError):
+                pass
+        return out
+    assert set(listings.pop(f"list {ROOT}")) - on_the_way(ROOT) == {"ascend_sim", "tests"}
+    tmp = Path(tempfile.gettempdir())
+    assert all(name.startswith("ascend-sim-grade-") or name in on_the_way(tmp)
+               for name in listings.pop(f"list {tmp}"))
     assert all(isinstance(v, str) for v in listings.values()), listings       # every other folder: not found
 
 
