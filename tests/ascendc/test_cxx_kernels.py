@@ -63,3 +63,18 @@ def test_leaky_relu_static_tensors_and_flags():
     slope = np.float32(0.01)
     np.testing.assert_array_equal(y, np.where(x > 0, x, x * slope))
     assert {"LeakyRelu", "SetFlag", "WaitFlag", "DataCopy"} <= {rec.op for rec in r.trace.records}
+
+
+def test_a_cpp_kernel_takes_arguments_by_parameter_name(add_mod):
+    import re
+    from ascend_sim import LaunchError
+    mod = add_mod
+    x = np.arange(8 * 2048, dtype=np.float16) / 4096
+    y, z = x[::-1].copy(), np.zeros_like(x)
+    tiling = mod.structs.AddTqueTilingData(totalLength=8 * 2048, tileNum=8)
+    launch(mod.add_tque, 8, x, y, z, workspace=None, tiling=tiling)
+    np.testing.assert_array_equal(z, x + y)
+    for bad, words in ((dict(tiling=tiling), "no value for ['workspace']"),
+                       (dict(workspace=None, tiling=tiling, tilling=1), "no parameter ['tilling']")):
+        with pytest.raises(LaunchError, match=re.escape(words)):
+            launch(mod.add_tque, 8, x, y, z, **bad)
