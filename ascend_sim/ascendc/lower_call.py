@@ -415,6 +415,8 @@ class CallLowering:
             return ast.Subscript(self.rvalue(args[0]), self.rvalue(args[1]), ast.Load())
         if op == "operator=":
             raise unsupported(c, "an assignment inside an expression; write it as its own statement")
+        if op == "operator+" and len(args) == 2 and c.type.get_canonical().spelling in ("std::string", "string"):
+            return ast.BinOp(self.rvalue(args[0]), ast.Add(), self.rvalue(args[1]))     # std::string is a str
         raise unsupported(c, f"calling {op} (user-defined operators)")
 
     def tiling_call(self, c, decl, args) -> ast.expr:

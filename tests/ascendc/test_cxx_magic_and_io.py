@@ -58,3 +58,14 @@ void Show(int32_t n, float f, uint32_t u) {
 """, name="io")
     mod.Show(-3, np.float32(0.125), 4000000000)
     assert capsys.readouterr().out == "n=-3 f=0.12 u=4000000000 ok\nn=-3 f=0.125 b=0\n"
+
+
+def test_to_string_has_every_standard_overload():
+    # "x" + std::to_string(i) with a uint32_t i: with only the long long / unsigned long long / double overloads
+    # the call was ambiguous (clang's error), as in the official atomic sample's host code
+    mod = load_src("""
+#include <string>
+std::string name(uint32_t i, int32_t j, float f) { return "x" + std::to_string(i) + "_" + std::to_string(j) + "_" +
+                                                       std::to_string(f); }
+""", name="to_string")
+    assert mod.name(7, -3, 1.5) == "x7_-3_1.500000"
