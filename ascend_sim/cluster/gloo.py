@@ -180,9 +180,14 @@ def spawn_ranks(world: int, args: tuple, deadline_s: float, target: Any = None) 
             codes = [p.exitcode for p in procs]
             bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
             if bad:
-                err = error_file(args[1], bad[0][0])
+                time.sleep(0.5)             # a rank that raised writes its error file as it exits: name that one
+                codes = [p.exitcode for p in procs]
+                bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
+                told = [(r, c) for r, c in bad if error_file(args[1], r).exists()]
+                rank, code = (told or bad)[0]
+                err = error_file(args[1], rank)
                 why = f": {err.read_text().strip()}" if err.exists() else ""
-                raise WorkerFailed(f"rank {bad[0][0]} exited with code {bad[0][1]}{why}; every rank is stopped, as "
+                raise WorkerFailed(f"rank {rank} exited with code {code}{why}; every rank is stopped, as "
                                    "torchrun stops the group", fix="restart all ranks from the last snapshot")
             if all(c == 0 for c in codes):
                 return
@@ -198,7 +203,7 @@ def spawn_ranks(world: int, args: tuple, deadline_s: float, target: Any = None) 
 
 
 def run_gloo(job: DDPJob, kill: tuple[int, int] | None = None, probe: Sequence[Sequence[np.ndarray]] | None = None,
-             max_restarts: int = 1, timeout_s: float = 30.0, deadline_s: float = 120.0) -> TrainRecord:
+             max_restarts: int = 1, timeout_s: float = 120.0, deadline_s: float = 240.0) -> TrainRecord:
     """Train ``job`` with torch.distributed gloo on 127.0.0.1; ``kill=(rank, step)`` kills that rank once mid-step.
 
     After a failure all ranks restart from rank 0's last snapshot (or from the start). ``probe``: per-rank lists of
