@@ -7,6 +7,8 @@ memo and a few header functions (``ascendc_assert``, ``printf``). The translator
 """
 from __future__ import annotations
 
+import dataclasses
+
 import importlib
 
 import numpy as np
@@ -252,6 +254,16 @@ def tiling(cls, arg):
     if isinstance(arg, Struct):
         raise ArgumentError(f"the kernel reads its tiling as {cls.__name__}, the launch passed a "
                             f"{type(arg).__name__}", fix=f"pass mod.structs.{cls.__name__}(...)")
+    if dataclasses.is_dataclass(arg) and not isinstance(arg, type):
+        # a host-side tiling dataclass (a lab's AddTiling): its fields by name, as the host fills the C++ struct
+        names = {f for f, _ in cls._fields}
+        values = {f.name: getattr(arg, f.name) for f in dataclasses.fields(arg) if f.name in names}
+        missing = sorted(names - set(values))
+        if missing:
+            raise ArgumentError(f"GET_TILING_DATA: {cls.__name__} needs {missing}, which the {type(arg).__name__} "
+                                f"passed to the launch does not have",
+                                fix=f"pass mod.structs.{cls.__name__}(...) or a dict with every field")
+        return cls(**values)
     raise ArgumentError(f"GET_TILING_DATA: cannot read a {cls.__name__} from {type(arg).__name__}",
                         fix=f"pass mod.structs.{cls.__name__}(field=...), a dict of its fields or its bytes")
 

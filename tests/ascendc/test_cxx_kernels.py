@@ -78,3 +78,20 @@ def test_a_cpp_kernel_takes_arguments_by_parameter_name(add_mod):
                        (dict(workspace=None, tiling=tiling, tilling=1), "no parameter ['tilling']")):
         with pytest.raises(LaunchError, match=re.escape(words)):
             launch(mod.add_tque, 8, x, y, z, **bad)
+
+
+def test_a_host_tiling_dataclass_fills_the_cpp_struct_by_field_name(add_mod):
+    # a lab's check passes its own Python tiling dataclass: the fields the C++ struct has are read by name
+    from dataclasses import dataclass
+    import re
+    x = np.arange(8 * 2048, dtype=np.float16) / 4096
+    y, z = x[::-1].copy(), np.zeros_like(x)
+    launch(add_mod.add_tque, 8, x, y, z, None, AddCustomTilingData(totalLength=8 * 2048, tileNum=8))
+    np.testing.assert_array_equal(z, x + y)
+
+    @dataclass
+    class NoTiles:
+        totalLength: int
+
+    with pytest.raises(ArgumentError, match=re.escape("needs ['tileNum']")):
+        launch(add_mod.add_tque, 8, x, y, z, None, NoTiles(8 * 2048))
