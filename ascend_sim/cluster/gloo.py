@@ -180,14 +180,9 @@ def spawn_ranks(world: int, args: tuple, deadline_s: float, target: Any = None) 
             codes = [p.exitcode for p in procs]
             bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
             if bad:
-                time.sleep(0.5)             # a rank that raised writes its error file as it exits: name that one
-                codes = [p.exitcode for p in procs]
-                bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
-                told = [(r, c) for r, c in bad if error_file(args[1], r).exists()]
-                rank, code = (told or bad)[0]
-                err = error_file(args[1], rank)
+                err = error_file(args[1], bad[0][0])
                 why = f": {err.read_text().strip()}" if err.exists() else ""
-                raise WorkerFailed(f"rank {rank} exited with code {code}{why}; every rank is stopped, as "
+                raise WorkerFailed(f"rank {bad[0][0]} exited with code {bad[0][1]}{why}; every rank is stopped, as "
                                    "torchrun stops the group", fix="restart all ranks from the last snapshot")
             if all(c == 0 for c in codes):
                 return
