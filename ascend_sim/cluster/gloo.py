@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import tempfile
 import time
 import traceback
@@ -90,6 +91,7 @@ def _train_worker(rank: int, world: int, port: int, job: DDPJob, out: str, *rest
     except BaseException:
         error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
         raise
+    _leave_rank()
 
 
 def guarded_worker(rank: int, world: int, port: int, body: Any, out: str, *rest: Any) -> None:
@@ -102,6 +104,23 @@ def guarded_worker(rank: int, world: int, port: int, body: Any, out: str, *rest:
     except BaseException:
         error_file(out, rank).write_text("".join(traceback.format_exc().splitlines(True)[-6:]))
         raise
+    _leave_rank()
+
+
+def _leave_rank() -> None:
+    """End a spawned rank that finished its work with exit code 0, skipping interpreter finalisation.
+
+    Gloo's worker threads can still hold tensors when CPython tears down; freeing them then aborts the process
+    (SIGABRT, "terminate called without an active exception": pytorch/pytorch#190489 and PR #179291). A rank that
+    wrote its results and destroyed its process group has nothing left to clean up, so it leaves as torchrun's
+    workers effectively do. In the launcher's own process (a test calling the worker directly) it does nothing.
+    """
+    import multiprocessing
+    if multiprocessing.parent_process() is None:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _train_rank(rank: int, world: int, port: int, job: DDPJob, out: str, snapshot: str,
