@@ -1,0 +1,198 @@
+"""Grade a class on Dask workers (``ascend-sim grade ... --dask tcp://scheduler:8786`` or ``--dask local[:N]``).
+
+Each worker runs the very grading of ``--jobs``: ``grade.grade_bytes`` with a sandbox made on the worker
+(``sandbox.sandbox_for``: its namespaces, its own uid per submission, a root holding only the worker's Python and
+package), so the re-run is confined exactly as on one machine. What crosses the network is data:
+
+* the grader (the Dask client) reads each submission's bytes once and sends them with the lab template;
+* the worker sends back the Report and the executed notebook's text; the grader writes report.json, report.csv,
+  executed.ipynb and gradebook.csv itself, in the class's order, as the sequential run does.
+
+A worker grades only with the same course as the grader: ``course_fingerprint`` (every file of the ``ascend_sim``
+package, the lab template, its releases and checks module, the Python, numpy and nbformat versions) must be equal
+on both sides, else the run stops with ``CourseMismatch`` naming what differs. So a remote worker needs the
+course installed at the same path as on the grader's machine (one image or one checkout path for all of them).
+
+Dask (``pip install -e ".[dask]"``, docs/dependencies.md) is imported only here, only when ``--dask`` is given.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ascend_sim.course.grading.execute import REPO_ROOT, Limits
+from ascend_sim.course.grading.notebook import LabTemplate
+from ascend_sim.course.grading.report import Report, versions
+
+__all__ = ["DaskTarget", "grade_on_dask", "grade_on_worker", "course_fingerprint", "CourseMismatch"]
+
+SCHEMES = ("tcp://", "tls://", "ws://", "wss://")
+WORKER_WAIT_SECONDS = 60.0          # a scheduler with no worker after this long is an error, not a hang
+
+
+class CourseMismatch(ValueError):
+    """A Dask worker has another course (files or versions) than the grader: its grades could differ."""
+
+
+@dataclass(frozen=True)
+class DaskTarget:
+    """Where to grade: a LocalCluster of ``workers`` processes (``address`` empty) or a scheduler's address."""
+
+    address: str = ""
+    workers: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "DaskTarget":
+        """``local`` (one worker per core), ``local:N``, or a scheduler address ``tcp://host:8786``."""
+        m = re.fullmatch(r"local(?::(\d+))?", text.strip())
+        if m:
+            workers = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
+            if workers >= 1:
+                return cls("", workers)
+        elif text.startswith(SCHEMES) and len(text) > text.index("//") + 2:
+            return cls(text, 0)
+        raise ValueError(f"--dask {text!r}: expected local, local:N (N >= 1 worker processes on this machine) or a "
+                         f"scheduler address starting with {', '.join(SCHEMES)}. Fix: e.g. --dask local:2 or "
+                         "--dask tcp://scheduler:8786 (the address `dask scheduler` prints)")
+
+    def __str__(self) -> str:
+        return self.address or f"a LocalCluster of {self.workers} worker process(es)"
+
+
+# ----------------------------------------------------------------------------- the worker's side
+def course_fingerprint(template: LabTemplate) -> str:
+    """sha-256 of everything that can change a grade: the ``ascend_sim`` package's files, the lab template, its
+    releases, a checks module beside it, and the versions in every report (Python, numpy, nbformat)."""
+    h = hashlib.sha256()
+    lab_dir = template.path.parent.resolve()
+    files = sorted(p for p in (REPO_ROOT / "ascend_sim").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += [template.path.resolve(), *sorted((lab_dir / "releases").glob(f"{template.name}@*.ipynb"))]
+    beside = lab_dir / (template.checks.replace(".", "/") + ".py")
+    files += [beside] if beside.is_file() else []
+    for path in files:
+        h.update(f"{path}\0{path.stat().st_size}\0".encode())
+        h.update(path.read_bytes())
+    h.update(repr(sorted(versions().items())).encode())
+    return h.hexdigest()
+
+
+def _check_course(template: LabTemplate, expected: str) -> None:
+    where = f"worker pid {os.getpid()} on {os.uname().nodename}"
+    if not template.path.is_file():
+        raise CourseMismatch(f"{where} has no lab template at {template.path}: every worker needs the course at the "
+                             "same path as the grader. Fix: install the same checkout at that path on every worker "
+                             "machine (or one image for all), then start the workers again")
+    mine = course_fingerprint(template)
+    if mine != expected:
+        raise CourseMismatch(f"{where} has another course than the grader (package files, lab {template.name}, its "
+                             f"releases, or Python/numpy/nbformat versions {versions()}): its grades could differ. "
+                             "Fix: install the grader's commit and versions on every worker and restart the workers "
+                             "(a running worker keeps the code it imported)")
+    first = _FIRST_SEEN.setdefault(template.name, mine)
+    if first != mine:
+        raise CourseMismatch(f"{where}: the course's files changed while the worker was running (it still runs the "
+                             "code it imported). Fix: restart the Dask workers")
+
+
+_FIRST_SEEN: dict[str, str] = {}
+
+
+def grade_on_worker(template: LabTemplate, submission: str, data: bytes, limits: Limits, index: int,
+                    fingerprint: str) -> tuple[Report, str | None]:
+    """On a Dask worker: grade one submission's bytes as ``--jobs`` does, confined by this machine's sandbox."""
+    from ascend_sim.course.grading.grade import _needed, grade_bytes
+    from ascend_sim.course.grading.sandbox import sandbox_for
+    _check_course(template, fingerprint)
+    return grade_bytes(template, submission, data, limits=limits, sandbox=sandbox_for(index, _needed(template)))
+
+
+# ----------------------------------------------------------------------------- the grader's side
+def grade_on_dask(template: LabTemplate, pending: list[tuple[int, Path, Path]], limits: Limits, target: DaskTarget,
+                  reports: dict[int, Report], progress: Callable[[Report], None] | None,
+                  local: Callable[[Path], tuple[Report, str | None]]) -> None:
+    """Grade ``pending`` (index, submission, report folder) on Dask; write each report as it arrives.
+
+    ``local(sub)`` grades a submission this process cannot read (no bytes to send: the same report as the
+    sequential run, without a worker). On any interruption the futures are cancelled and a LocalCluster is closed
+    (its workers die, and each re-run with them: ``PR_SET_PDEATHSIG``); on a remote cluster a submission already
+    running ends within ``--time-limit`` and its result is dropped.
+    """
+    from ascend_sim.course.grading.grade import write_outputs
+    client, cluster = _connect(target)
+    futures = {}
+    run = uuid.uuid4().hex[:12]
+    try:
+        fingerprint = course_fingerprint(template)
+        for i, sub, out in pending:
+            try:
+                data = sub.read_bytes()                 # the grader's only read of the learner's file
+            except OSError:
+                reports[i] = _write(local(sub), out, write_outputs, progress)
+                continue
+            future = client.submit(grade_on_worker, template, str(sub), data, limits, i + 1, fingerprint,
+                                   pure=False, key=f"grade-{template.name}-{run}-{i}")
+            futures[future] = (i, sub, out)
+        from distributed import as_completed
+        for future in as_completed(list(futures)):
+            i, sub, out = futures[future]
+            reports[i] = _write(_result(future, template, sub), out, write_outputs, progress)
+    except BaseException:
+        client.cancel(list(futures), force=True)
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _write(result: tuple[Report, str | None], out: Path, write_outputs, progress) -> Report:
+    report, executed = result
+    write_outputs(report, executed, out)
+    if progress is not None:
+        progress(report)
+    return report
+
+
+def _result(future, template: LabTemplate, sub: Path) -> tuple[Report, str | None]:
+    """The worker's answer; a submission that killed its workers (Dask's KilledWorker) gets a report saying so."""
+    from distributed import KilledWorker
+    try:
+        return future.result()
+    except KilledWorker as e:
+        from ascend_sim.course.grading.grade import failed_report
+        return failed_report(template, sub, f"every Dask worker that graded this submission died ({e}): grade it "
+                                            "again alone (without --dask) to see why"), None
+
+
+def _connect(target: DaskTarget):
+    """A Client on ``target`` with at least one worker (a LocalCluster is started and returned too)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("--dask needs Dask's distributed scheduler, which is not installed. Fix: pip install -e "
+                         "\".[dask]\" (docs/dependencies.md), or grade with --jobs N on one machine") from None
+    cluster = None
+    if not target.address:
+        cluster = LocalCluster(n_workers=target.workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        return Client(cluster), cluster
+    try:
+        client = Client(target.address, timeout=30)
+    except OSError as e:
+        raise ValueError(f"--dask {target.address}: no Dask scheduler answered ({e}). Fix: start one with `dask "
+                         "scheduler` and workers with `dask worker ADDRESS --nthreads 1 --nworkers CORES` on each "
+                         "machine holding the course (docs/grading.md, 'Grading on Dask')") from None
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except Exception:  # noqa: BLE001 - distributed raises TimeoutError subclasses that vary by version
+        client.close()
+        raise ValueError(f"--dask {target.address}: the scheduler has no worker after {WORKER_WAIT_SECONDS:g} s. "
+                         "Fix: start workers with `dask worker ADDRESS --nthreads 1 --nworkers CORES` on each machine "
+                         "holding the course at the grader's path") from None
+    return client, None
