@@ -69,16 +69,28 @@ class DaskTarget:
 def course_fingerprint(template: LabTemplate) -> str:
     """sha-256 of everything that can change a grade: the ``ascend_sim`` package's files, the lab template, its
     releases, a checks module beside it, and the versions in every report (Python, numpy, nbformat)."""
-    h = hashlib.sha256()
     lab_dir = template.path.parent.resolve()
-    files = sorted(p for p in (REPO_ROOT / "ascend_sim").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    files += [template.path.resolve(), *sorted((lab_dir / "releases").glob(f"{template.name}@*.ipynb"))]
-    beside = lab_dir / (template.checks.replace(".", "/") + ".py")
-    files += [beside] if beside.is_file() else []
+    data = [template.path.resolve(), *sorted((lab_dir / "releases").glob(f"{template.name}@*.ipynb"))]
+    parts = [*sorted(_code_digests(template).items()), ("lab", _digest(data)), ("versions", sorted(versions().items()))]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _code_digests(template: LabTemplate) -> dict[str, str]:
+    """The code a worker imports once and keeps: the package, and a checks module beside the lab."""
+    package = REPO_ROOT / "ascend_sim"
+    out = {str(package): _digest(sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts))}
+    beside = template.path.parent.resolve() / (template.checks.replace(".", "/") + ".py")
+    if beside.is_file():
+        out[str(beside)] = _digest([beside])
+    return out
+
+
+def _digest(files: list[Path]) -> str:
+    h = hashlib.sha256()
     for path in files:
-        h.update(f"{path}\0{path.stat().st_size}\0".encode())
-        h.update(path.read_bytes())
-    h.update(repr(sorted(versions().items())).encode())
+        data = path.read_bytes()
+        h.update(f"{path}\0{len(data)}\0".encode())
+        h.update(data)
     return h.hexdigest()
 
 
@@ -88,19 +100,18 @@ def _check_course(template: LabTemplate, expected: str) -> None:
         raise CourseMismatch(f"{where} has no lab template at {template.path}: every worker needs the course at the "
                              "same path as the grader. Fix: install the same checkout at that path on every worker "
                              "machine (or one image for all), then start the workers again")
-    mine = course_fingerprint(template)
-    if mine != expected:
+    if course_fingerprint(template) != expected:
         raise CourseMismatch(f"{where} has another course than the grader (package files, lab {template.name}, its "
                              f"releases, or Python/numpy/nbformat versions {versions()}): its grades could differ. "
                              "Fix: install the grader's commit and versions on every worker and restart the workers "
                              "(a running worker keeps the code it imported)")
-    first = _FIRST_SEEN.setdefault(template.name, mine)
-    if first != mine:
-        raise CourseMismatch(f"{where}: the course's files changed while the worker was running (it still runs the "
-                             "code it imported). Fix: restart the Dask workers")
+    for path, digest in _code_digests(template).items():
+        if _FIRST_SEEN.setdefault(path, digest) != digest:
+            raise CourseMismatch(f"{where}: {path} changed while the worker was running (it still runs the code it "
+                                 "imported before). Fix: restart the Dask workers")
 
 
-_FIRST_SEEN: dict[str, str] = {}
+_FIRST_SEEN: dict[str, str] = {}       # per worker process: the code digests of its first submission
 
 
 def grade_on_worker(template: LabTemplate, submission: str, data: bytes, limits: Limits, index: int,
