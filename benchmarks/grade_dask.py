@@ -61,7 +61,7 @@ def cluster_start_seconds(workers: int = 2) -> float:
     import logging
     t = time.perf_counter()
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         client.run(lambda: None)
     return time.perf_counter() - t
 

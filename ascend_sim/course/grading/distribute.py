@@ -191,7 +191,7 @@ def _connect(target: DaskTarget):
     cluster = None
     if not target.address:
         cluster = LocalCluster(n_workers=target.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
         return Client(cluster), cluster
     try:
         client = Client(target.address, timeout=30)
