@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ascend_sim.course.grading.distribute import CourseMismatch, DaskTarget, _check_course, course_fingerprint
+from ascend_sim.course.grading.distribute import CourseMismatch, DaskTarget, check_course, course_fingerprint
 from ascend_sim.course.grading.notebook import load_template
 from ascend_sim.course.grading.shards import Shard, ShardError, merge_shards, shard_of
 from ascend_sim.course.grading.solutions import parse_solutions, solved_notebook
@@ -166,23 +166,23 @@ def test_a_worker_with_another_course_refuses_to_grade(tmp_path, monkeypatch):
     shutil.copy(ROOT / "labs" / "lab00_warmup.ipynb", lab)
     template = load_template(lab / "lab00_warmup.ipynb")
     expected = course_fingerprint(template)
-    _check_course(template, expected)                                    # the same course: no error
+    check_course(template, expected)                                    # the same course: no error
     nb = nbformat.read(lab / "lab00_warmup.ipynb", as_version=4)
     nb.cells[0].source += "\n"                                           # the worker's lab differs by one byte
     nbformat.write(nb, lab / "lab00_warmup.ipynb")
     with pytest.raises(CourseMismatch, match="another course than the grader"):
-        _check_course(template, expected)
+        check_course(template, expected)
     shutil.copy(ROOT / "labs" / "lab00_warmup.ipynb", lab)
     monkeypatch.setattr("ascend_sim.course.grading.distribute.versions", lambda: {"numpy": "0.0"})
     with pytest.raises(CourseMismatch, match="another course than the grader"):
-        _check_course(template, expected)                                # same files, another numpy
+        check_course(template, expected)                                # same files, another numpy
     monkeypatch.undo()
     monkeypatch.setattr("ascend_sim.course.grading.distribute._FIRST_SEEN", {str(ROOT / "ascend_sim"): "0" * 64})
     with pytest.raises(CourseMismatch, match="changed while the worker was running"):
-        _check_course(template, expected)                                # the package changed under the worker
+        check_course(template, expected)                                # the package changed under the worker
     (lab / "lab00_warmup.ipynb").unlink()
     with pytest.raises(CourseMismatch, match="no lab template at"):
-        _check_course(template, expected)
+        check_course(template, expected)
 
 
 FIXTURES = Path(__file__).parent / "fixtures"

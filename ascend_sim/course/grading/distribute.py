@@ -5,8 +5,9 @@ Each worker runs the very grading of ``--jobs``: ``grade.grade_bytes`` with a sa
 package), so the re-run is confined exactly as on one machine. What crosses the network is data:
 
 * the grader (the Dask client) reads each submission's bytes once and sends them with the lab template;
-* the worker sends back the Report and the executed notebook's text; the grader writes report.json, report.csv,
-  executed.ipynb and gradebook.csv itself, in the class's order, as the sequential run does.
+* the worker (``grade.grade_on_worker``) sends back the Report and the executed notebook's text; the grader
+  writes report.json, report.csv, executed.ipynb and gradebook.csv itself, in the class's order, as the sequential
+  run does.
 
 A worker grades only with the same course as the grader: ``course_fingerprint`` (every file of the ``ascend_sim``
 package, the lab template, its releases and checks module, the Python, numpy and nbformat versions) must be equal
@@ -30,7 +31,7 @@ from ascend_sim.course.grading.execute import REPO_ROOT, Limits
 from ascend_sim.course.grading.notebook import LabTemplate
 from ascend_sim.course.grading.report import Report, versions
 
-__all__ = ["DaskTarget", "grade_on_dask", "grade_on_worker", "course_fingerprint", "CourseMismatch"]
+__all__ = ["DaskTarget", "grade_on_dask", "check_course", "course_fingerprint", "CourseMismatch"]
 
 SCHEMES = ("tcp://", "tls://", "ws://", "wss://")
 WORKER_WAIT_SECONDS = 60.0          # a scheduler with no worker after this long is an error, not a hang
@@ -94,7 +95,7 @@ def _digest(files: list[Path]) -> str:
     return h.hexdigest()
 
 
-def _check_course(template: LabTemplate, expected: str) -> None:
+def check_course(template: LabTemplate, expected: str) -> None:
     where = f"worker pid {os.getpid()} on {os.uname().nodename}"
     if not template.path.is_file():
         raise CourseMismatch(f"{where} has no lab template at {template.path}: every worker needs the course at the "
@@ -114,45 +115,50 @@ def _check_course(template: LabTemplate, expected: str) -> None:
 _FIRST_SEEN: dict[str, str] = {}       # per worker process: the code digests of its first submission
 
 
-def grade_on_worker(template: LabTemplate, submission: str, data: bytes, limits: Limits, index: int,
-                    fingerprint: str) -> tuple[Report, str | None]:
-    """On a Dask worker: grade one submission's bytes as ``--jobs`` does, confined by this machine's sandbox."""
-    from ascend_sim.course.grading.grade import _needed, grade_bytes
-    from ascend_sim.course.grading.sandbox import sandbox_for
-    _check_course(template, fingerprint)
-    return grade_bytes(template, submission, data, limits=limits, sandbox=sandbox_for(index, _needed(template)))
-
-
 # ----------------------------------------------------------------------------- the grader's side
 def grade_on_dask(template: LabTemplate, pending: list[tuple[int, Path, Path]], limits: Limits, target: DaskTarget,
-                  reports: dict[int, Report], progress: Callable[[Report], None] | None,
-                  local: Callable[[Path], tuple[Report, str | None]]) -> None:
+                  reports: dict[int, Report], progress: Callable[[Report], None] | None, *,
+                  task: Callable[..., tuple[Report, str | None]], local: Callable[[Path], tuple[Report, str | None]],
+                  write: Callable[[Report, str | None, Path], None],
+                  failed: Callable[[LabTemplate, Path, str], Report]) -> None:
     """Grade ``pending`` (index, submission, report folder) on Dask; write each report as it arrives.
 
-    ``local(sub)`` grades a submission this process cannot read (no bytes to send: the same report as the
-    sequential run, without a worker). On any interruption the futures are cancelled and a LocalCluster is closed
-    (its workers die, and each re-run with them: ``PR_SET_PDEATHSIG``); on a remote cluster a submission already
-    running ends within ``--time-limit`` and its result is dropped.
+    On a worker: ``task(template, name, data, limits, index, fingerprint)`` (``grade.grade_on_worker``). Here:
+    ``local(sub)`` grades a submission this process cannot read (no bytes to send: the sequential run's report,
+    without a worker), ``write`` writes a report's files, ``failed`` makes the report of a submission whose workers
+    all died. On any interruption the futures are cancelled and a LocalCluster is closed (its workers die, and
+    each re-run with them: ``PR_SET_PDEATHSIG``); on a remote cluster a submission already running ends within
+    ``--time-limit`` and its result is dropped.
     """
-    from ascend_sim.course.grading.grade import write_outputs
+    from distributed import KilledWorker, as_completed
     client, cluster = _connect(target)
     futures = {}
     run = uuid.uuid4().hex[:12]
+
+    def finish(i: int, result: tuple[Report, str | None], out: Path) -> None:
+        reports[i] = result[0]
+        write(result[0], result[1], out)
+        if progress is not None:
+            progress(result[0])
     try:
         fingerprint = course_fingerprint(template)
         for i, sub, out in pending:
             try:
                 data = sub.read_bytes()                 # the grader's only read of the learner's file
             except OSError:
-                reports[i] = _write(local(sub), out, write_outputs, progress)
+                finish(i, local(sub), out)
                 continue
-            future = client.submit(grade_on_worker, template, str(sub), data, limits, i + 1, fingerprint,
-                                   pure=False, key=f"grade-{template.name}-{run}-{i}")
+            future = client.submit(task, template, str(sub), data, limits, i + 1, fingerprint, pure=False,
+                                   key=f"grade-{template.name}-{run}-{i}")
             futures[future] = (i, sub, out)
-        from distributed import as_completed
         for future in as_completed(list(futures)):
             i, sub, out = futures[future]
-            reports[i] = _write(_result(future, template, sub), out, write_outputs, progress)
+            try:
+                result = future.result()
+            except KilledWorker as e:
+                result = failed(template, sub, f"every Dask worker that graded this submission died ({e}): grade "
+                                               "it again alone (without --dask) to see why"), None
+            finish(i, result, out)
     except BaseException:
         client.cancel(list(futures), force=True)
         raise
@@ -160,25 +166,6 @@ def grade_on_dask(template: LabTemplate, pending: list[tuple[int, Path, Path]], 
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def _write(result: tuple[Report, str | None], out: Path, write_outputs, progress) -> Report:
-    report, executed = result
-    write_outputs(report, executed, out)
-    if progress is not None:
-        progress(report)
-    return report
-
-
-def _result(future, template: LabTemplate, sub: Path) -> tuple[Report, str | None]:
-    """The worker's answer; a submission that killed its workers (Dask's KilledWorker) gets a report saying so."""
-    from distributed import KilledWorker
-    try:
-        return future.result()
-    except KilledWorker as e:
-        from ascend_sim.course.grading.grade import failed_report
-        return failed_report(template, sub, f"every Dask worker that graded this submission died ({e}): grade it "
-                                            "again alone (without --dask) to see why"), None
 
 
 def _connect(target: DaskTarget):

@@ -18,11 +18,12 @@ import time
 import traceback
 import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import nbformat
 
 from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
+from ascend_sim.course.grading.distribute import DaskTarget, check_course, grade_on_dask
 from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits
 from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
@@ -36,11 +37,8 @@ from ascend_sim.course.grading.releases import template_for, version_of
 from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 
-if TYPE_CHECKING:
-    from ascend_sim.course.grading.distribute import DaskTarget
-
-__all__ = ["grade_submission", "grade_bytes", "write_outputs", "grade_many", "exercise_results", "grade_notebook",
-           "submission_slots", "failed_report", "GradingInterrupted"]
+__all__ = ["grade_submission", "grade_bytes", "grade_on_worker", "write_outputs", "grade_many", "exercise_results", "grade_notebook",
+           "submission_slots", "failed_report", "sandbox_keep", "GradingInterrupted"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
@@ -75,12 +73,20 @@ def grade_bytes(template: LabTemplate, submission: str | Path, data: bytes | Non
         else:
             report.student_id = student_id(learner)
             executed = _grade_into(report, template, learner, limits,
-                                   sandbox or sandbox_for(0, _needed(template)))
+                                   sandbox or sandbox_for(0, sandbox_keep(template)))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
     report.seconds = round(time.monotonic() - started, 3)
     return report, (nbformat.writes(executed) if executed is not None else None)
+
+
+def grade_on_worker(template: LabTemplate, submission: str, data: bytes, limits: Limits, index: int,
+                    fingerprint: str) -> tuple[Report, str | None]:
+    """On a Dask worker (``distribute.py``): grade one submission's bytes as ``--jobs`` does, confined by this
+    machine's own sandbox, once the worker has shown it holds the grader's course."""
+    check_course(template, fingerprint)
+    return grade_bytes(template, submission, data, limits=limits, sandbox=sandbox_for(index, sandbox_keep(template)))
 
 
 def write_outputs(report: Report, executed: str | None, out_dir: str | Path) -> None:
@@ -96,7 +102,7 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits, sandbox_for(0, _needed(template)))
+    _grade_into(report, template, learner, limits, sandbox_for(0, sandbox_keep(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -256,7 +262,7 @@ def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir
     chosen = [i for i, sub in enumerate(subs) if shard is None or shard.holds(sub)]
     if shard is not None:
         write_manifest(out_dir, template.name, subs, slots, chosen, shard, gradebook)
-    needed = _needed(template)
+    needed = sandbox_keep(template)
     reports: dict[int, Report] = {}
     pending: list[tuple[int, Path, Path]] = []
     for i in chosen:
@@ -272,9 +278,9 @@ def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir
     with _interruptible() as stopped:
         try:
             if dask is not None:
-                from ascend_sim.course.grading.distribute import grade_on_dask
-                grade_on_dask(template, pending, limits, dask, reports, progress,
-                              local=lambda sub: grade_bytes(template, sub, None, limits=limits))
+                grade_on_dask(template, pending, limits, dask, reports, progress, task=grade_on_worker,
+                              local=lambda sub: grade_bytes(template, sub, None, limits=limits),
+                              write=write_outputs, failed=failed_report)
             elif jobs <= 1 or len(tasks) <= 1:
                 for i, t in tasks:
                     reports[i] = _grade_task(t)
@@ -375,7 +381,7 @@ def _grade_task(task: tuple) -> Report:
     return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
 
 
-def _needed(template: LabTemplate) -> list[Path]:
+def sandbox_keep(template: LabTemplate) -> list[Path]:
     """All the re-run may read besides the system's software: Python, the ascend_sim package, and the lab's
     checks module when it lives outside the package (a single file: never the folder, which holds solutions)."""
     import importlib.util
