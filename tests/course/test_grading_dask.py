@@ -226,3 +226,82 @@ def test_a_dask_worker_confines_the_re_run_as_the_grader_does(tmp_path):
     assert "'uid': 'own'" in facts[False] or isolation_mode() != "root"
     assert all(f"'{p}': 'FileNotFoundError'" in facts[False] for p in paths), facts[False]   # not in the new root
     assert "'pids': [1]" in facts[False]                                  # its own PID namespace
+
+
+def _processes_holding(text: str) -> list[int]:
+    """PIDs whose environment mentions ``text`` (TMPDIR below: the grader's Dask workers and their re-runs)."""
+    import os
+    out = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = Path(f"/proc/{entry}/environ").read_bytes()
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        if text.encode() in env and "State:\tZ" not in status:
+            out.append(int(entry))
+    return out
+
+
+def test_sigterm_on_dask_ends_every_worker_and_re_run_and_resume_finishes(tmp_path):
+    """SIGTERM while two LocalCluster workers run endless answers: exit 130, no worker or re-run left (each found
+    by the TMPDIR it inherited), the finished reports kept; ``--resume`` grades the rest."""
+    pytest.importorskip("distributed", reason="the dask extra (part of dev) is not installed")
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    fixture = FIXTURES / "fixture_lab.ipynb"
+    solved = solved_notebook(load_template(fixture), parse_solutions(FIXTURES / "solutions" / "fixture_lab.py"))
+    slow = copy.deepcopy(solved)
+    next(c for c in slow.cells if c.get("id") == "ex2-answer").source = (
+        "def relu_tiled(x, out, tile):\n    while True:\n        pass")
+    subs, out, tmp = tmp_path / "subs", tmp_path / "out", tmp_path / "tmp"
+    subs.mkdir()
+    tmp.mkdir()
+    names = ["s0", "s1", "s2", "s3"]
+    for i, name in enumerate(names):
+        nbformat.write(solved if i == 0 else slow, subs / f"{name}.ipynb")
+    cmd = [sys.executable, "-m", "ascend_sim", "grade", str(fixture), str(subs), "--out", str(out),
+           "--dask", "local:2", "--cell-timeout", "60", "--time-limit", "120"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    runners = []
+    while time.monotonic() < deadline and not ((out / "s0" / "report.json").exists() and len(runners) >= 2):
+        time.sleep(0.3)
+        runners = [p for p in _processes_holding(str(tmp)) if b"grading.runner" in
+                   Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert len(runners) >= 2, "the two workers were not both running a re-run: the test tested nothing"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130 and "run the same command with --resume" in err, err[-2000:]
+    left = _processes_holding(str(tmp))
+    for _ in range(20):
+        if not left:
+            break
+        time.sleep(0.5)
+        left = _processes_holding(str(tmp))
+    assert left == [], "a Dask worker or a re-run outlived the grader"
+    assert (out / "s0" / "report.json").is_file() and not (out / "s3" / "report.json").exists()
+    status = cli.main(["grade", str(fixture), str(subs), "--out", str(out), "--resume", "--cell-timeout", "2",
+                       "--time-limit", "60"])
+    assert status == 0
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert len(rows) == 1 + len(names) and "timeout" in rows[-1]
+
+
+def test_dask_at_a_scheduler_address_gives_the_sequential_reports(graded, tmp_path):
+    """``--dask tcp://...``: the path of an existing cluster (here a LocalCluster's scheduler, one worker)."""
+    import logging
+    from distributed import LocalCluster
+    work, statuses = graded
+    subs = [work / "subs" / "a", work / "subs" / "b"]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        status = cli.main(["grade", "lab00", *map(str, subs), "--root", str(ROOT), *LIMITS, *ID,
+                           "--out", str(work / "tcp"), "--dask", cluster.scheduler_address])
+    assert status == statuses["seq"]
+    _assert_same_as_sequential(work, "tcp")
