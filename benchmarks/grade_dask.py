@@ -11,13 +11,14 @@ starting the LocalCluster, also timed alone) and whether the two gradebooks are 
 
 Part *model*: each lab's solved notebook graded once, alone: the CPU seconds of the grader's thread and of its
 confined re-run (sampled with psutil every 0.05 s: what one worker's core spends on one submission, whatever the
-machine's load), the wall time (``report.seconds``) and the peak memory; then the wall time of grading ``--learners`` submissions of every lab on N worker processes:
+machine's load), the wall time (``report.seconds``) and the peak memory; then the wall time of grading
+``--learners`` submissions of every lab on N worker processes:
 
     T(N) = sum over labs l of ( s + ceil(L / N) * c_l )
 
 with ``c_l`` the measured CPU seconds per submission of lab l, ``L`` learners and ``s`` the start of a LocalCluster of
 2 workers measured here (the fixed cost of one ``ascend-sim grade --dask`` command). Assumptions (docs/grading.md,
-"A model for a large class"): one worker process per free core, each submission on one core (the re-run is one
+"Measured, and a model for a large class"): one worker process per free core, each submission on one core (the re-run is one
 single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what its solved notebook costs
 (blank and wrong answers cost less: an upper bound), labs graded one after another, the grader's own work per
 submission (read the bytes, write three files) and the network (about 100 KB each way) negligible against seconds
@@ -143,7 +144,8 @@ def model_table(costs: dict[str, tuple[float, float]], learners: int, workers: l
     for lab, (c, w) in costs.items():
         rows.append(f"| {lab} | {c:.1f} ({w:.1f}) | " + " | ".join(shown(wall(c, n)) for n in workers) + " |")
     graded = {lab: cw for lab, cw in costs.items() if lab != "lab00"}
-    for label, group in ((f"all {len(costs)} labs", costs), (f"{len(graded)} labs (without the warm-up lab00)", graded)):
+    totals = ((f"all {len(costs)} labs", costs), (f"{len(graded)} labs (without the warm-up lab00)", graded))
+    for label, group in totals:
         if group:
             rows.append(f"| **{label}** | {sum(c for c, _ in group.values()):.1f} | " + " | ".join(
                 f"**{shown(sum(wall(c, n) for c, _ in group.values()))}**" for n in workers) + " |")
@@ -170,8 +172,8 @@ def main() -> None:
             if walls and "lab00" in costs:
                 cpu, wall = costs["lab00"]
                 waves = math.ceil(args.n / 2)
-                print(f"MODEL CHECK {args.n} lab00 submissions on 2 workers: the model says {start + waves * cpu:.0f} s "
-                      f"with idle cores (CPU cost), {start + waves * wall:.0f} s at this machine's load (wall cost of "
+                print(f"MODEL CHECK {args.n} lab00 submissions on 2 workers: the model says "
+                      f"{start + waves * cpu:.0f} s with idle cores (CPU cost), {start + waves * wall:.0f} s at this machine's load (wall cost of "
                       f"a solved notebook; blank ones cost less); measured {walls['dask']:.0f} s", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -37,8 +37,8 @@ from ascend_sim.course.grading.releases import template_for, version_of
 from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 
-__all__ = ["grade_submission", "grade_bytes", "grade_on_worker", "write_outputs", "grade_many", "exercise_results", "grade_notebook",
-           "submission_slots", "failed_report", "sandbox_keep", "GradingInterrupted"]
+__all__ = ["grade_submission", "grade_bytes", "grade_on_worker", "write_outputs", "grade_many", "exercise_results",
+           "grade_notebook", "submission_slots", "failed_report", "sandbox_keep", "GradingInterrupted"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
