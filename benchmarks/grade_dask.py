@@ -18,8 +18,8 @@ machine's load), the wall time (``report.seconds``) and the peak memory; then th
 
 with ``c_l`` the measured CPU seconds per submission of lab l, ``L`` learners and ``s`` the start of a LocalCluster of
 2 workers measured here (the fixed cost of one ``ascend-sim grade --dask`` command). Assumptions (docs/grading.md,
-"Measured, and a model for a large class"): one worker process per free core, each submission on one core (the re-run is one
-single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what its solved notebook costs
+"Measured, and a model for a large class"): one worker process per free core, each submission on one core (the
+re-run is one single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what its solved notebook costs
 (blank and wrong answers cost less: an upper bound), labs graded one after another, the grader's own work per
 submission (read the bytes, write three files) and the network (about 100 KB each way) negligible against seconds
 of grading, and a core as fast as the one measured here.
@@ -173,8 +173,9 @@ def main() -> None:
                 cpu, wall = costs["lab00"]
                 waves = math.ceil(args.n / 2)
                 print(f"MODEL CHECK {args.n} lab00 submissions on 2 workers: the model says "
-                      f"{start + waves * cpu:.0f} s with idle cores (CPU cost), {start + waves * wall:.0f} s at this machine's load (wall cost of "
-                      f"a solved notebook; blank ones cost less); measured {walls['dask']:.0f} s", flush=True)
+                      f"{start + waves * cpu:.0f} s with idle cores (CPU cost), {start + waves * wall:.0f} s at this "
+                      f"machine's load (wall cost of a solved notebook; blank ones cost less); measured "
+                      f"{walls['dask']:.0f} s", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
