@@ -16,13 +16,13 @@ machine's load), the wall time (``report.seconds``) and the peak memory; then th
 
     T(N) = sum over labs l of ( s + ceil(L / N) * c_l )
 
-with ``c_l`` the measured CPU seconds per submission of lab l, ``L`` learners and ``s`` the start of a LocalCluster of
-2 workers measured here (the fixed cost of one ``ascend-sim grade --dask`` command). Assumptions (docs/grading.md,
-"Measured, and a model for a large class"): one worker process per free core, each submission on one core (the
-re-run is one single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what its solved notebook costs
-(blank and wrong answers cost less: an upper bound), labs graded one after another, the grader's own work per
-submission (read the bytes, write three files) and the network (about 100 KB each way) negligible against seconds
-of grading, and a core as fast as the one measured here.
+with ``c_l`` the measured CPU seconds per submission of lab l, ``L`` learners and ``s`` the start of a LocalCluster
+of 2 workers measured here (the fixed cost of one ``ascend-sim grade --dask`` command). Assumptions
+(docs/grading.md, "Measured, and a model for a large class"): one worker process per free core, each submission on
+one core (the re-run is one single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what
+its solved notebook costs (blank and wrong answers cost less: an upper bound), labs graded one after another, the
+grader's own work per submission (read the bytes, write three files) and the network (about 100 KB each way)
+negligible against seconds of grading, and a core as fast as the one measured here.
 """
 from __future__ import annotations
 
