@@ -21,8 +21,8 @@ of 2 workers measured here (the fixed cost of one ``ascend-sim grade --dask`` co
 (docs/grading.md, "Measured, and a model for a large class"): one worker process per free core, each submission on
 one core (the re-run is one single-threaded process; ``threads_per_worker=1``), every submission of a lab costs what
 its solved notebook costs (blank and wrong answers cost less: an upper bound), labs graded one after another, the
-grader's own work per submission (read the bytes, write three files) and the network (about 100 KB each way)
-negligible against seconds of grading, and a core as fast as the one measured here.
+grader's own work per submission (read the bytes, write three files) and the network (under 100 KB each way: a
+lab template and a notebook) negligible against seconds of grading, and a core as fast as the one measured here.
 """
 from __future__ import annotations
 
