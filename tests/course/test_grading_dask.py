@@ -160,6 +160,15 @@ def test_dask_targets():
     assert cli.main(["grade", "lab00", str(ROOT / "labs"), "--dask", "local:2", "--jobs", "2"]) == 2
 
 
+def test_no_scheduler_at_the_address_is_named_with_the_fix(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("distributed", reason="the dask extra (part of dev) is not installed")
+    monkeypatch.setattr("ascend_sim.course.grading.distribute.CONNECT_SECONDS", 2.0)
+    status = cli.main(["grade", "lab00", str(ROOT / "labs" / "lab00_warmup.ipynb"), "--root", str(ROOT),
+                       "--out", str(tmp_path / "out"), "--dask", "tcp://127.0.0.1:9"])       # nothing listens on 9
+    err = capsys.readouterr().err
+    assert status == 2 and "no Dask scheduler answered" in err and "Fix: start one with `dask scheduler`" in err
+
+
 def test_a_worker_with_another_course_refuses_to_grade(tmp_path, monkeypatch):
     lab = tmp_path / "labs"
     lab.mkdir()

@@ -35,6 +35,7 @@ __all__ = ["DaskTarget", "grade_on_dask", "check_course", "course_fingerprint", 
 
 SCHEMES = ("tcp://", "tls://", "ws://", "wss://")
 WORKER_WAIT_SECONDS = 60.0          # a scheduler with no worker after this long is an error, not a hang
+CONNECT_SECONDS = 30.0              # a scheduler that does not answer within this long is an error
 
 
 class CourseMismatch(ValueError):
@@ -181,7 +182,7 @@ def _connect(target: DaskTarget):
                                dashboard_address=None, silence_logs=logging.CRITICAL)
         return Client(cluster), cluster
     try:
-        client = Client(target.address, timeout=30)
+        client = Client(target.address, timeout=CONNECT_SECONDS)
     except OSError as e:
         raise ValueError(f"--dask {target.address}: no Dask scheduler answered ({e}). Fix: start one with `dask "
                          "scheduler` and workers with `dask worker ADDRESS --nthreads 1 --nworkers CORES` on each "
