@@ -97,6 +97,8 @@ def _digest(files: list[Path]) -> str:
 
 
 def check_course(template: LabTemplate, expected: str) -> None:
+    """On a worker: raise ``CourseMismatch`` unless this machine's course is the grader's (``expected``) and its code
+    has not changed since this worker process first checked it."""
     where = f"worker pid {os.getpid()} on {os.uname().nodename}"
     if not template.path.is_file():
         raise CourseMismatch(f"{where} has no lab template at {template.path}: every worker needs the course at the "
@@ -131,8 +133,8 @@ def grade_on_dask(template: LabTemplate, pending: list[tuple[int, Path, Path]], 
     each re-run with them: ``PR_SET_PDEATHSIG``); on a remote cluster a submission already running ends within
     ``--time-limit`` and its result is dropped.
     """
+    client, cluster = _connect(target)               # first: a missing Dask is named with the fix there
     from distributed import KilledWorker, as_completed
-    client, cluster = _connect(target)
     futures = {}
     run = uuid.uuid4().hex[:12]
 
@@ -186,7 +188,7 @@ def _connect(target: DaskTarget):
     except OSError as e:
         raise ValueError(f"--dask {target.address}: no Dask scheduler answered ({e}). Fix: start one with `dask "
                          "scheduler` and workers with `dask worker ADDRESS --nthreads 1 --nworkers CORES` on each "
-                         "machine holding the course (docs/grading.md, 'Grading on Dask')") from None
+                         "machine holding the course (docs/grading.md, 'Grading beyond one machine')") from None
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
     except Exception:  # noqa: BLE001 - distributed raises TimeoutError subclasses that vary by version
