@@ -160,6 +160,14 @@ def test_dask_targets():
     assert cli.main(["grade", "lab00", str(ROOT / "labs"), "--dask", "local:2", "--jobs", "2"]) == 2
 
 
+def test_without_the_dask_extra_dask_is_named_with_the_fix(tmp_path, monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "distributed", None)                # as if the extra were not installed
+    status = cli.main(["grade", "lab00", str(ROOT / "labs" / "lab00_warmup.ipynb"), "--root", str(ROOT),
+                       "--out", str(tmp_path / "out"), "--dask", "local:1"])
+    assert status == 2 and 'Fix: pip install -e ".[dask]"' in capsys.readouterr().err
+
+
 def test_no_scheduler_at_the_address_is_named_with_the_fix(tmp_path, monkeypatch, capsys):
     pytest.importorskip("distributed", reason="the dask extra (part of dev) is not installed")
     monkeypatch.setattr("ascend_sim.course.grading.distribute.CONNECT_SECONDS", 2.0)
