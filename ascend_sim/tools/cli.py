@@ -129,13 +129,25 @@ def _notebooks(paths: Sequence[str]) -> list[Path]:
                         "metadata (learner-editable: off by default)"),
                arg("--resume", action="store_true", help="skip submissions already graded into --out (same bytes)"),
                arg("--bom", action="store_true", help="write gradebook.csv as UTF-8 with a BOM (Excel)"),
+               arg("--dask", default="", metavar="ADDRESS",
+                   help="grade on Dask workers: a scheduler address (tcp://host:8786) or local[:N] for a LocalCluster "
+                        "of N worker processes (needs the dask extra; see docs/grading.md)"),
+               arg("--shard", default="", metavar="I/N",
+                   help="grade only shard I of N (split by file name; merge with `ascend-sim gradebook merge`)"),
                *LIMIT_ARGS])
 def grade(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.distribute import DaskTarget
     from ascend_sim.course.grading.grade import GradingInterrupted, grade_many
     from ascend_sim.course.grading.labfiles import find_lab
     from ascend_sim.course.grading.notebook import load_template
-    from ascend_sim.course.grading.report import GradebookOptions, id_problems, printable
+    from ascend_sim.course.grading.report import GradebookOptions, printable
     from ascend_sim.course.grading.sandbox import isolation_mode
+    from ascend_sim.course.grading.shards import Shard
+    dask = DaskTarget.parse(args.dask) if args.dask else None
+    shard = Shard.parse(args.shard) if args.shard else None
+    if dask is not None and args.jobs > 1:
+        raise ValueError(f"--dask and --jobs {args.jobs} both say how many submissions to grade at a time. Fix: "
+                         "drop --jobs (with --dask local:N, N is the number of workers)")
     lab = find_lab(args.lab, args.root)
     template = load_template(lab.template)
     out = Path(args.out).resolve()
@@ -148,18 +160,39 @@ def grade(args: argparse.Namespace) -> int:
     options = GradebookOptions(args.id_pattern, args.bom, args.id_from_metadata)
     try:
         reports, gradebook = grade_many(template, subs, args.out, limits=_limits(args), jobs=max(1, args.jobs),
-                                        gradebook=options, resume=args.resume,
+                                        gradebook=options, resume=args.resume, dask=dask, shard=shard,
                                         progress=lambda r: print(r.summary(), flush=True))
     except GradingInterrupted as e:
         print(f"ascend-sim grade: {e}", file=sys.stderr)
         return 130
+    _warn_ids(reports, options)
+    part = f", shard {shard} of {len(subs)}" if shard else ""
+    print(f"gradebook: {printable(str(gradebook))} ({len(reports)} submissions{part})")
+    return 1 if any(r.grader_error for r in reports) else 0
+
+
+def _warn_ids(reports, options) -> None:
+    """Print a loud WARNING for every student-id problem (unmatched file names, ids given twice)."""
+    from ascend_sim.course.grading.report import id_problems
     problems = id_problems(reports, options)
     for p in problems:
         print(f"WARNING: {p}", file=sys.stderr)
     if problems:
         print(f"WARNING: {len(problems)} student-id problem(s) above: check the gradebook's student_id column "
               "before you publish it", file=sys.stderr)
-    print(f"gradebook: {printable(str(gradebook))} ({len(reports)} submissions)")
+
+
+# ----------------------------------------------------------------------------- gradebook merge
+@command("gradebook", help="merge the --out folders of `ascend-sim grade --shard i/n` runs into one class",
+         args=[arg("action", choices=["merge"], help="merge: OUT gets every shard's reports and one gradebook.csv"),
+               arg("out", help="the merged folder (as the unsharded run's --out)"),
+               arg("dirs", nargs="+", help="the --out folder of every shard")])
+def gradebook(args: argparse.Namespace) -> int:
+    from ascend_sim.course.grading.report import printable
+    from ascend_sim.course.grading.shards import merge_shards
+    reports, book, options = merge_shards(args.out, args.dirs)
+    _warn_ids(reports, options)
+    print(f"gradebook: {printable(str(book))} ({len(reports)} submissions from {len(args.dirs)} shards)")
     return 1 if any(r.grader_error for r in reports) else 0
 
 

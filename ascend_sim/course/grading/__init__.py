@@ -19,6 +19,8 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``notebook.py`` | lab cell conventions, template validation, rebuild + tamper detection |
 | ``execute.py`` | limits, how each cell ended, the re-run's environment |
 | ``grade.py`` | one or many submissions -> Report |
+| ``distribute.py`` | ``--dask``: submissions graded on Dask workers, each as ``--jobs`` does |
+| ``shards.py`` | ``--shard i/n`` and merging the shards' gradebooks |
 | ``report.py`` | report.json, report.csv, gradebook.csv |
 | ``solution_file.py`` | the solutions files (.py, and .cpp for C++ answers): answers, sentinel stubs, wrong answers |
 | ``stubs.py`` | answer-cell stubs of a notebook (either language) against the generated ones, the alt-stub cells |

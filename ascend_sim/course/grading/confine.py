@@ -62,6 +62,18 @@ def switch_user(uid: int, nproc: int) -> None:
     os.setuid(uid)
     if os.getuid() != uid or os.geteuid() != uid:
         raise OSError(f"could not switch to uid {uid}")
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """SIGKILL when ``unshare`` (our parent) dies: ``--kill-child`` set this, but changing the uid clears it
+    (prctl(2)), and without it a re-run whose grader or Dask worker was killed would run on, as PID 1 of its
+    namespace, until its own limits. As PID 1 its parent is outside the namespace (``getppid() == 0``), so a
+    parent that died before this call cannot be detected here; the grader's own kill still covers that."""
+    import signal
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:           # PR_SET_PDEATHSIG
+        raise OSError(ctypes.get_errno(), "could not arm PR_SET_PDEATHSIG after the user switch")
 
 
 def new_root(root: str, allowed: list[str], work: str) -> None:

@@ -23,6 +23,7 @@ from typing import Iterable
 import nbformat
 
 from ascend_sim.course.grading.check import EVIDENCE_ENV, MIME, TIMEOUT_ENV, Lab
+from ascend_sim.course.grading.distribute import DaskTarget, check_course, grade_on_dask
 from ascend_sim.course.grading.execute import REPO_ROOT, CellRun, Execution, Limits
 from ascend_sim.course.grading.judge import judge, load_lab
 from ascend_sim.course.grading.notebook import (SETUP, LabTemplate, Rebuilt, lab_mismatch, read_notebook, rebuild,
@@ -31,12 +32,13 @@ from ascend_sim.course.grading.report import (GRADEBOOK, RESERVED_NAMES, Exercis
                                               atomic_write, fmt_points, read_report, versions, write_gradebook,
                                               write_report)
 from ascend_sim.course.grading.sandbox import Sandbox, sandbox_for
+from ascend_sim.course.grading.shards import Shard, write_manifest
 from ascend_sim.course.grading.releases import template_for, version_of
 from ascend_sim.course.grading.rerun import answer_steps, kill_active, language_of, rerun
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 
-__all__ = ["grade_submission", "grade_many", "exercise_results", "grade_notebook", "submission_slots",
-           "GradingInterrupted"]
+__all__ = ["grade_submission", "grade_bytes", "grade_on_worker", "write_outputs", "grade_many", "exercise_results",
+           "grade_notebook", "submission_slots", "failed_report", "sandbox_keep", "GradingInterrupted"]
 
 
 def grade_submission(template: LabTemplate, submission: str | Path, *, limits: Limits = Limits(),
@@ -45,12 +47,24 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
 
     The files are written by the grader alone, atomically, after the learner's processes are gone.
     """
+    report, executed = grade_bytes(template, submission, None, limits=limits, sandbox=sandbox)
+    if out_dir is not None:
+        write_outputs(report, executed, out_dir)
+    return report
+
+
+def grade_bytes(template: LabTemplate, submission: str | Path, data: bytes | None, *, limits: Limits = Limits(),
+                sandbox: Sandbox | None = None) -> tuple[Report, str | None]:
+    """Grade one submission whose bytes are ``data`` (None: read the file ``submission`` once, here), writing
+    nothing: the report and the executed notebook's text (None when nothing ran). A Dask worker runs this on
+    bytes the grader read (``distribute.py``); ``grade_submission`` on the file."""
     submission = Path(submission)
     started = time.monotonic()
     report = Report(template.name, str(submission), "", graded_at=_now(), versions=versions())
     executed = None
     try:
-        data = submission.read_bytes()              # the only access to the learner's file
+        if data is None:
+            data = submission.read_bytes()          # the only access to the learner's file
         report.sha256 = _sha(data)
         try:
             learner, report.warnings = read_notebook(data)
@@ -59,16 +73,27 @@ def grade_submission(template: LabTemplate, submission: str | Path, *, limits: L
         else:
             report.student_id = student_id(learner)
             executed = _grade_into(report, template, learner, limits,
-                                   sandbox or sandbox_for(0, _needed(template)))
+                                   sandbox or sandbox_for(0, sandbox_keep(template)))
     except Exception as e:  # noqa: BLE001 - a grader bug must still leave a report
         _all_not_run(report, template, f"internal grader error: {_short(e)}")
         report.warnings.append(traceback.format_exc(limit=5))
     report.seconds = round(time.monotonic() - started, 3)
-    if out_dir is not None:
-        write_report(report, out_dir)
-        if executed is not None:
-            atomic_write(Path(out_dir) / "executed.ipynb", nbformat.writes(executed).encode("utf-8"))
-    return report
+    return report, (nbformat.writes(executed) if executed is not None else None)
+
+
+def grade_on_worker(template: LabTemplate, submission: str, data: bytes, limits: Limits, index: int,
+                    fingerprint: str) -> tuple[Report, str | None]:
+    """On a Dask worker (``distribute.py``): grade one submission's bytes as ``--jobs`` does, confined by this
+    machine's own sandbox, once the worker has shown it holds the grader's course."""
+    check_course(template, fingerprint)
+    return grade_bytes(template, submission, data, limits=limits, sandbox=sandbox_for(index, sandbox_keep(template)))
+
+
+def write_outputs(report: Report, executed: str | None, out_dir: str | Path) -> None:
+    """report.json, report.csv and (when the re-run ran) executed.ipynb into ``out_dir``, each atomically."""
+    write_report(report, out_dir)
+    if executed is not None:
+        atomic_write(Path(out_dir) / "executed.ipynb", executed.encode("utf-8"))
 
 
 def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, limits: Limits = Limits(),
@@ -77,7 +102,7 @@ def grade_notebook(template: LabTemplate, learner: nbformat.NotebookNode, *, lim
     report = Report(template.name, name, _sha(nbformat.writes(learner).encode()), graded_at=_now(),
                     versions=versions())
     started = time.monotonic()
-    _grade_into(report, template, learner, limits, sandbox_for(0, _needed(template)))
+    _grade_into(report, template, learner, limits, sandbox_for(0, sandbox_keep(template)))
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -217,11 +242,15 @@ def _answer_override(status: str, messages: list[str], runs: list[CellRun]) -> t
 
 def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir: str | Path, *,
                limits: Limits = Limits(), progress=None, jobs: int = 1,
-               gradebook: GradebookOptions = GradebookOptions(), resume: bool = False) -> tuple[list[Report], Path]:
+               gradebook: GradebookOptions = GradebookOptions(), resume: bool = False,
+               dask: DaskTarget | None = None, shard: Shard | None = None) -> tuple[list[Report], Path]:
     """Grade each submission into ``out_dir/<name>/`` and write ``out_dir/gradebook.csv``.
 
-    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it). Each
-    re-run is confined (``sandbox.py``): its root holds the system, Python and the package, nothing else. ``resume``: a submission whose ``report.json`` is already there for
+    ``jobs`` submissions are graded at a time (separate processes; the reports do not depend on it); ``dask``:
+    by the workers of a Dask cluster instead, each grading as here (``distribute.py``). ``shard``: only the
+    submissions of that shard, in the whole class's folder names, with ``shard.json`` for ``merge_shards``
+    (``shards.py``). Each re-run is confined (``sandbox.py``): its root holds the system, Python and the package,
+    nothing else. ``resume``: a submission whose ``report.json`` is already there for
     the same bytes and lab is not graded again. SIGTERM or SIGINT stops the run cleanly: every worker and
     sandboxed process is killed, the finished reports stay, and ``GradingInterrupted`` says how to resume.
     """
@@ -229,21 +258,30 @@ def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o700)
     subs = [Path(s) for s in submissions]
-    slots = submission_slots(subs)
-    needed = _needed(template)
+    slots = submission_slots(subs)                 # the whole class's folder names, also in a shard
+    chosen = [i for i, sub in enumerate(subs) if shard is None or shard.holds(sub)]
+    if shard is not None:
+        write_manifest(out_dir, template.name, subs, slots, chosen, shard, gradebook)
+    needed = sandbox_keep(template)
     reports: dict[int, Report] = {}
-    tasks = []
-    for i, (sub, slot) in enumerate(zip(subs, slots)):
-        done = _finished(out_dir / slot, sub, template) if resume else None
+    pending: list[tuple[int, Path, Path]] = []
+    for i in chosen:
+        done = _finished(out_dir / slots[i], subs[i], template) if resume else None
         if done is not None:
             reports[i] = done
             if progress is not None:
                 progress(done)
         else:
-            tasks.append((i, (template, sub, limits, out_dir / slot, sandbox_for(i + 1, needed))))
+            pending.append((i, subs[i], out_dir / slots[i]))
+    tasks = [] if dask is not None else [(i, (template, sub, limits, out, sandbox_for(i + 1, needed)))
+                                         for i, sub, out in pending]
     with _interruptible() as stopped:
         try:
-            if jobs <= 1 or len(tasks) <= 1:
+            if dask is not None:
+                grade_on_dask(template, pending, limits, dask, reports, progress, task=grade_on_worker,
+                              local=lambda sub: grade_bytes(template, sub, None, limits=limits),
+                              write=write_outputs, failed=failed_report)
+            elif jobs <= 1 or len(tasks) <= 1:
                 for i, t in tasks:
                     reports[i] = _grade_task(t)
                     if progress is not None:
@@ -255,7 +293,7 @@ def grade_many(template: LabTemplate, submissions: Iterable[str | Path], out_dir
     ordered = [reports[i] for i in sorted(reports)]
     book = write_gradebook(ordered, out_dir / GRADEBOOK, gradebook)
     if stopped:
-        raise GradingInterrupted(len(ordered), len(subs), book)
+        raise GradingInterrupted(len(ordered), len(chosen), book)
     return ordered, book
 
 
@@ -343,7 +381,7 @@ def _grade_task(task: tuple) -> Report:
     return grade_submission(template, sub, limits=limits, out_dir=out, sandbox=sandbox)
 
 
-def _needed(template: LabTemplate) -> list[Path]:
+def sandbox_keep(template: LabTemplate) -> list[Path]:
     """All the re-run may read besides the system's software: Python, the ascend_sim package, and the lab's
     checks module when it lives outside the package (a single file: never the folder, which holds solutions)."""
     import importlib.util
@@ -371,6 +409,13 @@ def submission_slots(paths: list[Path]) -> list[str]:
         used.add(name.casefold())
         out.append(name)
     return out
+
+
+def failed_report(template: LabTemplate, submission: str | Path, reason: str) -> Report:
+    """The report of a submission the grader could not grade (``reason``): every exercise ``not_run``."""
+    report = Report(template.name, str(submission), "", graded_at=_now(), versions=versions())
+    _all_not_run(report, template, reason)
+    return report
 
 
 def _all_not_run(report: Report, template: LabTemplate, reason: str) -> None:

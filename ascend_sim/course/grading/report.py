@@ -16,7 +16,8 @@ __all__ = ["STATUSES", "ExerciseResult", "Report", "write_report", "write_gradeb
            "GRADEBOOK", "RESERVED_NAMES"]
 
 GRADEBOOK = "gradebook.csv"
-RESERVED_NAMES = frozenset({GRADEBOOK})        # the grader's own files in --out: no submission folder takes them
+RESERVED_NAMES = frozenset({GRADEBOOK, "shard.json"})   # the grader's own files in --out (shards.py's manifest
+#                                                        too): no submission folder takes them
 
 REPORT_SCHEMA = 1
 STATUSES = ("pass", "fail", "error", "timeout", "not_attempted", "not_run")
