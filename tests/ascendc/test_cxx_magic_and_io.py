@@ -44,7 +44,8 @@ def test_a_compile_error_renders_as_compiler_lines():
     with pytest.raises(CompileError) as e:
         run_cell("broken", HEADER + "void f() { g(); }\n", {})
     lines = e.value._render_traceback_()
-    assert lines[1].startswith("<ascendc:broken>:3:12: error: use of undeclared identifier 'g'")
+    # line 4 of the cell: the %%ascendc line is line 1, as JupyterLab numbers the cell
+    assert lines[1].startswith("<ascendc:broken>:4:12: error: use of undeclared identifier 'g'")
 
 
 def test_printf_and_cout(capsys):
