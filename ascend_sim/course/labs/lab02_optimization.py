@@ -320,8 +320,8 @@ CACHE_HINTS = {
     "budget": ("How often does the timeline show the weights' GM -> L1 copy (MTE2 into A1) on one core?",
                "The weights are the same for every image: copy them into L1 once per core (the first image) and keep "
                "them (卷积核缓存); only B^T, the image's img2col rows, changes from tile to tile.",
-               "Keep the CopyInA() result in a variable outside the image loop, load it only when it is still None, "
-               "pass it to Tile(), and FreeTensor it after the loop."),
+               "Keep the CopyInA() result in a variable outside the image loop, load it only for the core's first "
+               "image, pass it to Tile() for every image, and FreeTensor it once after the loop."),
     "*": ("NCHW out means C^T: per image y[i] [O, HW] = w [O, K] @ cols[i]^T, so the weights are A (M = O) and the "
           "image's img2col rows are B^T (N = HW pixels).",),
 }
@@ -386,9 +386,10 @@ _EX6_BUDGET_HINTS = (
     "of baseK copies baseK halves of every row, and each row pays a whole 512-byte package.",
     "Copy all of K per step (baseK = K rounded up to 16): each row of w is then one long burst. L0B must hold "
     "depth x baseK x singleN halves (64 KB): narrower column tiles (singleN = 64) make room.",
-    f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) is met by "
-    "TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=K, ...) with depth=2; choose_tiling's K steps of 64 "
-    "take well over twice that.",
+    f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) is met by 48 x 64 "
+    "tiles with baseK = K rounded up to 16 and two buffers per queue (C++: CubeTiling{M, N, K, 48, 64, Up16(K), 2}; "
+    "Python: TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=..., bias=True, relu=True)); choose_tiling's "
+    "K steps of 64 take well over twice that.",
 )
 
 
@@ -397,8 +398,8 @@ _EX6_BUDGET_HINTS = (
     "values": ("Which part of relu(x @ w^T + bias) is wrong: negatives in the output (ReLU), an offset per "
                "column (the bias), or every product (w read as [K, N] instead of [N, K])?",
                "ReLU: reluEn=True in FixpipeParamsV220; the bias: a tiling with bias=True so the kernel loads it "
-               "into BT and the first Mmad starts from it; w [N, K] is B^T: its fractals go to L0B without a "
-               "transpose (self.bT = True)."),
+               "into BT and the first Mmad starts from it; w [N, K] is B^T: its rows are copied as NZ fractals that "
+               "go to L0B without a transpose (Python: self.bT = True)."),
     **FIXPIPE_HINTS,
     "*": _EX6_START,
 })
