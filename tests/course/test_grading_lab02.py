@@ -31,12 +31,17 @@ def _namespace(code: str) -> dict:
 def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab02", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (19, 19)
-    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == [f"{ex}-wrong-{k}" for ex, n in (("ex1", 2), ("ex2", 3), ("ex3", 5), ("ex4", 4),
-                                                                      ("ex5", 5), ("ex6", 4), ("ex7", 4), ("ex8", 2))
-                                       for k in range(1, n + 1)]
+    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs      # the notebook offers C++ first
+    assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
+                                                                             "blank-python")
+    for run in (solved, solved_cpp):
+        assert (run.report.score, run.report.max_score) == (19, 19)
+    for run in (blank, blank_python):
+        assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
+    counts = (("ex1", 2), ("ex2", 3), ("ex3", 5), ("ex4", 4), ("ex5", 5), ("ex6", 4), ("ex7", 4), ("ex8", 2))
+    names = [f"{ex}-wrong-{k}" for ex, n in counts for k in range(1, n + 1)]
+    cpp = [f"cpp-{ex}-wrong-{k}" for ex, n in counts if ex != "ex7" for k in range(1, n + 1)]   # ex7: Python only
+    assert [r.name for r in wrong] == names + cpp
     assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 
