@@ -48,10 +48,14 @@ def cell_text(cell: str) -> str:
     return "\n" + cell
 
 
-def run_cell(line: str, cell: str, namespace: dict):
-    """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``."""
+def run_cell(line: str, cell: str, namespace: dict, *, label: str | None = None):
+    """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``.
+
+    ``label`` names the cell in diagnostics and errors (``<ascendc:In[12]>``; default: the module's name): each
+    cell needs its own, or an error raised by an earlier cell's kernel would quote a later cell's source line.
+    """
     name, defines, includes = parse_line(line)
-    mod = load(cell_text(cell), name=name, defines=defines, include_dirs=includes)
+    mod = load(cell_text(cell), name=label or name, defines=defines, include_dirs=includes)
     namespace.update(mod.functions)
     namespace.update(vars(mod.structs))
     namespace.update(mod.kernels)
@@ -62,7 +66,8 @@ def run_cell(line: str, cell: str, namespace: dict):
 def ascendc(line: str, cell: str):
     """The ``%%ascendc`` cell magic."""
     from IPython import get_ipython
-    return run_cell(line, cell, get_ipython().user_ns)
+    ipython = get_ipython()
+    return run_cell(line, cell, ipython.user_ns, label=f"In[{ipython.execution_count}]")
 
 
 def load_ipython_extension(ipython) -> None:

@@ -70,3 +70,17 @@ std::string name(uint32_t i, int32_t j, float f) { return "x" + std::to_string(i
                                                        std::to_string(f); }
 """, name="to_string")
     assert mod.name(7, -3, 1.5) == "x7_-3_1.500000"
+
+
+def test_each_cell_keeps_its_own_source_lines_in_errors():
+    # two cells of one notebook: an error of the first cell's kernel, raised after the second cell ran, quotes
+    # the first cell's line (each cell is labelled by its execution count, <ascendc:In[N]>)
+    from ascend_sim.engine.errors import KernelError
+    first = HEADER + 'extern "C" __global__ __aicore__ void k1(GM_ADDR x) { ascendc_assert(false, "first"); }\n'
+    second = HEADER + '\n\nextern "C" __global__ __aicore__ void k2(GM_ADDR x) { }\n'
+    ns: dict = {}
+    run_cell("", first, ns, label="In[1]")
+    run_cell("", second, ns, label="In[2]")
+    with pytest.raises(KernelError) as e:
+        launch(ns["k1"], 1, np.zeros(16, np.float32))
+    assert "<ascendc:In[1]>:" in str(e.value) and "ascendc_assert(false" in str(e.value), str(e.value)
