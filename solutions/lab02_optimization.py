@@ -158,64 +158,86 @@ def scale_stream(x, z, n):
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 32768
 
 # %% ex4
-class CachedConv(KernelTiledMatmul):
-    """Conv2D as a matmul on img2col rows; the weights (B) go GM -> L1 once per core and stay for all its tiles."""
+class ConvNCHW(KernelTiledMatmul):
+    """Conv2D written as NCHW: per image y[i] = w @ cols[i]^T, the weights (A) kept in L1 for all the core's images."""
+
+    def Init(self, a, b, bias, c, t, hw):
+        super().Init(a, b, bias, c, t)
+        self.hw = hw                              # output pixels per image (the columns of one image's C tile)
+        self.bT = True                            # B is given transposed: the image's img2col rows, [HW, K]
 
     def Process(self):
-        t = self.t
-        self.btRes = None                         # no bias in this exercise
+        t, hw = self.t, self.hw
         weights = None
-        for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
-            # --- BEGIN SOLUTION hint="set this tile's row0/col0, rows/cols, rp/np_; load the weights once (CopyInBAll); Tile()"
-            self.row0, self.col0 = tile * t.singleM, 0
-            self.rows, self.cols = min(t.singleM, t.M - self.row0), t.N
+        for img in range(GetBlockIdx(), t.N // hw, GetBlockNum()):
+            # --- BEGIN SOLUTION hint="this image's tile: row0/col0, rows/cols, rp/np_; the weights into L1 once (CopyInA); Tile(weights)"
+            self.row0, self.col0 = 0, img * hw    # all O rows of A; this image's HW rows of B^T
+            self.rows, self.cols = t.M, hw
             self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16
-            if weights is None:                   # the first tile of this core: the weights into L1, kept
-                weights = self.CopyInBAll()
-            self.bRes = weights
-            self.Tile()
+            if weights is None:                   # the first image of this core: the weights into L1, kept
+                weights = self.CopyInA()
+            self.Tile(weights)
             # --- END SOLUTION
         if weights is not None:
-            self.qB1.FreeTensor(weights)
+            self.qA1.FreeTensor(weights)
+
+    def Tile(self, a1):
+        """One image: B^T in K steps through L1 -> L0B (double-buffered) against the weights a1 in L1."""
+        t = self.t
+        co1 = self.qCO1.AllocTensor(float32)
+        steps = -(-t.K // t.baseK)
+        self.CopyInB(0)
+        for kk in range(steps):
+            if kk + 1 < steps:
+                self.CopyInB(kk + 1)              # the next K step moves while the cube works on this one
+            self.SplitLoad(a1, kk)
+            self.Compute(co1, None, kk)
+        self.qCO1.EnQue(co1)
+        self.CopyOut()
 
     def CopyOut(self):
-        # --- BEGIN SOLUTION hint="one Fixpipe per tile (F322F16), as in exercise 5"
-        t = self.t
+        # --- BEGIN SOLUTION hint="one Fixpipe per image into its [O, HW] block of y: where does it start, how long is a row?"
+        t, hw = self.t, self.hw
         co1 = self.qCO1.DeQue(float32)
-        Fixpipe(self.cGm[self.row0 * t.N + self.col0], co1,
-                FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
+        Fixpipe(self.cGm[self.col0 // hw * t.M * hw], co1,
+                FixpipeParamsV220(self.cols, self.rows, self.rp, hw, False, QuantMode_t.F322F16))
         self.qCO1.FreeTensor(co1)
         # --- END SOLUTION
 
 
 @kernel(core="AIC")
-def conv_cached_kernel(cols, wmat, y, M, N, K):
-    """y = cols @ wmat (the conv on img2col rows), tiles of 64 rows, the weights resident in L1."""
-    t = TiledMatmulTiling(M, N, K, singleM=64, singleN=-(-N // 16) * 16, baseK=-(-K // 16) * 16, cores=GetBlockNum(),
-                          resident_b=True)
-    op = CachedConv()
-    op.Init(cols, wmat, None, y, t)
+def conv_nchw_kernel(cols, w, y, images, O, HW, K):
+    """y [images, O, HW] = w [O, K] @ cols[i]^T per image: NCHW out, one image per tile, the weights resident."""
+    # --- BEGIN SOLUTION hint="the tiling: which operand is A (M rows) and which B^T (N columns)? Then ConvNCHW: Init, Process"
+    t = TiledMatmulTiling(O, images * HW, K, singleM=-(-O // 16) * 16, singleN=-(-HW // 16) * 16, baseK=64,
+                          cores=GetBlockNum())
+    op = ConvNCHW()
+    op.Init(w, cols, None, y, t, HW)
     op.Process()
+    # --- END SOLUTION
 
-# %% ex4 wrong: every tile starts at row 0 (row0 not set from the tile index)
-# replace:             self.row0, self.col0 = tile * t.singleM, 0 ->             self.row0, self.col0 = 0, 0
+# %% ex4 wrong: every image's tile is written at image 0 of y
+# replace:         Fixpipe(self.cGm[self.col0 // hw * t.M * hw], co1, ->         Fixpipe(self.cGm[0], co1,
 
-# %% ex4 wrong: the weights are read from GM again for every tile: correct, but each tile waits for them
+# %% ex4 wrong: the weights are read from GM again for every image: correct, but each tile waits for them
 # replace:
-#             if weights is None:                   # the first tile of this core: the weights into L1, kept
-#                 weights = self.CopyInBAll()
-#             self.bRes = weights
-#             self.Tile()
+#             if weights is None:                   # the first image of this core: the weights into L1, kept
+#                 weights = self.CopyInA()
+#             self.Tile(weights)
 # with:
-#             self.bRes = self.CopyInBAll()         # the weights again, for every tile
-#             self.Tile()
-#             self.qB1.FreeTensor(self.bRes)
+#             weights = self.CopyInA()              # the weights again, for every image
+#             self.Tile(weights)
+#             self.qA1.FreeTensor(weights)
+#             weights = None
 
-# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's Tile() then reads L0 bytes nothing wrote)
+# %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, hw, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, self.np_, False, QuantMode_t.F322F16))
+
+# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's SplitLoad then reads L1 bytes nothing wrote)
 # replace:             self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16 ->             self.rp, self.np_ = self.rows, self.cols
 
 # %% ex5
-class Matmul256(KernelTiledMatmul):
+class MatmulWide(KernelTiledMatmul):
     """The library's tiled cube matmul with your copy out: one Fixpipe per C tile, NZ -> ND, fp32 -> half."""
 
     def CopyOut(self):
@@ -229,33 +251,37 @@ class Matmul256(KernelTiledMatmul):
 
 
 @kernel(core="AIC")
-def matmul_256(a, b, c):
-    """c = a @ b for 256x256 half matrices, >= 30 % faster than the default operator."""
-    # --- BEGIN SOLUTION hint="build a TiledMatmulTiling, then Matmul256(): Init(a, b, None, c, t), Process()"
-    t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2)
-    op = Matmul256()
+def matmul_wide(a, b, c):
+    """c = a @ b for a [96, 192] and b [192, 768] half, >= 12 % faster than the default operator."""
+    # --- BEGIN SOLUTION hint="derive a TiledMatmulTiling (choose_tiling's is too slow here), then MatmulWide(): Init(a, b, None, c, t), Process()"
+    t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2)
+    op = MatmulWide()
     op.Init(a, b, None, c, t)
     op.Process()
     # --- END SOLUTION
 
-# %% ex5 wrong: the tiling describes K = 128: half of the sum is missing
-# replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 128, singleM=16, singleN=256, baseK=64, depth=2)
+# %% ex5 wrong: the tiling describes K = 128: a third of the sum is missing
+# replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = TiledMatmulTiling(96, 768, 128, singleM=32, singleN=128, baseK=128, depth=2)
 
 # %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, 16, False, QuantMode_t.F322F16))
 
-# %% ex5 wrong: square 64x64 tiles (B as 128-byte rows) are correct but slower than the default
-# replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=64, singleN=64, baseK=32, depth=2)
+# %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default
+# replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = choose_tiling(96, 768, 192)
 
-# %% ex5 wrong: whole-row tiles without double buffering miss the 30 % target
-# replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=1)
+# %% ex5 wrong: the right tiles without double buffering miss the 12 % target
+# replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=1)
 
 # %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
 # %% ex6
-class FusedMatmul(KernelTiledMatmul):
-    """The tiled cube matmul whose copy out applies ReLU (the bias was added by the first Mmad from BT)."""
+class LinearRelu(KernelTiledMatmul):
+    """relu(x @ W^T + b) with W in PyTorch's Linear layout [out, in]: B is given transposed, the epilogue on Fixpipe."""
+
+    def Init(self, a, b, bias, c, t):
+        super().Init(a, b, bias, c, t)
+        self.bT = True                            # W is [N, K]: its NZ fractals go to L0B without a transpose
 
     def CopyOut(self):
         # --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
@@ -268,12 +294,13 @@ class FusedMatmul(KernelTiledMatmul):
 
 
 @kernel(core="AIC")
-def matmul_add_relu(a, b, bias, c, M, N, K):
-    """c = relu(a @ b + bias) in one kernel: bias through BT, ReLU on Fixpipe, double-buffered."""
-    # --- BEGIN SOLUTION hint="t = choose_tiling(M, N, K, bias=True, relu=True); FusedMatmul: Init(a, b, bias, c, t), Process()"
-    t = choose_tiling(M, N, K, bias=True, relu=True)
-    op = FusedMatmul()
-    op.Init(a, b, bias, c, t)
+def linear_relu(x, w, bias, y, M, N, K):
+    """y = relu(x @ w^T + bias) in one kernel, w half [N, K]: bias through BT, ReLU on Fixpipe, under a budget."""
+    # --- BEGIN SOLUTION hint="a tiling whose GM copies of W's rows are long (how many bytes does one K step copy per row?), with bias and relu; LinearRelu: Init(x, w, bias, y, t), Process()"
+    t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=True, relu=True,
+                          cores=GetBlockNum())
+    op = LinearRelu()
+    op.Init(x, w, bias, y, t)
     op.Process()
     # --- END SOLUTION
 
@@ -281,27 +308,38 @@ def matmul_add_relu(a, b, bias, c, M, N, K):
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
 # %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing
-# replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=False, relu=True)
+# replace:     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=True, relu=True, ->     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=False, relu=True,
 
-# %% ex6 wrong: one buffer per queue: correct but over the cycle budget
-# replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=True, relu=True, depth=1)
+# %% ex6 wrong: choose_tiling's K steps of 64 cut every row of W into 128-byte copies: correct but over the budget
+# replace:
+#     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=True, relu=True,
+#                           cores=GetBlockNum())
+# with:
+#     t = choose_tiling(M, N, K, bias=True, relu=True)
+
+# %% ex6 wrong: W read as if it were [K, N] (LoadData transposes its fractals): the wrong products
+# replace:         self.bT = True                            # W is [N, K]: its NZ fractals go to L0B without a transpose ->         self.bT = False
 
 # %% ex7
 def fold_bn_host(w, b, gamma, beta, mean, var, eps=1e-5):
-    """BatchNorm (inference) folded into the conv on the host: (wmat half [C*KH*KW, O], bias float32, padded to 16)."""
-    # --- BEGIN SOLUTION hint="scale = gamma / sqrt(var + eps): fold it into w and b, reshape w for the cube"
+    """BatchNorm (inference) folded into the conv on the host: (w' half [O, C*KH*KW], bias float32, padded to 16)."""
+    # --- BEGIN SOLUTION hint="scale = gamma / sqrt(var + eps): fold it into w and b; keep w's own [O, C*KH*KW] layout"
     scale = np.asarray(gamma, np.float64) / np.sqrt(np.asarray(var, np.float64) + eps)
     w2 = np.asarray(w, np.float64) * scale[:, None, None, None]
     b2 = (np.asarray(b, np.float64) - mean) * scale + beta
     O = w2.shape[0]
     bias = np.zeros(-(-O // 16) * 16, np.float32)           # the BT buffer reads whole 16-float groups
     bias[:O] = b2
-    return np.ascontiguousarray(w2.reshape(O, -1).T, np.float16), bias     # GM buffers are flat, row-major
+    return np.ascontiguousarray(w2.reshape(O, -1), np.float16), bias     # GM buffers are flat, row-major
     # --- END SOLUTION
 
 
 class FusedConv(KernelTiledMatmul):
-    """The tiled cube matmul on img2col rows; its copy out applies ReLU (the folded bias came from BT)."""
+    """The cube matmul on img2col rows with the weights in their own [O, C*KH*KW] layout (B^T); ReLU on Fixpipe."""
+
+    def Init(self, a, b, bias, c, t):
+        super().Init(a, b, bias, c, t)
+        self.bT = True                            # the weights are [O, K] = [N, K]: B^T
 
     def CopyOut(self):
         # --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
@@ -314,12 +352,12 @@ class FusedConv(KernelTiledMatmul):
 
 
 @kernel(core="AIC")
-def conv_bn_relu_kernel(cols, wmat, bias, y, M, N, K):
-    """y = relu(cols @ wmat + bias): the conv as a matmul on img2col rows, BN folded, one kernel, one GM write."""
-    # --- BEGIN SOLUTION hint="t = choose_tiling(M, N, K, bias=True, relu=True); FusedConv: Init(cols, wmat, bias, y, t), Process()"
+def conv_bn_relu_kernel(cols, wt, bias, y, M, N, K):
+    """y = relu(cols @ wt^T + bias): the conv as a matmul on img2col rows, BN folded, one kernel, one GM write."""
+    # --- BEGIN SOLUTION hint="a tiling over every cube core with bias and relu; FusedConv: Init(cols, wt, bias, y, t), Process()"
     t = choose_tiling(M, N, K, bias=True, relu=True)
     op = FusedConv()
-    op.Init(cols, wmat, bias, y, t)
+    op.Init(cols, wt, bias, y, t)
     op.Process()
     # --- END SOLUTION
 
@@ -331,6 +369,9 @@ def conv_bn_relu_kernel(cols, wmat, bias, y, M, N, K):
 
 # %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle
 # replace:     t = choose_tiling(M, N, K, bias=True, relu=True) ->     t = choose_tiling(M, N, K, bias=True, relu=True, cores=4)
+
+# %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them
+# replace:     return np.ascontiguousarray(w2.reshape(O, -1), np.float16), bias     # GM buffers are flat, row-major ->     return np.ascontiguousarray(w2.reshape(O, -1).T, np.float16), bias
 
 # %% ex8
 @kernel

@@ -29,6 +29,14 @@ def _encode(values: np.ndarray) -> tuple[list[str], list[int]]:
     return uniq.tolist(), inv.astype(int).tolist()
 
 
+def _encode_pairs(first: np.ndarray, second: np.ndarray) -> tuple[list[tuple[str, str]], list[int]]:
+    """Dictionary-encode (first, second) string pairs: (sorted unique pairs, index of each)."""
+    pairs = [(str(a), str(b)) for a, b in zip(first, second)]
+    uniq = sorted(set(pairs))
+    index = {p: i for i, p in enumerate(uniq)}
+    return uniq, [index[p] for p in pairs]
+
+
 def _rounded(a: np.ndarray) -> list[float]:
     return np.round(a.astype(float), 3).tolist()
 
@@ -44,9 +52,9 @@ def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
     ops, o = _encode(table.op)
     tiers, td = _encode(np.concatenate([table.src, table.dst]))
     n = len(table)
-    # line and source go together: encode the pair, split for display
-    pairs = np.asarray([f"{a}\x00{b}" for a, b in zip(table.line, table.source)], dtype=object)
-    pair_vals, li = _encode(pairs)
+    # line and source go together: encode the pair (a tuple: numpy's str arrays would drop an empty source's
+    # separator, a trailing NUL), split for display
+    pair_vals, li = _encode_pairs(table.line, table.source)
     klasses, x = _encode(table.klass)
     names, blocks = table.unit_names(), table.unit_blocks()
     header = table.label or "trace"
@@ -59,8 +67,8 @@ def group_payload(table: TraceTable, pipes: Sequence[str]) -> dict[str, Any]:
         "core_names": [names[u] for u in table.cores],
         "core_blocks": [blocks[u] for u in table.cores],
         "ops": ops, "tiers": tiers, "klasses": klasses,
-        "lines": [v.split("\x00", 1)[0] for v in pair_vals],
-        "sources": [v.split("\x00", 1)[1] for v in pair_vals],
+        "lines": [line for line, _ in pair_vals],
+        "sources": [source for _, source in pair_vals],
         "cols": {
             "i": table.index.tolist(), "c": table.unit.tolist(),
             "p": [pipe_ix[p] for p in table.pipe.tolist()],

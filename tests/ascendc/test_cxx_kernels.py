@@ -95,3 +95,13 @@ def test_a_host_tiling_dataclass_fills_the_cpp_struct_by_field_name(add_mod):
 
     with pytest.raises(ArgumentError, match=re.escape("needs ['tileNum']")):
         launch(add_mod.add_tque, 8, x, y, z, None, NoTiles(8 * 2048))
+
+
+@pytest.mark.parametrize("task_type, core", [("KERNEL_TYPE_AIC_ONLY", "AIC"), ("KERNEL_TYPE_AIV_ONLY", "AIV"),
+                                             ("KERNEL_TYPE_MIX_AIC_1_2", "MIX")])
+def test_kernel_task_type_default_pins_the_core_of_an_extern_c_kernel(task_type, core):
+    """`extern "C" __global__ __aicore__` says nothing about the core: KERNEL_TASK_TYPE_DEFAULT in the body does (a
+    cube kernel of lab02 runs on the AIC only with it). The macro's argument used to be missed (always AIV)."""
+    src = ('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+           f'extern "C" __global__ __aicore__ void k(GM_ADDR a) {{ KERNEL_TASK_TYPE_DEFAULT({task_type}); }}\n')
+    assert load(src).kernels["k"].core == core

@@ -29,9 +29,10 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
     "lab02_optimization": {
         "ex1": ["values", "budget"], "ex2": ["GMWriteConflictError", "AlignmentError", "budget"],
         "ex3": ["unwritten", "budget", "budget/small-copies", "budget/large-tiles", "CapacityError"],
-        "ex4": ["GMWriteConflictError", "budget", "UninitializedReadError"],
+        "ex4": ["GMWriteConflictError", "budget", "GMWriteConflictError", "UninitializedReadError"],
         "ex5": ["values", "ArgumentError", "budget", "budget", "CubeFormatError/fixpipe-swapped"],
-        "ex6": ["values", "values", "budget"], "ex7": ["bn/fold", "values", "budget"], "ex8": ["values", "budget"]},
+        "ex6": ["values", "values", "budget", "values"], "ex7": ["bn/fold", "values", "budget", "bn/fold"],
+        "ex8": ["values", "budget"]},
     "lab03_distributed": {
         "ex1": ["ring/added-twice", "budget", "budget"],
         "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length", "sampler/seed"],
@@ -58,6 +59,12 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
 CPP_WRONG_KEYS: dict[str, dict[str, list[str]]] = {
     "lab00_warmup": {"ex1": ["GMWriteConflictError", "loop"], "ex2": ["tail", "AlignmentError"],
                      "ex3": ["budget", "tile-size"]},
+    "lab02_optimization": {
+        "ex1": ["values", "budget"], "ex2": ["GMWriteConflictError", "AlignmentError", "budget"],
+        "ex3": ["unwritten", "budget", "budget/small-copies", "budget/large-tiles", "CapacityError"],
+        "ex4": ["GMWriteConflictError", "budget", "GMWriteConflictError", "UninitializedReadError"],
+        "ex5": ["values", "ArgumentError", "budget", "budget", "CubeFormatError/fixpipe-swapped"],
+        "ex6": ["values", "values", "budget", "values"], "ex8": ["values", "budget"]},
 }
 TABLES = {".py": WRONG_KEYS, ".cpp": CPP_WRONG_KEYS}
 
@@ -66,10 +73,15 @@ TABLES = {".py": WRONG_KEYS, ".cpp": CPP_WRONG_KEYS}
 MESSAGE: dict[tuple[str, str, int], tuple[str, str]] = {
     ("lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the "
                                        "tile's columns (N) first", "srcStride is mSize rounded up"),
-    ("lab02_optimization", "ex4", 2): ("is in the library's tiled_matmul.py; your call: line ", ""),
+    ("lab02_optimization", "ex4", 3): ("is in the library's tiled_matmul.py; your call: line ", ""),
     ("lab02_optimization", "ex7", 0): ("it equals b * scale + beta, the running mean is not subtracted", ""),
     ("lab02_optimization", "ex3", 3): ("tiles: the first copy in and the last copy out overlap nothing",
                                        "two buffers per queue"),
+    ("cpp:lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes "
+                                           "the tile's columns (N) first", "srcStride is mSize rounded up"),
+    ("cpp:lab02_optimization", "ex3", 3): ("tiles: the first copy in and the last copy out overlap nothing",
+                                           "two buffers per queue"),
+    ("cpp:lab02_optimization", "ex4", 1): ("copy the weights into L1 once per core, not per image", ""),
     ("lab04_migration", "ex2", 3): ("case 1 elements of 1 bytes on 1 cores", ""),
     ("lab04_migration", "ex5", 2): ("outside int8's [-128, 127]", ""),
     ("lab05_engineering", "ex4", 2): ("DeadlockError", ""),

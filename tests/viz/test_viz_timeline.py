@@ -120,6 +120,17 @@ def test_payload_columns_are_aligned_and_decodable():
     assert data["kinds"][g["cols"]["k"][k]][0] == "vector"
 
 
+def test_payload_keeps_a_record_without_source_text():
+    """A record whose source text is unknown (a kernel compiled from a notebook cell the kernel process cannot
+    read back) still pairs with its line: numpy string arrays used to drop the empty source's separator."""
+    b = FakeTraceBuilder()
+    b.issue(0, "V", "Add", 10, line=7, source="")
+    b.issue(0, "V", "Mul", 10, line=8, source="Mul(z, x, y, n);")
+    g = timeline_payload([as_table(b.result())], "k")["groups"][0]
+    assert [(g["lines"][i], g["sources"][i]) for i in g["cols"]["l"]] == [("kernel.py:7", ""),
+                                                                           ("kernel.py:8", "Mul(z, x, y, n);")]
+
+
 def test_widget_state_and_static_fallback():
     result = add_trace(cores=8, tiles=4)
     w = TimelineView(result, cores="0-5", view_range=(0, 500), title="add")
