@@ -483,8 +483,8 @@ def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:
     ev = f"HardEvent.{a}_{b}"
     if war:
         return (f"release the buffer with FreeTensor after the {a} instruction and AllocTensor it again "
-                f"before writing (the queue inserts the {a}->{b} sync), or SetFlag/WaitFlag({ev}, id) "
+                f"before writing (the queue inserts the {a}->{b} sync), or «SetFlag/WaitFlag({ev}, id)» "
                 f"between them")
     return (f"pass the tensor through a queue (EnQue after the {a} instruction, DeQue before the {b} one), "
-            f"or put SetFlag({ev}, id) after it and WaitFlag({ev}, id) before the reader")
+            f"or put «SetFlag({ev}, id)» after it and «WaitFlag({ev}, id)» before the reader")
 

@@ -23,11 +23,17 @@ every lab) are searched; then the exercise's ``"*"``, then the default ``"*"``. 
 failure with a diagnosis shows its first level; each further failure with the same diagnosis, and each
 ``hint("exN")`` the learner asks for after a failure, shows one more. So the explanation comes after three failed runs, or after one
 failed run and two requests: never before a real attempt.
+
+Code in a hint is marked «...» in its Python spelling (``ascend_sim.engine.spelling``): a learner whose answer is
+C++ reads it in C++ (``«que.DeQue(half)»`` -> ``que.DeQue<half>()``), a Python learner reads the text without the
+marks. ``levels(diagnosis, language)`` and ``first`` render; ``pick`` gives the table's text as written.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
+
+from ascend_sim.engine.spelling import PYTHON, render
 
 __all__ = ["GENERIC", "MAX_LEVELS", "DEFAULT_HINTS", "HintTable", "HintLog", "diagnosis_of", "expand"]
 
@@ -99,11 +105,11 @@ DEFAULT_HINTS: dict[str, tuple[str, ...]] = {
     ),
     "loop": (
         "Tiles were skipped: check the loop bound and each tile's offset.",
-        "A block of blockLength elements holds blockLength // tileLength tiles; tile i starts at i * tileLength.",
+        "A block of blockLength elements holds «blockLength // tileLength» tiles; tile i starts at i * tileLength.",
     ),
     "tail": (
         "The end of a block is missing: the length is not always a multiple of the tile.",
-        "Loop with range(0, length, tileLength) and copy the short last tile with DataCopyPad.",
+        "Loop with «range(0, length, tileLength)» and copy the short last tile with DataCopyPad.",
     ),
     "values": (
         "The output is written but wrong: print your output and the expected one for a small case.",
@@ -160,9 +166,14 @@ class HintTable:
             return GENERIC, self.table[GENERIC]
         return GENERIC, DEFAULT_HINTS[GENERIC]
 
-    def first(self, diagnosis: Sequence[str] = ()) -> list[str]:
+    def levels(self, diagnosis: Sequence[str], language: str = PYTHON) -> tuple[str, tuple[str, ...]]:
+        """``pick``, its levels spelled in ``language`` (the learner's: "python" or "cpp")."""
+        key, levels = self.pick(diagnosis)
+        return key, tuple(render(level, language) for level in levels)
+
+    def first(self, diagnosis: Sequence[str] = (), language: str = PYTHON) -> list[str]:
         """The first level only (what the grader's report shows)."""
-        return list(self.pick(diagnosis)[1][:1])
+        return list(self.levels(diagnosis, language)[1][:1])
 
     def __len__(self) -> int:
         return len(self.table)
