@@ -107,14 +107,14 @@ class TQue:
     def __init__(self, position: TPosition, depth: int = 1):
         if not isinstance(position, TPosition):
             raise PositionError(f"TQue position must be a TPosition, got {position!r}",
-                                fix="e.g. TQue(TPosition.VECIN, 1)")
+                                fix="e.g. «TQue(TPosition.VECIN, 1)»")
         if depth.__class__ is not int or not 1 <= depth <= MAX_DEPTH:
             depth = integer("TQue", "depth", depth, None, 1, MAX_DEPTH,
                             fix="depth is an int32_t template argument, the number of EnQue in a row: TQue(pos, 1) "
                                 "(the usual depth; double buffering is InitBuffer's num, not the depth)")
         flow = FLOW.get(position)
         if flow is None:
-            raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
+            raise PositionError(f"TQue cannot live at «TPosition.{getattr(position, 'name', position)}»",
                                 fix="use TBuf for VECCALC scratch space; queues are VECIN, VECOUT, A1, B1, "
                                     "A2, B2 or CO1")
         self.position, self.depth = position, int(depth)

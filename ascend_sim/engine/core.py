@@ -172,7 +172,8 @@ class Core:
                 f"of a DataCopyPad burst (bytes {g * GRANULE + tier.holes[g]}..{g * GRANULE + GRANULE - 1}), which "
                 f"it left unwritten (isPad false); {len(pads)} such block(s) in this read",
                 fix="read only the bytes DataCopyPad copied (its blockLen), or fill the padding: "
-                    "DataCopyPadExtParams(isPad=True, paddingValue=...)", site=site)
+                    "«DataCopyPadExtParams(isPad=True, paddingValue=...)|DataCopyPadExtParams<T>{true, leftPadding, "
+                    "rightPadding, paddingValue}»", site=site)
         raise UninitializedReadError(
             f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
             f"({min(count, total)} of {total} 32-byte blocks uninitialised)",

@@ -73,7 +73,7 @@ DTYPES = {"half": "half", "float16": "half", "float32": "float", "float": "float
           "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "bool_": "bool"}
 #: enums whose members C++ scopes with ``::`` (``HardEvent.MTE2_V`` -> ``HardEvent::MTE2_V``)
 SCOPED_ENUMS = ("HardEvent", "TPosition", "QuePosition", "Hardware", "RoundMode", "CubeFormat", "TBufType",
-                "LayoutMode", "ReduceMode", "CMPMODE", "SELMODE", "HardEventType")
+                "LayoutMode", "ReduceMode", "CMPMODE", "SELMODE", "QuantMode_t")
 #: calls whose first argument is a template argument in C++ (``SetFlag(e, id)`` -> ``SetFlag<e>(id)``)
 TEMPLATE_FIRST = ("SetFlag/WaitFlag", "SetFlag", "WaitFlag", "PipeBarrier", "CrossCoreSetFlag",
                   "CrossCoreWaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID")
@@ -81,7 +81,7 @@ TEMPLATE_FIRST = ("SetFlag/WaitFlag", "SetFlag", "WaitFlag", "PipeBarrier", "Cro
 #: ``que.AllocTensor<half>()``)
 DTYPE_CALLS = ("AllocTensor", "DeQue", "Get", "ReinterpretCast", "GetWithOffset")
 #: Python constructors of class templates (``TQue(pos, 2)`` -> ``TQue<pos, 2>``)
-CLASS_TEMPLATES = ("TQueBind", "TQue", "TBuf", "GlobalTensor", "LocalTensor")
+CLASS_TEMPLATES = ("TQueBind", "TQue", "TBuf", "GlobalTensor", "LocalTensor", "MatmulType", "Matmul")
 #: the decorator of a kernel -> its C++ qualifiers
 KERNEL_QUALIFIERS = {"": 'extern "C" __global__ __aicore__', "AIV": 'extern "C" __global__ __aicore__',
                      "AIC": "__global__ __cube__", "MIX": "__global__ __mix__(1, 2)"}
@@ -91,6 +91,7 @@ _WORDS = [(re.compile(r"\bTrue\b"), "true"), (re.compile(r"\bFalse\b"), "false")
           (re.compile(r"//"), "/"), (re.compile(r"\bself\."), "")]
 _ENUM = re.compile(rf"\b({'|'.join(SCOPED_ENUMS)})\.(\w+)")
 _DECORATOR = re.compile(r"""@kernel(?:\(\s*core\s*=\s*['"](\w+)['"]\s*\))?""")
+_SUBSCRIPTED = re.compile(rf"\b({'|'.join(CLASS_TEMPLATES)})\[(\w+)\]")     # LocalTensor[half]: LocalTensor<half>
 _FOR = re.compile(r"\bfor\s+(\w+)\s+in\s+range\(")
 _RANGE = re.compile(r"(?<![\w.])range\(")
 
@@ -110,7 +111,9 @@ def to_cpp(code: str) -> str:
         code = pattern.sub(repl, code)
     code = _calls(code, TEMPLATE_FIRST, _template_first)
     code = _calls(code, DTYPE_CALLS, _dtype_call)
-    code = _calls(code, CLASS_TEMPLATES, lambda name, args: f"{name}<{', '.join(args)}>" if args else None)
+    code = _SUBSCRIPTED.sub(lambda m: f"{m.group(1)}<{DTYPES.get(m.group(2), m.group(2))}>", code)
+    code = _calls(code, CLASS_TEMPLATES, lambda name, args: f"{name}<{', '.join(DTYPES.get(a, a) for a in args)}>"
+                  if args else None)
     code = _calls(code, ("min", "max"), _min_max)
     code = _loops(code)
     return code

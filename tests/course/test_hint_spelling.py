@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ascend_sim.course.grading.check import Context, Lab
 from ascend_sim.course.grading.evidence import EVIDENCE_SCHEMA
-from ascend_sim.course.grading.hints import HintLog
+from ascend_sim.course.grading.hints import DEFAULT_HINTS, HintLog
 from ascend_sim.course.grading.judge import judge
 from ascend_sim.course.grading.runner import _run_cxx
 from ascend_sim.course.grading.solutions import parse_solutions
 from ascend_sim.course.labs import lab00_warmup as lab00
+from ascend_sim.engine.spelling import CPP, render
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "labs" / "lab00_warmup.ipynb").read_text())["cells"]
@@ -88,3 +90,17 @@ def test_hint_before_any_check_speaks_the_notebook_language(capsys):
     assert "To start: Start with que.AllocTensor<half>()." in capsys.readouterr().out
     lab.hint("ex1", _wrong(".py", "ex1", 0))
     assert "To start: Start with que.AllocTensor(half)." in capsys.readouterr().out
+
+
+#: spellings only Python has: a hint a C++ learner reads must not contain them (mark the span «...» instead)
+PYTHON_ONLY = re.compile(r"HardEvent\.|TPosition\.|QuePosition\.|\brange\(|\((half|float16|float32|int32)\)| // |"
+                         r"@kernel|\bTrue\b|\bFalse\b|\bself\.")
+
+
+@pytest.mark.parametrize("where, table", [("DEFAULT_HINTS", DEFAULT_HINTS)] + [
+    (f"lab00 {ex}", lab00.LAB.get(ex).hints.table) for ex in lab00.LAB.exercises])
+def test_no_hint_shows_python_spelling_to_a_cpp_learner(where, table):
+    for key, levels in table.items():
+        for level in levels:
+            text = render(level, CPP)
+            assert not PYTHON_ONLY.search(text), f"{where}[{key!r}]: mark the code span «...»: {text}"

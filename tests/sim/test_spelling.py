@@ -34,6 +34,12 @@ PAIRS = [
     ("DataCopy(zGm[i * tileLength], zLocal, tileLength)", "DataCopy(zGm[i * tileLength], zLocal, tileLength)"),
     ("pipe.InitBuffer(que, num, bytes)", "pipe.InitBuffer(que, num, bytes)"),
     ("Get(x)", "Get(x)"),                       # not an element type: left alone
+    ("LocalTensor[half](TPosition.VECCALC, 0, 1024)", "LocalTensor<half>(TPosition::VECCALC, 0, 1024)"),
+    ("MatmulType(TPosition.GM, CubeFormat.ND, float32)", "MatmulType<TPosition::GM, CubeFormat::ND, float>"),
+    ("FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)",
+     "FixpipeParamsV220(nb, M, M, N, false, QuantMode_t::F322F16)"),
+    ("range(GetBlockIdx(), tiling.planes, GetBlockNum())",
+     "for (uint32_t i = GetBlockIdx(); i < tiling.planes; i += GetBlockNum())"),
 ]
 
 
