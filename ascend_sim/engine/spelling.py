@@ -48,7 +48,7 @@ def language_of_file(filename: str | None) -> str:
 
 def language_of(obj) -> str:
     """The language an object was written in: a kernel's ``source_language`` (CPP for a C++ kernel), else PYTHON."""
-    lang = getattr(obj, "source_language", PYTHON)
+    lang = getattr(type(obj), "source_language", PYTHON)     # the class's: no instance __getattr__ runs
     return lang if lang in LANGUAGES else PYTHON
 
 
