@@ -126,9 +126,8 @@ def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch)
         f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
     own = mod.LAB.get(ex).hints.table
     assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
-    language = CPP if suffix == ".cpp" else PYTHON                    # the hints are spelled in the answer's language
-    assert levels == tuple(render(h, language) for h in own.get(key, DEFAULT_HINTS.get(key)))
-    assert result.hints == [levels[0]]
+    assert levels == own.get(key, DEFAULT_HINTS.get(key))
+    assert result.hints == [render(levels[0], CPP if suffix == ".cpp" else PYTHON)]     # in the answer's language
     want, unwanted = MESSAGE.get((lab if suffix == ".py" else f"cpp:{lab}", ex, k), ("", ""))
     assert want in result.messages[0], result.messages[0]
     assert not unwanted or unwanted not in result.messages[0], result.messages[0]

@@ -462,8 +462,8 @@ class Lab:
                 diagnosis: tuple[str, ...] = (), language: str = PYTHON) -> CheckResult:
         """A failed result with the hints of its diagnosis, spelled in the answer's ``language``: one more level
         per failure (``hints.py``)."""
-        key, levels = ex.hints.levels(diagnosis, language)
-        shown = self.hint_log.failed(ex.id, key, levels) if session else list(levels[:1])
+        key, levels = ex.hints.pick(diagnosis)
+        shown = self.hint_log.failed(ex.id, key, levels, language) if session else ex.hints.first(diagnosis, language)
         result = CheckResult(self.name, ex.id, status, 0, ex.points, [message], shown)
         result.more_hints = len(levels) > len(shown)
         return result

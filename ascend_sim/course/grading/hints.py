@@ -181,16 +181,22 @@ class HintTable:
 
 @dataclass
 class HintLog:
-    """One session's failures and requests per (exercise, matched key): how many levels are revealed."""
+    """One session's failures and requests per (exercise, matched key): how many levels are revealed.
+
+    ``last`` keeps the table's levels as written; ``revealed`` spells them in the language of the exercise's
+    last failing answer.
+    """
 
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     asks: dict[tuple[str, str], int] = field(default_factory=dict)
     last: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    language: dict[str, str] = field(default_factory=dict)
 
-    def failed(self, ex_id: str, key: str, levels: tuple[str, ...]) -> list[str]:
-        """Record a failure; the levels it reveals."""
+    def failed(self, ex_id: str, key: str, levels: tuple[str, ...], language: str = PYTHON) -> list[str]:
+        """Record a failure of an answer in ``language``; the levels it reveals."""
         self.failures[ex_id, key] = self.failures.get((ex_id, key), 0) + 1
         self.last[ex_id] = key, levels
+        self.language[ex_id] = language
         return self.revealed(ex_id)
 
     def ask(self, ex_id: str) -> list[str]:
@@ -205,4 +211,4 @@ class HintLog:
             return []
         key, levels = self.last[ex_id]
         n = self.failures.get((ex_id, key), 0) + self.asks.get((ex_id, key), 0)
-        return list(levels[:n])
+        return [render(level, self.language.get(ex_id, PYTHON)) for level in levels[:n]]
