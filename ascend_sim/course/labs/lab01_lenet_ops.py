@@ -305,8 +305,8 @@ POOL_LAYOUT = ("Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pix
 POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, "
                    "8, 16, 16)): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
                    "writes 8 output pixels and moves 16 input pixels.")
-POOL_REST = ("OH * OW output pixels = «(OH * OW) // 8» full repeats plus one repeat with mask rest * 16 for the "
-             "rest; planes go to blocks round robin: «range(GetBlockIdx(), tiling.planes, GetBlockNum())».")
+POOL_REST = ("OH * OW output pixels = (OH * OW) // 8 full repeats plus one repeat with mask rest * 16 for the rest; "
+             "planes go to blocks round robin: range(GetBlockIdx(), tiling.planes, GetBlockNum()).")
 
 
 @LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints={
@@ -409,12 +409,12 @@ def _ex3(ctx: Context) -> None:
     "L1 once, ND -> NZ: DataCopy(a1, wGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0)); per chunk of nb images and per K "
     "step: Nd2Nz the [baseK, nb] slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
     "The X'^T slice: DataCopy(b1, xGm[k0 * N + n0], Nd2NzParams(1, baseK, nb, 0, N, baseK, 1, 0)). L0A is ZZ: "
-    "one LoadData per 16-row block i, LoadData(a2[i * baseK * 16], a1[k0 * M + i * 256], «LoadData2DParams(0, "
-    "baseK // 16, M // 16, 0, 0, False, 0)»); L0B is ZN: per 16-row block of the slice, the same with ifTranspose "
-    "«True» («LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)»).",
-    "Mmad(c1, a2, b2, «MmadParams(M, nb, baseK, 0, False, k0 == 0)») (C++ order: m, n, k, unitFlag, cmatrixSource, "
+    "one LoadData per 16-row block i, LoadData(a2[i * baseK * 16], a1[k0 * M + i * 256], LoadData2DParams(0, "
+    "baseK // 16, M // 16, 0, 0, False, 0)); L0B is ZN: per 16-row block of the slice, the same with ifTranspose "
+    "True (LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)).",
+    "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, 0, False, k0 == 0)) (C++ order: m, n, k, unitFlag, cmatrixSource, "
     "cmatrixInitVal): zero only at the first K step, then accumulate. After the K loop: Fixpipe(yGm[n0], c1, "
-    "«FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)») (srcStride M: rows of L0C between column blocks).",
+    "FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)) (srcStride M: rows of L0C between column blocks).",
 ))
 def _ex4(ctx: Context) -> None:
     kern = ctx.answer("linear_custom")
