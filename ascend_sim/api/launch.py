@@ -24,6 +24,8 @@ from ascend_sim.trace.trace import Trace
 class Kernel:
     """A function marked as a kernel (``__global__ __aicore__``)."""
 
+    source_language = "python"      # the C++ front end's kernels say "cpp" (engine/spelling.py)
+
     def __init__(self, fn: Callable, core: str = "AIV"):
         if core not in ("AIV", "AIC", "MIX"):
             raise ValueError(f"core must be 'AIV' (vector), 'AIC' (cube) or 'MIX', got {core!r}")

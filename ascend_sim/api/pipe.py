@@ -65,16 +65,16 @@ def tier_for(core, position: TPosition):
     if tier is not None:
         return tier
     if name is None:
-        raise PositionError(f"TPosition.{position.name} has no on-chip buffer in this simulator",
+        raise PositionError(f"«TPosition.{position.name}» has no on-chip buffer in this simulator",
                             fix="use VECIN/VECOUT/VECCALC (UB), A1/B1/C1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C) "
                                 "or C2 (BT)")
     if name not in core.tiers:
         where = "the AIC (cube) core" if name != "UB" else "the AIV (vector) core"
         raise PositionError(
-            f"TPosition.{position.name} lives in {name}, which this {core.core_type} core does not have "
+            f"«TPosition.{position.name}» lives in {name}, which this {core.core_type} core does not have "
             f"({core.chip.name} is a separated architecture: {name} belongs to {where})",
-            fix="launch vector code with @kernel (AIV), cube code with @kernel(core='AIC'), or both with "
-                "@kernel(core='MIX') and branch on ASCEND_IS_AIV()/ASCEND_IS_AIC()")
+            fix="launch vector code with «@kernel» (AIV), cube code with «@kernel(core='AIC')», or both with "
+                "«@kernel(core='MIX')» and branch on ASCEND_IS_AIV()/ASCEND_IS_AIC()")
     return core.tiers[name]
 
 
@@ -107,14 +107,14 @@ class TQue:
     def __init__(self, position: TPosition, depth: int = 1):
         if not isinstance(position, TPosition):
             raise PositionError(f"TQue position must be a TPosition, got {position!r}",
-                                fix="e.g. TQue(TPosition.VECIN, 1)")
+                                fix="e.g. «TQue(TPosition.VECIN, 1)»")
         if depth.__class__ is not int or not 1 <= depth <= MAX_DEPTH:
             depth = integer("TQue", "depth", depth, None, 1, MAX_DEPTH,
                             fix="depth is an int32_t template argument, the number of EnQue in a row: TQue(pos, 1) "
                                 "(the usual depth; double buffering is InitBuffer's num, not the depth)")
         flow = FLOW.get(position)
         if flow is None:
-            raise PositionError(f"TQue cannot live at TPosition.{getattr(position, 'name', position)}",
+            raise PositionError(f"TQue cannot live at «TPosition.{getattr(position, 'name', position)}»",
                                 fix="use TBuf for VECCALC scratch space; queues are VECIN, VECOUT, A1, B1, "
                                     "A2, B2 or CO1")
         self.position, self.depth = position, int(depth)
@@ -202,7 +202,7 @@ class TQue:
         if len(fifo) >= self.depth:
             raise QueueError(f"EnQue on {self.name} past its depth {self.depth}: {len(fifo)} tensor(s) "
                              "already queued and not DeQue'd",
-                             fix="DeQue before the next EnQue, or declare the queue deeper: TQue(pos, depth)",
+                             fix="DeQue before the next EnQue, or declare the queue deeper: «TQue(pos, depth)»",
                              kind="enque-depth")
         slot.state = "queued"
         p = self.producer       # the point after the producer's last instruction (Core.snapshot, inlined)
@@ -221,7 +221,7 @@ class TQue:
             raise QueueError(f"DeQue from {self.name} while it is empty: nothing was EnQue'd, so on the device "
                              "this waits forever",
                              fix=f"EnQue the tensor after filling it (CopyIn): {self.name}.EnQue(tensor) before "
-                                 f"{self.name}.DeQue() in Compute", kind="deque-empty")
+                                 f"«{self.name}.DeQue()» in Compute", kind="deque-empty")
         slot, tensor, ev = self.fifo.popleft()
         core.wait(self.consumer, ev)
         slot.state = "dequeued"
@@ -365,7 +365,7 @@ class TBuf:
 
 def _default_dtype():
     raise QueueError("the element type is missing", fix="name it as in Ascend C's AllocTensor<half>(): "
-                     "que.AllocTensor(half), tbuf.Get(float32)")
+                     "«que.AllocTensor(half)», «tbuf.Get(float32)»")
 
 
 _INIT_ARG = re.compile(r"InitBuffer\(\s*([^,()]+)")
@@ -488,7 +488,7 @@ class TPipe:
     def _held(self, event, what: str) -> set:
         if not isinstance(event, HardEvent):
             raise ArgumentError(f"{what} takes a HardEvent (the C++ template argument), got {event!r}",
-                                fix=f"pipe.{what}(HardEvent.V_MTE3)")
+                                fix=f"«pipe.{what}(HardEvent.V_MTE3)»")
         return self._event_ids.setdefault(event, set())
 
     def _free_id(self, event, what: str) -> int:
@@ -499,7 +499,8 @@ class TPipe:
                 return k
         raise SyncError(f"{what}({event.name}): all {n} event ids of {event.name} are held by AllocEventID "
                         f"({sorted(held)}); TEventID有数量限制 (the ids are limited)",
-                        fix=f"ReleaseEventID({event.name}, id) each AllocEventID id as soon as its WaitFlag is done")
+                        fix=f"«ReleaseEventID({event.name}, id)» each AllocEventID id as soon as its WaitFlag is "
+                            "done")
 
     def FetchEventID(self, event) -> int:
         """A free event id for ``event``, not held: the lowest one AllocEventID does not hold."""

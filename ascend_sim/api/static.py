@@ -47,7 +47,7 @@ def local_tensor_at(position, addr: int, tileSize: int, dtype) -> LocalTensor:
     core = current_core()
     if not isinstance(position, TPosition):
         raise PositionError(f"LocalTensor(pos, addr, tileSize): pos must be a TPosition, got {position!r}",
-                            fix="e.g. LocalTensor[half](TPosition.VECCALC, 0, 1024)", site=site)
+                            fix="e.g. «LocalTensor[half](TPosition.VECCALC, 0, 1024)»", site=site)
     d = dtype_arg("LocalTensor", dtype, site)
     tier = tier_for(core, position)
     a = integer("LocalTensor", "addr", addr, site, 0)

@@ -83,11 +83,11 @@ class HardEvent(enum.Enum):
 def _check_id(event: HardEvent, eid: int, what: str) -> None:
     """``eid`` is an event id of this chip: 0..7 on Atlas A2 (SetFlag-WaitFlag(ISASI).md, "数据范围为：0-7")."""
     if not isinstance(event, HardEvent):
-        raise ArgumentError(f"{what} expects a HardEvent (e.g. HardEvent.MTE2_V), got {event!r}",
+        raise ArgumentError(f"{what} expects a HardEvent (e.g. «HardEvent.MTE2_V»), got {event!r}",
                             fix="import HardEvent from ascend_sim")
     n = current_core().chip.event_ids
     if eid.__class__ is bool or not isinstance(eid, (int, np.integer)) or not 0 <= eid < n:
-        raise ArgumentError(f"{what}({event.name}, {eid!r}): event ids are the integers 0..{n - 1} on "
+        raise ArgumentError(f"«{what}({event.name}, {eid!r})»: event ids are the integers 0..{n - 1} on "
                             f"{current_core().chip.name}",
                             fix=f"use an id in 0..{min(n, 6) - 1} (the docs keep 6 and 7 for the system), or get "
                                 "one from GetTPipePtr().FetchEventID(event) / AllocEventID(event)")
@@ -101,9 +101,9 @@ def SetFlag(event: HardEvent, eventID: int = 0) -> None:
     key = (event, int(eventID))
     if key in core.flags:
         prev = core.flags[key]
-        raise SyncError(f"SetFlag({event.name}, {eventID}) set again before a WaitFlag consumed the one set at "
+        raise SyncError(f"«SetFlag({event.name}, {eventID})» set again before a WaitFlag consumed the one set at "
                         f"{format_site(prev.site)}: the same id must not be set twice in a row",
-                        fix=f"put WaitFlag({event.name}, {eventID}) between them, or use another event id",
+                        fix=f"put «WaitFlag({event.name}, {eventID})» between them, or use another event id",
                         site=site)
     core.issue(event.src, "SetFlag", core.chip.flag_cycles, klass="sync", site=site)
     core.flags[key] = core.snapshot(event.src, site)
@@ -116,9 +116,9 @@ def WaitFlag(event: HardEvent, eventID: int = 0) -> None:
     site = kernel_point()
     ev = core.flags.pop((event, int(eventID)), None)
     if ev is None:
-        raise SyncError(f"WaitFlag({event.name}, {eventID}) has no SetFlag({event.name}, {eventID}) before it: "
+        raise SyncError(f"«WaitFlag({event.name}, {eventID})» has no «SetFlag({event.name}, {eventID})» before it: "
                         f"pipe {event.value[1]} would wait forever",
-                        fix=f"issue SetFlag({event.name}, {eventID}) after the {event.value[0]} instruction that "
+                        fix=f"issue «SetFlag({event.name}, {eventID})» after the {event.value[0]} instruction that "
                             "produces the data, before this WaitFlag", site=site)
     core.wait(event.dst, ev)
     core.issue(event.dst, "WaitFlag", core.chip.flag_cycles, klass="sync", site=site)

@@ -18,6 +18,7 @@ from ascend_sim import Kernel, LaunchError
 from ascend_sim.ascendc.diagnostics import display_name
 from ascend_sim.ascendc.lower import TRANSLATOR_VERSION, Lowerer
 from ascend_sim.ascendc.parse import parse
+from ascend_sim.engine.spelling import CPP, register_cpp_file
 
 
 class CppKernel(Kernel):
@@ -27,6 +28,8 @@ class CppKernel(Kernel):
     numbers, and a ``GM_ADDR tiling`` parameter read by ``GET_TILING_DATA`` takes an instance of the struct's
     class (``mod.structs.MyTilingData(...)``), a dict of its fields or its bytes.
     """
+
+    source_language = CPP       # hints and fixes about it show C++ spelling (engine/spelling.py)
 
     def __init__(self, fn, name: str, core: str, params: list, template: list):
         super().__init__(fn, core)
@@ -125,6 +128,7 @@ def _digest(path: str) -> str:
 def instantiate(code, source: str, lowered, display_file: str) -> AscendCModule:
     mod_name = "ascendc_" + "".join(ch if ch.isalnum() else "_" for ch in os.path.basename(display_file))
     ns: dict = {"__name__": mod_name, "__file__": display_file}
+    register_cpp_file(display_file)        # errors at its lines speak C++ (engine/spelling.py)
     exec(code, ns)
     return AscendCModule(display_file, ns, source, lowered.kernels, lowered.structs, lowered.functions)
 

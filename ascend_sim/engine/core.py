@@ -172,7 +172,8 @@ class Core:
                 f"of a DataCopyPad burst (bytes {g * GRANULE + tier.holes[g]}..{g * GRANULE + GRANULE - 1}), which "
                 f"it left unwritten (isPad false); {len(pads)} such block(s) in this read",
                 fix="read only the bytes DataCopyPad copied (its blockLen), or fill the padding: "
-                    "DataCopyPadExtParams(isPad=True, paddingValue=...)", site=site)
+                    "«DataCopyPadExtParams(isPad=True, paddingValue=...)|DataCopyPadExtParams<T>{true, leftPadding, "
+                    "rightPadding, paddingValue}»", site=site)
         raise UninitializedReadError(
             f"{op} on {PIPES[q]} reads {tier.name} bytes {a}..{b} that nothing wrote "
             f"({min(count, total)} of {total} 32-byte blocks uninitialised)",
@@ -483,8 +484,8 @@ def _sync_fix(producer: int, consumer: int, war: bool = False) -> str:
     ev = f"HardEvent.{a}_{b}"
     if war:
         return (f"release the buffer with FreeTensor after the {a} instruction and AllocTensor it again "
-                f"before writing (the queue inserts the {a}->{b} sync), or SetFlag/WaitFlag({ev}, id) "
+                f"before writing (the queue inserts the {a}->{b} sync), or «SetFlag/WaitFlag({ev}, id)» "
                 f"between them")
     return (f"pass the tensor through a queue (EnQue after the {a} instruction, DeQue before the {b} one), "
-            f"or put SetFlag({ev}, id) after it and WaitFlag({ev}, id) before the reader")
+            f"or put «SetFlag({ev}, id)» after it and «WaitFlag({ev}, id)» before the reader")
 

@@ -2,12 +2,16 @@
 
 Every message names the learner's kernel line, the rule broken, the numbers
 involved and the fix. Use ``KernelError`` in ``except`` clauses to catch any.
+Code in a message or a fix is marked «...» in its Python spelling and shown in the
+language of the learner's line (``spelling.render``: C++ for a kernel of the C++ front end).
 """
 from __future__ import annotations
 
 import linecache
 import os
 import sys
+
+from ascend_sim.engine.spelling import language_of_file, render
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Frames in the simulator's own code are skipped when looking for the learner's line. Code that plays the
@@ -141,6 +145,9 @@ class KernelError(Exception):
         if self.call_site:          # the line is library code (a kernel of ascend_sim/kernels): name the learner's
             message += (f" (line {self.site[1]} is in the library's {os.path.basename(self.site[0])}; "
                         f"your call: {_line_text(self.call_site)})")
+        # the code in the message and the fix, spelled in the language of the learner's line (spelling.py)
+        self.language = language_of_file((self.call_site or self.site or ("",))[0])
+        message, fix = render(message, self.language), render(fix, self.language)
         self.rule_message = message
         self.fix = fix
         self.kind = kind        # which breach of the class's rule ("deque-empty"): course hints are keyed by it

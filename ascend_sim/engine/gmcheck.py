@@ -209,8 +209,8 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
                 f"{_what(core, pipe)} writes GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte "
                 f"{first + i * unit} was written by pipe {PIPES[p[i]]} of this block at {_site(core, recs[i])} "
                 f"with no synchronisation between the two pipes (the later write may land first)",
-                fix=f"SetFlag(HardEvent.{PIPES[p[i]]}_{PIPES[pipe]}, id) after the first write and WaitFlag before "
-                    "the second, or PipeBarrier(PIPE_ALL)", site=site)
+                fix=f"«SetFlag(HardEvent.{PIPES[p[i]]}_{PIPES[pipe]}, id)» after the first write and WaitFlag before "
+                    "the second, or «PipeBarrier(PIPE_ALL)»", site=site)
     other = written & ~mine
     if not other.any():
         return

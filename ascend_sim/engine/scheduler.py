@@ -362,8 +362,8 @@ class Launch:
     # --- end-of-kernel checks ---------------------------------------------------
     def _finish_checks(self, core: Core) -> None:
         for (event, eid), ev in core.flags.items():
-            raise SyncError(f"SetFlag({event.name}, {eid}) at {format_site(ev.site)} has no matching WaitFlag "
-                            "before the kernel ends", fix=f"add WaitFlag({event.name}, {eid}) on the "
+            raise SyncError(f"«SetFlag({event.name}, {eid})» at {format_site(ev.site)} has no matching WaitFlag "
+                            "before the kernel ends", fix=f"add «WaitFlag({event.name}, {eid})» on the "
                             f"consumer side, or remove the SetFlag", site=ev.site)
         for q in core.queues:
             q.check_finished()

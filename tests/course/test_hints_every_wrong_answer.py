@@ -17,6 +17,7 @@ from ascend_sim.course.grading.hints import DEFAULT_HINTS, GENERIC, HintLog
 from ascend_sim.course.grading.runner import _run_cxx
 from ascend_sim.course.grading.solution_file import CXX_MAGIC
 from ascend_sim.course.grading.solutions import parse_solutions
+from ascend_sim.engine.spelling import CPP, PYTHON, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,7 +138,8 @@ def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch)
         f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
     own = mod.LAB.get(ex).hints.table
     assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
-    assert levels == own.get(key, DEFAULT_HINTS.get(key)) and result.hints == [levels[0]]
+    assert levels == own.get(key, DEFAULT_HINTS.get(key))
+    assert result.hints == [render(levels[0], CPP if suffix == ".cpp" else PYTHON)]     # in the answer's language
     want, unwanted = MESSAGE.get((lab if suffix == ".py" else f"cpp:{lab}", ex, k), ("", ""))
     assert want in result.messages[0], result.messages[0]
     assert not unwanted or unwanted not in result.messages[0], result.messages[0]

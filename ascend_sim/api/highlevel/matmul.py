@@ -137,7 +137,7 @@ class Matmul:
         for role, t in (("A", aType), ("B", bType), ("C", cType)):
             if not isinstance(t, MatmulType):
                 raise ArgumentError(f"Matmul: the {role} type must be a MatmulType, got {type(t).__name__}",
-                                    fix="MatmulType(TPosition.GM, CubeFormat.ND, half)")
+                                    fix="«MatmulType(TPosition.GM, CubeFormat.ND, half)»")
             if t.pos is not TPosition.GM or t.format is not CubeFormat.ND:
                 raise ArgumentError(f"Matmul: {role} at {t.pos.name}/{t.format.name} is not modelled; only GM and ND",
                                     fix="keep A, B, C (and Bias) in GM in ND format")
@@ -258,7 +258,7 @@ class Matmul:
                               fix="EnableBias(true) on the host tiling before GetTiling")
         if self.biasType is None:
             raise ArgumentError("SetBias on a Matmul declared without a bias type",
-                                fix="Matmul(aType, bType, cType, MatmulType(TPosition.GM, CubeFormat.ND, float32))")
+                                fix="«Matmul(aType, bType, cType, MatmulType(TPosition.GM, CubeFormat.ND, float32))»")
         if not isinstance(biasGlobal, GlobalTensor):
             raise ArgumentError("SetBias: only a GlobalTensor bias is modelled", fix="pass the bias in GM")
         need = _up(self.single[1], 16)

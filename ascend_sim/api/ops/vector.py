@@ -96,7 +96,7 @@ def _ub(t, op: str, role: str, site, align: int = 32) -> LocalTensor:
                          "takes it (Cast.md: int4b_t -> half, half -> int4b_t)",
                          fix="Cast the int4b_t data to half first (and back with Cast after the arithmetic)", site=site)
     if t.tier.name != "UB":
-        raise PositionError(f"{op}: {role} lives in {t.tier.name} (TPosition.{t.position.name}); the vector unit "
+        raise PositionError(f"{op}: {role} lives in {t.tier.name} («TPosition.{t.position.name}»); the vector unit "
                             "reads and writes UB only", fix="use a VECIN/VECOUT/VECCALC tensor", site=site)
     if t.addr % align:
         raise AlignmentError(f"{op}: {role} starts at UB+{t.addr}, not {align}-byte aligned "

@@ -39,6 +39,7 @@ import numpy as np
 from ascend_sim.analysis import verify
 from ascend_sim.engine.errors import KernelError
 from ascend_sim.engine.memory import tracking_gm_writes
+from ascend_sim.engine.spelling import CPP, PYTHON, language_of
 from ascend_sim.course.grading import evidence as ev
 from ascend_sim.course.grading.hints import HintLog, HintTable, diagnosis_of
 from ascend_sim.course.grading.stale import stale_note
@@ -182,14 +183,18 @@ class Context:
         self.notes: list[str] = []
         self.events: list[dict] = []
         self._answers: dict[int, str] = {}      # id of an answer object -> its name
+        self.language = PYTHON                  # the last answer's language: hints are spelled in it (C++: "cpp")
 
     def answer(self, name: str) -> Any:
         """The learner's object ``name``; raises NotAttempted when it is missing or ``...``."""
         obj = self.namespace.get(name, _MISSING)
         state = "missing" if obj is _MISSING else "ellipsis" if obj is Ellipsis else "ok"
-        self.events.append({"kind": "answer", "name": name, "state": state})
+        event = {"kind": "answer", "name": name, "state": state}
+        self.events.append(event)
         if state != "ok":
             raise not_attempted(name, state)
+        if language_of(obj) == CPP:             # the replay spells the grader's hints in it too
+            self.language = event["language"] = CPP
         self._answers[id(obj)] = name
         return obj
 
@@ -442,33 +447,41 @@ class Lab:
         except NotAttempted as e:
             return CheckResult(self.name, ex.id, "not_attempted", 0, ex.points, [str(e)])
         except CheckFailed as e:
-            return self._failed(ex, "fail", str(e), session, e.diagnosis)
+            return self._failed(ex, "fail", str(e), session, e.diagnosis, ctx.language)
         except LearnerError as e:
-            return self._failed(ex, "error", str(e), session, e.diagnosis)
+            return self._failed(ex, "error", str(e), session, e.diagnosis, ctx.language)
         except ev.Rejected:
             raise
         except Exception as e:  # noqa: BLE001 - a bug in the check itself, or learner data it choked on
             where = learner_line(e.__traceback__)
             return self._failed(ex, "error", f"the check could not run your answer: {type(e).__name__}: {e}"
-                                + (f" ({where})" if where else ""), session)
+                                + (f" ({where})" if where else ""), session, language=ctx.language)
         return CheckResult(self.name, ex.id, "pass", ex.points, ex.points, list(ctx.notes))
 
     def _failed(self, ex: Exercise, status: str, message: str, session: bool = True,
-                diagnosis: tuple[str, ...] = ()) -> CheckResult:
-        """A failed result with the hints of its diagnosis: one more level per failure (``hints.py``)."""
+                diagnosis: tuple[str, ...] = (), language: str = PYTHON) -> CheckResult:
+        """A failed result with the hints of its diagnosis, spelled in the answer's ``language``: one more level
+        per failure (``hints.py``)."""
         key, levels = ex.hints.pick(diagnosis)
-        shown = self.hint_log.failed(ex.id, key, levels) if session else list(levels[:1])
+        shown = self.hint_log.failed(ex.id, key, levels, language) if session else ex.hints.first(diagnosis, language)
         result = CheckResult(self.name, ex.id, status, 0, ex.points, [message], shown)
         result.more_hints = len(levels) > len(shown)
         return result
 
-    def hint(self, ex_id: str) -> None:
-        """The learner asks for the next hint of ``ex_id`` (chosen by the last failure's diagnosis)."""
+    def hint(self, ex_id: str, namespace: Mapping[str, Any] | None = None) -> None:
+        """The learner asks for the next hint of ``ex_id`` (chosen by the last failure's diagnosis).
+
+        Before any failure the starting hint is spelled in C++ when ``namespace`` (default: the caller's
+        globals, the notebook's) holds a C++ kernel.
+        """
         ex = self.get(ex_id)
         shown = self.hint_log.ask(ex_id)
         if not shown:
+            if namespace is None:
+                namespace = sys._getframe(1).f_globals
+            language = CPP if any(language_of(v) == CPP for v in list(namespace.values())) else PYTHON
             text = (f"[{ex_id}] run check({ex_id!r}) first: hints are chosen by what goes wrong. To start: "
-                    + ex.hints.pick(())[1][0])
+                    + ex.hints.first((), language)[0])
         else:
             total = len(self.hint_log.last[ex_id][1])
             text = "\n".join(f"[{ex_id}] hint {i} of {total}: {h}" for i, h in enumerate(shown, 1))

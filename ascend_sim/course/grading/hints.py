@@ -23,11 +23,17 @@ every lab) are searched; then the exercise's ``"*"``, then the default ``"*"``. 
 failure with a diagnosis shows its first level; each further failure with the same diagnosis, and each
 ``hint("exN")`` the learner asks for after a failure, shows one more. So the explanation comes after three failed runs, or after one
 failed run and two requests: never before a real attempt.
+
+Code in a hint is marked «...» in its Python spelling (``ascend_sim.engine.spelling``): a learner whose answer is
+C++ reads it in C++ (``«que.DeQue(half)»`` -> ``que.DeQue<half>()``), a Python learner reads the text without the
+marks. ``levels(diagnosis, language)`` and ``first`` render; ``pick`` gives the table's text as written.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
+
+from ascend_sim.engine.spelling import PYTHON, render
 
 __all__ = ["GENERIC", "MAX_LEVELS", "DEFAULT_HINTS", "HintTable", "HintLog", "diagnosis_of", "expand"]
 
@@ -99,11 +105,11 @@ DEFAULT_HINTS: dict[str, tuple[str, ...]] = {
     ),
     "loop": (
         "Tiles were skipped: check the loop bound and each tile's offset.",
-        "A block of blockLength elements holds blockLength // tileLength tiles; tile i starts at i * tileLength.",
+        "A block of blockLength elements holds «blockLength // tileLength» tiles; tile i starts at i * tileLength.",
     ),
     "tail": (
         "The end of a block is missing: the length is not always a multiple of the tile.",
-        "Loop with range(0, length, tileLength) and copy the short last tile with DataCopyPad.",
+        "Loop with «range(0, length, tileLength)» and copy the short last tile with DataCopyPad.",
     ),
     "values": (
         "The output is written but wrong: print your output and the expected one for a small case.",
@@ -160,9 +166,14 @@ class HintTable:
             return GENERIC, self.table[GENERIC]
         return GENERIC, DEFAULT_HINTS[GENERIC]
 
-    def first(self, diagnosis: Sequence[str] = ()) -> list[str]:
+    def levels(self, diagnosis: Sequence[str], language: str = PYTHON) -> tuple[str, tuple[str, ...]]:
+        """``pick``, its levels spelled in ``language`` (the learner's: "python" or "cpp")."""
+        key, levels = self.pick(diagnosis)
+        return key, tuple(render(level, language) for level in levels)
+
+    def first(self, diagnosis: Sequence[str] = (), language: str = PYTHON) -> list[str]:
         """The first level only (what the grader's report shows)."""
-        return list(self.pick(diagnosis)[1][:1])
+        return list(self.levels(diagnosis, language)[1][:1])
 
     def __len__(self) -> int:
         return len(self.table)
@@ -170,16 +181,22 @@ class HintTable:
 
 @dataclass
 class HintLog:
-    """One session's failures and requests per (exercise, matched key): how many levels are revealed."""
+    """One session's failures and requests per (exercise, matched key): how many levels are revealed.
+
+    ``last`` keeps the table's levels as written; ``revealed`` spells them in the language of the exercise's
+    last failing answer.
+    """
 
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     asks: dict[tuple[str, str], int] = field(default_factory=dict)
     last: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    language: dict[str, str] = field(default_factory=dict)
 
-    def failed(self, ex_id: str, key: str, levels: tuple[str, ...]) -> list[str]:
-        """Record a failure; the levels it reveals."""
+    def failed(self, ex_id: str, key: str, levels: tuple[str, ...], language: str = PYTHON) -> list[str]:
+        """Record a failure of an answer in ``language``; the levels it reveals."""
         self.failures[ex_id, key] = self.failures.get((ex_id, key), 0) + 1
         self.last[ex_id] = key, levels
+        self.language[ex_id] = language
         return self.revealed(ex_id)
 
     def ask(self, ex_id: str) -> list[str]:
@@ -194,4 +211,4 @@ class HintLog:
             return []
         key, levels = self.last[ex_id]
         n = self.failures.get((ex_id, key), 0) + self.asks.get((ex_id, key), 0)
-        return list(levels[:n])
+        return [render(level, self.language.get(ex_id, PYTHON)) for level in levels[:n]]

@@ -29,6 +29,7 @@ import numpy as np
 from ascend_sim.course.grading import evidence as ev
 from ascend_sim.course.grading.check import (OUTCOMES, CheckFailed, CheckResult, Context, Lab, LearnerError,
                                              NotAttempted, not_attempted)
+from ascend_sim.engine.spelling import CPP
 
 __all__ = ["judge", "load_lab", "ReplayContext", "AnswerToken", "REJECTED", "NO_EVIDENCE", "JUDGE_SECONDS",
            "MAX_RECORDS"]
@@ -80,7 +81,8 @@ def judge(lab: Lab, ex_id: str, evidence: Any, seconds: float = JUDGE_SECONDS) -
         if result.passed and ctx.left():
             raise ev.Rejected(f"the evidence holds {ctx.left()} event(s) the check never asked for")
     except ev.Rejected as e:
-        result = CheckResult(lab.name, ex_id, "fail", 0, ex.points, [REJECTED + str(e)], ex.hints.first())
+        result = CheckResult(lab.name, ex_id, "fail", 0, ex.points, [REJECTED + str(e)],
+                             ex.hints.first((), ctx.language))
         return result, ("rejected_evidence" if e.tamper else "")
     return result, ""
 
@@ -119,6 +121,8 @@ class ReplayContext(Context):
             raise ev.Rejected(f"the evidence does not follow the check: it looked up {e.get('name')!r}, not {name!r}")
         if e["state"] != "ok":
             raise not_attempted(name, e["state"])
+        if e.get("language") == CPP:        # a C++ answer: the hints are spelled in C++ (they only inform)
+            self.language = CPP
         token = AnswerToken(name)
         self._answers[id(token)] = name
         self._tokens.append(token)

@@ -81,14 +81,14 @@ def _add_cases(ctx: Context) -> list[tuple[int, int, int]]:
 QUEUE_HINTS = (
     "Every tensor a stage DeQues must have been EnQue'd on the same queue by the stage before: look at the "
     "queue the error names.",
-    "CopyIn ends with que.EnQue(local) for each input it filled; Compute starts with que.DeQue(half); "
+    "CopyIn ends with que.EnQue(local) for each input it filled; Compute starts with «que.DeQue(half)»; "
     "CopyOut DeQues what Compute EnQue'd on the VECOUT queue.",
     "Per tile: AllocTensor, DataCopy GM->UB, EnQue (CopyIn); DeQue, compute, EnQue the result, FreeTensor the "
     "inputs (Compute); DeQue, DataCopy UB->GM, FreeTensor (CopyOut). Each queue sees each call once per tile.",
 )
 OFFSET_HINTS = (
     "Which part of x does block 1 read, and which part of z does it write?",
-    "Each block owns blockLength = totalLength // GetBlockNum() elements starting at blockLength * GetBlockIdx().",
+    "Each block owns «blockLength = totalLength // GetBlockNum()» elements starting at blockLength * GetBlockIdx().",
     "offset = blockLength * GetBlockIdx(); xGm.SetGlobalBuffer(x + offset, blockLength), and the same for y and z.",
 )
 BYTES_HINTS = (
@@ -98,7 +98,8 @@ BYTES_HINTS = (
 )
 LOOP_HINTS = (
     "Count the tiles your loop visits for one block.",
-    "A block holds blockLength // tileLength tiles: range(blockLength // tileLength), tile i at i * tileLength.",
+    "A block holds «blockLength // tileLength» tiles: «range(blockLength // tileLength)», tile i at "
+    "i * tileLength.",
 )
 ADD_HINTS = {
     "QueueError": QUEUE_HINTS,
@@ -108,7 +109,7 @@ ADD_HINTS = {
     "loop": LOOP_HINTS,
     "unwritten/all": (
         "Nothing reached z: does every tile end with a copy back to GM?",
-        "CopyOut: zLocal = outQueueZ.DeQue(half); DataCopy(zGm[i * tileLength], zLocal, tileLength); "
+        "CopyOut: «zLocal = outQueueZ.DeQue(half)»; DataCopy(zGm[i * tileLength], zLocal, tileLength); "
         "outQueueZ.FreeTensor(zLocal).",
     ),
     "*": (
@@ -127,16 +128,16 @@ def _ex1(ctx: Context) -> None:
 
 
 TAIL_COPY = ("copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0), "
-             "DataCopyPadExtParams(False, 0, 0, 0)) and back with DataCopyPad(dst, src, "
-             "DataCopyExtParams(1, count * 2, 0, 0, 0))")
+             "«DataCopyPadExtParams(False, 0, 0, 0)|DataCopyPadExtParams<half>{false, 0, 0, 0}») and back with "
+             "DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0))")
 
 
 @LAB.exercise("ex2", points=2, title="ReLU with a tail", hints={
     "tail": (
         "The lengths here are not multiples of the tile: what happens to the elements after the last full tile?",
-        "A block holds length = min(blockLength, totalLength - blockLength * GetBlockIdx()) elements; loop "
-        "with range(0, length, tileLength) and let the last tile be shorter: count = min(tileLength, "
-        "length - offset).",
+        "A block holds «length = min(blockLength, totalLength - blockLength * GetBlockIdx())» elements; loop "
+        "with «range(0, length, tileLength)|for (uint32_t offset = 0; offset < length; offset += tileLength)» and "
+        "let the last tile be shorter: «count = min(tileLength, length - offset)».",
         f"The short last tile need not be a multiple of 32 bytes: {TAIL_COPY}; Relu(dst, src, count) takes that "
         "tile's count.",
     ),
@@ -146,7 +147,7 @@ TAIL_COPY = ("copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2,
     ),
     "offset": (
         "Which elements does the last block own? It is shorter than the others.",
-        "Block k starts at tiling.blockLength * k and holds min(blockLength, totalLength - start) elements: "
+        "Block k starts at tiling.blockLength * k and holds «min(blockLength, totalLength - start)» elements: "
         "SetGlobalBuffer(x + start, length).",
     ),
     "QueueError": QUEUE_HINTS,
@@ -154,7 +155,7 @@ TAIL_COPY = ("copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2,
     "loop": LOOP_HINTS,
     "*": (
         "Start from your ex1 kernel: what changes when a block's length is not a multiple of the tile?",
-        "A block holds min(blockLength, totalLength - blockLength * GetBlockIdx()) elements.",
+        "A block holds «min(blockLength, totalLength - blockLength * GetBlockIdx())» elements.",
     ),
 })
 def _ex2(ctx: Context) -> None:
@@ -177,7 +178,7 @@ def _ex2(ctx: Context) -> None:
         f"A single-buffered kernel leaves MTE2, V and MTE3 idle in turn; the budget is {CYCLE_BUDGET:,} cycles: "
         "result.profile() shows which pipe waits.",
         "With two buffers per queue the copy-in of tile i+1 can run while tile i is added.",
-        "Give each queue BUFFER_NUM = 2 buffers: TQue(pos, BUFFER_NUM) and pipe.InitBuffer(que, BUFFER_NUM, "
+        "Give each queue BUFFER_NUM = 2 buffers: «TQue(pos, BUFFER_NUM)» and pipe.InitBuffer(que, BUFFER_NUM, "
         "tileLength * 2); the loop stays the same.",
     ),
     "tile-size": (
@@ -187,7 +188,7 @@ def _ex2(ctx: Context) -> None:
     ),
     "QueueError/alloc-full": (
         "AllocTensor found every buffer of the queue in use: how many buffers did InitBuffer give it?",
-        "TQue(pos, BUFFER_NUM) declares the depth; pipe.InitBuffer(que, BUFFER_NUM, bytes) allocates the "
+        "«TQue(pos, BUFFER_NUM)» declares the depth; pipe.InitBuffer(que, BUFFER_NUM, bytes) allocates the "
         "buffers: both need BUFFER_NUM = 2, and every AllocTensor its FreeTensor.",
     ),
     "QueueError": QUEUE_HINTS,

@@ -1,0 +1,77 @@
+"""The spelling translator (ascend_sim/engine/spelling.py): code spans of messages in Python or C++ spelling.
+
+Each pair is the Python spelling a hint or a Fix writes and the C++ a learner of the C++ front end must read
+(the C++ forms are those of the official samples: ``SetFlag<HardEvent::MTE2_V>(id)``, ``AllocTensor<half>()``).
+"""
+import pytest
+
+from ascend_sim.engine.spelling import CPP, PYTHON, language_of, language_of_file, register_cpp_file, render, to_cpp
+
+PAIRS = [
+    ("SetFlag(HardEvent.MTE2_MTE3, id)", "SetFlag<HardEvent::MTE2_MTE3>(id)"),
+    ("SetFlag/WaitFlag(HardEvent.MTE2_V, id)", "SetFlag/WaitFlag<HardEvent::MTE2_V>(id)"),
+    ("WaitFlag(MTE2_V, 0)", "WaitFlag<HardEvent::MTE2_V>(0)"),                  # a message's bare event name
+    ("PipeBarrier(PIPE_V)", "PipeBarrier<PIPE_V>()"),
+    ("pipe.FetchEventID(HardEvent.V_MTE3)", "pipe.FetchEventID<HardEvent::V_MTE3>()"),
+    ("inQueueX.AllocTensor(half)", "inQueueX.AllocTensor<half>()"),
+    ("zLocal = outQueueZ.DeQue(half)", "zLocal = outQueueZ.DeQue<half>()"),
+    ("inQueueX.DeQue()", "inQueueX.DeQue<T>()"),
+    ("tbuf.Get(float32)", "tbuf.Get<float>()"),
+    ("acc.ReinterpretCast(int32)", "acc.ReinterpretCast<int32_t>()"),
+    ("TQue(TPosition.VECIN, BUFFER_NUM)", "TQue<TPosition::VECIN, BUFFER_NUM>"),
+    ("TBuf(TPosition.VECCALC)", "TBuf<TPosition::VECCALC>"),
+    ("TPosition.VECIN", "TPosition::VECIN"),
+    ("for i in range(n)", "for (uint32_t i = 0; i < n; ++i)"),
+    ("for k in range(1, n):", "for (uint32_t k = 1; k < n; ++k)"),
+    ("range(0, length, tileLength)", "for (uint32_t i = 0; i < length; i += tileLength)"),
+    ("range(blockLength // tileLength)", "for (uint32_t i = 0; i < blockLength / tileLength; ++i)"),
+    ("blockLength = totalLength // GetBlockNum()", "blockLength = totalLength / GetBlockNum()"),
+    ("count = min(tileLength, length - offset)", "count = (tileLength < length - offset ? tileLength : length - offset)"),
+    ("@kernel", 'extern "C" __global__ __aicore__'),
+    ("@kernel(core='AIC')", "__global__ __cube__"),
+    ('@kernel(core="MIX")', "__global__ __mix__(1, 2)"),
+    ("self.wv[i] if ok and not done else None", "wv[i] if ok && !done else nullptr"),
+    ("DataCopy(zGm[i * tileLength], zLocal, tileLength)", "DataCopy(zGm[i * tileLength], zLocal, tileLength)"),
+    ("pipe.InitBuffer(que, num, bytes)", "pipe.InitBuffer(que, num, bytes)"),
+    ("Get(x)", "Get(x)"),                       # not an element type: left alone
+    ("LocalTensor[half](TPosition.VECCALC, 0, 1024)", "LocalTensor<half>(TPosition::VECCALC, 0, 1024)"),
+    ("MatmulType(TPosition.GM, CubeFormat.ND, float32)", "MatmulType<TPosition::GM, CubeFormat::ND, float>"),
+    ("FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)",
+     "FixpipeParamsV220(nb, M, M, N, false, QuantMode_t::F322F16)"),
+    ("range(GetBlockIdx(), tiling.planes, GetBlockNum())",
+     "for (uint32_t i = GetBlockIdx(); i < tiling.planes; i += GetBlockNum())"),
+]
+
+
+@pytest.mark.parametrize("python, cpp", PAIRS)
+def test_to_cpp_spells_each_python_form_as_the_official_samples_do(python, cpp):
+    assert to_cpp(python) == cpp
+
+
+def test_render_drops_the_marks_for_python_and_translates_only_marked_spans_for_cpp():
+    text = "loop with «range(0, n, t)», not range(0, n, t); then «que.DeQue(half)»."
+    assert render(text, PYTHON) == "loop with range(0, n, t), not range(0, n, t); then que.DeQue(half)."
+    assert render(text, CPP) == ("loop with for (uint32_t i = 0; i < n; i += t), not range(0, n, t); "
+                                 "then que.DeQue<half>().")
+
+
+def test_a_span_with_both_spellings_shows_the_one_of_the_language():
+    text = "pad with «DataCopyPadExtParams(False, 0, 0, 0)|DataCopyPadExtParams<half>{false, 0, 0, 0}»"
+    assert render(text, PYTHON) == "pad with DataCopyPadExtParams(False, 0, 0, 0)"
+    assert render(text, CPP) == "pad with DataCopyPadExtParams<half>{false, 0, 0, 0}"
+
+
+def test_text_without_marks_is_returned_unchanged_in_both_languages():
+    text = "a // b and range(n): prose is never translated"
+    assert render(text, PYTHON) is text and render(text, CPP) is text
+
+
+def test_the_language_of_a_file_and_of_a_kernel():
+    assert language_of_file("/tmp/add_custom.cpp") == CPP and language_of_file("<ascendc:test_spelling>") == PYTHON
+    register_cpp_file("<ascendc:test_spelling>")
+    assert language_of_file("<ascendc:test_spelling>") == CPP
+    assert language_of_file("/tmp/cell.py") == PYTHON and language_of_file(None) == PYTHON
+
+    class K:
+        source_language = CPP
+    assert language_of(K()) == CPP and language_of(object()) == PYTHON
