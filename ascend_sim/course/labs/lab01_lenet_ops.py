@@ -356,9 +356,11 @@ def _ex2(ctx: Context) -> None:
 # ----------------------------------------------------------------------------- ex3 Conv2D
 CONV_SYNC = (
     "The scalar unit reads the weights (GetValue) while the MTE2 copy that brings them may still be running.",
-    "TODO 1: after the DataCopy of w and b to UB, the scalar unit may read them only once MTE2 has landed: "
-    "SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0).",
-    "TODO 1 in full: SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0); then self.wv = "
+    "TODO 1: after the DataCopy of w and b to UB, the scalar unit may read them only once MTE2 has landed: a "
+    "SetFlag/WaitFlag pair on the MTE2 -> S event (C++: SetFlag<HardEvent::MTE2_S>(0); "
+    "WaitFlag<HardEvent::MTE2_S>(0); Python: SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0)).",
+    "TODO 1 in full: the flag pair right after the two DataCopy calls, before the first GetValue. Then C++ reads "
+    "wLocal.GetValue(index) where Compute needs a weight; Python reads them once into lists: self.wv = "
     "[wLocal.GetValue(i) for i in range(O * taps)] and the same for the bias.",
 )
 
@@ -370,15 +372,18 @@ CONV_SYNC = (
     "values": (
         "The all-ones case has a known answer (taps inside the image + 0.5): is every pixel off by the same "
         "amount (the bias) or by a pattern (the taps)?",
-        "TODO 2: Duplicate(acc, self.bv[o], self.count) starts every output pixel at the bias. TODO 3: for every "
-        "tap (c, i, j), the input pixel under output pixel p is p + (c * Hp + i) * Wp + j of the padded planes.",
-        "One Axpy(acc, xf[((c * Hp + i) * Wp + j) * nb], float(weight), self.count) per tap, with the weight of "
-        "tap (c, i, j) for channel o at self.wv[((o * C + c) * KH + i) * KW + j].",
+        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias (C++: "
+        "bLocal.GetValue(o) as a float; Python: self.bv[o]). TODO 3: for every tap (c, i, j), the input pixel under "
+        "output pixel p is p + (c * Hp + i) * Wp + j of the padded planes.",
+        "One Axpy(acc, xf[((c * Hp + i) * Wp + j) * nb], weight, count) per tap, with the weight of tap (c, i, j) "
+        "for channel o at index ((o * C + c) * KH + i) * KW + j (C++: wLocal.GetValue(index) as a float; Python: "
+        "self.wv[index]).",
     ),
     "QueueError": QUEUE_HINTS,
     "*": (
         "Fill in the three TODOs in order: the sync before reading weights, the bias, the taps.",
-        "TODO 2: Duplicate(acc, self.bv[o], self.count) starts every output pixel at the bias.",
+        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias (C++: "
+        "bLocal.GetValue(o); Python: self.bv[o]).",
     ),
 })
 def _ex3(ctx: Context) -> None:
