@@ -29,12 +29,16 @@ def _namespace(code: str) -> dict:
 def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab00", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (7, 7)
-    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex3-wrong-1",
-                                       "ex3-wrong-2"]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 6
+    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs      # the notebook offers C++ first
+    assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
+                                                                             "blank-python")
+    for run in (solved, solved_cpp):
+        assert (run.report.score, run.report.max_score) == (7, 7)
+    for run in (blank, blank_python):
+        assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
+    names = ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex3-wrong-1", "ex3-wrong-2"]
+    assert [r.name for r in wrong] == names + [f"cpp-{n}" for n in names]
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 12
 
 
 EXPECTED_FEEDBACK = {

@@ -2,7 +2,8 @@
 mistake (never the exercise's generic fallback), and the message's Fix text fits the mistake.
 
 A new wrong answer in solutions/ must be added to WRONG_KEYS below (the test fails otherwise): its expected diagnosis
-key is part of writing it.
+key is part of writing it. The C++ solutions files (solutions/labNN_topic.cpp) have their own table, CPP_WRONG_KEYS;
+their answers are loaded as the grader loads a %%ascendc cell (runner._run_cxx) and run through the same check.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from ascend_sim.course.grading.hints import DEFAULT_HINTS, GENERIC, HintLog
+from ascend_sim.course.grading.runner import _run_cxx
+from ascend_sim.course.grading.solution_file import CXX_MAGIC
 from ascend_sim.course.grading.solutions import parse_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +54,15 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex9": ["project/dice", "project/gap"], "ex10": ["project/precision", "project/recall"]},
 }
 
-#: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake).
+#: the same for the C++ solutions files: lab -> exercise -> the key of each wrong answer of solutions/<lab>.cpp
+CPP_WRONG_KEYS: dict[str, dict[str, list[str]]] = {
+    "lab00_warmup": {"ex1": ["GMWriteConflictError", "loop"], "ex2": ["tail", "AlignmentError"],
+                     "ex3": ["budget", "tile-size"]},
+}
+TABLES = {".py": WRONG_KEYS, ".cpp": CPP_WRONG_KEYS}
+
+#: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake);
+#: a C++ wrong answer's entry names its lab "cpp:<lab>".
 MESSAGE: dict[tuple[str, str, int], tuple[str, str]] = {
     ("lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the "
                                        "tile's columns (N) first", "srcStride is mSize rounded up"),
@@ -71,38 +82,51 @@ def _setup(lab: str) -> str:
                      if c["metadata"].get("course", {}).get("role") == "setup")
 
 
-def _cases() -> list[tuple[str, str, int]]:
-    return [(lab, ex, k) for lab in WRONG_KEYS for ex, sol in sorted(parse_solutions(
-        ROOT / "solutions" / f"{lab}.py").items()) for k in range(len(sol.wrong))]
+def _cases() -> list[tuple[str, str, str, int]]:
+    return [(suffix, lab, ex, k) for suffix, table in TABLES.items() for lab in table
+            for ex, sol in sorted(parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items())
+            for k in range(len(sol.wrong))]
 
 
-def test_every_wrong_answer_has_an_expected_key():
-    labs = sorted(p.stem for p in (ROOT / "solutions").glob("lab*.py"))
-    assert sorted(WRONG_KEYS) == labs
+def _run_cell(source: str, name: str, ns: dict) -> None:
+    """A solutions cell as the grader runs it: Python executed, a %%ascendc cell compiled and its kernels bound."""
+    if source.lstrip().startswith(CXX_MAGIC):
+        _run_cxx(source, name, ns)
+    else:
+        exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - the lab's own solutions
+
+
+@pytest.mark.parametrize("suffix", sorted(TABLES))
+def test_every_wrong_answer_has_an_expected_key(suffix):
+    table = TABLES[suffix]
+    labs = sorted(p.stem for p in (ROOT / "solutions").glob(f"lab*{suffix}"))
+    assert sorted(table) == labs
     for lab in labs:
-        counts = {ex: len(s.wrong) for ex, s in parse_solutions(ROOT / "solutions" / f"{lab}.py").items()}
-        assert counts == {ex: len(keys) for ex, keys in WRONG_KEYS[lab].items()}, \
-            f"{lab}: add the expected diagnosis key of each new wrong answer to WRONG_KEYS"
+        counts = {ex: len(s.wrong) for ex, s in parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items()}
+        assert counts == {ex: len(keys) for ex, keys in table[lab].items()}, \
+            f"{lab}{suffix}: add the expected diagnosis key of each new wrong answer to its table"
 
 
-@pytest.mark.parametrize("lab, ex, k", _cases(), ids=lambda v: str(v))
-def test_the_first_hint_is_keyed_to_the_mistake(lab, ex, k, monkeypatch):
+@pytest.mark.parametrize("suffix, lab, ex, k", _cases(), ids=lambda v: str(v))
+def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch):
     mod = importlib.import_module(f"ascend_sim.course.labs.{lab}")
     monkeypatch.setattr(mod.LAB, "hint_log", HintLog())          # a fresh session: no earlier failures
-    sols = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+    python = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+    sols = {**python, **parse_solutions(ROOT / "solutions" / f"{lab}{suffix}")}   # C++ where it has an answer
     label, wrong = sols[ex].wrong[k]
     ns: dict = {}
     exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102 - the lab's own setup cell
     for other, sol in sorted(sols.items()):                         # the other exercises solved
-        exec(compile(wrong if other == ex else sol.code, f"<{other}>", "exec"), ns)  # noqa: S102
+        _run_cell(wrong if other == ex else sol.code, other, ns)
     result = mod.LAB.run(ex, ns)
     assert result.status == "fail", f"{label}: {result.status} {result.messages[:1]}"
     key, levels = mod.LAB.hint_log.last[ex]
-    assert key == WRONG_KEYS[lab][ex][k], f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
+    assert key == TABLES[suffix][lab][ex][k], \
+        f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
     own = mod.LAB.get(ex).hints.table
     assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
     assert levels == own.get(key, DEFAULT_HINTS.get(key)) and result.hints == [levels[0]]
-    want, unwanted = MESSAGE.get((lab, ex, k), ("", ""))
+    want, unwanted = MESSAGE.get((lab if suffix == ".py" else f"cpp:{lab}", ex, k), ("", ""))
     assert want in result.messages[0], result.messages[0]
     assert not unwanted or unwanted not in result.messages[0], result.messages[0]
 
