@@ -147,3 +147,21 @@ def test_clean_writes_either_stub_and_offers_the_other_language(tmp_path):
     assert problems and all("other language's stub differs" in p for p in problems)   # the offer follows the cell
     write_stubs(nb, sols)
     assert answer.source == py["ex1"].stub.rstrip("\n") and "```cpp" in nb.cells[-2].source
+
+
+def test_lint_covers_the_cpp_file(tmp_path):
+    import shutil
+
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.solutions import lint_lab
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "solutions").mkdir()
+    shutil.copy(ROOT / "labs" / "lab00_warmup.ipynb", tmp_path / "labs")
+    shutil.copy(ROOT / "solutions" / "lab00_warmup.py", tmp_path / "solutions")
+    lab = find_lab("lab00", tmp_path)
+    problems = lint_lab(lab)           # the answer cells are %%ascendc: each needs its C++ answer
+    assert "ex1: the answer cell is %%ascendc but solutions/lab00_warmup.cpp has no '// %% ex1' block" in problems
+    text = (ROOT / "solutions" / "lab00_warmup.cpp").read_text()
+    cut = text.index("// %% ex2 wrong: forgets the tail")
+    (tmp_path / "solutions" / "lab00_warmup.cpp").write_text(text[:cut] + text[text.index("// %% ex3\n"):])
+    assert lint_lab(lab) == ["ex2 has no C++ wrong answer '// %% ex2 wrong: ...' to prove its check fails"]
