@@ -10,7 +10,9 @@
 // here. Each `// %% exN wrong: ...` block is one replacement of the answer that its check must fail
 // (`ascend-sim solve lab01_lenet_ops` proves it). Every kernel takes its GM arrays in the order the check's
 // run_* helper passes them, then `GM_ADDR tiling`, read with GET_TILING_DATA_WITH_STRUCT into a struct whose
-// fields have the names of the check's tiling dataclass. Exercise 6 (lenet_forward, host code) is Python only.
+// fields have the names of the check's tiling dataclass (the struct is named XTilingData for the dataclass XTiling:
+// the magic binds a cell's structs as notebook names, and the setup cell imports the dataclasses).
+// Exercise 6 (lenet_forward, host code) is Python only.
 
 // %% ex1
 #include "kernel_operator.h"
@@ -19,7 +21,7 @@ using namespace AscendC;
 
 constexpr int32_t BUFFER_NUM = 2;  // double buffering (双缓冲): two tiles in flight per queue
 
-struct EltTiling {       // the fields of the check's EltTiling, read by name
+struct EltTilingData {  // the fields of the check's EltTiling, read by name
     uint32_t totalLength;  // elements over all blocks, a whole number of tiles per block
     uint32_t tileLength;   // elements per tile
 };
@@ -93,7 +95,7 @@ private:
 
 extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(EltTiling, tilingData, tiling);
+    GET_TILING_DATA_WITH_STRUCT(EltTilingData, tilingData, tiling);
     KernelRelu op;
     op.Init(x, y, tilingData.totalLength, tilingData.tileLength);
     op.Process();
@@ -111,7 +113,7 @@ constexpr int32_t BUFFER_NUM = 2;      // double buffering: the next plane comes
 constexpr uint32_t LANES = 16;         // halves per pixel: 16 images = one 32-byte DataBlock
 constexpr uint32_t PIXELS_PER_REPEAT = 8;  // a repeat of a vector instruction covers 8 DataBlocks (256 bytes)
 
-struct PoolTiling {      // the fields of the check's PoolTiling, read by name
+struct PoolTilingData {  // the fields of the check's PoolTiling, read by name
     uint32_t planes;     // chunks x C planes of H x W pixels
     uint32_t H;
     uint32_t W;
@@ -123,7 +125,7 @@ class KernelMaxPool {
 public:
     __aicore__ inline KernelMaxPool() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const PoolTiling& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const PoolTilingData& tiling)
     {
         planes = tiling.planes;
         H = tiling.H;
@@ -208,7 +210,7 @@ private:
 
 extern "C" __global__ __aicore__ void maxpool_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(PoolTiling, tilingData, tiling);
+    GET_TILING_DATA_WITH_STRUCT(PoolTilingData, tilingData, tiling);
     KernelMaxPool op;
     op.Init(x, y, tilingData);
     op.Process();
@@ -222,7 +224,7 @@ extern "C" __global__ __aicore__ void maxpool_custom(GM_ADDR x, GM_ADDR y, GM_AD
 
 using namespace AscendC;
 
-struct ConvTiling {      // the fields of the check's ConvTiling, read by name
+struct ConvTilingData {  // the fields of the check's ConvTiling, read by name
     uint32_t C;          // input channels
     uint32_t Hp;         // padded input height and width
     uint32_t Wp;
@@ -242,7 +244,7 @@ class KernelConv2d {
 public:
     __aicore__ inline KernelConv2d() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR y, const ConvTiling& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR y, const ConvTilingData& tiling)
     {
         t = tiling;
         plane = t.C * t.Hp * t.Wp * t.nb;                   // elements of one padded input chunk
@@ -335,14 +337,14 @@ private:
     TBuf<QuePosition::VECCALC> xfBuf, accBuf, wBuf, bBuf;
     GlobalTensor<half> xGm, wGm, bGm, yGm;
     LocalTensor<half> wLocal, bLocal;
-    ConvTiling t;
+    ConvTilingData t;
     uint32_t plane = 0;
     uint32_t count = 0;
 };
 
 extern "C" __global__ __aicore__ void conv2d_custom(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR y, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(ConvTiling, tilingData, tiling);
+    GET_TILING_DATA_WITH_STRUCT(ConvTilingData, tilingData, tiling);
     KernelConv2d op;
     op.Init(x, w, b, y, tilingData);
     op.Process();
@@ -365,7 +367,7 @@ using namespace AscendC;
 constexpr uint32_t CUBE_BLOCK = 16;                    // rows of a fractal (分形) and halves per fractal row
 constexpr uint32_t FRACTAL = CUBE_BLOCK * CUBE_BLOCK;  // halves in one 512-byte fractal
 
-struct LinearTiling {    // the fields of the check's LinearTiling, read by name
+struct LinearTilingData {  // the fields of the check's LinearTiling, read by name
     uint32_t M;          // outputs O padded to 16
     uint32_t K;          // inputs + 1 (the bias row) padded to a multiple of baseK
     uint32_t N;          // images padded to a multiple of nb
@@ -379,7 +381,7 @@ class KernelLinear {
 public:
     __aicore__ inline KernelLinear() {}
 
-    __aicore__ inline void Init(GM_ADDR w, GM_ADDR x, GM_ADDR y, const LinearTiling& tiling)
+    __aicore__ inline void Init(GM_ADDR w, GM_ADDR x, GM_ADDR y, const LinearTilingData& tiling)
     {
         M = tiling.M;
         K = tiling.K;
@@ -492,7 +494,7 @@ private:
 extern "C" __global__ __aicore__ void linear_custom(GM_ADDR w, GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
-    GET_TILING_DATA_WITH_STRUCT(LinearTiling, tilingData, tiling);
+    GET_TILING_DATA_WITH_STRUCT(LinearTilingData, tilingData, tiling);
     KernelLinear op;
     op.Init(w, x, y, tilingData);
     op.Process();
@@ -509,7 +511,7 @@ extern "C" __global__ __aicore__ void linear_custom(GM_ADDR w, GM_ADDR x, GM_ADD
 
 using namespace AscendC;
 
-struct SoftmaxTiling {   // the fields of the check's SoftmaxTiling, read by name
+struct SoftmaxTilingData {  // the fields of the check's SoftmaxTiling, read by name
     uint32_t C;          // classes: the rows of x and y
     uint32_t N;          // images: the columns, a multiple of tileLength
     uint32_t tileLength; // images per tile
@@ -520,7 +522,7 @@ class KernelSoftmax {
 public:
     __aicore__ inline KernelSoftmax() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const SoftmaxTiling& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const SoftmaxTilingData& tiling)
     {
         C = tiling.C;
         N = tiling.N;
@@ -607,7 +609,7 @@ private:
 
 extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
 {
-    GET_TILING_DATA_WITH_STRUCT(SoftmaxTiling, tilingData, tiling);
+    GET_TILING_DATA_WITH_STRUCT(SoftmaxTilingData, tilingData, tiling);
     KernelSoftmax op;
     op.Init(x, y, tilingData);
     op.Process();
