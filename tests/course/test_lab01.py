@@ -178,11 +178,16 @@ def test_linear_packing_is_the_fc_layer():
 
 
 def test_ex3_scaffold_is_generated_from_the_solution_and_not_attempted():
+    # the answer cell holds the C++ scaffold, the alt-stub cell before it the Python one: each generated, each
+    # "not attempted" as it stands
     nb = json.loads((ROOT / "labs" / "lab01_lenet_ops.ipynb").read_text())
     scaffold = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-answer")["source"])
-    assert scaffold == SOLUTIONS["ex3"].stub.rstrip("\n"), "run `ascend-sim clean labs`"
-    assert scaffold.count("raise NotImplementedError") == 3
-    text = (ROOT / "solutions" / "lab01_lenet_ops.py").read_text()
-    assert text.count("class KernelConv2d") == 1, "the scaffold exists once, in the solution"
-    result = lab01.LAB.run("ex3", _namespace(scaffold))
-    assert result.status == "not_attempted"
+    assert scaffold == CPP_SOLUTIONS["ex3"].stub.rstrip("\n"), "run `ascend-sim clean labs`"
+    assert scaffold.count("ASCEND_SIM_TODO(") == 3
+    alt = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-alt-stub")["source"])
+    assert SOLUTIONS["ex3"].stub.rstrip("\n") in alt and SOLUTIONS["ex3"].stub.count("raise NotImplementedError") == 3
+    for suffix in (".py", ".cpp"):
+        text = (ROOT / "solutions" / f"lab01_lenet_ops{suffix}").read_text()
+        assert text.count("class KernelConv2d") == 1, "the scaffold exists once, in the solution"
+    assert lab01.LAB.run("ex3", _cpp_namespace({"ex3": scaffold})).status == "not_attempted"
+    assert lab01.LAB.run("ex3", _namespace(SOLUTIONS["ex3"].stub)).status == "not_attempted"
