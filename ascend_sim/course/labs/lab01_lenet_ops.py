@@ -302,11 +302,12 @@ def _ex1(ctx: Context) -> None:
 # ----------------------------------------------------------------------------- ex2 MaxPool
 POOL_LAYOUT = ("Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one DataBlock (32 bytes) of "
                "16 images.")
-POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, "
-                   "8, 16, 16)): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
+POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams{1, 2, 2, "
+                   "8, 16, 16}) (Python: the same numbers in parentheses): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
                    "writes 8 output pixels and moves 16 input pixels.")
 POOL_REST = ("OH * OW output pixels = (OH * OW) // 8 full repeats plus one repeat with mask rest * 16 for the rest; "
-             "planes go to blocks round robin: range(GetBlockIdx(), tiling.planes, GetBlockNum()).")
+             "planes go to blocks round robin: for (p = GetBlockIdx(); p < planes; p += GetBlockNum()) (Python: "
+             "range(GetBlockIdx(), tiling.planes, GetBlockNum())).")
 
 
 @LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints={
@@ -410,7 +411,9 @@ def _ex3(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- ex4 FC
 @LAB.exercise("ex4", points=2, title="fully connected layer on the cube", hints=(
-    "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). W' goes to "
+    "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). The parameter "
+    "structs below are written as in Python, Nd2NzParams(...); in C++ the same values go in braces, "
+    "Nd2NzParams{...}, and true/false for True/False. W' goes to "
     "L1 once, ND -> NZ: DataCopy(a1, wGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0)); per chunk of nb images and per K "
     "step: Nd2Nz the [baseK, nb] slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
     "The X'^T slice: DataCopy(b1, xGm[k0 * N + n0], Nd2NzParams(1, baseK, nb, 0, N, baseK, 1, 0)). L0A is ZZ: "
@@ -419,7 +422,7 @@ def _ex3(ctx: Context) -> None:
     "True (LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)).",
     "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, 0, False, k0 == 0)) (C++ order: m, n, k, unitFlag, cmatrixSource, "
     "cmatrixInitVal): zero only at the first K step, then accumulate. After the K loop: Fixpipe(yGm[n0], c1, "
-    "FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)) (srcStride M: rows of L0C between column blocks).",
+    "FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)) (C++: QuantMode_t::F322F16; srcStride M: rows of L0C between column blocks).",
 ))
 def _ex4(ctx: Context) -> None:
     kern = ctx.answer("linear_custom")
