@@ -410,13 +410,11 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         return int_info(t) is not None or is_float(t) or is_pointer(t)
 
     def task_type_of(self, c) -> str:
-        """KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...): the core type it pins.
-
-        The argument is read from the call's cursors, not its tokens: the call comes from a macro expansion, whose
-        extent is the macro's name only, so its tokens never show the KERNEL_TYPE_ argument.
-        """
-        v = [n.referenced.spelling for n in c.walk_preorder() if n.kind.name == "DECL_REF_EXPR"
-             and n.referenced is not None and n.referenced.spelling.startswith("KERNEL_TYPE_")]
+        """KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...): the core type it pins (read from the argument's declaration:
+        the call is a macro expansion, whose source tokens libclang may not give)."""
+        v = [x.spelling for x in c.walk_preorder()
+             if x.kind.name == "DECL_REF_EXPR" and x.spelling.startswith("KERNEL_TYPE_")]
+        v = v or [t.spelling for t in c.get_tokens() if t.spelling.startswith("KERNEL_TYPE_")]
         kind = v[0] if v else ""
         return "MIX" if "MIX" in kind else "AIC" if "AIC" in kind else "AIV"
 
