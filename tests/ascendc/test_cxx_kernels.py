@@ -9,7 +9,6 @@ import pytest
 from ascend_sim import ArgumentError, launch
 from ascend_sim.ascendc import load
 from ascend_sim.kernels.add_custom import AddCustomTilingData, add_custom
-from cxx_util import load_src
 
 KERNELS = Path(__file__).parent / "kernels"
 
@@ -96,12 +95,3 @@ def test_a_host_tiling_dataclass_fills_the_cpp_struct_by_field_name(add_mod):
 
     with pytest.raises(ArgumentError, match=re.escape("needs ['tileNum']")):
         launch(add_mod.add_tque, 8, x, y, z, None, NoTiles(8 * 2048))
-
-
-@pytest.mark.parametrize("task_type, core", [("KERNEL_TYPE_AIC_ONLY", "AIC"), ("KERNEL_TYPE_AIV_ONLY", "AIV"),
-                                             ("KERNEL_TYPE_MIX_AIC_1_2", "MIX")])
-def test_kernel_task_type_default_pins_the_core_of_a_legacy_kernel(task_type, core):
-    # the call comes from a macro expansion: its argument must be read from the cursors (lab01's FC kernel is AIC)
-    mod = load_src('extern "C" __global__ __aicore__ void k(GM_ADDR x)\n{\n'
-                   f"    KERNEL_TASK_TYPE_DEFAULT({task_type});\n}}\n", name=f"task_{core}")
-    assert mod.k.core == core
