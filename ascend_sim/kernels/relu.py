@@ -79,20 +79,29 @@ def relu_kernel(x, y, tiling: ReluTiling) -> None:
     op.Process()
 
 
+def relu_plan(size: int, dtype="float16", *, block_dim: int | None = None, chip=None,
+              tile_bytes: int = TILE_BYTES) -> tuple[ReluTiling, int]:
+    """The host tiling of ``relu`` for ``size`` elements: (ReluTiling, blocks to launch)."""
+    d = resolve_dtype(dtype)
+    if size == 0:
+        raise ValueError("relu: the input is empty")
+    nbytes = size * d.itemsize
+    blocks = default_blocks(-(-nbytes // MIN_TILE_BYTES), "AIV", chip, block_dim)    # blocks worth a tile
+    tile = min(round_up(tile_bytes, DATA_BLOCK_BYTES),                          # about one tile per block
+               round_up(-(-nbytes // blocks), DATA_BLOCK_BYTES))
+    t = ReluTiling(size, max(tile, DATA_BLOCK_BYTES) // d.itemsize, d)
+    return t, default_blocks(t.tiles, "AIV", chip, block_dim)
+
+
 def relu(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=None,
          tile_bytes: int = TILE_BYTES) -> tuple[np.ndarray, LaunchResult]:
     """Simulated ReLU of an array of any shape; returns the result in ``dtype`` and the LaunchResult."""
     d = resolve_dtype(dtype)
     x = np.ascontiguousarray(x, d)
-    if x.size == 0:
-        raise ValueError("relu: the input is empty")
-    blocks = default_blocks(-(-x.nbytes // MIN_TILE_BYTES), "AIV", chip, block_dim)    # blocks worth a tile
-    tile = min(round_up(tile_bytes, DATA_BLOCK_BYTES),                          # about one tile per block
-               round_up(-(-x.nbytes // blocks), DATA_BLOCK_BYTES))
-    t = ReluTiling(x.size, max(tile, DATA_BLOCK_BYTES) // d.itemsize, d)
+    t, blocks = relu_plan(x.size, d, block_dim=block_dim, chip=chip, tile_bytes=tile_bytes)
     y = np.zeros_like(x)
-    res = run(relu_kernel, default_blocks(t.tiles, "AIV", chip, block_dim), x, y, t, chip=chip, names=["x", "y"])
+    res = run(relu_kernel, blocks, x, y, t, chip=chip, names=["x", "y"])
     return y, res
 
 
-__all__ = ["ReluTiling", "relu", "relu_kernel"]
+__all__ = ["ReluTiling", "relu", "relu_kernel", "relu_plan"]

@@ -19,6 +19,7 @@ from ascend_sim.hw.chips import get_chip
 from ascend_sim.course.grading.execute import Limits
 from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
+from ascend_sim.course.grading.runner import _run_cxx
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab01_lenet_ops as lab01
 from ascend_sim.kernels._common import from_chunks, to_chunks
@@ -48,13 +49,18 @@ def _solved(upto: str) -> list[str]:
 def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab01_lenet_ops", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (17, 17)
-    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
+    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs     # the notebook offers C++ first (ex1-ex5)
+    assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
+                                                                             "blank-python")
+    for run in (solved, solved_cpp):
+        assert (run.report.score, run.report.max_score) == (17, 17)
+    for run in (blank, blank_python):
+        assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
     failed = {r.name: {e.exercise for e in r.report.exercises if e.status == "fail"} for r in wrong}
-    assert len(failed) == 9
+    python_names = [r.name for r in wrong if not r.name.startswith("cpp-")]
+    assert len(python_names) == 9 and [r.name for r in wrong][9:] == [f"cpp-{n}" for n in python_names[:7]]
     for name, exercises in failed.items():     # one wrong answer per run; ex6 may fail too: it runs ex1..ex5
-        ex = name.split("-")[0]
+        ex = name.removeprefix("cpp-").split("-")[0]
         assert ex in exercises and exercises <= {ex, "ex6"}, (name, exercises)
 
 EXPECTED_FEEDBACK = {
@@ -80,6 +86,40 @@ def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
     key, levels = lab01.LAB.hint_log.last[ex]
     assert key != "*" and key in lab01.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
     assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
+
+
+CPP_SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab01_lenet_ops.cpp")
+
+
+def _cpp_namespace(answers: dict[str, str]) -> dict:
+    """The setup, the Python ex6, and each C++ answer (a %%ascendc cell) bound as the grader binds it."""
+    ns = _namespace(SOLUTIONS["ex6"].code)
+    for ex, cell in sorted(answers.items()):
+        _run_cxx(cell, f"{ex}-answer", ns)
+    return ns
+
+
+@pytest.mark.parametrize("ex, k", [key for key in sorted(EXPECTED_FEEDBACK) if key[0] in CPP_SOLUTIONS])
+def test_a_cpp_wrong_answer_gets_the_python_verdict_and_hint(ex, k, monkeypatch):
+    # the same mistake written in C++ fails with the same diagnosis, message and first hint as in Python
+    answers = {e: s.code for e, s in CPP_SOLUTIONS.items()}
+    verdicts = []
+    for namespace in (_namespace(*_solved(ex), SOLUTIONS[ex].wrong[k][1]),
+                      _cpp_namespace({**answers, ex: CPP_SOLUTIONS[ex].wrong[k][1]})):
+        monkeypatch.setattr(lab01.LAB, "hint_log", HintLog())
+        result = lab01.LAB.run(ex, namespace)
+        assert result.status == "fail" and EXPECTED_FEEDBACK[ex, k] in result.messages[0], result.messages[:1]
+        verdicts.append((result.status, lab01.LAB.hint_log.last[ex], result.hints))
+    assert verdicts[0] == verdicts[1]
+
+
+def test_the_cpp_solutions_pass_ex1_to_ex6_and_the_cpp_stubs_are_not_attempted():
+    ns = _cpp_namespace({ex: s.code for ex, s in CPP_SOLUTIONS.items()})
+    assert {ex: lab01.LAB.run(ex, ns).status for ex in ("ex1", "ex2", "ex3", "ex4", "ex5", "ex6")} == \
+        dict.fromkeys(("ex1", "ex2", "ex3", "ex4", "ex5", "ex6"), "pass")     # ex6: LeNet-5 on the C++ kernels
+    blank = _cpp_namespace({ex: s.stub for ex, s in CPP_SOLUTIONS.items()})
+    assert {ex: lab01.LAB.run(ex, blank).status for ex in CPP_SOLUTIONS} == dict.fromkeys(CPP_SOLUTIONS,
+                                                                                         "not_attempted")
 
 
 def test_ones_conv_golden_is_the_hand_derivation():
@@ -138,11 +178,16 @@ def test_linear_packing_is_the_fc_layer():
 
 
 def test_ex3_scaffold_is_generated_from_the_solution_and_not_attempted():
+    # the answer cell holds the C++ scaffold, the alt-stub cell before it the Python one: each generated, each
+    # "not attempted" as it stands
     nb = json.loads((ROOT / "labs" / "lab01_lenet_ops.ipynb").read_text())
     scaffold = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-answer")["source"])
-    assert scaffold == SOLUTIONS["ex3"].stub.rstrip("\n"), "run `ascend-sim clean labs`"
-    assert scaffold.count("raise NotImplementedError") == 3
-    text = (ROOT / "solutions" / "lab01_lenet_ops.py").read_text()
-    assert text.count("class KernelConv2d") == 1, "the scaffold exists once, in the solution"
-    result = lab01.LAB.run("ex3", _namespace(scaffold))
-    assert result.status == "not_attempted"
+    assert scaffold == CPP_SOLUTIONS["ex3"].stub.rstrip("\n"), "run `ascend-sim clean labs`"
+    assert scaffold.count("ASCEND_SIM_TODO(") == 3
+    alt = "".join(next(c for c in nb["cells"] if c.get("id") == "ex3-alt-stub")["source"])
+    assert SOLUTIONS["ex3"].stub.rstrip("\n") in alt and SOLUTIONS["ex3"].stub.count("raise NotImplementedError") == 3
+    for suffix in (".py", ".cpp"):
+        text = (ROOT / "solutions" / f"lab01_lenet_ops{suffix}").read_text()
+        assert text.count("class KernelConv2d") == 1, "the scaffold exists once, in the solution"
+    assert lab01.LAB.run("ex3", _cpp_namespace({"ex3": scaffold})).status == "not_attempted"
+    assert lab01.LAB.run("ex3", _namespace(SOLUTIONS["ex3"].stub)).status == "not_attempted"

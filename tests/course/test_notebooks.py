@@ -68,17 +68,18 @@ def test_clean_check_fails_on_a_drifted_stub_and_clean_regenerates_it(tmp_path, 
     (tmp_path / "solutions").mkdir()
     path = tmp_path / "labs" / lab.template.name
     shutil.copy(lab.solutions, tmp_path / "solutions")
+    shutil.copy(lab.cpp_solutions, tmp_path / "solutions")             # the answer cell holds the C++ stub
     nb = nbformat.read(lab.template, as_version=4)
     cell = next(c for c in nb.cells if c.get("id") == "ex3-answer")
     generated = cell.source
-    cell.source = generated.replace("        DataCopy(bLocal, self.bGm, t.bLength)\n", "")     # an author's edit
+    cell.source = generated.replace("        DataCopy(bLocal, bGm, t.bLength);\n", "")     # an author's edit
     assert cell.source != generated
     nbformat.write(nb, path)
     drifted = path.read_bytes()
     assert cli.main(["clean", "--check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "cell ex3-answer: the stub differs from the one generated from" in out
-    assert "+        DataCopy(bLocal, self.bGm, t.bLength)" in out
+    assert "+        DataCopy(bLocal, bGm, t.bLength);" in out
     assert path.read_bytes() == drifted
     assert cli.main(["clean", str(path)]) == 0
     assert "cell ex3-answer: stub regenerated" in capsys.readouterr().out
