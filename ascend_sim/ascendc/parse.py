@@ -65,7 +65,8 @@ class ParsedUnit:
 def clang_args(defines: dict | None, include_dirs, source_dir: str) -> list[str]:
     args = ["-x", "c++", "-std=c++17", "-nostdinc", "-nostdinc++",
             "-I", str(INCLUDE_DIR), "-I", str(LIBC_DIR), "-include", str(PRELUDE),
-            "-D__ASCEND_SIM__=1", "-Wno-everything"]
+            "-D__ASCEND_SIM__=1", "-Wno-everything",
+            "-Werror=c++11-narrowing"]     # an error in clang (so in bisheng) even when warnings are off
     for d in include_dirs:
         args += ["-I", str(d)]
     if source_dir:
