@@ -350,7 +350,7 @@ private:
     {
         LocalTensor<half> a1 = qA1.AllocTensor<half>();
         // {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
-        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, rows, t.K, 0, t.K, rp, 1, 0});
+        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, static_cast<uint16_t>(rows), t.K, 0, t.K, static_cast<uint16_t>(rp), 1, 0});
         qA1.EnQue(a1);
         return qA1.DeQue<half>();
     }
@@ -361,7 +361,7 @@ private:
         uint32_t k0 = kk * t.baseK;
         uint32_t bk = Min(t.baseK, t.K - k0);
         LocalTensor<half> b1 = qB1.AllocTensor<half>();
-        DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, cols, bk, 0, t.K, np, 1, 0});
+        DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
         qB1.EnQue(b1);
     }
 
@@ -405,7 +405,7 @@ private:
         // --- BEGIN SOLUTION hint="one Fixpipe per image into its [O, HW] block of y: where does it start, how long is a row?"
         LocalTensor<float> co1 = qCO1.DeQue<float>();
         // {nSize, mSize, srcStride (rows rounded up to 16), dstStride (a row of y's image block), reluEn, quantPre}
-        Fixpipe(cGm[col0 / hw * t.M * hw], co1, FixpipeParamsV220{cols, rows, rp, hw, false, QuantMode_t::F322F16});
+        Fixpipe(cGm[col0 / hw * t.M * hw], co1, FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), hw, false, QuantMode_t::F322F16});
         qCO1.FreeTensor(co1);
         // --- END SOLUTION
     }
@@ -451,7 +451,7 @@ extern "C" __global__ __aicore__ void conv_nchw_kernel(GM_ADDR cols, GM_ADDR w, 
 //             qA1.FreeTensor(weights);
 
 // %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image
-// replace: FixpipeParamsV220{cols, rows, rp, hw, false, QuantMode_t::F322F16} -> FixpipeParamsV220{cols, rows, rp, np, false, QuantMode_t::F322F16}
+// replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), hw, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), np, false, QuantMode_t::F322F16}
 
 // %% ex4 wrong: rp and np not rounded up to 16 (SplitLoad then reads L1 bytes nothing wrote)
 // replace:
@@ -540,7 +540,7 @@ private:
     {
         LocalTensor<half> a1 = qA1.AllocTensor<half>();
         // {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
-        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, rows, t.K, 0, t.K, rp, 1, 0});
+        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, static_cast<uint16_t>(rows), t.K, 0, t.K, static_cast<uint16_t>(rp), 1, 0});
         qA1.EnQue(a1);
         return qA1.DeQue<half>();
     }
@@ -550,7 +550,7 @@ private:
         uint32_t k0 = kk * t.baseK;
         uint32_t bk = Min(t.baseK, t.K - k0);
         LocalTensor<half> b1 = qB1.AllocTensor<half>();
-        DataCopy(b1, bGm[k0 * t.N + col0], Nd2NzParams{1, bk, cols, 0, t.N, Up16(bk), 1, 0});
+        DataCopy(b1, bGm[k0 * t.N + col0], Nd2NzParams{1, static_cast<uint16_t>(bk), cols, 0, t.N, static_cast<uint16_t>(Up16(bk)), 1, 0});
         qB1.EnQue(b1);
     }
 
@@ -593,7 +593,7 @@ private:
         // --- BEGIN SOLUTION hint="DeQue L0C, one Fixpipe for the tile (F322F16), FreeTensor"
         LocalTensor<float> co1 = qCO1.DeQue<float>();
         // {nSize, mSize, srcStride (rows rounded up to 16), dstStride (C's row length), reluEn, quantPre}
-        Fixpipe(cGm[row0 * t.N + col0], co1, FixpipeParamsV220{cols, rows, rp, t.N, false, QuantMode_t::F322F16});
+        Fixpipe(cGm[row0 * t.N + col0], co1, FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16});
         qCO1.FreeTensor(co1);
         // --- END SOLUTION
     }
@@ -625,7 +625,7 @@ extern "C" __global__ __aicore__ void matmul_wide(GM_ADDR a, GM_ADDR b, GM_ADDR 
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 128, 32, 128, 128, 2};
 
 // %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
-// replace: FixpipeParamsV220{cols, rows, rp, t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{cols, rows, rp, 16, false, QuantMode_t::F322F16}
+// replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), 16, false, QuantMode_t::F322F16}
 
 // %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 192, 16, 192, 80, 2};
@@ -634,7 +634,7 @@ extern "C" __global__ __aicore__ void matmul_wide(GM_ADDR a, GM_ADDR b, GM_ADDR 
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 192, 32, 128, 128, 1};
 
 // %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
-// replace: FixpipeParamsV220{cols, rows, rp, t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{rows, cols, rp, t.N, false, QuantMode_t::F322F16}
+// replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
 
 // %% ex6
 #include "kernel_operator.h"
@@ -720,7 +720,7 @@ private:
     {
         LocalTensor<half> a1 = qA1.AllocTensor<half>();
         // {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
-        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, rows, t.K, 0, t.K, rp, 1, 0});
+        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, static_cast<uint16_t>(rows), t.K, 0, t.K, static_cast<uint16_t>(rp), 1, 0});
         qA1.EnQue(a1);
         return qA1.DeQue<half>();
     }
@@ -745,7 +745,7 @@ private:
         uint32_t k0 = kk * t.baseK;
         uint32_t bk = Min(t.baseK, t.K - k0);
         LocalTensor<half> b1 = qB1.AllocTensor<half>();
-        DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, cols, bk, 0, t.K, np, 1, 0});
+        DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
         qB1.EnQue(b1);
     }
 
@@ -795,7 +795,7 @@ private:
         // --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
         LocalTensor<float> co1 = qCO1.DeQue<float>();
         // {nSize, mSize, srcStride (rows rounded up to 16), dstStride (y's row length), reluEn, quantPre}
-        Fixpipe(cGm[row0 * t.N + col0], co1, FixpipeParamsV220{cols, rows, rp, t.N, true, QuantMode_t::F322F16});
+        Fixpipe(cGm[row0 * t.N + col0], co1, FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16});
         qCO1.FreeTensor(co1);
         // --- END SOLUTION
     }
@@ -828,7 +828,7 @@ extern "C" __global__ __aicore__ void linear_relu(GM_ADDR x, GM_ADDR w, GM_ADDR 
 }
 
 // %% ex6 wrong: ReLU left out of the epilogue
-// replace: FixpipeParamsV220{cols, rows, rp, t.N, true, QuantMode_t::F322F16} -> FixpipeParamsV220{cols, rows, rp, t.N, false, QuantMode_t::F322F16}
+// replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
 
 // %% ex6 wrong: the first Mmad starts from zero: the bias in BT is never used
 // replace:             Mmad(co1, a2, b2, bt, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, true, false}); ->             Mmad(co1, a2, b2, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, false, true});
@@ -838,9 +838,9 @@ extern "C" __global__ __aicore__ void linear_relu(GM_ADDR x, GM_ADDR w, GM_ADDR 
 
 // %% ex6 wrong: w read as if it were [K, N] (LoadData transposes its fractals): the wrong products
 // replace:
-//         DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, cols, bk, 0, t.K, np, 1, 0});
+//         DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
 // with:
-//         DataCopy(b1, bGm[k0 * t.N + col0], Nd2NzParams{1, bk, cols, 0, t.N, Up16(bk), 1, 0});
+//         DataCopy(b1, bGm[k0 * t.N + col0], Nd2NzParams{1, static_cast<uint16_t>(bk), cols, 0, t.N, static_cast<uint16_t>(Up16(bk)), 1, 0});
 
 // %% ex8
 #include "kernel_operator.h"
