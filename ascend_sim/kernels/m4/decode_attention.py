@@ -30,7 +30,6 @@ from ascend_sim import (Add, Adds, BinaryRepeatParams, Brcb, BrcbRepeatParams, C
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 
 FLOAT_BLOCK = DATA_BLOCK_BYTES // 4        # 8 floats in one 32-byte DataBlock
-PART_FLOATS = 32                            # a part's state in the workspace: acc (up to D), then m x 8, l x 8
 MIN_CHUNK = 64                              # keys per part when the host picks the split
 MAX_CHUNK = 248                             # one WholeReduceSum repeat per key row: at most 255 repeats
 
@@ -52,6 +51,11 @@ class DecodeTiling:
         return self.pos + 1
 
     @property
+    def part_floats(self) -> int:
+        """A part's state in the workspace: acc (D floats), then m and l, each in all 8 lanes of a block."""
+        return self.D + 2 * FLOAT_BLOCK
+
+    @property
     def parts(self) -> int:
         return -(-self.length // self.chunk)
 
@@ -71,7 +75,7 @@ def decode_tiling(n_heads: int, head_dim: int, s_max: int, pos: int, *, chunk: i
     site = ("<tiling>", 0)
     if head_dim % 16 or not 16 <= head_dim <= 16 * 2:
         raise TilingError(f"decode attention: head size D = {head_dim}; this kernel takes 16 or 32 (whole 32-byte "
-                          "half blocks, and acc + m + l fit one 128-byte workspace row)",
+                          "half blocks, one or two float blocks a row in UB)",
                           fix="use heads of 16 or 32 values", site=site)
     if not 0 <= pos < s_max:
         raise TilingError(f"decode attention: the new token's position {pos} is outside the cache of {s_max} rows",
@@ -140,9 +144,9 @@ def decode_attention_kernel(qkv, k_cache, v_cache, out, ws, t: DecodeTiling) -> 
     D, row = t.D, h * t.S_max * t.D
     b = _buffers(TPipe(), {"kh": (t.chunk * D * 2, half), "vh": (t.chunk * D * 2, half),
                            "kf": (t.chunk * D * 4, float32), "vf": (t.chunk * D * 4, float32),
-                           "qh": (DATA_BLOCK_BYTES, half), "qf": (D * 4, float32), "s": (t.chunk * 4, float32),
+                           "qh": (D * 2, half), "qf": (D * 4, float32), "s": (t.chunk * 4, float32),
                            "work": (t.chunk * 4, float32), "red": (DATA_BLOCK_BYTES, float32),
-                           "blk": (t.chunk * DATA_BLOCK_BYTES, float32), "state": (PART_FLOATS * 4, float32)})
+                           "blk": (t.chunk * DATA_BLOCK_BYTES, float32), "state": (t.part_floats * 4, float32)})
     gq, gk, gv = _gm(qkv, half), _gm(k_cache, half), _gm(v_cache, half)
     old = n - 1 if k0 + n == t.length else n        # rows already in the cache (the last part adds the new one)
     if old:
@@ -180,35 +184,35 @@ def decode_attention_kernel(qkv, k_cache, v_cache, out, ws, t: DecodeTiling) -> 
         return
     st = b["state"]
     Adds(st, vf, 0.0, D)
-    Duplicate(st[PART_FLOATS - 2 * FLOAT_BLOCK], m, FLOAT_BLOCK)
-    Duplicate(st[PART_FLOATS - FLOAT_BLOCK], l, FLOAT_BLOCK)
+    Duplicate(st[t.part_floats - 2 * FLOAT_BLOCK], m, FLOAT_BLOCK)
+    Duplicate(st[t.part_floats - FLOAT_BLOCK], l, FLOAT_BLOCK)
     handoff(HardEvent.V_MTE3)
-    DataCopy(_gm(ws, float32)[GetBlockIdx() * PART_FLOATS], st, PART_FLOATS)
+    DataCopy(_gm(ws, float32)[GetBlockIdx() * t.part_floats], st, t.part_floats)
 
 
 @kernel
 def decode_merge_kernel(ws, out, t: DecodeTiling) -> None:
     """Block ``h``: ``out[h] = sum_p exp(m_p - M) acc_p / sum_p exp(m_p - M) l_p`` with ``M = max_p m_p``."""
     h, D, P = GetBlockIdx(), t.D, t.parts
-    b = _buffers(TPipe(), {"parts": (P * PART_FLOATS * 4, float32), "m": (P * FLOAT_BLOCK * 4, float32),
+    b = _buffers(TPipe(), {"parts": (P * t.part_floats * 4, float32), "m": (FLOAT_BLOCK * 4, float32),
                            "e": (FLOAT_BLOCK * 4, float32), "acc": (D * 4, float32), "l": (FLOAT_BLOCK * 4, float32)})
     st = b["parts"]
-    DataCopy(st, _gm(ws, float32)[h * P * PART_FLOATS], P * PART_FLOATS)
+    DataCopy(st, _gm(ws, float32)[h * P * t.part_floats], P * t.part_floats)
     handoff(HardEvent.MTE2_V)
     mx, e, acc, l = b["m"], b["e"], b["acc"], b["l"]
-    Adds(mx, st[PART_FLOATS - 2 * FLOAT_BLOCK], 0.0, FLOAT_BLOCK)
+    Adds(mx, st[t.part_floats - 2 * FLOAT_BLOCK], 0.0, FLOAT_BLOCK)
     for p in range(1, P):                                                    # M = max_p m_p (in all 8 lanes)
-        Max(mx, mx, st[p * PART_FLOATS + PART_FLOATS - 2 * FLOAT_BLOCK], FLOAT_BLOCK)
+        Max(mx, mx, st[p * t.part_floats + t.part_floats - 2 * FLOAT_BLOCK], FLOAT_BLOCK)
     Duplicate(acc, 0.0, D)
     Duplicate(l, 0.0, FLOAT_BLOCK)
     rep = D * 4 // DATA_BLOCK_BYTES
     for p in range(P):
-        base = p * PART_FLOATS
-        Sub(e, st[base + PART_FLOATS - 2 * FLOAT_BLOCK], mx, FLOAT_BLOCK)
+        base = p * t.part_floats
+        Sub(e, st[base + t.part_floats - 2 * FLOAT_BLOCK], mx, FLOAT_BLOCK)
         Exp(e, e, FLOAT_BLOCK)                                               # exp(m_p - M), 8 lanes
         Mul(st[base], st[base], e, D, 1, BinaryRepeatParams(1, 1, 0, rep, rep, 0))
         Add(acc, acc, st[base], D)
-        Mul(e, e, st[base + PART_FLOATS - FLOAT_BLOCK], FLOAT_BLOCK)
+        Mul(e, e, st[base + t.part_floats - FLOAT_BLOCK], FLOAT_BLOCK)
         Add(l, l, e, FLOAT_BLOCK)
     Div(acc, acc, l, D, 1, BinaryRepeatParams(1, 1, 0, rep, rep, 0))
     handoff(HardEvent.V_MTE3)
@@ -277,7 +281,7 @@ def decode_attention(qkv: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarray, 
                          f"{list(v_cache.shape)}; expected 3 * N * D = {3 * N * D} and two equal caches")
     t = decode_tiling(N, D, S_max, int(pos), chunk=chunk, chip=chip)
     out = np.zeros(N * D, np.float32)
-    ws = np.zeros(max(1, t.blocks * PART_FLOATS if t.parts > 1 else 1), np.float32)
+    ws = np.zeros(max(1, t.blocks * t.part_floats if t.parts > 1 else 1), np.float32)
     names = ["qkv", "k_cache", "v_cache", "out", "ws"]
     res = [launch(decode_attention_kernel, t.blocks, qkv, k_cache, v_cache, out, ws, t, chip=chip, gm_names=names,
                   numerics=numerics)]
@@ -299,4 +303,4 @@ def decode_attention_ref(qkv: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarr
 
 
 __all__ = ["DecodeTiling", "decode_tiling", "decode_attention_kernel", "decode_merge_kernel", "decode_attention",
-           "decode_attention_ref", "fold_rows", "PART_FLOATS", "AppendTiling", "kv_append_kernel", "kv_append"]
+           "decode_attention_ref", "fold_rows", "AppendTiling", "kv_append_kernel", "kv_append"]

@@ -4,5 +4,5 @@
 ``reference``  the shapes, the shipped weights and the float32 numpy forward pass, KV-cache decode, greedy
                generation and perplexity (困惑度)
 ``npu``        the same model with every layer a simulated kernel launch, KV cache (KV缓存) held in GM
-``quant``      weight-only group-wise round-to-nearest quantisation (W8A16, W4A16) and its weight memory
+(weight-only quantisation of this model: ascend_sim/migrate/llm_quant.py)
 """
