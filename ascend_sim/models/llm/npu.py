@@ -8,7 +8,9 @@ lN.ln1 / ln2    vector: LayerNorm (kernels/m4/layernorm.py)
 lN.qkv          cube: the fused Q, K, V projection ``[64 -> 192]`` (Matmul API, kernels/m4/gemm.py)
 lN.cache        prefill: the K and V columns of every prompt row into the GM caches (kv_append_kernel)
 lN.attn         prefill: the FlashAttention-style MIX kernel, BSH, 4 heads of 16, causal
-                (kernels/m4/attention.py); decode: append + one query over the cache, split over the AIV
+                (kernels/m4/attention.py) on a separated chip (910B); on a coupled chip (310B: no AIC/AIV
+                pair to flag) the three-launch version (cube Q K^T, vector softmax, cube P V,
+                kernels/m4/attention_naive.py); decode: append + one query over the cache, split over the AIV
                 cores by head and key range (kernels/m4/decode_attention.py). The host rounds the float32
                 output to half.
 lN.proj, fc1,   cube: the projections; lN.gelu: vector GELU, tanh form (kernels/m4/gelu.py);
@@ -28,7 +30,9 @@ import numpy as np
 
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.kernels.add_template import add
+from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.attention import attention_flash
+from ascend_sim.kernels.m4.attention_naive import attention_naive
 from ascend_sim.kernels.m4.decode_attention import decode_attention, kv_append
 from ascend_sim.kernels.m4.embedding import embedding
 from ascend_sim.kernels.m4.gelu import gelu
@@ -89,7 +93,8 @@ class NpuLM:
                              "empty cache, then decodes one token at a time (call reset() first)")
         self.results.append((f"l{i}.cache", kv_append(qkv, self.k_cache[i], self.v_cache[i], 0, chip=self.chip)))
         q, k, v = (np.ascontiguousarray(qkv[:, j * d:(j + 1) * d])[None] for j in range(3))
-        out = self._run(name, attention_flash(q, k, v, layout="BSH", num_heads=HEADS, causal=True, chip=self.chip))
+        prefill = attention_flash if get_chip(self.chip).separated else attention_naive
+        out = self._run(name, prefill(q, k, v, layout="BSH", num_heads=HEADS, causal=True, chip=self.chip))
         return out[0].astype(np.float16)
 
     # ------------------------------------------------------------------ the model

@@ -173,9 +173,10 @@ def perplexity(logits_fn, tokens: np.ndarray, stride: int = CONTEXT // 2) -> flo
     """``exp(mean NLL)`` of ``tokens[1:]``; ``logits_fn(window) -> [len, 256]`` is the model (fp32 log-softmax)."""
     nll, count = 0.0, 0
     for start, end, scored in windows(len(tokens), stride):
-        lp = log_softmax(np.asarray(logits_fn(tokens[start:end]), np.float64))
-        rows = np.arange(scored - start - 1, end - start - 1)
-        nll -= lp[rows, tokens[rows + 1]].sum()
+        window = tokens[start:end]
+        lp = log_softmax(np.asarray(logits_fn(window), np.float64))
+        rows = np.arange(scored - start - 1, end - start - 1)        # logits row r predicts window[r + 1]
+        nll -= lp[rows, window[rows + 1]].sum()
         count += len(rows)
     return float(np.exp(nll / count))
 
