@@ -133,7 +133,7 @@ def fold_rows(x, rows: int, width: int) -> None:
         rows -= half_rows
 
 
-# --- SHOW decode-attention: course/04b_llm.ipynb (planned; not shown yet)
+# --- SHOW decode-attention: course/04b_llm.ipynb cell llm-08
 @kernel
 def decode_attention_kernel(qkv, k_cache, v_cache, out, ws, t: DecodeTiling) -> None:
     """Block ``h * parts + p``: append (the last part), then part ``p`` of head ``h``'s attention."""
