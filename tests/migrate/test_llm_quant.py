@@ -50,3 +50,25 @@ def test_perplexity_orders_fp16_w8_w4():
         ppl[name] = R.perplexity(lambda x: R.forward(q, x), held)
     assert abs(ppl["w8"] / ppl["fp16"] - 1) < 0.01
     assert ppl["w4"] > ppl["w8"]
+
+
+def test_gptq_lowers_the_layer_output_error_and_the_perplexity_of_rtn():
+    from ascend_sim.migrate.llm_quant import calibration_inputs, gptq_groups
+    params = R.load_lm_weights()
+    calib = calibration_inputs(params, windows=4)
+    for name in ("l0.qkv.w", "l2.fc2.w"):
+        w, x = params[name].astype(np.float64), calib[name]
+        out = {}
+        for method, fn in (("rtn", lambda: rtn_groups(w, 4, 64)), ("gptq", lambda: gptq_groups(w, x, 4, 64))):
+            codes, scales = fn()
+            assert codes.min() >= -8 and codes.max() <= 7 and scales.shape == (w.shape[0], w.shape[1] // 64)
+            out[method] = np.linalg.norm(x @ (w - dequantize_groups(codes, scales).astype(np.float64)).T)
+        assert out["gptq"] < 0.8 * out["rtn"], (name, out)
+    held = encode(corpus_bytes("heldout"))[:1024]
+    ppl = {}
+    for method in ("rtn", "gptq"):
+        q = quantise(params, Scheme(method, 4, 64, method=method), calib).params
+        ppl[method] = R.perplexity(lambda t: R.forward(q, t), held)
+    assert ppl["gptq"] < ppl["rtn"]
+    with pytest.raises(ValueError, match="method 'awq'"):
+        quantise(params, Scheme("x", 4, 64, method="awq"))

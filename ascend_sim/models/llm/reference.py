@@ -117,8 +117,12 @@ class KVCache:
         return self.k[0].shape[1]
 
 
-def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None) -> np.ndarray:
-    """Logits ``[S, 256]`` for ``tokens [S]`` following the ``cache`` (appended to in place), float32."""
+def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None,
+            record: dict[str, list] | None = None) -> np.ndarray:
+    """Logits ``[S, 256]`` for ``tokens [S]`` following the ``cache`` (appended to in place), float32.
+
+    ``record``: when given, the input rows of every decoder linear are appended under its weight's name
+    (``l0.qkv.w`` ...): the calibration data of a post-training quantiser."""
     p = _f32(params)
     cache = KVCache() if cache is None else cache
     first = cache.length
@@ -126,16 +130,21 @@ def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None) ->
     if first + len(tokens) > CONTEXT:
         raise ValueError(f"{first} cached + {len(tokens)} new tokens exceed the model's context of {CONTEXT}")
     h = p["embed"][tokens] + p["pos"][first:first + len(tokens)]
+    def linear(name: str, x: np.ndarray) -> np.ndarray:
+        if record is not None:
+            record.setdefault(name + ".w", []).append(x)
+        return x @ p[name + ".w"].T + p[name + ".b"]
+
     for i in range(LAYERS):
         n = f"l{i}."
-        qkv = layer_norm_ref(h, p[n + "ln1.w"], p[n + "ln1.b"]) @ p[n + "qkv.w"].T + p[n + "qkv.b"]
+        qkv = linear(n + "qkv", layer_norm_ref(h, p[n + "ln1.w"], p[n + "ln1.b"]))
         q, k, v = (split_heads(qkv[:, j * D_MODEL:(j + 1) * D_MODEL]) for j in range(3))
         cache.k[i] = np.concatenate([cache.k[i], k], axis=1)
         cache.v[i] = np.concatenate([cache.v[i], v], axis=1)
         a = attend(q, cache.k[i], cache.v[i], first).transpose(1, 0, 2).reshape(len(tokens), D_MODEL)
-        h = h + a @ p[n + "proj.w"].T + p[n + "proj.b"]
-        m = gelu_ref(layer_norm_ref(h, p[n + "ln2.w"], p[n + "ln2.b"]) @ p[n + "fc1.w"].T + p[n + "fc1.b"])
-        h = h + m @ p[n + "fc2.w"].T + p[n + "fc2.b"]
+        h = h + linear(n + "proj", a)
+        m = gelu_ref(linear(n + "fc1", layer_norm_ref(h, p[n + "ln2.w"], p[n + "ln2.b"])))
+        h = h + linear(n + "fc2", m)
     return layer_norm_ref(h, p["ln.w"], p["ln.b"]) @ p["embed"].T
 
 
