@@ -15,7 +15,14 @@ Adds folds the rows). With one part per head the block writes ``acc / l``; with 
 ``(acc, m, l)`` in a GM workspace and ``decode_merge_kernel`` (one block per head) rescales every part by
 ``exp(m_p - max m)`` and writes ``sum acc / sum l`` (the log-sum-exp merge).
 
-The output is float32 ``[N * D]`` (the BSH row of the attention output).
+The output is float32 ``[N * D]`` (the BSH row of the attention output). ``kv_append_kernel`` is prefill's
+cache fill: every head's K and V columns of the prompt's projection rows copied into the caches.
+
+This is the role of CANN's IncreFlashAttention operator (decode, one query row per head), which has an
+all-vector template and, when batch x KV heads is small against the core count, splits the KV sequence
+(FlashDecode) and merges the parts by log-sum-exp (the operator's design notes, ``common/IFA算子设计介绍.md`` of
+Huawei's cann-ops-adv documentation). Here the host picks the split itself: parts of at least 64 keys, as many
+as fill the AIV cores.
 """
 from __future__ import annotations
 
