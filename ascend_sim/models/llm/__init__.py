@@ -1,0 +1,8 @@
+"""A tiny byte-level decoder-only language model (语言模型): its corpus, numpy reference and simulated-NPU path.
+
+``corpus``     the training text (the standard library's ``pydoc_data.topics``), its split and the byte tokenizer
+``reference``  the shapes, the shipped weights and the float32 numpy forward pass, KV-cache decode, greedy
+               generation and perplexity (困惑度)
+``npu``        the same model with every layer a simulated kernel launch, KV cache (KV缓存) held in GM
+(weight-only quantisation of this model: ascend_sim/migrate/llm_quant.py)
+"""

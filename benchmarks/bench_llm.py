@@ -1,0 +1,126 @@
+"""The tiny byte-level language model (issue 28): perplexity and weight memory under weight-only quantisation,
+the kernel path against the reference, and the simulated time of prefill and decode steps.
+
+Tables:
+  1. the model and its data (parameters, corpus digest, split sizes);
+  2. held-out perplexity (strided window: CONTEXT 128, stride 64, each token scored once) and weight memory:
+     the float32 numpy reference on the shipped fp16 weights, then group-wise RTN W8A16 / W4A16 (and W4A16
+     with the first and last layer kept at 8 bits), perplexity run by the numpy reference on the dequantised
+     weights; memory = codes + fp16 scales of the decoder linears (and the whole model);
+  3. the fp16 kernel path (910B) against the reference on the first ``--npu-bytes`` held-out bytes
+     (a simulation per window: slow, hence a subset), and greedy text of both on the fixed prompts;
+  4. simulated kernel time of a prefill and of decode steps at several cache lengths, 910B and 310B.
+
+    python benchmarks/bench_llm.py [--npu-bytes N] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from ascend_sim.migrate.llm_quant import quantise, schemes
+from ascend_sim.models.llm import reference as R
+from ascend_sim.models.llm.corpus import corpus_bytes, corpus_digest, decode, encode
+from ascend_sim.models.llm.npu import NpuLM
+
+PROMPTS = ("The if statement is used for conditional execution", "A class definition defines a class object")
+STRIDE = R.CONTEXT // 2
+
+
+def model_table(params) -> None:
+    n = sum(v.size for v in params.values())
+    print("## 1. The model\n")
+    print(f"{n:,} parameters ({R.LAYERS} layers, d_model {R.D_MODEL}, {R.HEADS} heads of {R.HEAD_DIM}, MLP "
+          f"{R.D_MLP}, context {R.CONTEXT}, byte vocabulary 256, tied embedding); corpus pydoc_data.topics of "
+          f"Python {platform.python_version()} (digest {corpus_digest()}): train {len(corpus_bytes('train')):,} "
+          f"bytes, held-out {len(corpus_bytes('heldout')):,} bytes\n")
+
+
+def quant_table(params, held: np.ndarray) -> float:
+    print("## 2. Held-out perplexity and weight memory (numpy reference on the (dequantised) weights)\n")
+    print("| weights | perplexity | vs fp16 | decoder linears (bytes) | vs fp16 | whole model (bytes) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    base_ppl = base_mem = None
+    for s in schemes():
+        q = quantise(params, s)
+        ppl = R.perplexity(lambda w: R.forward(q.params, w), held, STRIDE)
+        base_ppl = base_ppl or ppl
+        base_mem = base_mem or q.linear_bytes
+        print(f"| {s.name} | {ppl:.4f} | {100 * (ppl / base_ppl - 1):+.2f} % | {q.linear_bytes:,} | "
+              f"{100 * (q.linear_bytes / base_mem - 1):+.1f} % | {q.total_bytes:,} |")
+    print("\nTargets of the source (example 3): -75 % weight memory with < 1 % perplexity loss.\n")
+    return base_ppl
+
+
+def npu_table(params, held: np.ndarray, n_bytes: int, steps: int) -> None:
+    print(f"## 3. The fp16 kernel path (Ascend910B) against the float32 reference\n")
+    sub = held[:n_bytes]
+    model = NpuLM(params)
+
+    def npu_logits(w):
+        model.reset()
+        return model.forward(w)
+
+    t0 = time.time()
+    ppl_npu = R.perplexity(npu_logits, sub, STRIDE)
+    wall = time.time() - t0
+    ppl_ref = R.perplexity(lambda w: R.forward(params, w), sub, STRIDE)
+    print(f"first {len(sub):,} held-out bytes: perplexity reference {ppl_ref:.4f}, kernels {ppl_npu:.4f} "
+          f"({100 * (ppl_npu / ppl_ref - 1):+.3f} %), {wall:.0f} s of simulation\n")
+    print("| prompt | reference (greedy) | kernels (greedy) | same tokens |")
+    print("|---|---|---|---|")
+    for p in PROMPTS:
+        ref = R.greedy_generate(params, encode(p), steps)
+        out = model.generate(encode(p), steps)
+        print(f"| {p!r} | {decode(ref)!r} | {decode(out)!r} | {out.tolist() == ref.tolist()} |")
+    print()
+
+
+def timing_table(params, lengths: tuple[int, ...]) -> None:
+    print("## 4. Simulated kernel time per step (sum of the launches' us, launch overheads not included)\n")
+    print("| chip | step | cache length | us | attention us | matmuls us | vector (LN, GELU, adds, embed) us | launches |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    prompt = encode(corpus_bytes("heldout"))[:R.CONTEXT]
+    for chip in ("Ascend910B", "Ascend310B"):
+        model = NpuLM(params, chip=chip)
+        prefill = lengths[0]
+        model.forward(prompt[:prefill])
+        rows = [("prefill", prefill, model.results)]
+        pos = prefill
+        for target in lengths[1:]:
+            while pos < target:
+                model.forward(prompt[pos:pos + 1])
+                pos += 1
+            rows.append(("decode", pos, model.results))
+        for step, length, results in rows:
+            us = {k: 0.0 for k in ("attn", "mm", "vec")}
+            for name, r in results:
+                leaf = name.split(".")[-1]
+                key = "attn" if leaf in ("attn", "cache") else "mm" if leaf in ("qkv", "proj", "fc1", "fc2", "head") \
+                    else "vec"
+                us[key] += r.us
+            print(f"| {chip} | {step} | {length} | {sum(us.values()):.1f} | {us['attn']:.1f} | {us['mm']:.1f} | "
+                  f"{us['vec']:.1f} | {len(results)} |")
+    print()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--npu-bytes", type=int, default=1024, help="held-out bytes scored through the kernels")
+    ap.add_argument("--steps", type=int, default=16, help="greedy tokens per prompt")
+    ap.add_argument("--quick", action="store_true", help="skip the kernel-path perplexity and greedy table")
+    args = ap.parse_args()
+    params = R.load_lm_weights()
+    held = encode(corpus_bytes("heldout"))
+    model_table(params)
+    quant_table(params, held)
+    if not args.quick:
+        npu_table(params, held, args.npu_bytes, args.steps)
+    timing_table(params, (32, 33, 64, 127))
+
+
+if __name__ == "__main__":
+    main()
