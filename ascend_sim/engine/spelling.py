@@ -82,6 +82,12 @@ TEMPLATE_FIRST = ("SetFlag/WaitFlag", "SetFlag", "WaitFlag", "PipeBarrier", "Cro
 DTYPE_CALLS = ("AllocTensor", "DeQue", "Get", "ReinterpretCast", "GetWithOffset")
 #: Python constructors of class templates (``TQue(pos, 2)`` -> ``TQue<pos, 2>``)
 CLASS_TEMPLATES = ("TQueBind", "TQue", "TBuf", "GlobalTensor", "LocalTensor", "MatmulType", "Matmul")
+#: the parameter structs (``MmadParams``, ``FixpipeParamsV220``, ...): aggregates, brace-initialised in C++
+#: (``MmadParams(M, N, K, 0, False, True)`` -> ``MmadParams{M, N, K, 0, false, true}``; parentheses do not
+#: initialise an aggregate in C++17)
+PARAM_STRUCT = re.compile(r"(?<![\w/])([A-Z]\w*Params(?:V\d+)?)\(")
+#: parameter structs that are class templates of the element type (``DataCopyPadExtParams<T>{...}``)
+TEMPLATE_PARAM_STRUCTS = ("DataCopyPadExtParams", "DataCopyPadParams")
 #: the decorator of a kernel -> its C++ qualifiers
 KERNEL_QUALIFIERS = {"": 'extern "C" __global__ __aicore__', "AIV": 'extern "C" __global__ __aicore__',
                      "AIC": "__global__ __cube__", "MIX": "__global__ __mix__(1, 2)"}
@@ -102,8 +108,9 @@ def to_cpp(code: str) -> str:
     ``SetFlag(HardEvent.MTE2_V, id)`` -> ``SetFlag<HardEvent::MTE2_V>(id)``, ``que.DeQue(half)`` ->
     ``que.DeQue<half>()``, ``que.DeQue()`` -> ``que.DeQue<T>()``, ``TQue(TPosition.VECIN, 2)`` ->
     ``TQue<TPosition::VECIN, 2>``, ``for i in range(n)`` -> ``for (uint32_t i = 0; i < n; ++i)``, ``a // b`` -> ``a / b``, ``True`` -> ``true``, ``self.x`` -> ``x``,
-    ``@kernel(core='AIC')`` -> ``__global__ __cube__``, ``min(a, b)`` -> ``(a < b ? a : b)``. Anything else is
-    the same in both languages.
+    ``@kernel(core='AIC')`` -> ``__global__ __cube__``, ``min(a, b)`` -> ``(a < b ? a : b)``,
+    ``BinaryRepeatParams(1, 2, 2, 8, 16, 16)`` -> ``BinaryRepeatParams{1, 2, 2, 8, 16, 16}`` (a struct with keyword
+    arguments is left alone: give its C++ after ``|``). Anything else is the same in both languages.
     """
     code = _DECORATOR.sub(lambda m: KERNEL_QUALIFIERS.get(m.group(1) or "", m.group(0)), code)
     code = _ENUM.sub(r"\1::\2", code)
@@ -115,6 +122,7 @@ def to_cpp(code: str) -> str:
     code = _calls(code, CLASS_TEMPLATES, lambda name, args: f"{name}<{', '.join(DTYPES.get(a, a) for a in args)}>"
                   if args else None)
     code = _calls(code, ("min", "max"), _min_max)
+    code = _rewrite_calls(code, PARAM_STRUCT, _param_struct)
     code = _loops(code)
     return code
 
@@ -143,9 +151,20 @@ def _min_max(name: str, args: list[str]) -> str | None:
     return f"({a} {'<' if name == 'min' else '>'} {b} ? {a} : {b})"
 
 
+def _param_struct(name: str, args: list[str]) -> str | None:
+    if any(re.match(r"\w+\s*=(?!=)", a) for a in args):      # keyword arguments: no mechanical C++ spelling
+        return None
+    template = "<T>" if name in TEMPLATE_PARAM_STRUCTS else ""
+    return f"{name}{template}{{{', '.join(args)}}}"
+
+
 def _calls(code: str, names: tuple[str, ...], rewrite) -> str:
     """Rewrite each call ``name(args)`` of ``names`` as ``rewrite(name, args)`` (None: leave it)."""
-    pattern = re.compile(rf"(?<![\w/])({'|'.join(re.escape(n) for n in names)})\(")
+    return _rewrite_calls(code, re.compile(rf"(?<![\w/])({'|'.join(re.escape(n) for n in names)})\("), rewrite)
+
+
+def _rewrite_calls(code: str, pattern: re.Pattern, rewrite) -> str:
+    """Rewrite each call ``pattern`` matches (group 1: the name) as ``rewrite(name, args)`` (None: leave it)."""
     out, pos = [], 0
     for m in pattern.finditer(code):
         if m.start() < pos:

@@ -36,8 +36,16 @@ PAIRS = [
     ("Get(x)", "Get(x)"),                       # not an element type: left alone
     ("LocalTensor[half](TPosition.VECCALC, 0, 1024)", "LocalTensor<half>(TPosition::VECCALC, 0, 1024)"),
     ("MatmulType(TPosition.GM, CubeFormat.ND, float32)", "MatmulType<TPosition::GM, CubeFormat::ND, float>"),
+    # the parameter structs are aggregates (kernel_operator.h): braces, as parentheses do not initialise them in C++17
     ("FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)",
-     "FixpipeParamsV220(nb, M, M, N, false, QuantMode_t::F322F16)"),
+     "FixpipeParamsV220{nb, M, M, N, false, QuantMode_t::F322F16}"),
+    ("Max(dst, v, v[16], 128, repeats, BinaryRepeatParams(1, 2, 2, 8, 16, 16))",
+     "Max(dst, v, v[16], 128, repeats, BinaryRepeatParams{1, 2, 2, 8, 16, 16})"),
+    ("Mmad(c1, a2, b2, MmadParams(M, nb, baseK, 0, False, k0 == 0))",
+     "Mmad(c1, a2, b2, MmadParams{M, nb, baseK, 0, false, k0 == 0})"),
+    ("LoadData2DParams(0, baseK // 16, M // 16, 0, 0, True, 0)", "LoadData2DParams{0, baseK / 16, M / 16, 0, 0, true, 0}"),
+    ("DataCopyPadExtParams(False, 0, 0, 0)", "DataCopyPadExtParams<T>{false, 0, 0, 0}"),     # a class template
+    ("DataCopyExtParams(isPad=True)", "DataCopyExtParams(isPad=true)"),     # keyword arguments: the writer gives C++
     ("range(GetBlockIdx(), tiling.planes, GetBlockNum())",
      "for (uint32_t i = GetBlockIdx(); i < tiling.planes; i += GetBlockNum())"),
 ]
