@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PYTHON", "CPP", "LANGUAGES", "OPEN", "CLOSE", "ALT", "render", "to_cpp", "register_cpp_file",
-           "language_of_file", "language_of"]
+__all__ = ["PYTHON", "CPP", "LANGUAGES", "OPEN", "CLOSE", "ALT", "PYTHON_ONLY", "render", "to_cpp",
+           "register_cpp_file", "language_of_file", "language_of"]
 
 PYTHON, CPP = "python", "cpp"
 LANGUAGES = (PYTHON, CPP)
@@ -91,6 +91,13 @@ TEMPLATE_PARAM_STRUCTS = ("DataCopyPadExtParams", "DataCopyPadParams")
 #: the decorator of a kernel -> its C++ qualifiers
 KERNEL_QUALIFIERS = {"": 'extern "C" __global__ __aicore__', "AIV": 'extern "C" __global__ __aicore__',
                      "AIC": "__global__ __cube__", "MIX": "__global__ __mix__(1, 2)"}
+
+#: spellings only Python has, which a text rendered for a C++ learner must not contain (the tests check hints and
+#: Fix texts with it): the enums' dots, range and comprehensions, a dtype argument, floor division, the decorator,
+#: Python's constants, self., keyword arguments in a call, and a parameter struct in parentheses (an aggregate
+#: takes braces in C++17)
+PYTHON_ONLY = re.compile(rf"\b({'|'.join(SCOPED_ENUMS)})\.|\brange\(|\bfor \w+ in\b|\((half|float16|float32|int32)\)|"
+                         r" // |@kernel|\bTrue\b|\bFalse\b|\bNone\b|\bself\.|[(,]\s*[a-z]\w*=(?!=)|\w+Params(V\d+)?\(")
 
 _WORDS = [(re.compile(r"\bTrue\b"), "true"), (re.compile(r"\bFalse\b"), "false"), (re.compile(r"\bNone\b"), "nullptr"),
           (re.compile(r" and "), " && "), (re.compile(r" or "), " || "), (re.compile(r"\bnot "), "!"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from ascend_sim.course.grading.solutions import parse_solutions
 from ascend_sim.course.labs import lab00_warmup as lab00
 from ascend_sim.course.labs import lab01_lenet_ops as lab01
 from ascend_sim.course.labs import lab02_optimization as lab02
-from ascend_sim.engine.spelling import CPP, SCOPED_ENUMS, render
+from ascend_sim.engine.spelling import CPP, PYTHON_ONLY, render
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "labs" / "lab00_warmup.ipynb").read_text())["cells"]
@@ -93,12 +92,6 @@ def test_hint_before_any_check_speaks_the_notebook_language(capsys):
     lab.hint("ex1", _wrong(".py", "ex1", 0))
     assert "To start: Start with que.AllocTensor(half)." in capsys.readouterr().out
 
-
-#: spellings only Python has: a hint a C++ learner reads must not contain them (mark the span «...» instead): the
-#: enums' dots, range and comprehensions, a dtype argument, floor division, decorators, Python's constants, self.,
-#: keyword arguments in a call, and a parameter struct in parentheses (an aggregate takes braces in C++17)
-PYTHON_ONLY = re.compile(rf"\b({'|'.join(SCOPED_ENUMS)})\.|\brange\(|\bfor \w+ in\b|\((half|float16|float32|int32)\)|"
-                         r" // |@kernel|\bTrue\b|\bFalse\b|\bNone\b|\bself\.|[(,]\s*[a-z]\w*=(?!=)|\w+Params(V\d+)?\(")
 
 #: the labs whose exercises take a C++ answer: each exercise of solutions/<lab>.cpp is checked
 CPP_LABS = {"lab00_warmup": lab00, "lab01_lenet_ops": lab01, "lab02_optimization": lab02}

@@ -3,9 +3,13 @@
 Each pair is the Python spelling a hint or a Fix writes and the C++ a learner of the C++ front end must read
 (the C++ forms are those of the official samples: ``SetFlag<HardEvent::MTE2_V>(id)``, ``AllocTensor<half>()``).
 """
+import ast
+from pathlib import Path
+
 import pytest
 
-from ascend_sim.engine.spelling import CPP, PYTHON, language_of, language_of_file, register_cpp_file, render, to_cpp
+from ascend_sim.engine.spelling import (CPP, PYTHON, PYTHON_ONLY, language_of, language_of_file, register_cpp_file,
+                                        render, to_cpp)
 
 PAIRS = [
     ("SetFlag(HardEvent.MTE2_MTE3, id)", "SetFlag<HardEvent::MTE2_MTE3>(id)"),
@@ -83,3 +87,46 @@ def test_the_language_of_a_file_and_of_a_kernel():
     class K:
         source_language = CPP
     assert language_of(K()) == CPP and language_of(object()) == PYTHON
+
+
+# ----------------------------------------------------------------------------- every Fix text, read as C++
+ROOT = Path(__file__).resolve().parents[2]
+PLACEHOLDER = "x0"      # a value an f-string fills in at run time (a name, a number): a word, as it reads
+
+
+def _literal(node: ast.expr) -> str:
+    """The text of a ``fix=`` argument as it reads: its literal parts, each computed part a placeholder."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else PLACEHOLDER for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _literal(node.left) + _literal(node.right)
+    if isinstance(node, ast.BoolOp):        # fix=fix or "default": each alternative
+        return " / ".join(_literal(v) for v in node.values)
+    if isinstance(node, ast.IfExp):
+        return _literal(node.body) + " / " + _literal(node.orelse)
+    return PLACEHOLDER
+
+
+def _fix_texts() -> list[tuple[str, str]]:
+    """(file:line, text) of every ``fix=`` keyword argument in ascend_sim/api and ascend_sim/engine."""
+    out = []
+    for package in ("api", "engine"):
+        for path in sorted((ROOT / "ascend_sim" / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.keyword) and node.arg == "fix":
+                    out.append((f"{path.relative_to(ROOT)}:{node.value.lineno}", _literal(node.value)))
+    return out
+
+
+def test_the_scan_finds_the_fix_texts():
+    texts = dict(_fix_texts())
+    assert len(texts) > 300
+    assert any("«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...)»" in t for t in texts.values())
+
+
+def test_no_fix_text_shows_python_spelling_to_a_cpp_learner():
+    """A C++ kernel's error renders its Fix in C++: no span left in Python spelling (mark it «...»)."""
+    bad = [f"{where}: {render(text, CPP)}" for where, text in _fix_texts() if PYTHON_ONLY.search(render(text, CPP))]
+    assert not bad, "mark the code span «...» (or give its C++ after |):\n" + "\n".join(bad)
