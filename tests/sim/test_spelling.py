@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ascend_sim.ascendc.syntax import find_gxx, gxx_check
 from ascend_sim.engine.spelling import (CPP, PYTHON, PYTHON_ONLY, language_of, language_of_file, register_cpp_file,
                                         render, to_cpp)
 
@@ -130,3 +131,24 @@ def test_no_fix_text_shows_python_spelling_to_a_cpp_learner():
     """A C++ kernel's error renders its Fix in C++: no span left in Python spelling (mark it «...»)."""
     bad = [f"{where}: {render(text, CPP)}" for where, text in _fix_texts() if PYTHON_ONLY.search(render(text, CPP))]
     assert not bad, "mark the code span «...» (or give its C++ after |):\n" + "\n".join(bad)
+
+
+STRUCTS = ["MmadParams(M, N, K, 0, False, k0 == 0)", "FixpipeParamsV220(N, M, M, N, False, QuantMode_t.F322F16)",
+           "BinaryRepeatParams(1, 2, 2, 8, 16, 16)", "LoadData2DParams(0, 4, 2, 0, 0, True, 0)",
+           "Nd2NzParams(1, M, K, 0, K, M, 1, 0)", "DataCopyExtParams(1, 64, 0, 0, 0)"]
+
+
+def _function(body: list[str]) -> str:
+    lines = "\n".join(f"    auto v{i} = {code};" for i, code in enumerate(body))
+    return ('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+            f"void f(uint16_t M, uint16_t N, uint16_t K, uint32_t k0)\n{{\n    using T = half;\n{lines}\n}}\n")
+
+
+@pytest.mark.skipif(find_gxx() is None, reason="g++ is not installed")
+def test_the_cpp_spelling_of_the_parameter_structs_compiles_and_the_python_one_does_not():
+    """The brace form to_cpp writes passes g++ -std=c++17 against kernel_operator.h; the parentheses do not."""
+    body = [to_cpp(code) for code in STRUCTS] + ["DataCopyPadExtParams<T>{false, 0, 0, 0}"]
+    assert gxx_check(_function(body), "structs.cpp") == []
+    for code in STRUCTS:
+        assert gxx_check(_function([code.replace("False", "false").replace("True", "true").replace(".", "::")]),
+                         "parens.cpp"), f"{code}: parentheses do not initialise an aggregate in C++17"
