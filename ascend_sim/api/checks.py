@@ -23,7 +23,8 @@ def integer(op: str, name: str, v, site, lo: int | None = None, hi: int | None =
         return v                        # the usual case, first
     if v.__class__ is bool or not isinstance(v, (int, np.integer)):
         raise ArgumentError(f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}",
-                            fix=fix or f"pass {name} as an int (e.g. int(x) or x // y, not x / y)", site=site)
+                            fix=fix or f"pass {name} as an int (e.g. «int(x) or x // y, not x / y|"
+                                           "static_cast<int32_t>(x)»)", site=site)
     v = int(v)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"in {lo}..{hi}" if lo is not None and hi is not None else (
@@ -134,9 +135,9 @@ def check_fields(struct, spec: tuple, depth: int = 3) -> None:
         if rng is None:                     # bool
             if v.__class__ is bool or v.__class__ is np.bool_:
                 continue
-            raise ArgumentError(f"{type(struct).__name__}: {name} must be True or False (a bool field), got "
+            raise ArgumentError(f"{type(struct).__name__}: {name} must be «True» or «False» (a bool field), got "
                                 f"{type(v).__name__} {v!r}",
-                                fix=f"pass {name}=True or {name}=False", site=site_outside(depth))
+                                fix=f"pass «{name}=True» or «{name}=False»", site=site_outside(depth))
         if v.__class__ is int and rng[0] <= v <= rng[1]:
             continue
         integer(type(struct).__name__, name, v, site_outside(depth), rng[0], rng[1],

@@ -119,7 +119,7 @@ def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None =
               gm_names: list[str] | None = None, numerics: bool = True):
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch expects a function marked @kernel, got {type(k).__name__}",
-                          fix="decorate the kernel function with @kernel", site=("<launch>", 0))
+                          fix="decorate the kernel function with «@kernel»", site=("<launch>", 0))
     if not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= 65535:
         raise LaunchError(f"block_dim must be an integer in [1, 65535], got {block_dim!r}",
                           fix="pass the number of blocks, e.g. launch(k, 8, ...)", site=("<launch>", 0))

@@ -91,12 +91,12 @@ class LocalMemAllocator:
         core = current_core()
         if not isinstance(hard, Hardware):
             raise ArgumentError(f"LocalMemAllocator: hard must be a Hardware member, got {hard!r}",
-                                fix="LocalMemAllocator(Hardware.UB) (the default), Hardware.L1, L0A, L0B or L0C",
+                                fix="LocalMemAllocator(«Hardware.UB») (the default), «Hardware.L1», L0A, L0B or L0C",
                                 site=site)
         pos = _DEFAULT_POS.get(hard)
         if pos is None:
             raise PositionError(f"LocalMemAllocator(Hardware.{hard.name}): {hard.name} is not a local memory the "
-                                "simulator models", fix="use Hardware.UB, L1, L0A, L0B or L0C", site=site)
+                                "simulator models", fix="use «Hardware.UB», L1, L0A, L0B or L0C", site=site)
         tier = tier_for(core, pos)
         if tier.allocator is not None:
             raise QueueError(f"a second LocalMemAllocator(Hardware.{hard.name}) in this block: only one per physical "
@@ -134,7 +134,8 @@ class LocalMemAllocator:
             pos, (dtype, n) = _DEFAULT_POS[self.hard], args
         else:
             raise ArgumentError(f"Alloc takes (pos, dtype, tileSize) or (dtype, tileSize), got {len(args)} arguments",
-                                fix="allocator.Alloc(TPosition.VECIN, float32, tileLength)", site=site)
+                                fix="«allocator.Alloc(TPosition.VECIN, float32, tileLength)|"
+                                    "allocator.Alloc<TPosition::VECIN, float>(tileLength)»", site=site)
         d = dtype_arg("Alloc", dtype, site)
         count = integer("Alloc", "tileSize", n, site, 0)
         tier, head = self.tier, self._head

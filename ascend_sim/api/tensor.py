@@ -267,7 +267,8 @@ class TypedLocalTensor:
 
 def _index(v, what: str, kind: str = "LocalTensor") -> int:
     """An element offset given to operator[] or a slice: an integer (Python or numpy, not bool)."""
-    return integer(kind, what, v, None, fix="index with an int element offset (x // y, not x / y)")
+    return integer(kind, what, v, None, fix="index with an int element offset «(x // y, not x / y)|"
+                                            "(an integer: static_cast<uint32_t>(x))»")
 
 
 def check_local_range(t: LocalTensor, count: int, what: str) -> None:

@@ -21,7 +21,7 @@ def current_core() -> "Core":
     c = current
     if c is None:
         raise LaunchError("this Ascend C API can only be called inside a kernel that is running",
-                          fix="call it from a function marked @kernel and started with launch(...)")
+                          fix="call it from a function marked «@kernel» and started with launch(...)")
     return c
 
 

@@ -239,8 +239,8 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         f"block {core.block_idx} ({core.core_type}) writes {where} at {_site(core, recs[i])} in this launch, "
         f"with no SyncAll or cross-core flag between the two writes",
         fix="offset each block's GlobalTensor by GetBlockIdx() * blockLength so ranges do not overlap, call "
-            "SetAtomicAdd(dtype) if the blocks are meant to accumulate (with the Matmul API: IterateAll(c, "
-            "enAtomic=1)), or SyncAll() before rewriting another block's output", site=site)
+            "«SetAtomicAdd(dtype)|SetAtomicAdd<T>()» if the blocks are meant to accumulate (with the Matmul API: "
+            "«IterateAll(c, enAtomic=1)|IterateAll(c, 1)»), or SyncAll() before rewriting another block's output", site=site)
 
 
 _KIND: dict = {}            # dtype -> code (1, 2 ...) of atomic adds
@@ -401,8 +401,8 @@ def _check_own_reads(core, buf, off: int, count: int, blen: int, pitch: int, pip
                         f"pipe {w} writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; byte {max(rs, ws)} was read by "
                         f"pipe {r} of this block at {_site(core, rec)}, with no flag or barrier between that read "
                         f"and this write (the read may still be running and see the new bytes)",
-                        fix=f"SetFlag(HardEvent.{r}_{w}, id) after the read and WaitFlag(HardEvent.{r}_{w}, id) "
-                            "before this write (or the queue hand-off that makes them wait), or PipeBarrier(PIPE_ALL)",
+                        fix=f"«SetFlag(HardEvent.{r}_{w}, id)» after the read and «WaitFlag(HardEvent.{r}_{w}, id)» "
+                            "before this write (or the queue hand-off that makes them wait), or «PipeBarrier(PIPE_ALL)»",
                         site=site)
 
 
@@ -442,8 +442,8 @@ def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, 
         w = PIPES[p[i]]
         raise RaceError(f"{head} by pipe {w} of this block at {_site(core, recs[i])}, with no flag or barrier "
                         f"between the write and this read (the read may see the old bytes)",
-                        fix=f"SetFlag(HardEvent.{w}_{PIPES[pipe]}, id) after the write and WaitFlag(HardEvent."
-                            f"{w}_{PIPES[pipe]}, id) before this read, or PipeBarrier(PIPE_ALL)", site=site)
+                        fix=f"«SetFlag(HardEvent.{w}_{PIPES[pipe]}, id)» after the write and «WaitFlag(HardEvent."
+                            f"{w}_{PIPES[pipe]}, id)» before this read, or «PipeBarrier(PIPE_ALL)»", site=site)
     oc = core.launch.cores[int(uid[i])]
     raise RaceError(f"{head} by block {oc.block_idx} ({oc.core_type}) at {_site(core, recs[i])}, with no SyncAll "
                     f"or cross-core flag between that write and this read (blocks run in parallel)",

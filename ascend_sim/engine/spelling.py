@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PYTHON", "CPP", "LANGUAGES", "OPEN", "CLOSE", "ALT", "render", "to_cpp", "register_cpp_file",
-           "language_of_file", "language_of"]
+__all__ = ["PYTHON", "CPP", "LANGUAGES", "OPEN", "CLOSE", "ALT", "PYTHON_ONLY", "render", "to_cpp",
+           "register_cpp_file", "language_of_file", "language_of"]
 
 PYTHON, CPP = "python", "cpp"
 LANGUAGES = (PYTHON, CPP)
@@ -82,9 +82,22 @@ TEMPLATE_FIRST = ("SetFlag/WaitFlag", "SetFlag", "WaitFlag", "PipeBarrier", "Cro
 DTYPE_CALLS = ("AllocTensor", "DeQue", "Get", "ReinterpretCast", "GetWithOffset")
 #: Python constructors of class templates (``TQue(pos, 2)`` -> ``TQue<pos, 2>``)
 CLASS_TEMPLATES = ("TQueBind", "TQue", "TBuf", "GlobalTensor", "LocalTensor", "MatmulType", "Matmul")
+#: the parameter structs (``MmadParams``, ``FixpipeParamsV220``, ...): aggregates, brace-initialised in C++
+#: (``MmadParams(M, N, K, 0, False, True)`` -> ``MmadParams{M, N, K, 0, false, true}``; parentheses do not
+#: initialise an aggregate in C++17)
+PARAM_STRUCT = re.compile(r"(?<![\w/])([A-Z]\w*Params(?:V\d+)?)\(")
+#: parameter structs that are class templates of the element type (``DataCopyPadExtParams<T>{...}``)
+TEMPLATE_PARAM_STRUCTS = ("DataCopyPadExtParams", "DataCopyPadParams")
 #: the decorator of a kernel -> its C++ qualifiers
 KERNEL_QUALIFIERS = {"": 'extern "C" __global__ __aicore__', "AIV": 'extern "C" __global__ __aicore__',
                      "AIC": "__global__ __cube__", "MIX": "__global__ __mix__(1, 2)"}
+
+#: spellings only Python has, which a text rendered for a C++ learner must not contain (the tests check hints and
+#: Fix texts with it): the enums' dots, range and comprehensions, a dtype argument, floor division, the decorator,
+#: Python's constants, self., keyword arguments in a call, and a parameter struct in parentheses (an aggregate
+#: takes braces in C++17)
+PYTHON_ONLY = re.compile(rf"\b({'|'.join(SCOPED_ENUMS)})\.|\brange\(|\bfor \w+ in\b|\((half|float16|float32|int32)\)|"
+                         r" // |@kernel|\bTrue\b|\bFalse\b|\bNone\b|\bself\.|[(,]\s*[a-z]\w*=(?!=)|\w+Params(V\d+)?\(")
 
 _WORDS = [(re.compile(r"\bTrue\b"), "true"), (re.compile(r"\bFalse\b"), "false"), (re.compile(r"\bNone\b"), "nullptr"),
           (re.compile(r" and "), " && "), (re.compile(r" or "), " || "), (re.compile(r"\bnot "), "!"),
@@ -102,8 +115,9 @@ def to_cpp(code: str) -> str:
     ``SetFlag(HardEvent.MTE2_V, id)`` -> ``SetFlag<HardEvent::MTE2_V>(id)``, ``que.DeQue(half)`` ->
     ``que.DeQue<half>()``, ``que.DeQue()`` -> ``que.DeQue<T>()``, ``TQue(TPosition.VECIN, 2)`` ->
     ``TQue<TPosition::VECIN, 2>``, ``for i in range(n)`` -> ``for (uint32_t i = 0; i < n; ++i)``, ``a // b`` -> ``a / b``, ``True`` -> ``true``, ``self.x`` -> ``x``,
-    ``@kernel(core='AIC')`` -> ``__global__ __cube__``, ``min(a, b)`` -> ``(a < b ? a : b)``. Anything else is
-    the same in both languages.
+    ``@kernel(core='AIC')`` -> ``__global__ __cube__``, ``min(a, b)`` -> ``(a < b ? a : b)``,
+    ``BinaryRepeatParams(1, 2, 2, 8, 16, 16)`` -> ``BinaryRepeatParams{1, 2, 2, 8, 16, 16}`` (a struct with keyword
+    arguments is left alone: give its C++ after ``|``). Anything else is the same in both languages.
     """
     code = _DECORATOR.sub(lambda m: KERNEL_QUALIFIERS.get(m.group(1) or "", m.group(0)), code)
     code = _ENUM.sub(r"\1::\2", code)
@@ -115,6 +129,7 @@ def to_cpp(code: str) -> str:
     code = _calls(code, CLASS_TEMPLATES, lambda name, args: f"{name}<{', '.join(DTYPES.get(a, a) for a in args)}>"
                   if args else None)
     code = _calls(code, ("min", "max"), _min_max)
+    code = _rewrite_calls(code, PARAM_STRUCT, _param_struct)
     code = _loops(code)
     return code
 
@@ -143,9 +158,20 @@ def _min_max(name: str, args: list[str]) -> str | None:
     return f"({a} {'<' if name == 'min' else '>'} {b} ? {a} : {b})"
 
 
+def _param_struct(name: str, args: list[str]) -> str | None:
+    if any(re.match(r"\w+\s*=(?!=)", a) for a in args):      # keyword arguments: no mechanical C++ spelling
+        return None
+    template = "<T>" if name in TEMPLATE_PARAM_STRUCTS else ""
+    return f"{name}{template}{{{', '.join(args)}}}"
+
+
 def _calls(code: str, names: tuple[str, ...], rewrite) -> str:
     """Rewrite each call ``name(args)`` of ``names`` as ``rewrite(name, args)`` (None: leave it)."""
-    pattern = re.compile(rf"(?<![\w/])({'|'.join(re.escape(n) for n in names)})\(")
+    return _rewrite_calls(code, re.compile(rf"(?<![\w/])({'|'.join(re.escape(n) for n in names)})\("), rewrite)
+
+
+def _rewrite_calls(code: str, pattern: re.Pattern, rewrite) -> str:
+    """Rewrite each call ``pattern`` matches (group 1: the name) as ``rewrite(name, args)`` (None: leave it)."""
     out, pos = [], 0
     for m in pattern.finditer(code):
         if m.start() < pos:

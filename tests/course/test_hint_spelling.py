@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,9 @@ from ascend_sim.course.grading.judge import judge
 from ascend_sim.course.grading.runner import _run_cxx
 from ascend_sim.course.grading.solutions import parse_solutions
 from ascend_sim.course.labs import lab00_warmup as lab00
-from ascend_sim.engine.spelling import CPP, render
+from ascend_sim.course.labs import lab01_lenet_ops as lab01
+from ascend_sim.course.labs import lab02_optimization as lab02
+from ascend_sim.engine.spelling import CPP, PYTHON_ONLY, render
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = "\n".join("".join(c["source"]) for c in json.loads((ROOT / "labs" / "lab00_warmup.ipynb").read_text())["cells"]
@@ -92,15 +93,24 @@ def test_hint_before_any_check_speaks_the_notebook_language(capsys):
     assert "To start: Start with que.AllocTensor(half)." in capsys.readouterr().out
 
 
-#: spellings only Python has: a hint a C++ learner reads must not contain them (mark the span «...» instead)
-PYTHON_ONLY = re.compile(r"HardEvent\.|TPosition\.|QuePosition\.|\brange\(|\((half|float16|float32|int32)\)| // |"
-                         r"@kernel|\bTrue\b|\bFalse\b|\bself\.")
+#: the labs whose exercises take a C++ answer: each exercise of solutions/<lab>.cpp is checked
+CPP_LABS = {"lab00_warmup": lab00, "lab01_lenet_ops": lab01, "lab02_optimization": lab02}
 
 
-@pytest.mark.parametrize("where, table", [("DEFAULT_HINTS", DEFAULT_HINTS)] + [
-    (f"lab00 {ex}", lab00.LAB.get(ex).hints.table) for ex in lab00.LAB.exercises])
+def _tables():
+    yield "DEFAULT_HINTS", DEFAULT_HINTS
+    for name, mod in CPP_LABS.items():
+        for ex in parse_solutions(ROOT / "solutions" / f"{name}.cpp"):
+            yield f"{name} {ex}", mod.LAB.get(ex).hints.table
+
+
+@pytest.mark.parametrize("where, table", list(_tables()), ids=lambda v: v if isinstance(v, str) else "")
 def test_no_hint_shows_python_spelling_to_a_cpp_learner(where, table):
     for key, levels in table.items():
         for level in levels:
             text = render(level, CPP)
             assert not PYTHON_ONLY.search(text), f"{where}[{key!r}]: mark the code span «...»: {text}"
+
+
+def test_every_lab_with_cpp_answers_is_checked():
+    assert sorted(CPP_LABS) == sorted(p.stem for p in (ROOT / "solutions").glob("lab*.cpp"))

@@ -80,8 +80,12 @@ MESSAGE: dict[tuple[str, str, int], tuple[str, str]] = {
     ("lab02_optimization", "ex7", 0): ("it equals b * scale + beta, the running mean is not subtracted", ""),
     ("lab02_optimization", "ex3", 3): ("tiles: the first copy in and the last copy out overlap nothing",
                                        "two buffers per queue"),
-    ("cpp:lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes "
+    ("cpp:lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220{nSize, mSize, srcStride, dstStride, ...} takes "
                                            "the tile's columns (N) first", "srcStride is mSize rounded up"),
+    # the Fix of a C++ kernel's error spells its code in C++ (engine/spelling.py), a Python kernel's in Python
+    ("lab00_warmup", "ex1", 0): ("call SetAtomicAdd(dtype) if", "SetAtomicAdd<T>()"),
+    ("cpp:lab00_warmup", "ex1", 0): ("call SetAtomicAdd<T>() if", "SetAtomicAdd(dtype)"),
+    ("cpp:lab01_lenet_ops", "ex1", 0): ("(with the Matmul API: IterateAll(c, 1))", "enAtomic="),
     ("cpp:lab02_optimization", "ex3", 3): ("tiles: the first copy in and the last copy out overlap nothing",
                                            "two buffers per queue"),
     ("cpp:lab02_optimization", "ex4", 1): ("copy the weights into L1 once per core, not per image", ""),

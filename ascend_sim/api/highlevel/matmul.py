@@ -232,8 +232,8 @@ class Matmul:
         if self.b_dt.itemsize != 2 and not isTransposeB:
             raise ArgumentError(f"SetTensorB: a {self.b_dt} B as K x N needs a transposing load that LoadData 2D only "
                                 "does for 2-byte types (LoadDataWithTranspose is not modelled)",
-                                fix="store B transposed (N x K) in GM and call SetTensorB(gm, True) with "
-                                    "MatmulType(..., isTrans=True)")
+                                fix="store B transposed (N x K) in GM and call «SetTensorB(gm, True)» with "
+                                    "«MatmulType(..., isTrans=True)|MatmulType<pos, format, T, true>»")
         self._reset()
 
     def _operand(self, op: str, gm, dtype, trans: bool, mtype: MatmulType):
@@ -245,7 +245,8 @@ class Matmul:
                              fix="make the MatmulType and the GlobalTensor agree")
         if trans and not mtype.isTrans:
             raise ArgumentError(f"{op}(..., True) but the MatmulType was declared with isTrans=False",
-                                fix="declare MatmulType(..., isTrans=True) to allow the transposed form")
+                                fix="declare «MatmulType(..., isTrans=True)|MatmulType<pos, format, T, true>» to allow the "
+                                    "transposed form")
         if trans and op == "SetTensorA" and dtype.itemsize != 2:
             raise ArgumentError(f"SetTensorA transposed with {dtype}: the transposing LoadData is for 2-byte types",
                                 fix="store A as M x K for float and int8 inputs")

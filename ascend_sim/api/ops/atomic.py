@@ -29,8 +29,8 @@ def _set(kind: str, dtype) -> None:
     d = None
     if dtype is None:
         raise DtypeError(f"{_NAME[kind]}(None): the dtype argument is None",
-                         fix=f"{_NAME[kind]}(float32) (SetAtomicAdd<float>() in C++), or {_NAME[kind]}() to use "
-                             "the dtype of each copy", site=site)
+                         fix=f"«{_NAME[kind]}(float32) (SetAtomicAdd<float>() in C++), or {_NAME[kind]}() to use "
+                             f"the dtype of each copy|{_NAME[kind]}<float>(), the element type of the copies»", site=site)
     if dtype is not _OMITTED:
         d = dtype_arg(_NAME[kind], dtype, site)
         if d not in _TYPES:

@@ -76,11 +76,12 @@ def ShiftRight(dst, src, scalarValue, *args, roundEn: bool = False, isSetMask: b
     site = kernel_point()
     _shift_count("ShiftRight", dst, scalarValue, site)
     if roundEn.__class__ is not bool:
-        raise ArgumentError(f"ShiftRight: roundEn must be True or False, got {roundEn!r}",
-                            fix="roundEn=True adds the last bit shifted out (signed types)", site=site)
+        raise ArgumentError(f"ShiftRight: roundEn must be «True» or «False», got {roundEn!r}",
+                            fix="«roundEn=True|roundEn true» adds the last bit shifted out (signed types)", site=site)
     if roundEn and len(args) == 1:
         raise ArgumentError("ShiftRight: roundEn belongs to the mask/repeat form; the count form has no rounding",
-                            fix="ShiftRight(dst, src, n, mask, repeatTime, UnaryRepeatParams(...), roundEn=True)",
+                            fix="«ShiftRight(dst, src, n, mask, repeatTime, UnaryRepeatParams(...), roundEn=True)|"
+                                "ShiftRight(dst, src, n, mask, repeatTime, UnaryRepeatParams{...}, true)»",
                             site=site)
     (_shr_round if roundEn else _shr)(dst, src, scalarValue, *args, isSetMask=isSetMask)
 

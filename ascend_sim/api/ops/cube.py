@@ -99,8 +99,8 @@ class MmadParams:
                 raise ArgumentError(f"MmadParams takes 3, 6 or 8 positional arguments (the C++ constructors "
                                     f"(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal) and (m, n, k, isBias, "
                                     f"fmOffset, enSsparse, enWinogradA, enWinogradB)), got {3 + len(args)}",
-                                    fix="MmadParams(m, n, k) or MmadParams(m, n, k, unitFlag, cmatrixSource, "
-                                        "cmatrixInitVal)", site=site_outside(1))
+                                    fix="«MmadParams(m, n, k)» or «MmadParams(m, n, k, unitFlag, cmatrixSource, "
+                                        "cmatrixInitVal)»", site=site_outside(1))
             kw = {**dict(zip(names, args)), **kw}
         for name, v in kw.items():
             if name not in self._SIX + self._EIGHT + ("kDirectionAlign",):
@@ -205,7 +205,7 @@ def _struct(op: str, params, kind, site, fields: tuple[str, ...]) -> None:
     """``params`` is a ``kind`` whose integer ``fields`` are non-negative ints (again: they may be reassigned)."""
     if not isinstance(params, kind):
         raise ArgumentError(f"{op} takes a {kind.__name__}, got {type(params).__name__}",
-                            fix=f"build the parameters with {kind.__name__}(...)", site=site)
+                            fix=f"build the parameters with «{kind.__name__}(...)»", site=site)
     for name in fields:
         integer(op, name, getattr(params, name), site, 0)
 
@@ -416,7 +416,7 @@ def _not_fractals(what: str, nd_site, site) -> None:
         f"Mmad reads {what} as fractals, but they were loaded from L1 bytes that the DataCopy at "
         f"{format_site(nd_site)} wrote as ND rows (row-major, rows longer than one 32-byte fractal row): the cube "
         "would multiply a scrambled matrix (on the device: wrong numbers, no error)",
-        fix="copy GM -> L1 with DataCopy(x1, xGm, Nd2NzParams(1, rows, cols, 0, gmCols, rowsRoundedUpTo16, 1, 0)), "
+        fix="copy GM -> L1 with DataCopy(x1, xGm, «Nd2NzParams(1, rows, cols, 0, gmCols, rowsRoundedUpTo16, 1, 0)»), "
             "then LoadData the NZ fractals: per 16-row block for L0A (Nz -> Zz), ifTranspose for L0B (Nz -> Zn)",
         site=site)
 
@@ -562,7 +562,8 @@ def Fixpipe(*args) -> None:
         config, args = args[0], args[1:]
     if len(args) < 2:
         raise ArgumentError(f"Fixpipe takes ([config,] dst, src, params), got {len(args)} tensor/parameter "
-                            "arguments", fix="Fixpipe(CFG_NZ, dst, src, params) or Fixpipe(dst, src, params)",
+                            "arguments", fix="«Fixpipe(CFG_NZ, dst, src, params)|Fixpipe<T, U, CFG_NZ>(dst, src, params)» or "
+                                                "Fixpipe(dst, src, params)",
                             site=site)
     dst, src, rest = args[0], args[1], args[2:]
     nz_out = config.format is CO2Layout.NZ
@@ -799,7 +800,7 @@ def _src_stride_error(m: int, n: int, ss: int, site) -> CubeFormatError:
     if n <= ss:
         return CubeFormatError(
             rule + f"; nSize {n} would fit srcStride {ss}: are nSize and mSize swapped?",
-            fix=f"FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the tile's columns (N) first, then "
+            fix=f"«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...)» takes the tile's columns (N) first, then "
                 f"its rows (M): pass nSize = {m} and mSize = {n} if the tile has {n} rows, with srcStride the rows "
                 f"rounded up to 16", site=site, kind="fixpipe-swapped")
     return CubeFormatError(rule, fix=f"srcStride is mSize rounded up to 16 (\"其值应填成mSize对16向上取整\"): "

@@ -160,8 +160,8 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams=_OMITTED) -> None
     if padParams is _OMITTED:
         padParams = None
     elif padParams is None:
-        raise ArgumentError("DataCopyPad: padParams is None", fix="pass a DataCopyPadExtParams(isPad, leftPadding, "
-                            "rightPadding, paddingValue), or leave it out for no padding", site=site)
+        raise ArgumentError("DataCopyPad: padParams is None", fix="pass a «DataCopyPadExtParams(isPad, leftPadding, "
+                            "rightPadding, paddingValue)», or leave it out for no padding", site=site)
     if padParams is not None:
         _check_pad(padParams, dst, site)
         left, right = padParams.leftPadding, padParams.rightPadding
@@ -189,10 +189,10 @@ def _check_pad(pad, dst, site) -> None:
     """DataCopyPadExtParams: isPad a bool, paddings of at most 32 bytes, a padding value for dst's dtype."""
     if not isinstance(pad, DataCopyPadExtParams):
         raise ArgumentError(f"DataCopyPad padParams must be a DataCopyPadExtParams, got {type(pad).__name__}",
-                            fix="DataCopyPadExtParams(isPad, leftPadding, rightPadding, paddingValue)", site=site)
+                            fix="«DataCopyPadExtParams(isPad, leftPadding, rightPadding, paddingValue)»", site=site)
     if pad.isPad.__class__ is not bool:
-        raise ArgumentError(f"DataCopyPad isPad must be True or False, got {pad.isPad!r}",
-                            fix="isPad=True fills the padding with paddingValue", site=site)
+        raise ArgumentError(f"DataCopyPad isPad must be «True» or «False», got {pad.isPad!r}",
+                            fix="«isPad=True|isPad true» fills the padding with paddingValue", site=site)
     isz = getattr(getattr(dst, "dtype", None), "itemsize", 1)
     for name in ("leftPadding", "rightPadding"):
         v = integer("DataCopyPad", name, getattr(pad, name), site, 0)

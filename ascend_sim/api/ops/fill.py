@@ -51,7 +51,7 @@ def Brcb(dst, src, repeatTime: int, repeatParams: BrcbRepeatParams) -> None:
     require_dtype("Brcb", dst, _TYPES, site)
     if not isinstance(repeatParams, BrcbRepeatParams):
         raise ArgumentError(f"Brcb takes a BrcbRepeatParams, got {type(repeatParams).__name__}",
-                            fix="Brcb(dst, src, repeatTime, BrcbRepeatParams(dstBlkStride, dstRepStride))", site=site)
+                            fix="Brcb(dst, src, repeatTime, «BrcbRepeatParams(dstBlkStride, dstRepStride)»)", site=site)
     r = check_repeat("Brcb", repeatTime, site, current_core().chip.vec_max_repeat)
     blk = integer("Brcb", "dstBlkStride", repeatParams.dstBlkStride, site, 1, MAX_STRIDE,
                   fix="dstBlkStride 0 is undefined on the device: use 1 for consecutive blocks")

@@ -140,11 +140,11 @@ def GatherMask(dst, src0, src1Pattern, reduceMode: bool, mask: int, gatherMaskPa
     p = gatherMaskParams
     if not isinstance(p, GatherMaskParams):
         raise ArgumentError(f"GatherMask takes a GatherMaskParams, got {type(p).__name__}",
-                            fix="GatherMaskParams(src0BlockStride, repeatTimes, src0RepeatStride, src1RepeatStride)",
+                            fix="«GatherMaskParams(src0BlockStride, repeatTimes, src0RepeatStride, src1RepeatStride)»",
                             site=site)
     if reduceMode.__class__ is not bool:
-        raise ArgumentError(f"GatherMask: reduceMode must be True (Counter) or False (Normal), got {reduceMode!r}",
-                            fix="pass False to gather whole 256-byte repeats", site=site)
+        raise ArgumentError(f"GatherMask: reduceMode must be «True» (Counter) or «False» (Normal), got {reduceMode!r}",
+                            fix="pass «False» to gather whole 256-byte repeats", site=site)
     isz = dst.dtype.itemsize
     epb = 32 // isz
     r = check_repeat(op, p.repeatTimes, site, core.chip.vec_max_repeat)

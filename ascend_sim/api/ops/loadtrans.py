@@ -66,7 +66,7 @@ def _plan(core, dst, src, p, site) -> CubePlan:
     tier_of(dst, ("L0A", "L0B"), op, "dst", site)
     tier_of(src, ("L1",), op, "src", site)
     if not isinstance(p, LoadData2dTransposeParams):
-        raise ArgumentError(f"{op} takes a LoadData2dTransposeParams", fix="LoadData2dTransposeParams(...)",
+        raise ArgumentError(f"{op} takes a LoadData2dTransposeParams", fix="«LoadData2dTransposeParams(...)»",
                             site=site)
     v = {f: integer(op, f, getattr(p, f), site, 0, 255 if f == "repeatTimes" else 65535) for f in _FIELDS}
     if dst.dtype != src.dtype:

@@ -82,7 +82,8 @@ def SetVectorMask(*args, dtype=None, mode: MaskMode = MaskMode.NORMAL) -> None:
         now = "Counter (SetMaskCount)" if core.vmode else "Normal (the default, or SetMaskNorm)"
         raise ArgumentError(f"SetVectorMask<{mode.name}> while the mask mode is {now}: the register would be "
                             f"written in one mode's format and read in the other's",
-                            fix="call SetMaskCount() before SetVectorMask(..., mode=MaskMode.COUNTER), or pass "
+                            fix="call SetMaskCount() before «SetVectorMask(..., mode=MaskMode.COUNTER)|"
+                                "SetVectorMask<T, MaskMode::COUNTER>(...)», or pass "
                                 "the mode that matches the current one", site=site)
     lanes = None if dtype is None else 256 // dtype_arg("SetVectorMask", dtype, site).itemsize
     if len(args) == 1:
@@ -138,7 +139,8 @@ def mask_key(op: str, mask, itemsize: int, site):
     if mask.__class__ is _Placeholder:
         raise ArgumentError(f"{op}: mask is MASK_PLACEHOLDER but isSetMask is True, so the instruction would write "
                             "0 into the mask register and compute nothing",
-                            fix=f"pass isSetMask=False ({op}<T, false> in C++) to use the mask SetVectorMask set, "
+                            fix=f"«pass isSetMask=False ({op}<T, false> in C++)|call {op}<T, false>(...)» to use the mask "
+                                "SetVectorMask set, "
                                 "or pass the mask itself", site=site)
     m = integer(op, "mask", mask, site)
     if not 1 <= m <= lanes:
@@ -180,7 +182,8 @@ def counter_count(op: str, core, mask, itemsize: int, set_mask: bool, site) -> i
     m = core.vmask
     if m is None:       # ResetMask in Counter mode: all ones, an element count no UB holds
         raise ArgumentError(f"{op}: Counter mode with the register at its reset value (all ones): no element "
-                            "count was set", fix="call SetVectorMask(count, mode=MaskMode.COUNTER) after "
+                            "count was set", fix="call «SetVectorMask(count, mode=MaskMode.COUNTER)|"
+                                                 "SetVectorMask<T, MaskMode::COUNTER>(count)» after "
                                                  "SetMaskCount()", site=site)
     return m if isinstance(m, int) else m[0]
 

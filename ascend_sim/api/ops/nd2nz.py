@@ -104,7 +104,7 @@ def _plan(dst, src, p, site) -> _Nd2NzPlan:
     """Nd2Nz's rules (positions, dtypes, ranges, sizes), its L1 region and the byte views it moves."""
     op = "DataCopy(Nd2NzParams)"
     if not isinstance(p, Nd2NzParams):
-        raise ArgumentError(f"{op} takes an Nd2NzParams", fix="Nd2NzParams(ndNum, nValue, dValue, ...)", site=site)
+        raise ArgumentError(f"{op} takes an Nd2NzParams", fix="«Nd2NzParams(ndNum, nValue, dValue, ...)»", site=site)
     if not isinstance(dst, LocalTensor) or dst.tier.name != "L1":
         raise PositionError(f"{op}: dst must be an L1 tensor (A1/B1), got "
                             f"{getattr(getattr(dst, 'tier', None), 'name', type(dst).__name__)}",

@@ -72,7 +72,8 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
         if not isinstance(lst, (list, tuple)) or len(lst) != ADDR_LIST:
             raise ArgumentError(f"{op}: {name} must hold {ADDR_LIST} LocalTensors (NCHW_CONV_ADDR_LIST_SIZE), got "
                                 f"{len(lst) if isinstance(lst, (list, tuple)) else type(lst).__name__}",
-                                fix=f"pass [t[i * 16] for i in range({ADDR_LIST})]", site=site)
+                                fix=f"pass «[t[i * 16] for i in range({ADDR_LIST})]|an array of {ADDR_LIST}: "
+                                    f"LocalTensor<T> list[{ADDR_LIST}] with list[i] = t[i * 16]»", site=site)
     if dtype is not None or any(not isinstance(t, LocalTensor) for t in (*dstList, *srcList)):
         dstList, srcList = (_blocks_at(op, lst, name, dtype, site) for lst, name in
                             ((dstList, "dstList"), (srcList, "srcList")))
@@ -84,7 +85,7 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     p = nchwconvParams
     if not isinstance(p, TransDataTo5HDParams):
         raise ArgumentError(f"{op} takes a TransDataTo5HDParams, got {type(p).__name__}",
-                            fix="TransDataTo5HDParams(False, False, repeatTimes, dstRepStride, srcRepStride)",
+                            fix="«TransDataTo5HDParams(False, False, repeatTimes, dstRepStride, srcRepStride)»",
                             site=site)
     r = check_repeat(op, p.repeatTimes, site, current_core().chip.vec_max_repeat)
     d_rep = integer(op, "dstRepStride", p.dstRepStride, site, 0, 2**16 - 1)

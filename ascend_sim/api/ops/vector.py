@@ -242,7 +242,7 @@ def _accesses(op: str, site, dst, srcs, args) -> tuple[_Access, list[_Access], i
     kind = BinaryRepeatParams if len(srcs) == 2 else UnaryRepeatParams
     if not isinstance(params, kind):
         raise ArgumentError(f"{op}: the repeat form takes a {kind.__name__}, got {type(params).__name__}",
-                            fix=f"{op}(dst, ..., mask, repeatTimes, {kind.__name__}(...))", site=site)
+                            fix=f"{op}(dst, ..., mask, repeatTimes, «{kind.__name__}(...)»)", site=site)
     def index(itemsize: int, blk: str, rep: str) -> np.ndarray:
         b, p = _stride(op, params, blk, site), _stride(op, params, rep, site)
         return _counter_index(itemsize, n, b, p) if key is None else _lane_index(itemsize, key, r, b, p)
@@ -344,12 +344,13 @@ def _issued(op: str, klass: str, build, site, ts: tuple, args: tuple, set_mask: 
 def _register_count(op: str, core, set_mask, site) -> int:
     """The count of a count-form call with isSetMask=False: the Counter-mode register."""
     if set_mask is not False:
-        raise ArgumentError(f"{op}: isSetMask must be True or False, got {set_mask!r}",
-                            fix="isSetMask=False uses the mask register SetVectorMask set", site=site)
+        raise ArgumentError(f"{op}: isSetMask must be «True» or «False», got {set_mask!r}",
+                            fix=f"«isSetMask=False|{op}<T, false>(...)» uses the mask register SetVectorMask set", site=site)
     if not core.vmode:
         raise ArgumentError(f"{op}: the count form with isSetMask=False reads its count from the mask register in "
                             "Counter mode, but the mode is Normal",
-                            fix="call SetMaskCount() and SetVectorMask(count, mode=MaskMode.COUNTER) first", site=site)
+                            fix="call SetMaskCount() and «SetVectorMask(count, mode=MaskMode.COUNTER)|"
+                                "SetVectorMask<T, MaskMode::COUNTER>(count)» first", site=site)
     return counter_count(op, core, None, 0, False, site)
 
 
@@ -563,7 +564,7 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
     _ub(src, "Cast", "src", site)
     if not isinstance(round_mode, RoundMode):
         raise ArgumentError(f"Cast: round mode must be a RoundMode, got {round_mode!r}",
-                            fix="e.g. RoundMode.CAST_NONE or RoundMode.CAST_RINT", site=site)
+                            fix="e.g. «RoundMode.CAST_NONE» or «RoundMode.CAST_RINT»", site=site)
     sd, dd = src.dtype, dst.dtype
     check_cast(sd, dd, round_mode, site)
     wide = max(sd.itemsize, dd.itemsize)
@@ -581,7 +582,7 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
         mask, repeat, params = args
         if not isinstance(params, UnaryRepeatParams):
             raise ArgumentError(f"Cast: the repeat form takes a UnaryRepeatParams, got {type(params).__name__}",
-                                fix="Cast(dst, src, mode, mask, repeatTimes, UnaryRepeatParams(1, 1, 8, 4))", site=site)
+                                fix="Cast(dst, src, mode, mask, repeatTimes, «UnaryRepeatParams(1, 1, 8, 4)»)", site=site)
         key = normal_key("Cast", current_core(), mask, wide, True, site)
         r = _check_repeat("Cast", repeat, site, current_core().chip.vec_max_repeat)
         d_el = _cast_lanes(_per_block(dd), wide, key, r, _stride("Cast", params, "dstBlkStride", site),
@@ -804,8 +805,8 @@ def _reduce(op: str, fn, with_index: bool):
         _same(op, site, dst, src)
         require_dtype(op, src, None, site)
         if calIndex.__class__ is not bool:
-            raise ArgumentError(f"{op}: calIndex must be True or False, got {calIndex!r}",
-                                fix="pass calIndex=True to also get the index", site=site)
+            raise ArgumentError(f"{op}: calIndex must be «True» or «False», got {calIndex!r}",
+                                fix="pass «calIndex=True|calIndex true» to also get the index", site=site)
         n = _count(op, count, site, src)
         if n == 0:
             raise ArgumentError(f"{op}: count must be at least 1", fix="reduce a non-empty range", site=site)

@@ -127,9 +127,9 @@ def _ex1(ctx: Context) -> None:
         _launch_add(ctx, kern, blocks, n, tile)
 
 
-TAIL_COPY = ("copy it with DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0), "
+TAIL_COPY = ("copy it with DataCopyPad(dst, src, «DataCopyExtParams(1, count * 2, 0, 0, 0)», "
              "«DataCopyPadExtParams(False, 0, 0, 0)|DataCopyPadExtParams<half>{false, 0, 0, 0}») and back with "
-             "DataCopyPad(dst, src, DataCopyExtParams(1, count * 2, 0, 0, 0))")
+             "DataCopyPad(dst, src, «DataCopyExtParams(1, count * 2, 0, 0, 0)»)")
 
 
 @LAB.exercise("ex2", points=2, title="ReLU with a tail", hints={

@@ -302,12 +302,12 @@ def _ex1(ctx: Context) -> None:
 # ----------------------------------------------------------------------------- ex2 MaxPool
 POOL_LAYOUT = ("Plane p starts at x[p * H * W * 16]: H rows of W pixels, one pixel = one DataBlock (32 bytes) of "
                "16 images.")
-POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, BinaryRepeatParams{1, 2, 2, "
-                   "8, 16, 16}) (Python: the same numbers in parentheses): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
+POOL_HORIZONTAL = ("Horizontal pairs in the repeat form: Max(dst, v, v[16], 128, repeats, «BinaryRepeatParams(1, 2, "
+                   "2, 8, 16, 16)»): block stride 2 reads the even pixels from v and the odd ones from v[16]; a repeat "
                    "writes 8 output pixels and moves 16 input pixels.")
-POOL_REST = ("OH * OW output pixels = (OH * OW) // 8 full repeats plus one repeat with mask rest * 16 for the rest; "
-             "planes go to blocks round robin: for (p = GetBlockIdx(); p < planes; p += GetBlockNum()) (Python: "
-             "range(GetBlockIdx(), tiling.planes, GetBlockNum())).")
+POOL_REST = ("OH * OW output pixels = «(OH * OW) // 8» full repeats plus one repeat with mask rest * 16 for the "
+             "rest; planes go to blocks round robin: «range(GetBlockIdx(), tiling.planes, GetBlockNum())|for "
+             "(uint32_t p = GetBlockIdx(); p < planes; p += GetBlockNum())».")
 
 
 @LAB.exercise("ex2", points=2, title="MaxPool 2x2, stride 2", hints={
@@ -358,11 +358,10 @@ def _ex2(ctx: Context) -> None:
 CONV_SYNC = (
     "The scalar unit reads the weights (GetValue) while the MTE2 copy that brings them may still be running.",
     "TODO 1: after the DataCopy of w and b to UB, the scalar unit may read them only once MTE2 has landed: a "
-    "SetFlag/WaitFlag pair on the MTE2 -> S event (C++: SetFlag<HardEvent::MTE2_S>(0); "
-    "WaitFlag<HardEvent::MTE2_S>(0); Python: SetFlag(HardEvent.MTE2_S, 0); WaitFlag(HardEvent.MTE2_S, 0)).",
-    "TODO 1 in full: the flag pair right after the two DataCopy calls, before the first GetValue. Then C++ reads "
-    "wLocal.GetValue(index) where Compute needs a weight; Python reads them once into lists: self.wv = "
-    "[wLocal.GetValue(i) for i in range(O * taps)] and the same for the bias.",
+    "SetFlag/WaitFlag pair on the MTE2 -> S event («SetFlag(HardEvent.MTE2_S, 0)»; «WaitFlag(HardEvent.MTE2_S, 0)»).",
+    "TODO 1 in full: the flag pair right after the two DataCopy calls, before the first GetValue. Then «read them "
+    "once into lists: self.wv = [wLocal.GetValue(i) for i in range(O * taps)] and the same for the bias|read "
+    "wLocal.GetValue(index) where Compute needs a weight, and bLocal.GetValue(o) for the bias».",
 )
 
 
@@ -373,18 +372,17 @@ CONV_SYNC = (
     "values": (
         "The all-ones case has a known answer (taps inside the image + 0.5): is every pixel off by the same "
         "amount (the bias) or by a pattern (the taps)?",
-        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias (C++: "
-        "bLocal.GetValue(o) as a float; Python: self.bv[o]). TODO 3: for every tap (c, i, j), the input pixel under "
-        "output pixel p is p + (c * Hp + i) * Wp + j of the padded planes.",
+        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias («self.bv[o]|"
+        "bLocal.GetValue(o) as a float»). TODO 3: for every tap (c, i, j), the input pixel under output pixel p is "
+        "p + (c * Hp + i) * Wp + j of the padded planes.",
         "One Axpy(acc, xf[((c * Hp + i) * Wp + j) * nb], weight, count) per tap, with the weight of tap (c, i, j) "
-        "for channel o at index ((o * C + c) * KH + i) * KW + j (C++: wLocal.GetValue(index) as a float; Python: "
-        "self.wv[index]).",
+        "for channel o at index ((o * C + c) * KH + i) * KW + j («self.wv[index]|wLocal.GetValue(index) as a float»).",
     ),
     "QueueError": QUEUE_HINTS,
     "*": (
         "Fill in the three TODOs in order: the sync before reading weights, the bias, the taps.",
-        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias (C++: "
-        "bLocal.GetValue(o); Python: self.bv[o]).",
+        "TODO 2: Duplicate(acc, bias of channel o, count) starts every output pixel at the bias («self.bv[o]|"
+        "bLocal.GetValue(o)»).",
     ),
 })
 def _ex3(ctx: Context) -> None:
@@ -411,18 +409,17 @@ def _ex3(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- ex4 FC
 @LAB.exercise("ex4", points=2, title="fully connected layer on the cube", hints=(
-    "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). The parameter "
-    "structs below are written as in Python, Nd2NzParams(...); in C++ the same values go in braces, "
-    "Nd2NzParams{...}, and true/false for True/False. W' goes to "
-    "L1 once, ND -> NZ: DataCopy(a1, wGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0)); per chunk of nb images and per K "
-    "step: Nd2Nz the [baseK, nb] slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.",
-    "The X'^T slice: DataCopy(b1, xGm[k0 * N + n0], Nd2NzParams(1, baseK, nb, 0, N, baseK, 1, 0)). L0A is ZZ: "
-    "one LoadData per 16-row block i, LoadData(a2[i * baseK * 16], a1[k0 * M + i * 256], LoadData2DParams(0, "
-    "baseK // 16, M // 16, 0, 0, False, 0)); L0B is ZN: per 16-row block of the slice, the same with ifTranspose "
-    "True (LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)).",
-    "Mmad(c1, a2, b2, MmadParams(M, nb, baseK, 0, False, k0 == 0)) (C++ order: m, n, k, unitFlag, cmatrixSource, "
+    "Follow ascend_sim/kernels/matmul.py: queues at A1, B1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C). W' goes to "
+    "L1 once, ND -> NZ: DataCopy(a1, wGm, «Nd2NzParams(1, M, K, 0, K, M, 1, 0)»); per chunk of nb images and per K "
+    "step: Nd2Nz the [baseK, nb] slice of X'^T to B1, LoadData both tiles to L0A/L0B, Mmad into the CO1 tensor.«| Braces "
+    "do not narrow: a uint32_t value goes into a uint16_t field as static_cast<uint16_t>(M).»",
+    "The X'^T slice: DataCopy(b1, xGm[k0 * N + n0], «Nd2NzParams(1, baseK, nb, 0, N, baseK, 1, 0)»). L0A is ZZ: "
+    "one LoadData per 16-row block i, LoadData(a2[i * baseK * 16], a1[k0 * M + i * 256], «LoadData2DParams(0, "
+    "baseK // 16, M // 16, 0, 0, False, 0)»); L0B is ZN: per 16-row block of the slice, the same with ifTranspose "
+    "«True» («LoadData2DParams(0, nb // 16, baseK // 16, 0, 0, True, 0)»).",
+    "Mmad(c1, a2, b2, «MmadParams(M, nb, baseK, 0, False, k0 == 0)») (C++ order: m, n, k, unitFlag, cmatrixSource, "
     "cmatrixInitVal): zero only at the first K step, then accumulate. After the K loop: Fixpipe(yGm[n0], c1, "
-    "FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)) (C++: QuantMode_t::F322F16; srcStride M: rows of L0C between column blocks).",
+    "«FixpipeParamsV220(nb, M, M, N, False, QuantMode_t.F322F16)») (srcStride M: rows of L0C between column blocks).",
 ))
 def _ex4(ctx: Context) -> None:
     kern = ctx.answer("linear_custom")

@@ -83,8 +83,8 @@ BANK_BUDGET = 3900
 _EX1_BUDGET_HINTS = (
     "One vector instruction handles 128 halves (256 bytes) per repeat: Add(dst, a, b, n) and Relu(dst, src, n) "
     "cover all n elements at once.",
-    "Copy x and y into UB TBufs, SetFlag/WaitFlag(HardEvent.MTE2_V) before the vector work and "
-    "(HardEvent.V_MTE3) before the copy out.",
+    "Copy x and y into UB TBufs, «SetFlag/WaitFlag(HardEvent.MTE2_V)|SetFlag/WaitFlag<HardEvent::MTE2_V>» before the "
+    "vector work and «(HardEvent.V_MTE3)|<HardEvent::V_MTE3>» before the copy out.",
     f"The budget is {VECTOR_BUDGET:,} cycles for {VECTOR_CASE} halves: a GetValue/SetValue loop takes over 100x that.",
 )
 
@@ -119,12 +119,12 @@ TAIL_HINTS = {
                              "A tail core i starts after all former cores: formerNum * formerLength + "
                              "(i - formerNum) * tailLength, not i * tailLength.",),
     "unwritten": ("Which elements did no core write? Add up the lengths of all cores: is it total?",
-                  "Split in DataBlocks: blocks = total // 16, formerNum = blocks % GetBlockNum(); the first formerNum "
+                  "Split in DataBlocks: «blocks = total // 16», formerNum = blocks % GetBlockNum(); the first formerNum "
                   "cores take one DataBlock more than the others.",),
     "AlignmentError": ("Is every core's start and every copy length a multiple of 32 bytes (16 halves)?",
                        "DataCopy moves whole 32-byte DataBlocks and needs 32-byte aligned GM and UB addresses: split "
                        "the DataBlocks over the cores, not the elements.",
-                       "blocks = total // 16; tailLength = blocks // GetBlockNum() * 16; formerLength = tailLength + "
+                       "«blocks = total // 16; tailLength = blocks // GetBlockNum() * 16»; formerLength = tailLength + "
                        "16."),
     "budget": ("Which core finishes last? Look at the timeline: one core doing far more than the others sets the time.",
                "Balance the split to one DataBlock: former cores take one DataBlock more than tail cores, never a "
@@ -132,18 +132,21 @@ TAIL_HINTS = {
     "*": ("Write offset and length per core first (former / tail), then the tile loop with a shorter last tile.",),
 }
 
+STREAM_LOOP = "«Loop over range(0, n, TILE)|Loop with for (uint32_t start = 0; start < n; start += tile)»"
+STREAM_COUNT = "«count = min(TILE, n - start)|count = n - start < tile ? n - start : tile»"
 STREAM_HINTS = {
     "unwritten": ("Which tiles did your loop skip? The message names the elements no tile wrote.",
-                  "Loop over range(0, n, TILE): the last tile holds count = min(TILE, n - start) elements.",),
+                  f"{STREAM_LOOP}: the last tile holds {STREAM_COUNT} elements.",),
     "loop": ("Does your loop reach the end of the block when n is not a multiple of your tile?",
-             "Loop over range(0, n, TILE) and copy count = min(TILE, n - start) elements in the last tile.",),
+             f"{STREAM_LOOP} and copy {STREAM_COUNT} elements in the last tile.",),
     "OutOfBoundsError": ("Does the last tile read or write past the block's n elements?",
-                         "The last tile is shorter: count = min(TILE, n - start).",),
+                         f"The last tile is shorter: {STREAM_COUNT}.",),
     "budget": ("In the timeline, do MTE2, V and MTE3 overlap? Copies of several KB are right; is the next copy in "
                "issued while the vector unit works on this tile?",
-               "Two buffers per queue (TQue depth and InitBuffer num = 2) let the next copy in run while the vector "
-               "unit works: with one buffer, MTE2, V and MTE3 take turns.",
-               "BUFFER_NUM = 2 in both TQue(position, BUFFER_NUM) and pipe.InitBuffer(queue, BUFFER_NUM, bytes)."),
+               "Two buffers per queue «(TQue depth and InitBuffer num = 2)|(InitBuffer num = 2)» let the next copy in "
+               "run while the vector unit works: with one buffer, MTE2, V and MTE3 take turns.",
+               "BUFFER_NUM = 2 in «both TQue(position, BUFFER_NUM) and pipe.InitBuffer(queue, BUFFER_NUM, bytes)|"
+               "pipe.InitBuffer(queue, BUFFER_NUM, bytes), the buffers of each queue (its TQue depth stays 1)»."),
     "budget/small-copies": (
         "How many bytes does each DataCopy move? Every copy pays a fixed cost and whole 512-byte GM packages.",
         "Copies of a few hundred bytes spend more time on their fixed cost than on moving data: use tiles of "
@@ -167,16 +170,16 @@ STREAM_HINTS = {
 FIXPIPE_HINTS = {
     "CubeFormatError/fixpipe-swapped": (
         "Which Fixpipe argument is the tile's columns and which its rows?",
-        "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn, quantPre): nSize = the tile's columns "
-        "(self.cols), mSize = its rows (self.rows), srcStride = the rows rounded up to 16 (self.rp), dstStride = "
+        "«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn, quantPre)»: nSize = the tile's columns "
+        "(«self.cols»), mSize = its rows («self.rows»), srcStride = the rows rounded up to 16 («self.rp»), dstStride = "
         "the row length of C in GM (t.N).",),
     "CubeFormatError/fixpipe-src-stride": (
         "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16?",
-        "srcStride = self.rp (the tile's rows rounded up to 16), not the rows themselves or the columns.",),
+        "srcStride = «self.rp» (the tile's rows rounded up to 16), not the rows themselves or the columns.",),
     "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
                       "of C in GM.",
-                      "FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...): dstStride = t.N, srcStride = "
-                      "the tile's rows rounded up to 16 (self.rp)."),
+                      "«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...)»: dstStride = t.N, srcStride = "
+                      "the tile's rows rounded up to 16 («self.rp»)."),
 }
 
 CONV_HINTS = {
@@ -308,14 +311,14 @@ CACHE_HINTS = {
                              "start?",
                              "y is [images, O, HW]: image i starts at element i * O * HW; its rows are HW long.",),
     "offset": ("Do your images land on their own [O, HW] blocks of y, each row HW elements long?",
-               "Fixpipe(y[img * O * HW], co1, FixpipeParamsV220(HW, O, rp, HW, ...)): dstStride is the row length "
+               "Fixpipe(y[img * O * HW], co1, «FixpipeParamsV220(HW, O, rp, HW, ...)»): dstStride is the row length "
                "of one image's block, HW, not the tile's padded width.",),
     "unwritten": ("Which elements of y did no tile write? Does every image run Tile() and CopyOut()?",),
     "QueueError": ("The weights live in qA1: how many times do you AllocTensor it (CopyInA), and do you free it once "
                    "at the end?",),
     "UninitializedReadError": ("The cube read L0A/L0B bytes nothing wrote: are rp and np_ the tile's rows and "
                                "columns rounded up to 16?",
-                               "rp = -(-rows // 16) * 16, np_ = -(-cols // 16) * 16."),
+                               "«rp = -(-rows // 16) * 16, np_ = -(-cols // 16) * 16|rp = Up16(rows), np = Up16(cols)»."),
     **FIXPIPE_HINTS,
     "budget": ("How often does the timeline show the weights' GM -> L1 copy (MTE2 into A1) on one core?",
                "The weights are the same for every image: copy them into L1 once per core (the first image) and keep "
@@ -377,18 +380,21 @@ def _ex5(ctx: Context) -> None:
                           "cycles; be >= 12 % faster")
 
 
-_EX6_START = ("The bias needs the BT buffer: build the tiling with bias=True, so the kernel loads it (C1 -> C2) and "
-              "the first Mmad starts from it; pass the bias GM pointer to Init. w is [N, K]: B^T.",
-              "ReLU costs nothing on the way out: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
-              "QuantMode_t.F322F16).")
+_EX6_START = ("The bias needs the BT buffer: «build the tiling with bias=True, so the kernel loads it (C1 -> C2) and "
+              "the first Mmad starts from it|load it (C1 -> C2) and let the first Mmad start from it: "
+              "Mmad(co1, a2, b2, bt, MmadParams{..., cmatrixSource true, ...})»; pass the bias GM pointer to Init. "
+              "w is [N, K]: B^T.",
+              "ReLU costs nothing on the way out: «FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn=True, "
+              "QuantMode_t.F322F16)|FixpipeParamsV220{nSize, mSize, srcStride, dstStride, true, QuantMode_t::F322F16} "
+              "(reluEn true)».")
 _EX6_BUDGET_HINTS = (
     "The result is right but slow: how many bytes of each row of w does one GM copy move? w is [N, K]: a K step "
     "of baseK copies baseK halves of every row, and each row pays a whole 512-byte package.",
     "Copy all of K per step (baseK = K rounded up to 16): each row of w is then one long burst. L0B must hold "
     "depth x baseK x singleN halves (64 KB): narrower column tiles (singleN = 64) make room.",
     f"The budget ({FUSED_BUDGET:,} cycles at {FUSED_CASE[0]}x{FUSED_CASE[1]}x{FUSED_CASE[2]}) is met by 48 x 64 "
-    "tiles with baseK = K rounded up to 16 and two buffers per queue (C++: CubeTiling{M, N, K, 48, 64, Up16(K), 2}; "
-    "Python: TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=..., bias=True, relu=True)); choose_tiling's "
+    "tiles with baseK = K rounded up to 16 and two buffers per queue («TiledMatmulTiling(M, N, K, singleM=48, "
+    "singleN=64, baseK=..., bias=True, relu=True)|CubeTiling{M, N, K, 48, 64, Up16(K), 2}»); choose_tiling's "
     "K steps of 64 take well over twice that.",
 )
 
@@ -397,9 +403,10 @@ _EX6_BUDGET_HINTS = (
     "budget": _EX6_BUDGET_HINTS,
     "values": ("Which part of relu(x @ w^T + bias) is wrong: negatives in the output (ReLU), an offset per "
                "column (the bias), or every product (w read as [K, N] instead of [N, K])?",
-               "ReLU: reluEn=True in FixpipeParamsV220; the bias: a tiling with bias=True so the kernel loads it "
-               "into BT and the first Mmad starts from it; w [N, K] is B^T: its rows are copied as NZ fractals that "
-               "go to L0B without a transpose (Python: self.bT = True)."),
+               "ReLU: «reluEn=True» in FixpipeParamsV220; the bias: «a tiling with bias=True so the kernel loads it "
+               "into BT and the first Mmad starts from it|loaded into BT, the first Mmad starts from it (cmatrixSource "
+               "true)»; w [N, K] is B^T: its rows are copied as NZ fractals that go to L0B without a transpose "
+               "«(self.bT = True)|(LoadData2DParams with ifTranspose false)»."),
     **FIXPIPE_HINTS,
     "*": _EX6_START,
 })
