@@ -1,0 +1,70 @@
+"""The blocks of a wave advance together in simulated time (engine/scheduler.py, issue 30).
+
+Where the blocks can oversubscribe the HBM, shared state is decided in the chip's order: in an HBM-bound launch the blocks share the HBM and end
+together; the first GM write to a byte in simulated time is the one a later write conflicts with,
+whichever block index it has; the trace stays deterministic.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import numpy as np
+
+from ascend_sim import (Ascend910B, GMWriteConflictError, DataCopy, Duplicate, GetBlockIdx, HardEvent, half, kernel, launch)
+from ascend_sim.engine import scheduler
+from kernels_util import gm, handoff, raises_rule, scratch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import add_case_study  # noqa: E402
+
+
+def _end_spread(res) -> float:
+    ends = [t[3] for t in res.core_times]
+    return max(ends) / min(ends) - 1
+
+
+def test_blocks_of_an_hbm_bound_launch_end_within_5_percent():
+    res, _ = add_case_study.run_case(48, numerics=False)    # the Add case study's case 2 (RESULTS 1): HBM-bound
+    assert res.profile().bound == "MTE2"
+    assert _end_spread(res) < 0.05, [round(t[3]) for t in res.core_times]
+
+
+def test_blocks_run_one_after_another_end_far_apart(monkeypatch):
+    """The check above fails on the old model: with no time slice limit block 0 books the HBM first."""
+    monkeypatch.setattr(scheduler, "TIME_SLICE", float("inf"))
+    res, _ = add_case_study.run_case(48, numerics=False)
+    assert _end_spread(res) > 0.05
+
+
+@kernel
+def late_and_early_writer(z, delay: int):
+    """Block 0 writes z[0:16] after ``delay`` Duplicates; block 1 writes the same bytes at once (no sync)."""
+    b = GetBlockIdx()
+    t = scratch(512, half)
+    for _ in range(delay if b == 0 else 0):
+        Duplicate(t, float(b), 256)
+    Duplicate(t, float(b), 256)
+    handoff(HardEvent.V_MTE3)
+    DataCopy(gm(z), t, 16)  # <- the write
+
+
+SLOW_HBM = dataclasses.replace(Ascend910B(), hbm_bytes_per_cycle=48.0)   # two AIVs can oversubscribe it, and
+# z (128 KB) takes longer than a time slice to stream through it: the launch runs in time order
+
+
+def test_the_first_write_in_simulated_time_is_the_one_conflicted_with():
+    with raises_rule(GMWriteConflictError, "block 0 (AIV) writes GM buffer 'z'", "already written by block 1",
+                     at="<- the write"):
+        launch(late_and_early_writer, 2, np.zeros(65536, half), 200, chip=SLOW_HBM, gm_names=["z"])
+    with raises_rule(GMWriteConflictError, "block 1 (AIV) writes GM buffer 'z'", "already written by block 0",
+                     at="<- the write"):
+        launch(late_and_early_writer, 2, np.zeros(65536, half), 0, chip=SLOW_HBM, gm_names=["z"])
+
+
+def test_time_ordered_traces_are_deterministic():
+    runs = [add_case_study.run_case(48, side=512)[0] for _ in range(2)]
+    a, b = (r.trace.records for r in runs)
+    assert [x.as_dict() for x in a] == [y.as_dict() for y in b]
+    assert len({r.core for r in a[:200]}) > 1       # the blocks' records interleave: they ran together
