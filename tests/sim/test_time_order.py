@@ -68,3 +68,29 @@ def test_time_ordered_traces_are_deterministic():
     a, b = (r.trace.records for r in runs)
     assert [x.as_dict() for x in a] == [y.as_dict() for y in b]
     assert len({r.core for r in a[:200]}) > 1       # the blocks' records interleave: they ran together
+
+
+TINY_HBM = dataclasses.replace(Ascend910B(), hbm_bytes_per_cycle=0.5)    # every launch below runs in time order
+
+
+def test_syncall_atomics_and_mix_hand_offs_keep_their_semantics_in_time_order(monkeypatch):
+    import test_sanitizer_gm as gmk
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "conformance"))
+    import test_cube_mix as mix
+    ordered = []
+    real = scheduler.Launch.time_ordered
+    monkeypatch.setattr(scheduler.Launch, "time_ordered", lambda self: ordered.append(real(self)) or ordered[-1])
+    x, z, out = np.arange(64, dtype=half), np.zeros(64, half), np.zeros(64, half)
+    launch(gmk.two_phase, 4, x, z, out, True, chip=TINY_HBM)                  # SyncAll between two phases
+    assert np.array_equal(out, x + 11)                  # the last block read every block's z = x + 1, added 10
+    acc = np.zeros(16, half)
+    launch(gmk.zero_then_add, 3, np.ones(16, half), acc, chip=TINY_HBM)       # plain write, SyncAll, atomic adds
+    assert np.array_equal(acc, np.full(16, 3, half))
+    rng = np.random.default_rng(6)
+    a = rng.integers(-4, 5, (3 * mix.M, mix.K)).astype(half)
+    b = rng.integers(-4, 5, (mix.K, mix.N)).astype(half)
+    work, y = np.zeros((3 * mix.M, mix.N), np.float32), np.full((3 * mix.M, mix.N), np.nan, np.float32)
+    launch(mix.matmul_leaky_relu, 3, a, b, work, y, chip=TINY_HBM)           # MIX: AIC -> AIV cross-core flags
+    c = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.array_equal(work, c) and np.array_equal(y, np.where(c > 0, c, c * np.float32(mix.ALPHA)))
+    assert ordered == [True, True, True]
