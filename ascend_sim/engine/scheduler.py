@@ -248,6 +248,21 @@ class Launch:
                 out.append((self._start_clock(b), i, b, "s"))
         return out
 
+    def _first_clock(self) -> float:
+        """The earliest clock of ``_candidates`` (inf when there is none), without building them."""
+        first = self.yielded[0][0] if self.yielded else math.inf
+        for p in self.parked:
+            if p.clock < first and p.waiting_for():
+                first = p.clock
+        i = self.next_block
+        if i < len(self.blocks):
+            b = self.blocks[i]
+            if self._can_start(b):
+                t = self._start_clock(b)
+                if t < first:
+                    first = t
+        return first
+
     def _start_clock(self, b: _Block) -> float:
         """The cycle block ``b`` would start at: its group's, a fresh core's (0) or the first core freed."""
         g = b.index // self.per_group
@@ -323,10 +338,9 @@ class Launch:
         otherwise this block waits until the blocks behind it in simulated time have caught up, so that
         L2, the HBM bookings and GM's write history see the accesses of a wave in about the chip's order.
         """
-        others = self._candidates()
-        first = min(others, key=_by_clock)[0] if others else None
-        if first is None or start <= first + TIME_SLICE:
-            self.horizon = math.inf if first is None else first + TIME_SLICE
+        horizon = self._first_clock() + TIME_SLICE
+        if start <= horizon:
+            self.horizon = horizon
             return
         me = self.blocks[core.uid]
         heapq.heappush(self.yielded, (start, me.index))
