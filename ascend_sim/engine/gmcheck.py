@@ -31,6 +31,7 @@ from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
 from ascend_sim.hw.dtypes import ascend_name
 
 CHUNK = 32
+_INF = float("inf")
 MTE2 = PIPE_INDEX["MTE2"]
 MTE3 = PIPE_INDEX["MTE3"]
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
@@ -122,6 +123,10 @@ def in_time_order(core, pipe: int) -> None:
     time have caught up (engine/scheduler.Launch.time_yield), so that the blocks' GM accesses meet the
     write history, L2 and the HBM bookings in about the order the chip makes them. The start is the one
     ``Core.issue_n`` will give the access: after the scalar issues it, the pipe's last instruction and its gate."""
+    launch = core.launch
+    horizon = launch.horizon
+    if horizon == _INF:             # blocks one after another (Launch.time_ordered), or no other block to wait for
+        return
     start = core.scalar_time + core.tick
     t = core.tail[pipe]
     if t > start:
@@ -129,8 +134,7 @@ def in_time_order(core, pipe: int) -> None:
     t = core.gate[pipe]
     if t > start:
         start = t
-    launch = core.launch
-    if start > launch.horizon:
+    if start > horizon:
         launch.time_yield(core, start)
 
 
