@@ -9,6 +9,9 @@ hot path changed no behaviour.
 line number, for changes that only move lines (comments, SHOW markers): run it on the commit before and after.
 ``--sites none`` leaves the kernel line out altogether (number and text), for renames inside kernel lines: every
 other field, the outputs, cycles and buffers still enter the hash.
+``--order core`` hashes each core's records in that core's order (the blocks' records interleave in the launch's
+order as the scheduler runs them in time order); ``--no-times`` leaves every cycle out. A timing change that keeps
+``--order core --no-times`` changed no instruction, operand, output or layout, only when things happen.
 
 The launches: the add_custom example in fp16, the bench add (fp32, 8 blocks, 1 and 2 buffers), two cube
 matmuls, the 48-core case study on a 1024 x 1024 add, and LeNet-5 on 8 images in fp16 and fp32 (every
@@ -35,6 +38,8 @@ import add_case_study  # noqa: E402
 
 
 SITES = "number"        # how a record's kernel line enters the hash: "number", "text" or "none" (--sites)
+ORDER = "launch"        # records in the launch's order, or "core": each core's in its own order (--order)
+TIMES = True            # False: leave every cycle out (--no-times): what the instructions are, not when
 
 
 def site_key(site: tuple) -> list:
@@ -50,26 +55,45 @@ def site_key(site: tuple) -> list:
 def digest(results, outputs=()) -> str:
     h = hashlib.sha256()
     for res in results:
-        for r in res.trace.records:
+        records = res.trace.records
+        if ORDER == "core":     # each core's records in its own order; wait_on as a position in that order
+            records = sorted(records, key=lambda r: (r.core, r.core_type, r.index))
+            position = {r.index: i for i, r in enumerate(records)}
+        for r in records:
             d = r.as_dict()
+            if ORDER == "core":
+                d["index"] = position[r.index]
+                d["wait_on"] = position.get(r.wait_on, -1)
+            if not TIMES:
+                for key in ("ready", "start", "end"):
+                    del d[key]
             d["site"] = site_key(r.site)
             if SITES != "number":
                 del d["line"]           # "file.py:LINE": the number is what these modes leave out
             if SITES == "none":
                 del d["source"]         # the line's text too
             h.update(json.dumps(d, sort_keys=True, default=str).encode())
-        h.update(repr((res.cycles, res.core_times, res.buffers)).encode())     # busy cycles per pipe included
+        if TIMES:
+            h.update(repr((res.cycles, res.core_times, res.buffers)).encode())     # busy cycles per pipe included
+        else:
+            h.update(repr(res.buffers).encode())
     for o in outputs:
         h.update(np.ascontiguousarray(o).tobytes())
     return h.hexdigest()[:16]
 
 
 def main() -> None:
-    global SITES
+    global SITES, ORDER, TIMES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sites", choices=("number", "text", "none"), default="number",
                     help="hash each record's kernel line by its number (default), by its source text, or not at all")
-    SITES = ap.parse_args().sites
+    ap.add_argument("--order", choices=("launch", "core"), default="launch",
+                    help="hash the records in the launch's order (default) or each core's in its own order (a "
+                         "scheduler change that only interleaves the blocks differently keeps the 'core' hash)")
+    ap.add_argument("--no-times", action="store_true",
+                    help="leave out every cycle (ready, start, end, core times): a timing change keeps this hash")
+    args = ap.parse_args()
+    SITES, ORDER, TIMES = args.sites, args.order, not args.no_times
     out = {}
     _, _, z, r = run_add_custom()
     out["add_fp16"] = digest([r], [z])

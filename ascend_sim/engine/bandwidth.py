@@ -1,12 +1,13 @@
 """HBM bandwidth booked by the cores actually copying, over the time of one launch.
 
-Blocks run one after another (engine/scheduler.py), so a block finds the HBM traffic of the blocks
-simulated before it already booked, bin by bin, and takes what is left: a transfer's HBM bytes move
-at its own path rate while a bin has room, and wait for the next bins when it has not. The chip's
-HBM bandwidth is never exceeded, and a core whose tiles nobody else is fetching at that moment (the
-first block to touch data that later blocks find in L2) streams at its path rate. In an HBM-bound
-launch the blocks simulated first get ahead and the last ones wait; the launch's length is the
-HBM's [EST, ours].
+The blocks of a wave advance together in simulated time (engine/scheduler.py: a GM transfer is
+booked only when no other block is more than TIME_SLICE cycles behind), so a block finds the HBM
+traffic of the transfers that start before its own (to within that slice) already booked, bin by
+bin, and takes what is left: a transfer's HBM bytes move at its own path rate while a bin has room,
+and wait for the next bins when it has not. The chip's HBM bandwidth is never exceeded, and a core
+whose tiles nobody else is fetching at that moment (the first block to touch data that others then
+find in L2) streams at its path rate. In an HBM-bound launch the blocks share the bins and end
+together; the launch's length is the HBM's [EST, ours].
 """
 from __future__ import annotations
 

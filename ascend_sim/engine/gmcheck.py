@@ -16,8 +16,8 @@ core ``uid`` that this core has synchronised with (SyncAll release, CrossCoreWai
   with no flag or barrier between (the pipes' vector clocks), or by another block with no SyncAll or
   cross-core flag between;
 - GM write-after-read across blocks (racecheck): a write over bytes another block read with no
-  SyncAll or cross-core flag between (blocks run one after another here, so a block that reads a
-  later block's output is caught when that block writes). Reads are kept per reading core
+  SyncAll or cross-core flag between (blocks advance together in simulated time, so a block that
+  reads another's output before that block writes it is caught at the write). Reads are kept per reading core
   (``buf.reads``), checked only when a block writes a buffer another block has read, and only
   those of a core whose reads' bounding box meets the write.
 """
@@ -31,6 +31,7 @@ from ascend_sim.engine.instr import PIPE_INDEX, PIPES, Instr
 from ascend_sim.hw.dtypes import ascend_name
 
 CHUNK = 32
+_INF = float("inf")
 MTE2 = PIPE_INDEX["MTE2"]
 MTE3 = PIPE_INDEX["MTE3"]
 SHIFT = 20                      # uid bits of a tag: up to 1,048,575 cores in a launch
@@ -117,8 +118,29 @@ def chunk_runs(off: int, count: int, blen: int, pitch: int) -> list[tuple[int, i
 
 
 # ----------------------------------------------------------------------------- writes
+def in_time_order(core, pipe: int) -> None:
+    """Before a GM access on ``pipe`` is checked and issued: wait until the blocks behind ``core`` in simulated
+    time have caught up (engine/scheduler.Launch.time_yield), so that the blocks' GM accesses meet the
+    write history, L2 and the HBM bookings in about the order the chip makes them. The start is the one
+    ``Core.issue_n`` will give the access: after the scalar issues it, the pipe's last instruction and its gate."""
+    launch = core.launch
+    horizon = launch.horizon
+    if horizon == _INF:             # blocks one after another (Launch.time_ordered), or no other block to wait for
+        return
+    start = core.scalar_time + core.tick
+    t = core.tail[pipe]
+    if t > start:
+        start = t
+    t = core.gate[pipe]
+    if t > start:
+        start = t
+    if start > horizon:
+        launch.time_yield(core, start)
+
+
 def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
+    in_time_order(core, pipe)
     reads = buf.reads
     if reads:
         if len(reads) > 1 or core.uid not in reads:
@@ -327,6 +349,7 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
 
     Callers skip it while nothing in the launch wrote ``buf`` (``buf.written``), the usual input.
     """
+    in_time_order(core, pipe)
     sh = buf.shadow
     for start, end in chunk_runs(off, count, blen, pitch):
         c0, c1 = start // CHUNK, -(-end // CHUNK)
@@ -338,6 +361,7 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
 
 def record_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int = MTE2) -> None:
     """Remember a GM read (before it is issued on ``pipe``) for the write-after-read checks of later writes."""
+    in_time_order(core, pipe)
     read = (core.epoch, off, count, blen, pitch, len(core.records), core.vc[pipe][pipe] + 1, pipe)
     mine = buf.reads.get(core.uid)
     if mine is None:

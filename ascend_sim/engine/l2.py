@@ -10,8 +10,9 @@ used lines; a dirty victim is written back to HBM, and the transfer that evicted
 A GlobalTensor in ``CacheMode.CACHE_MODE_DISABLE`` neither allocates nor refreshes lines: its
 misses go straight to HBM and it leaves L2 as it was (its hits are still served from L2).
 
-Blocks run one after another (engine/scheduler.py), so L2 sees each block's transfers in that
-order: the first block to read a line misses and the others hit, as when cores share tiles.
+The blocks of a wave advance together in simulated time (engine/scheduler.py), so L2 sees their
+transfers in about the chip's order: the first block to read a line misses and the others hit, as
+when cores share tiles.
 Bookkeeping is per transfer while every transfer's lines are those of an earlier one or lines no
 transfer touched before (a tiled kernel's tiles, e.g. every copy of case (f)): the lines of one
 such set (a ``_Lines``) were used together, so they share one last-use stamp, and since victims

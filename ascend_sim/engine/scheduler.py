@@ -1,22 +1,28 @@
 """The block scheduler: one launch's cores, GM buffers, records, and the order blocks run in.
 
-Blocks run one at a time in a fixed order (block 0 first), each in its own
-thread that hands a baton back to the scheduler when it finishes or must wait
-for another block (``SyncAll``, ``CrossCoreWaitFlag``). The execution, the
-results and the trace are therefore deterministic. Blocks beyond the physical
-core count run in waves: block b starts on core b % cores when block
-b - cores has finished.
+Blocks run one at a time, each in a greenlet. In launches that can oversubscribe
+the HBM (``Launch.time_ordered``) they advance together in simulated time: before
+a GM access a block more than TIME_SLICE cycles ahead of the earliest other block
+switches back to the hub and waits (docs/architecture.md, "Blocks in time
+order"); a block also waits for another block (``SyncAll``, ``CrossCoreWaitFlag``).
+The hub runs the earliest block in simulated time next (ties: the lowest index),
+so the execution, the results and the trace are deterministic. Other launches
+run their blocks one after another (a waiting block's partners first). Blocks beyond
+the physical core count run in waves: a block starts when a core is free, at
+the cycle that core became free.
 """
 from __future__ import annotations
 
 import bisect
 import gc
 import heapq
-import threading
+import math
+import threading     # the collector pause below is shared by launches of several threads
 from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
+from greenlet import greenlet
 
 from ascend_sim.engine import context, gmcheck
 from ascend_sim.engine.core import Core, make_tiers
@@ -28,15 +34,23 @@ from ascend_sim.engine.memory import GmBuffer, GmPtr
 from ascend_sim.engine.records import RecordList
 from ascend_sim.hw.chips import ChipProfile
 
+TIME_SLICE = 1024.0      # cycles a block may run ahead of the earliest other block before a GM transfer
+
+
+def _by_clock(c: tuple) -> tuple:
+    return c[0], c[1]
+
+
 # ----------------------------------------------------------------------------- launch
 class _Block:
     def __init__(self, core: Core, index: int):
         self.core = core
         self.index = index                      # position in Launch.blocks
-        self.resume: threading.Event | None = None     # made when the block parks; set to wake it
+        self.worker = None                      # the greenlet running it, while it runs or waits
         self.waiting_for: Callable[[], bool] | None = None
         self.started = False
         self.done = False
+        self.clock = 0.0                        # its scalar clock when it parked (a lower bound of its resume)
 
 
 class _Abort(BaseException):
@@ -99,10 +113,11 @@ class Launch:
         return cores
 
     # --- scheduler -----------------------------------------------------------
-    # Blocks run inline, one after another, in the thread that drives the launch.
-    # Only a block that must wait (SyncAll, CrossCoreWaitFlag) parks its thread and
-    # hands the driving to a new thread; exactly one thread runs at any moment, and
-    # the next block to run is always the lowest-numbered runnable one.
+    # Each block runs in a greenlet (a worker, reused from block to block); the thread that launched
+    # is the hub. Exactly one block runs at any moment. A block runs until it ends or must wait: for
+    # another block (SyncAll, CrossCoreWaitFlag: it *parks*) or for simulated time (a GM access that
+    # would start more than TIME_SLICE cycles after the earliest other block's clock: it *yields*);
+    # then it switches back to the hub, which switches to the earliest block in simulated time.
     def run(self) -> None:
         self.cores = self._make_cores()
         for i, c in enumerate(self.cores):
@@ -111,18 +126,18 @@ class Launch:
         self.per_group = len(self.blocks) // self.block_dim     # cores per block: 3 for MIX on 910B, else 1
         self.next_block = 0                                     # blocks start in order: the first not started
         self.parked: list[_Block] = []                          # started blocks waiting (block_wait), by index
+        self.yielded: list[tuple] = []                          # heap: (clock, index) of blocks waiting for time
+        self.unset = -1.0 if self.time_ordered() else math.inf
+        self.horizon = self.unset                               # a GM access starting later yields (time_yield)
         self.group_start: dict[int, float] = {}                 # block (group) -> the cycle it got its core
         self.free_at: list[float] = []                          # heap: when each released core became free
         self.groups_done = 0                                    # groups whose blocks have all ended
-        self.finished = threading.Event()
         self.error: BaseException | None = None
         self.failed_core: Core | None = None                    # the core whose block raised first (plog report)
+        self.hub = greenlet.getcurrent()
+        self.idle: list = []                                    # workers whose block ended, for the next block
         try:
-            try:
-                self._drive_errstate()
-            except _Abort:          # this thread's block was parked when another block failed
-                pass
-            self.finished.wait()
+            self._schedule()
         finally:
             context.current = None
             self._abort_all()
@@ -133,6 +148,7 @@ class Launch:
                     tier.release()
                     tier.freed_view = None      # it refers back to the tier: a cycle the collector would free
             self.tier_pool.clear()
+            self.hub = None
         if self.error is not None:
             raise self.error
 
@@ -156,44 +172,104 @@ class Launch:
         self.blocks = []
         self.plans.clear()
 
-    def _drive(self) -> None:
-        """Run runnable blocks until all are done, or hand over to a parked one.
+    def time_ordered(self) -> bool:
+        """Whether the blocks advance together in simulated time, or run one after another.
 
-        The next block to run is always the lowest-numbered runnable one: a parked block whose
-        condition now holds (parked blocks started before any block not yet started), else the
-        first block not yet started. Without parked blocks each step is O(1), so launches of
-        thousands of blocks schedule in linear time.
+        Time order where the blocks can oversubscribe the HBM (engine/bandwidth.py needs a timeline)
+        and their HBM traffic can last longer than one time slice: GM data that L2 cannot hold, or
+        more than TIME_SLICE cycles of it at the HBM's bandwidth. There the order of the bookings and of
+        the first touches of L2 lines decides the blocks' copies. Elsewhere the order changes no cost
+        beyond what the slice resolves, and the blocks run one after another, handing one set of local
+        memories and the plans made on it from block to block (concurrent blocks each need their own,
+        and each block then makes its own plans: about 50 us a plan).
         """
-        blocks = self.blocks
-        while True:
-            if self.parked:
-                b = next((p for p in self.parked if p.waiting_for()), None)
-                if b is not None:               # wake the parked thread; it drives from here on
+        if self.hbm is None:
+            return False
+        span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
+        return not self.l2.fits or span / self.chip.hbm_bytes_per_cycle > TIME_SLICE
+
+    def _schedule(self) -> None:
+        """The hub: run the earliest block in simulated time (ties: the lowest index) until all have ended."""
+        while self.error is None:
+            cands = self._candidates()
+            if not cands:
+                if self.next_block < len(self.blocks) or self.parked:
+                    self._fail(self._deadlock(sorted([p.index for p in self.parked]
+                                                     + list(range(self.next_block, len(self.blocks))))))
+                return
+            _, _, b, kind = min(cands, key=_by_clock)
+            self.horizon = self.unset             # the block's next GM access works out its horizon (time_yield)
+            if kind == "s":
+                self.next_block = b.index + 1
+                worker = self.idle.pop() if self.idle else greenlet(self._worker)
+                ended = worker.switch(b)
+            else:
+                if kind == "y":
+                    heapq.heappop(self.yielded)
+                else:
                     self.parked.remove(b)
                     b.waiting_for = None
-                    context.current = b.core
-                    b.resume.set()
-                    return
-            i = self.next_block
-            if i == len(blocks) and not self.parked:
-                self.finished.set()
-                return
-            if i == len(blocks) or not self._can_start(blocks[i]):
-                self._fail(self._deadlock([p.index for p in self.parked] + list(range(i, len(blocks)))))
-                return
-            self.next_block = i + 1
-            self._start(blocks[i])
-            if self.error is not None:
-                return
+                context.current = b.core
+                ended = b.worker.switch()
+            if ended is not None:           # the worker's block ended: it takes a later one
+                self.idle.append(ended)
 
-    def _drive_errstate(self) -> None:
-        """``_drive`` with numpy's floating-point warnings off in this thread (numpy keeps them per thread).
+    def _worker(self, b: _Block):
+        """A greenlet that runs blocks: one, then the next the hub gives it, until it gets None."""
+        me = greenlet.getcurrent()
+        with np.errstate(all="ignore"):     # fp16 overflow to inf is the device's behaviour, not a warning
+            while b is not None:
+                b.worker = me
+                try:
+                    self._start(b)
+                except _Abort:
+                    return None
+                b = self.hub.switch(me)
 
-        fp16 overflow to inf is the device's behaviour, not a warning; setting this once per driving
-        thread instead of once per block saves a context switch of numpy's state per block.
+    def _candidates(self) -> list[tuple]:
+        """The blocks that could run next, as (clock, index, block, kind).
+
+        kind "y": yielded for time (clock: the start of the GM access it waits to make); "p": parked and
+        now free to go on (clock: when it parked, a lower bound of where it resumes); "s": the first block
+        not started, when a core is free for it (clock: when that core became free).
         """
-        with np.errstate(all="ignore"):
-            self._drive()
+        out = []
+        if self.yielded:
+            t, i = self.yielded[0]
+            out.append((t, i, self.blocks[i], "y"))
+        ordered = self.unset < 0.0          # in time order; else blocks run one after another: parked ones first
+        for p in self.parked:
+            if p.waiting_for():
+                out.append((p.clock if ordered else -1.0, p.index, p, "p"))
+        i = self.next_block
+        if i < len(self.blocks):
+            b = self.blocks[i]
+            if self._can_start(b):
+                out.append((self._start_clock(b), i, b, "s"))
+        return out
+
+    def _first_clock(self) -> float:
+        """The earliest clock of ``_candidates`` (inf when there is none), without building them."""
+        first = self.yielded[0][0] if self.yielded else math.inf
+        for p in self.parked:
+            if p.clock < first and p.waiting_for():
+                first = p.clock
+        i = self.next_block
+        if i < len(self.blocks):
+            b = self.blocks[i]
+            if self._can_start(b):
+                t = self._start_clock(b)
+                if t < first:
+                    first = t
+        return first
+
+    def _start_clock(self, b: _Block) -> float:
+        """The cycle block ``b`` would start at: its group's, a fresh core's (0) or the first core freed."""
+        g = b.index // self.per_group
+        t = self.group_start.get(g)
+        if t is not None:
+            return t
+        return 0.0 if len(self.group_start) < self.physical else self.free_at[0]
 
     def _start(self, b: _Block) -> None:
         i = b.index
@@ -212,7 +288,7 @@ class Launch:
         pool = self.tier_pool.setdefault(core.core_type, [])
         core.tiers = pool.pop() if pool else make_tiers(self.chip, core.core_type)
         try:
-            self.kernel.fn(*self.args)          # under _drive_errstate
+            self.kernel.fn(*self.args)          # under np.errstate(all="ignore") (_worker)
             self._finish_checks(b.core)
         except _Abort:
             raise
@@ -223,6 +299,7 @@ class Launch:
             return
         finally:
             b.done = True
+            b.worker = None
             core.buffers = {n: t.buffers for n, t in core.tiers.items()}
             for tier in core.tiers.values():
                 tier.reset()
@@ -233,10 +310,9 @@ class Launch:
             self.groups_done += 1
 
     def _fail(self, e: BaseException) -> None:
+        """Keep the launch's first error; the hub then stops and unwinds the waiting blocks (``_abort_all``)."""
         if self.error is None:
             self.error = e
-        self._abort_all()
-        self.finished.set()
 
     def _can_start(self, b: _Block) -> bool:
         """A block starts when its group already holds a core or a physical core is free."""
@@ -246,30 +322,45 @@ class Launch:
         return len(self.group_start) - self.groups_done < self.physical
 
     def block_wait(self, ready: Callable[[], bool]) -> None:
-        """Called by a running block: park this thread until ``ready()`` holds."""
+        """Called by a running block: park it until ``ready()`` holds."""
         me = self.blocks[context.current.uid]
         if ready():
             return
         me.waiting_for = ready
-        me.resume = threading.Event()
+        me.clock = me.core.scalar_time
         bisect.insort(self.parked, me, key=lambda b: b.index)
-        threading.Thread(target=self._drive_thread, daemon=True).start()
-        me.resume.wait()
-        if self.aborting:
-            raise _Abort()
+        self._suspend(me)
+
+    def time_yield(self, core: Core, start: float) -> None:
+        """Called before a GM access of ``core`` starting at ``start`` (engine/gmcheck.in_time_order).
+
+        The access goes ahead when no other block's clock is more than TIME_SLICE cycles earlier;
+        otherwise this block waits until the blocks behind it in simulated time have caught up, so that
+        L2, the HBM bookings and GM's write history see the accesses of a wave in about the chip's order.
+        """
+        horizon = self._first_clock() + TIME_SLICE
+        if start <= horizon:
+            self.horizon = horizon
+            return
+        me = self.blocks[core.uid]
+        heapq.heappush(self.yielded, (start, me.index))
+        self._suspend(me)
+
+    def _suspend(self, me: _Block) -> None:
+        """Switch to the hub until it switches back to this block (or throws _Abort into it)."""
+        self.hub.switch(None)
         context.current = me.core
 
-    def _drive_thread(self) -> None:
-        try:
-            self._drive_errstate()
-        except _Abort:
-            pass
-
     def _abort_all(self) -> None:
+        """Unwind the blocks still waiting (after a failure) and end the idle workers."""
         self.aborting = True
         for b in self.blocks:
-            if b.started and not b.done and b.resume is not None:
-                b.resume.set()
+            w = getattr(b, "worker", None)
+            if b.started and not b.done and w is not None and not w.dead:
+                w.throw(_Abort())
+        for w in self.idle:
+            w.switch(None)
+        self.idle = []
 
     def _deadlock(self, pending: list[int]) -> DeadlockError:
         lines, site = [], ("<launch>", 0)
@@ -307,6 +398,7 @@ class Launch:
         gmcheck.merge_into(self._barrier_seen, gmcheck.publish(core))
         if len(self.barrier_waiting) == len(self.blocks):     # every block, finished ones included, must arrive
             self.barrier_gen += 1
+            self.horizon = self.unset         # the blocks waiting at the barrier go on, in time order
             self._release_time = max(arrived.values()) + self.chip.sync_all_cycles
             self.barrier_waiting = set()
             self._arrive_times = {}
@@ -327,6 +419,7 @@ class Launch:
     def cross_core_set(self, core: Core, mode: int, pipe: int, flag: int) -> None:
         """Post flag ``flag`` to the partners of ``core`` (mode 0, 1 or 2) once ``pipe`` has finished."""
         t = max(core.tail[pipe], core.scalar_time) + self.chip.cross_core_flag_cycles
+        self.horizon = self.unset             # a partner waiting for it may now be the earliest block
         seen = gmcheck.publish(core)
         for tgt in self._cross_targets(core, mode):
             self.cross_flags.setdefault((tgt, flag), []).append((t, seen))

@@ -37,15 +37,20 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
     before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth
-    evenly among the streams copying at the time, estimated (blocks run one after another, so the
-    others' copies are not known yet) as the cores of this block's wave times this core's own GM duty
-    cycle so far (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full
+    evenly among the streams copying at the time, estimated (the other blocks' copies of the same moment
+    may not be priced yet: the scheduler keeps them within a time slice) as the cores of this block's
+    wave times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full
     duty), for HBM times the launch's share so far of GM read bytes that missed L2 (the streams reading
     from HBM): two cores streaming from HBM at once get half each, a core alone all of it (up to its path
-    rate). The first block of a launch whose data fits in L2 is not held to an HBM share (its misses are
-    what the others then hit).
+    rate). When the launch's GM data fits in L2, its first read has no miss share to go by and streams
+    alone: when the blocks read one tile, its misses are what the others then hit. Where blocks run one
+    after another (engine/scheduler.Launch.time_ordered), every transfer of the first block streams
+    alone, for the same reason.
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
+    launch = core.launch
+    if start > launch.horizon:          # other blocks are behind in simulated time: let them catch up first
+        launch.time_yield(core, start)
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
@@ -53,6 +58,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     packages = _PACKAGES.get(blen)
     if packages is None:
         packages = _PACKAGES[blen] = _packages(blen)
+    first_read = held is None or (launch.unset < 0.0 and held.fits and not held.read_bytes)   # streams alone
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
     moving = count * packages * per_package
     if not aligned:
@@ -72,9 +78,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         # up to its path rate), and never more than the bins have left (engine/bandwidth.py)
         rate = nb / moving if moving else hbm_bw
         fair = hbm_bw
-        if held:                        # the streams reading from HBM: GM streams x the launch's read-miss share
+        if not first_read:              # the streams reading from HBM: GM streams x the launch's read-miss share
             l2 = held
-            on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes if l2.read_bytes else streams
+            on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
             if on_hbm > 1.0:
                 fair = hbm_bw / on_hbm
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
@@ -105,10 +111,10 @@ def _gm_path(core: Core, pipe: int) -> tuple:
         rate, startup = chip.gm_write_bytes_per_cycle, chip.gm_write_startup
     wave_first = core.group // launch.physical * launch.physical
     active = min(launch.physical, launch.block_dim - wave_first) * launch.per_group
-    # the first block of a launch whose GM data fits in L2 is not held to a fair share: its misses are the
-    # data the other blocks will then find in L2 (blocks run one after another; on the chip they share them)
+    # blocks one after another: the first block of a launch whose GM data fits in L2 is not held to a fair
+    # share (its misses are the data the other blocks will then find in L2)
     l2 = launch.l2
-    alone = l2.fits and not (l2.hbm_read_bytes + l2.hbm_write_bytes)
+    alone = launch.unset > 0.0 and l2.fits and not (l2.hbm_read_bytes + l2.hbm_write_bytes)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2)
 

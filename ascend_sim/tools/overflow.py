@@ -116,7 +116,7 @@ class NonFiniteWatch:
         self.node = ""
         self.limit = limit
         self.events: list[NonFiniteEvent] = []
-        self._stack = threading.local()
+        self._stacks: dict = {}     # the open calls of each core (its block may wait mid-call for another's)
 
     @property
     def first(self) -> NonFiniteEvent | None:
@@ -149,10 +149,10 @@ class NonFiniteWatch:
                 return
             srcs = [_view(t) for t in tensors if t is not dst]
             carried = any(_counts(s)[0] for s in srcs if s is not None)
-            stack = self._stack.__dict__.setdefault("s", [])
+            stack = self._stacks.setdefault(core, [])
             stack.append((frame, dst, _counts(v), len(core.records), core, carried))
         elif event == "return":
-            stack = getattr(self._stack, "s", None)
+            stack = self._stacks.get(context.current)
             if stack and stack[-1][0] is frame:
                 self._check(*stack.pop())
 

@@ -166,6 +166,8 @@ class _PoolWithoutWaiting(PoolFromWorkspace):
     def Process(self) -> None:
         lo, hi = image_range(self.n, GetBlockNum(), GetBlockIdx() // GetTaskRatio())
         for img in range(lo, hi):
+            if self.count == 0:         # an AIV with no share of the image (as PoolFromWorkspace skips it)
+                continue
             self.CopyInBlocks(img)
             self.Compute(self.count)
             self.CopyOutShare(img)

@@ -183,10 +183,11 @@ def test_bandwidth_bound_kernel_saturates_at_the_hbm_limit():
     bw = {n: _gm_read_bandwidth(n) for n in (4, 8, 24, 48)}
     assert bw[8] / bw[4] == pytest.approx(2.0, rel=0.1)        # below the limit: scales with cores
     assert bw[48] <= CHIP.hbm_bytes_per_cycle * 1.001           # never above the HBM limit
-    # and close to it: the blocks simulated first book HBM first (engine/bandwidth.py), so the last ones
-    # stream alone at their path rate at the end, a tail the hardware's fair arbitration does not have
-    assert bw[48] >= 0.7 * CHIP.hbm_bytes_per_cycle
-    assert bw[48] / bw[24] < 1.15                               # more cores no longer help
+    # and close to it: the blocks advance together in simulated time and share the HBM's bins as they go
+    # (engine/scheduler.py), with no tail of late blocks streaming alone (blocks run one after another
+    # reached 71 %: the first ones booked HBM first)
+    assert bw[48] >= 0.85 * CHIP.hbm_bytes_per_cycle
+    assert bw[48] / bw[24] < 1.2        # more cores hardly help: 24 already ask 768 of the 865 B/cycle
 
 
 def test_blocks_beyond_the_cores_run_in_waves():
