@@ -16,6 +16,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ascend_sim.models.transformer import block_param_shapes
+
 PATCH = 7
 TOKENS = (28 // PATCH) ** 2
 D_MODEL = 64
@@ -34,13 +36,7 @@ def param_shapes() -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {"patch.w": (D_MODEL, PATCH * PATCH), "patch.b": (D_MODEL,),
                                           "pos": (TOKENS, D_MODEL)}
     for i in range(LAYERS):
-        p = f"l{i}."
-        shapes.update({p + "ln1.w": (D_MODEL,), p + "ln1.b": (D_MODEL,),
-                       p + "qkv.w": (3 * D_MODEL, D_MODEL), p + "qkv.b": (3 * D_MODEL,),
-                       p + "proj.w": (D_MODEL, D_MODEL), p + "proj.b": (D_MODEL,),
-                       p + "ln2.w": (D_MODEL,), p + "ln2.b": (D_MODEL,),
-                       p + "fc1.w": (D_MLP, D_MODEL), p + "fc1.b": (D_MLP,),
-                       p + "fc2.w": (D_MODEL, D_MLP), p + "fc2.b": (D_MODEL,)})
+        shapes.update(block_param_shapes(f"l{i}.", D_MODEL, D_MLP))
     shapes.update({"ln.w": (D_MODEL,), "ln.b": (D_MODEL,), "head.w": (CLASSES, D_MODEL), "head.b": (CLASSES,)})
     return shapes
 

@@ -23,6 +23,7 @@ from typing import Mapping
 import numpy as np
 
 from ascend_sim.models.llm.corpus import VOCAB
+from ascend_sim.models.transformer import block_param_shapes
 
 D_MODEL = 64
 HEADS = 4
@@ -42,13 +43,7 @@ def param_shapes() -> dict[str, tuple[int, ...]]:
     """Every parameter's name and shape."""
     shapes: dict[str, tuple[int, ...]] = {"embed": (VOCAB, D_MODEL), "pos": (CONTEXT, D_MODEL)}
     for i in range(LAYERS):
-        p = f"l{i}."
-        shapes.update({p + "ln1.w": (D_MODEL,), p + "ln1.b": (D_MODEL,),
-                       p + "qkv.w": (3 * D_MODEL, D_MODEL), p + "qkv.b": (3 * D_MODEL,),
-                       p + "proj.w": (D_MODEL, D_MODEL), p + "proj.b": (D_MODEL,),
-                       p + "ln2.w": (D_MODEL,), p + "ln2.b": (D_MODEL,),
-                       p + "fc1.w": (D_MLP, D_MODEL), p + "fc1.b": (D_MLP,),
-                       p + "fc2.w": (D_MODEL, D_MLP), p + "fc2.b": (D_MODEL,)})
+        shapes.update(block_param_shapes(f"l{i}.", D_MODEL, D_MLP))
     shapes.update({"ln.w": (D_MODEL,), "ln.b": (D_MODEL,)})
     return shapes
 
