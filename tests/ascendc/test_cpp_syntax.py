@@ -1,7 +1,8 @@
 """Every C++ kernel in the repository passes `g++ -std=c++17 -fsyntax-only` against ascend_sim's headers.
 
 Collected: every *.asc / *.cpp / *.h under ascend_sim/, tests/, course/, labs/ and docs/; every answer, stub and
-wrong answer of every C++ solutions file (solutions/*.cpp: each block is one translation unit, the file as a whole
+wrong answer of every C++ solutions file (solutions/*.cpp, tests/course/cpp_answers/*.cpp: each block is one translation
+unit, the file as a whole
 is not); every `%%ascendc` cell of a notebook; every ```cpp fence of docs/*.md and README.md that holds a kernel (one that
 names `__global__`, `__aicore__` or includes kernel_operator.h). Skipped only when g++ is not installed
 (.ci/run installs it).
@@ -35,8 +36,11 @@ def _walk(suffixes: set[str]) -> list[Path]:
     return out
 
 
+SOLUTION_DIRS = (ROOT / "solutions", ROOT / "tests" / "course" / "cpp_answers")   # files of `// %% exN` blocks
+
+
 def _is_solutions_file(path: Path) -> bool:
-    return path.parent == ROOT / "solutions"
+    return path.parent in SOLUTION_DIRS
 
 
 def cpp_files() -> list[tuple[str, str]]:
@@ -46,10 +50,11 @@ def cpp_files() -> list[tuple[str, str]]:
 
 
 def solution_blocks() -> list[tuple[str, str]]:
-    """(label, source) of every answer, stub and wrong answer of every solutions/*.cpp (the magic line blanked)."""
+    """(label, source) of every answer, stub and wrong answer of every solutions/*.cpp and tests/course/cpp_answers/*.cpp
+    (the magic line blanked)."""
     from ascend_sim.course.grading.solution_file import CPP, parse_solutions
     out = []
-    for path in sorted((ROOT / "solutions").glob("*.cpp")):
+    for path in sorted(p for folder in SOLUTION_DIRS for p in folder.glob("*.cpp")):
         for ex, sol in parse_solutions(path).items():
             texts = [("answer", sol.code), ("stub", sol.stub)] + [(f"wrong {k}", code) for k, (_, code)
                                                                   in enumerate(sol.wrong, 1)]
@@ -95,6 +100,7 @@ def test_the_collection_finds_the_kernels_and_headers():
     labels = {label for label, _ in SOURCES}
     assert "solutions/lab00_warmup.cpp ex2 wrong 2" in labels
     assert "solutions/lab00_warmup.cpp" not in labels        # not a translation unit: its blocks are
+    assert "tests/course/cpp_answers/lab05_engineering.cpp ex4 wrong 1" in labels
     assert "tests/ascendc/kernels/matmul_leakyrelu_mix.asc" in labels
     assert "ascend_sim/ascendc/include/kernel_operator.h" in labels
     assert len([lb for lb in labels if lb.startswith("tests/ascendc/kernels/")]) >= 14
