@@ -2,8 +2,7 @@
 
 Collected: every *.asc / *.cpp / *.h under ascend_sim/, tests/, course/, labs/ and docs/; every answer, stub and
 wrong answer of every C++ solutions file (solutions/*.cpp, tests/course/cpp_answers/*.cpp: each block is one translation
-unit, the file as a whole
-is not); every `%%ascendc` cell of a notebook; every ```cpp fence of docs/*.md and README.md that holds a kernel (one that
+unit, the file as a whole is not); every `%%ascendc` cell of a notebook; every ```cpp fence of docs/*.md and README.md that holds a kernel (one that
 names `__global__`, `__aicore__` or includes kernel_operator.h). Skipped only when g++ is not installed
 (.ci/run installs it).
 """
