@@ -110,3 +110,201 @@ extern "C" __global__ __aicore__ void add_dyn(GM_ADDR x, GM_ADDR y, GM_ADDR z, u
 
 // %% ex2 wrong: the last core does not stop at total: it reads and writes past the end
 // replace: length = length < rest ? length : rest;       // the last core stops at total -> length = length + 0 * rest;
+
+// %% ex3
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr int32_t BUFFER_NUM = 2;
+constexpr uint32_t PLANES = 8;                        // planes per tile
+
+class KernelResidualEpilogue {
+public:
+    __aicore__ inline KernelResidualEpilogue() {}
+
+    // This core's planes: planes / GetBlockNum() each, the first `planes % GetBlockNum()` cores one more.
+    __aicore__ inline void Init(GM_ADDR y, GM_ADDR r, GM_ADDR scale, GM_ADDR shift, GM_ADDR z, uint32_t planes,
+                                uint32_t C, uint32_t HW)
+    {
+        uint32_t per = planes / GetBlockNum();
+        uint32_t former = planes % GetBlockNum();
+        uint32_t idx = GetBlockIdx();
+        p0 = idx * per + (idx < former ? idx : former);
+        mine = per + (idx < former ? 1 : 0);
+        this->C = C;
+        this->HW = HW;
+        uint32_t size = (mine > 1 ? mine : 1) * HW;
+        yGm.SetGlobalBuffer((__gm__ float*)y + p0 * HW, size);
+        rGm.SetGlobalBuffer((__gm__ float*)r + p0 * HW, size);
+        zGm.SetGlobalBuffer((__gm__ float*)z + p0 * HW, size);
+        scaleGm.SetGlobalBuffer((__gm__ float*)scale, C);
+        shiftGm.SetGlobalBuffer((__gm__ float*)shift, C);
+        pipe.InitBuffer(inQueueY, BUFFER_NUM, PLANES * HW * sizeof(float));
+        pipe.InitBuffer(inQueueR, BUFFER_NUM, PLANES * HW * sizeof(float));
+        pipe.InitBuffer(outQueueZ, BUFFER_NUM, PLANES * HW * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        for (uint32_t t0 = 0; t0 < mine; t0 += PLANES) {
+            uint32_t k = mine - t0 < PLANES ? mine - t0 : PLANES;
+            CopyIn(t0, k * HW);
+            Compute(t0, k);
+            CopyOut(t0, k * HW);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t t0, uint32_t n)
+    {
+        LocalTensor<float> yLocal = inQueueY.AllocTensor<float>();
+        LocalTensor<float> rLocal = inQueueR.AllocTensor<float>();
+        DataCopy(yLocal, yGm[t0 * HW], n);
+        DataCopy(rLocal, rGm[t0 * HW], n);
+        inQueueY.EnQue(yLocal);
+        inQueueR.EnQue(rLocal);
+    }
+
+    // z = relu(y * scale[c] + shift[c] + r) for k planes, plane i of the tile being channel (p0 + t0 + i) % C.
+    __aicore__ inline void Compute(uint32_t t0, uint32_t k)
+    {
+        LocalTensor<float> yLocal = inQueueY.DeQue<float>();
+        LocalTensor<float> rLocal = inQueueR.DeQue<float>();
+        LocalTensor<float> zLocal = outQueueZ.AllocTensor<float>();
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t c = (p0 + t0 + i) % C;
+            Muls(zLocal[i * HW], yLocal[i * HW], scaleGm.GetValue(c), HW);
+            Adds(zLocal[i * HW], zLocal[i * HW], shiftGm.GetValue(c), HW);
+        }
+        Add(zLocal, zLocal, rLocal, k * HW);
+        Relu(zLocal, zLocal, k * HW);
+        inQueueY.FreeTensor(yLocal);
+        inQueueR.FreeTensor(rLocal);
+        outQueueZ.EnQue(zLocal);
+    }
+
+    __aicore__ inline void CopyOut(uint32_t t0, uint32_t n)
+    {
+        LocalTensor<float> zLocal = outQueueZ.DeQue<float>();
+        DataCopy(zGm[t0 * HW], zLocal, n);
+        outQueueZ.FreeTensor(zLocal);
+    }
+
+    TPipe pipe;
+    TQue<QuePosition::VECIN, BUFFER_NUM> inQueueY, inQueueR;
+    TQue<QuePosition::VECOUT, BUFFER_NUM> outQueueZ;
+    GlobalTensor<float> yGm, rGm, zGm, scaleGm, shiftGm;
+    uint32_t p0 = 0;
+    uint32_t mine = 0;
+    uint32_t C = 0;
+    uint32_t HW = 0;
+};
+
+// z = relu(y * scale[c] + shift[c] + r) over planes of HW floats (plane p is channel p % C), in one pass.
+extern "C" __global__ __aicore__ void residual_epilogue(GM_ADDR y, GM_ADDR r, GM_ADDR scale, GM_ADDR shift, GM_ADDR z,
+                                                        uint32_t planes, uint32_t C, uint32_t HW)
+{
+    KernelResidualEpilogue op;
+    op.Init(y, r, scale, shift, z, planes, C, HW);
+    op.Process();
+}
+
+// %% ex3 wrong: forgets the ReLU of the block's output
+// replace:         Relu(zLocal, zLocal, k * HW); ->         Adds(zLocal, zLocal, 0.0f, k * HW);
+
+// %% ex3 wrong: the channel of a plane from the core's own count, not the global plane index
+// replace:             uint32_t c = (p0 + t0 + i) % C; ->             uint32_t c = (t0 + i) % C;
+
+// %% ex4
+#include <cmath>
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr uint32_t BC = 64;                           // keys per block: one 256-byte repeat of float32
+constexpr uint32_t MAX_D = 128;                       // the longest head this kernel takes
+
+// out[i] = softmax(q[i] K^T / sqrt(D)) V for this core's query rows; K^T and V^T [D, S] read in key blocks.
+extern "C" __global__ __aicore__ void flash_row_attention(GM_ADDR q, GM_ADDR kt, GM_ADDR vt, GM_ADDR out, uint32_t Sq,
+                                                          uint32_t S, uint32_t D)
+{
+    float scale = 1.0 / sqrt((double)D);
+    GlobalTensor<float> qGm, ktGm, vtGm, oGm;
+    qGm.SetGlobalBuffer((__gm__ float*)q, Sq * D);
+    ktGm.SetGlobalBuffer((__gm__ float*)kt, D * S);
+    vtGm.SetGlobalBuffer((__gm__ float*)vt, D * S);
+    oGm.SetGlobalBuffer((__gm__ float*)out, Sq * D);
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> inQueueK, inQueueV;
+    pipe.InitBuffer(inQueueK, 2, D * BC * sizeof(float));
+    pipe.InitBuffer(inQueueV, 2, D * BC * sizeof(float));
+    TBuf<TPosition::VECCALC> scoreBuf, tmpBuf, accBuf, pvBuf, redBuf;
+    pipe.InitBuffer(scoreBuf, BC * sizeof(float));
+    pipe.InitBuffer(tmpBuf, D * BC * sizeof(float));
+    pipe.InitBuffer(accBuf, D * sizeof(float));
+    pipe.InitBuffer(pvBuf, D * sizeof(float));
+    pipe.InitBuffer(redBuf, 64);
+    LocalTensor<float> s = scoreBuf.Get<float>();
+    LocalTensor<float> tmp = tmpBuf.Get<float>();
+    LocalTensor<float> acc = accBuf.Get<float>();
+    LocalTensor<float> pv = pvBuf.Get<float>();
+    LocalTensor<float> red = redBuf.Get<float>();
+    DataCopyParams strided{(uint16_t)D, BC * 4 / 32, (uint16_t)((S - BC) * 4 / 32), 0};  // D rows of BC, pitch S
+    BinaryRepeatParams rep{1, 1, 1, BC * 4 / 32, BC * 4 / 32, 0};      // src1 (the probabilities) repeated per row
+    float qs[MAX_D];
+    for (uint32_t i = GetBlockIdx(); i < Sq; i += GetBlockNum()) {
+        for (uint32_t d = 0; d < D; d++) {
+            qs[d] = qGm.GetValue(i * D + d) * scale;
+        }
+        float m = -3.4e38f;                           // the running max and sum (SoftmaxFlashV2's inmax, insum)
+        float l = 0.0f;
+        Duplicate(acc, 0.0f, D);
+        for (uint32_t j = 0; j < S; j += BC) {
+            LocalTensor<float> kLocal = inQueueK.AllocTensor<float>();
+            LocalTensor<float> vLocal = inQueueV.AllocTensor<float>();
+            DataCopy(kLocal, ktGm[j], strided);
+            DataCopy(vLocal, vtGm[j], strided);
+            inQueueK.EnQue(kLocal);
+            inQueueV.EnQue(vLocal);
+            kLocal = inQueueK.DeQue<float>();
+            vLocal = inQueueV.DeQue<float>();
+            Muls(s, kLocal, qs[0], BC);               // the scores of BC keys: sum_d q[d] * K^T[d, j:j+BC]
+            for (uint32_t d = 1; d < D; d++) {
+                Axpy(s, kLocal[d * BC], qs[d], BC);
+            }
+            ReduceMax(red, s, tmp, BC);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            float rowMax = red.GetValue(0);
+            float mNew = m > rowMax ? m : rowMax;     // x_max = max(inmax, rowmax(src))
+            SetFlag<HardEvent::S_V>(0);
+            WaitFlag<HardEvent::S_V>(0);
+            float corr = std::exp(m - mNew);            // exp_max = exp(inmax - x_max)
+            Adds(s, s, -mNew, BC);
+            Exp(s, s, BC);                            // dst = exp(src - x_max)
+            ReduceSum(red, s, tmp, BC);
+            Mul(tmp, vLocal, s, BC, D, rep);          // P_j * V^T[d, j], row by row
+            WholeReduceSum(pv, tmp, BC, D, 1, 1, BC * 4 / 32);              // pv[d] = sum_j P_j V[j, d]
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            l = corr * l + red.GetValue(0);           // x_sum = exp_max * insum + sum(dst)
+            SetFlag<HardEvent::S_V>(0);
+            WaitFlag<HardEvent::S_V>(0);
+            Muls(acc, acc, corr, D);                  // rescale the accumulator, then add this block's P V
+            Add(acc, acc, pv, D);
+            m = mNew;
+            inQueueK.FreeTensor(kLocal);
+            inQueueV.FreeTensor(vLocal);
+        }
+        Muls(acc, acc, 1.0f / l, D);
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+        DataCopy(oGm[i * D], acc, D);
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
+    }
+}
+
+// %% ex4 wrong: the accumulator is not rescaled when the running max grows
+// replace:             Muls(acc, acc, corr, D);                  // rescale the accumulator, then add this block's P V ->             Muls(acc, acc, 1.0f, D);
