@@ -308,3 +308,6 @@ extern "C" __global__ __aicore__ void flash_row_attention(GM_ADDR q, GM_ADDR kt,
 
 // %% ex4 wrong: the accumulator is not rescaled when the running max grows
 // replace:             Muls(acc, acc, corr, D);                  // rescale the accumulator, then add this block's P V ->             Muls(acc, acc, 1.0f, D);
+
+// %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key
+// replace: constexpr uint32_t BC = 64;                           // keys per block: one 256-byte repeat of float32 -> constexpr uint32_t BC = 16;

@@ -194,6 +194,9 @@ extern "C" __global__ __aicore__ void gather_blocks(GM_ADDR x, GM_ADDR y, GM_ADD
 //     if (GetBlockIdx() == 0) {
 //         SyncAll();
 
+// %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y
+// replace:     CopyScaled(xGm, yGm, n, (half)2.0); ->     CopyScaled(yGm, xGm, n, (half)2.0);
+
 // %% ex5
 #include "kernel_operator.h"
 
