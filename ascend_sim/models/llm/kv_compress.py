@@ -35,11 +35,14 @@ class Razor:
     sinks: int = SINKS
     compensation: bool = True
 
+    def head_tokens(self, length: int) -> int:
+        """Cached rows of one compressed head at a context of ``length`` tokens (the compensation token counted)."""
+        return min(length, self.sinks + self.window + (self.compensation and length > self.sinks + self.window))
+
     def kept_tokens(self, length: int) -> int:
         """Cached tokens of every (layer, head) together at a context of ``length`` tokens."""
-        small = min(length, self.sinks + self.window + (self.compensation and length > self.sinks + self.window))
         full = len(self.retrieval)
-        return full * length + (LAYERS * HEADS - full) * small
+        return full * length + (LAYERS * HEADS - full) * self.head_tokens(length)
 
     def saved(self, length: int) -> float:
         """Fraction of the full cache's bytes not kept."""
