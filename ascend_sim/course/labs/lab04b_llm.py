@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
-from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff
-from ascend_sim.kernels.m4.decode_attention import _scalar as read_scalar
+from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
 
 __all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
            "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights"]
