@@ -101,3 +101,29 @@ def quantise_int4(w):
 
 # %% ex2 wrong: groups of 8: finer, but 6 bits a weight with the scales
 # replace:     group = 16 ->     group = 8
+
+# %% ex3
+def score_heads(attn, length):
+    """(induction, echo) scores [layers, heads] from attention maps [layers, heads, 2 * length, 2 * length] of a
+    sequence repeated twice: the second copy's mean attention on the token after / at the earlier occurrence."""
+    # --- BEGIN SOLUTION hint="queries t = length .. 2 * length - 1: induction on key t - length + 1, echo on key t - length"
+    t = np.arange(length, 2 * length - 1)
+    induction = attn[:, :, t, t - length + 1].mean(-1)
+    echo = attn[:, :, np.arange(length, 2 * length), np.arange(0, length)].mean(-1)
+    return induction, echo
+    # --- END SOLUTION
+
+
+def pick_heads(induction, echo, count):
+    """The count (layer, head) pairs of the highest induction + echo score."""
+    # --- BEGIN SOLUTION hint="sort the pairs by induction + echo, highest first; keep count"
+    total = induction + echo
+    order = np.argsort(-total, axis=None, kind="stable")[:count]
+    return [divmod(int(i), total.shape[1]) for i in order]
+    # --- END SOLUTION
+
+# %% ex3 wrong: the induction score looks at the earlier occurrence itself (the echo's key)
+# replace:     induction = attn[:, :, t, t - length + 1].mean(-1) ->     induction = attn[:, :, t, t - length].mean(-1)
+
+# %% ex3 wrong: keeps the lowest-scoring heads (ascending sort)
+# replace:     order = np.argsort(-total, axis=None, kind="stable")[:count] ->     order = np.argsort(total, axis=None, kind="stable")[:count]

@@ -1,11 +1,13 @@
 """Checks of lab 04b, a language model on the NPU (语言模型): ex1 a KV-cache append + decode-attention kernel
 (KV缓存, 解码注意力), ex2 a group-wise INT4 weight quantisation (分组INT4量化) of the tiny model that keeps its
-held-out perplexity (困惑度) within a stated budget.
+held-out perplexity (困惑度) within a stated budget, ex3 choosing the retrieval heads (检索头) of RazorAttention from
+the attention of a repeated random sequence.
 
 ex1 is graded on the attention output of every head (float32 tolerances, NaN sentinels in the cache rows past the
 new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
 the golden it does match (the new token not attended, the wrong softmax scale). ex2 is graded on the codes' range,
-on round-to-nearest against the learner's own scales, on bits per weight and on perplexity.
+on round-to-nearest against the learner's own scales, on bits per weight and on perplexity. ex3 on attention maps
+with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from ascend_sim.course.grading import Context, Lab
 from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
 
 __all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
-           "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights"]
+           "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention"]
 
 LAB = Lab("lab04b_llm")
 check = LAB.check
@@ -202,3 +204,73 @@ def _ex2(ctx: Context) -> None:
                  ("int4/perplexity",))
     ctx.note(f"{bits:.3f} bits per weight ({bits / 16:.0%} of fp16), perplexity {ppl:.4f} vs {base:.4f} "
              f"({100 * (ppl / base - 1):+.1f} %)")
+
+
+# ----------------------------------------------------------------------------- ex3 retrieval heads
+def planted_attention(rng: np.random.Generator, layers: int, heads: int, length: int,
+                      planted: dict[tuple[int, int], str]) -> np.ndarray:
+    """Causal attention maps ``[layers, heads, 2 * length, 2 * length]`` of a sequence repeated twice: local
+    heads (most mass on the last few tokens) except the ``planted`` ones, ``"induction"`` (second-copy query t
+    mostly on key t - length + 1) or ``"echo"`` (on key t - length)."""
+    n = 2 * length
+    a = np.zeros((layers, heads, n, n))
+    for layer in range(layers):
+        for h in range(heads):
+            logits = rng.standard_normal((n, n)) * 0.3 - 0.4 * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+            kind = planted.get((layer, h))
+            for t in range(length, n):
+                if kind == "induction":
+                    logits[t, t - length + 1] = 4.0
+                elif kind == "echo":
+                    logits[t, t - length] = 4.0
+            logits = np.where(np.arange(n)[None, :] > np.arange(n)[:, None], -np.inf, logits)
+            p = np.exp(logits - logits.max(-1, keepdims=True))
+            a[layer, h] = p / p.sum(-1, keepdims=True)
+    return a
+
+
+EX3_CASES = ((4, 4, 24, {(2, 1): "induction", (3, 3): "echo"}, 2),
+             (6, 8, 40, {(1, 5): "induction", (4, 0): "induction", (5, 7): "echo"}, 3),
+             (3, 4, 16, {(0, 2): "echo"}, 1))
+
+
+def _scores(a: np.ndarray, length: int, shift: int) -> np.ndarray:
+    t = np.arange(length, 2 * length - shift)
+    return a[:, :, t, t - length + shift].mean(-1)
+
+
+_HEADS_HINTS = {
+    "heads/scores": ("Which key does an induction head look at from query t of the second copy, and which key an "
+                     "echo head?",
+                     "With the sequence repeated at distance «length»: induction -> key «t - length + 1» (the "
+                     "token that followed the earlier occurrence), echo -> key «t - length» (the earlier occurrence "
+                     "itself); average over the second copy's queries t = length .. 2 * length - 1.",),
+    "heads/choice": ("Do you keep the heads with the highest induction + echo score?",
+                     "Sort the (layer, head) pairs by induction + echo, highest first, and keep «count» of them.",),
+    "*": ("score_heads(attn, length) -> (induction, echo), each [layers, heads]; pick_heads(...) -> the count best.",),
+}
+
+
+@LAB.exercise("ex3", points=2, title="choosing the retrieval heads", hints=_HEADS_HINTS)
+def _ex3(ctx: Context) -> None:
+    score, pick = ctx.answer("score_heads"), ctx.answer("pick_heads")
+    for layers, heads, length, planted, count in EX3_CASES:
+        a = planted_attention(ctx.rng, layers, heads, length, planted)
+        with ctx.case(f"{layers} layers x {heads} heads, copies of {length}"):
+            got = ctx.call(score, a.copy(), length)
+            if not (isinstance(got, tuple) and len(got) == 2):
+                ctx.fail(f"score_heads returned {type(got).__name__}; it must return (induction, echo)",
+                         ("heads/scores",))
+            ind, echo = (np.asarray(x, np.float64) for x in got)
+            want_ind, want_echo = _scores(a, length, 1), _scores(a, length, 0)
+            for name, x, want in (("induction", ind, want_ind), ("echo", echo, want_echo)):
+                if x.shape != want.shape or not np.allclose(x, want, rtol=1e-6, atol=1e-9):
+                    ctx.fail(f"{name} scores differ from the mean attention of the second copy's queries on the "
+                             f"{'token after the earlier occurrence' if name == 'induction' else 'earlier occurrence'} "
+                             f"(shape {list(x.shape)}, expected {list(want.shape)})", ("heads/scores",))
+            chosen = ctx.call(pick, ind, echo, count)
+            chosen = {(int(l), int(h)) for l, h in chosen}
+            if chosen != set(planted):
+                ctx.fail(f"pick_heads chose {sorted(chosen)}; the planted retrieval heads are {sorted(planted)}",
+                         ("heads/choice",))
+    ctx.note("the planted induction and echo heads are found in every case")
