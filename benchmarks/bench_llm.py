@@ -29,7 +29,7 @@ import numpy as np
 
 from ascend_sim.migrate.llm_quant import quantise, schemes
 from ascend_sim.kernels.m4.decode_attention import decode_attention
-from ascend_sim.migrate.llm_edge import decode_table, format_rows, prefill_table, total_ms
+from ascend_sim.migrate.llm_edge import HIDDEN, VOCAB, decode_table, format_rows, linears, prefill_table, total_ms
 from ascend_sim.models.llm import reference as R
 from ascend_sim.models.llm.kv_compress import Razor, copy_accuracy, head_scores, retrieval_heads
 from ascend_sim.models.llm.corpus import corpus_bytes, corpus_digest, decode, encode
@@ -131,10 +131,15 @@ def edge_table(context: int, prompt: int) -> None:
     print(f"decode per token: fp16 {decode[16]:.1f} ms, int4 {decode[4]:.1f} ms ({decode[16] / decode[4]:.2f}x); "
           f"time to first token ({prompt} tokens, fp16): {ttft:.1f} ms. int4 prefill is not simulated (no fused "
           "W4A16 cube kernel here; an unfused antiquant pass before the fp16 cube would add to the fp16 figure).")
+    embed = VOCAB * HIDDEN * 2
+    for bits, name in ((16, "fp16"), (4, "int4 g128")):
+        gb = (sum(lin.bytes(bits) * lin.count for lin in linears()) + embed) / 1e9
+        print(f"weights held, {name} (embedding table fp16): {gb:.2f} GB; the Atlas 200I DK A2 has 4 GB, the Orange "
+              f"Pi AIpro 8 or 16 GB")
     for bits, name in ((16, "fp16"), (4, "int4")):
         n = int((500 - ttft) // decode[bits]) if ttft < 500 else 0
         print(f"'< 500 ms' with {name} decode: per token {'met' if decode[bits] < 500 else 'missed'}; "
-              f"first token {'met' if ttft < 500 else 'missed'}; prompt + first token + {n} more tokens fit in 500 ms")
+              f"first token {'met' if ttft < 500 else 'missed'}; after the first token, {n} more fit in 500 ms")
     print()
 
 

@@ -7,13 +7,14 @@ from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.weight_gemv import dequantised, gemv_tiling, weight_gemv
 
 
-@pytest.mark.parametrize("bits", [16, 4])
-def test_gemv_matches_numpy(bits):
+@pytest.mark.parametrize("bits,chip", [(16, "Ascend310B"), (4, "Ascend310B"), (4, "Ascend910B")])
+def test_gemv_matches_numpy(bits, chip):
     rng = np.random.default_rng(1)
     K, O = 256, 512
     x = rng.standard_normal(K).astype(np.float16)
     w = (rng.standard_normal((K, O)) * 0.05).astype(np.float32)
-    y, _ = weight_gemv(x, w, bits, tile=256, rows=16, chip="Ascend310B")
+    y, res = weight_gemv(x, w, bits, tile=256, rows=16, chip=chip)
+    assert res.block_dim == (2 if chip == "Ascend910B" else 1)          # 910B: the two tiles on two AIVs
     t = gemv_tiling(K, O, bits, tile=256, rows=16)
     wr = w.astype(np.float16).astype(np.float32) if bits == 16 else dequantised(w, t)
     ref = x.astype(np.float32) @ wr
