@@ -48,6 +48,9 @@ WRONG_KEYS: dict[str, dict[str, list[str]]] = {
         "ex2": ["tiling/rules", "tiling/rules", "OutOfBoundsError", "python/ZeroDivisionError"],
         "ex3": ["values", "values", "budget"], "ex4": ["values", "CapacityError", "budget"],
         "ex5": ["ptq/accuracy", "ptq/shape", "ptq/clip", "ptq/weight-clip"]},
+    "lab04b_llm": {"ex1": ["kv/append", "kv/length", "kv/scale"],
+                   "ex2": ["int4/perplexity", "int4/clip", "int4/rounding", "int4/bits"],
+                   "ex3": ["heads/scores", "heads/choice"]},
     "lab05_engineering": {
         "ex1": ["GMWriteConflictError", "diagnosis"], "ex2": ["OutOfBoundsError", "diagnosis"],
         "ex3": ["RaceError", "diagnosis"], "ex4": ["RaceError", "diagnosis", "DeadlockError", "unwritten"],

@@ -36,6 +36,8 @@ SOURCED: dict[str, dict[str, str]] = {
                         "12.8x": "arithmetic in the text: 100 rows of 150 against 1,176 inputs"},
     "04_migration": {"0.7x": "IFMR's search range (AMCT documentation)", "1.3x": "IFMR's search range (AMCT "
                      "documentation)", "100x": "the input the cell below builds (channel scales 100 apart)"},
+    "04b_llm": {"500 ms": "the source documents' claim for a 1.5B model on a 310B board, the claim the lesson tests",
+                "70 %": "RazorAttention's reported cache reduction (arXiv 2407.15891, abstract)"},
     "05_engineering": {"17 ms": "an often-quoted claim, named as unverifiable", "9 ms": "the same claim"},
 }
 

@@ -115,7 +115,7 @@ def handoff(event: HardEvent) -> None:
     WaitFlag(event, 0)
 
 
-def _scalar(buf) -> float:
+def read_scalar(buf) -> float:
     """Read element 0 of a vector result on the scalar unit (V -> S, then S -> V before the next vector op)."""
     handoff(HardEvent.V_S)
     value = float(buf.GetValue(0))
@@ -173,11 +173,11 @@ def decode_attention_kernel(qkv, k_cache, v_cache, out, ws, t: DecodeTiling) -> 
     WholeReduceSum(s, kf, D, n, 1, 1, rep)                                   # s_j = k_j . q
     Muls(s, s, t.scale, n)
     ReduceMax(b["red"], s, b["work"], n)
-    m = _scalar(b["red"])
+    m = read_scalar(b["red"])
     Adds(s, s, -m, n)
     Exp(s, s, n)                                                             # p_j = exp(s_j - m)
     ReduceSum(b["red"], s, b["work"], n)
-    l = _scalar(b["red"])
+    l = read_scalar(b["red"])
     Cast(vf, b["vh"], RoundMode.CAST_NONE, n * D)
     Brcb(b["blk"], s, -(-n // 8), BrcbRepeatParams(1, 8))
     Mul(vf, vf, b["blk"], D, n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))    # p_j V_j
@@ -308,4 +308,4 @@ def decode_attention_ref(qkv: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarr
 
 
 __all__ = ["DecodeTiling", "decode_tiling", "decode_attention_kernel", "decode_merge_kernel", "decode_attention",
-           "decode_attention_ref", "fold_rows", "AppendTiling", "kv_append_kernel", "kv_append"]
+           "decode_attention_ref", "fold_rows", "handoff", "read_scalar", "AppendTiling", "kv_append_kernel", "kv_append"]

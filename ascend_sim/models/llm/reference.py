@@ -113,11 +113,12 @@ class KVCache:
 
 
 def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None,
-            record: dict[str, list] | None = None) -> np.ndarray:
+            record: dict[str, list] | None = None, attention=None) -> np.ndarray:
     """Logits ``[S, 256]`` for ``tokens [S]`` following the ``cache`` (appended to in place), float32.
 
     ``record``: when given, the input rows of every decoder linear are appended under its weight's name
-    (``l0.qkv.w`` ...): the calibration data of a post-training quantiser."""
+    (``l0.qkv.w`` ...): the calibration data of a post-training quantiser. ``attention``: when given,
+    ``attention(layer, q, k, v, first)`` replaces ``attend`` (a compressed cache, models/llm/kv_compress.py)."""
     p = _f32(params)
     cache = KVCache() if cache is None else cache
     first = cache.length
@@ -136,7 +137,8 @@ def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None,
         q, k, v = (split_heads(qkv[:, j * D_MODEL:(j + 1) * D_MODEL]) for j in range(3))
         cache.k[i] = np.concatenate([cache.k[i], k], axis=1)
         cache.v[i] = np.concatenate([cache.v[i], v], axis=1)
-        a = attend(q, cache.k[i], cache.v[i], first).transpose(1, 0, 2).reshape(len(tokens), D_MODEL)
+        a = (attend(q, cache.k[i], cache.v[i], first) if attention is None else
+             attention(i, q, cache.k[i], cache.v[i], first)).transpose(1, 0, 2).reshape(len(tokens), D_MODEL)
         h = h + linear(n + "proj", a)
         m = gelu_ref(linear(n + "fc1", layer_norm_ref(h, p[n + "ln2.w"], p[n + "ln2.b"])))
         h = h + linear(n + "fc2", m)

@@ -1,0 +1,276 @@
+"""Checks of lab 04b, a language model on the NPU (语言模型): ex1 a KV-cache append + decode-attention kernel
+(KV缓存, 解码注意力), ex2 a group-wise INT4 weight quantisation (分组INT4量化) of the tiny model that keeps its
+held-out perplexity (困惑度) within a stated budget, ex3 choosing the retrieval heads (检索头) of RazorAttention from
+the attention of a repeated random sequence.
+
+ex1 is graded on the attention output of every head (float32 tolerances, NaN sentinels in the cache rows past the
+new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
+the golden it does match (the new token not attended, the wrong softmax scale). ex2 is graded on the codes' range,
+on round-to-nearest against the learner's own scales, on bits per weight and on perplexity. ex3 on attention maps
+with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim.course.grading import Context, Lab
+from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
+
+__all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
+           "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention"]
+
+LAB = Lab("lab04b_llm")
+check = LAB.check
+hint = LAB.hint         # hint("exN"): the next hint for the last mistake the check diagnosed
+
+MAX_KEYS = 248          # one WholeReduceSum repeat per key row: at most 255 repeats, in whole float blocks
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """N heads of D values, caches of S_max rows, the new token at ``pos``; softmax ``scale``."""
+
+    N: int
+    D: int
+    S_max: int
+    pos: int
+    scale: float
+
+
+# ----------------------------------------------------------------------------- ex1 decode attention
+EX1_CASES = ((4, 16, 64, 0), (4, 16, 64, 37), (2, 32, 160, 130))      # N, D, S_max, pos
+
+
+def _golden(q, k, v, scale):
+    s = np.einsum("nd,nsd->ns", q, k) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("ns,nsd->nd", p / p.sum(-1, keepdims=True), v).reshape(-1).astype(np.float32)
+
+
+_DECODE_HINTS = {
+    "kv/append": ("Which rows of k_cache and v_cache must hold the new token after the step?",
+                  "The append writes the new K and V rows (from qkv) to row «pos» of head h's caches: "
+                  "UB -> GM, after they have landed in UB («handoff(HardEvent.MTE2_MTE3)»).",
+                  "Load the new rows into slot «n - 1» of the key and value tiles, hand off MTE2 -> MTE3, then "
+                  "«DataCopy(gk[row + t.pos * D], kh[(n - 1) * D], D)» and the same for V."),
+    "kv/length": ("How many keys does the new token attend to, counting itself?",
+                  "Causal decode attends to positions 0 .. pos: «pos + 1» keys, «pos» of them cached in GM and the "
+                  "last one the token just appended (it is not in the GM cache when the kernel starts).",),
+    "kv/scale": ("Which factor scales the scores before the softmax?",
+                 "Scaled dot-product attention divides by the square root of the head size: «t.scale» is "
+                 "1 / sqrt(D), not 1 / D.",),
+    "values": ("Compare one head's output with softmax(K q / sqrt(D)) V in numpy: which step differs?",
+               "Subtract the row maximum before Exp, divide the weighted sum of the value rows by the sum of the "
+               "exponentials.",),
+    "*": ("Load the old rows, append the new one, then scores, softmax, and the weighted sum of the values.",),
+}
+
+
+@LAB.exercise("ex1", points=3, title="KV-cache append and decode attention", hints=_DECODE_HINTS)
+def _ex1(ctx: Context) -> None:
+    from ascend_sim import launch
+    kern = ctx.answer("decode_step_kernel")
+    for N, D, S, pos in EX1_CASES:
+        qkv = ctx.rng.standard_normal(3 * N * D).astype(np.float16)
+        kc = np.full((N, S, D), np.nan, np.float16)
+        vc = np.full((N, S, D), np.nan, np.float16)
+        kc[:, :pos], vc[:, :pos] = (ctx.rng.standard_normal((2, N, pos, D)).astype(np.float16))
+        old_k, old_v = kc[:, :pos].astype(np.float32), vc[:, :pos].astype(np.float32)
+        q, kn, vn = (qkv[i * N * D:(i + 1) * N * D].reshape(N, 1, D).astype(np.float32) for i in range(3))
+        out = np.full(N * D, np.nan, np.float32)
+        t = DecodeStep(N, D, S, pos, 1.0 / float(np.sqrt(D)))
+        with ctx.case(f"{N} heads of {D}, new token at {pos}"):
+            ctx.call(launch, kern, N, qkv, kc, vc, out, t, gm_names=["qkv", "k_cache", "v_cache", "out"])
+            k, v = np.concatenate([old_k, kn], 1), np.concatenate([old_v, vn], 1)
+            want = _golden(q[:, 0], k, v, t.scale)
+            if not np.allclose(out, want, rtol=1e-3, atol=1e-3):
+                for j in range(pos + 1) if pos else ():
+                    keep = np.arange(pos + 1) != j
+                    if np.allclose(out, _golden(q[:, 0], k[:, keep], v[:, keep], t.scale), rtol=1e-3, atol=1e-3):
+                        ctx.fail(f"the output is attention over {pos} of the {pos + 1} keys 0 .. pos: key {j} is left "
+                                 f"out{' (the new token)' if j == pos else ''}", ("kv/length",))
+                if np.allclose(out, _golden(q[:, 0], k, v, 1.0 / D), rtol=1e-3, atol=1e-3):
+                    ctx.fail(f"the output matches scores scaled by 1 / D = {1 / D:g}, not 1 / sqrt(D) = "
+                             f"{t.scale:g}", ("kv/scale",))
+            ctx.expect_close(out, want, sentinel=np.nan)
+            for name, cache, new in (("k_cache", kc, kn), ("v_cache", vc, vn)):
+                if not np.array_equal(cache[:, pos], new[:, 0].astype(np.float16)):
+                    ctx.fail(f"{name} row {pos} (the new token) does not hold the new token's "
+                             f"{name[0].upper()} rows after the step: the append is missing", ("kv/append",))
+    ctx.note("every head's output and the appended cache rows are right")
+
+
+# ----------------------------------------------------------------------------- ex2 int4 quantisation
+PPL_BYTES = 1024        # the first held-out bytes scored (strided windows, models/llm/reference.perplexity)
+PPL_BUDGET = 0.08       # at most +8 % perplexity against the fp16 weights
+BITS_BUDGET = 5.0       # codes (4 bits) + fp16 scales, per weight, over the decoder linears
+
+
+def decoder_weights() -> dict[str, np.ndarray]:
+    """The tiny model's decoder weights ``[O, K]`` (float32): what ``quantise_int4`` is applied to."""
+    from ascend_sim.models.llm import reference as R
+    params = R.load_lm_weights()
+    return {name: np.asarray(params[name], np.float32) for name in R.linear_names()}
+
+
+_PPL: dict[bytes, float] = {}
+
+
+def _perplexity(replaced: dict[str, np.ndarray] | None) -> float:
+    """Held-out perplexity of the model with ``replaced`` weights (memoised: the grader's replay and the solve
+    rounds do not run the model again)."""
+    from ascend_sim.models.llm import reference as R
+    from ascend_sim.models.llm.corpus import corpus_bytes, encode
+    h = hashlib.sha256()
+    for name in sorted(replaced or {}):
+        h.update(name.encode() + np.ascontiguousarray(replaced[name]).tobytes())
+    key = h.digest()
+    if key not in _PPL:
+        params = dict(R.load_lm_weights())
+        params.update(replaced or {})
+        text = encode(corpus_bytes("heldout"))[:PPL_BYTES]
+        _PPL[key] = R.perplexity(lambda w: R.forward(params, w), text)
+    return _PPL[key]
+
+
+_INT4_HINTS = {
+    "int4/shape": ("What shapes do the codes and the scales of a weight [O, K] have?",
+                   "Codes [O, K], one per weight; scales [O, K / group], one per group of «group» consecutive "
+                   "input channels of a row (the group must divide K).",),
+    "int4/range": ("Which integers can a 4-bit code hold?",
+                   "Signed int4 holds -8 .. 7: clamp the rounded codes («np.clip(..., -8, 7)»).",),
+    "int4/clip": ("Which code does the largest |w| of a group get with your scale?",
+                  "Symmetric int4 maps max|w| to 7: «scale = max|w| / 7». A larger divisor pushes the largest "
+                  "weights past 7, where the clamp cuts them.",),
+    "int4/rounding": ("Do your codes round to the nearest integer?",
+                      "Round to nearest, «np.rint(w / scale)»: truncating or flooring moves every weight by up to a "
+                      "whole step and biases it.",),
+    "int4/bits": ("How many bits does a weight cost with your group size, counting its share of the scale?",
+                  "Bits per weight = 4 + 16 / group (an fp16 scale per group): compute it for your group against "
+                  "BITS_BUDGET.",),
+    "int4/perplexity": ("Is your group small enough? Try groups of 64, 32, 16 and watch the perplexity.",
+                        "A smaller group follows the weights' range more closely: fewer weights are far from the "
+                        "group's largest one, so the steps are finer where they matter.",),
+    "*": ("Per row, per group of input channels: scale = max|w| / 7, codes = clip(rint(w / scale), -8, 7).",),
+}
+
+
+@LAB.exercise("ex2", points=3, title="group-wise INT4 within a perplexity budget", hints=_INT4_HINTS)
+def _ex2(ctx: Context) -> None:
+    quant = ctx.answer("quantise_int4")
+    weights = decoder_weights()
+    replaced, codes_n, scales_n = {}, 0, 0
+    for name, w in weights.items():
+        with ctx.case(name):
+            got = ctx.call(quant, w.copy())
+            if not (isinstance(got, tuple) and len(got) == 2):
+                ctx.fail(f"quantise_int4 returned {type(got).__name__}; it must return (codes, scales)", ("int4/shape",))
+            codes, scales = np.asarray(got[0]), np.asarray(got[1], np.float32)
+            o, k = w.shape
+            groups = scales.shape[1] if scales.ndim == 2 and scales.shape[1] else 1
+            g = k // groups
+            if codes.shape != w.shape or scales.shape != (o, groups) or k % groups:
+                ctx.fail(f"codes {list(codes.shape)} and scales {list(scales.shape)} for weights {[o, k]}: expected "
+                         f"codes {[o, k]} and scales [{o}, K / group] with the group dividing K = {k}",
+                         ("int4/shape",))
+            if not np.array_equal(codes, np.rint(codes)) or codes.min() < -8 or codes.max() > 7:
+                ctx.fail(f"codes from {codes.min():g} to {codes.max():g}: int4 holds the integers -8 .. 7",
+                         ("int4/range",))
+            if not (np.isfinite(scales).all() and (scales > 0).all()):
+                ctx.fail("a scale is not positive and finite", ("int4/shape",))
+            blocks = w.reshape(o, k // g, g)
+            top = np.abs(blocks).max(axis=2) / scales
+            if top.max() > 7.5:
+                r, c = np.unravel_index(int(np.argmax(top)), top.shape)
+                ctx.fail(f"row {r}, group {c}: its largest |w| = {np.abs(blocks[r, c]).max():.4g} over the scale "
+                         f"{scales[r, c]:.4g} is code {top[r, c]:.2f}, past 7: it clips", ("int4/clip",))
+            nearest = np.clip(np.rint(blocks / scales[..., None]), -8, 7).reshape(o, k)
+            if (codes != nearest).mean() > 0.01:
+                ctx.fail(f"{(codes != nearest).mean():.0%} of the codes of {name} are not round-to-nearest of "
+                         "w / scale with your own scales", ("int4/rounding",))
+            replaced[name] = (codes.reshape(o, k // g, g) * scales[..., None]).reshape(o, k).astype(np.float16)
+            codes_n, scales_n = codes_n + codes.size, scales_n + scales.size
+    bits = (4 * codes_n + 16 * scales_n) / codes_n
+    if bits > BITS_BUDGET + 1e-9:
+        ctx.fail(f"{bits:.3f} bits per weight (4-bit codes + fp16 scales); the budget is {BITS_BUDGET:g}",
+                 ("int4/bits",))
+    base, ppl = _perplexity(None), _perplexity(replaced)
+    if ppl > base * (1 + PPL_BUDGET):
+        ctx.fail(f"perplexity {ppl:.4f} on the first {PPL_BYTES} held-out bytes against {base:.4f} with the fp16 "
+                 f"weights: {100 * (ppl / base - 1):+.1f} %, over the budget of +{100 * PPL_BUDGET:.0f} %",
+                 ("int4/perplexity",))
+    ctx.note(f"{bits:.3f} bits per weight ({bits / 16:.0%} of fp16), perplexity {ppl:.4f} vs {base:.4f} "
+             f"({100 * (ppl / base - 1):+.1f} %)")
+
+
+# ----------------------------------------------------------------------------- ex3 retrieval heads
+def planted_attention(rng: np.random.Generator, layers: int, heads: int, length: int,
+                      planted: dict[tuple[int, int], str]) -> np.ndarray:
+    """Causal attention maps ``[layers, heads, 2 * length, 2 * length]`` of a sequence repeated twice: local
+    heads (most mass on the last few tokens) except the ``planted`` ones, ``"induction"`` (second-copy query t
+    mostly on key t - length + 1) or ``"echo"`` (on key t - length)."""
+    n = 2 * length
+    a = np.zeros((layers, heads, n, n))
+    for layer in range(layers):
+        for h in range(heads):
+            logits = rng.standard_normal((n, n)) * 0.3 - 0.4 * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+            kind = planted.get((layer, h))
+            for t in range(length, n):
+                if kind == "induction":
+                    logits[t, t - length + 1] = 4.0
+                elif kind == "echo":
+                    logits[t, t - length] = 4.0
+            logits = np.where(np.arange(n)[None, :] > np.arange(n)[:, None], -np.inf, logits)
+            p = np.exp(logits - logits.max(-1, keepdims=True))
+            a[layer, h] = p / p.sum(-1, keepdims=True)
+    return a
+
+
+EX3_CASES = ((4, 4, 24, {(2, 1): "induction", (3, 3): "echo"}, 2),
+             (6, 8, 40, {(1, 5): "induction", (4, 0): "induction", (5, 7): "echo"}, 3),
+             (3, 4, 16, {(0, 2): "echo"}, 1))
+
+
+def _scores(a: np.ndarray, length: int, shift: int) -> np.ndarray:
+    t = np.arange(length, 2 * length - shift)
+    return a[:, :, t, t - length + shift].mean(-1)
+
+
+_HEADS_HINTS = {
+    "heads/scores": ("Which key does an induction head look at from query t of the second copy, and which key an "
+                     "echo head?",
+                     "With the sequence repeated at distance «length»: induction -> key «t - length + 1» (the "
+                     "token that followed the earlier occurrence), echo -> key «t - length» (the earlier occurrence "
+                     "itself); average over the second copy's queries t = length .. 2 * length - 1.",),
+    "heads/choice": ("Do you keep the heads with the highest induction + echo score?",
+                     "Sort the (layer, head) pairs by induction + echo, highest first, and keep «count» of them.",),
+    "*": ("score_heads(attn, length) -> (induction, echo), each [layers, heads]; pick_heads(...) -> the count best.",),
+}
+
+
+@LAB.exercise("ex3", points=2, title="choosing the retrieval heads", hints=_HEADS_HINTS)
+def _ex3(ctx: Context) -> None:
+    score, pick = ctx.answer("score_heads"), ctx.answer("pick_heads")
+    for layers, heads, length, planted, count in EX3_CASES:
+        a = planted_attention(ctx.rng, layers, heads, length, planted)
+        with ctx.case(f"{layers} layers x {heads} heads, copies of {length}"):
+            got = ctx.call(score, a.copy(), length)
+            if not (isinstance(got, tuple) and len(got) == 2):
+                ctx.fail(f"score_heads returned {type(got).__name__}; it must return (induction, echo)",
+                         ("heads/scores",))
+            ind, echo = (np.asarray(x, np.float64) for x in got)
+            want_ind, want_echo = _scores(a, length, 1), _scores(a, length, 0)
+            for name, x, want in (("induction", ind, want_ind), ("echo", echo, want_echo)):
+                if x.shape != want.shape or not np.allclose(x, want, rtol=1e-6, atol=1e-9):
+                    ctx.fail(f"{name} scores differ from the mean attention of the second copy's queries on the "
+                             f"{'token after the earlier occurrence' if name == 'induction' else 'earlier occurrence'} "
+                             f"(shape {list(x.shape)}, expected {list(want.shape)})", ("heads/scores",))
+            chosen = ctx.call(pick, ind, echo, count)
+            chosen = {(int(l), int(h)) for l, h in chosen}
+            if chosen != set(planted):
+                ctx.fail(f"pick_heads chose {sorted(chosen)}; the planted retrieval heads are {sorted(planted)}",
+                         ("heads/choice",))
+    ctx.note("the planted induction and echo heads are found in every case")

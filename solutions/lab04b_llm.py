@@ -1,0 +1,129 @@
+"""Instructor solutions of labs/lab04b_llm.ipynb (format: ascend_sim/course/grading/solution_file.py).
+
+The setup cell of the lab provides the imports. Each `# %% exN wrong: ...` block is one replacement that its
+check must fail.
+"""
+
+# %% ex1
+@kernel
+def decode_step_kernel(qkv, k_cache, v_cache, out, t):
+    """Block h: append the new token's K and V rows to head h's caches, then attend its query over 0 .. pos."""
+    h, D, n = GetBlockIdx(), t.D, t.pos + 1          # n keys: the cached 0 .. pos - 1 and the new one
+    row = h * t.S_max * D                              # head h's first cache element
+    pipe = TPipe()
+    bufs = {}
+    for name, nbytes, dtype in (("kh", MAX_KEYS * D * 2, half), ("vh", MAX_KEYS * D * 2, half),
+                                ("kf", MAX_KEYS * D * 4, float32), ("vf", MAX_KEYS * D * 4, float32),
+                                ("qh", D * 2, half), ("qf", D * 4, float32), ("s", MAX_KEYS * 4, float32),
+                                ("work", MAX_KEYS * 4, float32), ("red", 32, float32),
+                                ("blk", MAX_KEYS * 32, float32)):
+        b = TBuf()
+        pipe.InitBuffer(b, nbytes)
+        bufs[name] = b.Get(dtype)
+    kh, vh, kf, vf, s = bufs["kh"], bufs["vh"], bufs["kf"], bufs["vf"], bufs["s"]
+    gq, gk, gv = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
+    gq.SetGlobalBuffer(qkv)
+    gk.SetGlobalBuffer(k_cache)
+    gv.SetGlobalBuffer(v_cache)
+    if n > 1:                                          # the cached rows 0 .. pos - 1
+        DataCopy(kh, gk[row], (n - 1) * D)
+        DataCopy(vh, gv[row], (n - 1) * D)
+    DataCopy(bufs["qh"], gq[h * D], D)
+    # TODO 1 (append): the new K and V rows into slot n - 1 of the tiles, then to row pos of the caches.
+    # --- BEGIN SOLUTION hint="TODO 1: load the new K and V rows into slot n - 1, hand off MTE2 -> MTE3, write row pos"
+    DataCopy(kh[(n - 1) * D], gq[(t.N + h) * D], D)
+    DataCopy(vh[(n - 1) * D], gq[(2 * t.N + h) * D], D)
+    handoff(HardEvent.MTE2_MTE3)
+    DataCopy(gk[row + t.pos * D], kh[(n - 1) * D], D)
+    DataCopy(gv[row + t.pos * D], vh[(n - 1) * D], D)
+    # --- END SOLUTION
+    handoff(HardEvent.MTE2_V)
+    Cast(kf, kh, RoundMode.CAST_NONE, n * D)
+    Cast(bufs["qf"], bufs["qh"], RoundMode.CAST_NONE, D)
+    rep = D * 4 // 32
+    Mul(kf, kf, bufs["qf"], D, n, BinaryRepeatParams(1, 1, 1, rep, rep, 0))     # each key row times q
+    WholeReduceSum(s, kf, D, n, 1, 1, rep)                                       # s_j = k_j . q
+    # TODO 2 (softmax): p_j = exp(scale * s_j - max), l = sum p_j.
+    # --- BEGIN SOLUTION hint="TODO 2: scale the scores, subtract their maximum, Exp, then their sum l"
+    Muls(s, s, t.scale, n)
+    ReduceMax(bufs["red"], s, bufs["work"], n)
+    m = read_scalar(bufs["red"])
+    Adds(s, s, -m, n)
+    Exp(s, s, n)
+    ReduceSum(bufs["red"], s, bufs["work"], n)
+    l = read_scalar(bufs["red"])
+    # --- END SOLUTION
+    Cast(vf, vh, RoundMode.CAST_NONE, n * D)
+    Brcb(bufs["blk"], s, -(-n // 8), BrcbRepeatParams(1, 8))
+    Mul(vf, vf, bufs["blk"], D, n, BinaryRepeatParams(1, 1, 0, rep, rep, 1))   # p_j V_j
+    fold_rows(vf, n, D)                                                          # sum_j p_j V_j in row 0
+    Muls(vf, vf, 1.0 / l if l else 0.0, D)
+    handoff(HardEvent.V_MTE3)
+    go = GlobalTensor(float32)
+    go.SetGlobalBuffer(out)
+    DataCopy(go[h * D], vf, D)
+
+# %% ex1 wrong: forgets to write the new rows to the caches (attends correctly, but the next step has no row pos)
+# replace:
+#     DataCopy(gk[row + t.pos * D], kh[(n - 1) * D], D)
+#     DataCopy(gv[row + t.pos * D], vh[(n - 1) * D], D)
+# with:
+
+# %% ex1 wrong: counts pos keys, not pos + 1: one cached row too few is loaded (key pos - 1 left out)
+# replace:     h, D, n = GetBlockIdx(), t.D, t.pos + 1          # n keys: the cached 0 .. pos - 1 and the new one ->     h, D, n = GetBlockIdx(), t.D, max(t.pos, 1)
+
+# %% ex1 wrong: scales the scores by 1 / D instead of 1 / sqrt(D)
+# replace:     Muls(s, s, t.scale, n) ->     Muls(s, s, 1.0 / D, n)
+
+# %% ex2
+def quantise_int4(w):
+    """Symmetric round-to-nearest int4 of w [O, K], one scale per row and group of input channels:
+    (codes [O, K] in -8 .. 7, scales [O, K / group]); the group size is yours to choose."""
+    # --- BEGIN SOLUTION hint="choose a group; per row and group: scale = max|w| / 7, codes = clip(rint(w / scale), -8, 7)"
+    group = 16
+    o, k = w.shape
+    g = min(group, k)
+    blocks = w.reshape(o, k // g, g)
+    amax = np.abs(blocks).max(axis=2)
+    scales = np.where(amax > 0, amax / 7, 1.0).astype(np.float16).astype(np.float32)
+    codes = np.clip(np.rint(blocks / scales[..., None]), -8, 7)
+    return codes.reshape(o, k), scales
+    # --- END SOLUTION
+
+# %% ex2 wrong: one group per row (group = K): 4.25 bits a weight but the perplexity goes over the budget
+# replace:     group = 16 ->     group = 256
+
+# %% ex2 wrong: scales of max|w| / 8: each group's largest weight clips at 7
+# replace:     scales = np.where(amax > 0, amax / 7, 1.0).astype(np.float16).astype(np.float32) ->     scales = np.where(amax > 0, amax / 8, 1.0).astype(np.float16).astype(np.float32)
+
+# %% ex2 wrong: truncates instead of rounding to nearest
+# replace:     codes = np.clip(np.rint(blocks / scales[..., None]), -8, 7) ->     codes = np.clip(np.trunc(blocks / scales[..., None]), -8, 7)
+
+# %% ex2 wrong: groups of 8: finer, but 6 bits a weight with the scales
+# replace:     group = 16 ->     group = 8
+
+# %% ex3
+def score_heads(attn, length):
+    """(induction, echo) scores [layers, heads] from attention maps [layers, heads, 2 * length, 2 * length] of a
+    sequence repeated twice: the second copy's mean attention on the token after / at the earlier occurrence."""
+    # --- BEGIN SOLUTION hint="queries t = length .. 2 * length - 1: induction on key t - length + 1, echo on key t - length"
+    t = np.arange(length, 2 * length - 1)
+    induction = attn[:, :, t, t - length + 1].mean(-1)
+    echo = attn[:, :, np.arange(length, 2 * length), np.arange(0, length)].mean(-1)
+    return induction, echo
+    # --- END SOLUTION
+
+
+def pick_heads(induction, echo, count):
+    """The count (layer, head) pairs of the highest induction + echo score."""
+    # --- BEGIN SOLUTION hint="sort the pairs by induction + echo, highest first; keep count"
+    total = induction + echo
+    order = np.argsort(-total, axis=None, kind="stable")[:count]
+    return [divmod(int(i), total.shape[1]) for i in order]
+    # --- END SOLUTION
+
+# %% ex3 wrong: the induction score looks at the earlier occurrence itself (the echo's key)
+# replace:     induction = attn[:, :, t, t - length + 1].mean(-1) ->     induction = attn[:, :, t, t - length].mean(-1)
+
+# %% ex3 wrong: keeps the lowest-scoring heads (ascending sort)
+# replace:     order = np.argsort(-total, axis=None, kind="stable")[:count] ->     order = np.argsort(total, axis=None, kind="stable")[:count]
