@@ -210,6 +210,7 @@ private:
         }
     }
 
+    // --- SHOW conv2d-compute-cpp: course/01_basics.ipynb cell basics-17-cpp
     // One band of output channel o: the bias, then one Axpy per weight tap, then Cast to half.
     __aicore__ inline void Compute(uint32_t o, uint32_t y0, uint32_t bandRows, uint32_t width)
     {
@@ -230,6 +231,7 @@ private:
         Cast(yLocal, acc, RoundMode::CAST_NONE, count);
         outQueue.EnQue(yLocal);
     }
+    // --- END SHOW
 
     // bandRows output rows, skipping the garbage columns: one strided DataCopy.
     __aicore__ inline void CopyOut(uint32_t o, uint32_t y0, uint32_t bandRows, uint32_t n0, uint32_t width)

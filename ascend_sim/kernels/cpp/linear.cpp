@@ -117,6 +117,7 @@ private:
         inQueueB1.FreeTensor(b1);
     }
 
+    // --- SHOW linear-cube-compute-cpp: course/01_basics.ipynb cell basics-23-cpp
     __aicore__ inline void Compute(const LocalTensor<float>& c1, uint32_t bk, uint32_t width, bool firstStep)
     {
         LocalTensor<half> a2 = inQueueA2.DeQue<half>();
@@ -127,6 +128,7 @@ private:
         inQueueA2.FreeTensor(a2);
         inQueueB2.FreeTensor(b2);
     }
+    // --- END SHOW
 
     __aicore__ inline void CopyOut(uint32_t n0, uint32_t width)
     {

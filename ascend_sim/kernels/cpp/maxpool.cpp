@@ -77,6 +77,7 @@ private:
         inQueue.EnQue(xLocal);
     }
 
+    // --- SHOW maxpool-compute-cpp: course/01_basics.ipynb cell basics-19-cpp
     __aicore__ inline void Compute(uint32_t channels)
     {
         LocalTensor<half> xLocal = inQueue.DeQue<half>();
@@ -105,6 +106,7 @@ private:
         outQueue.EnQue(yLocal);
         inQueue.FreeTensor(xLocal);
     }
+    // --- END SHOW
 
     // dst[r, x] = max(a[r, x], b[r, x]) over rows x cols pixels, each tensor with its own Stride2d. Up to 8 items
     // in the DataBlocks of one repeat, repeats over the other axis: the arrangement with fewer instructions whose

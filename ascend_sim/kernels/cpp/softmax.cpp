@@ -64,6 +64,7 @@ private:
         inQueue.EnQue(xLocal);
     }
 
+    // --- SHOW softmax-compute-cpp: course/01_basics.ipynb cell basics-25-cpp
     __aicore__ inline void Compute(uint32_t width)
     {
         LocalTensor<half> xLocal = inQueue.DeQue<half>();
@@ -80,6 +81,7 @@ private:
         outQueue.EnQue(yLocal);
         inQueue.FreeTensor(xLocal);
     }
+    // --- END SHOW
 
     // Row max of the K rows of src by halving: rows i and rows-h+i into tmp row i, an odd middle row stays put.
     __aicore__ inline LocalTensor<float> MaxRows(LocalTensor<float>& tmp, LocalTensor<float>& src, uint32_t width)
