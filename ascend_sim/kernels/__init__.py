@@ -29,4 +29,5 @@ from ascend_sim.kernels.softmax import softmax, softmax_kernel
 CPP_DIR = Path(__file__).resolve().parent / "cpp"      # the C++ twins, for ascend_sim.ascendc.load
 
 __all__ = ["CPP_DIR", "conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel",
-           "relu_kernel", "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype", "from_chunks", "to_chunks"]
+           "relu_kernel", "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype",
+           "from_chunks", "to_chunks"]

@@ -341,8 +341,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, dtype="
         raise ValueError(f"conv2d: the tiling {t} does not describe this call ({n} images {C}x{H}x{W}, "
                          f"{O} filters {KH}x{KW}, pad {pad}, {d})")
     y = np.zeros(O * t.OH * t.OW * t.lanes, d)
-    res = run(kernel or conv2d_kernel, conv_blocks(t, chip, block_dim), to_chunks(x, d, t.nb), np.ascontiguousarray(w, d),
-              np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
+    res = run(kernel or conv2d_kernel, conv_blocks(t, chip, block_dim), to_chunks(x, d, t.nb),
+              np.ascontiguousarray(w, d), np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
     return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
 
 

@@ -76,7 +76,10 @@ public:
         pipe.InitBuffer(accBuf, band * sizeof(float));
         uint32_t outs = oLast - oFirst;
         if (outs > 0) {
-            ascendc_assert(outs * taps <= MAX_SCALARS && outs <= MAX_OUT, "conv2d_cpp: too many weights per block");
+            ascendc_assert(outs * taps <= MAX_SCALARS && outs <= MAX_OUT,
+                           "conv2d_cpp: one block's output channels hold more than MAX_SCALARS (4096) weights or "
+                           "MAX_OUT (256) biases for the scalar registers; launch more blocks (more output-channel "
+                           "groups) or raise the two constants");
             pipe.InitBuffer(wBuf, Padded(outs * taps * sizeof(half)));
             LocalTensor<half> wLocal = wBuf.Get<half>();
             StageScalars(wLocal, w, oFirst * taps, outs * taps);
