@@ -92,7 +92,8 @@ def run_softmax(mod, case, rng):
 CASES = {   # LeNet's shapes, then several chunks and blocks, output-channel groups, bands, odd sizes
     "conv2d": (run_conv, [(4, 1, 28, 28, 6, 5, 2, None), (32, 6, 14, 14, 16, 5, 0, None),
                           (40, 2, 9, 7, 5, 3, 1, 3), (20, 1, 36, 36, 4, 3, 1, 2), (40, 2, 9, 7, 5, 3, 1, 1)]),
-    "maxpool": (run_pool, [(4, 6, 28, 28, 2, 2), (40, 16, 10, 10, 2, 2), (3, 2, 9, 9, 3, 2), (5, 3, 7, 8, 2, 3)]),
+    "maxpool": (run_pool, [(4, 6, 28, 28, 2, 2), (40, 16, 10, 10, 2, 2), (3, 2, 9, 9, 3, 2), (5, 3, 7, 8, 2, 3),
+                           (2, 1, 4, 300, 2, 2)]),     # rows of 300 pixels: strides too long, one row at a time
     "linear": (run_linear, [(8, 400, 120), (200, 120, 84), (3, 84, 10), (130, 700, 20)]),
     "softmax": (run_softmax, [(8, 10), (100, 10), (3, 7), (70, 1), (20, 33)]),
 }

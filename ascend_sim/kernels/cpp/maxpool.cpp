@@ -116,22 +116,20 @@ private:
                                    Stride2d d, Stride2d sa, Stride2d sb)
     {
         bool fits = d.col <= MAX_STRIDE && sa.col <= MAX_STRIDE && sb.col <= MAX_STRIDE &&
-                       d.row <= MAX_STRIDE && sa.row <= MAX_STRIDE && sb.row <= MAX_STRIDE;
+                    d.row <= MAX_STRIDE && sa.row <= MAX_STRIDE && sb.row <= MAX_STRIDE;
         uint32_t colsCost = (cols + 7) / 8 * ((rows + MAX_REPEAT - 1) / MAX_REPEAT);
         uint32_t rowsCost = (rows + 7) / 8 * ((cols + MAX_REPEAT - 1) / MAX_REPEAT);
-        if (fits && colsCost <= rowsCost) {      // columns in the repeat, rows as repeats
+        if (fits && colsCost <= rowsCost) {   // columns in the repeat, rows as repeats
             MaxRepeat(dst, a, b, cols, rows, Stride2d{d.col, d.row}, Stride2d{sa.col, sa.row},
                       Stride2d{sb.col, sb.row});
-        } else if (fits) {                        // rows in the repeat, columns as repeats
+        } else if (fits) {                    // rows in the repeat, columns as repeats
             MaxRepeat(dst, a, b, rows, cols, d, sa, sb);
-        } else if (rows > 1) {                       // one row at a time
+        } else {                              // one row at a time (a row's column strides must fit)
+            ascendc_assert(rows > 1, "maxpool2d_cpp: a column stride of more than 255 DataBlocks does not fit "
+                                     "the 8-bit stride fields of BinaryRepeatParams; pool with a stride <= 255");
             for (uint32_t r = 0; r < rows; r++) {
                 MaxGrid(dst[r * d.row * LANES], a[r * sa.row * LANES], b[r * sb.row * LANES], 1, cols,
                         Stride2d{0, d.col}, Stride2d{0, sa.col}, Stride2d{0, sb.col});
-            }
-        } else {                                     // column strides too long even for one row: pixel by pixel
-            for (uint32_t x = 0; x < cols; x++) {
-                Max(dst[x * d.col * LANES], a[x * sa.col * LANES], b[x * sb.col * LANES], LANES);
             }
         }
     }
