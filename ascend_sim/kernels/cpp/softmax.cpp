@@ -72,68 +72,58 @@ private:
         LocalTensor<float> xf = work.Get<float>();
         LocalTensor<float> tmp = scratch.Get<float>();
         Cast(xf, xLocal, RoundMode::CAST_NONE, K * width);
-        LocalTensor<float> rowMax = MaxRows(tmp, xf, width);
-        BroadcastSub(xf, rowMax, width);                                 // every exponent is now <= 0
+        LocalTensor<float> rowMax = ReduceRows(tmp, xf, width, false);
+        Broadcast(xf, rowMax, width, false);                             // x - max: every exponent is now <= 0
         Exp(xf, xf, K * width);
-        LocalTensor<float> rowSum = SumRows(tmp, xf, width);
-        BroadcastDiv(xf, rowSum, width);
+        LocalTensor<float> rowSum = ReduceRows(tmp, xf, width, true);
+        Broadcast(xf, rowSum, width, true);                              // e / sum
         Cast(yLocal, xf, RoundMode::CAST_NONE, K * width);
         outQueue.EnQue(yLocal);
         inQueue.FreeTensor(xLocal);
     }
     // --- END SHOW
 
-    // Row max of the K rows of src by halving: rows i and rows-h+i into tmp row i, an odd middle row stays put.
-    __aicore__ inline LocalTensor<float> MaxRows(LocalTensor<float>& tmp, LocalTensor<float>& src, uint32_t width)
+    // Row max (or sum) of the K rows of src by halving: rows i and rows-h+i into tmp row i, an odd middle row
+    // stays put; the result is row 0 of the returned tensor.
+    __aicore__ inline LocalTensor<float> ReduceRows(LocalTensor<float>& tmp, LocalTensor<float>& src, uint32_t width,
+                                                    bool sum)
     {
         if (K == 1) {
             return src;
         }
         uint32_t h = K / 2;
-        Max(tmp, src, src[(K - h) * width], h * width);
+        Combine(tmp, src, src[(K - h) * width], h * width, sum);
         if (K % 2 == 1) {
-            Max(tmp, tmp, src[h * width], width);
+            Combine(tmp, tmp, src[h * width], width, sum);
         }
         for (uint32_t rows = h; rows > 1; rows -= rows / 2) {
-            Max(tmp, tmp, tmp[(rows - rows / 2) * width], rows / 2 * width);
+            Combine(tmp, tmp, tmp[(rows - rows / 2) * width], rows / 2 * width, sum);
         }
         return tmp;
     }
 
-    // Row sum, the same tree with Add.
-    __aicore__ inline LocalTensor<float> SumRows(LocalTensor<float>& tmp, LocalTensor<float>& src, uint32_t width)
+    __aicore__ inline void Combine(const LocalTensor<float>& dst, const LocalTensor<float>& a,
+                                   const LocalTensor<float>& b, uint32_t count, bool sum)
     {
-        if (K == 1) {
-            return src;
-        }
-        uint32_t h = K / 2;
-        Add(tmp, src, src[(K - h) * width], h * width);
-        if (K % 2 == 1) {
-            Add(tmp, tmp, src[h * width], width);
-        }
-        for (uint32_t rows = h; rows > 1; rows -= rows / 2) {
-            Add(tmp, tmp, tmp[(rows - rows / 2) * width], rows / 2 * width);
-        }
-        return tmp;
-    }
-
-    // x[k] -= row for every class k: one repeat per row, the row read with repeat stride 0.
-    __aicore__ inline void BroadcastSub(LocalTensor<float>& x, LocalTensor<float>& row, uint32_t width)
-    {
-        uint8_t rep = width * sizeof(float) / BLOCK_BYTES;
-        for (uint32_t k0 = 0; k0 < K; k0 += MAX_ROWS) {
-            uint8_t rows = K - k0 < MAX_ROWS ? K - k0 : MAX_ROWS;
-            Sub(x[k0 * width], x[k0 * width], row, width, rows, BinaryRepeatParams{1, 1, 1, rep, rep, 0});
+        if (sum) {
+            Add(dst, a, b, count);
+        } else {
+            Max(dst, a, b, count);
         }
     }
 
-    // x[k] /= row for every class k, the same repeat form.
-    __aicore__ inline void BroadcastDiv(LocalTensor<float>& x, LocalTensor<float>& row, uint32_t width)
+    // x[k] = x[k] - row (or x[k] / row) for every class k: one repeat per class, the row read with repeat stride 0.
+    __aicore__ inline void Broadcast(LocalTensor<float>& x, LocalTensor<float>& row, uint32_t width, bool divide)
     {
         uint8_t rep = width * sizeof(float) / BLOCK_BYTES;
+        BinaryRepeatParams params{1, 1, 1, rep, rep, 0};
         for (uint32_t k0 = 0; k0 < K; k0 += MAX_ROWS) {
             uint8_t rows = K - k0 < MAX_ROWS ? K - k0 : MAX_ROWS;
-            Div(x[k0 * width], x[k0 * width], row, width, rows, BinaryRepeatParams{1, 1, 1, rep, rep, 0});
+            if (divide) {
+                Div(x[k0 * width], x[k0 * width], row, width, rows, params);
+            } else {
+                Sub(x[k0 * width], x[k0 * width], row, width, rows, params);
+            }
         }
     }
 
