@@ -10,7 +10,8 @@ silently, as soon as someone edits the kernel. A region is marked in the display
 
 and a lesson cell calls ``show("add-init")``. The text after the id names the cell that shows it (d2l's
 link, in reverse); tests/course/test_show.py checks both directions. Regions are searched in the source files
-of ``ascend_sim/kernels/`` and ``ascend_sim/models/``; ids are unique across them.
+of ``ascend_sim/kernels/`` and ``ascend_sim/models/`` (Python, and C++ kernels marked with ``// --- SHOW id`` and
+``// --- END SHOW``); ids are unique across them.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from typing import Iterable
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SEARCHED = ("kernels", "models")            # folders of the package that may hold regions
-_START = re.compile(r"^\s*# --- SHOW (?P<id>\S+?):?(?:\s+(?P<note>.*))?$")
-_END = re.compile(r"^\s*# --- END SHOW\s*$")
+LANGUAGES = {".py": "python", ".cpp": "cpp"}  # suffixes searched -> the highlighting of their listings
+_START = re.compile(r"^\s*(?:#|//) --- SHOW (?P<id>\S+?):?(?:\s+(?P<note>.*))?$")
+_END = re.compile(r"^\s*(?:#|//) --- END SHOW\s*$")
 
 
 class ShowError(ValueError):
@@ -48,6 +50,11 @@ class Region:
     end: int            # 1-based line of the ``# --- END SHOW`` marker
     note: str
     text: str
+
+    @property
+    def language(self) -> str:
+        """``python`` or ``cpp``: how a listing of the region is highlighted."""
+        return LANGUAGES.get(self.path.suffix, "python")
 
     @property
     def where(self) -> str:
@@ -97,7 +104,7 @@ def collect(files: Iterable[Path]) -> dict[str, Region]:
     found: dict[str, Region] = {}
     for path in files:
         text = path.read_text(encoding="utf-8")
-        if "# --- " not in text:
+        if "--- SHOW" not in text:
             continue
         for region in parse_regions(path, text):
             if region.id in found:
@@ -111,7 +118,7 @@ def collect(files: Iterable[Path]) -> dict[str, Region]:
 @lru_cache(maxsize=1)
 def regions() -> dict[str, Region]:
     """Every region of the package (``kernels/`` and ``models/``), read once per process."""
-    return collect(sorted(p for d in SEARCHED for p in (PACKAGE / d).rglob("*.py")))
+    return collect(sorted(p for d in SEARCHED for suffix in LANGUAGES for p in (PACKAGE / d).rglob(f"*{suffix}")))
 
 
 def show_ids() -> list[str]:
@@ -131,9 +138,11 @@ def get_region(region_id: str) -> Region:
 
 
 class Listing(str):
-    """The text of a region. In IPython it displays as highlighted Python, once per cell (``show`` already did)."""
+    """The text of a region. In IPython it displays highlighted (Python or C++), once per cell (``show`` already
+    did)."""
 
     _shown_in: int | None = None         # the IPython execution count of the cell whose show() displayed it
+    language: str = "python"
 
     def _ipython_display_(self) -> None:
         ip = _ipython()
@@ -150,14 +159,16 @@ def _ipython():
     return get_ipython()
 
 
-def _display(text: str) -> None:
+def _display(text: "Listing") -> None:
     from IPython.display import Code, display
-    display(Code(text, language="python"))
+    display(Code(text, language=text.language))
 
 
 def show(region_id: str) -> Listing:
     """The code of show-region ``region_id``, dedented; in IPython (Jupyter) also displayed, highlighted."""
-    listing = Listing(get_region(region_id).text)
+    region = get_region(region_id)
+    listing = Listing(region.text)
+    listing.language = region.language
     ip = _ipython()
     if ip is not None:
         _display(listing)

@@ -12,7 +12,13 @@ tiling and a wrapper with the same calling convention::
     out, result = softmax(x, dtype=...)
 
 Inputs are NCHW / [N, K] numpy arrays; ``result`` is the LaunchResult.
+
+``CPP_DIR`` holds the C++ twins of conv2d, maxpool2d, linear (cube) and softmax in Ascend C (half in and out):
+``load(CPP_DIR / "conv2d.cpp").conv2d_cpp`` runs through the same wrapper with ``kernel=``, on the same tiling,
+with the same instructions and cycles as the Python kernel.
 """
+from pathlib import Path
+
 from ascend_sim.kernels._common import from_chunks, resolve_dtype, to_chunks
 from ascend_sim.kernels.conv2d import conv2d, conv2d_kernel
 from ascend_sim.kernels.linear import linear, linear_cube_kernel, linear_vector_kernel
@@ -20,5 +26,8 @@ from ascend_sim.kernels.maxpool import maxpool2d, maxpool2d_kernel
 from ascend_sim.kernels.relu import relu, relu_kernel
 from ascend_sim.kernels.softmax import softmax, softmax_kernel
 
-__all__ = ["conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel", "relu_kernel",
-           "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype", "from_chunks", "to_chunks"]
+CPP_DIR = Path(__file__).resolve().parent / "cpp"      # the C++ twins, for ascend_sim.ascendc.load
+
+__all__ = ["CPP_DIR", "conv2d", "maxpool2d", "relu", "linear", "softmax", "conv2d_kernel", "maxpool2d_kernel",
+           "relu_kernel", "linear_cube_kernel", "linear_vector_kernel", "softmax_kernel", "resolve_dtype",
+           "from_chunks", "to_chunks"]

@@ -318,13 +318,15 @@ def conv2d_kernel(x, w, b, y, tiling: Conv2dTiling) -> None:
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, dtype="float16",
-           block_dim: int | None = None, chip=None, tiling: Conv2dTiling | None = None
+           block_dim: int | None = None, chip=None, tiling: Conv2dTiling | None = None, kernel=None
            ) -> tuple[np.ndarray, LaunchResult]:
     """Simulated Conv2D, stride 1: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``, ``b [O]`` -> ``[N, O, OH, OW]``.
 
     Runs ``conv2d_kernel`` with the batch (and the output channels) split
     over ``block_dim`` blocks (default: up to the chip's vector cores; see
     ``choose_tiling``). Returns the output in ``dtype`` and the LaunchResult.
+    ``kernel`` launches another kernel with the same arguments (``x, w, b, y, tiling``) in place of
+    ``conv2d_kernel``, e.g. its C++ twin ``kernels/cpp/conv2d.cpp``.
     """
     d = resolve_dtype(dtype)
     x = check_batch(x, 4, "conv2d")
@@ -339,8 +341,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, dtype="
         raise ValueError(f"conv2d: the tiling {t} does not describe this call ({n} images {C}x{H}x{W}, "
                          f"{O} filters {KH}x{KW}, pad {pad}, {d})")
     y = np.zeros(O * t.OH * t.OW * t.lanes, d)
-    res = run(conv2d_kernel, conv_blocks(t, chip, block_dim), to_chunks(x, d, t.nb), np.ascontiguousarray(w, d),
-              np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
+    res = run(kernel or conv2d_kernel, conv_blocks(t, chip, block_dim), to_chunks(x, d, t.nb),
+              np.ascontiguousarray(w, d), np.ascontiguousarray(b, d), y, t, chip=chip, names=["x", "w", "b", "y"])
     return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
 
 

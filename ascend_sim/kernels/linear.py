@@ -290,11 +290,12 @@ def pack_vector(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # ----------------------------------------------------------------------------- host wrapper
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, dtype="float16", block_dim: int | None = None,
-           chip=None, engine: str | None = None) -> tuple[np.ndarray, LaunchResult]:
+           chip=None, engine: str | None = None, kernel=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated fully connected layer: ``x [N, K]``, ``w [O, K]``, ``b [O]`` -> ``[N, O]``.
 
     ``engine`` is ``"cube"`` (float16) or ``"vector"`` (float32); by default
-    the one for ``dtype``.
+    the one for ``dtype``. ``kernel`` launches another kernel with the engine's arguments in place of the
+    library's (cube: ``w, x, y, tiling``, e.g. the C++ twin ``kernels/cpp/linear.cpp``).
     """
     d = resolve_dtype(dtype)
     x = check_batch(x, 2, "linear")
@@ -314,13 +315,13 @@ def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, dtype="float16", bloc
         wp, xp = pack_cube(xd, wd, bd, t)
         y = np.zeros((O, t.lanes), np.float16)
         blocks = default_blocks(-(-t.lanes // t.nb), "AIC", chip, block_dim)
-        res = run(linear_cube_kernel, blocks, wp, xp, y, t, chip=chip, names=["w", "x", "y"])
+        res = run(kernel or linear_cube_kernel, blocks, wp, xp, y, t, chip=chip, names=["w", "x", "y"])
     else:
         t = vector_tiling(O, K, n, chip)
         wexp, bexp = pack_vector(wd, bd)
         y = np.zeros((O, t.lanes), np.float32)
         blocks = default_blocks(-(-t.lanes // t.nb), "AIV", chip, block_dim)
-        res = run(linear_vector_kernel, blocks, wexp, to_lanes(xd, d), bexp, y, t, chip=chip,
+        res = run(kernel or linear_vector_kernel, blocks, wexp, to_lanes(xd, d), bexp, y, t, chip=chip,
                   names=["w", "x", "b", "y"])
     return from_lanes(y, n), res
 

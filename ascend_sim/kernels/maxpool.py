@@ -167,15 +167,19 @@ def maxpool2d_kernel(x, y, tiling: MaxPoolTiling) -> None:
 
 
 def maxpool2d(x: np.ndarray, k: int = 2, s: int = 2, *, dtype="float16", block_dim: int | None = None,
-              chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """Simulated max pooling: ``x [N, C, H, W]`` -> ``[N, C, (H-k)//s+1, (W-k)//s+1]``."""
+              chip=None, kernel=None) -> tuple[np.ndarray, LaunchResult]:
+    """Simulated max pooling: ``x [N, C, H, W]`` -> ``[N, C, (H-k)//s+1, (W-k)//s+1]``.
+
+    ``kernel`` launches another kernel with the same arguments (``x, y, tiling``) in place of
+    ``maxpool2d_kernel``, e.g. its C++ twin ``kernels/cpp/maxpool.cpp``.
+    """
     d = resolve_dtype(dtype)
     x = check_batch(x, 4, "maxpool2d")
     n, C, H, W = x.shape
     t = choose_tiling(C, H, W, int(k), int(s), n, d, chip)
     y = np.zeros(C * t.OH * t.OW * t.lanes, d)
     blocks = default_blocks(t.lanes // t.nb, "AIV", chip, block_dim)
-    res = run(maxpool2d_kernel, blocks, to_chunks(x, d, t.nb), y, t, chip=chip, names=["x", "y"])
+    res = run(kernel or maxpool2d_kernel, blocks, to_chunks(x, d, t.nb), y, t, chip=chip, names=["x", "y"])
     return from_chunks(y, n, t.nb, (C, t.OH, t.OW)), res
 
 

@@ -121,16 +121,20 @@ def softmax_kernel(x, y, tiling: SoftmaxTiling) -> None:
     op.Process()
 
 
-def softmax(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=None
+def softmax(x: np.ndarray, *, dtype="float16", block_dim: int | None = None, chip=None, kernel=None
             ) -> tuple[np.ndarray, LaunchResult]:
-    """Simulated softmax over the last axis of ``x [N, K]``; returns ``[N, K]`` in ``dtype`` and the LaunchResult."""
+    """Simulated softmax over the last axis of ``x [N, K]``; returns ``[N, K]`` in ``dtype`` and the LaunchResult.
+
+    ``kernel`` launches another kernel with the same arguments (``x, y, tiling``) in place of ``softmax_kernel``,
+    e.g. its C++ twin ``kernels/cpp/softmax.cpp``.
+    """
     d = resolve_dtype(dtype)
     x = check_batch(x, 2, "softmax")
     n, K = x.shape
     xl = to_lanes(x, d)
     t = SoftmaxTiling(K, xl.shape[-1], min(CHUNK, xl.shape[-1]), d)
     y = np.zeros_like(xl)
-    res = run(softmax_kernel, default_blocks(-(-t.lanes // t.nb), "AIV", chip, block_dim), xl, y, t,
+    res = run(kernel or softmax_kernel, default_blocks(-(-t.lanes // t.nb), "AIV", chip, block_dim), xl, y, t,
               chip=chip, names=["x", "y"])
     return from_lanes(y, n), res
 

@@ -134,3 +134,13 @@ def test_in_ipython_show_displays_once_per_cell(monkeypatch):
     FakeShell.execution_count = 8             # a later cell that evaluates the variable again
     listing._ipython_display_()
     assert len(shown) == 2
+
+
+def test_a_cpp_region_is_cut_by_comment_markers_and_shown_as_cpp():
+    region = get_region("conv2d-compute-cpp")
+    assert region.path.suffix == ".cpp" and region.language == "cpp"
+    text = show("conv2d-compute-cpp")
+    assert text.language == "cpp"
+    assert text.splitlines()[1].startswith("__aicore__ inline void Compute(")     # dedented to column 0
+    assert "--- " not in text and "CopyOut" not in text        # markers and the next method stay out
+    assert get_region("conv2d-compute").language == "python"
