@@ -29,10 +29,10 @@ def add_relu_vector(x, y, z, n):
     DataCopy(zGm, zLocal, n)
     # --- END SOLUTION
 
-# %% ex1 wrong: the vector instructions stop one DataBlock short of n
+# %% ex1 wrong: the vector instructions stop one DataBlock short of n [key: values]
 # replace: Relu(zLocal, zLocal, n) -> Relu(zLocal, zLocal, n - 16)
 
-# %% ex1 wrong: the scalar loop is correct but far over the cycle budget
+# %% ex1 wrong: the scalar loop is correct but far over the cycle budget [key: budget]
 # replace:
 #     SetFlag(HardEvent.MTE2_V, 0)
 #     WaitFlag(HardEvent.MTE2_V, 0)
@@ -88,10 +88,10 @@ def add_tails(x, y, z, total):
         qz.FreeTensor(zl)
     # --- END SOLUTION
 
-# %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range
+# %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range [key: GMWriteConflictError]
 # replace:         offset, length = formerNum * formerLength + (idx - formerNum) * tailLength, tailLength ->         offset, length = idx * tailLength, tailLength
 
-# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses
+# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses [key: AlignmentError]
 # replace:
 #     blocks = total // 16                          # 32-byte DataBlocks of 16 halves
 #     formerNum = blocks % GetBlockNum()            # the first formerNum cores take one DataBlock more
@@ -102,7 +102,7 @@ def add_tails(x, y, z, total):
 #     tailLength = total // GetBlockNum()
 #     formerLength = tailLength + 1
 
-# %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work
+# %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work [key: budget]
 # replace:
 #     if idx < formerNum:
 #         offset, length = idx * formerLength, formerLength
@@ -142,19 +142,19 @@ def scale_stream(x, z, n):
         qout.FreeTensor(zl)
     # --- END SOLUTION
 
-# %% ex3 wrong: the loop stops before the last, shorter tile
+# %% ex3 wrong: the loop stops before the last, shorter tile [key: unwritten]
 # replace:     for start in range(0, n, TILE): ->     for start in range(0, n - TILE + 1, TILE):
 
-# %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap
+# %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap [key: budget]
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 1, 4096
 
-# %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
+# %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often [key: budget/small-copies]
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
 
-# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing
+# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 16384
 
-# %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB
+# %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB [key: CapacityError]
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 32768
 
 # %% ex4
@@ -197,10 +197,10 @@ def conv_cached_kernel(cols, wmat, y, M, N, K):
     op.Init(cols, wmat, None, y, t)
     op.Process()
 
-# %% ex4 wrong: every tile starts at row 0 (row0 not set from the tile index)
+# %% ex4 wrong: every tile starts at row 0 (row0 not set from the tile index) [key: GMWriteConflictError]
 # replace:             self.row0, self.col0 = tile * t.singleM, 0 ->             self.row0, self.col0 = 0, 0
 
-# %% ex4 wrong: the weights are read from GM again for every tile: correct, but each tile waits for them
+# %% ex4 wrong: the weights are read from GM again for every tile: correct, but each tile waits for them [key: budget]
 # replace:
 #             if weights is None:                   # the first tile of this core: the weights into L1, kept
 #                 weights = self.CopyInBAll()
@@ -211,7 +211,7 @@ def conv_cached_kernel(cols, wmat, y, M, N, K):
 #             self.Tile()
 #             self.qB1.FreeTensor(self.bRes)
 
-# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's Tile() then reads L0 bytes nothing wrote)
+# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's Tile() then reads L0 bytes nothing wrote) [key: UninitializedReadError]
 # replace:             self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16 ->             self.rp, self.np_ = self.rows, self.cols
 
 # %% ex5
@@ -238,19 +238,19 @@ def matmul_256(a, b, c):
     op.Process()
     # --- END SOLUTION
 
-# %% ex5 wrong: the tiling describes K = 128: half of the sum is missing
+# %% ex5 wrong: the tiling describes K = 128: half of the sum is missing [key: values]
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 128, singleM=16, singleN=256, baseK=64, depth=2)
 
-# %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
+# %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C [key: ArgumentError]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, 16, False, QuantMode_t.F322F16))
 
-# %% ex5 wrong: square 64x64 tiles (B as 128-byte rows) are correct but slower than the default
+# %% ex5 wrong: square 64x64 tiles (B as 128-byte rows) are correct but slower than the default [key: budget]
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=64, singleN=64, baseK=32, depth=2)
 
-# %% ex5 wrong: whole-row tiles without double buffering miss the 30 % target
+# %% ex5 wrong: whole-row tiles without double buffering miss the 30 % target [key: budget]
 # replace: t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=2) -> t = TiledMatmulTiling(256, 256, 256, singleM=16, singleN=256, baseK=64, depth=1)
 
-# %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
+# %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go) [key: CubeFormatError/fixpipe-swapped]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
 # %% ex6
@@ -277,13 +277,13 @@ def matmul_add_relu(a, b, bias, c, M, N, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex6 wrong: ReLU left out of the epilogue
+# %% ex6 wrong: ReLU left out of the epilogue [key: values]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing
+# %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing [key: values]
 # replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=False, relu=True)
 
-# %% ex6 wrong: one buffer per queue: correct but over the cycle budget
+# %% ex6 wrong: one buffer per queue: correct but over the cycle budget [key: budget]
 # replace: t = choose_tiling(M, N, K, bias=True, relu=True) -> t = choose_tiling(M, N, K, bias=True, relu=True, depth=1)
 
 # %% ex7
@@ -323,13 +323,13 @@ def conv_bn_relu_kernel(cols, wmat, bias, y, M, N, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex7 wrong: forgets to subtract the running mean when folding the bias
+# %% ex7 wrong: forgets to subtract the running mean when folding the bias [key: bn/fold]
 # replace:     b2 = (np.asarray(b, np.float64) - mean) * scale + beta ->     b2 = np.asarray(b, np.float64) * scale + beta
 
-# %% ex7 wrong: ReLU left out of the Fixpipe epilogue
+# %% ex7 wrong: ReLU left out of the Fixpipe epilogue [key: values]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle
+# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle [key: budget]
 # replace:     t = choose_tiling(M, N, K, bias=True, relu=True) ->     t = choose_tiling(M, N, K, bias=True, relu=True, cores=4)
 
 # %% ex8
@@ -359,8 +359,8 @@ def add_banks(x, y, z, times):
     WaitFlag(HardEvent.V_MTE3, 0)
     DataCopy(zg, zl, n)
 
-# %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
+# %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x [key: values]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x2000, 0x20000)
 
-# %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
+# %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide [key: budget]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)

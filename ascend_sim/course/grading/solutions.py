@@ -3,8 +3,9 @@
 The file format (answers with ``BEGIN``/``END SOLUTION`` sentinels, stubs, wrong answers as one
 ``# replace:`` each) is in ``solution_file.py``. ``solve_lab`` proves the lab: the solved notebook gets
 full marks, the blank one grades all ``not_attempted`` with no grader error, and every wrong answer
-fails; ``lint_lab`` finds what it can without running anything (conventions, naming, the check
-registry, solutions coverage, drifted stubs).
+fails showing the hint of the diagnosis key its label declares (``expectations.py``); ``lint_lab`` finds
+what it can without running anything (conventions, naming, the check registry, solutions coverage,
+drifted stubs).
 """
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from typing import Mapping
 
 from nbformat import NotebookNode
 
+from ascend_sim.course.grading.check import Lab
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import hint_problem, wrong_key
 from ascend_sim.course.grading.grade import grade_notebook
+from ascend_sim.course.grading.judge import load_lab
 from ascend_sim.course.grading.labfiles import LabFiles
 from ascend_sim.course.grading.notebook import ANSWER, LabTemplate, course, load_template, role
 from ascend_sim.course.grading.report import Report, write_report
@@ -93,9 +97,10 @@ def solve_lab(lab: LabFiles, *, limits: Limits = Limits(), out_dir: str | Path |
         variants.append(("blank", copy.deepcopy(template.nb), {}))
     if wrong:
         variants += [(name, nb, {ex: label}) for name, ex, label, nb in wrong_rounds(template, sols)]
+    declared = load_lab(template.checks, template.path.parent.resolve())
     for name, nb, labels in variants:
         report = grade_notebook(template, nb, limits=limits, name=f"{template.name}:{name}")
-        run = SolveRun(name, report, _expectations(name, report, labels))
+        run = SolveRun(name, report, _expectations(name, report, labels) + _hint_expectations(declared, report, labels))
         outcome.runs.append(run)
         if out_dir is not None:
             write_report(report, Path(out_dir) / name)
@@ -165,10 +170,18 @@ def _coverage(template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:
                             f"hint=\"...\"' / '# --- END SOLUTION' or add a '# %% {spec.id} stub' block")
         if s is None or not s.wrong:
             problems.append(f"{spec.id} has no wrong answer '# %% {spec.id} wrong: ...' to prove its check fails")
+        problems += [f"{spec.id} wrong '{label}': end the label with [key: <the diagnosis key whose hint it must "
+                     "show>]" for label, _ in (s.wrong if s else []) if wrong_key(label) is None]
     extra = sorted(set(sols) - {e.id for e in template.exercises})
     if extra:
         problems.append(f"solutions for exercises the lab does not have: {', '.join(extra)}")
     return problems
+
+
+def _hint_expectations(declared: Lab, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:
+    """A failed wrong answer shows the nudge of the diagnosis key its label declares (expectations.py)."""
+    return [p for e in report.exercises if e.exercise in wrong_labels and e.status == "fail"
+            for p in [hint_problem(declared, e.exercise, wrong_labels[e.exercise], e.hints)] if p]
 
 
 def _expectations(name: str, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:
