@@ -17,6 +17,7 @@ import ascend_sim
 
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import full_marks, wrong_run_names
 from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
@@ -49,10 +50,10 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab01_lenet_ops", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (17, 17)
+    assert solved.report.score == solved.report.max_score == full_marks(lab01.LAB)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
     failed = {r.name: {e.exercise for e in r.report.exercises if e.status == "fail"} for r in wrong}
-    assert len(failed) == 9
+    assert list(failed) == wrong_run_names(SOLUTIONS)
     for name, exercises in failed.items():     # one wrong answer per run; ex6 may fail too: it runs ex1..ex5
         ex = name.split("-")[0]
         assert ex in exercises and exercises <= {ex, "ex6"}, (name, exercises)

@@ -3,7 +3,8 @@
 An exercise is declared in its checks module (points, check, hints) and its solutions file (answer, wrong
 answers). Every expectation about it is derived from those two files, never typed again elsewhere:
 
-* the lab's full marks are the sum of the declared points (``full_marks``);
+* the lab's full marks are the sum of the declared points (``full_marks``), and ``ascend-sim solve`` runs one
+  round per wrong answer of the solutions file (``wrong_run_names``);
 * each wrong answer names, at the end of its label, the diagnosis key whose hint its failure must show::
 
       # %% ex2 wrong: forgets the tail (the last, shorter tile is skipped) [key: tail]
@@ -14,11 +15,15 @@ answers). Every expectation about it is derived from those two files, never type
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Mapping
 
 from ascend_sim.course.grading.check import Lab
 from ascend_sim.course.grading.hints import DEFAULT_HINTS
 
-__all__ = ["KEY_RE", "full_marks", "wrong_key", "key_levels", "hint_problem"]
+if TYPE_CHECKING:
+    from ascend_sim.course.grading.solution_file import Solution
+
+__all__ = ["KEY_RE", "full_marks", "wrong_run_names", "wrong_key", "key_levels", "hint_problem"]
 
 KEY_RE = re.compile(r"\s*\[key:\s*(?P<key>[^\]\s]+)\s*\]\s*$")
 
@@ -26,6 +31,11 @@ KEY_RE = re.compile(r"\s*\[key:\s*(?P<key>[^\]\s]+)\s*\]\s*$")
 def full_marks(lab: Lab) -> float:
     """The lab's maximum score: the sum of its declared points."""
     return float(sum(ex.points for ex in lab.exercises.values()))
+
+
+def wrong_run_names(sols: Mapping[str, "Solution"]) -> list[str]:
+    """The wrong-answer runs of ``ascend-sim solve``, in order: ``exN-wrong-K`` per wrong answer of the solutions."""
+    return [f"{ex}-wrong-{k}" for ex, s in sols.items() for k in range(1, len(s.wrong) + 1)]
 
 
 def wrong_key(label: str) -> str | None:

@@ -181,6 +181,7 @@ def _coverage(template: LabTemplate, sols: Mapping[str, Solution]) -> list[str]:
 def _hint_expectations(declared: Lab, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:
     """A failed wrong answer shows the nudge of the diagnosis key its label declares (expectations.py)."""
     return [p for e in report.exercises if e.exercise in wrong_labels and e.status == "fail"
+            and wrong_key(wrong_labels[e.exercise]) is not None      # a label without a key: _coverage says so
             for p in [hint_problem(declared, e.exercise, wrong_labels[e.exercise], e.hints)] if p]
 
 
