@@ -130,7 +130,8 @@ def _index(nb: NotebookNode, cell: NotebookNode) -> int:
 
 
 def _insertion_index(nb: NotebookNode, lab: Lab, ex_id: str) -> int:
-    """After the author's heading, else after the previous declared exercise's check cell, else before the next's."""
+    """After the author's heading, else after the previous declared exercise's cells, else before the next one's
+    heading (``exN-text``, or the markdown cells right above its answer cell), else at the end."""
     text = _cell(nb, f"{ex_id}-{TEXT}")
     if text is not None:
         return _index(nb, text) + 1
@@ -141,9 +142,14 @@ def _insertion_index(nb: NotebookNode, lab: Lab, ex_id: str) -> int:
         if last:
             return max(last) + 1
     for nxt in order[k + 1:]:
-        first = _cell(nb, f"{nxt}-{TEXT}") or _answer(nb, nxt)
-        if first is not None:
-            return _index(nb, first)
+        text, answer = _cell(nb, f"{nxt}-{TEXT}"), _answer(nb, nxt)
+        if text is not None:
+            return _index(nb, text)
+        if answer is not None:              # before the markdown right above it (its unnamed heading)
+            at = _index(nb, answer)
+            while at > 0 and nb.cells[at - 1].cell_type == "markdown":
+                at -= 1
+            return at
     return len(nb.cells)
 
 
