@@ -7,8 +7,8 @@ notebook's part follows from them (``ascend-sim clean`` writes it, ``ascend-sim 
 * an exercise the checks module declares and the notebook lacks gets its cells, in declaration order:
   a markdown heading ``exN-text`` (``## Exercise N — <title> (P points)`` and the check's docstring), the
   answer cell ``exN-answer`` (where ``write_stubs`` puts the stub generated from the solutions file) and the
-  locked check cell ``exN-check``, right after the check cell of the exercise declared before it. A heading ``exN-text``
-  written by the author beforehand is kept: the two code cells go right after it;
+  locked check cell ``exN-check``, right after the cells of the exercise declared before it. A heading
+  ``exN-text`` written by the author beforehand is kept: the two code cells go right after it;
 * every answer and check cell carries the declared points (``course.points``), and the heading's first line
   ends with them: ``(P points)`` or ``(..., P points)``.
 
@@ -20,6 +20,8 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
+from typing import Iterator
+
 import nbformat
 from nbformat import NotebookNode
 
@@ -54,28 +56,20 @@ def heading(ex: Exercise) -> str:
         title, _, body = doc.partition("\n")
     number = ex.id[2:]
     name = f" — {title.strip().rstrip('.')}" if title.strip() else ""
-    unit = "point" if float(ex.points) == 1 else "points"
-    return f"## Exercise {number}{name} ({fmt_points(ex.points)} {unit})" + (f"\n\n{body.strip()}" if body.strip()
-                                                                                  else "")
+    return f"## Exercise {number}{name} ({_points(ex.points)})" + (f"\n\n{body.strip()}" if body.strip() else "")
 
 
 def exercise_cell_problems(nb: NotebookNode, lab: Lab) -> list[str]:
     """Where the notebook's exercise cells differ from the checks module's declarations (empty when derived)."""
     problems = [f"{ex.id} is declared in the checks module but the notebook has no cells for it "
                 "(`ascend-sim clean` adds them)" for ex in lab.exercises.values() if _answer(nb, ex.id) is None]
-    for cell in nb.cells:
-        ex = lab.exercises.get(course(cell).get("ex", ""))
-        if ex is None or role(cell) not in (ANSWER, CHECK):
-            continue
-        if not _same(course(cell).get("points"), ex.points):
+    for cell, ex, found in _point_drift(nb, lab):
+        if found is None:
             problems.append(f"cell {cell.get('id')}: {course(cell).get('points')} points in the notebook, "
                             f"{fmt_points(ex.points)} declared by {lab.name}'s checks module "
                             "(`ascend-sim clean` writes the declared points)")
-    for ex in lab.exercises.values():
-        text = _cell(nb, f"{ex.id}-{TEXT}")
-        found = HEADING_POINTS.search(text.source.partition("\n")[0]) if text is not None else None
-        if found and not _same(float(found["points"]), ex.points):
-            problems.append(f"cell {text.get('id')}: its heading says {found['points']} points, the checks module "
+        else:
+            problems.append(f"cell {cell.get('id')}: its heading says {found['points']} points, the checks module "
                             f"{fmt_points(ex.points)} (`ascend-sim clean` rewrites the heading)")
     return problems + _unresolvable(nb, lab)
 
@@ -92,25 +86,37 @@ def write_exercise_cells(nb: NotebookNode, lab: Lab) -> list[str]:
             cells = _new_cells(nb, lab.name, ex)
             nb.cells[at:at] = cells
             changed.append(f"{ex.id}: added cells {', '.join(c.id for c in cells)} (declared in the checks module)")
+    for cell, ex, found in list(_point_drift(nb, lab)):
+        if found is None:
+            changed.append(f"cell {cell.get('id')}: points {course(cell).get('points')} -> {fmt_points(ex.points)}")
+            cell.metadata.course["points"] = _json_points(ex.points)
+        else:
+            first, nl, rest = cell.source.partition("\n")
+            cell.source = first[:found.start()] + _points(ex.points) + ")" + nl + rest
+            changed.append(f"cell {cell.get('id')}: heading points {found['points']} -> {fmt_points(ex.points)}")
+    return changed
+
+
+def _point_drift(nb: NotebookNode, lab: Lab) -> Iterator[tuple[NotebookNode, Exercise, re.Match | None]]:
+    """Answer and check cells whose points differ from the declared ones (match None), then such headings."""
     for cell in nb.cells:
         ex = lab.exercises.get(course(cell).get("ex", ""))
         if ex is not None and role(cell) in (ANSWER, CHECK) and not _same(course(cell).get("points"), ex.points):
-            changed.append(f"cell {cell.get('id')}: points {course(cell).get('points')} -> {fmt_points(ex.points)}")
-            cell.metadata.course["points"] = _json_points(ex.points)
+            yield cell, ex, None
     for ex in lab.exercises.values():
         text = _cell(nb, f"{ex.id}-{TEXT}")
-        first, nl, rest = text.source.partition("\n") if text is not None else ("", "", "")
-        found = HEADING_POINTS.search(first)
+        found = HEADING_POINTS.search(text.source.partition("\n")[0]) if text is not None else None
         if found and not _same(float(found["points"]), ex.points):
-            unit = "point" if float(ex.points) == 1 else "points"
-            text.source = first[:found.start()] + f"{fmt_points(ex.points)} {unit})" + nl + rest
-            changed.append(f"cell {text.get('id')}: heading points {found['points']} -> {fmt_points(ex.points)}")
-    return changed
+            yield text, ex, found
 
 
 # ----------------------------------------------------------------------------- helpers
 def _same(points, declared: float) -> bool:
     return isinstance(points, (int, float)) and not isinstance(points, bool) and float(points) == float(declared)
+
+
+def _points(points: float) -> str:
+    return f"{fmt_points(points)} point{'' if float(points) == 1 else 's'}"
 
 
 def _json_points(points: float) -> int | float:
