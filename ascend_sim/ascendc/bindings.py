@@ -57,6 +57,10 @@ VARIABLES = {
     "block_num": "GetBlockNum",
 }
 
+#: what ASCEND_SIM_TODO(msg) (simulator-only: an exercise stub's placeholder) expands to; the statement lowers to
+#: ``raise NotImplementedError(msg)``
+TODO_FUNCTION = "__ascend_sim_todo"
+
 #: headers whose functions are the simulated host runtime (module of ascend_sim.ascendc.host)
 HOST_HEADERS = {
     "acl.h": "acl",

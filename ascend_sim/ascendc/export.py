@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ascend_sim.ascendc.signature import KernelSignature, Param, read_kernels
+from ascend_sim.ascendc.signature import KernelSignature, Param, read_kernels, todo_lines
 
 __all__ = ["ExportSpec", "ExportError", "export", "plan", "NUMPY_DTYPES"]
 
@@ -118,6 +118,11 @@ def _value(spec: ExportSpec, name: str, what: str) -> Any:
 def plan(kernel_path: str | Path, spec: ExportSpec, include_dirs: tuple = ()) -> Plan:
     """What the generated main does for this kernel and spec (raises ExportError on a gap)."""
     path = Path(kernel_path)
+    todo = todo_lines(path, include_dirs)
+    if todo:
+        raise ExportError(f"{path}:{todo[0]}: ASCEND_SIM_TODO is the simulator-only placeholder of an unfinished "
+                          f"exercise ({len(todo)} left); CANN does not have it, so the project would not build: "
+                          "replace each ASCEND_SIM_TODO line with your code, then export")
     sig = _choose(read_kernels(path, include_dirs), spec.kernel, path)
     types = {n: str(_value(spec, n, "template type parameter")) for n, k in sig.template_params if k == "typename"}
     targs = [types[n] if k == "typename" else str(_value(spec, n, "template parameter"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.clang_util import binary_op, unary_op
 from ascend_sim.ascendc.diagnostics import unsupported
 from ascend_sim.ascendc.lower_expr import FLOAT_CONVERT, PY_BINOP, call, children, const, exact, name, strip
@@ -444,6 +445,10 @@ class StmtLowering:
                 self.fn.task_type = "MIX" if "MIX" in ref.spelling else "AIC" if "AIC" in ref.spelling else "AIV"
             if operand.kind.name in ("DECL_REF_EXPR", "INTEGER_LITERAL", "MEMBER_REF_EXPR"):
                 return []                                # (void)x: nothing to do
+        if k == "CALL_EXPR" and inner.spelling == bindings.TODO_FUNCTION:
+            # ASCEND_SIM_TODO(msg), an exercise stub's placeholder: `raise NotImplementedError(msg)` in the kernel's
+            # own code (the learner's line), as the Python stub does; the grader then says "not attempted"
+            return [ast.Raise(call("NotImplementedError", [self.expr(a) for a in inner.get_arguments()]), None)]
         if k == "CALL_EXPR" and inner.spelling == "__ascendc_kernel_task_type":
             self.fn.task_type = self.task_type_of(inner)
             return []

@@ -7,7 +7,12 @@
 
 After the cell, ``add_custom`` (the launchable kernel), the structs (``AddCustomTilingData``) and the other functions
 are names of the notebook, and ``add`` (the cell's name, default ``ascendc_module``) is the AscendCModule with
-``.python_source``. A compile error shows as the compiler's lines, not a traceback.
+``.python_source``. A compile error shows as the compiler's lines, not a traceback. Line numbers are the cell's
+(the magic line is line 1), as JupyterLab shows them.
+
+A notebook that must also run outside IPython (a lab's setup cell, which the grader runs as plain Python) calls
+``enable()`` instead of ``%load_ext``: it registers the magic when IPython runs the notebook and does nothing
+otherwise (the grader compiles ``%%ascendc`` answer cells itself).
 """
 from __future__ import annotations
 
@@ -38,10 +43,19 @@ def parse_line(line: str) -> tuple[str, dict, list]:
     return name, defines, includes
 
 
-def run_cell(line: str, cell: str, namespace: dict):
-    """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``."""
+def cell_text(cell: str) -> str:
+    """The C++ of a cell body with the magic line blanked, so that line numbers are the cell's."""
+    return "\n" + cell
+
+
+def run_cell(line: str, cell: str, namespace: dict, *, label: str | None = None):
+    """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``.
+
+    ``label`` names the cell in diagnostics and errors (``<ascendc:In[12]>``; default: the module's name): each
+    cell needs its own, or an error raised by an earlier cell's kernel would quote a later cell's source line.
+    """
     name, defines, includes = parse_line(line)
-    mod = load(cell, name=name, defines=defines, include_dirs=includes)
+    mod = load(cell_text(cell), name=label or name, defines=defines, include_dirs=includes)
     namespace.update(mod.functions)
     namespace.update(vars(mod.structs))
     namespace.update(mod.kernels)
@@ -52,9 +66,23 @@ def run_cell(line: str, cell: str, namespace: dict):
 def ascendc(line: str, cell: str):
     """The ``%%ascendc`` cell magic."""
     from IPython import get_ipython
-    return run_cell(line, cell, get_ipython().user_ns)
+    ipython = get_ipython()
+    return run_cell(line, cell, ipython.user_ns, label=f"In[{ipython.execution_count}]")
 
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext ascend_sim.ascendc.magic`` registers ``%%ascendc``."""
     ipython.register_magic_function(ascendc, magic_kind="cell", magic_name="ascendc")
+
+
+def enable() -> bool:
+    """Register ``%%ascendc`` in the running IPython (True); outside IPython do nothing (False)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    ipython = get_ipython()
+    if ipython is None:
+        return False
+    load_ipython_extension(ipython)
+    return True

@@ -97,6 +97,28 @@ def parse(text: str, clang_name: str, display_file: str, defines: dict | None = 
     return unit
 
 
+FUNCTION_KINDS = ("FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR", "FUNCTION_TEMPLATE",
+                  "CONVERSION_FUNCTION", "LAMBDA_EXPR")
+
+
+def function_body_lines(text: str, display_file: str = "<stub>") -> set[int]:
+    """The line numbers of ``text`` inside a function body (between its braces); CompileError if it does not parse."""
+    clang_name = os.path.join(os.path.abspath(os.getcwd()), "__ascendc_stub_check.cpp")
+    unit = parse(text, clang_name, display_file)
+    lines: set[int] = set()
+    stack = [unit.tu.cursor]
+    while stack:
+        cur = stack.pop()
+        for ch in cur.get_children():
+            loc = ch.location
+            if loc.file is None or loc.file.name != clang_name:
+                continue
+            if ch.kind.name == "COMPOUND_STMT" and cur.kind.name in FUNCTION_KINDS:
+                lines.update(range(ch.extent.start.line, ch.extent.end.line + 1))
+            stack.append(ch)
+    return lines
+
+
 def _diagnostic(d, unit: ParsedUnit) -> Diagnostic:
     loc = d.location
     name = loc.file.name if loc.file else unit.main_file

@@ -174,3 +174,13 @@ def read_kernels(path: str | Path, include_dirs: tuple = ()) -> list[KernelSigna
         out.append(KernelSignature(c.spelling, qualifier, "extern" in before, tparams, params, dict(structs),
                                    c.location.line, struct, tiling))
     return out
+
+
+def todo_lines(path: str | Path, include_dirs: tuple = ()) -> list[int]:
+    """The lines of ``path`` that still use ``ASCEND_SIM_TODO`` (an exercise stub's simulator-only placeholder)."""
+    ci, index = _index()
+    path = str(Path(path).resolve())
+    tu = index.parse(path, args=[*PARSE_ARGS, *(f"-I{d}" for d in include_dirs)],
+                     options=ci.TranslationUnit.PARSE_INCOMPLETE | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES)
+    return [t.location.line for t in tu.get_tokens(extent=tu.cursor.extent)
+            if t.spelling == "ASCEND_SIM_TODO" and t.location.file and t.location.file.name == path]

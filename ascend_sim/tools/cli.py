@@ -175,7 +175,7 @@ def release(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- solve
-@command("solve", help="fill a lab from solutions/ and grade it: full marks, blank all not attempted, "
+@command("solve", help="fill a lab from solutions/ (Python and C++) and grade it: full marks, blank all not attempted, "
                        "every wrong answer failing",
          args=[arg("labs", nargs="+", metavar="LAB", help="lab names or template paths"),
                arg("--out", default="out/solve", help="report folder (default: out/solve)"),
@@ -191,7 +191,7 @@ def solve(args: argparse.Namespace) -> int:
         outcome = solve_lab(lab, limits=_limits(args), out_dir=Path(args.out) / lab.name,
                             blank=not args.no_blank, wrong=not args.no_wrong)
         for run in outcome.runs:
-            print(f"{run.name:>8}  {run.report.summary()}")
+            print(f"{run.name:>14}  {run.report.summary()}")
         problems = outcome.all_problems()
         for p in problems:
             print(f"  PROBLEM {p}")
@@ -234,7 +234,7 @@ def clean(args: argparse.Namespace) -> int:
         if is_lab:
             normalize_lab(nb)
         for cid in write_stubs(nb, sols) if sols else []:
-            print(f"{path}: cell {cid}: stub regenerated from {solutions}")
+            print(f"{path}: cell {cid}: stub regenerated from {solutions.with_suffix('')}.py/.cpp")
         if nbformat.writes(nb) != before:
             nbformat.write(nb, path)
             print(f"cleaned {path}")
@@ -246,16 +246,19 @@ def clean(args: argparse.Namespace) -> int:
 
 
 def _lab_solutions(path: Path) -> tuple[dict | None, Path | None, list[str]]:
-    """The parsed solutions of a lab notebook (None when it has no solutions file) and why they failed to parse."""
+    """The parsed solutions of a lab notebook, by language (None when it has no solutions file), the Python
+    solutions file, and why they failed to parse."""
     from ascend_sim.course.grading.labfiles import find_lab
-    from ascend_sim.course.grading.solution_file import SolutionsFormatError, parse_solutions
-    solutions = find_lab(path).solutions
+    from ascend_sim.course.grading.solution_file import SolutionsFormatError
+    from ascend_sim.course.grading.solutions import load_solutions
+    lab = find_lab(path)
+    solutions = lab.solutions
     if solutions.is_relative_to(Path.cwd()):
         solutions = solutions.relative_to(Path.cwd())
     if not solutions.is_file():
         return None, None, []
     try:
-        return parse_solutions(solutions), solutions, []
+        return load_solutions(lab), solutions, []
     except SolutionsFormatError as e:
         return None, solutions, [f"stubs not checked: {e}"]
 

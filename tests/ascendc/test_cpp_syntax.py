@@ -1,7 +1,8 @@
 """Every C++ kernel in the repository passes `g++ -std=c++17 -fsyntax-only` against ascend_sim's headers.
 
-Collected: every *.asc / *.cpp / *.h under ascend_sim/, tests/, course/, labs/, solutions/ and docs/; every
-`%%ascendc` cell of a notebook; every ```cpp fence of docs/*.md and README.md that holds a kernel (one that
+Collected: every *.asc / *.cpp / *.h under ascend_sim/, tests/, course/, labs/ and docs/; every answer, stub and
+wrong answer of every C++ solutions file (solutions/*.cpp: each block is one translation unit, the file as a whole
+is not); every `%%ascendc` cell of a notebook; every ```cpp fence of docs/*.md and README.md that holds a kernel (one that
 names `__global__`, `__aicore__` or includes kernel_operator.h). Skipped only when g++ is not installed
 (.ci/run installs it).
 """
@@ -34,9 +35,27 @@ def _walk(suffixes: set[str]) -> list[Path]:
     return out
 
 
+def _is_solutions_file(path: Path) -> bool:
+    return path.parent == ROOT / "solutions"
+
+
 def cpp_files() -> list[tuple[str, str]]:
-    """(label, source) of every C++ file."""
-    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in _walk(SUFFIXES)]
+    """(label, source) of every C++ file but the solutions files (their blocks are collected one by one)."""
+    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in _walk(SUFFIXES)
+            if not _is_solutions_file(p)]
+
+
+def solution_blocks() -> list[tuple[str, str]]:
+    """(label, source) of every answer, stub and wrong answer of every solutions/*.cpp (the magic line blanked)."""
+    from ascend_sim.course.grading.solution_file import CPP, parse_solutions
+    out = []
+    for path in sorted((ROOT / "solutions").glob("*.cpp")):
+        for ex, sol in parse_solutions(path).items():
+            texts = [("answer", sol.code), ("stub", sol.stub)] + [(f"wrong {k}", code) for k, (_, code)
+                                                                  in enumerate(sol.wrong, 1)]
+            out += [(f"{path.relative_to(ROOT)} {ex} {what}", "\n" + CPP.block(text))
+                    for what, text in texts if text is not None]
+    return out
 
 
 def notebook_cells() -> list[tuple[str, str]]:
@@ -69,11 +88,13 @@ def markdown_kernels() -> list[tuple[str, str]]:
     return out
 
 
-SOURCES = cpp_files() + notebook_cells() + markdown_kernels()
+SOURCES = cpp_files() + solution_blocks() + notebook_cells() + markdown_kernels()
 
 
 def test_the_collection_finds_the_kernels_and_headers():
     labels = {label for label, _ in SOURCES}
+    assert "solutions/lab00_warmup.cpp ex2 wrong 2" in labels
+    assert "solutions/lab00_warmup.cpp" not in labels        # not a translation unit: its blocks are
     assert "tests/ascendc/kernels/matmul_leakyrelu_mix.asc" in labels
     assert "ascend_sim/ascendc/include/kernel_operator.h" in labels
     assert len([lb for lb in labels if lb.startswith("tests/ascendc/kernels/")]) >= 14

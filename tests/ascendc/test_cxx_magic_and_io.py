@@ -44,7 +44,8 @@ def test_a_compile_error_renders_as_compiler_lines():
     with pytest.raises(CompileError) as e:
         run_cell("broken", HEADER + "void f() { g(); }\n", {})
     lines = e.value._render_traceback_()
-    assert lines[1].startswith("<ascendc:broken>:3:12: error: use of undeclared identifier 'g'")
+    # line 4 of the cell: the %%ascendc line is line 1, as JupyterLab numbers the cell
+    assert lines[1].startswith("<ascendc:broken>:4:12: error: use of undeclared identifier 'g'")
 
 
 def test_printf_and_cout(capsys):
@@ -69,3 +70,17 @@ std::string name(uint32_t i, int32_t j, float f) { return "x" + std::to_string(i
                                                        std::to_string(f); }
 """, name="to_string")
     assert mod.name(7, -3, 1.5) == "x7_-3_1.500000"
+
+
+def test_each_cell_keeps_its_own_source_lines_in_errors():
+    # two cells of one notebook: an error of the first cell's kernel, raised after the second cell ran, quotes
+    # the first cell's line (each cell is labelled by its execution count, <ascendc:In[N]>)
+    from ascend_sim.engine.errors import KernelError
+    first = HEADER + 'extern "C" __global__ __aicore__ void k1(GM_ADDR x) { ascendc_assert(false, "first"); }\n'
+    second = HEADER + '\n\nextern "C" __global__ __aicore__ void k2(GM_ADDR x) { }\n'
+    ns: dict = {}
+    run_cell("", first, ns, label="In[1]")
+    run_cell("", second, ns, label="In[2]")
+    with pytest.raises(KernelError) as e:
+        launch(ns["k1"], 1, np.zeros(16, np.float32))
+    assert "<ascendc:In[1]>:" in str(e.value) and "ascendc_assert(false" in str(e.value), str(e.value)

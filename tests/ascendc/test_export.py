@@ -7,12 +7,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ascend_sim.ascendc.export import ExportError, ExportSpec, export
-from ascend_sim.ascendc.signature import read_kernels
+from ascend_sim.ascendc.signature import read_kernels, todo_lines
 from ascend_sim.ascendc.syntax import find_gxx, gxx_check
 from ascend_sim.tools import cli
 
@@ -193,3 +194,19 @@ def test_a_json_spec_file_or_inline(add_kernel, tmp_path, capsys):
     assert "numBlocks = 3;" in (tmp_path / "i" / "add_custom.asc").read_text()
     assert cli.main(["export", str(add_kernel), "--out", str(tmp_path / "u"), "--spec", '{"block": 2}']) == 2
     assert "unknown export spec keys ['block']" in capsys.readouterr().err
+
+
+def test_an_unfinished_exercise_stub_is_not_exported(tmp_path):
+    # the C++ stub of lab00 ex1 still holds ASCEND_SIM_TODO lines: CANN does not have the macro, export refuses
+    from ascend_sim.course.grading.solution_file import CPP, parse_solutions
+    sol = parse_solutions(Path(__file__).resolve().parents[2] / "solutions" / "lab00_warmup.cpp")["ex1"]
+    stub = tmp_path / "add_custom.cpp"
+    stub.write_text(CPP.block(sol.stub))
+    line = CPP.block(sol.stub).splitlines().index(next(ln for ln in CPP.block(sol.stub).splitlines()
+                                                       if "ASCEND_SIM_TODO" in ln)) + 1
+    with pytest.raises(ExportError, match=rf"add_custom.cpp:{line}: ASCEND_SIM_TODO .* \(5 left\)"):
+        export(stub, tmp_path / "out", ExportSpec(golden={"z": "x + y"}))
+    assert not (tmp_path / "out").exists()
+    answer = tmp_path / "answer.cpp"
+    answer.write_text(CPP.block(sol.code))
+    assert todo_lines(answer) == []

@@ -95,6 +95,8 @@ def _copy_of_lab00(folder: Path) -> tuple[Path, Path, Path]:
     checks.write_text(text.replace('LAB = Lab("lab00_warmup")', f'LAB = Lab("{NAME}")'))
     solutions = folder / "solutions" / f"{NAME}.py"
     shutil.copy(ROOT / "solutions" / "lab00_warmup.py", solutions)
+    if (ROOT / "solutions" / "lab00_warmup.cpp").is_file():             # its C++ answers, for %%ascendc cells
+        shutil.copy(ROOT / "solutions" / "lab00_warmup.cpp", solutions.with_suffix(".cpp"))
     nb = nbformat.read(ROOT / "labs" / "lab00_warmup.ipynb", as_version=4)
     nb.metadata.course.update(lab=NAME, checks=CHECKS)
     for cell in nb.cells:

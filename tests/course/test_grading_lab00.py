@@ -30,10 +30,15 @@ def _namespace(code: str) -> dict:
 def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab00", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    solved, blank, *wrong = outcome.runs
-    assert solved.report.score == solved.report.max_score == full_marks(lab00.LAB)
-    assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == wrong_run_names(SOLUTIONS)
+    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs      # the notebook offers C++ first
+    assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
+                                                                             "blank-python")
+    for run in (solved, solved_cpp):
+        assert run.report.score == run.report.max_score == full_marks(lab00.LAB)
+    for run in (blank, blank_python):
+        assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
+    cpp = parse_solutions(ROOT / "solutions" / "lab00_warmup.cpp")
+    assert [r.name for r in wrong] == wrong_run_names(SOLUTIONS) + wrong_run_names(cpp, prefix="cpp-")
     assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 

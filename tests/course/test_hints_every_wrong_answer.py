@@ -2,7 +2,9 @@
 mistake (never the exercise's generic fallback), and the message's Fix text fits the mistake.
 
 The expected diagnosis key of each wrong answer is declared where the wrong answer is written, at the end of its label
-in the solutions file (``# %% ex2 wrong: forgets the tail [key: tail]``): nothing to add here for a new one.
+in the solutions file (``# %% ex2 wrong: forgets the tail [key: tail]``, ``// %% ...`` in a C++ file): nothing to add
+here for a new one. The C++ solutions files' answers (solutions/labNN_topic.cpp) are loaded as the grader loads a
+%%ascendc cell (runner._run_cxx) and run through the same check.
 """
 from __future__ import annotations
 
@@ -14,13 +16,17 @@ import pytest
 
 from ascend_sim.course.grading.expectations import wrong_key
 from ascend_sim.course.grading.hints import DEFAULT_HINTS, GENERIC, HintLog
+from ascend_sim.course.grading.runner import _run_cxx
+from ascend_sim.course.grading.solution_file import CXX_MAGIC
 from ascend_sim.course.grading.solutions import parse_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LABS = sorted(p.stem for p in (ROOT / "solutions").glob("lab*.py"))
+SUFFIXES = (".py", ".cpp")
+LABS = {suffix: sorted(p.stem for p in (ROOT / "solutions").glob(f"lab*{suffix}")) for suffix in SUFFIXES}
 
-#: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake).
+#: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake);
+#: a C++ wrong answer's entry names its lab "cpp:<lab>".
 MESSAGE: dict[tuple[str, str, int], tuple[str, str]] = {
     ("lab02_optimization", "ex5", 4): ("Fix: FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...) takes the "
                                        "tile's columns (N) first", "srcStride is mSize rounded up"),
@@ -40,29 +46,40 @@ def _setup(lab: str) -> str:
                      if c["metadata"].get("course", {}).get("role") == "setup")
 
 
-def _cases() -> list[tuple[str, str, int]]:
-    return [(lab, ex, k) for lab in LABS for ex, sol in sorted(parse_solutions(
-        ROOT / "solutions" / f"{lab}.py").items()) for k in range(len(sol.wrong))]
+def _cases() -> list[tuple[str, str, str, int]]:
+    return [(suffix, lab, ex, k) for suffix, labs in LABS.items() for lab in labs
+            for ex, sol in sorted(parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items())
+            for k in range(len(sol.wrong))]
+
+
+def _run_cell(source: str, name: str, ns: dict) -> None:
+    """A solutions cell as the grader runs it: Python executed, a %%ascendc cell compiled and its kernels bound."""
+    if source.lstrip().startswith(CXX_MAGIC):
+        _run_cxx(source, name, ns)
+    else:
+        exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - the lab's own solutions
 
 
 def test_every_wrong_answer_declares_its_expected_key():
-    assert LABS, "no solutions files found"
-    for lab in LABS:
-        for ex, sol in parse_solutions(ROOT / "solutions" / f"{lab}.py").items():
-            for label, _ in sol.wrong:
-                assert wrong_key(label), f"{lab} {ex} wrong '{label}': end the label with [key: <diagnosis key>]"
+    assert LABS[".py"], "no solutions files found"
+    for suffix, labs in LABS.items():
+        for lab in labs:
+            for ex, sol in parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items():
+                for label, _ in sol.wrong:
+                    assert wrong_key(label), f"{lab}{suffix} {ex} wrong '{label}': end the label with [key: <key>]"
 
 
-@pytest.mark.parametrize("lab, ex, k", _cases(), ids=lambda v: str(v))
-def test_the_first_hint_is_keyed_to_the_mistake(lab, ex, k, monkeypatch):
+@pytest.mark.parametrize("suffix, lab, ex, k", _cases(), ids=lambda v: str(v))
+def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch):
     mod = importlib.import_module(f"ascend_sim.course.labs.{lab}")
     monkeypatch.setattr(mod.LAB, "hint_log", HintLog())          # a fresh session: no earlier failures
-    sols = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+    python = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+    sols = {**python, **parse_solutions(ROOT / "solutions" / f"{lab}{suffix}")}   # C++ where it has an answer
     label, wrong = sols[ex].wrong[k]
     ns: dict = {}
     exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102 - the lab's own setup cell
     for other, sol in sorted(sols.items()):                         # the other exercises solved
-        exec(compile(wrong if other == ex else sol.code, f"<{other}>", "exec"), ns)  # noqa: S102
+        _run_cell(wrong if other == ex else sol.code, other, ns)
     result = mod.LAB.run(ex, ns)
     assert result.status == "fail", f"{label}: {result.status} {result.messages[:1]}"
     key, levels = mod.LAB.hint_log.last[ex]
@@ -70,13 +87,13 @@ def test_the_first_hint_is_keyed_to_the_mistake(lab, ex, k, monkeypatch):
     own = mod.LAB.get(ex).hints.table
     assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
     assert levels == own.get(key, DEFAULT_HINTS.get(key)) and result.hints == [levels[0]]
-    want, unwanted = MESSAGE.get((lab, ex, k), ("", ""))
+    want, unwanted = MESSAGE.get((lab if suffix == ".py" else f"cpp:{lab}", ex, k), ("", ""))
     assert want in result.messages[0], result.messages[0]
     assert not unwanted or unwanted not in result.messages[0], result.messages[0]
 
 
 def test_hint_is_imported_by_every_lab_setup_cell():
-    for lab in LABS:
+    for lab in LABS[".py"]:
         ns: dict = {}
         exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102
         assert callable(ns.get("check")) and callable(ns.get("hint")), f"{lab}: the setup cell imports check and hint"

@@ -20,7 +20,7 @@ from ascend_sim.course.grading.check import STRICT_ENV
 from ascend_sim.course.grading.clean import strip_problems
 from ascend_sim.course.grading.labfiles import find_lab, list_labs
 from ascend_sim.course.grading.notebook import load_template
-from ascend_sim.course.grading.solutions import lint_lab, parse_solutions, solved_notebook
+from ascend_sim.course.grading.solutions import lint_lab, load_solutions, solved_notebook
 from ascend_sim.tools import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,8 +106,13 @@ def test_nbval_over_lessons_and_solved_labs(tmp_path):
     for lab in LABS:
         template = load_template(lab.template)
         target = solved_dir / lab.template.name
-        nbformat.write(solved_notebook(template, parse_solutions(lab.solutions)), target)
+        sols = load_solutions(lab)
+        nbformat.write(solved_notebook(template, sols["python"]), target)
         targets.append(target)
+        if "cpp" in sols:          # the C++ answers, through the %%ascendc magic of a real kernel
+            target = solved_dir / f"{lab.template.stem}_cpp.ipynb"
+            nbformat.write(solved_notebook(template, {**sols["python"], **sols["cpp"]}), target)
+            targets.append(target)
     result = _nbval(targets, tmp_path, [lab.template.parent for lab in LABS])
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert " passed" in result.stdout

@@ -20,11 +20,11 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``execute.py`` | limits, how each cell ended, the re-run's environment |
 | ``grade.py`` | one or many submissions -> Report |
 | ``report.py`` | report.json, report.csv, gradebook.csv |
-| ``solution_file.py`` | the solutions file: answers, sentinel stubs, wrong answers as replacements |
-| ``stubs.py`` | answer-cell stubs of a notebook against the generated ones |
+| ``solution_file.py`` | the solutions files (.py, and .cpp for C++ answers): answers, sentinel stubs, wrong answers |
+| ``stubs.py`` | answer-cell stubs of a notebook (either language) against the generated ones, the alt-stub cells |
 | ``exercise_cells.py`` | a notebook's exercise cells and points, derived from the checks module's declarations |
 | ``expectations.py`` | what the declarations promise: full marks, solve's runs, each wrong answer's hint key |
-| ``solutions.py`` | solved / blank / wrong-answer runs, ``lint_lab`` |
+| ``solutions.py`` | solved / blank / wrong-answer runs of both languages, ``lint_lab`` |
 | ``labfiles.py`` | lab name -> template and solutions paths |
 | ``clean.py`` | output stripping of committed notebooks |
 """

@@ -33,9 +33,10 @@ def full_marks(lab: Lab) -> float:
     return float(sum(ex.points for ex in lab.exercises.values()))
 
 
-def wrong_run_names(sols: Mapping[str, "Solution"]) -> list[str]:
-    """The wrong-answer runs of ``ascend-sim solve``, in order: ``exN-wrong-K`` per wrong answer of the solutions."""
-    return [f"{ex}-wrong-{k}" for ex, s in sols.items() for k in range(1, len(s.wrong) + 1)]
+def wrong_run_names(sols: Mapping[str, "Solution"], prefix: str = "") -> list[str]:
+    """The wrong-answer runs of ``ascend-sim solve``, in order: ``<prefix>exN-wrong-K`` per wrong answer of the
+    solutions (``cpp-`` for the C++ file's)."""
+    return [f"{prefix}{ex}-wrong-{k}" for ex, s in sols.items() for k in range(1, len(s.wrong) + 1)]
 
 
 def wrong_key(label: str) -> str | None:

@@ -1,8 +1,8 @@
 """Find a lab's files from a name (``lab00``, ``lab00_warmup``) or a template path.
 
-Layout of a course root: ``labs/<lab>.ipynb`` (the template learners get) and
-``solutions/<lab>.py`` (the instructor's answers). A template outside ``labs/``
-(a test fixture) keeps its solutions in ``solutions/`` next to it.
+Layout of a course root: ``labs/<lab>.ipynb`` (the template learners get),
+``solutions/<lab>.py`` (the instructor's answers) and, when the lab has C++ answers, ``solutions/<lab>.cpp``.
+A template outside ``labs/`` (a test fixture) keeps its solutions in ``solutions/`` next to it.
 
 One stem per lab: ``labs/<lab>.ipynb`` has ``course.lab == "<lab>"`` and its checks in
 ``ascend_sim.course.labs.<lab>`` (``naming_problems`` says where a notebook disagrees).
@@ -25,6 +25,16 @@ class LabFiles:
     name: str
     template: Path
     solutions: Path
+
+    @property
+    def cpp_solutions(self) -> Path:
+        """``solutions/<lab>.cpp``: the C++ answers beside the Python ones (optional)."""
+        return self.solutions.with_suffix(".cpp")
+
+    @property
+    def solution_files(self) -> list[Path]:
+        """The solutions files that exist: the Python one, then the C++ one."""
+        return [p for p in (self.solutions, self.cpp_solutions) if p.is_file()]
 
     @property
     def checks_module(self) -> str | None:

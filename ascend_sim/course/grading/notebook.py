@@ -8,7 +8,9 @@ Conventions (CONTRIBUTING.md has the author's view):
   tag ``exercise``) or ``check`` (id ``exN-check``, tag ``check``, locked,
   source ``check("exN")``); answer and check cells also carry ``ex`` and ``points``;
 * code cells with role ``demo`` (or none) and markdown cells belong to the
-  template; the grader keeps them but does not run demo cells.
+  template; the grader keeps them but does not run demo cells. A markdown cell with
+  role ``alt-stub`` (id ``exN-alt-stub``, before the answer cell) offers the exercise's
+  stub in the other language (Python or C++); ``ascend-sim clean`` writes it (``stubs.py``).
 
 ``rebuild`` makes the notebook that is graded: the template, with only the
 answer cells (and code cells the learner added right after them) taken from
@@ -26,11 +28,12 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-__all__ = ["SETUP", "ANSWER", "CHECK", "DEMO", "ADDED", "LabFormatError", "ExerciseSpec", "LabTemplate",
+__all__ = ["SETUP", "ANSWER", "CHECK", "DEMO", "ADDED", "ALT_STUB", "LabFormatError", "ExerciseSpec", "LabTemplate",
            "Tamper", "Rebuilt", "load_template", "lab_problems", "rebuild", "normalize_lab", "role",
            "read_notebook", "lab_mismatch", "student_id"]
 
 SETUP, ANSWER, CHECK, DEMO, ADDED = "setup", "answer", "check", "demo", "added"
+ALT_STUB = "alt-stub"           # markdown: the exercise's stub in the other language, written by clean
 LOCKED = (SETUP, CHECK)
 EX_RE = re.compile(r"^ex[0-9]+[a-z]?$")
 CHECK_SOURCE = 'check("{ex}")'
@@ -135,8 +138,10 @@ def lab_problems(nb: NotebookNode) -> list[str]:
     answers, checks = {}, {}
     for c in nb.cells:
         r, cid, cm = role(c), c.get("id"), course(c)
-        if r not in ("", SETUP, ANSWER, CHECK, DEMO):
+        if r not in ("", SETUP, ANSWER, CHECK, DEMO, ALT_STUB):
             problems.append(f"cell {cid}: unknown role {r!r}")
+        if r == ALT_STUB and (c.cell_type != "markdown" or cid != f"{cm.get('ex')}-alt-stub"):
+            problems.append(f"cell {cid}: an alt-stub cell is markdown with id exN-alt-stub")
         if r in (SETUP, ANSWER, CHECK) and c.cell_type != "code":
             problems.append(f"cell {cid}: role {r} must be a code cell")
         if r == SETUP and not (cid == "setup" or str(cid).startswith("setup-")):
@@ -183,6 +188,8 @@ def normalize_lab(nb: NotebookNode) -> NotebookNode:
             c.metadata["tags"] = sorted(set(c.metadata.get("tags", [])) | {tag})
             if r == CHECK and not c.source.strip():
                 c.source = CHECK_SOURCE.format(ex=cm["ex"])
+        elif r == ALT_STUB and cm.get("ex"):
+            c["id"] = f"{cm['ex']}-alt-stub"
         if r in LOCKED:
             c.metadata["editable"] = False
             c.metadata["deletable"] = False

@@ -27,10 +27,9 @@ import time
 from typing import Any
 
 from ascend_sim.course.grading.confine import CPU_ENV, MEMORY_ENV, apply_limits, confine
+from ascend_sim.course.grading.solution_file import CXX_MAGIC
 
 __all__ = ["main", "cell_filename", "CXX_MAGIC"]
-
-CXX_MAGIC = "%%ascendc"
 
 
 class StepTimeout(BaseException):
@@ -147,13 +146,21 @@ def _run_cell(step: dict, namespace: dict) -> None:
 
 
 def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
-    """A ``%%ascendc`` answer: the C++ below the magic line is the answer; its kernels become names."""
+    """A ``%%ascendc`` answer: the C++ below the magic line is the answer; its kernels become names.
+
+    As in JupyterLab (``magic.run_cell``): line numbers are the cell's and ``-D`` macros of the magic line apply;
+    the cell's name is its id, and ``-I`` folders are refused (the grader reads no learner-named files).
+    """
     try:
         from ascend_sim.ascendc import load
+        from ascend_sim.ascendc.magic import cell_text, parse_line
     except ImportError:
         raise RuntimeError("this grader cannot grade C++ answers yet (ascend_sim.ascendc is not installed)") from None
-    body = source.split("\n", 1)[1] if "\n" in source else ""
-    module = load(body, name=cell_id)
+    head, _, body = source.lstrip().partition("\n")
+    _, defines, includes = parse_line(head[len(CXX_MAGIC):])
+    if includes:
+        raise RuntimeError(f"the grader does not take -I folders on the {CXX_MAGIC} line: put the code in the cell")
+    module = load(cell_text(body), name=cell_id, defines=defines)
     kernels = getattr(module, "kernels", {})
     for kname, k in (kernels.items() if isinstance(kernels, dict) else ()):
         namespace[kname] = k
