@@ -201,8 +201,9 @@ def solve(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- clean
-@command("clean", help="strip outputs from committed notebooks, fix lab cell ids/tags/locks and regenerate "
-                       "answer-cell stubs from solutions/ (--check: only report)",
+@command("clean", help="strip outputs from committed notebooks; in labs add the cells and points of the exercises the "
+                       "checks module declares, fix cell ids/tags/locks and regenerate answer-cell stubs from "
+                       "solutions/ (--check: only report)",
          args=[arg("paths", nargs="+", help="notebooks or folders (e.g. course labs)"),
                arg("--check", action="store_true", help="change nothing; exit 1 if anything needs cleaning")])
 def clean(args: argparse.Namespace) -> int:
