@@ -103,10 +103,10 @@ extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z
     op.Process();
 }
 
-// %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset)
+// %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset) [key: GMWriteConflictError]
 // replace: uint32_t offset = blockLength * GetBlockIdx(); -> uint32_t offset = 0;
 
-// %% ex1 wrong: skips the last tile of every block
+// %% ex1 wrong: skips the last tile of every block [key: loop]
 // replace: uint32_t loopCount = blockLength / tileLength; -> uint32_t loopCount = blockLength / tileLength - 1;
 
 // %% ex2
@@ -187,10 +187,10 @@ extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR 
     op.Process();
 }
 
-// %% ex2 wrong: forgets the tail (only full tiles)
+// %% ex2 wrong: forgets the tail (only full tiles) [key: tail]
 // replace: for (uint32_t offset = 0; offset < length; offset += tileLength) { -> for (uint32_t offset = 0; offset + tileLength <= length; offset += tileLength) {
 
-// %% ex2 wrong: copies the tail in with DataCopy (not a multiple of 32 bytes)
+// %% ex2 wrong: copies the tail in with DataCopy (not a multiple of 32 bytes) [key: AlignmentError]
 // replace:
 //             if (count == tileLength) {
 //                 DataCopy(xLocal, xGm[offset], count);
@@ -303,8 +303,8 @@ extern "C" __global__ __aicore__ void add_double_buffer(GM_ADDR x, GM_ADDR y, GM
     ASCEND_SIM_TODO("ex3: write the double-buffered Add kernel");
 }
 
-// %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget
+// %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget [key: budget]
 // replace: constexpr int32_t BUFFER_NUM = 2; -> constexpr int32_t BUFFER_NUM = 1;
 
-// %% ex3 wrong: one big copy per block instead of tiles
+// %% ex3 wrong: one big copy per block instead of tiles [key: tile-size]
 // replace: this->tileLength = tileLength; -> this->tileLength = blockLength;

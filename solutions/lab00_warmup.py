@@ -44,10 +44,10 @@ def add_custom(x, y, z, tiling):
         outQueueZ.FreeTensor(zLocal)
     # --- END SOLUTION
 
-# %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset)
+# %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset) [key: GMWriteConflictError]
 # replace: offset = blockLength * GetBlockIdx() -> offset = 0
 
-# %% ex1 wrong: skips the last tile of every block
+# %% ex1 wrong: skips the last tile of every block [key: loop]
 # replace: for i in range(blockLength // tileLength): -> for i in range(blockLength // tileLength - 1):
 
 # %% ex2
@@ -86,10 +86,10 @@ def relu_custom(x, y, tiling):
         outQueue.FreeTensor(yLocal)
     # --- END SOLUTION
 
-# %% ex2 wrong: forgets the tail (only full tiles)
+# %% ex2 wrong: forgets the tail (only full tiles) [key: tail]
 # replace: for offset in range(0, length, tileLength): -> for offset in range(0, length - tileLength + 1, tileLength):
 
-# %% ex2 wrong: copies the tail in with DataCopy (not a multiple of 32 bytes)
+# %% ex2 wrong: copies the tail in with DataCopy (not a multiple of 32 bytes) [key: AlignmentError]
 # replace:
 #         if count == tileLength:
 #             DataCopy(xLocal, xGm[offset], count)
@@ -158,8 +158,8 @@ def add_double_buffer(x, y, z, tiling):
     """z = x + y like add_custom, with BUFFER_NUM = 2 buffers per queue."""
     raise NotImplementedError("ex3: write the double-buffered Add kernel")
 
-# %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget
+# %% ex3 wrong: single-buffered (BUFFER_NUM = 1) is correct but over the cycle budget [key: budget]
 # replace: BUFFER_NUM = 2 -> BUFFER_NUM = 1
 
-# %% ex3 wrong: one big copy per block instead of tiles
+# %% ex3 wrong: one big copy per block instead of tiles [key: tile-size]
 # replace: self.tileLength = tiling.tileLength -> self.tileLength = self.blockLength

@@ -101,7 +101,7 @@ extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR 
     op.Process();
 }
 
-// %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset)
+// %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset) [key: GMWriteConflictError]
 // replace: uint32_t offset = blockLength * GetBlockIdx(); -> uint32_t offset = 0;
 
 // %% ex2
@@ -216,7 +216,7 @@ extern "C" __global__ __aicore__ void maxpool_custom(GM_ADDR x, GM_ADDR y, GM_AD
     op.Process();
 }
 
-// %% ex2 wrong: horizontal pairs with block stride 1 (pixels 0-1, 1-2, 2-3 ... instead of 0-1, 2-3)
+// %% ex2 wrong: horizontal pairs with block stride 1 (pixels 0-1, 1-2, 2-3 ... instead of 0-1, 2-3) [key: values]
 // replace: pairs{1, 2, 2, 8, 16, 16} -> pairs{1, 1, 1, 8, 8, 8}
 
 // %% ex3
@@ -350,10 +350,10 @@ extern "C" __global__ __aicore__ void conv2d_custom(GM_ADDR x, GM_ADDR w, GM_ADD
     op.Process();
 }
 
-// %% ex3 wrong: forgets the bias (TODO 2: the accumulator starts at zero)
+// %% ex3 wrong: forgets the bias (TODO 2: the accumulator starts at zero) [key: values]
 // replace: Duplicate(acc, static_cast<float>(bLocal.GetValue(o)), count); -> Duplicate(acc, 0.0f, count);
 
-// %% ex3 wrong: reads the weights with GetValue before the MTE2 copy has landed (no MTE2_S sync)
+// %% ex3 wrong: reads the weights with GetValue before the MTE2 copy has landed (no MTE2_S sync) [key: RaceError]
 // replace:
 //         SetFlag<HardEvent::MTE2_S>(0);
 //         WaitFlag<HardEvent::MTE2_S>(0);
@@ -500,10 +500,10 @@ extern "C" __global__ __aicore__ void linear_custom(GM_ADDR w, GM_ADDR x, GM_ADD
     op.Process();
 }
 
-// %% ex4 wrong: restarts the accumulator at every K step (only the last K step survives)
+// %% ex4 wrong: restarts the accumulator at every K step (only the last K step survives) [key: values]
 // replace: 0, false, first} -> 0, false, true}
 
-// %% ex4 wrong: loads X'^T into L0B without the fractal transpose (L0B is ZN: each fractal column-major)
+// %% ex4 wrong: loads X'^T into L0B without the fractal transpose (L0B is ZN: each fractal column-major) [key: values]
 // replace: static_cast<uint16_t>(baseK / CUBE_BLOCK), 0, 0, true, 0} -> static_cast<uint16_t>(baseK / CUBE_BLOCK), 0, 0, false, 0}
 
 // %% ex5
@@ -615,5 +615,5 @@ extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, GM_AD
     op.Process();
 }
 
-// %% ex5 wrong: no max subtraction (exp overflows on large logits)
+// %% ex5 wrong: no max subtraction (exp overflows on large logits) [key: values]
 // replace: Sub(yLocal[c * T], xLocal[c * T], m, T); -> Adds(yLocal[c * T], xLocal[c * T], 0.0f, T);

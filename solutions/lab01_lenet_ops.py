@@ -36,7 +36,7 @@ def relu_custom(x, y, tiling):
         outQueue.FreeTensor(yLocal)
     # --- END SOLUTION
 
-# %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset)
+# %% ex1 wrong: every block works on block 0's range (no GetBlockIdx offset) [key: GMWriteConflictError]
 # replace: offset = blockLength * GetBlockIdx() -> offset = 0
 
 # %% ex2
@@ -76,7 +76,7 @@ def maxpool_custom(x, y, tiling):
         outQueue.FreeTensor(yLocal)
     # --- END SOLUTION
 
-# %% ex2 wrong: horizontal pairs with block stride 1 (pixels 0-1, 1-2, 2-3 ... instead of 0-1, 2-3)
+# %% ex2 wrong: horizontal pairs with block stride 1 (pixels 0-1, 1-2, 2-3 ... instead of 0-1, 2-3) [key: values]
 # replace: BinaryRepeatParams(1, 2, 2, 8, 16, 16) -> BinaryRepeatParams(1, 1, 1, 8, 8, 8)
 
 # %% ex3
@@ -169,10 +169,10 @@ def conv2d_custom(x, w, b, y, tiling):
     op.Init(x, w, b, y, tiling)
     op.Process()
 
-# %% ex3 wrong: forgets the bias (TODO 2: the accumulator starts at zero)
+# %% ex3 wrong: forgets the bias (TODO 2: the accumulator starts at zero) [key: values]
 # replace: Duplicate(acc, self.bv[o], self.count) -> Duplicate(acc, 0.0, self.count)
 
-# %% ex3 wrong: reads the weights with GetValue before the MTE2 copy has landed (no MTE2_S sync)
+# %% ex3 wrong: reads the weights with GetValue before the MTE2 copy has landed (no MTE2_S sync) [key: RaceError]
 # replace:
 #         SetFlag(HardEvent.MTE2_S, 0)
 #         WaitFlag(HardEvent.MTE2_S, 0)
@@ -228,10 +228,10 @@ def linear_custom(w, x, y, tiling):
     qA1.FreeTensor(a1)
     # --- END SOLUTION
 
-# %% ex4 wrong: restarts the accumulator at every K step (only the last K step survives)
+# %% ex4 wrong: restarts the accumulator at every K step (only the last K step survives) [key: values]
 # replace: MmadParams(M, nb, bk, 0, False, k0 == 0) -> MmadParams(M, nb, bk, 0, False, True)
 
-# %% ex4 wrong: loads X'^T into L0B without the fractal transpose (L0B is ZN: each fractal column-major)
+# %% ex4 wrong: loads X'^T into L0B without the fractal transpose (L0B is ZN: each fractal column-major) [key: values]
 # replace: LoadData2DParams(0, nb // 16, bk // 16, 0, 0, True, 0) -> LoadData2DParams(0, nb // 16, bk // 16, 0, 0, False, 0)
 
 # %% ex5
@@ -276,7 +276,7 @@ def softmax_custom(x, y, tiling):
         outQueue.FreeTensor(yl)
     # --- END SOLUTION
 
-# %% ex5 wrong: no max subtraction (exp overflows on large logits)
+# %% ex5 wrong: no max subtraction (exp overflows on large logits) [key: values]
 # replace: Sub(yl[c * T], xl[c * T], m, T) -> Adds(yl[c * T], xl[c * T], 0.0, T)
 
 # %% ex6
@@ -295,11 +295,11 @@ def lenet_forward(images):
     return run_softmax(softmax_custom, h)[0]
     # --- END SOLUTION
 
-# %% ex6 wrong: forgets the ReLU after conv2
+# %% ex6 wrong: forgets the ReLU after conv2 [key: lenet/accuracy]
 # replace:
 #     h = run_relu(relu_custom, run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0])[0]
 # with:
 #     h = run_conv2d(conv2d_custom, h, p["conv2.w"], p["conv2.b"], block_dim=8)[0]
 
-# %% ex6 wrong: flattens the Pool2 output in H, W, C order instead of C, H, W
+# %% ex6 wrong: flattens the Pool2 output in H, W, C order instead of C, H, W [key: lenet/accuracy]
 # replace: [0].reshape(len(x), -1) -> [0].transpose(0, 2, 3, 1).reshape(len(x), -1)

@@ -41,10 +41,10 @@ extern "C" __global__ __aicore__ void add_relu_vector(GM_ADDR x, GM_ADDR y, GM_A
     // --- END SOLUTION
 }
 
-// %% ex1 wrong: the vector instructions stop one DataBlock short of n
+// %% ex1 wrong: the vector instructions stop one DataBlock short of n [key: values]
 // replace: Relu(zLocal, zLocal, n); -> Relu(zLocal, zLocal, n - 16);
 
-// %% ex1 wrong: the scalar loop is correct but far over the cycle budget
+// %% ex1 wrong: the scalar loop is correct but far over the cycle budget [key: budget]
 // replace:
 //     SetFlag<HardEvent::MTE2_V>(0);
 //     WaitFlag<HardEvent::MTE2_V>(0);
@@ -155,10 +155,10 @@ extern "C" __global__ __aicore__ void add_tails(GM_ADDR x, GM_ADDR y, GM_ADDR z,
     op.Process();
 }
 
-// %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range
+// %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range [key: GMWriteConflictError]
 // replace:             offset = formerNum * formerLength + (idx - formerNum) * tailLength; ->             offset = idx * tailLength;
 
-// %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses
+// %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses [key: AlignmentError]
 // replace:
 //         uint32_t blocks = total / 16;                     // 32-byte DataBlocks of 16 halves
 //         uint32_t formerNum = blocks % GetBlockNum();      // the first formerNum cores take one DataBlock more
@@ -169,7 +169,7 @@ extern "C" __global__ __aicore__ void add_tails(GM_ADDR x, GM_ADDR y, GM_ADDR z,
 //         uint32_t tailLength = total / GetBlockNum();
 //         uint32_t formerLength = tailLength + 1;
 
-// %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work
+// %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work [key: budget]
 // replace:
 //         if (idx < formerNum) {
 //             offset = idx * formerLength;
@@ -247,19 +247,19 @@ extern "C" __global__ __aicore__ void scale_stream(GM_ADDR x, GM_ADDR z, uint32_
     // --- END SOLUTION
 }
 
-// %% ex3 wrong: the loop stops before the last, shorter tile
+// %% ex3 wrong: the loop stops before the last, shorter tile [key: unwritten]
 // replace:         for (uint32_t start = 0; start < n; start += tile) { ->         for (uint32_t start = 0; start + tile <= n; start += tile) {
 
-// %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap
+// %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap [key: budget]
 // replace: constexpr uint32_t BUFFER_NUM = 2;                // double buffering -> constexpr uint32_t BUFFER_NUM = 1;
 
-// %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
+// %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often [key: budget/small-copies]
 // replace: constexpr uint32_t TILE = 4096;                   // 8 KB copies -> constexpr uint32_t TILE = 256;
 
-// %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing
+// %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
 // replace: constexpr uint32_t TILE = 4096;                   // 8 KB copies -> constexpr uint32_t TILE = 16384;
 
-// %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB
+// %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB [key: CapacityError]
 // replace: constexpr uint32_t TILE = 4096;                   // 8 KB copies -> constexpr uint32_t TILE = 32768;
 
 // %% ex4
@@ -435,10 +435,10 @@ extern "C" __global__ __aicore__ void conv_nchw_kernel(GM_ADDR cols, GM_ADDR w, 
     // --- END SOLUTION
 }
 
-// %% ex4 wrong: every image's tile is written at image 0 of y
+// %% ex4 wrong: every image's tile is written at image 0 of y [key: GMWriteConflictError]
 // replace: Fixpipe(cGm[col0 / hw * t.M * hw], co1, -> Fixpipe(cGm[0], co1,
 
-// %% ex4 wrong: the weights are read from GM again for every image: correct, but each tile waits for them
+// %% ex4 wrong: the weights are read from GM again for every image: correct, but each tile waits for them [key: budget]
 // replace:
 //             if (!loaded) {                            // the first image of this core: the weights into L1, kept
 //                 weights = CopyInA();
@@ -450,10 +450,10 @@ extern "C" __global__ __aicore__ void conv_nchw_kernel(GM_ADDR cols, GM_ADDR w, 
 //             Tile(weights);
 //             qA1.FreeTensor(weights);
 
-// %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image
+// %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image [key: GMWriteConflictError]
 // replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), hw, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), np, false, QuantMode_t::F322F16}
 
-// %% ex4 wrong: rp and np not rounded up to 16 (SplitLoad then reads L1 bytes nothing wrote)
+// %% ex4 wrong: rp and np not rounded up to 16 (SplitLoad then reads L1 bytes nothing wrote) [key: UninitializedReadError]
 // replace:
 //             rp = Up16(rows);
 //             np = Up16(cols);
@@ -621,19 +621,19 @@ extern "C" __global__ __aicore__ void matmul_wide(GM_ADDR a, GM_ADDR b, GM_ADDR 
     // --- END SOLUTION
 }
 
-// %% ex5 wrong: the tiling describes K = 128: a third of the sum is missing
+// %% ex5 wrong: the tiling describes K = 128: a third of the sum is missing [key: values]
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 128, 32, 128, 128, 2};
 
-// %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
+// %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C [key: ArgumentError]
 // replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), 16, false, QuantMode_t::F322F16}
 
-// %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default
+// %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default [key: budget]
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 192, 16, 192, 80, 2};
 
-// %% ex5 wrong: the right tiles without double buffering miss the 12 % target
+// %% ex5 wrong: the right tiles without double buffering miss the 12 % target [key: budget]
 // replace:     CubeTiling tiling{96, 768, 192, 32, 128, 128, 2}; ->     CubeTiling tiling{96, 768, 192, 32, 128, 128, 1};
 
-// %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
+// %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go) [key: CubeFormatError/fixpipe-swapped]
 // replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
 
 // %% ex6
@@ -827,16 +827,16 @@ extern "C" __global__ __aicore__ void linear_relu(GM_ADDR x, GM_ADDR w, GM_ADDR 
     // --- END SOLUTION
 }
 
-// %% ex6 wrong: ReLU left out of the epilogue
+// %% ex6 wrong: ReLU left out of the epilogue [key: values]
 // replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
 
-// %% ex6 wrong: the first Mmad starts from zero: the bias in BT is never used
+// %% ex6 wrong: the first Mmad starts from zero: the bias in BT is never used [key: values]
 // replace:             Mmad(co1, a2, b2, bt, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, true, false}); ->             Mmad(co1, a2, b2, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, false, true});
 
-// %% ex6 wrong: choose_tiling's K steps of 64 cut every row of w into 128-byte copies: correct but over the budget
+// %% ex6 wrong: choose_tiling's K steps of 64 cut every row of w into 128-byte copies: correct but over the budget [key: budget]
 // replace:     CubeTiling tiling{M, N, K, 48, 64, Up16(K), 2}; ->     CubeTiling tiling{M, N, K, 32, 256, 64, 2};
 
-// %% ex6 wrong: w read as if it were [K, N] (LoadData transposes its fractals): the wrong products
+// %% ex6 wrong: w read as if it were [K, N] (LoadData transposes its fractals): the wrong products [key: values]
 // replace:
 //         DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
 // with:
@@ -884,10 +884,10 @@ extern "C" __global__ __aicore__ void add_banks(GM_ADDR x, GM_ADDR y, GM_ADDR z,
     DataCopy(zGm, zLocal, N);
 }
 
-// %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
+// %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x [key: values]
 // replace:     yAddr = 0x10100;                                  // another bank_id and the other 8 groups ->     yAddr = 0x2000;
 
-// %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
+// %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide [key: budget]
 // replace:
 //     yAddr = 0x10100;                                  // another bank_id and the other 8 groups
 //     zAddr = 0x20000;                                  // a third bank_id

@@ -29,10 +29,10 @@ def add_relu_vector(x, y, z, n):
     DataCopy(zGm, zLocal, n)
     # --- END SOLUTION
 
-# %% ex1 wrong: the vector instructions stop one DataBlock short of n
+# %% ex1 wrong: the vector instructions stop one DataBlock short of n [key: values]
 # replace: Relu(zLocal, zLocal, n) -> Relu(zLocal, zLocal, n - 16)
 
-# %% ex1 wrong: the scalar loop is correct but far over the cycle budget
+# %% ex1 wrong: the scalar loop is correct but far over the cycle budget [key: budget]
 # replace:
 #     SetFlag(HardEvent.MTE2_V, 0)
 #     WaitFlag(HardEvent.MTE2_V, 0)
@@ -88,10 +88,10 @@ def add_tails(x, y, z, total):
         qz.FreeTensor(zl)
     # --- END SOLUTION
 
-# %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range
+# %% ex2 wrong: a tail core starts at idx * tailLength, inside the former cores' range [key: GMWriteConflictError]
 # replace:         offset, length = formerNum * formerLength + (idx - formerNum) * tailLength, tailLength ->         offset, length = idx * tailLength, tailLength
 
-# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses
+# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses [key: AlignmentError]
 # replace:
 #     blocks = total // 16                          # 32-byte DataBlocks of 16 halves
 #     formerNum = blocks % GetBlockNum()            # the first formerNum cores take one DataBlock more
@@ -102,7 +102,7 @@ def add_tails(x, y, z, total):
 #     tailLength = total // GetBlockNum()
 #     formerLength = tailLength + 1
 
-# %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work
+# %% ex2 wrong: whole tiles per core and the rest on the last core: correct, but one core does most of the work [key: budget]
 # replace:
 #     if idx < formerNum:
 #         offset, length = idx * formerLength, formerLength
@@ -142,19 +142,19 @@ def scale_stream(x, z, n):
         qout.FreeTensor(zl)
     # --- END SOLUTION
 
-# %% ex3 wrong: the loop stops before the last, shorter tile
+# %% ex3 wrong: the loop stops before the last, shorter tile [key: unwritten]
 # replace:     for start in range(0, n, TILE): ->     for start in range(0, n - TILE + 1, TILE):
 
-# %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap
+# %% ex3 wrong: one buffer per queue: correct, but copies and vector work never overlap [key: budget]
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 1, 4096
 
-# %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often
+# %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often [key: budget/small-copies]
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
 
-# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing
+# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 16384
 
-# %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB
+# %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB [key: CapacityError]
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 32768
 
 # %% ex4
@@ -216,10 +216,10 @@ def conv_nchw_kernel(cols, w, y, images, O, HW, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex4 wrong: every image's tile is written at image 0 of y
+# %% ex4 wrong: every image's tile is written at image 0 of y [key: GMWriteConflictError]
 # replace:         Fixpipe(self.cGm[self.col0 // hw * t.M * hw], co1, ->         Fixpipe(self.cGm[0], co1,
 
-# %% ex4 wrong: the weights are read from GM again for every image: correct, but each tile waits for them
+# %% ex4 wrong: the weights are read from GM again for every image: correct, but each tile waits for them [key: budget]
 # replace:
 #             if weights is None:                   # the first image of this core: the weights into L1, kept
 #                 weights = self.CopyInA()
@@ -230,10 +230,10 @@ def conv_nchw_kernel(cols, w, y, images, O, HW, K):
 #             self.qA1.FreeTensor(weights)
 #             weights = None
 
-# %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image
+# %% ex4 wrong: Fixpipe's dstStride is the tile width rounded up to 16, not the pixels of one image [key: GMWriteConflictError]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, hw, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, self.np_, False, QuantMode_t.F322F16))
 
-# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's SplitLoad then reads L1 bytes nothing wrote)
+# %% ex4 wrong: rp and np_ not rounded up to 16 (the library's SplitLoad then reads L1 bytes nothing wrote) [key: UninitializedReadError]
 # replace:             self.rp, self.np_ = -(-self.rows // 16) * 16, -(-self.cols // 16) * 16 ->             self.rp, self.np_ = self.rows, self.cols
 
 # %% ex5
@@ -260,19 +260,19 @@ def matmul_wide(a, b, c):
     op.Process()
     # --- END SOLUTION
 
-# %% ex5 wrong: the tiling describes K = 128: a third of the sum is missing
+# %% ex5 wrong: the tiling describes K = 128: a third of the sum is missing [key: values]
 # replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = TiledMatmulTiling(96, 768, 128, singleM=32, singleN=128, baseK=128, depth=2)
 
-# %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C
+# %% ex5 wrong: Fixpipe's dstStride is the tile width, not the row length of C [key: ArgumentError]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, 16, False, QuantMode_t.F322F16))
 
-# %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default
+# %% ex5 wrong: choose_tiling's tiling (16-row tiles: B read 6 times over): correct but slower than the default [key: budget]
 # replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = choose_tiling(96, 768, 192)
 
-# %% ex5 wrong: the right tiles without double buffering miss the 12 % target
+# %% ex5 wrong: the right tiles without double buffering miss the 12 % target [key: budget]
 # replace: t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=2) -> t = TiledMatmulTiling(96, 768, 192, singleM=32, singleN=128, baseK=128, depth=1)
 
-# %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go)
+# %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go) [key: CubeFormatError/fixpipe-swapped]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
 # %% ex6
@@ -304,20 +304,20 @@ def linear_relu(x, w, bias, y, M, N, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex6 wrong: ReLU left out of the epilogue
+# %% ex6 wrong: ReLU left out of the epilogue [key: values]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing
+# %% ex6 wrong: the tiling without the bias: BT is never filled, the bias is missing [key: values]
 # replace:     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=True, relu=True, ->     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=False, relu=True,
 
-# %% ex6 wrong: choose_tiling's K steps of 64 cut every row of W into 128-byte copies: correct but over the budget
+# %% ex6 wrong: choose_tiling's K steps of 64 cut every row of W into 128-byte copies: correct but over the budget [key: budget]
 # replace:
 #     t = TiledMatmulTiling(M, N, K, singleM=48, singleN=64, baseK=-(-K // 16) * 16, bias=True, relu=True,
 #                           cores=GetBlockNum())
 # with:
 #     t = choose_tiling(M, N, K, bias=True, relu=True)
 
-# %% ex6 wrong: W read as if it were [K, N] (LoadData transposes its fractals): the wrong products
+# %% ex6 wrong: W read as if it were [K, N] (LoadData transposes its fractals): the wrong products [key: values]
 # replace:         self.bT = True                            # W is [N, K]: its NZ fractals go to L0B without a transpose ->         self.bT = False
 
 # %% ex7
@@ -361,16 +361,16 @@ def conv_bn_relu_kernel(cols, wt, bias, y, M, N, K):
     op.Process()
     # --- END SOLUTION
 
-# %% ex7 wrong: forgets to subtract the running mean when folding the bias
+# %% ex7 wrong: forgets to subtract the running mean when folding the bias [key: bn/fold]
 # replace:     b2 = (np.asarray(b, np.float64) - mean) * scale + beta ->     b2 = np.asarray(b, np.float64) * scale + beta
 
-# %% ex7 wrong: ReLU left out of the Fixpipe epilogue
+# %% ex7 wrong: ReLU left out of the Fixpipe epilogue [key: values]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle
+# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle [key: budget]
 # replace:     t = choose_tiling(M, N, K, bias=True, relu=True) ->     t = choose_tiling(M, N, K, bias=True, relu=True, cores=4)
 
-# %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them
+# %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them [key: bn/fold]
 # replace:     return np.ascontiguousarray(w2.reshape(O, -1), np.float16), bias     # GM buffers are flat, row-major ->     return np.ascontiguousarray(w2.reshape(O, -1).T, np.float16), bias
 
 # %% ex8
@@ -400,8 +400,8 @@ def add_banks(x, y, z, times):
     WaitFlag(HardEvent.V_MTE3, 0)
     DataCopy(zg, zl, n)
 
-# %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x
+# %% ex8 wrong: y overlaps x (x takes 16 KB from 0x0): the second copy overwrites half of x [key: values]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x2000, 0x20000)
 
-# %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide
+# %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide [key: budget]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)

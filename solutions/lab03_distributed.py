@@ -26,13 +26,13 @@ def ring_allreduce_schedule(p, count):
     return rows
     # --- END SOLUTION
 
-# %% ex1 wrong: the allgather phase adds what it receives instead of copying it
+# %% ex1 wrong: the allgather phase adds what it receives instead of copying it [key: ring/added-twice]
 # replace: rows.append((step_of(p - 1 + s, r), r, (r + 1) % p, bounds[c], bounds[c + 1], 0)) -> rows.append((step_of(p - 1 + s, r), r, (r + 1) % p, bounds[c], bounds[c + 1], 1))
 
-# %% ex1 wrong: one message per step (correct sums, but p times as many steps: over the time budget)
+# %% ex1 wrong: one message per step (correct sums, but p times as many steps: over the time budget) [key: budget]
 # replace: return s                                                # the p messages of a ring step travel at once -> return s * p + p - 1 - r
 
-# %% ex1 wrong: one allgather step too many (correct sums, 7 % over HCCL's ring)
+# %% ex1 wrong: one allgather step too many (correct sums, 7 % over HCCL's ring) [key: budget]
 # replace:     for s in range(p - 1):                                      # allgather: pass the finished chunks on ->     for s in range(p):                                          # allgather: pass the finished chunks on
 
 # %% ex2
@@ -52,19 +52,19 @@ def sampler_indices(n, num_replicas, rank, epoch, shuffle=True, drop_last=False,
     return order[rank:total:num_replicas]
     # --- END SOLUTION
 
-# %% ex2 wrong: a contiguous block per rank instead of every R-th index
+# %% ex2 wrong: a contiguous block per rank instead of every R-th index [key: sampler/strided]
 # replace: return order[rank:total:num_replicas] -> return order[rank * num_samples:(rank + 1) * num_samples]
 
-# %% ex2 wrong: the same shuffle every epoch (seed without the epoch)
+# %% ex2 wrong: the same shuffle every epoch (seed without the epoch) [key: sampler/epoch]
 # replace: order = torch_randperm(n, seed + epoch) if shuffle else list(range(n)) -> order = torch_randperm(n, seed) if shuffle else list(range(n))
 
-# %% ex2 wrong: no padding (ranks get different numbers of samples)
+# %% ex2 wrong: no padding (ranks get different numbers of samples) [key: sampler/length]
 # replace: order = (order * math.ceil(total / n))[:total]         # pad with the first elements, repeated if need be -> order = order[:total]
 
-# %% ex2 wrong: drop_last drops a sample even when the replicas divide n
+# %% ex2 wrong: drop_last drops a sample even when the replicas divide n [key: sampler/length]
 # replace: if drop_last and n % num_replicas: -> if drop_last:
 
-# %% ex2 wrong: the permutation ignores the seed (seeded with the epoch alone)
+# %% ex2 wrong: the permutation ignores the seed (seeded with the epoch alone) [key: sampler/seed]
 # replace: order = torch_randperm(n, seed + epoch) if shuffle else list(range(n)) -> order = torch_randperm(n, epoch) if shuffle else list(range(n))
 
 # %% ex3
@@ -81,10 +81,10 @@ def assign_buckets(nbytes, cap_bytes):
     return bucket_of
     # --- END SOLUTION
 
-# %% ex3 wrong: fills buckets in forward order (bucket 0 waits for the first layer, computed last)
+# %% ex3 wrong: fills buckets in forward order (bucket 0 waits for the first layer, computed last) [key: buckets/order]
 # replace: for i in reversed(range(len(nbytes))): -> for i in range(len(nbytes)):
 
-# %% ex3 wrong: one bucket for everything (its AllReduce starts after backward)
+# %% ex3 wrong: one bucket for everything (its AllReduce starts after backward) [key: buckets/one]
 # replace: bucket, size = bucket + 1, 0 -> size = 0
 
 # %% ex4
@@ -101,7 +101,7 @@ def tp_mlp_forward(x, w1_parts, b1_parts, w2_parts, b2):
     return [y + b2 for y in summed]
     # --- END SOLUTION
 
-# %% ex4 wrong: adds the bias on every rank before the AllReduce
+# %% ex4 wrong: adds the bias on every rank before the AllReduce [key: tp/bias]
 # replace:
 #         partial.append(h @ w2_parts[r].T)                     # row parallel: a partial sum of the output
 #     summed = comm.AllReduce(partial).outputs
@@ -111,7 +111,7 @@ def tp_mlp_forward(x, w1_parts, b1_parts, w2_parts, b2):
 #     summed = comm.AllReduce(partial).outputs
 #     return [y for y in summed]
 
-# %% ex4 wrong: no AllReduce (each rank keeps its partial sum)
+# %% ex4 wrong: no AllReduce (each rank keeps its partial sum) [key: tp/partial]
 # replace: summed = comm.AllReduce(partial).outputs -> summed = partial
 
 # %% ex5
@@ -121,10 +121,10 @@ def compress(bucket):
     return bucket.astype(np.float16)
     # --- END SOLUTION
 
-# %% ex5 wrong: sends fp32 (no compression: over the bytes target)
+# %% ex5 wrong: sends fp32 (no compression: over the bytes target) [key: compress/bytes]
 # replace: return bucket.astype(np.float16) -> return bucket.astype(np.float32)
 
-# %% ex5 wrong: int8 (small gradients round to 0: the accuracy target is missed)
+# %% ex5 wrong: int8 (small gradients round to 0: the accuracy target is missed) [key: compress/accuracy]
 # replace: return bucket.astype(np.float16) -> return bucket.astype(np.int8)
 
 # %% ex6
@@ -151,21 +151,21 @@ def train_with_recovery(total_steps, checkpoint_every, fail_step, fail_rank):
             # --- END SOLUTION
     return flat_weights(trainer)
 
-# %% ex6 wrong: goes on with the failed processes (their RNGs already drew the failed step's noise)
+# %% ex6 wrong: goes on with the failed processes (their RNGs already drew the failed step's noise) [key: recovery/weights]
 # replace:
 #                 trainer = make_trainer()
 #                 trainer.load_state_dict(snapshot)
 # with:
 #                 pass
 
-# %% ex6 wrong: snapshots the failed processes before restarting (their RNGs already drew the failed step's noise)
+# %% ex6 wrong: snapshots the failed processes before restarting (their RNGs already drew the failed step's noise) [key: recovery/weights]
 # replace:
 #                 trainer = make_trainer()
 # with:
 #                 snapshot = trainer.state_dict()
 #                 trainer = make_trainer()
 
-# %% ex6 wrong: restarts from scratch, ignoring the snapshot (the same weights, but every step redone)
+# %% ex6 wrong: restarts from scratch, ignoring the snapshot (the same weights, but every step redone) [key: DataParallelError/reservation]
 # replace:
 #                 trainer = make_trainer()
 #                 trainer.load_state_dict(snapshot)

@@ -20,19 +20,19 @@ def one_f_one_b_rows(p, m):
     return rows
     # --- END SOLUTION
 
-# %% ex1 wrong: GPipe (every forward, then every backward: m micro-batches in flight)
+# %% ex1 wrong: GPipe (every forward, then every backward: m micro-batches in flight) [key: gpipe]
 # replace:
 #         warm = min(p - s - 1, m)
 # with:
 #         warm = m
 
-# %% ex1 wrong: one warm-up forward too many (p - s micro-batches before the first backward)
+# %% ex1 wrong: one warm-up forward too many (p - s micro-batches before the first backward) [key: memory]
 # replace: warm = min(p - s - 1, m) -> warm = min(p - s, m)
 
-# %% ex1 wrong: no warm-up (F, B, F, B on every stage: stage 0 waits for each backward)
+# %% ex1 wrong: no warm-up (F, B, F, B on every stage: stage 0 waits for each backward) [key: bubble]
 # replace: warm = min(p - s - 1, m) -> warm = 0
 
-# %% ex1 wrong: the steady state runs the backward before the forward (the last stage differentiates what it has not computed)
+# %% ex1 wrong: the steady state runs the backward before the forward (the last stage differentiates what it has not computed) [key: order]
 # replace: order += [(0, warm + i), (1, i)] -> order += [(1, i), (0, warm + i)]
 
 # %% ex2
@@ -47,19 +47,19 @@ def loss_scale_step(grads, scale, clean_steps, growth_interval):
     return grads / np.float32(scale), scale, clean_steps
     # --- END SOLUTION
 
-# %% ex2 wrong: halves the scale but applies the step anyway
+# %% ex2 wrong: halves the scale but applies the step anyway [key: no-skip]
 # replace: return None, scale * 0.5, 0 -> return grads / np.float32(scale), scale * 0.5, 0
 
-# %% ex2 wrong: skips but never backs off
+# %% ex2 wrong: skips but never backs off [key: backoff]
 # replace: return None, scale * 0.5, 0 -> return None, scale, 0
 
-# %% ex2 wrong: forgets to unscale
+# %% ex2 wrong: forgets to unscale [key: unscale]
 # replace: return grads / np.float32(scale), scale, clean_steps -> return grads, scale, clean_steps
 
-# %% ex2 wrong: keeps counting clean steps across an overflow
+# %% ex2 wrong: keeps counting clean steps across an overflow [key: reset]
 # replace: return None, scale * 0.5, 0 -> return None, scale * 0.5, clean_steps
 
-# %% ex2 wrong: grows on every clean step
+# %% ex2 wrong: grows on every clean step [key: growth]
 # replace: if clean_steps == growth_interval: -> if clean_steps >= 1:
 
 # %% ex3
@@ -82,13 +82,13 @@ def choose_layout(model, servers, global_batch):
     return best.dp, best.tp, best.pp
     # --- END SOLUTION
 
-# %% ex3 wrong: pure data parallelism (a full replica does not fit)
+# %% ex3 wrong: pure data parallelism (a full replica does not fit) [key: memory]
 # replace: return best.dp, best.tp, best.pp -> return devices, 1, 1
 
-# %% ex3 wrong: tensor parallelism inside the server, data parallelism across (fits, but slower)
+# %% ex3 wrong: tensor parallelism inside the server, data parallelism across (fits, but slower) [key: slow]
 # replace: return best.dp, best.tp, best.pp -> return servers, 8, 1
 
-# %% ex3 wrong: the fastest layout, whether it fits or not
+# %% ex3 wrong: the fastest layout, whether it fits or not [key: memory]
 # replace: if candidate.fits and (best is None or candidate.step_us < best.step_us): -> if best is None or candidate.step_us < best.step_us:
 
 # %% ex4
@@ -103,7 +103,7 @@ def accumulate_gradients(ddp, micro_batches):
     # --- END SOLUTION
     return flat_grads(ddp), bytes_sent(ddp.comm)
 
-# %% ex4 wrong: no 1/k (k times the gradient)
+# %% ex4 wrong: no 1/k (k times the gradient) [key: scale]
 # replace:
 #             ddp.backward(batches, grad_scale=1 / k)
 #     ddp.backward(micro_batches[-1], grad_scale=1 / k)
@@ -111,10 +111,10 @@ def accumulate_gradients(ddp, micro_batches):
 #             ddp.backward(batches)
 #     ddp.backward(micro_batches[-1])
 
-# %% ex4 wrong: no no_sync (each backward AllReduces and replaces the gradient)
+# %% ex4 wrong: no no_sync (each backward AllReduces and replaces the gradient) [key: no-sync]
 # replace: with ddp.no_sync(): -> if True:
 
-# %% ex4 wrong: an AllReduce per micro-step, averaged by hand (right gradient, k times the bytes)
+# %% ex4 wrong: an AllReduce per micro-step, averaged by hand (right gradient, k times the bytes) [key: bytes]
 # replace:
 #     with ddp.no_sync():
 #         for batches in micro_batches[:-1]:

@@ -73,10 +73,10 @@ def leaky_relu_custom(x, z):
     launch(space.instance(key), block_dim, x, z, s)
     return key
 
-# %% ex1 wrong: selects every pair of dtypes (the cross product), so float x with half z is "legal"
+# %% ex1 wrong: selects every pair of dtypes (the cross product), so float x with half z is "legal" [key: template/illegal]
 # replace:     return ASCENDC_TPL_SEL(space, *(ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=d, BUFFER_NUM=[1, 2]) ->     return ASCENDC_TPL_SEL(space, *(ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=DTYPES, BUFFER_NUM=[1, 2])
 
-# %% ex1 wrong: no bfloat16 branch: LeakyRelu on bfloat16 (the sanitizer's DtypeError)
+# %% ex1 wrong: no bfloat16 branch: LeakyRelu on bfloat16 (the sanitizer's DtypeError) [key: DtypeError]
 # replace:
 #         if T == bfloat16:
 #             Cast(wide, xl, RoundMode.CAST_NONE, count)
@@ -84,10 +84,10 @@ def leaky_relu_custom(x, z):
 #         if False:
 #             Cast(wide, xl, RoundMode.CAST_NONE, count)
 
-# %% ex1 wrong: the host always asks for two buffers, so small inputs run the wrong instance
+# %% ex1 wrong: the host always asks for two buffers, so small inputs run the wrong instance [key: template/key]
 # replace:     buffers = 1 if x.size < 2048 else 2 ->     buffers = 2
 
-# %% ex1 wrong: two buffers only above 2,048 elements (2,048 itself gets one)
+# %% ex1 wrong: two buffers only above 2,048 elements (2,048 itself gets one) [key: template/key]
 # replace: buffers = 1 if x.size < 2048 else 2 -> buffers = 1 if x.size <= 2048 else 2
 
 # %% ex2
@@ -149,7 +149,7 @@ def add_dyn(x, y, z, total, former_num, former_length, tail_length, tile_length)
             DataCopyPad(zGm[off], zl, DataCopyExtParams(1, n * 2, 0, 0, 0))
         qz.FreeTensor(zl)
 
-# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses
+# %% ex2 wrong: splits the elements, not the 32-byte DataBlocks: cores start at unaligned addresses [key: tiling/rules]
 # replace:
 #     former_num = blocks % block_dim                 # 整核: one DataBlock more than the tail cores
 #     tail_length = blocks // block_dim * per_block
@@ -159,13 +159,13 @@ def add_dyn(x, y, z, total, former_num, former_length, tail_length, tile_length)
 #     tail_length = total // block_dim
 #     former_length = tail_length + 1
 
-# %% ex2 wrong: launches every core, even when there are fewer DataBlocks than cores
+# %% ex2 wrong: launches every core, even when there are fewer DataBlocks than cores [key: tiling/rules]
 # replace:     block_dim = min(cores, blocks)                  # never launch a core with nothing to do ->     block_dim = cores
 
-# %% ex2 wrong: the last core does not stop at total: it reads and writes past the end
+# %% ex2 wrong: the last core does not stop at total: it reads and writes past the end [key: OutOfBoundsError]
 # replace:     length = min(length, total - start)             # the last core stops at total ->     length = length
 
-# %% ex2 wrong: the DataBlock count rounded down: fewer elements than one DataBlock give 0 blocks and 0 cores
+# %% ex2 wrong: the DataBlock count rounded down: fewer elements than one DataBlock give 0 blocks and 0 cores [key: python/ZeroDivisionError]
 # replace:     blocks = -(-total // per_block)                 # DataBlocks; the last may be partial ->     blocks = total // per_block
 
 # %% ex3
@@ -221,13 +221,13 @@ def residual_epilogue(y, r, scale, shift, z, planes, C, HW):
         qz.FreeTensor(zl)
         # --- END SOLUTION
 
-# %% ex3 wrong: forgets the ReLU of the block's output
+# %% ex3 wrong: forgets the ReLU of the block's output [key: values]
 # replace:         Relu(zl, zl, n) ->         Adds(zl, zl, 0.0, n)
 
-# %% ex3 wrong: the channel of a plane from the core's own count, not the global plane index
+# %% ex3 wrong: the channel of a plane from the core's own count, not the global plane index [key: values]
 # replace:             c = (p0 + t0 + i) % C ->             c = (t0 + i) % C
 
-# %% ex3 wrong: the unfused chain: y * scale + shift goes to GM and is read back for the residual add and ReLU
+# %% ex3 wrong: the unfused chain: y * scale + shift goes to GM and is read back for the residual add and ReLU [key: budget]
 # replace:
 #         yl, rl = qy.AllocTensor(float32), qr.AllocTensor(float32)
 #         DataCopy(yl, yGm[t0 * HW], n)
@@ -333,13 +333,13 @@ def flash_row_attention(q, kt, vt, out, Sq, S, D):
         SetFlag(HardEvent.MTE3_V, 0)
         WaitFlag(HardEvent.MTE3_V, 0)
 
-# %% ex4 wrong: the accumulator is not rescaled when the running max grows
+# %% ex4 wrong: the accumulator is not rescaled when the running max grows [key: values]
 # replace:             Muls(acc, acc, corr, D)                 # rescale the accumulator, then add this block's P V ->             Muls(acc, acc, 1.0, D)
 
-# %% ex4 wrong: the naive S x S attention: one key block of all S keys (the whole score row in UB)
+# %% ex4 wrong: the naive S x S attention: one key block of all S keys (the whole score row in UB) [key: CapacityError]
 # replace:     BC = 64                                         # keys per block: one 256-byte repeat of float32 ->     BC = S
 
-# %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key
+# %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key [key: budget]
 # replace:     BC = 64                                         # keys per block: one 256-byte repeat of float32 ->     BC = 16
 
 # %% ex5
@@ -360,14 +360,14 @@ def weight_scales(w):
     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32)
     # --- END SOLUTION
 
-# %% ex5 wrong: the inverse scale (AscendQuant's multiplier 1 / scale) where the step is expected
+# %% ex5 wrong: the inverse scale (AscendQuant's multiplier 1 / scale) where the step is expected [key: ptq/accuracy]
 # replace:     scale = (hi - lo) / 255 if hi > lo else 1.0 ->     scale = 255 / (hi - lo) if hi > lo else 1.0
 
-# %% ex5 wrong: one scale per input column instead of per output channel
+# %% ex5 wrong: one scale per input column instead of per output channel [key: ptq/shape]
 # replace:     amax = np.abs(w).max(axis=1) ->     amax = np.abs(w).max(axis=0)
 
-# %% ex5 wrong: the offset maps the low end to 0 instead of -128 (the top half of the range clips at 127)
+# %% ex5 wrong: the offset maps the low end to 0 instead of -128 (the top half of the range clips at 127) [key: ptq/clip]
 # replace:     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 127)) ->     offset = int(np.clip(np.rint(-lo / scale), -128, 127))
 
-# %% ex5 wrong: weight scales of max|w| / 128: each channel's largest weight clips at 127
+# %% ex5 wrong: weight scales of max|w| / 128: each channel's largest weight clips at 127 [key: ptq/weight-clip]
 # replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax > 0, amax / 128, 1.0).astype(np.float32)

@@ -63,16 +63,16 @@ def decode_step_kernel(qkv, k_cache, v_cache, out, t):
     go.SetGlobalBuffer(out)
     DataCopy(go[h * D], vf, D)
 
-# %% ex1 wrong: forgets to write the new rows to the caches (attends correctly, but the next step has no row pos)
+# %% ex1 wrong: forgets to write the new rows to the caches (attends correctly, but the next step has no row pos) [key: kv/append]
 # replace:
 #     DataCopy(gk[row + t.pos * D], kh[(n - 1) * D], D)
 #     DataCopy(gv[row + t.pos * D], vh[(n - 1) * D], D)
 # with:
 
-# %% ex1 wrong: counts pos keys, not pos + 1: one cached row too few is loaded (key pos - 1 left out)
+# %% ex1 wrong: counts pos keys, not pos + 1: one cached row too few is loaded (key pos - 1 left out) [key: kv/length]
 # replace:     h, D, n = GetBlockIdx(), t.D, t.pos + 1          # n keys: the cached 0 .. pos - 1 and the new one ->     h, D, n = GetBlockIdx(), t.D, max(t.pos, 1)
 
-# %% ex1 wrong: scales the scores by 1 / D instead of 1 / sqrt(D)
+# %% ex1 wrong: scales the scores by 1 / D instead of 1 / sqrt(D) [key: kv/scale]
 # replace:     Muls(s, s, t.scale, n) ->     Muls(s, s, 1.0 / D, n)
 
 # %% ex2
@@ -90,16 +90,16 @@ def quantise_int4(w):
     return codes.reshape(o, k), scales
     # --- END SOLUTION
 
-# %% ex2 wrong: one group per row (group = K): 4.25 bits a weight but the perplexity goes over the budget
+# %% ex2 wrong: one group per row (group = K): 4.25 bits a weight but the perplexity goes over the budget [key: int4/perplexity]
 # replace:     group = 16 ->     group = 256
 
-# %% ex2 wrong: scales of max|w| / 8: each group's largest weight clips at 7
+# %% ex2 wrong: scales of max|w| / 8: each group's largest weight clips at 7 [key: int4/clip]
 # replace:     scales = np.where(amax > 0, amax / 7, 1.0).astype(np.float16).astype(np.float32) ->     scales = np.where(amax > 0, amax / 8, 1.0).astype(np.float16).astype(np.float32)
 
-# %% ex2 wrong: truncates instead of rounding to nearest
+# %% ex2 wrong: truncates instead of rounding to nearest [key: int4/rounding]
 # replace:     codes = np.clip(np.rint(blocks / scales[..., None]), -8, 7) ->     codes = np.clip(np.trunc(blocks / scales[..., None]), -8, 7)
 
-# %% ex2 wrong: groups of 8: finer, but 6 bits a weight with the scales
+# %% ex2 wrong: groups of 8: finer, but 6 bits a weight with the scales [key: int4/bits]
 # replace:     group = 16 ->     group = 8
 
 # %% ex3
@@ -122,8 +122,8 @@ def pick_heads(induction, echo, count):
     return [divmod(int(i), total.shape[1]) for i in order]
     # --- END SOLUTION
 
-# %% ex3 wrong: the induction score looks at the earlier occurrence itself (the echo's key)
+# %% ex3 wrong: the induction score looks at the earlier occurrence itself (the echo's key) [key: heads/scores]
 # replace:     induction = attn[:, :, t, t - length + 1].mean(-1) ->     induction = attn[:, :, t, t - length].mean(-1)
 
-# %% ex3 wrong: keeps the lowest-scoring heads (ascending sort)
+# %% ex3 wrong: keeps the lowest-scoring heads (ascending sort) [key: heads/choice]
 # replace:     order = np.argsort(-total, axis=None, kind="stable")[:count] ->     order = np.argsort(total, axis=None, kind="stable")[:count]

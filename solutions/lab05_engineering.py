@@ -39,10 +39,10 @@ def diagnose_ex1():
     return ("OutOfBoundsError", "GM")
     # --- END SOLUTION
 
-# %% ex1 wrong: every block runs to the end of the data (blocks overlap)
+# %% ex1 wrong: every block runs to the end of the data (blocks overlap) [key: GMWriteConflictError]
 # replace: length = min(tiling.blockLength, tiling.totalLength - start) -> length = tiling.totalLength - start
 
-# %% ex1 wrong: names the wrong memory
+# %% ex1 wrong: names the wrong memory [key: diagnosis]
 # replace: return ("OutOfBoundsError", "GM") -> return ("OutOfBoundsError", "UB")
 
 # %% ex2
@@ -77,10 +77,10 @@ def diagnose_ex2():
     return ("OutOfBoundsError", "UB")
     # --- END SOLUTION
 
-# %% ex2 wrong: a buffer 32 bytes larger is still too small
+# %% ex2 wrong: a buffer 32 bytes larger is still too small [key: OutOfBoundsError]
 # replace: pipe.InitBuffer(buf, tiling.tileLength * 2) -> pipe.InitBuffer(buf, tiling.tileLength + 32)
 
-# %% ex2 wrong: names GM, where the copy's destination overflowed
+# %% ex2 wrong: names GM, where the copy's destination overflowed [key: diagnosis]
 # replace: return ("OutOfBoundsError", "UB") -> return ("OutOfBoundsError", "GM")
 
 # %% ex3
@@ -115,14 +115,14 @@ def diagnose_ex3():
     return ("RaceError", "V_MTE3")
     # --- END SOLUTION
 
-# %% ex3 wrong: sets the flag but never waits for it
+# %% ex3 wrong: sets the flag but never waits for it [key: RaceError]
 # replace:
 #         SetFlag(HardEvent.V_MTE3, 0)
 #         WaitFlag(HardEvent.V_MTE3, 0)
 # with:
 #         SetFlag(HardEvent.V_MTE3, 0)
 
-# %% ex3 wrong: names the flag that was already there
+# %% ex3 wrong: names the flag that was already there [key: diagnosis]
 # replace: return ("RaceError", "V_MTE3") -> return ("RaceError", "MTE2_V")
 
 # %% ex4
@@ -166,13 +166,13 @@ def diagnose_ex4():
     return ("DeadlockError", "0")
     # --- END SOLUTION
 
-# %% ex4 wrong: a pipe barrier instead of the all-block barrier (block 0 reads y before the others wrote it)
+# %% ex4 wrong: a pipe barrier instead of the all-block barrier (block 0 reads y before the others wrote it) [key: RaceError]
 # replace: SyncAll() -> PipeBarrier(PIPE_ALL)
 
-# %% ex4 wrong: names a block that ended, not the one left waiting
+# %% ex4 wrong: names a block that ended, not the one left waiting [key: diagnosis]
 # replace: return ("DeadlockError", "0") -> return ("DeadlockError", "1")
 
-# %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it
+# %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it [key: DeadlockError]
 # replace:
 #     SyncAll()
 #     if GetBlockIdx() == 0:
@@ -182,7 +182,7 @@ def diagnose_ex4():
 #         SyncAll()
 #         copy_scaled(yAll, zAll, tiling.totalLength, 1.0)
 
-# %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y
+# %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y [key: unwritten]
 # replace:     copy_scaled(xGm, yGm, n, 2.0) ->     copy_scaled(yGm, xGm, n, 2.0)
 
 # %% ex5
@@ -218,10 +218,10 @@ def diagnose_ex5():
     return ("UninitializedReadError", "Add")
     # --- END SOLUTION
 
-# %% ex5 wrong: zeroes only half of the accumulator
+# %% ex5 wrong: zeroes only half of the accumulator [key: UninitializedReadError]
 # replace: Duplicate(acc, 0.0, tiling.tileLength) -> Duplicate(acc, 0.0, tiling.tileLength // 2)
 
-# %% ex5 wrong: blames the copy, not the reader
+# %% ex5 wrong: blames the copy, not the reader [key: diagnosis]
 # replace: return ("UninitializedReadError", "Add") -> return ("UninitializedReadError", "DataCopy")
 
 # %% ex6
@@ -239,10 +239,10 @@ def diagnose_ex6():
     return 768
     # --- END SOLUTION
 
-# %% ex6 wrong: rounds up but keeps the last tile full (it reads past the data)
+# %% ex6 wrong: rounds up but keeps the last tile full (it reads past the data) [key: tiling/kernel]
 # replace: return tileNum, total - (tileNum - 1) * tile -> return tileNum, tile
 
-# %% ex6 wrong: the length, not the first index left unwritten
+# %% ex6 wrong: the length, not the first index left unwritten [key: diagnosis]
 # replace: return 768 -> return 1000
 
 # %% ex7
@@ -259,10 +259,10 @@ def accumulate_in():
     return "float32"
     # --- END SOLUTION
 
-# %% ex7 wrong: names a layer that only inherits the error
+# %% ex7 wrong: names a layer that only inherits the error [key: diagnosis]
 # replace: return "conv2" -> return "relu2"
 
-# %% ex7 wrong: keeps the half accumulator
+# %% ex7 wrong: keeps the half accumulator [key: diagnosis/dtype]
 # replace: return "float32" -> return "float16"
 
 # %% ex8
@@ -286,10 +286,10 @@ def diagnose_ex8():
     return "E10001"
     # --- END SOLUTION
 
-# %% ex8 wrong: feeds the NHWC data unchanged
+# %% ex8 wrong: feeds the NHWC data unchanged [key: conversion/layout]
 # replace: return np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2)) -> return x_nhwc
 
-# %% ex8 wrong: the code of a malformed --input_shape, not of this failure
+# %% ex8 wrong: the code of a malformed --input_shape, not of this failure [key: diagnosis]
 # replace: return "E10001" -> return "E10002"
 
 # %% ex9
@@ -307,10 +307,10 @@ def segmentation_threshold(values):
     return float(edges[k + 1])
     # --- END SOLUTION
 
-# %% ex9 wrong: the mean of the values (inside the large class when the classes are unequal)
+# %% ex9 wrong: the mean of the values (inside the large class when the classes are unequal) [key: project/dice]
 # replace:     v = np.asarray(values, np.float64).ravel() ->     return float(np.mean(values))
 
-# %% ex9 wrong: a constant tuned on the picture (Dice is fine there, other data is cut in the wrong place)
+# %% ex9 wrong: a constant tuned on the picture (Dice is fine there, other data is cut in the wrong place) [key: project/gap]
 # replace:     return float(edges[k + 1]) ->     return 0.024
 
 # %% ex10
@@ -320,9 +320,9 @@ def defect_threshold(golden):
     return float(np.quantile(np.asarray(golden, np.float64), 0.9999))
     # --- END SOLUTION
 
-# %% ex10 wrong: mean + 3 standard deviations (inside the texture's long tail: clean surface is flagged)
+# %% ex10 wrong: mean + 3 standard deviations (inside the texture's long tail: clean surface is flagged) [key: project/precision]
 # replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(np.mean(golden) + 3 * np.std(np.asarray(golden, np.float64)))
 
-# %% ex10 wrong: twice the golden maximum (a wide margin: the faint scratches are missed)
+# %% ex10 wrong: twice the golden maximum (a wide margin: the faint scratches are missed) [key: project/recall]
 # replace:     return float(np.quantile(np.asarray(golden, np.float64), 0.9999)) ->     return float(2 * np.max(golden))
 

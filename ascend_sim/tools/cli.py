@@ -234,14 +234,16 @@ def solve(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- clean
-@command("clean", help="strip outputs from committed notebooks, fix lab cell ids/tags/locks and regenerate "
-                       "answer-cell stubs from solutions/ (--check: only report)",
+@command("clean", help="strip outputs from committed notebooks; in labs add the cells and points of the exercises the "
+                       "checks module declares, fix cell ids/tags/locks and regenerate answer-cell stubs from "
+                       "solutions/ (--check: only report)",
          args=[arg("paths", nargs="+", help="notebooks or folders (e.g. course labs)"),
                arg("--check", action="store_true", help="change nothing; exit 1 if anything needs cleaning")])
 def clean(args: argparse.Namespace) -> int:
     import nbformat
 
     from ascend_sim.course.grading.clean import strip, strip_problems
+    from ascend_sim.course.grading.exercise_cells import declared_lab, exercise_cell_problems, write_exercise_cells
     from ascend_sim.course.grading.notebook import course, lab_problems, normalize_lab
     from ascend_sim.course.grading.stubs import stub_problems, write_stubs
     dirty = 0
@@ -249,8 +251,11 @@ def clean(args: argparse.Namespace) -> int:
         nb = nbformat.read(path, as_version=4)
         is_lab = bool(course(nb).get("lab"))
         sols, solutions, problems = _lab_solutions(path) if is_lab else (None, None, [])
+        declared, declared_problems = declared_lab(path, nb) if is_lab else (None, [])
+        problems += declared_problems
         if args.check:
-            problems += strip_problems(nb) + (lab_problems(nb) if is_lab else [])
+            problems += strip_problems(nb) + (exercise_cell_problems(nb, declared) if declared else [])
+            problems += lab_problems(nb) if is_lab else []
             problems += stub_problems(nb, sols, solutions) if sols else []
             for p in problems:
                 print(f"{path}: {p}")
@@ -258,6 +263,8 @@ def clean(args: argparse.Namespace) -> int:
             continue
         before = nbformat.writes(nb)
         strip(nb)
+        for change in write_exercise_cells(nb, declared) if declared else []:
+            print(f"{path}: {change}")
         if is_lab:
             normalize_lab(nb)
         for cid in write_stubs(nb, sols) if sols else []:
@@ -265,6 +272,7 @@ def clean(args: argparse.Namespace) -> int:
         if nbformat.writes(nb) != before:
             nbformat.write(nb, path)
             print(f"cleaned {path}")
+        problems += exercise_cell_problems(nb, declared) if declared else []     # what clean cannot derive
         for p in problems + (lab_problems(nb) if is_lab else []):
             print(f"{path}: {p}")
             dirty += 1

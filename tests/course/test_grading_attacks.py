@@ -29,6 +29,7 @@ import pytest
 
 from ascend_sim.tools import cli
 from ascend_sim.course.grading.check import MIME
+from ascend_sim.course.grading.expectations import full_marks
 from ascend_sim.course.grading.notebook import load_template
 from ascend_sim.course.grading.solutions import parse_solutions, solved_notebook
 
@@ -336,7 +337,9 @@ def _messages(r: dict) -> str:
 
 def test_lab00_honest_learner_keeps_full_marks(lab00_class):
     r = lab00_class["honest"]
-    assert (r["score"], r["max_score"], r["tampered"]) == (7, 7, [])
+    from ascend_sim.course.labs import lab00_warmup as lab00
+    full = full_marks(lab00.LAB)
+    assert (r["score"], r["max_score"], r["tampered"]) == (full, full, [])
 
 
 @pytest.mark.parametrize("attack, reason", [

@@ -8,6 +8,7 @@ import pytest
 
 import ascend_sim
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import full_marks, wrong_run_names
 from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
@@ -33,12 +34,12 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
                                                                              "blank-python")
     for run in (solved, solved_cpp):
-        assert (run.report.score, run.report.max_score) == (7, 7)
+        assert run.report.score == run.report.max_score == full_marks(lab00.LAB)
     for run in (blank, blank_python):
         assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
-    names = ["ex1-wrong-1", "ex1-wrong-2", "ex2-wrong-1", "ex2-wrong-2", "ex3-wrong-1", "ex3-wrong-2"]
-    assert [r.name for r in wrong] == names + [f"cpp-{n}" for n in names]
-    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * 12
+    cpp = parse_solutions(ROOT / "solutions" / "lab00_warmup.cpp")
+    assert [r.name for r in wrong] == wrong_run_names(SOLUTIONS) + wrong_run_names(cpp, prefix="cpp-")
+    assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 
 EXPECTED_FEEDBACK = {

@@ -8,6 +8,7 @@ import pytest
 
 import ascend_sim
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import full_marks, wrong_run_names
 from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
@@ -32,10 +33,9 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab04", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (16, 16)
+    assert solved.report.score == solved.report.max_score == full_marks(lab04.LAB)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"} and not blank.report.grader_error
-    assert [r.name for r in wrong] == [f"{ex}-wrong-{k}" for ex, n in (("ex1", 4), ("ex2", 4), ("ex3", 3),
-                                                                        ("ex4", 3), ("ex5", 4)) for k in range(1, n + 1)]
+    assert [r.name for r in wrong] == wrong_run_names(SOLUTIONS)
     assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
 
@@ -73,8 +73,9 @@ def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
     assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
 
 
-def test_every_wrong_answer_has_an_expected_feedback():
-    assert {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))} == set(EXPECTED_FEEDBACK)
+def test_expected_feedback_pins_existing_wrong_answers():
+    """Message pins of today's wrong answers; a new wrong answer needs none (its [key: ...] label is checked)."""
+    assert set(EXPECTED_FEEDBACK) <= {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))}
 
 
 def _cycles(ex: str, name: str, *args, code: str | None = None, **kw) -> float:

@@ -15,12 +15,15 @@ import nbformat
 import pytest
 
 from ascend_sim.course.grading.check import MIME
+from ascend_sim.course.grading.expectations import full_marks
 from ascend_sim.course.grading.notebook import SETUP, load_template, role
 from ascend_sim.course.grading.screen import import_bindings, screen_source
 from ascend_sim.course.grading.solutions import parse_solutions, solved_notebook
+from ascend_sim.course.labs import lab00_warmup as lab00
 from ascend_sim.tools import cli
 
 ROOT = Path(__file__).resolve().parents[2]
+FULL = full_marks(lab00.LAB)          # lab00's declared points
 LIMITS = ["--cell-timeout", "6", "--time-limit", "120", "--memory-mb", "1536"]
 REFUSED = "refused by the grader's allowlist (the cell was not run): "
 
@@ -186,9 +189,9 @@ def test_attacks_change_nothing_outside_their_own_report(graded):
     assert graded["before"] == graded["after"]                              # no submission file touched
     for name in ("a_honest", "z_honest"):
         r = graded["reports"][name]
-        assert (r["score"], r["max_score"], r["tampered"], r["grader_error"]) == (7, 7, [], ""), name
+        assert (r["score"], r["max_score"], r["tampered"], r["grader_error"]) == (FULL, FULL, [], ""), name
     rows = {Path(r["submission"]).stem: r for r in csv.DictReader((graded["out"] / "gradebook.csv").open())}
-    assert set(rows) == set(graded["reports"]) and rows["z_honest"]["score"] == "7"
+    assert set(rows) == set(graded["reports"]) and float(rows["z_honest"]["score"]) == FULL
     assert sorted(p.name for p in graded["out"].iterdir()) == sorted([*graded["reports"], "gradebook.csv"])
 
 

@@ -5,6 +5,7 @@ import copy
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -263,12 +264,12 @@ def test_missing_answer_cell_is_graded_as_the_stub(template):
 def test_parse_solutions(tmp_path, template):
     sols = parse_solutions(FIXTURES / "solutions" / "fixture_lab.py")
     assert sorted(sols) == ["ex1", "ex2", "ex3"]
-    assert sols["ex2"].wrong[0][0] == "forgets the tail"
+    assert sols["ex2"].wrong[0][0] == "forgets the tail [key: tail]"
     assert sols["ex1"].code.startswith("def add(x, y):")
     rounds = wrong_rounds(template, sols)
     assert [(name, ex, label) for name, ex, label, _ in rounds] == [
-        ("ex1-wrong-1", "ex1", "subtracts"), ("ex2-wrong-1", "ex2", "forgets the tail"),
-        ("ex3-wrong-1", "ex3", "counts zeros too")]
+        ("ex1-wrong-1", "ex1", "subtracts [key: values]"), ("ex2-wrong-1", "ex2", "forgets the tail [key: tail]"),
+        ("ex3-wrong-1", "ex3", "counts zeros too [key: *]")]
     nb = rounds[0][3]                                   # one wrong answer, the solutions elsewhere
     assert "x - y" in _cell(nb, "ex1-answer").source and _cell(nb, "ex2-answer").source == sols["ex2"].code.rstrip()
     bad = tmp_path / "bad.py"
@@ -358,6 +359,7 @@ def test_cli_clean_check_reports_dirty_notebooks(tmp_path, capsys):
     _cell(nb, "ex1-answer").outputs = [nbformat.v4.new_output("stream", name="stdout", text="x\n")]
     path = tmp_path / "dirty.ipynb"
     nbformat.write(nb, path)
+    shutil.copy(FIXTURES / "fixture_checks.py", tmp_path)         # clean derives the exercise cells from it
     before = path.read_bytes()
     assert cli.main(["clean", "--check", str(path)]) == 1
     assert "cell ex1-answer has outputs" in capsys.readouterr().out

@@ -1,9 +1,10 @@
 """Every wrong answer of every lab's solutions file, run through its check: the first hint is the one keyed to that
 mistake (never the exercise's generic fallback), and the message's Fix text fits the mistake.
 
-A new wrong answer in solutions/ must be added to WRONG_KEYS below (the test fails otherwise): its expected diagnosis
-key is part of writing it. The C++ solutions files (solutions/labNN_topic.cpp) have their own table, CPP_WRONG_KEYS;
-their answers are loaded as the grader loads a %%ascendc cell (runner._run_cxx) and run through the same check.
+The expected diagnosis key of each wrong answer is declared where the wrong answer is written, at the end of its label
+in the solutions file (``# %% ex2 wrong: forgets the tail [key: tail]``, ``// %% ...`` in a C++ file): nothing to add
+here for a new one. The C++ solutions files' answers (solutions/labNN_topic.cpp) are loaded as the grader loads a
+%%ascendc cell (runner._run_cxx) and run through the same check.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ascend_sim.course.grading.expectations import wrong_key
 from ascend_sim.course.grading.hints import DEFAULT_HINTS, GENERIC, HintLog
 from ascend_sim.course.grading.runner import _run_cxx
 from ascend_sim.course.grading.solution_file import CXX_MAGIC
@@ -21,58 +23,8 @@ from ascend_sim.engine.spelling import CPP, PYTHON, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: lab -> exercise -> the diagnosis key of each wrong answer, in the solutions file's order.
-WRONG_KEYS: dict[str, dict[str, list[str]]] = {
-    "lab00_warmup": {"ex1": ["GMWriteConflictError", "loop"], "ex2": ["tail", "AlignmentError"],
-                     "ex3": ["budget", "tile-size"]},
-    "lab01_lenet_ops": {"ex1": ["GMWriteConflictError"], "ex2": ["values"], "ex3": ["values", "RaceError"],
-                        "ex4": ["values", "values"], "ex5": ["values"], "ex6": ["lenet/accuracy", "lenet/accuracy"]},
-    "lab02_optimization": {
-        "ex1": ["values", "budget"], "ex2": ["GMWriteConflictError", "AlignmentError", "budget"],
-        "ex3": ["unwritten", "budget", "budget/small-copies", "budget/large-tiles", "CapacityError"],
-        "ex4": ["GMWriteConflictError", "budget", "GMWriteConflictError", "UninitializedReadError"],
-        "ex5": ["values", "ArgumentError", "budget", "budget", "CubeFormatError/fixpipe-swapped"],
-        "ex6": ["values", "values", "budget", "values"], "ex7": ["bn/fold", "values", "budget", "bn/fold"],
-        "ex8": ["values", "budget"]},
-    "lab03_distributed": {
-        "ex1": ["ring/added-twice", "budget", "budget"],
-        "ex2": ["sampler/strided", "sampler/epoch", "sampler/length", "sampler/length", "sampler/seed"],
-        "ex3": ["buckets/order", "buckets/one"], "ex4": ["tp/bias", "tp/partial"],
-        "ex5": ["compress/bytes", "compress/accuracy"],
-        "ex6": ["recovery/weights", "recovery/weights", "DataParallelError/reservation"]},
-    "lab03b_parallelism": {
-        "ex1": ["gpipe", "memory", "bubble", "order"], "ex2": ["no-skip", "backoff", "unscale", "reset", "growth"],
-        "ex3": ["memory", "slow", "memory"], "ex4": ["scale", "no-sync", "bytes"]},
-    "lab04_migration": {
-        "ex1": ["template/illegal", "DtypeError", "template/key", "template/key"],
-        "ex2": ["tiling/rules", "tiling/rules", "OutOfBoundsError", "python/ZeroDivisionError"],
-        "ex3": ["values", "values", "budget"], "ex4": ["values", "CapacityError", "budget"],
-        "ex5": ["ptq/accuracy", "ptq/shape", "ptq/clip", "ptq/weight-clip"]},
-    "lab04b_llm": {"ex1": ["kv/append", "kv/length", "kv/scale"],
-                   "ex2": ["int4/perplexity", "int4/clip", "int4/rounding", "int4/bits"],
-                   "ex3": ["heads/scores", "heads/choice"]},
-    "lab05_engineering": {
-        "ex1": ["GMWriteConflictError", "diagnosis"], "ex2": ["OutOfBoundsError", "diagnosis"],
-        "ex3": ["RaceError", "diagnosis"], "ex4": ["RaceError", "diagnosis", "DeadlockError", "unwritten"],
-        "ex5": ["UninitializedReadError", "diagnosis"], "ex6": ["tiling/kernel", "diagnosis"],
-        "ex7": ["diagnosis", "diagnosis/dtype"], "ex8": ["conversion/layout", "diagnosis"],
-        "ex9": ["project/dice", "project/gap"], "ex10": ["project/precision", "project/recall"]},
-}
-
-#: the same for the C++ solutions files: lab -> exercise -> the key of each wrong answer of solutions/<lab>.cpp
-CPP_WRONG_KEYS: dict[str, dict[str, list[str]]] = {
-    "lab01_lenet_ops": {"ex1": ["GMWriteConflictError"], "ex2": ["values"], "ex3": ["values", "RaceError"],
-                        "ex4": ["values", "values"], "ex5": ["values"]},
-    "lab00_warmup": {"ex1": ["GMWriteConflictError", "loop"], "ex2": ["tail", "AlignmentError"],
-                     "ex3": ["budget", "tile-size"]},
-    "lab02_optimization": {
-        "ex1": ["values", "budget"], "ex2": ["GMWriteConflictError", "AlignmentError", "budget"],
-        "ex3": ["unwritten", "budget", "budget/small-copies", "budget/large-tiles", "CapacityError"],
-        "ex4": ["GMWriteConflictError", "budget", "GMWriteConflictError", "UninitializedReadError"],
-        "ex5": ["values", "ArgumentError", "budget", "budget", "CubeFormatError/fixpipe-swapped"],
-        "ex6": ["values", "values", "budget", "values"], "ex8": ["values", "budget"]},
-}
-TABLES = {".py": WRONG_KEYS, ".cpp": CPP_WRONG_KEYS}
+SUFFIXES = (".py", ".cpp")
+LABS = {suffix: sorted(p.stem for p in (ROOT / "solutions").glob(f"lab*{suffix}")) for suffix in SUFFIXES}
 
 #: (lab, exercise, wrong index) -> text the message must contain, and text it must not (a Fix for another mistake);
 #: a C++ wrong answer's entry names its lab "cpp:<lab>".
@@ -109,7 +61,7 @@ def _setup(lab: str) -> str:
 
 
 def _cases() -> list[tuple[str, str, str, int]]:
-    return [(suffix, lab, ex, k) for suffix, table in TABLES.items() for lab in table
+    return [(suffix, lab, ex, k) for suffix, labs in LABS.items() for lab in labs
             for ex, sol in sorted(parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items())
             for k in range(len(sol.wrong))]
 
@@ -122,15 +74,13 @@ def _run_cell(source: str, name: str, ns: dict) -> None:
         exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - the lab's own solutions
 
 
-@pytest.mark.parametrize("suffix", sorted(TABLES))
-def test_every_wrong_answer_has_an_expected_key(suffix):
-    table = TABLES[suffix]
-    labs = sorted(p.stem for p in (ROOT / "solutions").glob(f"lab*{suffix}"))
-    assert sorted(table) == labs
-    for lab in labs:
-        counts = {ex: len(s.wrong) for ex, s in parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items()}
-        assert counts == {ex: len(keys) for ex, keys in table[lab].items()}, \
-            f"{lab}{suffix}: add the expected diagnosis key of each new wrong answer to its table"
+def test_every_wrong_answer_declares_its_expected_key():
+    assert LABS[".py"], "no solutions files found"
+    for suffix, labs in LABS.items():
+        for lab in labs:
+            for ex, sol in parse_solutions(ROOT / "solutions" / f"{lab}{suffix}").items():
+                for label, _ in sol.wrong:
+                    assert wrong_key(label), f"{lab}{suffix} {ex} wrong '{label}': end the label with [key: <key>]"
 
 
 @pytest.mark.parametrize("suffix, lab, ex, k", _cases(), ids=lambda v: str(v))
@@ -147,8 +97,7 @@ def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch)
     result = mod.LAB.run(ex, ns)
     assert result.status == "fail", f"{label}: {result.status} {result.messages[:1]}"
     key, levels = mod.LAB.hint_log.last[ex]
-    assert key == TABLES[suffix][lab][ex][k], \
-        f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
+    assert key == wrong_key(label), f"{label}: hint chosen by {key!r}; message: {result.messages[0][:300]}"
     own = mod.LAB.get(ex).hints.table
     assert key != GENERIC and (key in own or key in DEFAULT_HINTS), key
     assert levels == own.get(key, DEFAULT_HINTS.get(key))
@@ -159,7 +108,7 @@ def test_the_first_hint_is_keyed_to_the_mistake(suffix, lab, ex, k, monkeypatch)
 
 
 def test_hint_is_imported_by_every_lab_setup_cell():
-    for lab in WRONG_KEYS:
+    for lab in LABS[".py"]:
         ns: dict = {}
         exec(compile(_setup(lab), "<setup>", "exec"), ns)  # noqa: S102
         assert callable(ns.get("check")) and callable(ns.get("hint")), f"{lab}: the setup cell imports check and hint"

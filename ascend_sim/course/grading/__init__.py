@@ -24,6 +24,8 @@ Instructor side (imported on use): ``grade_submission``, ``grade_many``,
 | ``report.py`` | report.json, report.csv, gradebook.csv |
 | ``solution_file.py`` | the solutions files (.py, and .cpp for C++ answers): answers, sentinel stubs, wrong answers |
 | ``stubs.py`` | answer-cell stubs of a notebook (either language) against the generated ones, the alt-stub cells |
+| ``exercise_cells.py`` | a notebook's exercise cells and points, derived from the checks module's declarations |
+| ``expectations.py`` | what the declarations promise: full marks, solve's runs, each wrong answer's hint key |
 | ``solutions.py`` | solved / blank / wrong-answer runs of both languages, ``lint_lab`` |
 | ``labfiles.py`` | lab name -> template and solutions paths |
 | ``clean.py`` | output stripping of committed notebooks |

@@ -4,8 +4,8 @@ The file format (answers with ``BEGIN``/``END SOLUTION`` sentinels, stubs, wrong
 ``# replace:`` each) is in ``solution_file.py``. ``solve_lab`` proves the lab in every language it has: the
 solved notebook gets full marks (Python answers, then C++ answers), the blank one (and the blank one with the
 other language's stubs) grades all ``not_attempted`` with no grader error, and every wrong answer of both files
-fails; ``lint_lab`` finds what it can without running anything (conventions, naming, the check registry,
-solutions coverage, drifted stubs).
+fails, showing the hint of the diagnosis key its label declares (``expectations.py``); ``lint_lab`` finds what it
+can without running anything (conventions, naming, the check registry, solutions coverage, drifted stubs).
 """
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ from typing import Mapping
 
 from nbformat import NotebookNode
 
+from ascend_sim.course.grading.check import Lab
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import hint_problem, wrong_key
 from ascend_sim.course.grading.grade import grade_notebook
+from ascend_sim.course.grading.judge import load_lab
 from ascend_sim.course.grading.labfiles import LabFiles
 from ascend_sim.course.grading.notebook import ANSWER, LabTemplate, course, load_template, role
 from ascend_sim.course.grading.report import Report, write_report
@@ -120,9 +123,10 @@ def solve_lab(lab: LabFiles, *, limits: Limits = Limits(), out_dir: str | Path |
         variants += [(name, nb, {ex: label}) for name, ex, label, nb in wrong_rounds(template, sols)]
         variants += [(name, nb, {ex: label}) for name, ex, label, nb in
                      wrong_rounds(template, cpp, prefix="cpp-", others=sols)]
+    declared = load_lab(template.checks, template.path.parent.resolve())
     for name, nb, labels in variants:
         report = grade_notebook(template, nb, limits=limits, name=f"{template.name}:{name}")
-        run = SolveRun(name, report, _expectations(name, report, labels))
+        run = SolveRun(name, report, _expectations(name, report, labels) + _hint_expectations(declared, report, labels))
         outcome.runs.append(run)
         if out_dir is not None:
             write_report(report, Path(out_dir) / name)
@@ -206,10 +210,19 @@ def _coverage(template: LabTemplate, sols: Mapping[str, Solution], *, every_exer
         if s is None or not s.wrong:
             problems.append(f"{spec.id} has no {what}wrong answer '{c} %% {spec.id} wrong: ...' to prove its "
                             "check fails")
+        problems += [f"{spec.id} {what}wrong '{label}': end the label with [key: <the diagnosis key whose hint it "
+                     "must show>]" for label, _ in (s.wrong if s else []) if wrong_key(label) is None]
     extra = sorted(set(sols) - {e.id for e in template.exercises})
     if extra:
         problems.append(f"{what}solutions for exercises the lab does not have: {', '.join(extra)}")
     return problems
+
+
+def _hint_expectations(declared: Lab, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:
+    """A failed wrong answer shows the nudge of the diagnosis key its label declares (expectations.py)."""
+    return [p for e in report.exercises if e.exercise in wrong_labels and e.status == "fail"
+            and wrong_key(wrong_labels[e.exercise]) is not None      # a label without a key: _coverage says so
+            for p in [hint_problem(declared, e.exercise, wrong_labels[e.exercise], e.hints)] if p]
 
 
 def _expectations(name: str, report: Report, wrong_labels: Mapping[str, str]) -> list[str]:

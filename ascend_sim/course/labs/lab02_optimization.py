@@ -255,57 +255,6 @@ def _stream_diagnosis(res, n: int) -> tuple[str, tuple[str, ...]]:
             "work with two buffers per queue", ("budget",))
 
 
-@LAB.exercise("ex7", points=3, title="fused Conv2D + BatchNorm + ReLU", hints=CONV_HINTS)
-def _ex7(ctx: Context) -> None:
-    from ascend_sim import launch
-    fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
-    res = None
-    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CONV_CASE]:
-        x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
-        w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
-        b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
-        gamma, beta, mean = ctx.rng.uniform(0.5, 1.5, O), ctx.rng.uniform(-0.5, 0.5, O), ctx.rng.uniform(-0.5, 0.5, O)
-        var = ctx.rng.uniform(0.5, 2.0, O)
-        w2, b2 = fold_bn(w, b, gamma, beta, mean, var)
-        golden = conv_reference(x, w2, b2, pad, relu=True).transpose(0, 2, 3, 1).reshape(-1, O)   # [pixels, O]
-        cols = im2col(x, K, K, pad)                      # the host's img2col: [pixels, C*K*K] half
-        with ctx.case(f"{n}x{C}x{H}x{W} input, {O} filters {K}x{K}, pad {pad}"):
-            wt, bias = ctx.call(fold, w, b, gamma, beta, mean, var)
-            wt, bias = np.asarray(wt), np.asarray(bias)
-            if wt.shape != (O, C * K * K) or wt.dtype != np.float16:
-                ctx.fail(f"fold_bn_host returned weights {wt.dtype} {wt.shape}; the kernel takes the folded weights "
-                         f"in their own layout, a half [O, C*KH*KW] = [{O}, {C * K * K}] matrix (w'.reshape(O, -1), "
-                         "no transpose)", ("bn/fold",))
-            _expect_fold(ctx, wt, bias, w, b, gamma, beta, mean, var)
-            y = np.full((cols.shape[0], O), np.nan, np.float16)
-            res = ctx.call(launch, kern, 24, cols, wt, bias, y, cols.shape[0], O, C * K * K,
-                           gm_names=["cols", "wt", "bias", "y"])
-            ctx.expect_close(y, golden, sentinel=np.nan)
-    with ctx.case("LeNet-5 conv2 on 8 images"):
-        ctx.expect_cycles(res.cycles, CONV_BUDGET, advice="split M over every cube core")
-
-
-def _expect_fold(ctx: Context, wt, bias, w, b, gamma, beta, mean, var, eps: float = 1e-5) -> None:
-    """The host's BN fold, checked on its own before the kernel: a wrong fold names its missing term."""
-    scale = gamma / np.sqrt(var + eps)
-    O = w.shape[0]
-    want_w = (w.astype(np.float64) * scale[:, None, None, None]).reshape(O, -1)
-    want_b = (b - mean) * scale + beta
-    if not np.allclose(wt.astype(np.float64), want_w, rtol=2e-3, atol=1e-3):
-        ctx.fail("fold_bn_host's weights are not w * gamma / sqrt(var + eps) per output channel, as an "
-                 f"[O, C*KH*KW] matrix (largest difference {float(np.abs(wt - want_w).max()):.3g})", ("bn/fold",))
-    got_b = np.asarray(bias, np.float64).ravel()[:O]
-    if got_b.shape != (O,) or not np.allclose(got_b, want_b, rtol=1e-4, atol=1e-4):
-        o = int(np.argmax(np.abs(got_b - want_b))) if got_b.shape == (O,) else 0
-        why = ""
-        if got_b.shape == (O,) and np.allclose(got_b, b * scale + beta, rtol=1e-4, atol=1e-4):
-            why = ": it equals b * scale + beta, the running mean is not subtracted"
-        elif got_b.shape == (O,) and np.allclose(got_b, b + beta, rtol=1e-4, atol=1e-4):
-            why = ": it equals b + beta, the bias is not scaled"
-        ctx.fail(f"fold_bn_host's bias of channel {o} is {got_b[o] if got_b.size > o else 'missing'}, the fold gives "
-                 f"(b - mean) * scale + beta = {want_b[o]:.6g}{why}", ("bn/fold",))
-
-
 CACHE_HINTS = {
     "GMWriteConflictError": ("Two images' tiles wrote the same elements of y: where does image i's [O, HW] block "
                              "start?",
@@ -434,6 +383,57 @@ _EX8_BUDGET_HINTS = (
     "and keep the buffers from overlapping (4096 floats = 0x4000 bytes each).",
     "The profile's vector time per Add shows it: 64 repeats should take about 64 cycles, not twice that.",
 )
+
+
+@LAB.exercise("ex7", points=3, title="fused Conv2D + BatchNorm + ReLU", hints=CONV_HINTS)
+def _ex7(ctx: Context) -> None:
+    from ascend_sim import launch
+    fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
+    res = None
+    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CONV_CASE]:
+        x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
+        w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
+        b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
+        gamma, beta, mean = ctx.rng.uniform(0.5, 1.5, O), ctx.rng.uniform(-0.5, 0.5, O), ctx.rng.uniform(-0.5, 0.5, O)
+        var = ctx.rng.uniform(0.5, 2.0, O)
+        w2, b2 = fold_bn(w, b, gamma, beta, mean, var)
+        golden = conv_reference(x, w2, b2, pad, relu=True).transpose(0, 2, 3, 1).reshape(-1, O)   # [pixels, O]
+        cols = im2col(x, K, K, pad)                      # the host's img2col: [pixels, C*K*K] half
+        with ctx.case(f"{n}x{C}x{H}x{W} input, {O} filters {K}x{K}, pad {pad}"):
+            wt, bias = ctx.call(fold, w, b, gamma, beta, mean, var)
+            wt, bias = np.asarray(wt), np.asarray(bias)
+            if wt.shape != (O, C * K * K) or wt.dtype != np.float16:
+                ctx.fail(f"fold_bn_host returned weights {wt.dtype} {wt.shape}; the kernel takes the folded weights "
+                         f"in their own layout, a half [O, C*KH*KW] = [{O}, {C * K * K}] matrix (w'.reshape(O, -1), "
+                         "no transpose)", ("bn/fold",))
+            _expect_fold(ctx, wt, bias, w, b, gamma, beta, mean, var)
+            y = np.full((cols.shape[0], O), np.nan, np.float16)
+            res = ctx.call(launch, kern, 24, cols, wt, bias, y, cols.shape[0], O, C * K * K,
+                           gm_names=["cols", "wt", "bias", "y"])
+            ctx.expect_close(y, golden, sentinel=np.nan)
+    with ctx.case("LeNet-5 conv2 on 8 images"):
+        ctx.expect_cycles(res.cycles, CONV_BUDGET, advice="split M over every cube core")
+
+
+def _expect_fold(ctx: Context, wt, bias, w, b, gamma, beta, mean, var, eps: float = 1e-5) -> None:
+    """The host's BN fold, checked on its own before the kernel: a wrong fold names its missing term."""
+    scale = gamma / np.sqrt(var + eps)
+    O = w.shape[0]
+    want_w = (w.astype(np.float64) * scale[:, None, None, None]).reshape(O, -1)
+    want_b = (b - mean) * scale + beta
+    if not np.allclose(wt.astype(np.float64), want_w, rtol=2e-3, atol=1e-3):
+        ctx.fail("fold_bn_host's weights are not w * gamma / sqrt(var + eps) per output channel, as an "
+                 f"[O, C*KH*KW] matrix (largest difference {float(np.abs(wt - want_w).max()):.3g})", ("bn/fold",))
+    got_b = np.asarray(bias, np.float64).ravel()[:O]
+    if got_b.shape != (O,) or not np.allclose(got_b, want_b, rtol=1e-4, atol=1e-4):
+        o = int(np.argmax(np.abs(got_b - want_b))) if got_b.shape == (O,) else 0
+        why = ""
+        if got_b.shape == (O,) and np.allclose(got_b, b * scale + beta, rtol=1e-4, atol=1e-4):
+            why = ": it equals b * scale + beta, the running mean is not subtracted"
+        elif got_b.shape == (O,) and np.allclose(got_b, b + beta, rtol=1e-4, atol=1e-4):
+            why = ": it equals b + beta, the bias is not scaled"
+        ctx.fail(f"fold_bn_host's bias of channel {o} is {got_b[o] if got_b.size > o else 'missing'}, the fold gives "
+                 f"(b - mean) * scale + beta = {want_b[o]:.6g}{why}", ("bn/fold",))
 
 
 @LAB.exercise("ex8", points=2, title="fix a UB bank conflict", hints={

@@ -90,13 +90,16 @@ def _ex1(ctx: Context) -> None:
     for dt in EX1_LEGAL:
         for n in (1024, 2048, 4096 + 64 * 3):       # 2,048: the first size with two buffers
             x = ctx.rng.uniform(-4, 4, n).astype(dt)
-            z = np.full(n, np.nan, dt)
             name, key = _instance(dt, n)
             with ctx.case(f"{n} x {ascend_name(dt)}"):
-                got = ctx.call(run, x, z, kernels=(name,))
+                # The key first, from a run that may launch any instance: the grader's replay requires the named
+                # instance inside ctx.call, so a wrong key must fail before that requirement, on both sides.
+                got = ctx.call(run, x, np.full(n, np.nan, dt))
                 if got != key:
                     ctx.fail(f"leaky_relu_custom returned tiling key {got!r}; for {n} elements this is "
                              f"{name.split('<')[1][:-1]}: key {key}", ("template/key",))
+                z = np.full(n, np.nan, dt)
+                ctx.call(run, x, z, kernels=(name,))            # the output of that instance
                 ctx.expect_close(z, _leaky(x), sentinel=np.nan)
     for xd, zd in ((float32, half), (int8, int8), (half, bfloat16)):
         x, z = np.ones(256, xd), np.zeros(256, zd)
