@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ascend_sim.course.grading.execute import Limits
+from ascend_sim.course.grading.expectations import full_marks
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solution_file import parse_solutions
 from ascend_sim.course.grading.solutions import solve_lab
@@ -33,7 +34,7 @@ def test_solution_full_marks_blank_zero_each_wrong_answer_fails_its_own_exercise
     outcome = solve_lab(find_lab("lab04b", ROOT), limits=Limits(cell_timeout=120), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
     solved, blank, *wrong = outcome.runs
-    assert (solved.report.score, solved.report.max_score) == (11, 11)
+    assert solved.report.score == solved.report.max_score == full_marks(lab.LAB)
     assert {e.status for e in blank.report.exercises} == {"not_attempted"}
     assert [r.name for r in wrong] == list(EXPECTED_FEEDBACK)
     for run in wrong:

@@ -406,6 +406,9 @@ def _int4_case(ctx: Context, kern, codes: np.ndarray, scales: np.ndarray):
 
 @LAB.exercise("ex4", points=3, title="W4A16 dequantise-and-GEMV within a cycle budget", hints=_INT4_GEMV_HINTS)
 def _ex4(ctx: Context) -> None:
+    """Write `int4_gemv_kernel(x, w, scales, y, t)`: `y[O] = x[K] @ (codes * scales)` for one decode row, the int4
+    codes and per-group scales streamed from GM and dequantised in UB, within `EX4_BUDGET` cycles on the model's
+    `l1.fc2` projection."""
     kern = ctx.answer("int4_gemv_kernel")
     for K, O, group in EX4_CASES:
         codes = ctx.rng.integers(-8, 8, (K, O)).astype(np.int8)
