@@ -127,3 +127,81 @@ def pick_heads(induction, echo, count):
 
 # %% ex3 wrong: keeps the lowest-scoring heads (ascending sort) [key: heads/choice]
 # replace:     order = np.argsort(-total, axis=None, kind="stable")[:count] ->     order = np.argsort(total, axis=None, kind="stable")[:count]
+
+# %% ex4
+@kernel
+def int4_gemv_kernel(x, w, scales, y, t):
+    """y[O] = x[K] @ (codes * scales) for one decode row: this core's column tiles, their int4 codes streamed
+    chunk by chunk and dequantised in UB (Cast int4b_t -> half), each group's sum times its scale."""
+    first, count = t.core_tiles(GetBlockIdx())
+    groups, chunk = t.K // t.group, t.rows * t.tile    # chunk: the codes of one copy
+    pipe = TPipe()
+    xs = load_scalars(pipe, x, t.K, np.float16)        # the activation row, in scalar registers
+    gw, gs, gy = GlobalTensor(int8), GlobalTensor(half), GlobalTensor(float32)
+    gw.SetGlobalBuffer(w)
+    gs.SetGlobalBuffer(scales)
+    gy.SetGlobalBuffer(y, t.O)
+    qs, qo = TQue(TPosition.VECIN, 1), TQue(TPosition.VECOUT, 1)
+    pipe.InitBuffer(qs, 1, t.tile * 2)
+    pipe.InitBuffer(qo, 1, t.tile * 4)
+    bufs = {}
+    for name, nbytes, dtype in (("wh", chunk * 2, half), ("part", t.tile * 4, float32), ("sf", t.tile * 4, float32)):
+        b = TBuf()
+        pipe.InitBuffer(b, nbytes)
+        bufs[name] = b.Get(dtype)
+    wh, part, sf = bufs["wh"], bufs["part"], bufs["sf"]
+    # TODO 0 (the codes' queue): qw, a VECIN queue of chunk // 2 bytes per buffer (two int4b_t codes a byte).
+    # --- BEGIN SOLUTION hint="TODO 0: qw = TQue(TPosition.VECIN, n) and pipe.InitBuffer(qw, n, chunk // 2): how many buffers n?"
+    qw = TQue(TPosition.VECIN, 2)
+    pipe.InitBuffer(qw, 2, chunk // 2)                 # two buffers: the next chunk's copy overlaps these Axpys
+    # --- END SOLUTION
+    for i in range(first, first + count):
+        acc = qo.AllocTensor(float32)
+        Duplicate(acc, 0.0, t.tile)
+        for g in range(groups):
+            Duplicate(part, 0.0, t.tile)
+            for c in range(t.group // t.rows):
+                k0 = g * t.group + c * t.rows
+                # TODO 1 (stream and dequantise): copy the chunk's codes in, Cast them to half, Axpy each row.
+                # --- BEGIN SOLUTION hint="TODO 1: AllocTensor/DataCopy/EnQue/DeQue the chunk, Cast(wh <- int4b_t), one Axpy per row into part"
+                codes = qw.AllocTensor(int8)
+                DataCopy(codes, gw[(i * t.K + k0) * t.tile // 2], chunk // 2)
+                qw.EnQue(codes)
+                codes = qw.DeQue(int8)
+                Cast(wh, codes.ReinterpretCast(int4b_t), RoundMode.CAST_NONE, chunk)     # exact: -8 .. 7
+                for r in range(t.rows):
+                    Axpy(part, wh[r * t.tile], xs[k0 + r], t.tile)
+                qw.FreeTensor(codes)
+                # --- END SOLUTION
+            # TODO 2 (scale): the group's scale row of tile i, to float, times part, into acc.
+            # --- BEGIN SOLUTION hint="TODO 2: copy the scales of group g of tile i, Cast to float, Mul into part, Add to acc"
+            sc = qs.AllocTensor(half)
+            DataCopy(sc, gs[(i * groups + g) * t.tile], t.tile)
+            qs.EnQue(sc)
+            sc = qs.DeQue(half)
+            Cast(sf, sc, RoundMode.CAST_NONE, t.tile)
+            qs.FreeTensor(sc)
+            Mul(part, part, sf, t.tile)
+            Add(acc, acc, part, t.tile)
+            # --- END SOLUTION
+        qo.EnQue(acc)
+        acc = qo.DeQue(float32)
+        # TODO 3 (copy out): the columns of tile i that y has.
+        # --- BEGIN SOLUTION hint="TODO 3: DataCopy t.cols(i) floats of acc to y at column i * t.tile"
+        DataCopy(gy[i * t.tile], acc, t.cols(i))
+        # --- END SOLUTION
+        qo.FreeTensor(acc)
+
+# %% ex4 wrong: one buffer for the codes: MTE2 and the vector unit take turns (over the cycle budget) [key: budget]
+# replace:
+#     qw = TQue(TPosition.VECIN, 2)
+#     pipe.InitBuffer(qw, 2, chunk // 2)                 # two buffers: the next chunk's copy overlaps these Axpys
+# with:
+#     qw = TQue(TPosition.VECIN, 1)
+#     pipe.InitBuffer(qw, 1, chunk // 2)
+
+# %% ex4 wrong: reads tile 0's scales for every tile (the scales are tile-major) [key: int4mm/scales]
+# replace:             DataCopy(sc, gs[(i * groups + g) * t.tile], t.tile) ->             DataCopy(sc, gs[g * t.tile], t.tile)
+
+# %% ex4 wrong: copies the whole last tile out, past the end of y when O is not whole tiles [key: OutOfBoundsError]
+# replace:         DataCopy(gy[i * t.tile], acc, t.cols(i)) ->         DataCopy(gy[i * t.tile], acc, t.tile)

@@ -1,13 +1,16 @@
 """Checks of lab 04b, a language model on the NPU (语言模型): ex1 a KV-cache append + decode-attention kernel
 (KV缓存, 解码注意力), ex2 a group-wise INT4 weight quantisation (分组INT4量化) of the tiny model that keeps its
 held-out perplexity (困惑度) within a stated budget, ex3 choosing the retrieval heads (检索头) of RazorAttention from
-the attention of a repeated random sequence.
+the attention of a repeated random sequence, ex4 a W4A16 dequantise-and-GEMV kernel (反量化矩阵向量乘) for one
+decode row within a cycle budget.
 
 ex1 is graded on the attention output of every head (float32 tolerances, NaN sentinels in the cache rows past the
 new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
 the golden it does match (the new token not attended, the wrong softmax scale). ex2 is graded on the codes' range,
 on round-to-nearest against the learner's own scales, on bits per weight and on perplexity. ex3 on attention maps
-with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it).
+with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it). ex4 on
+y against numpy's x @ (codes * scales) on hidden shapes and groups (O not whole tiles among them, NaN sentinels),
+diagnosing tile 0's or group 0's scales used everywhere, then on the cycles of the model's l1.fc2 projection.
 """
 from __future__ import annotations
 
@@ -17,10 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
+from ascend_sim.kernels._common import load_scalars
 from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
 
 __all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
-           "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention"]
+           "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention", "Int4Gemv",
+           "int4_gemv_tiling", "pack_int4", "int4_reference", "budget_weight", "load_scalars", "EX4_BUDGET"]
 
 LAB = Lab("lab04b_llm")
 check = LAB.check
@@ -274,3 +279,143 @@ def _ex3(ctx: Context) -> None:
                 ctx.fail(f"pick_heads chose {sorted(chosen)}; the planted retrieval heads are {sorted(planted)}",
                          ("heads/choice",))
     ctx.note("the planted induction and echo heads are found in every case")
+
+
+# ----------------------------------------------------------------------------- ex4 W4A16 dequantise-and-GEMV
+@dataclass(frozen=True)
+class Int4Gemv:
+    """``y[O] = x[K] @ (codes * scales)`` for one decode row: column tiles of ``tile`` (the last has ``O % tile``
+    columns when O is not whole tiles), ``rows`` input rows per copy, one scale per ``group`` rows and column."""
+
+    K: int
+    O: int
+    group: int
+    tile: int
+    rows: int
+    block_dim: int
+
+    @property
+    def tiles(self) -> int:
+        """Column tiles, the last one possibly partial."""
+        return -(-self.O // self.tile)
+
+    def core_tiles(self, i: int) -> tuple[int, int]:
+        """(first tile, tile count) of core ``i`` (former cores one more)."""
+        base, former = divmod(self.tiles, self.block_dim)
+        return i * base + min(i, former), base + (i < former)
+
+    def cols(self, i: int) -> int:
+        """Columns of tile ``i`` that exist in ``y`` (``tile``, or fewer in the last tile)."""
+        return min(self.tile, self.O - i * self.tile)
+
+
+def int4_gemv_tiling(K: int, O: int, group: int, *, tile: int = 64, rows: int = 8, cores: int = 8) -> Int4Gemv:
+    """The tiling of ``[K] x [K, O]``: O a multiple of 8 (whole float blocks of ``y``), rows | group | K."""
+    if O % 8 or group % rows or K % group or tile % 64:
+        raise ValueError(f"int4_gemv_tiling: K {K}, O {O}, group {group}, rows {rows}, tile {tile}: O must be whole "
+                         "32-byte float blocks (a multiple of 8), K whole groups, a group whole row chunks, a tile "
+                         "a multiple of 64")
+    t = Int4Gemv(K, O, group, tile, rows, 1)
+    return Int4Gemv(K, O, group, tile, rows, min(cores, t.tiles))
+
+
+def pack_int4(codes: np.ndarray, scales: np.ndarray, t: Int4Gemv) -> tuple[np.ndarray, np.ndarray]:
+    """The host's weight prepacking: codes ``[K, O]`` (-8 .. 7) and scales ``[K / group, O]`` -> tile-major
+    ``packed [tiles, K, tile / 2]`` (int8, two int4b_t per byte, low nibble first) and ``[tiles, K / group, tile]``
+    half scales; the last tile is padded with zero codes and scales."""
+    width = t.tiles * t.tile
+    c = np.zeros((t.K, width), np.int8)
+    c[:, :t.O] = codes
+    s = np.zeros((t.K // t.group, width), np.float16)
+    s[:, :t.O] = scales
+    c = c.reshape(t.K, t.tiles, t.tile).transpose(1, 0, 2)
+    packed = ((c[..., 0::2] & 0xF) | ((c[..., 1::2] & 0xF) << 4)).astype(np.uint8).view(np.int8)
+    s = s.reshape(t.K // t.group, t.tiles, t.tile).transpose(1, 0, 2)
+    return np.ascontiguousarray(packed), np.ascontiguousarray(s)
+
+
+def int4_reference(x: np.ndarray, codes: np.ndarray, scales: np.ndarray, group: int) -> np.ndarray:
+    """numpy's ``x @ W`` with ``W = codes * scales`` dequantised (float64 sum, float32 out)."""
+    w = codes.astype(np.float64) * np.repeat(scales.astype(np.float64), group, axis=0)
+    return (x.astype(np.float64) @ w).astype(np.float32)
+
+
+# (K, O, group): the tiny model's qkv projection (64 -> 192) with its ex2 group, fc2 (256 -> 64), and shapes whose
+# O is not whole tiles of 64 (80 = 64 + 16, 200 = 3 * 64 + 8) with other groups.
+EX4_CASES = ((64, 192, 16), (256, 64, 32), (96, 80, 32), (128, 200, 64))
+# The budget case: the tiny model's second MLP projection l1.fc2 (256 -> 64) at decode batch 1, quantised by
+# round-to-nearest in groups of 16 (migrate/llm_quant.rtn_groups), tiling int4_gemv_tiling(256, 64, 16): one core
+# streams 32 chunks of 8 rows. The reference solution (two buffers for the codes) takes 11,190 cycles on the
+# default chip (Ascend910B); one buffer 14,551 (tests/course/test_grading_lab04b.py measures both). Budget: +15 %.
+# At this size the kernel is bound by its vector work (Cast + one Axpy per row), not by the weight bytes: the
+# unfused route (kernels/m4/antiquant on 16 cores, then an fp16 weight_gemv) takes 775 + 8,969 cycles, less.
+EX4_BUDGET_WEIGHT, EX4_BUDGET_GROUP = "l1.fc2.w", 16
+EX4_BUDGET = 12_870
+
+
+def budget_weight() -> tuple[np.ndarray, np.ndarray]:
+    """(codes [K, O], scales [K / group, O]) of the budget case: the model's weight, RTN int4, transposed to x @ W."""
+    from ascend_sim.migrate.llm_quant import rtn_groups
+    codes, scales = rtn_groups(decoder_weights()[EX4_BUDGET_WEIGHT], 4, EX4_BUDGET_GROUP)
+    return np.ascontiguousarray(codes.T), np.ascontiguousarray(scales.T)
+
+
+_INT4_GEMV_HINTS = {
+    "int4mm/scales": ("Which scales does column tile i use? They are stored tile-major like the codes.",
+                      "The scales are ``[tiles, K / group, tile]``: group g of tile i starts at "
+                      "«(i * (t.K // t.group) + g) * t.tile», not at «g * t.tile» (tile 0's).",),
+    "int4mm/group": ("Is each group's partial sum multiplied by its own scale, once?",
+                     "Sum code * x over the rows of one group into «part», then «part *= scale of that group» and "
+                     "«acc += part»; clear «part» at the start of every group.",),
+    "OutOfBoundsError": ("How many columns of y does the last tile own when O is not whole tiles?",
+                         "Copy out «t.cols(i)» floats of tile i: the last tile has O - i * tile columns; the "
+                         "padding columns exist only in the packed weights, not in y.",),
+    "budget": ("Does the copy of the next chunk of codes wait for the Axpys of this one? result.profile() shows "
+               "which pipe waits.",
+               "With one buffer AllocTensor waits for FreeTensor, so MTE2 and the vector unit take turns; with two "
+               "the copy-in of chunk c + 1 runs while chunk c is multiplied.",
+               "Give the codes' queue two buffers: «TQue(TPosition.VECIN, 2)» and «pipe.InitBuffer(qw, 2, ...)».",),
+    "values": ("Compare one tile against int4_reference in numpy: which rows or groups differ?",
+               "Per chunk: Cast(half <- int4b_t) of rows * tile codes, then one Axpy per row with x[k0 + r].",),
+    "*": ("Per tile: for each group, stream its rows in chunks (copy, Cast int4b_t -> half, Axpy each row into "
+          "part), then part * scale into acc; copy the tile's columns of acc to y.",),
+}
+
+
+def _int4_case(ctx: Context, kern, codes: np.ndarray, scales: np.ndarray):
+    from ascend_sim import launch
+    (K, O), group = codes.shape, codes.shape[0] // scales.shape[0]
+    t = int4_gemv_tiling(K, O, group)
+    x = ctx.rng.standard_normal(K).astype(np.float16)
+    packed, sp = pack_int4(codes, scales, t)
+    y = np.full(O, np.nan, np.float32)
+    res = ctx.call(launch, kern, t.block_dim, x, packed, sp, y, t, gm_names=["x", "w", "scales", "y"])
+    want = int4_reference(x, codes, scales, group)
+    if not np.allclose(y, want, rtol=1e-4, atol=1e-4) and np.isfinite(y).all():
+        tile0 = np.concatenate([scales[:, :min(t.tile, O)]] * t.tiles, axis=1)[:, :O]
+        if t.tiles > 1 and np.allclose(y, int4_reference(x, codes, tile0, group), rtol=1e-4, atol=1e-4):
+            ctx.fail(f"every column tile used the scales of tile 0 (columns 0 .. {t.tile - 1}): the scales are "
+                     "stored tile-major, [tiles, K / group, tile]", ("int4mm/scales",))
+        first = np.repeat(scales[:1], K // group, axis=0)
+        if K > group and np.allclose(y, int4_reference(x, codes, first, group), rtol=1e-4, atol=1e-4):
+            ctx.fail(f"every group of {group} rows used the scales of group 0: group g's scale row is g of the tile's "
+                     f"{K // group}", ("int4mm/group",))
+    ctx.expect_close(y, want, sentinel=np.nan, tile=t.tile)
+    return res
+
+
+@LAB.exercise("ex4", points=3, title="W4A16 dequantise-and-GEMV within a cycle budget", hints=_INT4_GEMV_HINTS)
+def _ex4(ctx: Context) -> None:
+    """Write `int4_gemv_kernel(x, w, scales, y, t)`: `y[O] = x[K] @ (codes * scales)` for one decode row, the int4
+    codes and per-group scales streamed from GM and dequantised in UB, within `EX4_BUDGET` cycles on the model's
+    `l1.fc2` projection."""
+    kern = ctx.answer("int4_gemv_kernel")
+    for K, O, group in EX4_CASES:
+        codes = ctx.rng.integers(-8, 8, (K, O)).astype(np.int8)
+        scales = ctx.rng.uniform(0.005, 0.05, (K // group, O)).astype(np.float16)
+        with ctx.case(f"K {K}, O {O}, groups of {group}"):
+            _int4_case(ctx, kern, codes, scales)
+    with ctx.case(f"budget: the model's {EX4_BUDGET_WEIGHT} in groups of {EX4_BUDGET_GROUP}"):
+        res = _int4_case(ctx, kern, *budget_weight())
+        ctx.expect_cycles(res.cycles, EX4_BUDGET,
+                          advice="double-buffer the codes' queue so the next chunk's copy overlaps the Axpys")
