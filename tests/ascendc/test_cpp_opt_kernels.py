@@ -1,0 +1,78 @@
+"""The C++ twins of lesson 02's library kernels (ascend_sim/kernels/cpp/*.cpp beside ascend_sim/kernels/opt/) are
+exact against numpy and run the same instructions as their Python kernels (same outputs, same cycles), launched
+through the host wrappers' ``kernel=``. Each exactness check is also shown to fail on a kernel with one plausible
+bug."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ascend_sim.ascendc import load
+from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
+from ascend_sim.kernels.opt.tiled_matmul import choose_tiling
+
+CPP = Path(__file__).resolve().parents[2] / "ascend_sim" / "kernels" / "cpp"
+RNG_SEED = 27
+
+
+def grid(rng, shape, lo, hi, dtype=np.float16):
+    """Values on a 1/16 grid: every product and float32 partial sum below is exact, so any summation order gives
+    the same float32 value and the single rounding to half is numpy's."""
+    return (rng.integers(lo * 16, hi * 16, shape) / 16).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix",)}
+
+
+# ----------------------------------------------------------------------------- cases
+def run_matmul_mix(mod, case, rng):
+    M, N, K, cores = case
+    a, b, bias = grid(rng, (M, K), -1, 1), grid(rng, (K, N), -1, 1), grid(rng, N, -2, 2, np.float32)
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0).astype(np.float16)
+    return (matmul_add_relu_mix_run(a, b, bias, cores=cores, kernel=mod.matmul_add_relu_mix_cpp),
+            matmul_add_relu_mix_run(a, b, bias, cores=cores), ref)
+
+
+CASES = {   # several tiles per core, tail tiles, two column blocks, K in several steps, B resident in L1, odd rows
+    "matmul_mix": (run_matmul_mix, [(64, 48, 40, 2), (100, 288, 70, 3), (512, 256, 64, 1), (37, 32, 300, 4),
+                                    (256, 256, 256, None)]),
+}
+
+
+@pytest.mark.parametrize("name,index", [(k, i) for k, (_, cases) in CASES.items() for i in range(len(cases))])
+def test_cpp_twin_is_exact_and_matches_the_python_kernel(kernels, name, index):
+    runner, cases = CASES[name]
+    (y_cpp, r_cpp), (y_py, r_py), ref = runner(kernels[name], cases[index], np.random.default_rng(RNG_SEED + index))
+    np.testing.assert_array_equal(y_cpp, ref)
+    np.testing.assert_array_equal(y_cpp, y_py)
+    assert r_cpp.cycles == r_py.cycles
+
+
+def test_matmul_mix_cases_cover_the_tiling_branches():
+    """The cases above reach every branch of the cube side: B resident or streamed, several K steps, several
+    column blocks, several tiles per core, a tail tile with an odd number of rows (the two AIVs' halves differ)."""
+    tilings = [choose_tiling(M, N, K, cores=cores) for M, N, K, cores in CASES["matmul_mix"][1]]
+    assert any(t.resident_b for t in tilings) and any(not t.resident_b for t in tilings)
+    assert any(t.K > t.baseK for t in tilings)
+    assert any(t.blocks_n > 1 for t in tilings)
+    assert any(t.tiles > t.block_dim for t in tilings)
+    assert any((t.M % t.singleM) % 2 for t in tilings)
+
+
+BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong text)
+    "matmul_mix": ("Relu(x, x, nr * cols);", "// ReLU forgotten"),     # the epilogue only adds the bias
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_the_exactness_check_fails_on_a_wrong_kernel(name):
+    right, wrong = BUGS[name]
+    source = (CPP / f"{name}.cpp").read_text(encoding="utf-8")
+    assert source.count(right) == 1
+    mod = load(source.replace(right, wrong), name=f"wrong_{name}")
+    runner, cases = CASES[name]
+    (y_cpp, _), _, ref = runner(mod, cases[0], np.random.default_rng(RNG_SEED))
+    with pytest.raises(AssertionError):
+        np.testing.assert_array_equal(y_cpp, ref)
