@@ -244,6 +244,7 @@ public:
             }
         }
     }
+    // --- END SHOW
 
 private:
     __aicore__ inline void Epilogue(uint32_t tile, uint32_t row0, uint32_t col0, uint32_t r0, uint32_t nr,
@@ -274,7 +275,6 @@ private:
                                 static_cast<uint16_t>((t.N - cols) * sizeof(half) / BLOCK_BYTES)});
         qOut.FreeTensor(y);
     }
-    // --- END SHOW
 
     TPipe pipe;
     TQue<TPosition::VECIN, 2> qIn;
