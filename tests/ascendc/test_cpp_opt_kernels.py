@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from ascend_sim.ascendc import load
+from ascend_sim.kernels.opt.conv_weights import conv2d_weights
 from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
 from ascend_sim.kernels.opt.tiled_matmul import choose_tiling
+from test_cpp_library_kernels import conv_exact      # the numpy Conv2D of lesson 01's twins
 
 CPP = Path(__file__).resolve().parents[2] / "ascend_sim" / "kernels" / "cpp"
 RNG_SEED = 27
@@ -23,7 +25,7 @@ def grid(rng, shape, lo, hi, dtype=np.float16):
 
 @pytest.fixture(scope="module")
 def kernels():
-    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix",)}
+    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights")}
 
 
 # ----------------------------------------------------------------------------- cases
@@ -35,9 +37,18 @@ def run_matmul_mix(mod, case, rng):
             matmul_add_relu_mix_run(a, b, bias, cores=cores), ref)
 
 
+def run_conv_weights(mod, case, rng):
+    n, C, H, W, O, K, pad = case
+    x, w, b = grid(rng, (n, C, H, W), 0, 2), grid(rng, (O, C, K, K), -1, 1), grid(rng, O, -2, 2)
+    return (conv2d_weights(x, w, b, pad, cache=False, kernel=mod.conv2d_reread_cpp),
+            conv2d_weights(x, w, b, pad, cache=False), conv_exact(x, w, b, pad))
+
+
 CASES = {   # several tiles per core, tail tiles, two column blocks, K in several steps, B resident in L1, odd rows
     "matmul_mix": (run_matmul_mix, [(64, 48, 40, 2), (100, 288, 70, 3), (512, 256, 64, 1), (37, 32, 300, 4),
                                     (256, 256, 256, None)]),
+    # lesson 02's conv2 (several chunks: the taps re-read for each), LeNet's conv1, an odd shape with padding
+    "conv_weights": (run_conv_weights, [(48, 6, 14, 14, 16, 5, 0), (4, 1, 28, 28, 6, 5, 2), (40, 2, 9, 7, 5, 3, 1)]),
 }
 
 
@@ -61,15 +72,25 @@ def test_matmul_mix_cases_cover_the_tiling_branches():
     assert any((t.M % t.singleM) % 2 for t in tilings)
 
 
+def inline_includes(source: str) -> str:
+    """The source with each `#include "x.cpp"` of a sibling twin replaced by that file's text (a bug may sit there)."""
+    for sibling in sorted(CPP.glob("*.cpp")):
+        source = source.replace(f'#include "{sibling.name}"', sibling.read_text(encoding="utf-8"))
+    return source
+
+
 BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong text)
     "matmul_mix": ("Relu(x, x, nr * cols);", "// ReLU forgotten"),     # the epilogue only adds the bias
+    # the re-read starts at output channel 0 in every block, not at the block's first channel
+    "conv_weights": ("StageScalars(wLocal, rereadW, oFirst * taps, rereadCount);",
+                     "StageScalars(wLocal, rereadW, 0, rereadCount);"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(BUGS))
 def test_the_exactness_check_fails_on_a_wrong_kernel(name):
     right, wrong = BUGS[name]
-    source = (CPP / f"{name}.cpp").read_text(encoding="utf-8")
+    source = inline_includes((CPP / f"{name}.cpp").read_text(encoding="utf-8"))
     assert source.count(right) == 1
     mod = load(source.replace(right, wrong), name=f"wrong_{name}")
     runner, cases = CASES[name]
