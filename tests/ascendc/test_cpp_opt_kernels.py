@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ascend_sim.ascendc import load
+from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu
 from ascend_sim.kernels.opt.conv_weights import conv2d_weights
 from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
 from ascend_sim.kernels.opt.tiled_matmul import choose_tiling
@@ -25,7 +26,7 @@ def grid(rng, shape, lo, hi, dtype=np.float16):
 
 @pytest.fixture(scope="module")
 def kernels():
-    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights")}
+    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights", "tiled_matmul")}
 
 
 # ----------------------------------------------------------------------------- cases
@@ -44,18 +45,50 @@ def run_conv_weights(mod, case, rng):
             conv2d_weights(x, w, b, pad, cache=False), conv_exact(x, w, b, pad))
 
 
+def run_conv_cube(mod, case, rng):
+    n, C, H, W, O, K, pad, relu, cores = case
+    x, w, b = grid(rng, (n, C, H, W), 0, 2), grid(rng, (O, C, K, K), -1, 1), grid(rng, O, -2, 2)
+    ref = conv_exact(x, w, b, pad)
+    ref = np.maximum(ref, 0) if relu else ref
+    b32 = b.astype(np.float32)
+    return (conv2d_cube(x, w, b32, pad, relu=relu, cores=cores, kernel=mod.tiled_matmul_cpp),
+            conv2d_cube(x, w, b32, pad, relu=relu, cores=cores), ref)
+
+
+BN_EPS = 2.0 ** -10     # var + eps == 1 exactly below: the folded scale is gamma, on a 1/4 grid
+
+
+def run_conv_bn_relu(mod, case, rng):
+    n, C, H, W, O, K, pad = case
+    x, w, b = grid(rng, (n, C, H, W), 0, 2), grid(rng, (O, C, K, K), -1, 1), grid(rng, O, -2, 2)
+    gamma, beta, mean = rng.integers(2, 7, O) / 4, grid(rng, O, -1, 1, np.float64), grid(rng, O, -1, 1, np.float64)
+    var = np.full(O, 1 - BN_EPS)
+    wf = (w.astype(np.float64) * gamma[:, None, None, None]).astype(np.float16)     # exact: few mantissa bits
+    bf = (b - mean) * gamma + beta
+    ref = np.maximum(conv_exact(x, wf, bf, pad), 0)
+    args = (x, w, b, gamma, beta, mean, var, pad)
+    return (conv_bn_relu(*args, eps=BN_EPS, kernel=mod.tiled_matmul_cpp), conv_bn_relu(*args, eps=BN_EPS), ref)
+
+
 CASES = {   # several tiles per core, tail tiles, two column blocks, K in several steps, B resident in L1, odd rows
     "matmul_mix": (run_matmul_mix, [(64, 48, 40, 2), (100, 288, 70, 3), (512, 256, 64, 1), (37, 32, 300, 4),
                                     (256, 256, 256, None)]),
     # lesson 02's conv2 (several chunks: the taps re-read for each), LeNet's conv1, an odd shape with padding
     "conv_weights": (run_conv_weights, [(48, 6, 14, 14, 16, 5, 0), (4, 1, 28, 28, 6, 5, 2), (40, 2, 9, 7, 5, 3, 1)]),
+    # lesson 02's conv2 (B and bias resident), one tile (bias streamed per tile), LeNet's conv1, K in several steps,
+    # several tiles per core; ReLU on and off
+    "conv_cube": (run_conv_cube, [(8, 6, 14, 14, 16, 5, 0, True, None), (1, 2, 6, 6, 16, 3, 0, True, None),
+                                  (4, 1, 28, 28, 6, 5, 2, False, None), (2, 16, 7, 7, 20, 5, 1, True, 2),
+                                  (6, 3, 12, 12, 40, 3, 1, False, 1)]),
+    "conv_bn_relu": (run_conv_bn_relu, [(4, 6, 14, 14, 16, 5, 0), (3, 2, 9, 7, 24, 3, 1)]),
 }
 
 
 @pytest.mark.parametrize("name,index", [(k, i) for k, (_, cases) in CASES.items() for i in range(len(cases))])
 def test_cpp_twin_is_exact_and_matches_the_python_kernel(kernels, name, index):
     runner, cases = CASES[name]
-    (y_cpp, r_cpp), (y_py, r_py), ref = runner(kernels[name], cases[index], np.random.default_rng(RNG_SEED + index))
+    mod = kernels[KERNEL_FILE.get(name, name)]
+    (y_cpp, r_cpp), (y_py, r_py), ref = runner(mod, cases[index], np.random.default_rng(RNG_SEED + index))
     np.testing.assert_array_equal(y_cpp, ref)
     np.testing.assert_array_equal(y_cpp, y_py)
     assert r_cpp.cycles == r_py.cycles
@@ -79,9 +112,14 @@ def inline_includes(source: str) -> str:
     return source
 
 
+KERNEL_FILE = {"conv_cube": "tiled_matmul", "conv_bn_relu": "tiled_matmul"}   # the case's .cpp, when not its name
+
 BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong text)
     "matmul_mix": ("Relu(x, x, nr * cols);", "// ReLU forgotten"),     # the epilogue only adds the bias
     # the re-read starts at output channel 0 in every block, not at the block's first channel
+    "conv_cube": ("static_cast<uint16_t>(rp), t.N, t.relu != 0, QuantMode_t::F322F16});",   # ReLU never on
+                  "static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16});"),
+    "conv_bn_relu": ("if (kk == 0 && t.bias) {", "if (kk == 1 && t.bias) {"),   # the bias at the 2nd K step
     "conv_weights": ("StageScalars(wLocal, rereadW, oFirst * taps, rereadCount);",
                      "StageScalars(wLocal, rereadW, 0, rereadCount);"),
 }
@@ -90,7 +128,7 @@ BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong 
 @pytest.mark.parametrize("name", sorted(BUGS))
 def test_the_exactness_check_fails_on_a_wrong_kernel(name):
     right, wrong = BUGS[name]
-    source = inline_includes((CPP / f"{name}.cpp").read_text(encoding="utf-8"))
+    source = inline_includes((CPP / f"{KERNEL_FILE.get(name, name)}.cpp").read_text(encoding="utf-8"))
     assert source.count(right) == 1
     mod = load(source.replace(right, wrong), name=f"wrong_{name}")
     runner, cases = CASES[name]
