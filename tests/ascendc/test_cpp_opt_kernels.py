@@ -10,6 +10,7 @@ import pytest
 from ascend_sim.ascendc import load
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu
 from ascend_sim.kernels.opt.conv_weights import conv2d_weights
+from ascend_sim.kernels.opt.default_matmul import default_matmul
 from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
 from ascend_sim.kernels.opt.tiled_matmul import choose_tiling
 from test_cpp_library_kernels import conv_exact      # the numpy Conv2D of lesson 01's twins
@@ -26,7 +27,8 @@ def grid(rng, shape, lo, hi, dtype=np.float16):
 
 @pytest.fixture(scope="module")
 def kernels():
-    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights", "tiled_matmul")}
+    return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights", "tiled_matmul",
+                                                        "default_matmul")}
 
 
 # ----------------------------------------------------------------------------- cases
@@ -55,6 +57,15 @@ def run_conv_cube(mod, case, rng):
             conv2d_cube(x, w, b32, pad, relu=relu, cores=cores), ref)
 
 
+def run_default_matmul(mod, case, rng):
+    M, N, K, with_bias, cores = case
+    a, b = grid(rng, (M, K), -1, 1), grid(rng, (K, N), -1, 1)
+    bias = grid(rng, N, -2, 2, np.float32) if with_bias else None
+    ref = a.astype(np.float64) @ b.astype(np.float64) + (bias if with_bias else 0)
+    return (default_matmul(a, b, bias, cores=cores, kernel=mod.default_matmul_cpp),
+            default_matmul(a, b, bias, cores=cores), ref.astype(np.float16))
+
+
 BN_EPS = 2.0 ** -10     # var + eps == 1 exactly below: the folded scale is gamma, on a 1/4 grid
 
 
@@ -81,6 +92,9 @@ CASES = {   # several tiles per core, tail tiles, two column blocks, K in severa
                                   (4, 1, 28, 28, 6, 5, 2, False, None), (2, 16, 7, 7, 20, 5, 1, True, 2),
                                   (6, 3, 12, 12, 40, 3, 1, False, 1)]),
     "conv_bn_relu": (run_conv_bn_relu, [(4, 6, 14, 14, 16, 5, 0), (3, 2, 9, 7, 24, 3, 1)]),
+    # blocks along N with a bias, lesson 02's 256^3 on every core, tails in M and N
+    "default_matmul": (run_default_matmul, [(64, 300, 40, True, 2), (256, 256, 256, False, None),
+                                            (100, 48, 70, True, 3), (33, 17, 200, False, 4)]),
 }
 
 
@@ -120,6 +134,7 @@ BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong 
     "conv_cube": ("static_cast<uint16_t>(rp), t.N, t.relu != 0, QuantMode_t::F322F16});",   # ReLU never on
                   "static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16});"),
     "conv_bn_relu": ("if (kk == 0 && t.bias) {", "if (kk == 1 && t.bias) {"),   # the bias at the 2nd K step
+    "default_matmul": ("mm.SetBias(biasGm[nIdx * tiling.singleCoreN]);", "mm.SetBias(biasGm);"),  # every block
     "conv_weights": ("StageScalars(wLocal, rereadW, oFirst * taps, rereadCount);",
                      "StageScalars(wLocal, rereadW, 0, rereadCount);"),
 }
