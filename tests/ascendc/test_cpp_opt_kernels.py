@@ -9,6 +9,7 @@ import pytest
 
 from ascend_sim.ascendc import load
 from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu
+from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
 from ascend_sim.kernels.opt.conv_weights import conv2d_weights
 from ascend_sim.kernels.opt.default_matmul import default_matmul
 from ascend_sim.kernels.opt.matmul_mix import matmul_add_relu_mix_run
@@ -28,7 +29,7 @@ def grid(rng, shape, lo, hi, dtype=np.float16):
 @pytest.fixture(scope="module")
 def kernels():
     return {name: load(CPP / f"{name}.cpp") for name in ("matmul_mix", "conv_weights", "tiled_matmul",
-                                                        "default_matmul")}
+                                                        "default_matmul", "conv_l3d")}
 
 
 # ----------------------------------------------------------------------------- cases
@@ -66,6 +67,16 @@ def run_default_matmul(mod, case, rng):
             default_matmul(a, b, bias, cores=cores), ref.astype(np.float16))
 
 
+def run_conv_l3d(mod, case, rng):
+    n, C, H, W, O, K, pad, options = case
+    x, w, b = grid(rng, (n, C, H, W), 0, 2), grid(rng, (O, C, K, K), -1, 1), grid(rng, O, -2, 2)
+    ref = conv_exact(x, w, b, pad)
+    ref = np.maximum(ref, 0) if options.get("relu") else ref
+    b32 = b.astype(np.float32)
+    return (conv2d_l3d(x, w, b32, pad, kernel=mod.conv_l3d_cpp, **options), conv2d_l3d(x, w, b32, pad, **options),
+            ref)
+
+
 BN_EPS = 2.0 ** -10     # var + eps == 1 exactly below: the folded scale is gamma, on a 1/4 grid
 
 
@@ -92,6 +103,12 @@ CASES = {   # several tiles per core, tail tiles, two column blocks, K in severa
                                   (4, 1, 28, 28, 6, 5, 2, False, None), (2, 16, 7, 7, 20, 5, 1, True, 2),
                                   (6, 3, 12, 12, 40, 3, 1, False, 1)]),
     "conv_bn_relu": (run_conv_bn_relu, [(4, 6, 14, 14, 16, 5, 0), (3, 2, 9, 7, 24, 3, 1)]),
+    # lesson 02's conv2 (several chunks per image), images packed per C0 group, NC1HWC0 out with ReLU, padding and
+    # images split across cores, two channel groups (C > 16) and O not a multiple of 16
+    "conv_l3d": (run_conv_l3d, [(8, 6, 14, 14, 16, 5, 0, {"pack": 1}), (9, 6, 14, 14, 16, 5, 0, {}),
+                                (4, 6, 14, 14, 16, 5, 0, {"nz_out": True, "relu": True}),
+                                (5, 1, 28, 28, 6, 5, 2, {"pack": 1, "cores": 7}),
+                                (2, 20, 6, 6, 10, 3, 1, {"relu": True})]),
     # blocks along N with a bias, lesson 02's 256^3 on every core, tails in M and N
     "default_matmul": (run_default_matmul, [(64, 300, 40, True, 2), (256, 256, 256, False, None),
                                             (100, 48, 70, True, 3), (33, 17, 200, False, 4)]),
@@ -135,6 +152,7 @@ BUGS = {   # one plausible bug per kernel: (kernel, the correct text, the wrong 
                   "static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16});"),
     "conv_bn_relu": ("if (kk == 0 && t.bias) {", "if (kk == 1 && t.bias) {"),   # the bias at the 2nd K step
     "default_matmul": ("mm.SetBias(biasGm[nIdx * tiling.singleCoreN]);", "mm.SetBias(biasGm);"),  # every block
+    "conv_l3d": ("l3d.mStartPt = m0;", "l3d.mStartPt = 0;"),   # every chunk unfolds the image's first pixels
     "conv_weights": ("StageScalars(wLocal, rereadW, oFirst * taps, rereadCount);",
                      "StageScalars(wLocal, rereadW, 0, rereadCount);"),
 }
