@@ -163,7 +163,7 @@ def test_the_exactness_check_fails_on_a_wrong_kernel(name):
     right, wrong = BUGS[name]
     source = inline_includes((CPP / f"{KERNEL_FILE.get(name, name)}.cpp").read_text(encoding="utf-8"))
     assert source.count(right) == 1
-    mod = load(source.replace(right, wrong), name=f"wrong_{name}")
+    mod = load(source.replace(right, wrong), name=f"wrong_{name}", include_dirs=[CPP])
     runner, cases = CASES[name]
     (y_cpp, _), _, ref = runner(mod, cases[0], np.random.default_rng(RNG_SEED))
     with pytest.raises(AssertionError):

@@ -8,11 +8,9 @@
 // Fixpipe writes the rows: NHWC (CFG_ROW_MAJOR) or NC1HWC0 (CFG_NZ), fp32 -> fp16 and ReLU on the way.
 // Launch: conv2d_l3d(x, w, b, pad, kernel=mod.conv_l3d_cpp) on the wrapper's x, w, bias, y and ConvL3DTiling.
 #include "kernel_operator.h"
+#include "cube_common.h"   // C0, FRACTAL, LoadBiasTable
 
 using namespace AscendC;
-
-constexpr uint32_t C0 = 16;                      // halves per fractal row; a fractal is 16 x 16 (512 bytes)
-constexpr uint32_t FRACTAL = C0 * C0;
 constexpr uint32_t BLOCK_BYTES = 32;             // one DataBlock
 
 struct ConvL3DTilingData {  // filled by name from the host's ConvL3DTiling
@@ -116,18 +114,7 @@ private:
     }
 
     // Bias GM -> C1 (L1) -> C2 (the BT buffer), where each chunk's Mmad reads it.
-    __aicore__ inline LocalTensor<float> LoadBias()
-    {
-        LocalTensor<float> c1 = qC1.AllocTensor<float>();
-        DataCopy(c1, biasGm, t.Op);
-        qC1.EnQue(c1);
-        c1 = qC1.DeQue<float>();
-        LocalTensor<float> c2 = qC2.AllocTensor<float>();
-        DataCopy(c2, c1, t.Op);
-        qC1.FreeTensor(c1);
-        qC2.EnQue(c2);
-        return qC2.DeQue<float>();
-    }
+    __aicore__ inline LocalTensor<float> LoadBias() { return LoadBiasTable(qC1, qC2, biasGm, t.Op); }
 
     // --- SHOW conv-l3d-chunk-cpp: course/02_optimization.ipynb cell opt-l3d-cpp
     // Output pixels [m0, m0 + rows) of one image: LoadData3D -> Mmad (+ bias) -> Fixpipe (ReLU, cast).

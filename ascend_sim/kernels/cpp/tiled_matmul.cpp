@@ -9,11 +9,9 @@
 // ReLU on the way with reluEn). Launch: tiled_matmul(a, b, bias, relu=..., kernel=mod.tiled_matmul_cpp) runs it
 // with the wrapper's arguments (a, b, bias, c, TiledMatmulTiling).
 #include "kernel_operator.h"
+#include "cube_common.h"   // C0, FRACTAL, LoadBiasTable
 
 using namespace AscendC;
-
-constexpr uint32_t C0 = 16;                      // halves per fractal row; a fractal is 16 x 16 (512 bytes)
-constexpr uint32_t FRACTAL = C0 * C0;
 constexpr uint16_t TILE_READY = 3;               // the cross-core flag id of a MIX kernel's hand-off
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -149,18 +147,7 @@ private:
     }
 
     // The tile's float bias GM -> C1 (L1) -> C2 (the BT buffer), where the first Mmad reads it.
-    __aicore__ inline LocalTensor<float> CopyInBias()
-    {
-        LocalTensor<float> c1 = qC1.AllocTensor<float>();
-        DataCopy(c1, biasGm[col0], np);
-        qC1.EnQue(c1);
-        c1 = qC1.DeQue<float>();
-        LocalTensor<float> c2 = qC2.AllocTensor<float>();
-        DataCopy(c2, c1, np);
-        qC1.FreeTensor(c1);
-        qC2.EnQue(c2);
-        return qC2.DeQue<float>();
-    }
+    __aicore__ inline LocalTensor<float> CopyInBias() { return LoadBiasTable(qC1, qC2, biasGm[col0], np); }
 
     __aicore__ inline void CopyInB(uint32_t kk)
     {
