@@ -136,6 +136,18 @@ def test_matmul_mix_cases_cover_the_tiling_branches():
     assert any((t.M % t.singleM) % 2 for t in tilings)
 
 
+def test_conv_cube_cases_cover_the_epilogue_branches():
+    """The conv_cube cases reach B and the bias resident (loaded once per core) and streamed (per tile), several
+    K steps and several tiles per core."""
+    tilings = []
+    for n, C, H, W, O, K, pad, relu, cores in CASES["conv_cube"][1]:
+        OH, OW = H + 2 * pad - K + 1, W + 2 * pad - K + 1
+        tilings.append(choose_tiling(n * OH * OW, O, C * K * K, cores=cores, bias=True, relu=relu))
+    assert any(t.resident_b for t in tilings) and any(not t.resident_b for t in tilings)
+    assert any(t.K > t.baseK for t in tilings)
+    assert any(t.tiles > t.block_dim for t in tilings)
+
+
 def inline_includes(source: str) -> str:
     """The source with each `#include "x.cpp"` of a sibling twin replaced by that file's text (a bug may sit there)."""
     for sibling in sorted(CPP.glob("*.cpp")):
