@@ -15,7 +15,10 @@ Inputs are NCHW / [N, K] numpy arrays; ``result`` is the LaunchResult.
 
 ``CPP_DIR`` holds the C++ twins of conv2d, maxpool2d, linear (cube) and softmax in Ascend C (half in and out):
 ``load(CPP_DIR / "conv2d.cpp").conv2d_cpp`` runs through the same wrapper with ``kernel=``, on the same tiling,
-with the same instructions and cycles as the Python kernel.
+with the same instructions and cycles as the Python kernel. Lesson 02's twins sit beside them, half in
+and out, launched the same way through the ``opt`` wrappers: ``tiled_matmul.cpp`` (``tiled_matmul``,
+``conv2d_cube``, ``conv_bn_relu``), ``matmul_mix.cpp``, ``conv_weights.cpp`` (``conv2d_weights(cache=False)``),
+``default_matmul.cpp`` and ``conv_l3d.cpp``; ``cube_common.h`` holds what the cube twins share.
 """
 from pathlib import Path
 

@@ -95,6 +95,15 @@ public:
         }
     }
 
+    // The "before" of caching the weights (kernels/cpp/conv_weights.cpp): the taps come from GM again before
+    // every chunk, as a port does when the weights load sits inside the loop. Call after Init.
+    __aicore__ inline void RereadWeightsPerChunk(GM_ADDR w)
+    {
+        rereadW = w;
+        rereadCount = (oLast - oFirst) * taps;
+        pipe.InitBuffer(rereadBuf, Padded((rereadCount > 0 ? rereadCount : 1) * sizeof(half)));
+    }
+
     __aicore__ inline void Process()
     {
         for (uint32_t chunk = chunkFirst; chunk < chunkLast && oFirst < oLast; chunk++) {
@@ -140,6 +149,9 @@ private:
     // The chunk (contiguous in GM) into the padded planes: one strided DataCopy per channel.
     __aicore__ inline void CopyIn(uint32_t n0, uint32_t width)
     {
+        if (rereadW != nullptr) {
+            ReloadWeights();
+        }
         uint16_t blk = width * sizeof(half) / BLOCK_BYTES;   // DataBlocks per pixel
         GlobalTensor<half> src = xGm[n0 * C * H * W];
         LocalTensor<half> xLocal = inQueue.AllocTensor<half>();
@@ -154,6 +166,20 @@ private:
         }
         inQueue.EnQue(xLocal);
     }
+
+    // --- SHOW conv-weights-reread-cpp: course/02_optimization.ipynb cell opt-11-cpp
+    // The taps again for this chunk: wait until the scalar unit has read the last ones (S_MTE2), copy, read.
+    __aicore__ inline void ReloadWeights()
+    {
+        LocalTensor<half> wLocal = rereadBuf.Get<half>();
+        SetFlag<HardEvent::S_MTE2>(0);
+        WaitFlag<HardEvent::S_MTE2>(0);
+        StageScalars(wLocal, rereadW, oFirst * taps, rereadCount);
+        for (uint32_t i = 0; i < rereadCount; i++) {
+            wv[i] = static_cast<float>(wLocal.GetValue(i));
+        }
+    }
+    // --- END SHOW
 
     // Zero the padding, then the chunk to float in xBuf (freeing the input buffer).
     __aicore__ inline void Prepare(uint32_t width)
@@ -254,6 +280,9 @@ private:
     TBuf<QuePosition::VECCALC> accBuf;       // a band's float accumulator
     TBuf<QuePosition::VECCALC> wBuf;         // the weights on their way to the scalar registers
     TBuf<QuePosition::VECCALC> bBuf;         // the biases likewise
+    TBuf<QuePosition::VECCALC> rereadBuf;    // the weights again, per chunk (RereadWeightsPerChunk only)
+    GM_ADDR rereadW = nullptr;
+    uint32_t rereadCount = 0;
     GlobalTensor<half> xGm, yGm;
     float wv[MAX_SCALARS];
     float bv[MAX_OUT];

@@ -42,11 +42,12 @@ def fold_bn(w: np.ndarray, b: np.ndarray, gamma, beta, mean, var, eps: float = 1
 
 
 def conv2d_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *, relu: bool = False,
-                out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None
+                out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None, kernel=None
                 ) -> tuple[np.ndarray, LaunchResult]:
     """Simulated Conv2D (stride 1) on the cube: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``, ``b [O]`` -> NCHW.
 
-    ``dtype``: the cube's input type; by default float when x and w are both float32, else half."""
+    ``dtype``: the cube's input type; by default float when x and w are both float32, else half. ``kernel``:
+    another matmul kernel for ``tiled_matmul(..., kernel=)``, e.g. the C++ twin ``kernels/cpp/tiled_matmul.cpp``."""
     x, w = np.asarray(x), np.asarray(w)
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
         raise ValueError(f"conv2d_cube: x {x.shape} and w {w.shape}: expected x [N, C, H, W], w [O, C, KH, KW]")
@@ -56,19 +57,20 @@ def conv2d_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: 
     cols = im2col(x.astype(dt), KH, KW, pad)
     oh, ow = x.shape[2] + 2 * pad - KH + 1, x.shape[3] + 2 * pad - KW + 1
     y, res = tiled_matmul(cols, w.reshape(O, -1).T.astype(dt), b, relu=relu, out_dtype=out_dtype,
-                          cores=cores, chip=chip, dtype=dt)
+                          cores=cores, chip=chip, dtype=dt, kernel=kernel)
     return np.ascontiguousarray(y.reshape(n, oh, ow, O).transpose(0, 3, 1, 2)), res
 
 
 def conv_bn_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, gamma, beta, mean, var, pad: int = 0, *,
-                 eps: float = 1e-5, out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None
-                 ) -> tuple[np.ndarray, LaunchResult]:
+                 eps: float = 1e-5, out_dtype=np.float16, cores: int | None = None, chip=None, dtype=None,
+                 kernel=None) -> tuple[np.ndarray, LaunchResult]:
     """Fused Conv2D + BatchNorm + ReLU in one cube kernel (BN folded on the host, bias via BT, ReLU on Fixpipe).
 
     The cube's input type is decided by x and w as given (the folded weights are float64 on the host)."""
     dt = cube_dtype(x, w, dtype=dtype)
     w2, b2 = fold_bn(w, b, gamma, beta, mean, var, eps)
-    return conv2d_cube(x, w2, b2, pad, relu=True, out_dtype=out_dtype, cores=cores, chip=chip, dtype=dt)
+    return conv2d_cube(x, w2, b2, pad, relu=True, out_dtype=out_dtype, cores=cores, chip=chip, dtype=dt,
+                       kernel=kernel)
 
 
 def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.float16, dtype=None) -> np.ndarray:

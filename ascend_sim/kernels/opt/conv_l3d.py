@@ -295,7 +295,8 @@ def pack_images(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: int):
 
 def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: int = 0, *, relu: bool = False,
                out_dtype=np.float16, cores: int | None = None, pack: int | None = None, nz_out: bool = False,
-               tiling: ConvL3DTiling | None = None, chip=None, dtype=None) -> tuple[np.ndarray, LaunchResult]:
+               tiling: ConvL3DTiling | None = None, chip=None, dtype=None,
+               kernel=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated Conv2D (stride 1) on the cube via LoadData3D: ``x [N, C, H, W]``, ``w [O, C, KH, KW]``,
     ``b [O]`` (float) -> ``relu?(conv + b)`` NCHW in ``out_dtype``.
 
@@ -305,6 +306,8 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     writes ``pack`` times longer GM rows. ``nz_out``: Fixpipe writes NC1HWC0 (CFG_NZ) instead of NHWC rows:
     one contiguous run per 16 output channels of a chunk, instead of one GM burst per output pixel.
     ``dtype``: the cube's inputs, by default float when x and w are both float32 (then ``pack`` 1), else half.
+    ``kernel`` launches another kernel with the same arguments (``x, w, bias, y, tiling``) in place of the
+    library's, e.g. the C++ twin ``kernels/cpp/conv_l3d.cpp`` (half in and out).
     """
     x, w = np.asarray(x), np.asarray(w)
     if x.ndim != 4 or w.ndim != 4 or w.shape[1] != x.shape[1]:
@@ -324,7 +327,7 @@ def conv2d_l3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, pad: i
     if b is not None:
         bias[:o] = np.asarray(b, np.float32).reshape(o)
     y = np.zeros((n, t.Op // ROWS, t.OH, t.OW, ROWS) if t.nz_out else (n, t.OH, t.OW, t.Op), t.out_dtype)
-    res = launch(conv_l3d_kernel, t.block_dim, to_5hd(x.astype(dt), t.Cp, dt),
+    res = launch(kernel or conv_l3d_kernel, t.block_dim, to_5hd(x.astype(dt), t.Cp, dt),
                  b_for_gm(weights_fractal_z(w, t.Cp, t.Op, dt), dt), bias, y, t, chip=chip,
                  gm_names=["x", "w", "bias", "y"])
     if t.nz_out:            # NC1HWC0 -> NHWC (the host's TransData)

@@ -51,11 +51,15 @@ def conv2d_reread_kernel(x, w, b, y, tiling) -> None:
 
 
 def conv2d_weights(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, *, cache: bool = True,
-                   dtype="float16", chip=None) -> tuple[np.ndarray, LaunchResult]:
-    """Module 1's vector Conv2D with the weights cached per block (``cache=True``) or re-read per chunk."""
+                   dtype="float16", chip=None, kernel=None) -> tuple[np.ndarray, LaunchResult]:
+    """Module 1's vector Conv2D with the weights cached per block (``cache=True``) or re-read per chunk.
+
+    ``kernel`` launches another kernel with the same arguments (``x, w, b, y, tiling``) in place of the library's,
+    e.g. the C++ twins ``kernels/cpp/conv2d.cpp`` (cached) and ``kernels/cpp/conv_weights.cpp`` (re-read).
+    """
     if cache:
-        return conv2d(x, w, b, pad, dtype=dtype, chip=chip)
-    return run_vector_conv(conv2d_reread_kernel, "conv2d_weights", x, w, b, pad, dtype, chip)
+        return conv2d(x, w, b, pad, dtype=dtype, chip=chip, kernel=kernel)
+    return run_vector_conv(kernel or conv2d_reread_kernel, "conv2d_weights", x, w, b, pad, dtype, chip)
 
 
 __all__ = ["KernelConv2dReread", "conv2d_reread_kernel", "conv2d_weights"]

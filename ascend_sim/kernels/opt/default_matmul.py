@@ -70,9 +70,13 @@ def default_matmul_kernel(a, b, bias, c, tiling: mt.TCubeTiling, out_dtype, mm_c
 
 
 def default_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, *, out_dtype=np.float16,
-                   cores: int | None = None, chip=None, mm_cfg=CFG_MDL) -> tuple[np.ndarray, LaunchResult]:
+                   cores: int | None = None, chip=None, mm_cfg=CFG_MDL, kernel=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated ``a @ b (+ bias)`` through the Matmul API with the default tiling (and template ``mm_cfg``);
-    returns (C, LaunchResult)."""
+    returns (C, LaunchResult).
+
+    ``kernel`` launches another kernel in place of the library's with ``a, b, bias, c, tiling`` (its C type and
+    template are its own), e.g. the C++ twin ``kernels/cpp/default_matmul.cpp`` (half C, CFG_MDL).
+    """
     a, b = np.asarray(a, np.float16), np.asarray(b, np.float16)
     M, K = a.shape
     N = b.shape[1]
@@ -82,8 +86,9 @@ def default_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
         bv = np.zeros(-(-N // 16) * 16 + 16, np.float32)
         bv[:N] = np.asarray(bias, np.float32).reshape(N)
     c = np.zeros((M, N), out_dtype)
-    res = launch(default_matmul_kernel, t.usedCoreNum, np.ascontiguousarray(a), np.ascontiguousarray(b), bv, c, t,
-                 np.dtype(out_dtype), mm_cfg, chip=chip, gm_names=["a", "b", "bias", "c"])
+    extra = () if kernel else (np.dtype(out_dtype), mm_cfg)
+    res = launch(kernel or default_matmul_kernel, t.usedCoreNum, np.ascontiguousarray(a), np.ascontiguousarray(b),
+                 bv, c, t, *extra, chip=chip, gm_names=["a", "b", "bias", "c"])
     return c, res
 
 

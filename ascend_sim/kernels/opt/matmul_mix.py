@@ -112,8 +112,13 @@ def matmul_add_relu_mix(a, b, bias, ws, c, tiling: TiledMatmulTiling) -> None:
 
 
 def matmul_add_relu_mix_run(a: np.ndarray, b: np.ndarray, bias: np.ndarray, *, out_dtype=np.float16,
-                            cores: int | None = None, chip=None, dtype=None) -> tuple[np.ndarray, LaunchResult]:
-    """Simulated ``relu(a @ b + bias)`` by the MIX kernel; returns (C, LaunchResult). Inputs as ``tiled_matmul``."""
+                            cores: int | None = None, chip=None, dtype=None,
+                            kernel=None) -> tuple[np.ndarray, LaunchResult]:
+    """Simulated ``relu(a @ b + bias)`` by the MIX kernel; returns (C, LaunchResult). Inputs as ``tiled_matmul``.
+
+    ``kernel`` launches another MIX kernel with the same arguments (``a, b, bias, workspace, c, tiling``), e.g. the
+    C++ twin ``kernels/cpp/matmul_mix.cpp`` (half A, B and C).
+    """
     dt = cube_dtype(a, b, dtype=dtype)
     a, b = np.asarray(a, dt), np.asarray(b, dt)
     M, K = a.shape
@@ -124,7 +129,7 @@ def matmul_add_relu_mix_run(a: np.ndarray, b: np.ndarray, bias: np.ndarray, *, o
     t = choose_tiling(M, N, K, cores=cores, chip=chip, out_dtype=out_dtype, dtype=dt)
     ws = np.zeros(t.tiles * t.singleM * t.singleN, np.float32)
     c = np.zeros((M, N), out_dtype)
-    res = launch(matmul_add_relu_mix, t.block_dim, np.ascontiguousarray(a), b_for_gm(b, dt),
+    res = launch(kernel or matmul_add_relu_mix, t.block_dim, np.ascontiguousarray(a), b_for_gm(b, dt),
                  np.ascontiguousarray(bias, np.float32).reshape(N), ws, c, t, chip=chip,
                  gm_names=["a", "b", "bias", "workspace", "c"])
     return c, res

@@ -313,10 +313,12 @@ def b_for_gm(b: np.ndarray, dtype) -> np.ndarray:
 
 def tiled_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, *, relu: bool = False,
                  out_dtype=np.float16, tiling: TiledMatmulTiling | None = None, cores: int | None = None,
-                 chip=None, dtype=None) -> tuple[np.ndarray, LaunchResult]:
+                 chip=None, dtype=None, kernel=None) -> tuple[np.ndarray, LaunchResult]:
     """Simulated ``relu?(a @ b + bias)``: a [M, K], b [K, N], bias [N] (float) -> C [M, N].
 
     The inputs go to the cube as ``dtype``: by default float when a and b are both float32, else half (cast).
+    ``kernel`` launches another kernel with the same arguments (``a, b, bias, c, tiling``) in place of the
+    library's, e.g. the C++ twin ``kernels/cpp/tiled_matmul.cpp`` (half A, B and C).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
@@ -334,7 +336,7 @@ def tiled_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, *
         bv = np.zeros(_up(N, ROWS), np.float32)
         bv[:N] = np.asarray(bias, np.float32).reshape(N)
     c = np.zeros((M, N), t.out_dtype)
-    res = launch(tiled_matmul_kernel, t.block_dim, np.ascontiguousarray(a, dt), b_for_gm(b, dt), bv, c, t,
+    res = launch(kernel or tiled_matmul_kernel, t.block_dim, np.ascontiguousarray(a, dt), b_for_gm(b, dt), bv, c, t,
                  chip=chip, gm_names=["a", "b", "bias", "c"])
     return c, res
 
