@@ -87,6 +87,11 @@ _TEMPLATE_HINTS = {
 @LAB.exercise("ex1", points=3, title="a dtype-templated kernel and its tiling key", hints=_TEMPLATE_HINTS)
 def _ex1(ctx: Context) -> None:
     run = ctx.answer("leaky_relu_custom")
+    if hasattr(run, "tiling_space"):        # a %%ascendc answer: the kernel template; the host rule is the exercise's
+        if run.tiling_space is None:
+            ctx.fail("leaky_relu_custom is a C++ kernel but no ASCENDC_TPL_ARGS_DECL declares its template parameters "
+                     "(D_T_X, D_T_Z, BUFFER_NUM)", ("template/illegal",))
+        run = functools.partial(leaky_relu_host, run.tiling_space)
     for dt in EX1_LEGAL:
         for n in (1024, 2048, 4096 + 64 * 3):       # 2,048: the first size with two buffers
             x = ctx.rng.uniform(-4, 4, n).astype(dt)
@@ -110,6 +115,19 @@ def _ex1(ctx: Context) -> None:
                          f"(no kernel is compiled for ...), not: {str(e).splitlines()[0]}", ("template/illegal",))
             ctx.fail("this combination is not legal but your host launched a kernel for it: ASCENDC_TPL_SEL must "
                      "select only x and z of one dtype (half, float, bfloat16_t)", ("template/illegal",))
+
+
+def leaky_relu_host(space, x, z) -> int:
+    """The host of a C++ answer (its cell holds only the kernel template and its ASCENDC_TPL_* tables): the
+    solution's rule (BUFFER_NUM 1 below 2,048 elements, else 2; split_even; the key of the real dtypes), then
+    ``launch(space.instance(key), block_dim, x, z, total, former_num, former_length, tail_length, tile_length)``."""
+    from ascend_sim import launch
+    buffers = 1 if x.size < DOUBLE_BUFFER_FROM else 2
+    s = split_even(x.size, x.dtype, tensors=3, buffers=buffers)
+    key = space.tiling_key(D_T_X=x.dtype, D_T_Z=z.dtype, BUFFER_NUM=buffers)
+    launch(space.instance(key), s.block_dim, x, z, s.total, s.former_num, s.former_length, s.tail_length,
+           s.tile_length, gm_names=["x", "z"])
+    return key
 
 
 # ----------------------------------------------------------------------------- ex2 dynamic shapes
