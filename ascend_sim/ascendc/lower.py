@@ -196,7 +196,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             return None
         names = {n for n, _, _ in declared}
         templates = [k for k in self.kernels if set(k.template) == names]
-        if not templates:
+        if not templates and not self.diagnostics:     # (a kernel that failed to lower is reported already)
             c = self.tpl_tables.get(DECL_TABLE) or next(iter(self.tpl_tables.values()))
             self.diagnostics.append(at_cursor(c, f"ASCENDC_TPL_ARGS_DECL declares {', '.join(sorted(names))} but no "
                                                  "__global__ kernel template has exactly these template parameters"))

@@ -180,6 +180,9 @@ class ExprLowering:
     def x_DECL_REF_EXPR(self, c):
         ref = c.referenced
         if ref is None:
+            same = self.same_type(c)            # IsSameType<T, U>::value in a function template
+            if same is not None:
+                return same
             raise unsupported(c, f"the name {c.spelling!r} (libclang could not resolve it)")
         return self.ref_to(ref, c)
 
