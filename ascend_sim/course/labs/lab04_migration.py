@@ -69,14 +69,18 @@ def _instance(dt, n: int) -> tuple[str, int]:
 
 
 _TEMPLATE_HINTS = {
-    "template/illegal": ("Which combinations does your ASCENDC_TPL_SEL compile? Print space.legal().",
-                         "Select x and z of one dtype: one ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=d, BUFFER_NUM=[1, 2]) "
+    "template/illegal": ("Which combinations does your ASCENDC_TPL_SEL compile? Print "
+                         "«space.legal()|leaky_relu_custom.tiling_space.legal() (in a Python cell)».",
+                         "Select x and z of one dtype: one «ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=d, BUFFER_NUM=[1, 2])|"
+                         "ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, d), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, d), "
+                         "ASCENDC_TPL_UINT_SEL(BUFFER_NUM, ASCENDC_TPL_UI_LIST, 1, 2))» "
                          "per legal dtype; int8 stays declared but unselected (a slope of 1/8 has no int8 meaning).",),
     "template/key": ("Does the host pick BUFFER_NUM from the size (1 below 2,048 elements, else 2) and pass the "
                      "real dtypes of x and z to tiling_key?",),
     "DtypeError": ("Which dtype does the failing instruction get? LeakyRelu takes half and float only.",
-                   "In the bfloat16 branch (if T == bfloat16) Cast to float32 (CAST_NONE), LeakyRelu in float, Cast "
-                   "back (CAST_RINT).",),
+                   "In the bfloat16 branch («if T == bfloat16|if constexpr (IsSameType<T, bfloat16_t>::value)») Cast "
+                   "to float32 («CAST_NONE|RoundMode::CAST_NONE»), LeakyRelu in float, Cast back "
+                   "(«CAST_RINT|RoundMode::CAST_RINT»).",),
     "TilingError": ("The library refused a combination your host asked for: is it selected in the template?",),
     "values": ("Which dtype fails? Compare z with np.where(x >= 0, x, x * SLOPE) for it.",),
     "*": ("Declare the space, select the legal combinations, write the body with an if T == bfloat16 branch, then "
