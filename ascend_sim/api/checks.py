@@ -12,7 +12,7 @@ from operator import attrgetter
 import numpy as np
 
 from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, QueueError, site_outside
-from ascend_sim.hw.dtypes import SUPPORTED, as_dtype, ascend_name, int4b_t
+from ascend_sim.hw.dtypes import SUPPORTED, as_dtype, ascend_name, bfloat16, int4b_t
 
 DTYPES = SUPPORTED + (int4b_t,)
 
@@ -37,7 +37,7 @@ def integer(op: str, name: str, v, site, lo: int | None = None, hi: int | None =
 def scalar(op: str, name: str, v, dtype: np.dtype, site):
     """A scalar operand for a ``dtype`` instruction: a real number (an integer in range for integer dtypes)."""
     ok = v.__class__ is not bool and isinstance(v, numbers.Real) or (
-        isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf")
+        isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0 and (v.dtype.kind in "biuf" or v.dtype == bfloat16))
     if not ok:
         raise ArgumentError(f"{op}: {name} must be a real number for {ascend_name(dtype)} data, "
                             f"got {type(v).__name__} {v!r}",

@@ -83,6 +83,7 @@ class TemplateSpace:
     _instances: dict[int, Kernel] = field(default_factory=dict, repr=False)
     _body: Callable | None = field(default=None, repr=False)
     _core: str = "AIV"
+    _factory: Callable[[dict], Kernel] | None = field(default=None, repr=False)
 
     # --- keys ------------------------------------------------------------------------------
     def tiling_key(self, **values: Any) -> int:
@@ -141,14 +142,20 @@ class TemplateSpace:
             return f
         return wrap(fn) if fn is not None else wrap
 
+    def bind(self, factory: Callable[[dict], Kernel], *, core: str = "AIV") -> None:
+        """Instances come from ``factory(template_args)`` (a C++ kernel template's instantiation) instead of a body."""
+        self._factory, self._core = factory, core
+
     def instance(self, key: int) -> Kernel:
         """The ``Kernel`` compiled for ``key`` (made on first use, then reused)."""
-        if self._body is None:
+        if self._body is None and self._factory is None:
             raise TilingError(f"{self.op}: no kernel body is registered", fix="decorate it with @space.kernel",
                               site=("<tiling>", 0))
         if key not in self.legal_keys:
             self.tiling_key(**self.decode(key))         # raises with the legal combinations
         inst = self._instances.get(key)
+        if inst is None and self._factory is not None:
+            inst = self._instances[key] = self._factory(self.decode(key))
         if inst is None:
             args, body = self.decode(key), self._body
 

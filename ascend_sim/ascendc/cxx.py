@@ -421,6 +421,12 @@ __all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert",
            "half", "bfloat16", "uint8", "uint64", "bool_"]
 
 
+def tiling_space(op: str, declared: list, selections: list, kernels: list):
+    """The module's ASCENDC_TPL_* tables as a TemplateSpace bound to its kernel template (tiling_template.py)."""
+    from ascend_sim.ascendc.tiling_template import build_space
+    return build_space(op, declared, selections, kernels)
+
+
 def kernel(fn, name: str, core: str, params: list, template: list):
     """The generated module's ``__global__`` function as a launchable CppKernel (ascend_sim/ascendc/module.py)."""
     from ascend_sim.ascendc.module import make_kernel

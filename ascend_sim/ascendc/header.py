@@ -26,7 +26,7 @@ PYTHON_ONLY = {
     **dict.fromkeys(["Kernel", "kernel", "launch", "LaunchResult", "Profile", "Trace"],
                     "the Python launch machinery; C++ writes __global__ kernels and <<<>>> launches"),
     "GmPtr": "the Python form of a `__gm__ T*` pointer (pointer arithmetic in elements)",
-    "TemplateSpace": "what ASCENDC_TPL_* return in Python; in C++ they are macros read by the host tooling",
+    "TemplateSpace": "what ASCENDC_TPL_* return in Python; in C++ the module's tiling_space (from its ASCENDC_TPL_* tables)",
 }
 # Names whose C++ spelling differs: a dtype object in Python, a type in C++.
 CXX_SPELLING = {"float32": "float", "bfloat16": "bfloat16_t", "int8": "int8_t", "int16": "int16_t",

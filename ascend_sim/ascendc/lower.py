@@ -18,6 +18,8 @@ from ascend_sim.ascendc.lower_expr import ExprLowering, call, children, const, n
 from ascend_sim.ascendc.lower_stmt import FnContext, StmtLowering
 from ascend_sim.ascendc.lower_types import is_pointer, is_record, tkind
 from ascend_sim.ascendc.parse import INCLUDE_DIR, ParsedUnit, cindex
+from ascend_sim.ascendc.tiling_template import DECL_TABLE, read_tables
+from ascend_sim.ascendc.tiling_template import TABLES as TPL_TABLES
 
 TRANSLATOR_VERSION = "1"
 _KEYWORDS = set(__import__("keyword").kwlist) | {"self", "cxx", "None", "True", "False", "range", "int", "float",
@@ -63,6 +65,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         self.diagnostics = []
         self.class_stack: list = []
         self.template_stack: list = []          # the template parameter names in scope, outermost first
+        self.tpl_tables: dict = {}              # the ASCENDC_TPL_* tables, by variable name
 
     # ------------------------------------------------------------------ helpers
     def displayed(self, d):
@@ -161,6 +164,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         tu = self.unit.tu
         body = []
         self.lower_decls(list(tu.cursor.get_children()), body, prev_end=0)
+        space = self.tiling_space() if self.tpl_tables else None
         if self.diagnostics:
             raise CompileError([self.displayed(d) for d in self.diagnostics])
         head = [ast.ImportFrom("ascend_sim.ascendc", [ast.alias("cxx")], 0)]
@@ -175,11 +179,32 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                     ast.List([ast.Constant(t) for t in k.template], ast.Load())]
             node = ast.Assign([ast.Name(k.name, ast.Store())], call("cxx.kernel", args))
             body.append(_at_line(node, k.line))
+        if space is not None:
+            body.append(_at_line(space, 1))
         for n in head:
             _at_line(n, 1)
         tree = ast.Module(head + body, [])
         ast.fix_missing_locations(tree)
         return Lowered(tree, self.kernels, self.structs, self.functions)
+
+    def tiling_space(self) -> ast.stmt | None:
+        """``__ascendc_tiling_space__ = cxx.tiling_space(op, declared, selections, [kernel templates])``."""
+        try:
+            op, declared, selections = read_tables(self.tpl_tables)
+        except Unsupported as e:
+            self.diagnostics.append(e.diagnostic)
+            return None
+        names = {n for n, _, _ in declared}
+        templates = [k for k in self.kernels if set(k.template) == names]
+        if not templates and not self.diagnostics:     # (a kernel that failed to lower is reported already)
+            c = self.tpl_tables.get(DECL_TABLE) or next(iter(self.tpl_tables.values()))
+            self.diagnostics.append(at_cursor(c, f"ASCENDC_TPL_ARGS_DECL declares {', '.join(sorted(names))} but no "
+                                                 "__global__ kernel template has exactly these template parameters"))
+            return None
+        frozen = [tuple((n, kind, tuple(v)) for n, kind, v in ps) for ps in (declared, *selections)]
+        spec = [ast.Constant(op), ast.Constant(frozen[0]), ast.Constant(tuple(frozen[1:])),
+                ast.List([name(k.name) for k in templates], ast.Load())]
+        return ast.Assign([ast.Name("__ascendc_tiling_space__", ast.Store())], call("cxx.tiling_space", spec))
 
     def lower_decls(self, decls, body: list, prev_end: int) -> None:
         for c in decls:
@@ -223,6 +248,9 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             raise unsupported(c, "unions")
         if kind == "ENUM_DECL":
             return []               # enumerators lower to their values
+        if kind == "VAR_DECL" and c.spelling in TPL_TABLES:
+            self.tpl_tables[c.spelling] = c         # ASCENDC_TPL_ARGS_DECL / ASCENDC_TPL_SEL (tiling_template.py)
+            return []
         if kind == "VAR_DECL":
             return self.global_var(c)
         if kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):

@@ -180,6 +180,9 @@ class ExprLowering:
     def x_DECL_REF_EXPR(self, c):
         ref = c.referenced
         if ref is None:
+            same = self.same_type(c)            # IsSameType<T, U>::value in a function template
+            if same is not None:
+                return same
             raise unsupported(c, f"the name {c.spelling!r} (libclang could not resolve it)")
         return self.ref_to(ref, c)
 
@@ -266,11 +269,25 @@ class ExprLowering:
         return const(ref.enum_value)
 
     def x_MEMBER_REF_EXPR(self, c):
+        same = self.same_type(c)
+        if same is not None:
+            return same
         ch = member_base(c)
         base = self.expr(ch[0]) if ch else name("self")
         ref = c.referenced
         member = self.member_name(ref) if ref is not None else self.dependent_member(c)
         return ast.Attribute(base, member, ast.Load())
+
+    def same_type(self, c) -> ast.expr | None:
+        """``AscendC::IsSameType<A, B>::value`` (dependent in a template): ``A == B`` of the two dtypes, else None."""
+        head = next(iter(c.get_children()), None)
+        ref = head.referenced if head is not None and head.kind.name == "TEMPLATE_REF" else None
+        if ref is None or ref.spelling != "IsSameType" or not self.is_header(ref) or c.spelling not in ("", "value"):
+            return None
+        args = self.written_template_args(c, None)
+        if len(args) != 2:
+            raise unsupported(c, "IsSameType takes two types")
+        return ast.Compare(args[0], [ast.Eq()], [args[1]])
 
     def dependent_member(self, c) -> str:
         """The member name of ``this->x`` in a template (libclang leaves it unresolved): its last token."""

@@ -37,6 +37,7 @@ class CppKernel(Kernel):
         self.params = params
         self.template_params = template
         self._factory = fn if template else None
+        self.tiling_space = None        # set when ASCENDC_TPL_* tables declare this template's parameters
         if template:
             self.fn = self._needs_template
 
@@ -83,6 +84,8 @@ class AscendCModule:
         self.kernels = {k.name: namespace[k.name] for k in kernels}
         self.structs = Structs(**{n: namespace[n] for n in struct_names})
         self.functions = {n: namespace[n] for n in functions if n in namespace}
+        #: the TemplateSpace of ASCENDC_TPL_ARGS_DECL / ASCENDC_TPL_SEL (None without them): instance(key) launches
+        self.tiling_space = namespace.get("__ascendc_tiling_space__")
 
     def __getattr__(self, attr):
         ns = self.__dict__.get("namespace", {})

@@ -107,3 +107,22 @@ def test_sync_all(tmp_path):
             if i != b:
                 acc = acc + doubled[i]
         np.testing.assert_array_equal(z[b * tile:(b + 1) * tile], acc)
+
+
+def test_add_custom_template_by_tiling_key(tmp_path):
+    """The tiling-key template sample: its tiling_key_*.h tables give the space (TILE_NUM's ASCENDC_TPL_UI_MIX
+    decoded), and the key the sample's host rule picks (>= 2,048 elements: TILE_NUM 8, IS_SPLIT 1) runs exact."""
+    from ascend_sim import float32, half
+    names = ["add_custom_template.cpp", "add_custom_template_tiling.h", "tiling_key_add_custom_template.h"]
+    mod = load(fetch([f"{LEGACY}/add_custom_template/{n}" for n in names], tmp_path))
+    space = mod.tiling_space
+    assert space.op == "AddCustomTemplate" and mod.add_custom_template.tiling_space is space
+    assert space.params[3].options == (0, 1, 2, 3, 4, 5, 10, 12, 13, 9, 8) and len(space.legal_keys) == 8
+    n = 8 * 2048
+    for dt in (half, float32):
+        x, y = np.random.default_rng(6).uniform(-1, 1, (2, n)).astype(dt)
+        z = np.zeros(n, dt)
+        key = space.tiling_key(D_T_X=dt, D_T_Y=dt, D_T_Z=dt, TILE_NUM=8, IS_SPLIT=1)
+        launch(space.instance(key), 8, x, y, z, np.zeros(32, np.uint8),
+               mod.structs.TilingDataTemplate(totalLength=n))
+        np.testing.assert_array_equal(z, (x + y).astype(dt))

@@ -13,6 +13,7 @@ from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import find_lab
 from ascend_sim.course.grading.solutions import parse_solutions, solve_lab
 from ascend_sim.course.labs import lab04_migration as lab04
+from ascend_sim.engine.spelling import PYTHON, render
 from ascend_sim.trace.table import as_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,7 @@ def test_each_wrong_answer_fails_with_a_diagnosis(ex, k, monkeypatch):
     assert EXPECTED_FEEDBACK[ex, k] in result.messages[0]
     key, levels = lab04.LAB.hint_log.last[ex]
     assert key != "*" and key in lab04.LAB.get(ex).hints.table, f"{label}: no hint of its own for {key!r}"
-    assert result.hints == [levels[0]], "the first failure with a diagnosis reveals its nudge only"
+    assert result.hints == [render(levels[0], PYTHON)], "the first failure with a diagnosis reveals its nudge only"
 
 
 def test_expected_feedback_pins_existing_wrong_answers():

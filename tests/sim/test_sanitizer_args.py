@@ -246,3 +246,13 @@ def test_cross_core_flags_on_a_coupled_chip_name_the_architecture():
     with raises_rule(ArgumentError, "CrossCoreSetFlag: Ascend310B is a coupled chip",
                      "SetFlag/WaitFlag between the pipes", at="CrossCoreSetFlag(2, PIPE_MTE3, 1)"):
         launch(_cross_flag_kernel, 1, chip=get_chip("Ascend310B"))   # coupled: no partner core would answer
+
+
+def test_a_bfloat16_scalar_is_a_real_number():
+    """static_cast<bfloat16_t>(x) in a C++ kernel gives an ml_dtypes scalar: accepted like a float; a bool is not."""
+    from ascend_sim import bfloat16
+    from ascend_sim.api.checks import scalar
+    one = np.dtype(bfloat16).type(0.125)
+    assert scalar("LeakyRelu", "scalar", one, np.dtype(bfloat16), ("<t>", 0)) is one
+    with pytest.raises(ArgumentError, match="must be a real number for bfloat16_t data, got bool"):
+        scalar("LeakyRelu", "scalar", True, np.dtype(bfloat16), ("<t>", 0))

@@ -903,12 +903,50 @@ void __ascendc_kernel_task_type(KernelTaskType t);
 #define KERNEL_TASK_TYPE_DEFAULT(t) __ascendc_kernel_task_type(t)
 #define KERNEL_TASK_TYPE(key, t) __ascendc_kernel_task_type(t)
 
-// Tiling-key templates (Tiling模板编程): read by the host tooling, nothing in the kernel.
-#define ASCENDC_TPL_ARGS_DECL(...)
-#define ASCENDC_TPL_ARGS_SEL(...)
-#define ASCENDC_TPL_SEL(...)
-#define ASCENDC_TPL_DATATYPE_DECL(...)
-#define ASCENDC_TPL_UINT_DECL(...)
-#define ASCENDC_TPL_BOOL_DECL(...)
+// Tiling-key templates (Tiling模板编程, API page "模板参数定义"): as in CANN the macros expand to two static tables,
+// the declared parameters (g_tilingDeclareParams) and the selected combinations (g_tilingSelectParams). The front end
+// reads them from the AST (ascend_sim/ascendc/tiling_template.py) into an ascend_sim.TemplateSpace; a kernel template
+// whose template parameters carry the declared names is instantiated by tiling key. CANN keeps vals in a std::vector;
+// a fixed array keeps this header free of the standard library.
+struct __ascendc_tpl_param {
+    const char* name;
+    uint32_t paramType;
+    uint8_t bitWidth;
+    uint64_t vals[64];
+    const char* macroType;
+};
+enum __ascendc_tpl_kind : uint32_t { ASCENDC_TPL_DTYPE, ASCENDC_TPL_FORMAT, ASCENDC_TPL_UINT, ASCENDC_TPL_BOOL };
+enum __ascendc_tpl_bw : uint8_t {
+    ASCENDC_TPL_1_BW = 1, ASCENDC_TPL_2_BW = 2, ASCENDC_TPL_4_BW = 4, ASCENDC_TPL_8_BW = 8, ASCENDC_TPL_16_BW = 16,
+    ASCENDC_TPL_32_BW = 32
+};
+enum __ascendc_tpl_ui_mode : uint64_t { ASCENDC_TPL_UI_RANGE, ASCENDC_TPL_UI_LIST, ASCENDC_TPL_UI_MIX };
+// Native DataType options: the values of ge::DataType (the front end maps them to dtypes).
+enum __ascendc_tpl_datatype : uint64_t {
+    C_DT_FLOAT = 0, C_DT_FLOAT16 = 1, C_DT_INT8 = 2, C_DT_INT32 = 3, C_DT_UINT8 = 4, C_DT_INT16 = 6, C_DT_UINT16 = 7,
+    C_DT_UINT32 = 8, C_DT_INT64 = 9, C_DT_UINT64 = 10, C_DT_BF16 = 27
+};
+#define ASCENDC_TPL_DATATYPE_DECL(x, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_UINT_DECL(x, bw, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_UINT, bw, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_BOOL_DECL(x, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_DATATYPE_SEL(x, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_UINT_SEL(x, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_UINT, 0, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_BOOL_SEL(x, ...) __ascendc_tpl_param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_ARGS_DECL(x, ...) \
+    static const char g_tilingDeclareOp[] = #x; static const __ascendc_tpl_param g_tilingDeclareParams[] = {__VA_ARGS__}
+#define ASCENDC_TPL_ARGS_SEL(...) {__VA_ARGS__}
+#define ASCENDC_TPL_SEL(...) static const __ascendc_tpl_param g_tilingSelectParams[][16] = {__VA_ARGS__}
+
+namespace AscendC {
+// IsSameType<T, U>::value: true when T and U are one type (the kernel's `if constexpr` on a template dtype).
+template <typename T, typename U>
+struct IsSameType {
+    static constexpr bool value = false;
+};
+template <typename T>
+struct IsSameType<T, T> {
+    static constexpr bool value = true;
+};
+}  // namespace AscendC
 
 #endif  // ASCEND_SIM_KERNEL_OPERATOR_H

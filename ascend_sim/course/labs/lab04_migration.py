@@ -69,14 +69,18 @@ def _instance(dt, n: int) -> tuple[str, int]:
 
 
 _TEMPLATE_HINTS = {
-    "template/illegal": ("Which combinations does your ASCENDC_TPL_SEL compile? Print space.legal().",
-                         "Select x and z of one dtype: one ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=d, BUFFER_NUM=[1, 2]) "
+    "template/illegal": ("Which combinations does your ASCENDC_TPL_SEL compile? Print "
+                         "«space.legal()|leaky_relu_custom.tiling_space.legal() (in a Python cell)».",
+                         "Select x and z of one dtype: one «ASCENDC_TPL_ARGS_SEL(D_T_X=d, D_T_Z=d, BUFFER_NUM=[1, 2])|"
+                         "ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, d), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, d), "
+                         "ASCENDC_TPL_UINT_SEL(BUFFER_NUM, ASCENDC_TPL_UI_LIST, 1, 2))» "
                          "per legal dtype; int8 stays declared but unselected (a slope of 1/8 has no int8 meaning).",),
     "template/key": ("Does the host pick BUFFER_NUM from the size (1 below 2,048 elements, else 2) and pass the "
                      "real dtypes of x and z to tiling_key?",),
     "DtypeError": ("Which dtype does the failing instruction get? LeakyRelu takes half and float only.",
-                   "In the bfloat16 branch (if T == bfloat16) Cast to float32 (CAST_NONE), LeakyRelu in float, Cast "
-                   "back (CAST_RINT).",),
+                   "In the bfloat16 branch («if T == bfloat16|if constexpr (IsSameType<T, bfloat16_t>::value)») Cast "
+                   "to float32 («CAST_NONE|RoundMode::CAST_NONE»), LeakyRelu in float, Cast back "
+                   "(«CAST_RINT|RoundMode::CAST_RINT»).",),
     "TilingError": ("The library refused a combination your host asked for: is it selected in the template?",),
     "values": ("Which dtype fails? Compare z with np.where(x >= 0, x, x * SLOPE) for it.",),
     "*": ("Declare the space, select the legal combinations, write the body with an if T == bfloat16 branch, then "
@@ -87,6 +91,11 @@ _TEMPLATE_HINTS = {
 @LAB.exercise("ex1", points=3, title="a dtype-templated kernel and its tiling key", hints=_TEMPLATE_HINTS)
 def _ex1(ctx: Context) -> None:
     run = ctx.answer("leaky_relu_custom")
+    if hasattr(run, "tiling_space"):        # a %%ascendc answer: the kernel template; the host rule is the exercise's
+        if run.tiling_space is None:
+            ctx.fail("leaky_relu_custom is a C++ kernel but no ASCENDC_TPL_ARGS_DECL declares its template parameters "
+                     "(D_T_X, D_T_Z, BUFFER_NUM)", ("template/illegal",))
+        run = functools.partial(leaky_relu_host, run.tiling_space)
     for dt in EX1_LEGAL:
         for n in (1024, 2048, 4096 + 64 * 3):       # 2,048: the first size with two buffers
             x = ctx.rng.uniform(-4, 4, n).astype(dt)
@@ -113,6 +122,19 @@ def _ex1(ctx: Context) -> None:
                          f"(no kernel is compiled for ...), not: {str(e).splitlines()[0]}", ("template/illegal",))
             ctx.fail("this combination is not legal but your host launched a kernel for it: ASCENDC_TPL_SEL must "
                      "select only x and z of one dtype (half, float, bfloat16_t)", ("template/illegal",))
+
+
+def leaky_relu_host(space, x, z) -> int:
+    """The host of a C++ answer (its cell holds only the kernel template and its ASCENDC_TPL_* tables): the
+    solution's rule (BUFFER_NUM 1 below 2,048 elements, else 2; split_even; the key of the real dtypes), then
+    ``launch(space.instance(key), block_dim, x, z, total, former_num, former_length, tail_length, tile_length)``."""
+    from ascend_sim import launch
+    buffers = 1 if x.size < DOUBLE_BUFFER_FROM else 2
+    s = split_even(x.size, x.dtype, tensors=3, buffers=buffers)
+    key = space.tiling_key(D_T_X=x.dtype, D_T_Z=z.dtype, BUFFER_NUM=buffers)
+    launch(space.instance(key), s.block_dim, x, z, s.total, s.former_num, s.former_length, s.tail_length,
+           s.tile_length, gm_names=["x", "z"])
+    return key
 
 
 # ----------------------------------------------------------------------------- ex2 dynamic shapes

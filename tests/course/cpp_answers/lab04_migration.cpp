@@ -1,11 +1,130 @@
 // C++ answers of the kernels of labs/lab04_migration.ipynb (format: ascend_sim/course/grading/solution_file.py).
 //
-// Not the lab's solutions file: the answer cells of ex2 and ex3 hold a Python host function (dyn_tiling, fold_bn)
+// Not the lab's solutions file: the answer cells hold a Python host function (leaky_relu_custom, dyn_tiling, fold_bn)
 // beside the kernel, and a %%ascendc cell holds C++ only, so the notebook stays Python. These blocks prove that a C++
 // kernel passes the same checks (tests/course/test_grading_cpp_kernels.py binds each beside the Python solution's host
-// function). ex1 has no C++ block: its kernel is the body of a Python template space (ASCENDC_TPL_* objects that the
-// check drives through the learner's Python host entry). The kernels' arguments are what the checks pass to launch:
-// the GM arrays in order, then the sizes as uint32_t.
+// function). ex1's C++ answer is the kernel template and its ASCENDC_TPL_* tables; the check drives its template space
+// with the exercise's host rule (lab04_migration.leaky_relu_host), so only the wrong answers in the device code or the
+// selection have C++ twins. The kernels' arguments are what the checks pass to launch: the GM arrays in order, then
+// the sizes as uint32_t.
+
+// %% ex1
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr float SLOPE = 0.125f;
+
+// The template space (in a real operator: the op_kernel's tiling_key_*.h header, shared with the host tiling).
+// int8 is declared but not selected: a slope of 1/8 has no int8 meaning.
+ASCENDC_TPL_ARGS_DECL(LeakyReluCustom,
+    ASCENDC_TPL_DATATYPE_DECL(D_T_X, C_DT_FLOAT16, C_DT_FLOAT, C_DT_BF16, C_DT_INT8),
+    ASCENDC_TPL_DATATYPE_DECL(D_T_Z, C_DT_FLOAT16, C_DT_FLOAT, C_DT_BF16, C_DT_INT8),
+    ASCENDC_TPL_UINT_DECL(BUFFER_NUM, ASCENDC_TPL_8_BW, ASCENDC_TPL_UI_LIST, 1, 2), );
+
+// x and z of one dtype, one or two buffers.
+ASCENDC_TPL_SEL(
+    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT16), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT16),
+                         ASCENDC_TPL_UINT_SEL(BUFFER_NUM, ASCENDC_TPL_UI_LIST, 1, 2), ),
+    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT),
+                         ASCENDC_TPL_UINT_SEL(BUFFER_NUM, ASCENDC_TPL_UI_LIST, 1, 2), ),
+    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_BF16), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_BF16),
+                         ASCENDC_TPL_UINT_SEL(BUFFER_NUM, ASCENDC_TPL_UI_LIST, 1, 2), ), );
+
+template <typename T, int32_t BUFFER_NUM>
+class KernelLeakyRelu {
+public:
+    __aicore__ inline KernelLeakyRelu() {}
+
+    // This core's range: former cores own formerLength elements, tail cores tailLength; the last stops at total.
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR z, uint32_t total, uint32_t formerNum, uint32_t formerLength,
+                                uint32_t tailLength, uint32_t tileLength)
+    {
+        uint32_t idx = GetBlockIdx();
+        uint32_t start = idx * formerLength;
+        length = formerLength;
+        if (idx >= formerNum) {
+            start = formerNum * formerLength + (idx - formerNum) * tailLength;
+            length = tailLength;
+        }
+        uint32_t rest = total > start ? total - start : 0;
+        length = length < rest ? length : rest;
+        this->tileLength = tileLength;
+        xGm.SetGlobalBuffer((__gm__ T*)x + start, length);
+        zGm.SetGlobalBuffer((__gm__ T*)z + start, length);
+        pipe.InitBuffer(inQueueX, BUFFER_NUM, tileLength * sizeof(T));
+        pipe.InitBuffer(outQueueZ, BUFFER_NUM, tileLength * sizeof(T));
+        if constexpr (IsSameType<T, bfloat16_t>::value) {
+            pipe.InitBuffer(wideBuf, tileLength * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void Process()
+    {
+        for (uint32_t offset = 0; offset < length; offset += tileLength) {
+            uint32_t n = length - offset < tileLength ? length - offset : tileLength;
+            CopyIn(offset, n);
+            Compute(n);
+            CopyOut(offset, n);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t offset, uint32_t n)
+    {
+        LocalTensor<T> xLocal = inQueueX.template AllocTensor<T>();
+        DataCopy(xLocal, xGm[offset], n);
+        inQueueX.EnQue(xLocal);
+    }
+
+    __aicore__ inline void Compute(uint32_t n)
+    {
+        LocalTensor<T> xLocal = inQueueX.template DeQue<T>();
+        LocalTensor<T> zLocal = outQueueZ.template AllocTensor<T>();
+        if constexpr (IsSameType<T, bfloat16_t>::value) {      // LeakyRelu has no bfloat16 form: through float
+            LocalTensor<float> wide = wideBuf.template Get<float>();
+            Cast(wide, xLocal, RoundMode::CAST_NONE, n);
+            LeakyRelu(wide, wide, SLOPE, n);
+            Cast(zLocal, wide, RoundMode::CAST_RINT, n);
+        } else {
+            LeakyRelu(zLocal, xLocal, static_cast<T>(SLOPE), n);
+        }
+        outQueueZ.EnQue(zLocal);
+        inQueueX.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void CopyOut(uint32_t offset, uint32_t n)
+    {
+        LocalTensor<T> zLocal = outQueueZ.template DeQue<T>();
+        DataCopy(zGm[offset], zLocal, n);
+        outQueueZ.FreeTensor(zLocal);
+    }
+
+    TPipe pipe;
+    TQue<QuePosition::VECIN, BUFFER_NUM> inQueueX;
+    TQue<QuePosition::VECOUT, BUFFER_NUM> outQueueZ;
+    TBuf<QuePosition::VECCALC> wideBuf;
+    GlobalTensor<T> xGm;
+    GlobalTensor<T> zGm;
+    uint32_t length;
+    uint32_t tileLength;
+};
+
+// The kernel template: one instantiation per selected combination, launched by tiling key.
+template <typename D_T_X, typename D_T_Z, int32_t BUFFER_NUM>
+__global__ __aicore__ void leaky_relu_custom(GM_ADDR x, GM_ADDR z, uint32_t total, uint32_t formerNum,
+                                             uint32_t formerLength, uint32_t tailLength, uint32_t tileLength)
+{
+    KernelLeakyRelu<D_T_X, BUFFER_NUM> op;
+    op.Init(x, z, total, formerNum, formerLength, tailLength, tileLength);
+    op.Process();
+}
+
+// %% ex1 wrong: selects every pair of dtypes (the cross product), so float x with half z is "legal"
+// replace:     ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT), ->     ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT16, C_DT_FLOAT, C_DT_BF16, C_DT_INT8),
+
+// %% ex1 wrong: no bfloat16 branch: LeakyRelu on bfloat16 (the sanitizer's DtypeError)
+// replace:         if constexpr (IsSameType<T, bfloat16_t>::value) {      // LeakyRelu has no bfloat16 form: through float ->         if constexpr (false) {
 
 // %% ex2
 #include "kernel_operator.h"
