@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
-from ascend_sim.kernels._common import load_scalars
 from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
+from ascend_sim.kernels.m4.weight_gemv import load_scalars       # the activation row into scalar registers
 
 __all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
            "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention", "Int4Gemv",

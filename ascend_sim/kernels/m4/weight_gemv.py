@@ -182,4 +182,4 @@ def _blank(t: GemvTiling) -> tuple[np.ndarray, np.ndarray]:
     return w, s
 
 
-__all__ = ["GemvTiling", "weight_gemv_kernel", "gemv_tiling", "pack_weights", "dequantised", "weight_gemv"]
+__all__ = ["load_scalars", "GemvTiling", "weight_gemv_kernel", "gemv_tiling", "pack_weights", "dequantised", "weight_gemv"]
