@@ -120,10 +120,10 @@ __global__ __aicore__ void leaky_relu_custom(GM_ADDR x, GM_ADDR z, uint32_t tota
     op.Process();
 }
 
-// %% ex1 wrong: selects every pair of dtypes (the cross product), so float x with half z is "legal"
+// %% ex1 wrong: selects every pair of dtypes (the cross product), so float x with half z is "legal" [key: template/illegal]
 // replace:     ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT), ->     ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_DATATYPE_SEL(D_T_X, C_DT_FLOAT), ASCENDC_TPL_DATATYPE_SEL(D_T_Z, C_DT_FLOAT16, C_DT_FLOAT, C_DT_BF16, C_DT_INT8),
 
-// %% ex1 wrong: no bfloat16 branch: LeakyRelu on bfloat16 (the sanitizer's DtypeError)
+// %% ex1 wrong: no bfloat16 branch: LeakyRelu on bfloat16 (the sanitizer's DtypeError) [key: DtypeError]
 // replace:         if constexpr (IsSameType<T, bfloat16_t>::value) {      // LeakyRelu has no bfloat16 form: through float ->         if constexpr (false) {
 
 // %% ex2
@@ -227,7 +227,7 @@ extern "C" __global__ __aicore__ void add_dyn(GM_ADDR x, GM_ADDR y, GM_ADDR z, u
     op.Process();
 }
 
-// %% ex2 wrong: the last core does not stop at total: it reads and writes past the end
+// %% ex2 wrong: the last core does not stop at total: it reads and writes past the end [key: OutOfBoundsError]
 // replace: length = length < rest ? length : rest;       // the last core stops at total -> length = length + 0 * rest;
 
 // %% ex3
@@ -329,10 +329,10 @@ extern "C" __global__ __aicore__ void residual_epilogue(GM_ADDR y, GM_ADDR r, GM
     op.Process();
 }
 
-// %% ex3 wrong: forgets the ReLU of the block's output
+// %% ex3 wrong: forgets the ReLU of the block's output [key: values]
 // replace:         Relu(zLocal, zLocal, k * HW); ->         Adds(zLocal, zLocal, 0.0f, k * HW);
 
-// %% ex3 wrong: the channel of a plane from the core's own count, not the global plane index
+// %% ex3 wrong: the channel of a plane from the core's own count, not the global plane index [key: values]
 // replace:             uint32_t c = (p0 + t0 + i) % C; ->             uint32_t c = (t0 + i) % C;
 
 // %% ex4
@@ -425,8 +425,8 @@ extern "C" __global__ __aicore__ void flash_row_attention(GM_ADDR q, GM_ADDR kt,
     }
 }
 
-// %% ex4 wrong: the accumulator is not rescaled when the running max grows
+// %% ex4 wrong: the accumulator is not rescaled when the running max grows [key: values]
 // replace:             Muls(acc, acc, corr, D);                  // rescale the accumulator, then add this block's P V ->             Muls(acc, acc, 1.0f, D);
 
-// %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key
+// %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key [key: budget]
 // replace: constexpr uint32_t BC = 64;                           // keys per block: one 256-byte repeat of float32 -> constexpr uint32_t BC = 16;

@@ -48,7 +48,7 @@ extern "C" __global__ __aicore__ void scale_blocks(GM_ADDR x, GM_ADDR y, GM_ADDR
     }
 }
 
-// %% ex1 wrong: every block runs to the end of the data (blocks overlap)
+// %% ex1 wrong: every block runs to the end of the data (blocks overlap) [key: GMWriteConflictError]
 // replace: uint32_t length = rest < tilingData.blockLength ? rest : tilingData.blockLength; -> uint32_t length = rest;
 
 // %% ex2
@@ -88,7 +88,7 @@ extern "C" __global__ __aicore__ void scale_tbuf(GM_ADDR x, GM_ADDR y, GM_ADDR t
     }
 }
 
-// %% ex2 wrong: a buffer 32 bytes larger is still too small
+// %% ex2 wrong: a buffer 32 bytes larger is still too small [key: OutOfBoundsError]
 // replace: pipe.InitBuffer(buf, tilingData.tileLength * sizeof(half)); -> pipe.InitBuffer(buf, tilingData.tileLength + 32);
 
 // %% ex3
@@ -128,7 +128,7 @@ extern "C" __global__ __aicore__ void scale_flags(GM_ADDR x, GM_ADDR y, GM_ADDR 
     }
 }
 
-// %% ex3 wrong: sets the flag but never waits for it
+// %% ex3 wrong: sets the flag but never waits for it [key: RaceError]
 // replace:
 //         SetFlag<HardEvent::V_MTE3>(0);
 //         WaitFlag<HardEvent::V_MTE3>(0);
@@ -183,10 +183,10 @@ extern "C" __global__ __aicore__ void gather_blocks(GM_ADDR x, GM_ADDR y, GM_ADD
     }
 }
 
-// %% ex4 wrong: a pipe barrier instead of the all-block barrier (block 0 reads y before the others wrote it)
+// %% ex4 wrong: a pipe barrier instead of the all-block barrier (block 0 reads y before the others wrote it) [key: RaceError]
 // replace: SyncAll(); -> PipeBarrier<PIPE_ALL>();
 
-// %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it
+// %% ex4 wrong: keeps the planted bug: SyncAll only in block 0, which then waits for blocks that never reach it [key: DeadlockError]
 // replace:
 //     SyncAll();
 //     if (GetBlockIdx() == 0) {
@@ -194,7 +194,7 @@ extern "C" __global__ __aicore__ void gather_blocks(GM_ADDR x, GM_ADDR y, GM_ADD
 //     if (GetBlockIdx() == 0) {
 //         SyncAll();
 
-// %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y
+// %% ex4 wrong: x and y swapped in the first copy: the kernel overwrites its input x and never writes y [key: unwritten]
 // replace:     CopyScaled(xGm, yGm, n, (half)2.0); ->     CopyScaled(yGm, xGm, n, (half)2.0);
 
 // %% ex5
@@ -236,5 +236,5 @@ extern "C" __global__ __aicore__ void sum_tiles(GM_ADDR x, GM_ADDR y, GM_ADDR ti
     DataCopy(yGm, acc, tilingData.tileLength);
 }
 
-// %% ex5 wrong: zeroes only half of the accumulator
+// %% ex5 wrong: zeroes only half of the accumulator [key: UninitializedReadError]
 // replace: Duplicate(acc, (half)0.0, tilingData.tileLength); -> Duplicate(acc, (half)0.0, tilingData.tileLength / 2);
