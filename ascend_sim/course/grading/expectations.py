@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ascend_sim.course.grading.check import Lab
 from ascend_sim.course.grading.hints import DEFAULT_HINTS
+from ascend_sim.engine.spelling import CPP, PYTHON, render
 
 if TYPE_CHECKING:
     from ascend_sim.course.grading.solution_file import Solution
@@ -60,7 +61,9 @@ def hint_problem(lab: Lab, ex_id: str, label: str, hints: list[str]) -> str:
     if levels is None:
         return (f"wrong answer '{label}' declares key {key!r}, which neither {ex_id}'s hint table nor the shared "
                 "hints have: add it to the exercise's hints")
-    if hints[:1] != [levels[0]]:
+    nudges = {render(levels[0], language) for language in (PYTHON, CPP)}   # shown in the answer's language
+    if not hints or hints[0] not in nudges:
         shown = hints[0] if hints else "no hint"
-        return f"wrong answer '{label}' showed {shown!r}, not the nudge of its key {key!r}: {levels[0]!r}"
+        return (f"wrong answer '{label}' showed {shown!r}, not the nudge of its key {key!r}: "
+                f"{render(levels[0], PYTHON)!r}")
     return ""
