@@ -54,6 +54,8 @@ class HardEvent(enum.Enum):
     MTE2_MTE3 = ("MTE2", "MTE3")
     MTE2_MTE1 = ("MTE2", "MTE1")
     MTE1_MTE2 = ("MTE1", "MTE2")
+    MTE3_MTE1 = ("MTE3", "MTE1")        # coupled chips: UB -> L1 (MTE3) before LoadData (MTE1)
+    MTE1_MTE3 = ("MTE1", "MTE3")
     MTE1_M = ("MTE1", "M")
     M_MTE1 = ("M", "MTE1")
     M_FIX = ("M", "FIX")
