@@ -205,3 +205,109 @@ def int4_gemv_kernel(x, w, scales, y, t):
 
 # %% ex4 wrong: copies the whole last tile out, past the end of y when O is not whole tiles [key: OutOfBoundsError]
 # replace:         DataCopy(gy[i * t.tile], acc, t.cols(i)) ->         DataCopy(gy[i * t.tile], acc, t.tile)
+
+# %% ex5
+@kernel(core="MIX")
+def w4a16_matmul_kernel(x, codes, scales, y, t):
+    """Y[M, N] = X[M, K] @ (codes * scales)^T on the 310B's AI Core: per N tile, per K step, the vector unit
+    dequantises the step's int4 codes in UB, MTE3 copies them to L1, and the cube multiplies them with X."""
+    xGm, wGm, sGm, yGm = GlobalTensor(half), GlobalTensor(int8), GlobalTensor(half), GlobalTensor(half)
+    xGm.SetGlobalBuffer(x, t.M * t.K)
+    wGm.SetGlobalBuffer(codes, t.N * t.K // 2)
+    sGm.SetGlobalBuffer(scales, t.N * t.K // t.group)
+    yGm.SetGlobalBuffer(y, t.M * t.N)
+    groups, kB, rB = t.base_k // t.group, t.base_k // 16, t.Mp // 16      # groups, K blocks, row blocks per step
+    block = t.tile_n * 16                              # one K block of a tile: tile_n rows of 16 codes
+    pipe = TPipe()
+    qCode, qScale, qW = TQue(TPosition.VECIN, 2), TQue(TPosition.VECIN, 2), TQue(TPosition.VECOUT, 2)
+    qA1, qB1, qA2, qB2, qCO1 = (TQue(TPosition.A1, 1), TQue(TPosition.B1, 2), TQue(TPosition.A2, 2),
+                                TQue(TPosition.B2, 2), TQue(TPosition.CO1, 1))
+    for q, n, nbytes in ((qCode, 2, t.chunk // 2), (qScale, 2, groups * t.tile_n * 2), (qW, 2, t.chunk * 2),
+                         (qA1, 1, t.Mp * t.K * 2), (qB1, 2, t.chunk * 2), (qA2, 2, t.Mp * t.base_k * 2),
+                         (qB2, 2, t.chunk * 2), (qCO1, 1, t.Mp * t.tile_n * 4)):
+        pipe.InitBuffer(q, n, nbytes)
+    sb = TBuf()
+    pipe.InitBuffer(sb, groups * t.tile_n * 32)
+    scaleBlocks = sb.Get(half)                         # each scale spread over one 32-byte block (16 halves)
+    a1 = qA1.AllocTensor(half)                         # all of X in L1 (NZ), read from GM once
+    DataCopy(a1, xGm, Nd2NzParams(1, t.M, t.K, 0, t.K, t.Mp, 1, 0))
+    qA1.EnQue(a1)
+    a1 = qA1.DeQue(half)
+    step = 0                                           # K steps so far: this step's L1 buffer is step % 2
+    for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
+        co1 = qCO1.AllocTensor(float32)
+        for kk in range(t.steps):
+            w4, sc = qCode.AllocTensor(int8), qScale.AllocTensor(half)
+            DataCopy(w4, wGm[(tile * t.K // 16 + kk * kB) * block // 2], t.chunk // 2)
+            DataCopy(sc, sGm[(tile * t.K // t.group + kk * groups) * t.tile_n], groups * t.tile_n)
+            qCode.EnQue(w4)
+            qScale.EnQue(sc)
+            w4, sc = qCode.DeQue(int8), qScale.DeQue(half)
+            w = qW.AllocTensor(half)
+            # TODO 1 (AntiQuant): the codes to half in w, then each K block b of w times its group's scales.
+            # --- BEGIN SOLUTION hint="TODO 1: Cast(w <- int4b_t), Brcb the scales to one block each, one Mul per K block by its group's blocks"
+            Cast(w, w4.ReinterpretCast(int4b_t), RoundMode.CAST_NONE, t.chunk)      # exact: -8 .. 7
+            Brcb(scaleBlocks, sc, groups * t.tile_n // 8, BrcbRepeatParams(1, 8))  # scale n -> block n
+            for b in range(kB):
+                g = b * 16 // t.group                  # the group of K block b's 16 input channels
+                Mul(w[b * block], w[b * block], scaleBlocks[g * block], block)
+            # --- END SOLUTION
+            qCode.FreeTensor(w4)
+            qScale.FreeTensor(sc)
+            qW.EnQue(w)
+            w = qW.DeQue(half)
+            b1 = qB1.AllocTensor(half)
+            slot = step % 2
+            if step >= 2:                              # LoadData of step - 2 has finished reading this buffer
+                WaitFlag(HardEvent.MTE1_MTE3, slot)
+            # TODO 2 (UB -> L1): copy w into b1, then make MTE1 wait for the copy (event id slot).
+            # --- BEGIN SOLUTION hint="TODO 2: DataCopy(b1, w, t.chunk) on MTE3, then SetFlag/WaitFlag(HardEvent.MTE3_MTE1, slot)"
+            DataCopy(b1, w, t.chunk)
+            SetFlag(HardEvent.MTE3_MTE1, slot)
+            WaitFlag(HardEvent.MTE3_MTE1, slot)
+            # --- END SOLUTION
+            qW.FreeTensor(w)
+            qB1.EnQue(b1)
+            b1 = qB1.DeQue(half)
+            a2, b2 = qA2.AllocTensor(half), qB2.AllocTensor(half)
+            for i in range(rB):                        # X's K blocks of this step, row block i
+                LoadData(a2[i * kB * 256], a1[(kk * kB * rB + i) * 256], LoadData2DParams(0, kB, rB, 0, 0, False, 0))
+            LoadData(b2, b1, LoadData2DParams(0, kB * t.tile_n // 16, 1, 0, 0, False, 0))
+            SetFlag(HardEvent.MTE1_MTE3, slot)         # b1 may be written again
+            qB1.FreeTensor(b1)
+            qA2.EnQue(a2)
+            qB2.EnQue(b2)
+            a2, b2 = qA2.DeQue(half), qB2.DeQue(half)
+            # TODO 3 (Mmad): co1 (+)= a2 @ b2, M x tile_n x base_k; the first K step starts co1 from zero.
+            # --- BEGIN SOLUTION hint="TODO 3: Mmad(co1, a2, b2, MmadParams(m, n, k, 0, False, cmatrixInitVal)): which steps start from zero?"
+            Mmad(co1, a2, b2, MmadParams(t.M, t.tile_n, t.base_k, 0, False, kk == 0))
+            # --- END SOLUTION
+            qA2.FreeTensor(a2)
+            qB2.FreeTensor(b2)
+            step += 1
+        qCO1.EnQue(co1)
+        co1 = qCO1.DeQue(float32)
+        Fixpipe(yGm[tile * t.tile_n], co1, FixpipeParamsV220(t.tile_n, t.M, t.Mp, t.N, False, QuantMode_t.F322F16))
+        qCO1.FreeTensor(co1)
+    qA1.FreeTensor(a1)
+    for s in range(max(0, step - 2), step):            # the last two steps' SetFlags have their WaitFlags
+        WaitFlag(HardEvent.MTE1_MTE3, s % 2)
+
+# %% ex5 wrong: every K block multiplied by the scales of group 0 [key: w4mm/group]
+# replace:                 g = b * 16 // t.group                  # the group of K block b's 16 input channels ->                 g = 0
+
+# %% ex5 wrong: every Mmad starts co1 from zero: only the last K step is left [key: w4mm/accumulate]
+# replace:             Mmad(co1, a2, b2, MmadParams(t.M, t.tile_n, t.base_k, 0, False, kk == 0)) ->             Mmad(co1, a2, b2, MmadParams(t.M, t.tile_n, t.base_k, 0, False, True))
+
+# %% ex5 wrong: LoadData reads L1 without waiting for the UB -> L1 copy (no MTE3 -> MTE1 flag) [key: RaceError]
+# replace:
+#             SetFlag(HardEvent.MTE3_MTE1, slot)
+#             WaitFlag(HardEvent.MTE3_MTE1, slot)
+# with:
+
+# %% ex5 wrong: one Mul per 16-code row instead of one per K block: right values, 16x the vector instructions [key: budget]
+# replace:
+#                 Mul(w[b * block], w[b * block], scaleBlocks[g * block], block)
+# with:
+#                 for r in range(t.tile_n):
+#                     Mul(w[b * block + r * 16], w[b * block + r * 16], scaleBlocks[g * block + r * 16], 16)

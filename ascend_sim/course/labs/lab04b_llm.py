@@ -2,7 +2,8 @@
 (KV缓存, 解码注意力), ex2 a group-wise INT4 weight quantisation (分组INT4量化) of the tiny model that keeps its
 held-out perplexity (困惑度) within a stated budget, ex3 choosing the retrieval heads (检索头) of RazorAttention from
 the attention of a repeated random sequence, ex4 a W4A16 dequantise-and-GEMV kernel (反量化矩阵向量乘) for one
-decode row within a cycle budget.
+decode row within a cycle budget, ex5 a W4A16 prefill GEMM on the 310B's AI Core (AntiQuant in UB, then Mmad)
+within a cycle budget that neither fp16 weights nor a dequantise-to-GM-first pass meets.
 
 ex1 is graded on the attention output of every head (float32 tolerances, NaN sentinels in the cache rows past the
 new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
@@ -11,6 +12,9 @@ on round-to-nearest against the learner's own scales, on bits per weight and on 
 with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it). ex4 on
 y against numpy's x @ (codes * scales) on hidden shapes and groups (O not whole tiles among them, NaN sentinels),
 diagnosing tile 0's or group 0's scales used everywhere, then on the cycles of the model's l1.fc2 projection.
+ex5 on Y against numpy's X @ (codes * scales)^T on hidden shapes (M not whole fractals among them), diagnosing
+group 0's scales everywhere and an accumulator restarted at every K step, then on the cycles of a prefill of 64
+rows through a 512 -> 256 projection.
 """
 from __future__ import annotations
 
@@ -21,11 +25,13 @@ import numpy as np
 
 from ascend_sim.course.grading import Context, Lab
 from ascend_sim.kernels.m4.decode_attention import fold_rows, handoff, read_scalar
+from ascend_sim.kernels.m4.w4a16_matmul import W4A16Tiling, pack_w4a16, w4a16_tiling
 from ascend_sim.kernels.m4.weight_gemv import load_scalars       # the activation row into scalar registers
 
 __all__ = ["LAB", "check", "hint", "DecodeStep", "handoff", "read_scalar", "fold_rows", "MAX_KEYS",
            "PPL_BYTES", "PPL_BUDGET", "BITS_BUDGET", "decoder_weights", "planted_attention", "Int4Gemv",
-           "int4_gemv_tiling", "pack_int4", "int4_reference", "budget_weight", "load_scalars", "EX4_BUDGET"]
+           "int4_gemv_tiling", "pack_int4", "int4_reference", "budget_weight", "load_scalars", "EX4_BUDGET",
+           "W4A16Tiling", "w4a16_tiling", "pack_w4a16", "w4a16_reference", "prefill_case", "EX5_CHIP", "EX5_BUDGET"]
 
 LAB = Lab("lab04b_llm")
 check = LAB.check
@@ -419,3 +425,94 @@ def _ex4(ctx: Context) -> None:
         res = _int4_case(ctx, kern, *budget_weight())
         ctx.expect_cycles(res.cycles, EX4_BUDGET,
                           advice="double-buffer the codes' queue so the next chunk's copy overlaps the Axpys")
+
+
+# ----------------------------------------------------------------------------- ex5 W4A16 prefill on the cube
+EX5_CHIP = "Ascend310B"     # a coupled AI Core: UB -> L1 is a copy (the 910B's AIV and AIC meet only in GM)
+# (M, N, K, group): M not whole 16-row fractals (20, 40), one K step and several, groups of 32 .. 128.
+EX5_CASES = ((20, 64, 128, 32), (64, 128, 256, 64), (40, 256, 512, 128))
+# The budget case: a prefill of 64 prompt rows through a 512 -> 256 projection in groups of 32 on the 310B
+# (prefill_case). The reference solution takes 11,994 cycles; the same product with fp16 weights (the Matmul
+# API, kernels/m4/gemm.py) 22,498 and the dequantise-to-GM-first route (kernels/m4/antiquant.py, then the fp16
+# Matmul) 18,039 + 22,498: tests/course/test_grading_lab04b.py measures all three. Budget: the solution + 15 %.
+EX5_BUDGET = 13_790
+
+
+def w4a16_reference(x: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """numpy's ``X @ W^T`` with ``W = half(codes * scale)`` (codes ``[N, K]``, scales ``[N, K / group]``),
+    float64 sums rounded to half: what the kernel's float32 accumulator gives within fp16 tolerance."""
+    n, k = codes.shape
+    g = k // scales.shape[1]
+    w = (codes.reshape(n, -1, g).astype(np.float32) * scales.astype(np.float32)[..., None]).astype(np.float16)
+    return (np.asarray(x, np.float64) @ w.reshape(n, k).astype(np.float64).T).astype(np.float16)
+
+
+def prefill_case(rng: np.random.Generator, M: int = 64, N: int = 256, K: int = 512, group: int = 32):
+    """(x [M, K] half, codes [N, K] int8 in -8 .. 7, scales [N, K / group] half) of a prefill projection."""
+    x = rng.standard_normal((M, K)).astype(np.float16)
+    codes = rng.integers(-8, 8, (N, K)).astype(np.int8)
+    scales = rng.uniform(0.005, 0.05, (N, K // group)).astype(np.float16)
+    return x, codes, scales
+
+
+_W4MM_HINTS = {
+    "w4mm/group": ("Which group does K block b (input channels 16 b .. 16 b + 15) belong to?",
+                   "A K step holds «t.base_k // 16» K blocks and «t.base_k // t.group» groups: K block b of the "
+                   "step is in group «b * 16 // t.group», whose scales «Brcb» put at «scaleBlocks[g * block]».",),
+    "w4mm/accumulate": ("Does each K step add to the accumulator, or start it again?",
+                        "«MmadParams(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal)»: «cmatrixInitVal» True "
+                        "starts L0C from zero, False adds to it. Only the first K step of a tile starts from zero.",
+                        "Pass «kk == 0» as cmatrixInitVal."),
+    "RaceError": ("Which pipe writes b1, and which pipe reads it?",
+                  "On a coupled core the UB -> L1 copy runs on MTE3 and LoadData on MTE1; a B1 queue's EnQue/DeQue "
+                  "orders MTE2 -> MTE1 only, so the hand-over needs its own flag.",
+                  "After «DataCopy(b1, w, t.chunk)»: «SetFlag(HardEvent.MTE3_MTE1, slot)» and "
+                  "«WaitFlag(HardEvent.MTE3_MTE1, slot)»."),
+    "budget": ("How many vector instructions does TODO 1 issue per K step? result.profile() shows the vec ratio.",
+               "Each Mul has a start-up cost: one Mul over a whole K block («t.tile_n * 16» halves, each row "
+               "against its own scale block) does the work of «t.tile_n» 16-element ones.",
+               "«Mul(w[b * block], w[b * block], scaleBlocks[g * block], block)»: one per K block."),
+    "values": ("Compare one tile of Y with w4a16_reference: are the codes converted exactly (-8 .. 7)?",
+               "Cast the codes with «w4.ReinterpretCast(int4b_t)» (two codes a byte), then multiply each "
+               "16-code row by its scale.",),
+    "*": ("Per K step: Cast the codes to half, multiply each K block by its group's scale blocks, copy the "
+          "chunk to L1 and hand it to MTE1, then one Mmad that accumulates over the steps.",),
+}
+
+
+def _w4mm_case(ctx: Context, kern, x: np.ndarray, codes: np.ndarray, scales: np.ndarray):
+    from ascend_sim import launch
+    (M, K), N = x.shape, codes.shape[0]
+    group = K // scales.shape[1]
+    t = w4a16_tiling(M, N, K, group, chip=EX5_CHIP)
+    packed, sp = pack_w4a16(codes, scales, t)
+    y = np.full((M, N), np.nan, np.float16)
+    res = ctx.call(launch, kern, t.block_dim, x, packed, sp, y, t, chip=EX5_CHIP,
+                   gm_names=["x", "codes", "scales", "y"])
+    want = w4a16_reference(x, codes, scales)
+    close = lambda a, b: np.allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-3, atol=2e-3)
+    if np.isfinite(y).all() and not close(y, want):
+        if K > group and close(y, w4a16_reference(x, codes, np.repeat(scales[:, :1], K // group, axis=1))):
+            ctx.fail("every K block was multiplied by the scales of group 0: K block b (input channels 16 b .. "
+                     f"16 b + 15) is in group b * 16 // {group}", ("w4mm/group",))
+        last = K - t.base_k
+        if t.steps > 1 and close(y, w4a16_reference(x[:, last:], codes[:, last:], scales[:, last // group:])):
+            ctx.fail(f"Y holds only the last K step's product (input channels {last} .. {K - 1}): every Mmad "
+                     "restarted the accumulator", ("w4mm/accumulate",))
+    ctx.expect_close(y, want, sentinel=np.nan)
+    return res
+
+
+@LAB.exercise("ex5", points=3, title="W4A16 prefill GEMM on the cube within a cycle budget", hints=_W4MM_HINTS)
+def _ex5(ctx: Context) -> None:
+    """Write the TODOs of `w4a16_matmul_kernel(x, codes, scales, y, t)`: `Y = X @ (codes * scales)^T` for a
+    prompt's rows on the 310B's AI Core, the int4 codes dequantised in UB and multiplied on the cube, within
+    `EX5_BUDGET` cycles."""
+    kern = ctx.answer("w4a16_matmul_kernel")
+    for M, N, K, group in EX5_CASES:
+        with ctx.case(f"M {M}, N {N}, K {K}, groups of {group}"):
+            _w4mm_case(ctx, kern, *prefill_case(ctx.rng, M, N, K, group))
+    with ctx.case("budget: 64 prompt rows through a 512 -> 256 projection, groups of 32"):
+        res = _w4mm_case(ctx, kern, *prefill_case(np.random.default_rng(5)))
+        ctx.expect_cycles(res.cycles, EX5_BUDGET,
+                          advice="one vector instruction per K block, not one per row of 16 codes")

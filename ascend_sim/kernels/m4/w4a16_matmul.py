@@ -33,6 +33,7 @@ from ascend_sim import (ArgumentError, Brcb, BrcbRepeatParams, Cast, DataCopy, F
                         GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, LaunchResult, LoadData, LoadData2DParams, Mmad,
                         MmadParams, Mul, Nd2NzParams, QuantMode_t, RoundMode, SetFlag, TBuf, TPipe, TPosition, TQue,
                         WaitFlag, float32, get_chip, half, int4b_t, int8, kernel, launch)
+from ascend_sim.kernels.opt.cube_common import load_bias_table
 
 C0 = 16                 # half: a fractal is 16 x 16; a K block is 16 input channels
 FRACTAL = C0 * C0
@@ -120,7 +121,7 @@ def dequantize_reference(x: np.ndarray, codes: np.ndarray, scales: np.ndarray) -
 class KernelW4A16:
     """One core: its N tiles; per K step the vector unit dequantises the tile's codes while the cube multiplies."""
 
-    def Init(self, x, codes, scales, y, t: W4A16Tiling) -> None:
+    def Init(self, x, codes, scales, bias, y, t: W4A16Tiling) -> None:
         self.t = t
         self.xGm, self.wGm, self.sGm, self.yGm = GlobalTensor(half), GlobalTensor(int8), GlobalTensor(half), \
             GlobalTensor(half)
@@ -144,6 +145,13 @@ class KernelW4A16:
         sb = TBuf()
         pipe.InitBuffer(sb, groups * t.tile_n * 32)         # each scale spread to a 32-byte block
         self.scaleBlocks = sb.Get(half)
+        self.biasGm = None
+        if bias is not None:                                # float per column: GM -> C1 (L1) -> C2 (BT)
+            self.biasGm = GlobalTensor(float32)
+            self.biasGm.SetGlobalBuffer(bias, t.N)
+            self.qC1, self.qC2 = TQue(TPosition.C1, 1), TQue(TPosition.C2, 1)
+            pipe.InitBuffer(self.qC1, 1, t.tile_n * 4)
+            pipe.InitBuffer(self.qC2, 1, t.tile_n * 4)
 
     def Process(self) -> None:
         t = self.t
@@ -151,6 +159,8 @@ class KernelW4A16:
         self.a1 = self.CopyInA(0, t.K) if t.a_resident else None
         for tile in range(GetBlockIdx(), t.tiles, GetBlockNum()):
             co1 = self.qCO1.AllocTensor(float32)
+            bt = None if self.biasGm is None else load_bias_table(self.qC1, self.qC2, self.biasGm[tile * t.tile_n],
+                                                                   t.tile_n)
             for kk in range(t.steps):
                 self.AntiQuant(tile, kk)
                 self.CopyToL1()
@@ -158,13 +168,15 @@ class KernelW4A16:
                 self.SplitLoad(a1, kk)
                 if not t.a_resident:
                     self.qA1.FreeTensor(a1)
-                self.Compute(co1, kk)
+                self.Compute(co1, bt, kk)
+            if bt is not None:
+                self.qC2.FreeTensor(bt)
             self.qCO1.EnQue(co1)
             self.CopyOut(tile)
         if self.a1 is not None:
             self.qA1.FreeTensor(self.a1)
-        for slot in range(min(self.step, 2)):               # every SetFlag has its WaitFlag
-            WaitFlag(HardEvent.MTE1_MTE3, (self.step + slot) % 2)
+        for s in range(max(0, self.step - 2), self.step):   # the last two steps' SetFlags have their WaitFlags
+            WaitFlag(HardEvent.MTE1_MTE3, s % 2)
 
     def AntiQuant(self, tile: int, kk: int) -> None:
         """Vector: this K step's codes and scales in, codes -> half, each 16-code row times its group's scale."""
@@ -224,10 +236,14 @@ class KernelW4A16:
         self.qA2.EnQue(a2)
         self.qB2.EnQue(b2)
 
-    def Compute(self, co1, kk: int) -> None:
+    def Compute(self, co1, bt, kk: int) -> None:
+        """One Mmad per K step into the tile's accumulator; the first starts from the bias (BT) or zero."""
         t = self.t
         a2, b2 = self.qA2.DeQue(half), self.qB2.DeQue(half)
-        Mmad(co1, a2, b2, MmadParams(t.M, t.tile_n, t.base_k, 0, False, kk == 0))
+        if kk == 0 and bt is not None:
+            Mmad(co1, a2, b2, bt, MmadParams(t.M, t.tile_n, t.base_k, 0, True, False))
+        else:
+            Mmad(co1, a2, b2, MmadParams(t.M, t.tile_n, t.base_k, 0, False, kk == 0))
         self.qA2.FreeTensor(a2)
         self.qB2.FreeTensor(b2)
 
@@ -240,15 +256,16 @@ class KernelW4A16:
 
 
 @kernel(core="MIX")
-def w4a16_matmul_kernel(x, codes, scales, y, t: W4A16Tiling) -> None:
+def w4a16_matmul_kernel(x, codes, scales, bias, y, t: W4A16Tiling) -> None:
     op = KernelW4A16()
-    op.Init(x, codes, scales, y, t)
+    op.Init(x, codes, scales, bias, y, t)
     op.Process()
 
 
-def w4a16_matmul(x: np.ndarray, codes: np.ndarray, scales: np.ndarray, *, chip="Ascend310B", numerics: bool = True,
-                 **tiling) -> tuple[np.ndarray, LaunchResult]:
-    """``x [M, K] @ (codes [N, K] * scales [N, K / group])^T`` as half ``[M, N]`` on a coupled chip."""
+def w4a16_matmul(x: np.ndarray, codes: np.ndarray, scales: np.ndarray, bias: np.ndarray | None = None, *,
+                 chip="Ascend310B", numerics: bool = True, **tiling) -> tuple[np.ndarray, LaunchResult]:
+    """``x [M, K] @ (codes [N, K] * scales [N, K / group])^T (+ bias [N])`` as half ``[M, N]`` on a coupled
+    chip; ``numerics=False`` times only."""
     c = get_chip(chip)
     site = ("<host w4a16_matmul>", 0)
     if c.separated:
@@ -263,9 +280,10 @@ def w4a16_matmul(x: np.ndarray, codes: np.ndarray, scales: np.ndarray, *, chip="
                             fix="pass llm_quant.rtn_groups(w, 4, group)'s codes and scales of w [N, K]", site=site)
     t = w4a16_tiling(M, N, K, K // scales.shape[1], chip=c, **tiling)
     packed, sp = pack_w4a16(codes, scales, t)
+    bv = None if bias is None else np.asarray(bias, np.float32).reshape(N)
     y = np.zeros((M, N), np.float16)
-    res = launch(w4a16_matmul_kernel, t.block_dim, x, packed, sp, y, t, chip=c,
-                 gm_names=["x", "codes", "scales", "y"], numerics=numerics)
+    res = launch(w4a16_matmul_kernel, t.block_dim, x, packed, sp, bv, y, t, chip=c,
+                 gm_names=["x", "codes", "scales", "bias", "y"], numerics=numerics)
     return y, res
 
 
