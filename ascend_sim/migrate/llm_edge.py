@@ -10,8 +10,9 @@ Decode, batch 1: every linear is a GEMV streaming its weights once, kernels/m4/w
 or group-wise int4 (group 128, one fp16 scale per group and column: 4.125 bits a weight) dequantised on the
 fly; attention is kernels/m4/decode_attention.py over the cache of the 2 KV heads (the KV bytes read are
 exact; the 6 query heads sharing each KV head are simulated as one, each head of 128 as 4 of 32). Prefill (time to first token,
-首字时延): the linears are the cube gemm of the ResNet-50 table (Matmul API, fp16) on the prompt's rows, the
-logits only for the last row (a GEMV). Norms, RoPE, SwiGLU's product and the residual adds (vector work on
+首字时延): the linears are the cube gemm of the ResNet-50 table (Matmul API, fp16) on the prompt's rows, or with
+int4 weights the fused W4A16 kernel (kernels/m4/w4a16_matmul.py: codes dequantised in UB, copied to L1, Mmad;
+a coupled chip's data path), the logits only for the last row (a GEMV). Norms, RoPE, SwiGLU's product and the residual adds (vector work on
 1536-wide rows, < 1 % of the bytes) are not simulated; neither is prefill attention (for 128 prompt tokens
 under 1 % of prefill's FLOPs). Columns not a multiple of a tile are padded (the lm_head's 151936 to 152576).
 """
@@ -22,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.hw.chips import ChipProfile, get_chip
+from ascend_sim.api.launch import LaunchResult
 from ascend_sim.kernels.m4.decode_attention import decode_attention
+from ascend_sim.kernels.m4.w4a16_matmul import w4a16_matmul
 from ascend_sim.kernels.m4.weight_gemv import weight_gemv
 from ascend_sim.migrate.resnet50 import time_gemm
 
@@ -111,15 +114,25 @@ def decode_table(bits: int, context: int, chip: ChipProfile | str | None = "Asce
     return [time_linear_gemv(lin, bits, c) for lin in linears()] + [time_decode_attention(context, c)]
 
 
-def prefill_table(prompt: int, chip: ChipProfile | str | None = "Ascend310B") -> list[Row]:
-    """The prompt's linears on the cube (fp16 weights, ``prompt`` rows), then the last row's logits (GEMV)."""
+def time_linear_w4a16(lin: Linear, prompt: int, chip: ChipProfile | str | None = "Ascend310B") -> LaunchResult:
+    """One prefill linear with int4-g128 weights through the fused W4A16 cube kernel, timing-only."""
+    codes = np.zeros((lin.O, lin.K), np.int8)
+    scales = np.zeros((lin.O, lin.K // GROUP), np.float16)
+    _, res = w4a16_matmul(np.zeros((prompt, lin.K), np.float16), codes, scales, np.zeros(lin.O, np.float32),
+                          chip=chip, numerics=False)
+    return res
+
+
+def prefill_table(prompt: int, chip: ChipProfile | str | None = "Ascend310B", bits: int = 16) -> list[Row]:
+    """The prompt's linears on the cube (``prompt`` rows; fp16 weights through the Matmul API, or int4-g128
+    through the fused W4A16 kernel, kernels/m4/w4a16_matmul.py), then the last row's logits (GEMV)."""
     c = get_chip(chip)
     rows = []
     for lin in linears()[:-1]:
-        res = time_gemm(prompt, lin.O, lin.K, chip=c)
-        rows.append(Row(lin.name, f"{prompt} x {lin.K} x {lin.O}", lin.count, lin.bytes(16), res.us,
+        res = time_gemm(prompt, lin.O, lin.K, chip=c) if bits == 16 else time_linear_w4a16(lin, prompt, c)
+        rows.append(Row(lin.name, f"{prompt} x {lin.K} x {lin.O}", lin.count, lin.bytes(bits), res.us,
                         res.profile().bound))
-    return rows + [time_linear_gemv(linears()[-1], 16, c)]
+    return rows + [time_linear_gemv(linears()[-1], bits, c)]
 
 
 def total_ms(rows: list[Row]) -> float:
@@ -140,5 +153,5 @@ def format_rows(rows: list[Row]) -> str:
 
 
 __all__ = ["LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "HEAD_DIM", "MLP", "VOCAB", "GROUP", "Linear", "Row",
-           "linears", "tile_for", "time_linear_gemv", "time_decode_attention", "decode_table", "prefill_table",
+           "linears", "tile_for", "time_linear_gemv", "time_linear_w4a16", "time_decode_attention", "decode_table", "prefill_table",
            "total_ms", "format_rows"]

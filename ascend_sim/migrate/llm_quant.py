@@ -114,11 +114,17 @@ class Scheme:
 
 @dataclass(frozen=True)
 class Quantised:
-    """The dequantised parameters and the weight memory in bytes (decoder linears; all parameters)."""
+    """The dequantised parameters, the weight memory in bytes (decoder linears; all parameters) and per
+    quantised weight its ``(codes [O, K], scales [O, K / group], bits)``: what a W4A16 kernel reads."""
 
     params: dict[str, np.ndarray]
     linear_bytes: int
     total_bytes: int
+    codes: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
+
+    def int4(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``{weight name: (codes, scales)}`` of the 4-bit weights (models/llm/npu.NpuLM's ``int4``)."""
+        return {name: (c, s) for name, (c, s, bits) in self.codes.items() if bits == 4}
 
 
 def quantise(params: Mapping[str, np.ndarray], scheme: Scheme,
@@ -130,7 +136,7 @@ def quantise(params: Mapping[str, np.ndarray], scheme: Scheme,
     if scheme.method == "gptq" and calibration is None:
         calibration = calibration_inputs(params)
     out = {k: np.asarray(v) for k, v in params.items()}
-    linear = 0
+    linear, kept = 0, {}
     for name in R.linear_names():
         w, bits = out[name], scheme.bits_of(name)
         if bits >= 16:
@@ -139,9 +145,10 @@ def quantise(params: Mapping[str, np.ndarray], scheme: Scheme,
         codes, scales = (gptq_groups(w, calibration[name], bits, scheme.group) if scheme.method == "gptq"
                          else rtn_groups(w, bits, scheme.group))
         out[name] = dequantize_groups(codes, scales)
+        kept[name] = (codes, scales, bits)
         linear += codes.size * bits // 8 + scales.size * 2
     other = sum(np.asarray(v).size * 2 for k, v in params.items() if k not in R.linear_names())
-    return Quantised(out, int(linear), int(linear + other))
+    return Quantised(out, int(linear), int(linear + other), kept)
 
 
 def key_layers(bits: int = 8) -> dict[str, int]:

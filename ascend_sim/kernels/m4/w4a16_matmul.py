@@ -55,7 +55,16 @@ class W4A16Tiling:
     tile_n: int
     base_k: int
     block_dim: int
-    a_resident: bool = True    # all of X in L1 for the whole launch (one GM read); else one K step at a time
+    panel_k: int = 0           # X's columns per L1 load (whole K steps); K: X stays in L1 for the whole launch
+
+    @property
+    def a_resident(self) -> bool:
+        return self.panel_k >= self.K
+
+    @property
+    def panel_steps(self) -> int:
+        """K steps per L1 load of X."""
+        return self.panel_k // self.base_k
 
     @property
     def Mp(self) -> int:
@@ -97,8 +106,13 @@ def w4a16_tiling(M: int, N: int, K: int, group: int, *, tile_n: int | None = Non
         raise ArgumentError(f"w4a16_matmul: M {M} x tile_n {tile_n} x base_k {base_k} does not fit L0 "
                             f"(L0A {c.l0a_bytes}, L0B {c.l0b_bytes}, L0C {c.l0c_bytes} bytes, two buffers for A "
                             "and B)", fix="split the prompt's rows, or pass a smaller tile_n / base_k", site=site)
-    resident = mp * K * 2 + 2 * base_k * tile_n * 2 <= c.l1_bytes
-    return W4A16Tiling(M, N, K, group, tile_n, base_k, min(c.aic_count, N // tile_n), resident)
+    room = c.l1_bytes - 2 * base_k * tile_n * 2             # L1 beside the two dequantised B buffers
+    if mp * K * 2 <= room:
+        panel = K                                           # all of X, loaded once
+    else:                                                   # two panel buffers; the widest whole steps dividing K
+        panel = max(s * base_k for s in range(1, K // base_k + 1)
+                    if K % (s * base_k) == 0 and 2 * mp * s * base_k * 2 <= room)
+    return W4A16Tiling(M, N, K, group, tile_n, base_k, min(c.aic_count, N // tile_n), panel)
 
 
 def pack_w4a16(codes: np.ndarray, scales: np.ndarray, t: W4A16Tiling) -> tuple[np.ndarray, np.ndarray]:
@@ -133,12 +147,13 @@ class KernelW4A16:
         groups = t.base_k // t.group                        # groups of one K step
         specs = (("qCode", TPosition.VECIN, t.chunk // 2), ("qScale", TPosition.VECIN, groups * t.tile_n * 2),
                  ("qW", TPosition.VECOUT, t.chunk * 2), ("qB1", TPosition.B1, t.chunk * 2),
-                 ("qA1", TPosition.A1, t.Mp * (t.K if t.a_resident else t.base_k) * 2),
+                 ("qA1", TPosition.A1, t.Mp * t.panel_k * 2),
                  ("qA2", TPosition.A2, t.Mp * t.base_k * 2),
                  ("qB2", TPosition.B2, t.chunk * 2))
         for name, pos, nbytes in specs:
-            q = TQue(pos, 2)
-            pipe.InitBuffer(q, 2, nbytes)
+            depth = 1 if name == "qA1" and t.a_resident else 2      # X's panels: the next one loads during this
+            q = TQue(pos, depth)
+            pipe.InitBuffer(q, depth, nbytes)
             setattr(self, name, q)
         self.qCO1 = TQue(TPosition.CO1, 1)
         pipe.InitBuffer(self.qCO1, 1, t.Mp * t.tile_n * 4)
@@ -164,16 +179,18 @@ class KernelW4A16:
             for kk in range(t.steps):
                 self.AntiQuant(tile, kk)
                 self.CopyToL1()
-                a1 = self.a1 if t.a_resident else self.CopyInA(kk * t.base_k, t.base_k)
-                self.SplitLoad(a1, kk)
-                if not t.a_resident:
-                    self.qA1.FreeTensor(a1)
+                j = kk % t.panel_steps                      # this step's place in X's panel
+                if not t.a_resident and j == 0:
+                    self.a1 = self.CopyInA(kk * t.base_k, t.panel_k)
+                self.SplitLoad(self.a1, j)
+                if not t.a_resident and j == t.panel_steps - 1:
+                    self.qA1.FreeTensor(self.a1)
                 self.Compute(co1, bt, kk)
             if bt is not None:
                 self.qC2.FreeTensor(bt)
             self.qCO1.EnQue(co1)
             self.CopyOut(tile)
-        if self.a1 is not None:
+        if t.a_resident:
             self.qA1.FreeTensor(self.a1)
         for s in range(max(0, self.step - 2), self.step):   # the last two steps' SetFlags have their WaitFlags
             WaitFlag(HardEvent.MTE1_MTE3, s % 2)
@@ -222,10 +239,11 @@ class KernelW4A16:
         return self.qA1.DeQue(half)
 
     def SplitLoad(self, a1, kk: int) -> None:
+        # kk: the step's index in X's panel
         """L1 -> L0A (per 16-row block its K fractals) and L1 -> L0B (the chunk's fractals as they are)."""
         t = self.t
         kB, rB = t.base_k // C0, t.Mp // C0
-        first = kk * kB * rB if t.a_resident else 0         # X's K block kk * kB in the NZ tile
+        first = kk * kB * rB                                # X's K block kk * kB in the NZ panel
         b1 = self.qB1.DeQue(half)
         a2, b2 = self.qA2.AllocTensor(half), self.qB2.AllocTensor(half)
         for i in range(rB):

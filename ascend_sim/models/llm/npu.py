@@ -16,15 +16,23 @@ lN.attn         prefill: the FlashAttention-style MIX kernel, BSH, 4 heads of 16
 lN.proj, fc1,   cube: the projections; lN.gelu: vector GELU, tanh form (kernels/m4/gelu.py);
 fc2             residual adds: vector Add (kernels/add_template.py)
 ln, head        vector LayerNorm, then cube ``logits = x @ E^T`` (the tied embedding), float32 out
+sample          vector: greedy argmax, or temperature + top-k sampling with a uniform from the host
+                (kernels/m4/sampling.py), in ``generate``
 ==============  ===========================================================================================
 
-Activations are half, cube accumulation float32, vector arithmetic float32 inside. Greedy decoding takes the
-argmax of the float32 logits on the host. ``NpuLM`` keeps the caches ``[HEADS, CONTEXT, HEAD_DIM]`` half per
+W4A16 (``int4``: ``{weight name: (codes [O, K], scales [O, K / group])}``, e.g. migrate/llm_quant's
+``quantise(...).int4()``): those linears run the fused W4A16 kernel instead (kernels/m4/w4a16_matmul.py:
+int4 codes dequantised in UB, copied to L1, multiplied on the cube, bias from BT), which needs a coupled chip
+(310B); the other weights stay fp16.
+
+Activations are half, cube accumulation float32, vector arithmetic float32 inside. ``generate`` picks each
+token on the NPU: the argmax of the float32 logits, or a seeded temperature / top-k sample. ``NpuLM`` keeps the caches ``[HEADS, CONTEXT, HEAD_DIM]`` half per
 layer and the launches of the last step (``results``), for timing.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
@@ -38,6 +46,8 @@ from ascend_sim.kernels.m4.embedding import embedding
 from ascend_sim.kernels.m4.gelu import gelu
 from ascend_sim.kernels.m4.gemm import gemm_bt
 from ascend_sim.kernels.m4.layernorm import layer_norm
+from ascend_sim.kernels.m4.sampling import sample
+from ascend_sim.kernels.m4.w4a16_matmul import w4a16_matmul
 from ascend_sim.models.llm.reference import CONTEXT, HEAD_DIM, HEADS, LAYERS, LN_EPS, Params, check_weights
 
 
@@ -47,6 +57,7 @@ class NpuLM:
 
     params: Params
     chip: object = None
+    int4: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     k_cache: list[np.ndarray] = field(init=False)
     v_cache: list[np.ndarray] = field(init=False)
     length: int = field(init=False, default=0)
@@ -74,6 +85,9 @@ class NpuLM:
 
     def _linear(self, name: str, x: np.ndarray, out_dtype=np.float16) -> np.ndarray:
         w, b = self.w[name + ".w"], self.w.get(name + ".b")
+        if name + ".w" in self.int4:
+            codes, scales = self.int4[name + ".w"]
+            return self._run(name, w4a16_matmul(x, codes, scales, b, chip=self.chip))
         return self._run(name, gemm_bt(x, w, b, out_dtype=out_dtype, chip=self.chip))
 
     def _norm(self, name: str, x: np.ndarray) -> np.ndarray:
@@ -117,13 +131,19 @@ class NpuLM:
         x = self._norm("ln", h)
         return self._run("head", gemm_bt(x, self.w["embed"], None, out_dtype=np.float32, chip=self.chip))
 
-    def generate(self, prompt: np.ndarray, steps: int) -> np.ndarray:
-        """Greedy decoding: prefill the prompt (flash attention), then one decode step per new token."""
+    def generate(self, prompt: np.ndarray, steps: int, *, top_k: int = 1, temperature: float = 1.0,
+                 seed: int = 0) -> np.ndarray:
+        """Prefill the prompt (flash attention), then one decode step per new token; each token picked on the NPU
+        (kernels/m4/sampling.py): greedy for ``top_k`` 1, else temperature + top-k with uniforms drawn from
+        ``default_rng(seed)`` (the draws of ``reference.generate`` with the same arguments)."""
         self.reset()
+        rng = np.random.default_rng(seed)
         logits = self.forward(prompt)
         out = []
         for _ in range(steps):
-            out.append(int(np.argmax(logits[-1])))
+            u = float(rng.random()) if top_k > 1 else 0.0
+            out.append(self._run("sample", sample(logits[-1], top_k=top_k, temperature=temperature, u=u,
+                                                  chip=self.chip)))
             if len(out) < steps:
                 logits = self.forward(np.array(out[-1:]))
         return np.array(out, np.int32)

@@ -145,16 +145,27 @@ def forward(params: Params, tokens: np.ndarray, cache: KVCache | None = None,
     return layer_norm_ref(h, p["ln.w"], p["ln.b"]) @ p["embed"].T
 
 
-def greedy_generate(params: Params, prompt: np.ndarray, steps: int) -> np.ndarray:
-    """Greedy decoding (贪心解码) with the KV cache: the prompt's prefill, then one token per step."""
+def generate(params: Params, prompt: np.ndarray, steps: int, *, top_k: int = 1, temperature: float = 1.0,
+             seed: int = 0) -> np.ndarray:
+    """Decoding with the KV cache: the prompt's prefill, then one token per step, greedy (``top_k`` 1) or a
+    temperature + top-k sample with one uniform per token from ``default_rng(seed)`` (kernels/m4/sampling.py's
+    ``sample_reference``: the same arithmetic as the NPU's sampling kernel)."""
+    from ascend_sim.kernels.m4.sampling import sample_reference
+    rng = np.random.default_rng(seed)
     cache = KVCache()
     logits = forward(params, prompt, cache)
     out = []
     for _ in range(steps):
-        out.append(int(np.argmax(logits[-1])))
+        u = float(rng.random()) if top_k > 1 else 0.0
+        out.append(sample_reference(logits[-1], top_k, temperature, u))
         if len(out) < steps:
             logits = forward(params, np.array(out[-1:]), cache)
     return np.array(out, np.int32)
+
+
+def greedy_generate(params: Params, prompt: np.ndarray, steps: int) -> np.ndarray:
+    """Greedy decoding (贪心解码) with the KV cache: the prompt's prefill, then one token per step."""
+    return generate(params, prompt, steps)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -189,4 +200,4 @@ def perplexity(logits_fn, tokens: np.ndarray, stride: int = CONTEXT // 2) -> flo
 
 __all__ = ["D_MODEL", "HEADS", "HEAD_DIM", "D_MLP", "LAYERS", "CONTEXT", "LN_EPS", "GELU_C", "GELU_A", "WEIGHTS_FILE",
            "param_shapes", "linear_names", "load_lm_weights", "check_weights", "layer_norm_ref", "gelu_ref",
-           "split_heads", "attend", "KVCache", "forward", "greedy_generate", "log_softmax", "windows", "perplexity"]
+           "split_heads", "attend", "KVCache", "forward", "generate", "greedy_generate", "log_softmax", "windows", "perplexity"]
