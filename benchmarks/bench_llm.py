@@ -13,11 +13,16 @@ Tables:
   5. edge deployment: a 1.5B-parameter model's decode step (fp16 vs int4-g128 weights, batch 1) and its
      prefill (time to first token) on the 310B, per launch with its bound pipe, timing-only
      (ascend_sim/migrate/llm_edge.py), against the source's "< 500 ms";
+  7. W4A16 through the kernels (310B): held-out perplexity of the fused W4A16 cube kernel path against the numpy
+     reference on the same dequantised weights (first ``--w4-bytes`` bytes), the tiny model's prefill time with
+     fp16 and int4 weights, and generation with the NPU's sampling kernel (greedy, temperature + top-k) against
+     the reference;
   6. RazorAttention-style KV-cache compression (models/llm/kv_compress.py): retrieval-head scores, the copy
      task's accuracy, and per policy the cache bytes saved at the full context and the held-out perplexity
      (first ``--kv-bytes`` held-out bytes).
 
     python benchmarks/bench_llm.py [--npu-bytes N] [--quick] [--edge-context 512] [--edge-prompt 128] [--edge-only] [--kv-bytes 2048] [--kv-only]
+                                   [--w4-bytes 1024] [--w4-only]
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import time
 
 import numpy as np
 
-from ascend_sim.migrate.llm_quant import quantise, schemes
+from ascend_sim.migrate.llm_quant import Scheme, quantise, schemes
 from ascend_sim.kernels.m4.decode_attention import decode_attention
 from ascend_sim.migrate.llm_edge import HIDDEN, VOCAB, decode_table, format_rows, linears, prefill_table, total_ms
 from ascend_sim.models.llm import reference as R
@@ -128,9 +133,9 @@ def edge_table(context: int, prompt: int) -> None:
     ttft = total_ms(rows)
     print(f"Prefill of a {prompt}-token prompt (time to first token), fp16 weights on the cube:\n")
     print(format_rows(rows) + "\n")
+    ttft4 = edge_prefill_int4(prompt)
     print(f"decode per token: fp16 {decode[16]:.1f} ms, int4 {decode[4]:.1f} ms ({decode[16] / decode[4]:.2f}x); "
-          f"time to first token ({prompt} tokens, fp16): {ttft:.1f} ms. int4 prefill is not simulated (no fused "
-          "W4A16 cube kernel here; an unfused antiquant pass before the fp16 cube would add to the fp16 figure).")
+          f"time to first token ({prompt} tokens): fp16 {ttft:.1f} ms, int4 {ttft4:.1f} ms ({ttft / ttft4:.2f}x).")
     embed = VOCAB * HIDDEN * 2
     for bits, name in ((16, "fp16"), (4, "int4 g128")):
         gb = (sum(lin.bytes(bits) * lin.count for lin in linears()) + embed) / 1e9
@@ -140,6 +145,61 @@ def edge_table(context: int, prompt: int) -> None:
         n = int((500 - ttft) // decode[bits]) if ttft < 500 else 0
         print(f"'< 500 ms' with {name} decode: per token {'met' if decode[bits] < 500 else 'missed'}; "
               f"first token {'met' if ttft < 500 else 'missed'}; after the first token, {n} more fit in 500 ms")
+    print()
+
+
+def edge_prefill_int4(prompt: int) -> float:
+    """The 1.5B model's prefill with int4-g128 weights through the fused W4A16 cube kernel (310B); its ms."""
+    rows = prefill_table(prompt, bits=4)
+    print(f"Prefill of a {prompt}-token prompt (time to first token), int4-g128 weights through the fused W4A16 "
+          "kernel (codes dequantised in UB, UB -> L1, Mmad; the logits row a GEMV):\n")
+    print(format_rows(rows) + "\n")
+    return total_ms(rows)
+
+
+W4_SCHEME = Scheme("W4A16 RTN g32", 4, 32)
+W4_TOLERANCE = 0.005     # |kernel / reference - 1| of the perplexity: fp16 activations against float32
+
+
+def w4a16_table(params, held: np.ndarray, n_bytes: int, steps: int) -> None:
+    """Table 7: W4A16 perplexity through the kernels, the tiny model's prefill time, NPU sampling."""
+    chip = "Ascend310B"
+    print(f"## 7. W4A16 through the kernels ({chip}: the fused W4A16 cube kernel) and sampling on the NPU\n")
+    q = quantise(params, W4_SCHEME)
+    sub = held[:n_bytes]
+    model = NpuLM(q.params, chip=chip, int4=q.int4())
+
+    def npu_logits(w):
+        model.reset()
+        return model.forward(w)
+
+    t0 = time.time()
+    ppl_npu = R.perplexity(npu_logits, sub, STRIDE)
+    wall = time.time() - t0
+    ppl_ref = R.perplexity(lambda w: R.forward(q.params, w), sub, STRIDE)
+    diff = ppl_npu / ppl_ref - 1
+    print(f"{W4_SCHEME.name}, first {len(sub):,} held-out bytes: perplexity reference (numpy, dequantised weights) "
+          f"{ppl_ref:.4f}, kernels {ppl_npu:.4f} ({100 * diff:+.3f} %; tolerance +-{100 * W4_TOLERANCE:.1f} %: "
+          f"{'within' if abs(diff) <= W4_TOLERANCE else 'OUTSIDE'}), {wall:.0f} s of simulation\n")
+    prompt = encode(corpus_bytes("heldout"))[:R.CONTEXT]
+    print("| weights | prefill tokens | prefill us | of which the four linears' us | launches |")
+    print("|---|---:|---:|---:|---:|")
+    for name, m in (("fp16", NpuLM(params, chip=chip)), (W4_SCHEME.name, model)):
+        for n in (32, R.CONTEXT):
+            m.reset()
+            m.forward(prompt[:n])
+            lin = sum(r.us for k, r in m.results if k.split(".")[-1] in ("qkv", "proj", "fc1", "fc2"))
+            print(f"| {name} | {n} | {sum(r.us for _, r in m.results):.1f} | {lin:.1f} | {len(m.results)} |")
+    print()
+    print("| prompt | sampling | reference | kernels (sampling kernel) | same tokens |")
+    print("|---|---|---|---|---|")
+    fp16 = NpuLM(params, chip=chip)
+    for p in PROMPTS:
+        for top_k, temp, seed in ((1, 1.0, 0), (8, 0.8, 1)):
+            ref = R.generate(params, encode(p), steps, top_k=top_k, temperature=temp, seed=seed)
+            out = fp16.generate(encode(p), steps, top_k=top_k, temperature=temp, seed=seed)
+            how = "greedy" if top_k == 1 else f"top-{top_k}, T {temp}, seed {seed}"
+            print(f"| {p!r} | {how} | {decode(ref)!r} | {decode(out)!r} | {out.tolist() == ref.tolist()} |")
     print()
 
 
@@ -195,7 +255,11 @@ def main() -> None:
     ap.add_argument("--edge-only", action="store_true", help="print only table 5")
     ap.add_argument("--kv-bytes", type=int, default=2048, help="held-out bytes of the KV-compression table")
     ap.add_argument("--kv-only", action="store_true", help="print only table 6")
+    ap.add_argument("--w4-bytes", type=int, default=1024, help="held-out bytes of table 7's kernel perplexity")
+    ap.add_argument("--w4-only", action="store_true", help="print only table 7")
     args = ap.parse_args()
+    if args.w4_only:
+        return w4a16_table(R.load_lm_weights(), encode(corpus_bytes("heldout")), args.w4_bytes, args.steps)
     if args.edge_only:
         return edge_table(args.edge_context, args.edge_prompt)
     if args.kv_only:
@@ -209,6 +273,7 @@ def main() -> None:
     timing_table(params, (32, 33, 64, 127))
     edge_table(args.edge_context, args.edge_prompt)
     kv_table(params, held, args.kv_bytes)
+    w4a16_table(params, held, args.w4_bytes, args.steps)
 
 
 if __name__ == "__main__":
