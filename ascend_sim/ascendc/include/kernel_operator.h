@@ -110,8 +110,8 @@ using QuePosition = TPosition;
 enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
 enum class HardEvent : uint8_t {
     MTE2_V, V_MTE2, V_MTE3, MTE3_V, MTE3_MTE2, MTE2_MTE3, MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, M_FIX, FIX_M,
-    M_V, V_M, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, FIX_S, S_FIX, FIX_MTE2, MTE2_FIX,
-    V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_S, FIX_MTE3, MAX  // not modelled: refused by name
+    M_V, V_M, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, FIX_S, S_FIX, FIX_MTE2, MTE2_FIX, MTE3_MTE1, MTE1_MTE3,
+    V_V, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_S, FIX_MTE3, MAX  // not modelled: refused by name
 };
 using TEventID = int8_t;
 enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
