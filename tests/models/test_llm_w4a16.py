@@ -101,3 +101,15 @@ def test_sampled_generation_matches_the_reference_token_for_token(params):
         out = model.generate(tokens, 4, top_k=top_k, temperature=temp, seed=seed)
         assert out.tolist() == R.generate(params, tokens, 4, top_k=top_k, temperature=temp, seed=seed).tolist()
         assert [name for name, _ in model.results][-1] == "sample"
+
+
+def test_w4a16_matmul_with_groups_spanning_several_k_steps():
+    """Groups of 128 with K steps of 64 (the tiling a prompt of 256 rows needs: two A buffers in L0A): a step
+    reads one group's scales, the group's second step the same ones."""
+    rng = np.random.default_rng(7)
+    codes, scales = rtn_groups(rng.standard_normal((64, 256)).astype(np.float32) * 0.05, 4, 128)
+    x = rng.standard_normal((256, 256)).astype(np.float16)
+    assert w4a16_tiling(256, 64, 256, 128, chip="Ascend310B").base_k == 64
+    y, _ = w4a16_matmul(x, codes, scales)
+    want = dequantize_reference(x, codes, scales)
+    np.testing.assert_allclose(y.astype(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())

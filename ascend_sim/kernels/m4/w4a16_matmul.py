@@ -46,7 +46,8 @@ def _up(a: int, b: int) -> int:
 @dataclass(frozen=True)
 class W4A16Tiling:
     """``Y [M, N] = X [M, K] @ (codes * scales)^T``: N tiles of ``tile_n`` over ``block_dim`` cores, K in steps
-    of ``base_k`` (whole groups), all M rows (``Mp``: M rounded up to 16) in one L0C accumulator."""
+    of ``base_k`` (whole groups, or a whole fraction of one), all M rows (``Mp``: M rounded up to 16) in one L0C
+    accumulator."""
 
     M: int
     N: int
@@ -79,6 +80,11 @@ class W4A16Tiling:
         return self.K // self.base_k
 
     @property
+    def step_groups(self) -> int:
+        """Groups whose scales one K step reads (1 when a group spans several steps)."""
+        return max(1, self.base_k // self.group)
+
+    @property
     def chunk(self) -> int:
         """Codes of one K step of one tile."""
         return self.base_k * self.tile_n
@@ -86,22 +92,30 @@ class W4A16Tiling:
 
 def w4a16_tiling(M: int, N: int, K: int, group: int, *, tile_n: int | None = None, base_k: int | None = None,
                  chip=None) -> W4A16Tiling:
-    """K steps of a whole number of groups (128 channels when the group allows), then the widest N tile whose
-    float accumulator fits L0C and whose two B buffers fit L0B."""
+    """The K step (``base_k``: whole groups or a whole fraction of one, at most 128 channels, two buffers in L0A)
+    and N tile (two B buffers in L0B, the float accumulator in L0C). When X fits L1 the deepest K step wins (fewest
+    steps); when it does not, the widest N tile (X's panels are read again for every tile)."""
     c = get_chip(chip)
     site = ("<host w4a16_matmul>", 0)
     mp = _up(M, C0)
+
+    def widest_tile(bk: int) -> int:
+        return next((t for t in (256, 128, 64, 32, 16) if N % t == 0 and mp * t * 4 <= c.l0c_bytes
+                     and 2 * bk * t * 2 <= c.l0b_bytes), 16)
+
     if base_k is None:
-        fit = c.l0a_bytes // (2 * mp * 2)                  # two A buffers of mp rows in L0A
-        base_k = max(group, min(K, 128, fit) // group * group)
+        steps = [bk for bk in (128, 64, 32, 16) if bk <= K and K % bk == 0 and 2 * mp * bk * 2 <= c.l0a_bytes
+                 and (bk % group == 0 or group % bk == 0)] or [group]
+        if mp * K * 2 > c.l1_bytes - c.l0b_bytes and tile_n is None:   # X in panels: fewer N tiles first
+            steps.sort(key=lambda bk: -widest_tile(bk))
+        base_k = steps[0]
     if tile_n is None:
-        tile_n = next((t for t in (256, 128, 64, 32, 16) if N % t == 0 and mp * t * 4 <= c.l0c_bytes
-                       and 2 * base_k * t * 2 <= c.l0b_bytes), 16)
-    if group % C0 or K % group or base_k % group or K % base_k or N % tile_n or tile_n % C0:
+        tile_n = widest_tile(base_k)
+    if group % C0 or K % group or (base_k % group and group % base_k) or K % base_k or N % tile_n or tile_n % C0:
         raise ArgumentError(f"w4a16_matmul: K {K}, N {N}, group {group}, tile_n {tile_n}, base_k {base_k}: a group "
-                            "must be whole 16-channel K blocks and divide K, a K step whole groups dividing K, "
-                            "N whole tiles of a multiple of 16", fix="pad K and N, or choose group | base_k | K",
-                            site=site)
+                            "must be whole 16-channel K blocks and divide K, a K step whole groups (or a whole "
+                            "fraction of one) dividing K, N whole tiles of a multiple of 16",
+                            fix="pad K and N, or choose base_k | K with group | base_k or base_k | group", site=site)
     if mp * tile_n * 4 > c.l0c_bytes or 2 * mp * base_k * 2 > c.l0a_bytes or 2 * base_k * tile_n * 2 > c.l0b_bytes:
         raise ArgumentError(f"w4a16_matmul: M {M} x tile_n {tile_n} x base_k {base_k} does not fit L0 "
                             f"(L0A {c.l0a_bytes}, L0B {c.l0b_bytes}, L0C {c.l0c_bytes} bytes, two buffers for A "
@@ -144,7 +158,7 @@ class KernelW4A16:
         self.sGm.SetGlobalBuffer(scales, t.N * t.K // t.group)
         self.yGm.SetGlobalBuffer(y, t.M * t.N)
         pipe = self.pipe = TPipe()
-        groups = t.base_k // t.group                        # groups of one K step
+        groups = t.step_groups                              # groups of one K step
         specs = (("qCode", TPosition.VECIN, t.chunk // 2), ("qScale", TPosition.VECIN, groups * t.tile_n * 2),
                  ("qW", TPosition.VECOUT, t.chunk * 2), ("qB1", TPosition.B1, t.chunk * 2),
                  ("qA1", TPosition.A1, t.Mp * t.panel_k * 2),
@@ -198,10 +212,10 @@ class KernelW4A16:
     def AntiQuant(self, tile: int, kk: int) -> None:
         """Vector: this K step's codes and scales in, codes -> half, each 16-code row times its group's scale."""
         t = self.t
-        groups, kb = t.base_k // t.group, t.K // C0
+        groups, kb, g0 = t.step_groups, t.K // C0, kk * t.base_k // t.group       # g0: the step's first group
         codes, sc = self.qCode.AllocTensor(int8), self.qScale.AllocTensor(half)
         DataCopy(codes, self.wGm[(tile * kb + kk * t.base_k // C0) * t.tile_n * C0 // 2], t.chunk // 2)
-        DataCopy(sc, self.sGm[(tile * (t.K // t.group) + kk * groups) * t.tile_n], groups * t.tile_n)
+        DataCopy(sc, self.sGm[(tile * (t.K // t.group) + g0) * t.tile_n], groups * t.tile_n)
         self.qCode.EnQue(codes)
         self.qScale.EnQue(sc)
         codes, sc = self.qCode.DeQue(int8), self.qScale.DeQue(half)
@@ -210,7 +224,7 @@ class KernelW4A16:
         Brcb(self.scaleBlocks, sc, groups * t.tile_n // 8, BrcbRepeatParams(1, 8))   # scale n -> block n
         block = t.tile_n * C0                               # one K block: tile_n rows of 16 codes
         for b in range(t.base_k // C0):
-            g = b * C0 // t.group
+            g = (kk * t.base_k + b * C0) // t.group - g0   # K block b's group, counted from g0
             Mul(w[b * block], w[b * block], self.scaleBlocks[g * block], block)
         self.qCode.FreeTensor(codes)
         self.qScale.FreeTensor(sc)
