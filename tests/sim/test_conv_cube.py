@@ -6,7 +6,8 @@ import pytest
 
 from ascend_sim.engine.errors import ArgumentError, DtypeError
 from ascend_sim.kernels.opt.conv_cube import (conv2d_cube, conv_bn_relu, conv_cube, conv_gemm_shape, conv_out_hw,
-                                              conv_reference, fold_bn, im2col, time_conv_cube)
+                                              conv_reference, fold_bn, im2col, matmul_api_tiling,
+                                              time_conv_cube)
 
 
 def direct_conv(x, w, b, pad, stride):
@@ -88,6 +89,8 @@ def test_timing_only_launch_keeps_the_cycles_of_the_computing_launch():
     assert conv_gemm_shape(x.shape, w.shape, 1, 2) == (2 * 6 * 6, 32, 16 * 9)
     assert timed.cycles == full.cycles and len(timed.trace) == len(full.trace)
     assert time_conv_cube(x.shape, w.shape, 1, stride=1).cycles > timed.cycles      # 4x the output pixels
+    t = matmul_api_tiling(x.shape, w.shape, 1, stride=2)                               # the tiling it launched with
+    assert t.usedCoreNum == full.block_dim and (t.M, t.N, t.Ka) == conv_gemm_shape(x.shape, w.shape, 1, 2)
 
 
 @pytest.mark.parametrize("kwargs, error, words", [

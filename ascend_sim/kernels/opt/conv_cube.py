@@ -29,7 +29,8 @@ import numpy as np
 
 from ascend_sim.api.launch import LaunchResult
 from ascend_sim.engine.errors import ArgumentError, DtypeError
-from ascend_sim.kernels.m4.gemm import gemm_bt, time_gemm_bt
+from ascend_sim.hw.chips import get_chip
+from ascend_sim.kernels.m4.gemm import gemm_bt, gemm_tiling, time_gemm_bt
 from ascend_sim.kernels.opt.cube_common import cube_dtype
 from ascend_sim.kernels.opt.tiled_matmul import tiled_matmul
 
@@ -148,6 +149,13 @@ def time_conv_cube(x_shape, w_shape, pad: int = 0, *, stride: int = 1, chip=None
     return time_gemm_bt(*conv_gemm_shape(x_shape, w_shape, pad, stride), chip=chip)
 
 
+def matmul_api_tiling(x_shape, w_shape, pad: int = 0, *, stride: int = 1, bias: bool = True, chip=None):
+    """The Matmul API's tiling (GetTiling, every cube core) that ``conv2d_cube(..., matmul="api")`` launches with
+    for half output: ``usedCoreNum`` cores, each a block of ``singleCoreM`` rows x ``singleCoreN`` channels."""
+    M, N, K = conv_gemm_shape(x_shape, w_shape, pad, stride)
+    return gemm_tiling(M, N, K, np.float16, np.float16, get_chip(chip).aic_count, bias)
+
+
 def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.float16, dtype=None,
                    stride: int = 1) -> np.ndarray:
     """What the cube gives: half (or float, see ``cube_dtype``) inputs and weights, float accumulation + float
@@ -166,4 +174,4 @@ def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.
 
 
 __all__ = ["MATMULS", "conv_out_hw", "im2col", "conv_gemm_shape", "fold_bn", "conv2d_cube", "conv_bn_relu",
-           "conv_cube", "time_conv_cube", "conv_reference"]
+           "conv_cube", "time_conv_cube", "matmul_api_tiling", "conv_reference"]
