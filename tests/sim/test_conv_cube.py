@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from ascend_sim.engine.errors import ArgumentError, DtypeError
-from ascend_sim.kernels.opt.conv_cube import (conv2d_cube, conv_bn_relu, conv_cube, conv_gemm_shape, conv_out_hw,
-                                              conv_reference, fold_bn, im2col, matmul_api_tiling,
-                                              time_conv_cube)
+from ascend_sim.kernels.opt.conv_cube import (conv2d_cube, conv2d_cube_int8, conv_bn_relu, conv_cube,
+                                              conv_gemm_shape, conv_out_hw, conv_reference, fold_bn, im2col,
+                                              matmul_api_tiling, time_conv_cube)
 
 
 def direct_conv(x, w, b, pad, stride):
@@ -83,7 +83,8 @@ def test_im2col_stride_keeps_every_stride_th_window():
 
 def test_timing_only_launch_keeps_the_cycles_of_the_computing_launch():
     rng = np.random.default_rng(7)
-    x, w = rng.uniform(-1, 1, (2, 16, 12, 12)).astype(np.float16), rng.uniform(-.3, .3, (32, 16, 3, 3)).astype(np.float16)
+    x = rng.uniform(-1, 1, (2, 16, 12, 12)).astype(np.float16)
+    w = rng.uniform(-.3, .3, (32, 16, 3, 3)).astype(np.float16)
     _, full = conv2d_cube(x, w, np.zeros(32, np.float32), 1, stride=2, matmul="api")
     timed = time_conv_cube(x.shape, w.shape, 1, stride=2)
     assert conv_gemm_shape(x.shape, w.shape, 1, 2) == (2 * 6 * 6, 32, 16 * 9)
@@ -112,3 +113,27 @@ def test_a_filter_larger_than_the_padded_input_is_refused():
     with pytest.raises(ArgumentError, match="does not fit") as e:
         conv2d_cube(np.zeros((1, 2, 3, 3), np.float16), np.zeros((4, 2, 5, 5), np.float16))
     assert "pad" in e.value.fix
+
+
+@pytest.mark.parametrize("pad, stride, code, relu", [(1, 1, 0, False), (1, 2, -7, True), (0, 2, 3, False)])
+def test_int8_conv_dequantises_per_channel_with_the_border_code(pad, stride, code, relu):
+    rng = np.random.default_rng(pad * 10 + stride)
+    xq = rng.integers(-128, 128, (2, 5, 9, 8)).astype(np.int8)
+    wq = rng.integers(-128, 128, (6, 5, 3, 3)).astype(np.int8)
+    scale = rng.uniform(1e-4, 1e-3, 6).astype(np.float32)             # per output channel
+    bias = rng.uniform(-2, 2, 6).astype(np.float32)
+    y, (cube, dequant) = conv2d_cube_int8(xq, wq, scale, bias, pad, stride=stride, pad_code=code, relu=relu)
+    xp = np.pad(xq.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=code)
+    acc = direct_conv(xp, wq.astype(np.int64), np.zeros(6), 0, stride)              # exact integers in float64
+    want = acc.astype(np.float32) * scale[None, :, None, None] + bias[None, :, None, None]
+    want = np.maximum(want, 0) if relu else want
+    assert y.dtype == np.float16 and y.shape == want.shape
+    np.testing.assert_allclose(y.astype(np.float32), want.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
+    assert cube.kernel_name != dequant.kernel_name
+
+
+def test_int8_conv_takes_codes_only():
+    with pytest.raises(DtypeError, match="int8 codes") as e:
+        conv2d_cube_int8(np.zeros((1, 2, 5, 5), np.float16), np.zeros((4, 2, 3, 3), np.int8), np.ones(4),
+                         np.zeros(4))
+    assert "quantise" in e.value.fix

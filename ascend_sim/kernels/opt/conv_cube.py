@@ -16,6 +16,10 @@ Two matmuls can run the product (``matmul=``):
 * ``"api"`` (Module 4): the high-level Matmul API (``kernels/m4/gemm.py``: CFG_MDL, GetTiling's tiling on every
   cube core), half inputs, weights stored transposed ``[O, C*KH*KW]``, bias via BT.
 
+``conv2d_cube_int8`` is the int8 form (Module 4's post-training quantisation): int8 codes on the cube through the
+Matmul API into int32, then the per-channel dequantisation (scale, bias, ReLU) on the vector cores
+(``kernels/m4/qmatmul.py``); a padded border holds the code of 0.0 (``pad_code``).
+
 Stride ``s`` keeps every s-th window of each row and column (output ``(H + 2*pad - KH) // s + 1``). ``conv_cube``
 is Module 4's graph operator: "same" padding ``k // 2`` on the Matmul API, half in and out.
 
@@ -31,6 +35,7 @@ from ascend_sim.api.launch import LaunchResult
 from ascend_sim.engine.errors import ArgumentError, DtypeError
 from ascend_sim.hw.chips import get_chip
 from ascend_sim.kernels.m4.gemm import gemm_bt, gemm_tiling, time_gemm_bt
+from ascend_sim.kernels.m4.qmatmul import int8_linear_rows
 from ascend_sim.kernels.opt.cube_common import cube_dtype
 from ascend_sim.kernels.opt.tiled_matmul import tiled_matmul
 
@@ -135,6 +140,25 @@ def conv_bn_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, gamma, beta, mean,
                        dtype=dt, kernel=kernel)
 
 
+def conv2d_cube_int8(xq: np.ndarray, wq: np.ndarray, deq_scale: np.ndarray, bias: np.ndarray, pad: int = 0, *,
+                     stride: int = 1, pad_code: int = 0, relu: bool = False, chip=None
+                     ) -> tuple[np.ndarray, list[LaunchResult]]:
+    """Int8 Conv2D: ``xq [N, C, H, W]`` and ``wq [O, C, KH, KW]`` int8 codes -> half
+    ``relu?(deq_scale[o] * conv(xq, wq) + bias[o])`` NCHW; returns the cube launch and the dequant launch."""
+    xq, wq = np.asarray(xq), np.asarray(wq)
+    _check_call(xq, wq, pad, stride, "api", np.dtype(np.float16), False, None, None)
+    if xq.dtype != np.int8 or wq.dtype != np.int8:
+        raise DtypeError(f"conv2d_cube_int8 takes int8 codes, got x {xq.dtype} and w {wq.dtype}",
+                         fix="quantise x and w first (AscendQuant's rint(x / scale) + offset), or use conv2d_cube")
+    if pad:
+        xq = np.pad(xq, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=pad_code)
+    n, O = xq.shape[0], wq.shape[0]
+    oh, ow = conv_out_hw(xq.shape[2], xq.shape[3], wq.shape[2], wq.shape[3], 0, stride)
+    cols = im2col(xq, wq.shape[2], wq.shape[3], 0, stride)
+    y, res = int8_linear_rows(wq.reshape(O, -1), cols, deq_scale, bias, relu=relu, chip=chip)   # y [O, N*OH*OW]
+    return y.reshape(O, n, oh, ow).transpose(1, 0, 2, 3), res
+
+
 def conv_cube(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, stride: int = 1, dtype="float16", chip=None,
               **_: object) -> tuple[np.ndarray, LaunchResult]:
     """Module 4's graph operator: ``x [N, C, H, W]``, ``w [O, C, k, k]``, ``b [O]`` -> half
@@ -174,4 +198,4 @@ def conv_reference(x, w, b=None, pad: int = 0, relu: bool = False, out_dtype=np.
 
 
 __all__ = ["MATMULS", "conv_out_hw", "im2col", "conv_gemm_shape", "fold_bn", "conv2d_cube", "conv_bn_relu",
-           "conv_cube", "time_conv_cube", "matmul_api_tiling", "conv_reference"]
+           "conv2d_cube_int8", "conv_cube", "time_conv_cube", "matmul_api_tiling", "conv_reference"]
