@@ -6,7 +6,8 @@ sits in its 3x3 conv): conv1 7x7/2 (3 -> 64), a 3x3/2 max pool, the bottleneck s
 first block of each stage) and fc 2048 -> 1000 after the global average pool. Only convs and fc are listed
 (they are >99.9 % of the multiply-accumulates).
 
-Each conv is timed as the library's cube path does it (kernels/m4/conv_cube.py): the host im2col matrix
+Each conv is timed as the library's cube path does it (kernels/opt/conv_cube.py, ``matmul="api"``, through
+``time_conv_cube``): the host im2col matrix
 ``[N*OH*OW, C*k*k]`` times the folded weights ``[O, C*k*k]`` through the Matmul API kernel
 (kernels/m4/gemm.py) on every cube core, fp16 in, fp32 accumulation, bias through BT, fp16 out. It is the
 path that scales to every layer: the LoadData3D kernel (kernels/opt/conv_l3d.py) keeps all weights in L0B and
@@ -19,12 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ascend_sim.api.launch import LaunchResult, launch
 from ascend_sim.cluster.cost import peak_flops
 from ascend_sim.hw.chips import ChipProfile, get_chip
-from ascend_sim.kernels.m4.gemm import gemm_bt_kernel, gemm_tiling
+from ascend_sim.kernels.m4.gemm import time_gemm_bt as time_gemm
+from ascend_sim.kernels.opt.conv_cube import conv_gemm_shape, conv_out_hw, time_conv_cube
 
 #: (stage, blocks, bottleneck width, stride of the first block) of ResNet-50.
 STAGES = (("conv2_x", 3, 64, 1), ("conv3_x", 4, 128, 2), ("conv4_x", 6, 256, 2), ("conv5_x", 3, 512, 2))
@@ -47,7 +46,7 @@ class ConvLayer:
     @property
     def hw_out(self) -> int:
         """Output height = width with padding k // 2."""
-        return (self.hw_in + 2 * (self.k // 2) - self.k) // self.stride + 1
+        return conv_out_hw(self.hw_in, self.hw_in, self.k, self.k, self.k // 2, self.stride)[0]
 
     def macs(self, batch: int = 1) -> int:
         """Multiply-accumulates of ``batch`` images."""
@@ -55,7 +54,11 @@ class ConvLayer:
 
     def gemm_shape(self, batch: int = 1) -> tuple[int, int, int]:
         """(M, N, K) of its im2col matmul: output pixels, output channels, C*k*k."""
-        return batch * self.hw_out ** 2, self.cout, self.cin * self.k * self.k
+        return conv_gemm_shape(*self.conv_shapes(batch), self.k // 2, self.stride)
+
+    def conv_shapes(self, batch: int = 1) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
+        """The input ``[N, C, H, W]`` and weight ``[O, C, k, k]`` shapes of ``batch`` images."""
+        return (batch, self.cin, self.hw_in, self.hw_in), (self.cout, self.cin, self.k, self.k)
 
     @property
     def shape(self) -> str:
@@ -113,21 +116,10 @@ class LayerTime:
         return self.tflops / self.peak_tflops
 
 
-def time_gemm(M: int, N: int, K: int, chip: ChipProfile | str | None = None) -> LaunchResult:
-    """Timing-only launch of the cube gemm ``[M, K] x [N, K]^T + bias`` (fp16 in and out) on every AIC."""
-    c = get_chip(chip)
-    t = gemm_tiling(M, N, K, np.float16, np.float16, c.aic_count, True)
-    a, b = np.zeros((M, K), np.float16), np.zeros((N, K), np.float16)
-    bias, out = np.zeros(-(-N // 16) * 16 + 16, np.float32), np.zeros((M, N), np.float16)
-    cfg = (np.dtype(np.float16), np.dtype(np.float16), np.dtype(np.float32))
-    return launch(gemm_bt_kernel, t.usedCoreNum, a, b, bias, out, t, cfg, chip=c,
-                  gm_names=["a", "b", "bias", "c"], numerics=False)
-
-
 def time_layer(layer: ConvLayer, batch: int = 1, chip: ChipProfile | str | None = None) -> LayerTime:
     """Simulate one layer on ``batch`` images."""
     c = get_chip(chip)
-    res = time_gemm(*layer.gemm_shape(batch), chip=c)
+    res = time_conv_cube(*layer.conv_shapes(batch), layer.k // 2, stride=layer.stride, chip=c)
     return LayerTime(layer, batch, res.cycles, res.us, res.profile().bound, res.block_dim, cube_peak_tflops(c))
 
 

@@ -32,8 +32,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ascend_sim.hw.chips import get_chip
-from ascend_sim.kernels.m4.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
+from ascend_sim.kernels.opt.conv_cube import conv_cube
 from ascend_sim.migrate.int8_ops import int8_conv2d, int8_linear
 from ascend_sim.migrate.ptq import QuantLayer, calibrate
 from ascend_sim.migrate.vit import VIT_OPS, load_vit_weights, vit_graph

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ascend_sim.ascendc import load
-from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu
+from ascend_sim.kernels.opt.conv_cube import conv2d_cube, conv_bn_relu, conv_gemm_shape
 from ascend_sim.kernels.opt.conv_l3d import conv2d_l3d
 from ascend_sim.kernels.opt.conv_weights import conv2d_weights
 from ascend_sim.kernels.opt.default_matmul import default_matmul
@@ -49,13 +49,13 @@ def run_conv_weights(mod, case, rng):
 
 
 def run_conv_cube(mod, case, rng):
-    n, C, H, W, O, K, pad, relu, cores = case
+    n, C, H, W, O, K, pad, relu, cores, stride = case
     x, w, b = grid(rng, (n, C, H, W), 0, 2), grid(rng, (O, C, K, K), -1, 1), grid(rng, O, -2, 2)
-    ref = conv_exact(x, w, b, pad)
+    ref = conv_exact(x, w, b, pad)[:, :, ::stride, ::stride]          # stride s: every s-th output of stride 1
     ref = np.maximum(ref, 0) if relu else ref
     b32 = b.astype(np.float32)
-    return (conv2d_cube(x, w, b32, pad, relu=relu, cores=cores, kernel=mod.tiled_matmul_cpp),
-            conv2d_cube(x, w, b32, pad, relu=relu, cores=cores), ref)
+    return (conv2d_cube(x, w, b32, pad, stride=stride, relu=relu, cores=cores, kernel=mod.tiled_matmul_cpp),
+            conv2d_cube(x, w, b32, pad, stride=stride, relu=relu, cores=cores), ref)
 
 
 def run_default_matmul(mod, case, rng):
@@ -98,10 +98,10 @@ CASES = {   # several tiles per core, tail tiles, two column blocks, K in severa
     # lesson 02's conv2 (several chunks: the taps re-read for each), LeNet's conv1, an odd shape with padding
     "conv_weights": (run_conv_weights, [(48, 6, 14, 14, 16, 5, 0), (4, 1, 28, 28, 6, 5, 2), (40, 2, 9, 7, 5, 3, 1)]),
     # lesson 02's conv2 (B and bias resident), one tile (bias streamed per tile), LeNet's conv1, K in several steps,
-    # several tiles per core; ReLU on and off
-    "conv_cube": (run_conv_cube, [(8, 6, 14, 14, 16, 5, 0, True, None), (1, 2, 6, 6, 16, 3, 0, True, None),
-                                  (4, 1, 28, 28, 6, 5, 2, False, None), (2, 16, 7, 7, 20, 5, 1, True, 2),
-                                  (6, 3, 12, 12, 40, 3, 1, False, 1)]),
+    # several tiles per core; ReLU on and off; stride 2 (the host keeps every other window)
+    "conv_cube": (run_conv_cube, [(8, 6, 14, 14, 16, 5, 0, True, None, 1), (1, 2, 6, 6, 16, 3, 0, True, None, 1),
+                                  (4, 1, 28, 28, 6, 5, 2, False, None, 1), (2, 16, 7, 7, 20, 5, 1, True, 2, 1),
+                                  (6, 3, 12, 12, 40, 3, 1, False, 1, 1), (5, 6, 15, 13, 16, 3, 1, True, None, 2)]),
     "conv_bn_relu": (run_conv_bn_relu, [(4, 6, 14, 14, 16, 5, 0), (3, 2, 9, 7, 24, 3, 1)]),
     # lesson 02's conv2 (several chunks per image), images packed per C0 group, NC1HWC0 out with ReLU, padding and
     # images split across cores, two channel groups (C > 16) and O not a multiple of 16
@@ -140,9 +140,9 @@ def test_conv_cube_cases_cover_the_epilogue_branches():
     """The conv_cube cases reach B and the bias resident (loaded once per core) and streamed (per tile), several
     K steps and several tiles per core."""
     tilings = []
-    for n, C, H, W, O, K, pad, relu, cores in CASES["conv_cube"][1]:
-        OH, OW = H + 2 * pad - K + 1, W + 2 * pad - K + 1
-        tilings.append(choose_tiling(n * OH * OW, O, C * K * K, cores=cores, bias=True, relu=relu))
+    for n, C, H, W, O, K, pad, relu, cores, stride in CASES["conv_cube"][1]:
+        M, N, Kc = conv_gemm_shape((n, C, H, W), (O, C, K, K), pad, stride)
+        tilings.append(choose_tiling(M, N, Kc, cores=cores, bias=True, relu=relu))
     assert any(t.resident_b for t in tilings) and any(not t.resident_b for t in tilings)
     assert any(t.K > t.baseK for t in tilings)
     assert any(t.tiles > t.block_dim for t in tilings)

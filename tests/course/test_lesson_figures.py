@@ -32,8 +32,7 @@ SOURCED: dict[str, dict[str, str]] = {
                         "5x": "the same claim", "3 ms": "the same claim", "0.8 ms": "the same claim",
                         "3.75x": "the same claim", "30 %": "the lab's target",
                         "200 cycles": "the model's Nd2Nz start cost (210, CANN's cycle model; chips.py [OFF])",
-                        "25x": "arithmetic in the text: a 5x5 filter repeats each input 25 times",
-                        "12.8x": "arithmetic in the text: 100 rows of 150 against 1,176 inputs"},
+                        "25x": "arithmetic in the text: a 5x5 filter repeats each input 25 times"},
     "04_migration": {"0.7x": "IFMR's search range (AMCT documentation)", "1.3x": "IFMR's search range (AMCT "
                      "documentation)", "100x": "the input the cell below builds (channel scales 100 apart)"},
     "04b_llm": {"500 ms": "the source documents' claim for a 1.5B model on a 310B board, the claim the lesson tests",

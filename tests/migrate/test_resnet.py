@@ -3,7 +3,7 @@ and the whole folded network on the runtime agreeing with its numpy reference (f
 import numpy as np
 import pytest
 
-from ascend_sim.kernels.m4.conv_cube import conv_cube
+from ascend_sim.kernels.opt.conv_cube import conv_cube
 from ascend_sim.kernels.m4.residual import add_relu
 from ascend_sim.migrate.resnet import (BLOCKS, BN_EPS, CLASSES, CONVS, FEATURES, conv_ref, fold_bn,
                                       load_resnet_weights, resnet_graph, resnet_logits_ref, resnet_predict_ref)

@@ -223,14 +223,14 @@ def launch_kernel(kern, t: tuple, x, y, z, total: int):
 
 # ----------------------------------------------------------------------------- ex3 residual epilogue
 def conv_on_cube(rng: np.random.Generator, n: int, c: int, h: int, w: int) -> np.ndarray:
-    """A 3x3, pad 1, C -> C conv of random half input on the simulated cube (im2col + kernels/m4/gemm.py, float32
-    out of Fixpipe, no bias), as float32 ``[N, C, H, W]``: the input of the residual block's epilogue."""
-    from ascend_sim.kernels.m4.gemm import gemm_bt
-    from ascend_sim.models.lenet_reference import im2col
+    """A 3x3, pad 1, C -> C conv of random half input on the simulated cube (kernels/opt/conv_cube.py through the
+    Matmul API, float32 out of Fixpipe, no bias), as float32 ``[N, C, H, W]``: the input of the residual block's
+    epilogue."""
+    from ascend_sim.kernels.opt.conv_cube import conv2d_cube
     x = rng.normal(0, 1, (n, c, h, w)).astype(np.float16)
     wt = rng.normal(0, 0.2, (c, c, 3, 3)).astype(np.float16)
-    y, _ = gemm_bt(np.ascontiguousarray(im2col(x, 3, 3, 1)), wt.reshape(c, -1), None, out_dtype=np.float32)
-    return np.ascontiguousarray(y.reshape(n, h, w, c).transpose(0, 3, 1, 2))
+    y, _ = conv2d_cube(x, wt, None, 1, out_dtype=np.float32, matmul="api")
+    return y
 
 
 def _bn(ctx: Context, c: int) -> tuple[np.ndarray, ...]:

@@ -79,4 +79,16 @@ def gemm_bt(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, *, out
     return c, res
 
 
-__all__ = ["gemm_bt_kernel", "gemm_tiling", "gemm_bt"]
+def time_gemm_bt(M: int, N: int, K: int, chip=None) -> LaunchResult:
+    """Timing-only launch (``numerics=False``) of ``gemm_bt`` ``[M, K] x [N, K]^T + bias``, fp16 in and out, on
+    every AIC: the cycles of the computing launch without its values or its host buffers' contents."""
+    c = get_chip(chip)
+    t = gemm_tiling(M, N, K, np.float16, np.float16, c.aic_count, True)
+    a, b = np.zeros((M, K), np.float16), np.zeros((N, K), np.float16)
+    bias, out = np.zeros(-(-N // 16) * 16 + 16, np.float32), np.zeros((M, N), np.float16)
+    cfg = (np.dtype(np.float16), np.dtype(np.float16), np.dtype(np.float32))
+    return launch(gemm_bt_kernel, t.usedCoreNum, a, b, bias, out, t, cfg, chip=c,
+                  gm_names=["a", "b", "bias", "c"], numerics=False)
+
+
+__all__ = ["gemm_bt_kernel", "gemm_tiling", "gemm_bt", "time_gemm_bt"]

@@ -4,8 +4,9 @@
                    multi-core with tails; optional bias through BT and ReLU on Fixpipe: fused MatMul+Add+ReLU)
 ``default_matmul`` the named "default operator": the Matmul API (CFG_MDL) with GetTiling's default tiling
                    on the chip's cube-core count
-``conv_cube``      Conv2D as img2col (done explicitly on the host) feeding ``tiled_matmul``; Conv+BN+ReLU
-                   with BN folded into the weights and bias
+``conv_cube``      the one conv on the cube: img2col (done explicitly on the host, any stride and padding)
+                   feeding ``tiled_matmul`` or the Matmul API (``m4/gemm``); Conv+BN+ReLU with BN folded into the
+                   weights and bias; the int8 form with its per-channel dequant; Module 4 uses it too
 ``conv_l3d``       Conv2D with LoadData3D (feature map once in L1), images packed into the C0 group,
                    NHWC rows or NC1HWC0 (Fixpipe CFG_NZ) out
 ``conv_s2d``       space-to-depth for few input channels (LeNet's conv1), then ``conv_l3d``
