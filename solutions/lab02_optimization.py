@@ -388,8 +388,7 @@ def add_banks(x, y, z, times):
     zg.SetGlobalBuffer(z, n)
     ub = TBuf(TPosition.VECCALC)
     TPipe().InitBuffer(ub, max(addrs) + n * 4)
-    whole = ub.Get(float32)
-    xl, yl, zl = (whole[a // 4:a // 4 + n] for a in addrs)
+    xl, yl, zl = (ub.GetWithOffset(float32, n, a) for a in addrs)     # a: a byte offset into the TBuf
     DataCopy(xl, xg, n)
     DataCopy(yl, yg, n)
     SetFlag(HardEvent.MTE2_V, 0)
@@ -405,3 +404,6 @@ def add_banks(x, y, z, times):
 
 # %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide [key: budget]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)
+
+# %% ex8 wrong: y one byte below its bank-free address: a UB tensor must start on a 32-byte boundary [key: AlignmentError]
+# replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x100FF, 0x20000)

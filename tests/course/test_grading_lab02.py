@@ -74,6 +74,7 @@ EXPECTED_FEEDBACK = {
     ("ex7", 3): "a half [O, C*KH*KW] = [16, 27] matrix",            # weights transposed as for the library
     ("ex8", 0): "output elements differ beyond the tolerance",      # y overlaps x
     ("ex8", 1): "the budget is 3,900",                              # x and y in one bank group
+    ("ex8", 2): "bufOffset is a byte offset and must be 32-byte aligned (65791 % 32 = 31)",   # y unaligned
 }
 
 

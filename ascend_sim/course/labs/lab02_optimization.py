@@ -440,6 +440,10 @@ def _expect_fold(ctx: Context, wt, bias, w, b, gamma, beta, mean, var, eps: floa
     "budget": _EX8_BUDGET_HINTS,
     "values": ("Do two of x, y and z overlap? Each holds 4096 floats = 0x4000 bytes from its address.",
                "Keep the three 16 KB ranges apart: addrs[i] + 0x4000 <= addrs[j] for any two of them."),
+    "AlignmentError": ("Vector instructions and DataCopy read UB from 32-byte boundaries: is each address a multiple "
+                       "of 32 (0x20)?",
+                       "«GetWithOffset»'s bufOffset is in bytes and must be 32-byte aligned; moving an address by "
+                       "0x20 keeps it aligned and changes its bank group."),
     "*": _EX8_BUDGET_HINTS[:1],
 })
 def _ex8(ctx: Context) -> None:
