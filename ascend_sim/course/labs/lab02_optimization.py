@@ -59,6 +59,8 @@ CACHE_BUDGET = 16300
 # folded weights [16, 150] in their own layout (B^T). The solution (24 cores) takes 2,992 cycles. Budget: +15 %.
 CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
 CONV_BUDGET = 3450
+# ex7: 272 filters are wider than one BT-sized tile (256 floats): two column tiles, several column blocks each
+WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
 # ex5: a [96, 192] @ [192, 768] half matmul, a shape choose_tiling handles badly (6,201 cycles: 192-column tiles
 # and K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
 # default on 24 cores) takes 4,940 (tests/course/test_grading_lab02.py re-measures it); the learner's kernel must
@@ -390,7 +392,7 @@ def _ex7(ctx: Context) -> None:
     from ascend_sim import launch
     fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
     res = None
-    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CONV_CASE]:
+    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), WIDE_CONV_CASE, CONV_CASE]:
         x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
         w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
         b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
