@@ -744,9 +744,11 @@ def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> Cub
     isz = src.dtype.itemsize
     last = (nb - 1) * ss * ROWS + m * ROWS          # elements of L0C read, from the tensor's start
     if last > src.size:
+        up = -(-m // ROWS) * ROWS
+        fix = (f"srcStride counts the rows of one column block of L0C, mSize rounded up to 16 (\"其值应填成mSize对16"
+               f"向上取整\"): {up} for mSize {m}, not {ss}" if ss > up else "check mSize, nSize and srcStride")
         raise OutOfBoundsError(f"Fixpipe reads {nb} column blocks of {m} rows (srcStride {ss}): {last} elements, "
-                               f"but the L0C tensor holds {src.size}", fix="check mSize, nSize and srcStride",
-                               site=site)
+                               f"but the L0C tensor holds {src.size}", fix=fix, site=site)
     dst._require()
     if nz_out:
         _check_nz_out(dst, m, n, dp, site)
