@@ -264,6 +264,9 @@ def residual_epilogue(y, r, scale, shift, z, planes, C, HW):
 #         yl, rl, zl = qy.DeQue(float32), qr.DeQue(float32), qz.AllocTensor(float32)
 #         Add(zl, yl, rl, n)
 
+# %% ex3 wrong: a later tile's channel counted back from the core's first plane (p0 - t0): wrong from the second tile on [key: values]
+# replace:             c = (p0 + t0 + i) % C ->             c = (p0 - t0 + i) % C
+
 # %% ex4
 @kernel
 def flash_row_attention(q, kt, vt, out, Sq, S, D):

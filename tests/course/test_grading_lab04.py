@@ -52,6 +52,7 @@ EXPECTED_FEEDBACK = {
     ("ex3", 0): "expected 0",                                            # no ReLU
     ("ex3", 1): "differ beyond the tolerance",                           # the wrong channel per plane
     ("ex3", 2): "the budget is 1,800: fuse",                             # the unfused chain
+    ("ex3", 3): "case 4x120x4x4: 808 of 7680 output elements differ",   # p0 - t0: wrong from the second tile
     ("ex4", 0): "differ beyond the tolerance",                           # no rescale of the accumulator
     ("ex4", 1): "UB capacity exceeded",                                  # the naive S x S version (BC = S)
     ("ex4", 2): "the budget is 31,000",                                  # key blocks of 16 floats

@@ -40,6 +40,9 @@ DOUBLE_BUFFER_FROM = 2048           # the exercise's rule: BUFFER_NUM = 1 below 
 # residual add and ReLU) 2,489. Budget: the solution + about 15 %.
 EPILOGUE_CASE = (8, 16, 16, 16)     # N, C, H, W
 EPILOGUE_BUDGET = 1800
+#: ex3: 480 planes on 48 cores: 10 per core, so each core runs a second tile (t0 = 8) of channels 120 does not
+#: divide: the tile loop and the channel of a plane in a later tile are checked
+MANY_PLANES_CASE = (4, 120, 4, 4)
 # ex4: UB is capped at 64 KB for the memory budget (key blocks of 64 floats need about 13 KB at D = 16 and 41 KB
 # at D = 32 with double buffering, whatever S is; the whole score row, K^T and V^T of S = 1,024 keys do not fit). Cases: (query rows, S, D). The solution takes
 # 26,921 cycles at (8, 1024, 16), key blocks of 16 floats 101,774. Budget: the solution + about 15 %.
@@ -257,7 +260,7 @@ def _ex3(ctx: Context) -> None:
     from ascend_sim import launch
     fold, kern = ctx.answer("fold_bn"), ctx.answer("residual_epilogue")
     res = None
-    for n, c, h, w in ((2, 16, 8, 8), (3, 24, 16, 16), EPILOGUE_CASE):
+    for n, c, h, w in ((2, 16, 8, 8), (3, 24, 16, 16), MANY_PLANES_CASE, EPILOGUE_CASE):
         y = conv_on_cube(ctx.rng, n, c, h, w)                         # the block's conv on the cube, no bias
         r = ctx.rng.normal(0, 1, y.shape).astype(np.float32)          # the block's input: the shortcut
         b, gamma, beta, mean, var = _bn(ctx, c)
