@@ -275,6 +275,9 @@ def matmul_wide(a, b, c):
 # %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go) [key: CubeFormatError/fixpipe-swapped]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
+# %% ex5 wrong: srcStride 16 above the tile's rounded rows: column block 1 and on are read past the tile's L0C [key: OutOfBoundsError/fixpipe-src-stride]
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp + 16, t.N, False, QuantMode_t.F322F16))
+
 # %% ex6
 class LinearRelu(KernelTiledMatmul):
     """relu(x @ W^T + b) with W in PyTorch's Linear layout [out, in]: B is given transposed, the epilogue on Fixpipe."""
@@ -319,6 +322,9 @@ def linear_relu(x, w, bias, y, M, N, K):
 
 # %% ex6 wrong: W read as if it were [K, N] (LoadData transposes its fractals): the wrong products [key: values]
 # replace:         self.bT = True                            # W is [N, K]: its NZ fractals go to L0B without a transpose ->         self.bT = False
+
+# %% ex6 wrong: srcStride 16 above the tile's rounded rows: column blocks 1.. read from the wrong L0C rows [key: CubeFormatError/fixpipe-src-stride]
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp + 16, t.N, True, QuantMode_t.F322F16))
 
 # %% ex7
 def fold_bn_host(w, b, gamma, beta, mean, var, eps=1e-5):

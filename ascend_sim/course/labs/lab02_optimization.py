@@ -178,6 +178,9 @@ FIXPIPE_HINTS = {
     "CubeFormatError/fixpipe-src-stride": (
         "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16?",
         "srcStride = «self.rp» (the tile's rows rounded up to 16), not the rows themselves or the columns.",),
+    "OutOfBoundsError/fixpipe-src-stride": (
+        "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16, or more?",
+        "srcStride = «self.rp» (the tile's rows rounded up to 16): a larger one reads past the tile's L0C.",),
     "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
                       "of C in GM.",
                       "«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...)»: dstStride = t.N, srcStride = "
