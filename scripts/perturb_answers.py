@@ -7,6 +7,9 @@ Each exercise's answer in ``solutions/<lab>.py`` is parsed and mutated one edit 
 * ``<`` <-> ``<=`` and ``>`` <-> ``>=`` (a boundary);
 * the first two positional arguments of a call swapped; ``min`` <-> ``max``.
 
+The report's *part* column says whether the mutated line is the learner's (``answer``: between ``BEGIN`` and ``END
+SOLUTION``) or the cell's ``given`` code, which the stub hands out unchanged.
+
 Every mutant runs through the lab's own check (``LAB.run``) with the other exercises solved, as the solved notebook
 would run it. A mutant that **passes** is either an equivalent rewrite (a tile one element longer that is still
 correct, an unused constant) or a gap in the check: read each line of the report and decide.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import difflib
 import importlib
 import json
 import os
@@ -117,6 +121,16 @@ def run_mutant(lab_mod, lab: str, sols: dict, ex: str, code: str) -> str:
     return lab_mod.LAB.run(ex, ns).status
 
 
+def answer_lines(code: str, stub: str | None) -> set[int]:
+    """The lines of ``code`` the stub does not hand out (its BEGIN/END SOLUTION regions): what the learner writes.
+    The rest of the cell is given code, the same in the stub. No stub: every line is the learner's."""
+    lines = code.splitlines()
+    if stub is None:
+        return set(range(1, len(lines) + 1))
+    ops = difflib.SequenceMatcher(None, lines, stub.splitlines(), autojunk=False).get_opcodes()
+    return {k + 1 for tag, i1, i2, _, _ in ops if tag != "equal" for k in range(i1, i2)}
+
+
 def _line(code: str, line: int) -> str:
     return code.splitlines()[line - 1].strip().replace("|", "/")[:70]
 
@@ -139,9 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     labs = args.labs or sorted(p.stem for p in (ROOT / "solutions").glob("lab*.py"))
     survivors: list[tuple[str, str, Mutant]] = []
     sols_of: dict[str, dict] = {}
+    stubs_of: dict[str, dict] = {}
     for lab in labs:
         mod = importlib.import_module(f"ascend_sim.course.labs.{lab}")
-        sols = sols_of[lab] = {ex: s.code for ex, s in parse_solutions(ROOT / "solutions" / f"{lab}.py").items()}
+        parsed = parse_solutions(ROOT / "solutions" / f"{lab}.py")
+        sols = sols_of[lab] = {ex: s.code for ex, s in parsed.items()}
+        stubs_of[lab] = {ex: s.stub for ex, s in parsed.items()}
         for ex, sol in sorted(sols.items()):
             if args.ex and ex not in args.ex:
                 continue
@@ -152,9 +169,10 @@ def main(argv: list[str] | None = None) -> int:
                     survivors.append((lab, ex, m))
             n = sum(1 for s in survivors if s[:2] == (lab, ex))
             print(f"{lab} {ex}: {len(todo)} mutants, {n} pass ({time.monotonic() - t0:.0f} s)", flush=True)
-    rows = [f"| {lab} | {ex} | `{_line(sols_of[lab][ex], m.line)}` | {m.what.replace('|', '/')} |"
-            for lab, ex, m in survivors]
-    table = "\n".join(["| lab | exercise | answer line | mutation that still passes |", "|---|---|---|---|", *rows])
+    rows = [f"| {lab} | {ex} | {'answer' if m.line in answer_lines(sols_of[lab][ex], stubs_of[lab][ex]) else 'given'} | "
+            f"`{_line(sols_of[lab][ex], m.line)}` | {m.what.replace('|', '/')} |" for lab, ex, m in survivors]
+    table = "\n".join(["| lab | exercise | part | line | mutation that still passes |", "|---|---|---|---|---|",
+                       *rows])
     print(f"\n{len(survivors)} mutants pass:\n{table}")
     if args.out:
         Path(args.out).write_text(table + "\n")

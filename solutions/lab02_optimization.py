@@ -275,6 +275,9 @@ def matmul_wide(a, b, c):
 # %% ex5 wrong: Fixpipe's nSize and mSize swapped (rows where the columns go) [key: CubeFormatError/fixpipe-swapped]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.rows, self.cols, self.rp, t.N, False, QuantMode_t.F322F16))
 
+# %% ex5 wrong: srcStride 16 above the tile's rounded rows: column block 1 and on are read past the tile's L0C [key: OutOfBoundsError/fixpipe-src-stride]
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp + 16, t.N, False, QuantMode_t.F322F16))
+
 # %% ex6
 class LinearRelu(KernelTiledMatmul):
     """relu(x @ W^T + b) with W in PyTorch's Linear layout [out, in]: B is given transposed, the epilogue on Fixpipe."""
@@ -319,6 +322,9 @@ def linear_relu(x, w, bias, y, M, N, K):
 
 # %% ex6 wrong: W read as if it were [K, N] (LoadData transposes its fractals): the wrong products [key: values]
 # replace:         self.bT = True                            # W is [N, K]: its NZ fractals go to L0B without a transpose ->         self.bT = False
+
+# %% ex6 wrong: srcStride 16 above the tile's rounded rows: column blocks 1.. read from the wrong L0C rows [key: CubeFormatError/fixpipe-src-stride]
+# replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp + 16, t.N, True, QuantMode_t.F322F16))
 
 # %% ex7
 def fold_bn_host(w, b, gamma, beta, mean, var, eps=1e-5):
@@ -388,8 +394,7 @@ def add_banks(x, y, z, times):
     zg.SetGlobalBuffer(z, n)
     ub = TBuf(TPosition.VECCALC)
     TPipe().InitBuffer(ub, max(addrs) + n * 4)
-    whole = ub.Get(float32)
-    xl, yl, zl = (whole[a // 4:a // 4 + n] for a in addrs)
+    xl, yl, zl = (ub.GetWithOffset(float32, n, a) for a in addrs)     # a: a byte offset into the TBuf
     DataCopy(xl, xg, n)
     DataCopy(yl, yg, n)
     SetFlag(HardEvent.MTE2_V, 0)
@@ -405,3 +410,6 @@ def add_banks(x, y, z, times):
 
 # %% ex8 wrong: x and y in the same bank (0x4000 apart): correct, but every repeat's reads collide [key: budget]
 # replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x4000, 0x10000)
+
+# %% ex8 wrong: y one byte below its bank-free address: a UB tensor must start on a 32-byte boundary [key: AlignmentError]
+# replace:     addrs = (0x0, 0x10100, 0x20000)       # y: another bank_id and the other 8 groups; z: a third bank_id ->     addrs = (0x0, 0x100FF, 0x20000)

@@ -35,6 +35,9 @@ def ring_allreduce_schedule(p, count):
 # %% ex1 wrong: one allgather step too many (correct sums, 7 % over HCCL's ring) [key: budget]
 # replace:     for s in range(p - 1):                                      # allgather: pass the finished chunks on ->     for s in range(p):                                          # allgather: pass the finished chunks on
 
+# %% ex1 wrong: reduce = 2 in the reduce-scatter rows: the flag is 1 (add) or 0 (overwrite) [key: ring/schedule]
+# replace:             rows.append((step_of(s, r), r, (r + 1) % p, bounds[c], bounds[c + 1], 1)) ->             rows.append((step_of(s, r), r, (r + 1) % p, bounds[c], bounds[c + 1], 2))
+
 # %% ex2
 def sampler_indices(n, num_replicas, rank, epoch, shuffle=True, drop_last=False, seed=0):
     """The indices rank `rank` reads in epoch `epoch`, as torch's DistributedSampler gives them."""

@@ -264,6 +264,9 @@ def residual_epilogue(y, r, scale, shift, z, planes, C, HW):
 #         yl, rl, zl = qy.DeQue(float32), qr.DeQue(float32), qz.AllocTensor(float32)
 #         Add(zl, yl, rl, n)
 
+# %% ex3 wrong: a later tile's channel counted back from the core's first plane (p0 - t0): wrong from the second tile on [key: values]
+# replace:             c = (p0 + t0 + i) % C ->             c = (p0 - t0 + i) % C
+
 # %% ex4
 @kernel
 def flash_row_attention(q, kt, vt, out, Sq, S, D):
@@ -371,3 +374,15 @@ def weight_scales(w):
 
 # %% ex5 wrong: weight scales of max|w| / 128: each channel's largest weight clips at 127 [key: ptq/weight-clip]
 # replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax > 0, amax / 128, 1.0).astype(np.float32)
+
+# %% ex5 wrong: a row of zero weights gets scale 0 (its codes are 0 / 0) [key: ptq/range]
+# replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax >= 0, amax / 127, 1.0).astype(np.float32)
+
+# %% ex5 wrong: 254 steps over [lo, hi]: one code unused, every value rounded more coarsely [key: ptq/step]
+# replace:     scale = (hi - lo) / 255 if hi > lo else 1.0 ->     scale = (hi - lo) / 254 if hi > lo else 1.0
+
+# %% ex5 wrong: weight scales of max|w| / 126: code 127 unused [key: ptq/weight-step]
+# replace:     return np.where(amax > 0, amax / 127, 1.0).astype(np.float32) ->     return np.where(amax > 0, amax / 126, 1.0).astype(np.float32)
+
+# %% ex5 wrong: the offset clipped to 126: all-negative activations (hi = 0) lose their lowest value [key: ptq/clip]
+# replace:     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 127)) ->     offset = int(np.clip(np.rint(-128 - lo / scale), -128, 126))

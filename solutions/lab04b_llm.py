@@ -102,6 +102,9 @@ def quantise_int4(w):
 # %% ex2 wrong: groups of 8: finer, but 6 bits a weight with the scales [key: int4/bits]
 # replace:     group = 16 ->     group = 8
 
+# %% ex2 wrong: a group of zero weights gets scale 0 (its codes are 0 / 0) [key: int4/zero]
+# replace:     scales = np.where(amax > 0, amax / 7, 1.0).astype(np.float16).astype(np.float32) ->     scales = np.where(amax >= 0, amax / 7, 1.0).astype(np.float16).astype(np.float32)
+
 # %% ex3
 def score_heads(attn, length):
     """(induction, echo) scores [layers, heads] from attention maps [layers, heads, 2 * length, 2 * length] of a

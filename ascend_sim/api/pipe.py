@@ -15,8 +15,8 @@ from collections import deque
 from ascend_sim.engine import context
 from ascend_sim.engine.core import FIX, M, MTE1, MTE2, MTE3, V
 from ascend_sim.hw.dtypes import ascend_name, bytes_of, elements_in
-from ascend_sim.engine.errors import (ArgumentError, CapacityError, OutOfBoundsError, PositionError, QueueError,
-                                      SyncError, format_site, kernel_point, learner_frame, resolve_site)
+from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, OutOfBoundsError, PositionError,
+                                      QueueError, SyncError, format_site, kernel_point, learner_frame, resolve_site)
 from ascend_sim.api.checks import dtype_arg, integer
 from ascend_sim.api.sync import HardEvent
 from ascend_sim.api.tensor import LocalTensor
@@ -337,15 +337,19 @@ class TBuf:
         self.core = None
         self.name = "tbuf"
 
-    def Get(self, dtype=None, length=_OMITTED) -> LocalTensor:
-        """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
+    def _core(self, op: str):
+        """The current core, once ``pipe.InitBuffer`` has given this TBuf its memory there."""
         core = current_core()
-        site = None                 # errors find the kernel line when they are raised
         if self.addr is None or core is not self.core:
             name = alias(self) or "tbuf"
-            raise QueueError(f"TBuf.Get before pipe.InitBuffer(tbuf, bytes) for {name}",
-                             fix=f"initialise the TBuf in Init: pipe.InitBuffer({name}, bytes)",
-                             site=site)
+            raise QueueError(f"TBuf.{op} before pipe.InitBuffer(tbuf, bytes) for {name}",
+                             fix=f"initialise the TBuf in Init: pipe.InitBuffer({name}, bytes)")
+        return core
+
+    def Get(self, dtype=None, length=_OMITTED) -> LocalTensor:
+        """The whole buffer (or its first ``length`` elements) as a LocalTensor."""
+        core = self._core("Get")
+        site = None                 # errors find the kernel line when they are raised
         dtype = dtype_arg("TBuf.Get", dtype, site) if dtype is not None else _default_dtype()
         cap = elements_in(self.nbytes, dtype)
         if length is _OMITTED:
@@ -358,6 +362,37 @@ class TBuf:
                 fix=f"ask for at most {cap} elements, or InitBuffer({self.name}, {bytes_of(n, dtype)}) "
                     "for a larger buffer", site=site)
         return LocalTensor(core, tier_for(core, self.position), self.addr, dtype, n, self.position)
+
+    def GetWithOffset(self, dtype=None, size=_OMITTED, bufOffset=_OMITTED) -> LocalTensor:
+        """``GetWithOffset<T>(size, bufOffset)``: ``size`` elements starting ``bufOffset`` bytes into the buffer.
+
+        The API page's two rules (asc-devkit docs, TBuf/GetWithOffset, 约束说明): bufOffset is 32-byte aligned, and
+        size * sizeof(T) + bufOffset does not exceed the length InitBuffer gave the TBuf.
+        """
+        core = self._core("GetWithOffset")
+        op = "TBuf.GetWithOffset"
+        dtype = dtype_arg(op, dtype, None) if dtype is not None else _default_dtype()
+        if size is _OMITTED or bufOffset is _OMITTED:
+            raise ArgumentError(f"{op} takes the element count and the byte offset",
+                                fix="«tbuf.GetWithOffset(float32, size, bufOffset)|"
+                                    "tbuf.GetWithOffset<float>(size, bufOffset)» (bufOffset in bytes)")
+        n = integer(op, "size", size, None, 0)
+        off = integer(op, "bufOffset", bufOffset, None, 0)
+        dt = ascend_name(dtype)
+        if off % 32:
+            down = off // 32 * 32
+            raise AlignmentError(
+                f"{op}({dt}, {n}, {off}): bufOffset is a byte offset and must be 32-byte aligned "
+                f"({off} % 32 = {off % 32}); vector instructions and DataCopy read UB from 32-byte boundaries",
+                fix=f"use a multiple of 32 bytes, e.g. {down} or {down + 32} (0x{down:x} or 0x{down + 32:x})")
+        need = bytes_of(n, dtype) + off
+        if need > self.nbytes:
+            name = alias(self) or self.name
+            raise OutOfBoundsError(
+                f"{op}({dt}, {n}, {off}): {n} {dt} elements from byte {off} end at byte {need}, but "
+                f"{name} holds {self.nbytes} bytes (size * sizeof(T) + bufOffset must not exceed them)",
+                fix=f"pipe.InitBuffer({name}, {need}) or more, or a smaller size or bufOffset")
+        return LocalTensor(core, tier_for(core, self.position), self.addr + off, dtype, n, self.position)
 
     def check_finished(self) -> None:
         return None

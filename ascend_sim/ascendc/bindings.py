@@ -16,6 +16,7 @@ PREPEND_TEMPLATE_ARGS = {
     "WaitFlag",
     "PipeBarrier",          # PipeBarrier<PIPE_V>()              -> PipeBarrier(PIPE_V)
     "Get",                  # tbuf.Get<float>(n)                 -> tbuf.Get(float32, n)
+    "GetWithOffset",        # tbuf.GetWithOffset<float>(n, off)  -> tbuf.GetWithOffset(float32, n, off)
     "ReinterpretCast",      # t.ReinterpretCast<int16_t>()       -> t.ReinterpretCast(int16)
     "Alloc",                # alloc.Alloc<float, 256>()          -> alloc.Alloc(float32, 256)
     "CrossCoreSetFlag",     # CrossCoreSetFlag<2, PIPE_FIX>(id)  -> CrossCoreSetFlag(2, PIPE_FIX, id)

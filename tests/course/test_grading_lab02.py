@@ -64,16 +64,19 @@ EXPECTED_FEEDBACK = {
     ("ex5", 2): "took 6,201 simulated cycles; the budget is 4,347",  # choose_tiling: slower than the default
     ("ex5", 3): "took 4,813 simulated cycles",                      # no double buffering: under 12 %
     ("ex5", 4): "are nSize and mSize swapped?",                     # Fixpipe nSize/mSize swapped
+    ("ex5", 5): "32 for mSize 32, not 48",                          # srcStride above the rounded rows
     ("ex6", 0): "got -1.02441 expected 0",                          # no reluEn: negatives pass through
     ("ex6", 1): "output elements differ beyond the tolerance",      # no bias in BT
     ("ex6", 2): "took 13,570 simulated cycles; the budget is 5,500",  # choose_tiling: 128-byte copies of w's rows
     ("ex6", 3): "got 0 expected 2.4707",                            # w read as [K, N]
+    ("ex6", 4): "wrote this L0C as NZ with column blocks of 48 rows",  # srcStride above the Mmad's rows
     ("ex7", 0): "the running mean is not subtracted",               # BN folded without the running mean
     ("ex7", 1): "got -0.464844 expected 0",                         # no reluEn
     ("ex7", 2): "the budget is 3,450: split M over every cube core",  # a tiling for 4 of 24 cores
     ("ex7", 3): "a half [O, C*KH*KW] = [16, 27] matrix",            # weights transposed as for the library
     ("ex8", 0): "output elements differ beyond the tolerance",      # y overlaps x
     ("ex8", 1): "the budget is 3,900",                              # x and y in one bank group
+    ("ex8", 2): "bufOffset is a byte offset and must be 32-byte aligned (65791 % 32 = 31)",   # y unaligned
 }
 
 

@@ -39,6 +39,7 @@ EXPECTED_FEEDBACK = {
     ("ex1", 0): "added more often than once per rank",
     ("ex1", 1): "over the time budget",
     ("ex1", 2): "over the time budget of 311.9 us (1.05 x HCCL's ring",       # one allgather step too many
+    ("ex1", 3): "reduce 1 (add) or 0 (overwrite)",                          # reduce = 2
     ("ex2", 0): "rank r takes order[r::R] (strided)",
     ("ex2", 1): "seed the permutation with seed + epoch",
     ("ex2", 2): "without drop_last the order is padded",

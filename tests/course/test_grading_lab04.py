@@ -52,13 +52,18 @@ EXPECTED_FEEDBACK = {
     ("ex3", 0): "expected 0",                                            # no ReLU
     ("ex3", 1): "differ beyond the tolerance",                           # the wrong channel per plane
     ("ex3", 2): "the budget is 1,800: fuse",                             # the unfused chain
+    ("ex3", 3): "case 4x120x4x4: 808 of 7680 output elements differ",   # p0 - t0: wrong from the second tile
     ("ex4", 0): "differ beyond the tolerance",                           # no rescale of the accumulator
     ("ex4", 1): "UB capacity exceeded",                                  # the naive S x S version (BC = S)
     ("ex4", 2): "the budget is 31,000",                                  # key blocks of 16 floats
-    ("ex5", 0): "more than 1% lost",                                     # the inverse scale
+    ("ex5", 0): "the inverse of the step (hi - lo) / 255",               # the inverse scale
     ("ex5", 1): "one scale per output channel",                          # per input column
     ("ex5", 2): "clips its own calibration values",                      # the offset maps lo to 0, not -128
     ("ex5", 3): "past int8's 127: that weight clips",                    # weight scales of max|w| / 128
+    ("ex5", 4): "a zero row still needs a positive scale",               # scale 0 for a row of zeros
+    ("ex5", 5): "in 254.0 steps where int8 has 255",                     # 254 steps
+    ("ex5", 6): "to code 126.0, short of 127",                           # weight scales of max|w| / 126
+    ("ex5", 7): "[-2, -0.5]: act_qparams' grid clips",                   # the offset clipped to 126
 }
 
 

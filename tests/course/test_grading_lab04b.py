@@ -22,6 +22,7 @@ EXPECTED_FEEDBACK = {
     "ex2-wrong-2": "past 7: it clips",
     "ex2-wrong-3": "not round-to-nearest",
     "ex2-wrong-4": "6.000 bits per weight",
+    "ex2-wrong-5": "row 0 is all 0 and gets scales [0.0",
     "ex3-wrong-1": "induction scores differ",
     "ex3-wrong-2": "the planted retrieval heads are",
     "ex4-wrong-1": "the budget is 12,870",

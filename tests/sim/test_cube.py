@@ -94,6 +94,31 @@ def test_fixpipe_strides_place_a_sub_block():
     assert_same(out, expected)
 
 
+def test_fixpipe_src_stride_with_one_column_block_reads_only_that_block():
+    """nSize <= 16: one column block, so srcStride (the distance to the next block) addresses nothing; a value
+    above mSize rounded up reads the same L0C elements, on the chip as here (the Fixpipe API page defines
+    srcStride as the offset between adjacent NZ column blocks)."""
+    a = (np.arange(1024) % 7 - 3).astype(half)
+    full = a.reshape(32, 32).astype(np.float32) @ a.reshape(32, 32).astype(np.float32)
+    for stride in (32, 48):
+        out = np.full((32, 16), -1, np.float32)
+        run_stage(lambda t: mmad_then_fixpipe(t, FixpipeParams(nSize=16, mSize=32, srcStride=stride, dstStride=16)),
+                  out, a)
+        assert_same(out, full[:, :16])
+
+
+def test_fixpipe_src_stride_above_the_mmad_rows_is_refused_within_l0c():
+    """Two column blocks, srcStride 32 where the Mmad of 16 rows wrote them 16 rows apart: in bounds, but block 1
+    would be read from the wrong rows (the device gives wrong numbers, no error)."""
+    def action(t):
+        Mmad(t.l0c, t.l0a, t.l0b, MmadParams(16, 32, 32))
+        handoff(HardEvent.M_FIX)
+        Fixpipe(t.out, t.l0c, FixpipeParams(32, 16, 32, 32))
+    with raises_rule(CubeFormatError, "Fixpipe srcStride 32, but the Mmad at", "column blocks of 16 rows",
+                     "srcStride = 16", at="FixpipeParams(32, 16, 32, 32)"):
+        run_stage(action)
+
+
 def test_mmad_record_counts_flops_and_fractals():
     result = run_stage(lambda t: Mmad(t.l0c, t.l0a, t.l0b, MmadParams(32, 32, 32)))
     mmad = [r for r in result.trace if r.op == "Mmad"]
@@ -163,6 +188,9 @@ CUBE_ERRORS = [
     pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 33, 48, 32)), OutOfBoundsError,
                  ["Fixpipe reads 2 column blocks of 33 rows (srcStride 48): 1296 elements, but the L0C tensor "
                   "holds 1024"], id="fixpipe-past-l0c"),
+    pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32, 48, 32)), OutOfBoundsError,
+                 ["Fixpipe reads 2 column blocks of 32 rows (srcStride 48): 1280 elements", "holds 1024",
+                  "mSize rounded up to 16", ": 32 for mSize 32, not 48"], id="fixpipe-srcstride-above-past-l0c"),
     pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32)), CubeFormatError,
                  ["Fixpipe srcStride 0 < mSize 32", "mSize rounded up to 16", ": 32"], id="fixpipe-srcstride"),
     pytest.param(lambda t: Fixpipe(t.out, t.l0c, FixpipeParams(32, 32, 32, 0)), ArgumentError,

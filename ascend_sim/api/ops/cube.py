@@ -637,7 +637,8 @@ def _wrong_src_stride(stride: int, written, site) -> None:
     raise CubeFormatError(f"Fixpipe srcStride {stride}, but the Mmad at {format_site(mmad_site)} wrote this L0C as NZ "
                           f"with column blocks of {rows} rows (its m rounded up to 16): column blocks 1.. would be "
                           "read from the wrong rows (on the device: wrong numbers, no error)",
-                          fix=f"srcStride = {rows} (\"其值应填成mSize对16向上取整\")", site=site)
+                          fix=f"srcStride = {rows} (\"其值应填成mSize对16向上取整\")", site=site,
+                          kind="fixpipe-src-stride")
 
 
 def deq_scale(word: int) -> tuple[np.float32, int, int]:
@@ -744,9 +745,12 @@ def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> Cub
     isz = src.dtype.itemsize
     last = (nb - 1) * ss * ROWS + m * ROWS          # elements of L0C read, from the tensor's start
     if last > src.size:
+        up = -(-m // ROWS) * ROWS
+        fix = (f"srcStride counts the rows of one column block of L0C, mSize rounded up to 16 (\"其值应填成mSize对16"
+               f"向上取整\"): {up} for mSize {m}, not {ss}" if ss > up else "check mSize, nSize and srcStride")
         raise OutOfBoundsError(f"Fixpipe reads {nb} column blocks of {m} rows (srcStride {ss}): {last} elements, "
-                               f"but the L0C tensor holds {src.size}", fix="check mSize, nSize and srcStride",
-                               site=site)
+                               f"but the L0C tensor holds {src.size}", fix=fix, site=site,
+                               kind="fixpipe-src-stride" if ss > up else "")
     dst._require()
     if nz_out:
         _check_nz_out(dst, m, n, dp, site)

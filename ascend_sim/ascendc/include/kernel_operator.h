@@ -375,6 +375,8 @@ public:
     __aicore__ inline LocalTensor<T> Get();
     template <typename T>
     __aicore__ inline LocalTensor<T> Get(uint32_t len);
+    template <typename T>
+    __aicore__ inline LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset);
 };
 
 class TPipe {

@@ -59,6 +59,8 @@ CACHE_BUDGET = 16300
 # folded weights [16, 150] in their own layout (B^T). The solution (24 cores) takes 2,992 cycles. Budget: +15 %.
 CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
 CONV_BUDGET = 3450
+# ex7: 272 filters are wider than one BT-sized tile (256 floats): two column tiles, several column blocks each
+WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
 # ex5: a [96, 192] @ [192, 768] half matmul, a shape choose_tiling handles badly (6,201 cycles: 192-column tiles
 # and K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
 # default on 24 cores) takes 4,940 (tests/course/test_grading_lab02.py re-measures it); the learner's kernel must
@@ -176,6 +178,9 @@ FIXPIPE_HINTS = {
     "CubeFormatError/fixpipe-src-stride": (
         "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16?",
         "srcStride = «self.rp» (the tile's rows rounded up to 16), not the rows themselves or the columns.",),
+    "OutOfBoundsError/fixpipe-src-stride": (
+        "srcStride counts L0C rows between column blocks: is it the tile's rows rounded up to 16, or more?",
+        "srcStride = «self.rp» (the tile's rows rounded up to 16): a larger one reads past the tile's L0C.",),
     "ArgumentError": ("Which Fixpipe parameter does the message name? With NZ -> ND, dstStride is the row length "
                       "of C in GM.",
                       "«FixpipeParamsV220(nSize, mSize, srcStride, dstStride, ...)»: dstStride = t.N, srcStride = "
@@ -390,7 +395,7 @@ def _ex7(ctx: Context) -> None:
     from ascend_sim import launch
     fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
     res = None
-    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), CONV_CASE]:
+    for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), WIDE_CONV_CASE, CONV_CASE]:
         x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
         w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
         b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
@@ -440,6 +445,10 @@ def _expect_fold(ctx: Context, wt, bias, w, b, gamma, beta, mean, var, eps: floa
     "budget": _EX8_BUDGET_HINTS,
     "values": ("Do two of x, y and z overlap? Each holds 4096 floats = 0x4000 bytes from its address.",
                "Keep the three 16 KB ranges apart: addrs[i] + 0x4000 <= addrs[j] for any two of them."),
+    "AlignmentError": ("Vector instructions and DataCopy read UB from 32-byte boundaries: is each address a multiple "
+                       "of 32 (0x20)?",
+                       "«GetWithOffset»'s bufOffset is in bytes and must be 32-byte aligned; moving an address by "
+                       "0x20 keeps it aligned and changes its bank group."),
     "*": _EX8_BUDGET_HINTS[:1],
 })
 def _ex8(ctx: Context) -> None:

@@ -48,10 +48,11 @@ def run_schedule(schedule, sends: Sequence[np.ndarray], comm: HcclComm) -> tuple
         raise ValueError(f"a schedule is a list of integer rows (step, src, dst, lo, hi, reduce); got an array of "
                          f"shape {rows.shape} and dtype {rows.dtype}")
     bad = rows[(rows[:, 1] < 0) | (rows[:, 1] >= p) | (rows[:, 2] < 0) | (rows[:, 2] >= p) | (rows[:, 1] == rows[:, 2])
-               | (rows[:, 3] < 0) | (rows[:, 3] >= rows[:, 4]) | (rows[:, 4] > n)]
+               | (rows[:, 3] < 0) | (rows[:, 3] >= rows[:, 4]) | (rows[:, 4] > n)
+               | ((rows[:, 5] != 0) & (rows[:, 5] != 1))]
     if len(bad):
         raise ValueError(f"row {tuple(int(v) for v in bad[0])}: src and dst must be two different ranks in "
-                         f"range({p}) and 0 <= lo < hi <= {n}")
+                         f"range({p}), 0 <= lo < hi <= {n} and reduce 1 (add) or 0 (overwrite)")
     bufs = [np.array(s, copy=True) for s in sends]
     for step in sorted(set(rows[:, 0].tolist())):
         moves = rows[rows[:, 0] == step]

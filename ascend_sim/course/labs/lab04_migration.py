@@ -40,6 +40,9 @@ DOUBLE_BUFFER_FROM = 2048           # the exercise's rule: BUFFER_NUM = 1 below 
 # residual add and ReLU) 2,489. Budget: the solution + about 15 %.
 EPILOGUE_CASE = (8, 16, 16, 16)     # N, C, H, W
 EPILOGUE_BUDGET = 1800
+#: ex3: 480 planes on 48 cores: 10 per core, so each core runs a second tile (t0 = 8) of channels 120 does not
+#: divide: the tile loop and the channel of a plane in a later tile are checked
+MANY_PLANES_CASE = (4, 120, 4, 4)
 # ex4: UB is capped at 64 KB for the memory budget (key blocks of 64 floats need about 13 KB at D = 16 and 41 KB
 # at D = 32 with double buffering, whatever S is; the whole score row, K^T and V^T of S = 1,024 keys do not fit). Cases: (query rows, S, D). The solution takes
 # 26,921 cycles at (8, 1024, 16), key blocks of 16 floats 101,774. Budget: the solution + about 15 %.
@@ -257,7 +260,7 @@ def _ex3(ctx: Context) -> None:
     from ascend_sim import launch
     fold, kern = ctx.answer("fold_bn"), ctx.answer("residual_epilogue")
     res = None
-    for n, c, h, w in ((2, 16, 8, 8), (3, 24, 16, 16), EPILOGUE_CASE):
+    for n, c, h, w in ((2, 16, 8, 8), (3, 24, 16, 16), MANY_PLANES_CASE, EPILOGUE_CASE):
         y = conv_on_cube(ctx.rng, n, c, h, w)                         # the block's conv on the cube, no bias
         r = ctx.rng.normal(0, 1, y.shape).astype(np.float32)          # the block's input: the shortcut
         b, gamma, beta, mean, var = _bn(ctx, c)
@@ -372,7 +375,15 @@ _PTQ_HINTS = {
     "ptq/weight-clip": ("Which int8 code does each output channel's largest weight get with your scale?",
                         "Symmetric weights use the codes -127..127: scale = max|w| / 127 per output channel, so the "
                         "largest weight is code 127 exactly and none clips.",),
-    "ptq/range": ("A scale must be positive and finite, an offset an integer in [-128, 127].",),
+    "ptq/range": ("A scale must be positive and finite, an offset an integer in [-128, 127]; also for calibration "
+                  "values that are all 0 and for a row of weights that is all 0.",
+                  "When hi == lo (all values 0) there is no range to divide: use scale 1; a row of zeros gets scale 1 "
+                  "too.",),
+    "ptq/step": ("How many of int8's 255 steps does your grid use between lo and hi?",
+                 "Min-max uses them all: s = (hi - lo) / 255 maps lo to -128 and hi to 127; a larger step leaves codes "
+                 "unused and rounds every value more coarsely.",),
+    "ptq/weight-step": ("Which code does each output channel's largest |w| get with your scale?",
+                        "scale = max|w| / 127 makes it 127 exactly; a larger scale leaves codes unused.",),
     "*": ("Start from min-max: the activation range over all calibration values, the weights' max per row.",),
 }
 
@@ -383,11 +394,14 @@ def _ex5(ctx: Context) -> None:
     from ascend_sim.migrate.ptq import QuantLayer
     act, wsc = ctx.answer("act_qparams"), ctx.answer("weight_scales")
     samples = calibration_inputs()
-    synthetic = ctx.rng.uniform(-1.0, 3.0, 4096).astype(np.float32)   # LeNet's inputs are >= 0: test lo < 0 too
-    with ctx.case("synthetic activations in [-1, 3]"):
-        got = ctx.call(act, synthetic)
-        if isinstance(got, tuple) and len(got) == 2:
-            _expect_no_clipping(ctx, synthetic, float(got[0]), int(got[1]))
+    for lo, hi in ((-1.0, 3.0), (-2.0, -0.5)):      # LeNet's inputs are >= 0: test lo < 0, and all below 0 (hi = 0)
+        synthetic = ctx.rng.uniform(lo, hi, 4096).astype(np.float32)
+        with ctx.case(f"synthetic activations in [{lo:g}, {hi:g}]"):
+            got = ctx.call(act, synthetic)
+            if isinstance(got, tuple) and len(got) == 2:
+                _expect_no_clipping(ctx, synthetic, float(got[0]), int(got[1]))
+                _expect_whole_grid(ctx, synthetic, float(got[0]))
+    _expect_zero_ranges(ctx, act, wsc)
     layers = {}
     for name, w, b in quantised_layers():
         with ctx.case(f"layer {name}"):
@@ -398,6 +412,7 @@ def _ex5(ctx: Context) -> None:
             if not (math.isfinite(scale) and scale > 0 and offset == int(offset) and -128 <= offset <= 127):
                 ctx.fail(f"act_qparams gave scale {scale} and offset {offset}", ("ptq/range",))
             _expect_no_clipping(ctx, samples[name], scale, int(offset))
+            _expect_whole_grid(ctx, samples[name], scale)
             ws = np.asarray(ctx.call(wsc, w))
             if ws.shape != (w.shape[0],):
                 ctx.fail(f"weight_scales gave shape {ws.shape} for weights {list(w.shape)}: one scale per output "
@@ -410,6 +425,12 @@ def _ex5(ctx: Context) -> None:
                 ctx.fail(f"weight_scales' scale for output channel {o} maps its largest |w| = "
                          f"{float(np.abs(w[o]).max()):.4g} to code {codes[o]:.1f}, past int8's 127: that weight clips "
                          f"(symmetric: scale = max|w| / 127)", ("ptq/weight-clip",))
+            if codes.min() < 126.5:
+                o = int(np.argmin(codes))
+                ctx.fail(f"weight_scales' scale for output channel {o} maps its largest |w| = "
+                         f"{float(np.abs(w[o]).max()):.4g} to code {codes[o]:.1f}, short of 127: the codes above it "
+                         f"stay unused and every weight rounds more coarsely (scale = max|w| / 127)",
+                         ("ptq/weight-step",))
             ws = ws.astype(np.float32)
             wq = quant.quantize(w, quant.QuantParams(ws, np.zeros(len(ws), np.int32), axis=0))
             layers[name] = QuantLayer(wq, ws, quant.QuantParams(np.float32(scale), np.int32(offset)), b)
@@ -419,6 +440,38 @@ def _ex5(ctx: Context) -> None:
                  f"float32: more than {MAX_DROP:.0%} lost", ("ptq/accuracy",))
     ctx.note(f"int8 {accuracy:.1%} vs float32 {fp32:.1%} on {TEST_IMAGES} held-out digits (310B-int8, "
              f"weights {weight_bytes:,} bytes)")
+
+
+def _expect_whole_grid(ctx: Context, x: np.ndarray, scale: float) -> None:
+    """Min-max spreads [lo, hi] (widened to hold 0) over all 255 steps of int8: a larger step wastes codes."""
+    x = np.asarray(x, np.float64).ravel()
+    lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    steps = (hi - lo) / scale if hi > lo else 255.0
+    if hi > lo and math.isclose(scale, 255 / (hi - lo), rel_tol=1e-3):
+        ctx.fail(f"act_qparams' scale {scale:.4g} is 255 / (hi - lo), the inverse of the step (hi - lo) / 255 = "
+                 f"{(hi - lo) / 255:.4g}: q = rint(x / scale) + offset divides by the step", ("ptq/accuracy",))
+    if steps < 254.5:
+        ctx.fail(f"act_qparams' step {scale:.4g} covers the calibration range [{lo:.4g}, {hi:.4g}] in {steps:.1f} "
+                 f"steps where int8 has 255: codes stay unused and every value rounds more coarsely (min-max: "
+                 f"scale = (hi - lo) / 255)", ("ptq/step",))
+
+
+def _expect_zero_ranges(ctx: Context, act, wsc) -> None:
+    """A dead input (calibration values all 0) and a pruned output channel (a row of zero weights) still need a
+    positive, finite scale: there is no range to divide, so a min-max formula alone gives 0 and then NaN codes."""
+    with ctx.case("calibration values that are all 0"):
+        got = ctx.call(act, np.zeros(256, np.float32))
+        scale, offset = (float(got[0]), float(got[1])) if isinstance(got, tuple) and len(got) == 2 else (0.0, 0.0)
+        if not (math.isfinite(scale) and scale > 0 and offset == int(offset) and -128 <= offset <= 127):
+            ctx.fail(f"act_qparams gave scale {scale} and offset {offset} for values that are all 0: with hi == lo "
+                     "there is no range to divide; the scale must still be positive (use 1)", ("ptq/range",))
+    with ctx.case("weights with a row of zeros (a pruned output channel)"):
+        w = ctx.rng.uniform(-0.5, 0.5, (4, 32)).astype(np.float32)
+        w[2] = 0
+        ws = np.asarray(ctx.call(wsc, w), np.float64)
+        if ws.shape == (4,) and not (math.isfinite(ws[2]) and ws[2] > 0):
+            ctx.fail(f"weight_scales gave {ws[2]} for output channel 2, whose weights are all 0: its codes would be "
+                     "0 / 0; a zero row still needs a positive scale (use 1)", ("ptq/range",))
 
 
 def _expect_no_clipping(ctx: Context, x: np.ndarray, scale: float, offset: int) -> None:

@@ -159,6 +159,8 @@ _INT4_HINTS = {
     "int4/rounding": ("Do your codes round to the nearest integer?",
                       "Round to nearest, «np.rint(w / scale)»: truncating or flooring moves every weight by up to a "
                       "whole step and biases it.",),
+    "int4/zero": ("A group whose weights are all 0 (a pruned channel): which scale does your code give it?",
+                  "max|w| / 7 is 0 there and w / 0 is NaN: give such a group scale 1 (its codes are then 0).",),
     "int4/bits": ("How many bits does a weight cost with your group size, counting its share of the scale?",
                   "Bits per weight = 4 + 16 / group (an fp16 scale per group): compute it for your group against "
                   "BITS_BUDGET.",),
@@ -169,10 +171,24 @@ _INT4_HINTS = {
 }
 
 
+def _expect_zero_row(ctx: Context, quant, w: np.ndarray) -> None:
+    """A row of zero weights (a pruned output channel): every group of it needs a positive, finite scale."""
+    w = w.copy()
+    w[0] = 0
+    with ctx.case("a weight matrix whose row 0 is all 0 (a pruned output channel)"):
+        got = ctx.call(quant, w)
+        scales = np.asarray(got[1], np.float32) if isinstance(got, tuple) and len(got) == 2 else None
+        if scales is not None and scales.ndim == 2 and len(scales) == len(w) and not (
+                np.isfinite(scales[0]).all() and (scales[0] > 0).all()):
+            ctx.fail(f"row 0 is all 0 and gets scales {scales[0][:4].tolist()}...: its codes would be 0 / 0 (NaN); "
+                     "a group with max|w| = 0 still needs a positive scale (use 1)", ("int4/zero",))
+
+
 @LAB.exercise("ex2", points=3, title="group-wise INT4 within a perplexity budget", hints=_INT4_HINTS)
 def _ex2(ctx: Context) -> None:
     quant = ctx.answer("quantise_int4")
     weights = decoder_weights()
+    _expect_zero_row(ctx, quant, next(iter(weights.values())))
     replaced, codes_n, scales_n = {}, 0, 0
     for name, w in weights.items():
         with ctx.case(name):
