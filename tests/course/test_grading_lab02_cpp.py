@@ -33,8 +33,18 @@ def _run(ex: str, code: str, cpp: bool, monkeypatch):
     return result, lab02.LAB.hint_log.last.get(ex, (None,))[0]
 
 
-def test_every_kernel_exercise_but_ex7_has_a_cpp_answer():
-    assert sorted(CPP) == sorted(set(PYTHON) - {"ex7"})      # ex7: a host function and a kernel in one cell
+def test_every_exercise_has_a_cpp_answer():
+    assert sorted(CPP) == sorted(PYTHON)      # ex7 too: its host fold and tiling function are C++ in the cell
+
+
+def test_ex7_cpp_cell_binds_its_host_functions_and_tiling_struct():
+    """The grader binds a %%ascendc cell's host functions and structs as JupyterLab does (magic.run_cell), so the
+    check calls the C++ fold and tiling function like the Python answer's."""
+    ns: dict = {}
+    _run_cxx(CPP["ex7"].code, "ex7-answer", ns)
+    assert {"fold_bn_host", "conv_tiling", "CubeTiling", "conv_bn_relu_kernel"} <= set(ns)
+    t = ns["conv_tiling"](800, 16, 150, 24)
+    assert (t.singleM, t.singleN, t.baseK, t.depth) == (48, 16, 160, 2)      # what choose_tiling gives Python
 
 
 @pytest.mark.parametrize("ex", sorted(CPP))

@@ -186,22 +186,26 @@ FIXPIPE_HINTS = {
 CONV_HINTS = {
     "values": ("Your fold passed its own check, so look at the kernel: negative outputs mean no ReLU, an offset per "
                "channel a bias that never reached BT.",
-               "ReLU is reluEn=True in FixpipeParamsV220; the bias needs a tiling with bias=True so the first "
-               "Mmad starts from BT.",
-               "The cube computes cols @ wt^T with wt = w'.reshape(O, -1) (half, B^T: its fractals go to L0B without "
-               "a transpose) and the float bias b' padded to a multiple of 16; ReLU is reluEn=True in "
-               "FixpipeParamsV220."),
+               "ReLU is «reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»; the bias needs "
+               "«a tiling with bias=True|the bias loaded into BT» so the first Mmad starts from BT.",
+               "The cube computes cols @ wt^T with wt = w' in its own [O, C*KH*KW] layout (half, B^T: its fractals go "
+               "to L0B without a transpose) and the float bias b' padded to a multiple of 16; ReLU is "
+               "«reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»."),
     "unwritten": ("Did every tile of y get its Fixpipe?",),
-    "bn/fold": ("The folded weights or bias differ from BatchNorm's fold: which term of the fold is missing?",
+    "bn/fold": ("The folded weights or bias differ from BatchNorm's fold: which term of the fold is missing, or "
+                "where does each weight go in wt?",
                 "BN folds per output channel o: scale = gamma / sqrt(var + eps); w'[o] = w[o] * scale[o]; "
-                "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o].",
-                "Compute the fold in float64 and check one channel by hand: y = (conv + b - mean) * scale + beta."),
+                "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o]. wt is flat: output channel o's kk = C*KH*KW weights "
+                "are its elements o * kk to o * kk + kk - 1.",
+                "Check one channel by hand: y = (conv + b - mean) * scale + beta."),
     **FIXPIPE_HINTS,
     "budget": ("How many cube cores have work? Look at the timeline: are 24 cores busy or only a few?",
-               "choose_tiling splits M over `cores` cores (default: every cube core of the chip); a tiling for fewer "
-               "cores leaves the rest idle however many blocks you launch.",),
-    "*": ("Fold BN on the host (the weights stay [O, C*KH*KW]), then the fused cube kernel on the img2col rows: "
-          "bias through BT, ReLU on Fixpipe.",),
+               "The host tiling function gets the launch's blocks: split M over all of them («choose_tiling(M, N, K, "
+               "bias=True, relu=True, cores=blocks)|singleM = Up16(CeilDiv(M, blocks))»); a tiling for fewer cores "
+               "leaves the rest idle however many blocks you launch.",),
+    "*": ("Three parts, as in a real operator: fold BN on the host into wt and bias (the weights stay "
+          "[O, C*KH*KW]), the host tiling function conv_tiling for every block, then the fused cube "
+          "kernel on the img2col rows with that tiling: bias through BT, ReLU on Fixpipe.",),
 }
 
 
