@@ -71,3 +71,35 @@ def test_a_cpp_wrong_answer_gets_its_python_twins_diagnosis(ex, k, kp, monkeypat
     assert py.status == cpp.status == "fail"
     # the same diagnosis and as many hint levels; the texts differ only in their code's spelling (C++ vs Python)
     assert cpp_key == py_key and len(cpp.hints) == len(py.hints), CPP[ex].wrong[k][0]
+
+
+def test_ex7_graded_in_cpp_gets_the_python_gradebook_line(tmp_path):
+    """The grader compiles the C++ ex7 cell itself (host fold, host tiling function, kernel) in its confined re-run:
+    the C++ submission's gradebook line is the Python one's, solved or with the fold's mean term left out."""
+    import csv
+
+    import nbformat
+
+    from ascend_sim.course.grading.execute import Limits
+    from ascend_sim.course.grading.grade import grade_many
+    from ascend_sim.course.grading.labfiles import find_lab
+    from ascend_sim.course.grading.notebook import load_template
+    from ascend_sim.course.grading.solutions import fill
+
+    template = load_template(find_lab("lab02", ROOT).template)
+    subs = {"python": PYTHON["ex7"].code, "cpp": CPP["ex7"].code,
+            "python-wrong": PYTHON["ex7"].wrong[0][1], "cpp-wrong": CPP["ex7"].wrong[0][1]}
+    (tmp_path / "in").mkdir()
+    paths = []
+    for name, code in subs.items():
+        paths.append(tmp_path / "in" / f"{name}.ipynb")
+        nbformat.write(fill(template, {"ex7": code}), paths[-1])
+    reports, book = grade_many(template, paths, tmp_path / "out", limits=Limits(cell_timeout=120))
+    rows = {Path(r["submission"]).stem: {k: v for k, v in r.items() if k not in ("student_id", "submission", "sha256")}
+            for r in csv.DictReader(book.open(encoding="utf-8-sig"))}
+    by_name = {Path(r.submission).stem: r for r in reports}
+    assert by_name["cpp"].score == by_name["python"].score == 3          # ex7's points; the rest not attempted
+    assert by_name["cpp-wrong"].score == by_name["python-wrong"].score == 0
+    assert rows["cpp"] == rows["python"] and rows["cpp-wrong"] == rows["python-wrong"]
+    ex7 = [next(e for e in by_name[n].exercises if e.exercise == "ex7") for n in ("cpp-wrong", "python-wrong")]
+    assert ex7[0].status == ex7[1].status == "fail" and ex7[0].messages == ex7[1].messages
