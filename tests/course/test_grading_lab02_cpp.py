@@ -103,3 +103,48 @@ def test_ex7_graded_in_cpp_gets_the_python_gradebook_line(tmp_path):
     assert rows["cpp"] == rows["python"] and rows["cpp-wrong"] == rows["python-wrong"]
     ex7 = [next(e for e in by_name[n].exercises if e.exercise == "ex7") for n in ("cpp-wrong", "python-wrong")]
     assert ex7[0].status == ex7[1].status == "fail" and ex7[0].messages == ex7[1].messages
+
+
+def _judged(code: str, cpp: bool, monkeypatch):
+    """ex7 run in the learner's process with evidence on, then replayed by the grader's judge (learner code is
+    never called there): the judge's verdict and tamper kind."""
+    import json
+
+    from ascend_sim.course.grading.check import EVIDENCE_ENV
+    from ascend_sim.course.grading.judge import judge
+
+    monkeypatch.setenv(EVIDENCE_ENV, "1")
+    result, _ = _run("ex7", code, cpp, monkeypatch)
+    monkeypatch.delenv(EVIDENCE_ENV)
+    verdict, tamper = judge(lab02.LAB, "ex7", json.loads(json.dumps(result.evidence)))
+    return result, verdict, tamper
+
+
+@pytest.mark.parametrize("cpp", [False, True], ids=["python", "cpp"])
+def test_ex7_judge_replays_the_host_fold_and_the_returned_tiling(cpp, monkeypatch):
+    """The fold writes the check's buffers (replayed as mutated arguments) and the tiling function returns a
+    dataclass or a C++ struct (replayed as a record the launch must describe the same way): the judge agrees with
+    the learner-side check, for the solution and for every wrong answer."""
+    sols = CPP if cpp else PYTHON
+    for code in [sols["ex7"].code] + [c for _, c in sols["ex7"].wrong]:
+        result, verdict, tamper = _judged(code, cpp, monkeypatch)
+        assert tamper == "" and (verdict.status, verdict.messages) == (result.status, result.messages)
+
+
+def test_ex7_judge_rejects_a_tiling_record_the_launch_did_not_get(monkeypatch):
+    """The record of the returned tiling is not trusted blindly: changed in the evidence, the launch that follows no
+    longer matches it and the judge rejects the evidence."""
+    import json
+
+    from ascend_sim.course.grading.check import EVIDENCE_ENV
+    from ascend_sim.course.grading.judge import judge
+
+    monkeypatch.setenv(EVIDENCE_ENV, "1")
+    result, _ = _run("ex7", CPP["ex7"].code, True, monkeypatch)
+    evidence = json.loads(json.dumps(result.evidence))
+    tilings = [e for e in evidence["events"] if e["kind"] == "call" and e.get("learner")
+               and "record" in (e.get("result") or {})]
+    assert len(tilings) == 3                       # one conv_tiling call per case
+    tilings[-1]["result"]["record"]["singleM"] += 16
+    verdict, tamper = judge(lab02.LAB, "ex7", evidence)
+    assert tamper == "rejected_evidence" and verdict.status == "fail", verdict.messages
