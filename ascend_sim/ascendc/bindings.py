@@ -88,5 +88,5 @@ FLOAT_CLASSES = {
 LIBC_FUNCTIONS = {
     "abs": "abs", "fabs": "abs", "sqrt": "cxx.libm.sqrt", "exp": "cxx.libm.exp", "log": "cxx.libm.log",
     "pow": "cxx.libm.pow", "floor": "cxx.libm.floor", "ceil": "cxx.libm.ceil", "strlen": "len",
-    "to_string": "cxx.to_string",
+    "to_string": "cxx.to_string", "__ascend_sim_assert": "cxx.c_assert",
 }
