@@ -1075,7 +1075,7 @@ extern "C" __global__ __aicore__ void conv_bn_relu_kernel(GM_ADDR cols, GM_ADDR 
 // %% ex7 wrong: ReLU left out of the Fixpipe epilogue [key: values]
 // replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
 
-// %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle [key: budget]
+// %% ex7 wrong: a tiling for 4 cores: correct, but most of the 24 cube cores stay idle [key: budget]
 // replace:     t.singleM = Up16(CeilDiv(M, blocks)); ->     t.singleM = Up16(CeilDiv(M, 4));
 
 // %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them [key: bn/fold]

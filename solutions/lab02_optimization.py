@@ -373,7 +373,7 @@ def conv_bn_relu_kernel(cols, wt, bias, y, tiling):
 # %% ex7 wrong: ReLU left out of the Fixpipe epilogue [key: values]
 # replace:                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, True, QuantMode_t.F322F16)) ->                 FixpipeParamsV220(self.cols, self.rows, self.rp, t.N, False, QuantMode_t.F322F16))
 
-# %% ex7 wrong: a tiling for 4 cores: correct, but 20 of the 24 cube cores stay idle [key: budget]
+# %% ex7 wrong: a tiling for 4 cores: correct, but most of the 24 cube cores stay idle [key: budget]
 # replace:     return choose_tiling(M, N, K, bias=True, relu=True, cores=blocks) ->     return choose_tiling(M, N, K, bias=True, relu=True, cores=4)
 
 # %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them [key: bn/fold]

@@ -187,7 +187,7 @@ CONV_HINTS = {
     "values": ("Your fold passed its own check, so look at the kernel: negative outputs mean no ReLU, an offset per "
                "channel a bias that never reached BT.",
                "ReLU is «reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»; the bias needs "
-               "«a tiling with bias=True|the bias loaded into BT» so the first Mmad starts from BT.",
+               "«a tiling with bias=True|to be loaded into BT (GM -> C1 -> C2)» so the first Mmad starts from BT.",
                "The cube computes cols @ wt^T with wt = w' in its own [O, C*KH*KW] layout (half, B^T: its fractals go "
                "to L0B without a transpose) and the float bias b' padded to a multiple of 16; ReLU is "
                "«reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»."),
