@@ -845,6 +845,7 @@ extern "C" __global__ __aicore__ void linear_relu(GM_ADDR x, GM_ADDR w, GM_ADDR 
 
 // %% ex7
 #include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
 #include <cmath>
 
 using namespace AscendC;
@@ -852,7 +853,6 @@ using namespace AscendC;
 constexpr uint32_t C0 = 16;                           // halves per fractal row; a fractal is 16 x 16 (512 bytes)
 constexpr uint32_t FRACTAL = C0 * C0;
 constexpr float BN_EPS = 1e-5f;                       // BatchNorm's epsilon (PyTorch's default)
-constexpr uint32_t L0A_BYTES = 64 * 1024;             // L0A of the lab's chip (Ascend910B): the tiling must fit it
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint32_t Up16(uint32_t a) { return CeilDiv(a, C0) * C0; }
@@ -883,13 +883,16 @@ void fold_bn_host(const half* w, const float* b, const float* gamma, const float
 }
 
 // Host: the tiling function (in CANN the operator's TilingFunc, run on the CPU before the launch) for `blocks`
-// cube cores.
+// cube cores. The chip's buffer sizes come from the platform, as in CANN (Tiling API: PlatformAscendC).
 CubeTiling conv_tiling(uint32_t M, uint32_t N, uint32_t K, uint32_t blocks)
 {
-    // --- BEGIN SOLUTION hint="a tiling over every one of the `blocks` cube cores: split M; all of N per tile (a conv has few filters), all of K per step"
+    uint64_t l0aBytes = 0;
+    platform_ascendc::PlatformAscendCManager::GetInstance()->GetCoreMemSize(platform_ascendc::CoreMemType::L0_A,
+                                                                            l0aBytes);
+    // --- BEGIN SOLUTION hint="a tiling over every one of the `blocks` cube cores: split M; all of N per tile (a conv has few filters), all of K per step; L0A (l0aBytes) holds depth tiles of singleM x baseK halves"
     CubeTiling t{M, N, K, 0, Up16(N), Up16(K), 2};
     t.singleM = Up16(CeilDiv(M, blocks));
-    while (t.singleM > C0 && t.depth * t.singleM * t.baseK * sizeof(half) > L0A_BYTES) {
+    while (t.singleM > C0 && t.depth * t.singleM * t.baseK * sizeof(half) > l0aBytes) {
         t.singleM -= C0;                              // L0A holds depth tiles of singleM x baseK halves
     }
     return t;

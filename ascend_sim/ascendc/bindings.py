@@ -65,6 +65,7 @@ TODO_FUNCTION = "__ascend_sim_todo"
 HOST_HEADERS = {
     "acl.h": "acl",
     "data_utils.h": "data_utils",
+    "platform_ascendc.h": "platform_ascendc",
 }
 
 #: C++ methods spelled as Python operators
