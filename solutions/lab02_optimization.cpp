@@ -5,8 +5,9 @@
 // compile; tests/ascendc/test_cpp_syntax.py checks every block and every wrong answer with g++). The kernels'
 // arguments are what the checks pass to launch: the GM arrays in order, then the sizes as uint32_t. Each
 // `// %% exN wrong: ...` block is one replacement that its check must fail: a wrong result, or a correct but too
-// slow answer that misses the cycle budget. ex7 stays Python: its answer is a host function (the BN fold) and a
-// kernel in one cell.
+// slow answer that misses the cycle budget. ex7's cell holds an operator's host code too, as in CANN: the BN fold
+// and the tiling function are host C++ functions the check calls (writing into the GM buffers it passes, returning
+// the tiling struct), and the kernel reads that struct with GET_TILING_DATA.
 
 // %% ex1
 #include "kernel_operator.h"
@@ -841,6 +842,247 @@ extern "C" __global__ __aicore__ void linear_relu(GM_ADDR x, GM_ADDR w, GM_ADDR 
 //         DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
 // with:
 //         DataCopy(b1, bGm[k0 * t.N + col0], Nd2NzParams{1, static_cast<uint16_t>(bk), cols, 0, t.N, static_cast<uint16_t>(Up16(bk)), 1, 0});
+
+// %% ex7
+#include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
+#include <cmath>
+
+using namespace AscendC;
+
+constexpr uint32_t C0 = 16;                           // halves per fractal row; a fractal is 16 x 16 (512 bytes)
+constexpr uint32_t FRACTAL = C0 * C0;
+constexpr float BN_EPS = 1e-5f;                       // BatchNorm's epsilon (PyTorch's default)
+
+__aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+__aicore__ inline uint32_t Up16(uint32_t a) { return CeilDiv(a, C0) * C0; }
+__aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+struct CubeTiling {
+    uint32_t M, N, K;                                 // y [M, N] = relu(cols [M, K] @ wt [N, K]^T + bias [N])
+    uint32_t singleM, singleN;                        // each tile's block of y (multiples of 16)
+    uint32_t baseK;                                   // K columns of wt per step (a multiple of 16)
+    uint32_t depth;                                   // buffers per queue: 2 = double buffering (双缓冲)
+};
+
+// Host: BatchNorm (inference) folded into the conv, written into the kernel's GM buffers. w half [O * kk]
+// (row-major [O, C*KH*KW], kk = C*KH*KW); b, gamma, beta, mean, var float [O]; wt half [O * kk]; bias float
+// [O rounded up to 16], zero-filled (the BT buffer reads whole 16-float groups).
+void fold_bn_host(const half* w, const float* b, const float* gamma, const float* beta, const float* mean,
+                  const float* var, uint32_t O, uint32_t kk, half* wt, float* bias)
+{
+    // --- BEGIN SOLUTION hint="scale = gamma / sqrt(var + eps): fold it into w and b; keep w's own [O, C*KH*KW] layout"
+    for (uint32_t o = 0; o < O; o++) {
+        float scale = gamma[o] / std::sqrt(var[o] + BN_EPS);
+        for (uint32_t i = 0; i < kk; i++) {
+            wt[o * kk + i] = static_cast<half>(static_cast<float>(w[o * kk + i]) * scale);    // row o: channel o
+        }
+        bias[o] = (b[o] - mean[o]) * scale + beta[o];
+    }
+    // --- END SOLUTION
+}
+
+// Host: the tiling function (in CANN the operator's TilingFunc, run on the CPU before the launch) for `blocks`
+// cube cores. The chip's buffer sizes come from the platform, as in CANN (Tiling API: PlatformAscendC).
+CubeTiling conv_tiling(uint32_t M, uint32_t N, uint32_t K, uint32_t blocks)
+{
+    uint64_t l0aBytes = 0;
+    platform_ascendc::PlatformAscendCManager::GetInstance()->GetCoreMemSize(platform_ascendc::CoreMemType::L0_A,
+                                                                            l0aBytes);
+    // --- BEGIN SOLUTION hint="a tiling over every one of the `blocks` cube cores: split M; all of N per tile (a conv has few filters), all of K per step; L0A (l0aBytes) holds depth tiles of singleM x baseK halves"
+    CubeTiling t{M, N, K, 0, Up16(N), Up16(K), 2};
+    t.singleM = Up16(CeilDiv(M, blocks));
+    while (t.singleM > C0 && t.depth * t.singleM * t.baseK * sizeof(half) > l0aBytes) {
+        t.singleM -= C0;                              // L0A holds depth tiles of singleM x baseK halves
+    }
+    return t;
+    // --- END SOLUTION
+}
+
+// One core: every GetBlockNum()-th tile of y; per tile its cols rows (all of K) in L1, wt (B^T: [O, C*KH*KW]) in
+// K steps through L1 and L0B, the bias through BT into the first Mmad, one L0C accumulator, one Fixpipe out.
+class KernelConvBnRelu {
+public:
+    __aicore__ inline KernelConvBnRelu() {}
+
+    __aicore__ inline void Init(GM_ADDR cols, GM_ADDR wt, GM_ADDR bias, GM_ADDR y, const CubeTiling& tiling)
+    {
+        t = tiling;
+        aGm.SetGlobalBuffer((__gm__ half*)cols, t.M * t.K);
+        bGm.SetGlobalBuffer((__gm__ half*)wt, t.N * t.K);          // [N, K]: B transposed
+        biasGm.SetGlobalBuffer((__gm__ float*)bias, Up16(t.N));
+        cGm.SetGlobalBuffer((__gm__ half*)y, t.M * t.N);
+        pipe.InitBuffer(qA1, t.depth, t.singleM * Up16(t.K) * sizeof(half));
+        pipe.InitBuffer(qB1, t.depth, t.baseK * t.singleN * sizeof(half));
+        pipe.InitBuffer(qA2, t.depth, t.singleM * t.baseK * sizeof(half));
+        pipe.InitBuffer(qB2, t.depth, t.baseK * t.singleN * sizeof(half));
+        pipe.InitBuffer(qCO1, t.depth, t.singleM * t.singleN * sizeof(float));
+        pipe.InitBuffer(qC1, 1, t.singleN * sizeof(float));
+        pipe.InitBuffer(qC2, 1, t.singleN * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        uint32_t blocksN = CeilDiv(t.N, t.singleN);
+        uint32_t tiles = CeilDiv(t.M, t.singleM) * blocksN;
+        for (uint32_t tile = GetBlockIdx(); tile < tiles; tile += GetBlockNum()) {
+            row0 = tile / blocksN * t.singleM;
+            col0 = tile % blocksN * t.singleN;
+            rows = Min(t.singleM, t.M - row0);        // the last tiles are shorter
+            cols = Min(t.singleN, t.N - col0);
+            rp = Up16(rows);
+            np = Up16(cols);
+            Tile();
+        }
+    }
+
+private:
+    __aicore__ inline void Tile()
+    {
+        LocalTensor<half> a1 = CopyInA();
+        LocalTensor<float> bt = CopyInBias();
+        LocalTensor<float> co1 = qCO1.AllocTensor<float>();
+        uint32_t steps = CeilDiv(t.K, t.baseK);
+        uint32_t ahead = t.depth > 1 ? 1 : 0;         // prefetch: the next K step moves while this one computes
+        if (ahead == 1) {
+            CopyInB(0);
+        }
+        for (uint32_t kk = 0; kk < steps; kk++) {
+            if (kk + ahead < steps) {
+                CopyInB(kk + ahead);
+            }
+            SplitLoad(a1, kk);
+            Compute(co1, bt, kk);
+        }
+        qA1.FreeTensor(a1);
+        qC2.FreeTensor(bt);
+        qCO1.EnQue(co1);
+        CopyOut();
+    }
+
+    __aicore__ inline LocalTensor<half> CopyInA()
+    {
+        LocalTensor<half> a1 = qA1.AllocTensor<half>();
+        // {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
+        DataCopy(a1, aGm[row0 * t.K], Nd2NzParams{1, static_cast<uint16_t>(rows), t.K, 0, t.K, static_cast<uint16_t>(rp), 1, 0});
+        qA1.EnQue(a1);
+        return qA1.DeQue<half>();
+    }
+
+    // Bias GM -> C1 (L1) -> C2 (the BT buffer), where the first Mmad reads it.
+    __aicore__ inline LocalTensor<float> CopyInBias()
+    {
+        LocalTensor<float> c1 = qC1.AllocTensor<float>();
+        DataCopy(c1, biasGm[col0], np);
+        qC1.EnQue(c1);
+        c1 = qC1.DeQue<float>();
+        LocalTensor<float> bt = qC2.AllocTensor<float>();
+        DataCopy(bt, c1, np);
+        qC1.FreeTensor(c1);
+        qC2.EnQue(bt);
+        return qC2.DeQue<float>();
+    }
+
+    // K step kk of this tile's rows of wt ([N, K]): `cols` rows of bk halves each, as NZ fractals in L1.
+    __aicore__ inline void CopyInB(uint32_t kk)
+    {
+        uint32_t k0 = kk * t.baseK;
+        uint32_t bk = Min(t.baseK, t.K - k0);
+        LocalTensor<half> b1 = qB1.AllocTensor<half>();
+        DataCopy(b1, bGm[col0 * t.K + k0], Nd2NzParams{1, static_cast<uint16_t>(cols), bk, 0, t.K, static_cast<uint16_t>(np), 1, 0});
+        qB1.EnQue(b1);
+    }
+
+    // L1 -> L0A (per 16-row block of cols, its K fractals) and L0B (per K block of wt, its N fractals as they are:
+    // the NZ fractals of B^T are the ZN fractals L0B wants, no transpose).
+    __aicore__ inline void SplitLoad(const LocalTensor<half>& a1, uint32_t kk)
+    {
+        uint32_t k0 = kk * t.baseK;
+        uint32_t kB = CeilDiv(Min(t.baseK, t.K - k0), C0);
+        uint32_t rB = rp / C0;
+        uint32_t nB = np / C0;
+        LocalTensor<half> b1 = qB1.DeQue<half>();
+        LocalTensor<half> a2 = qA2.AllocTensor<half>();
+        LocalTensor<half> b2 = qB2.AllocTensor<half>();
+        // {startIndex, repeatTimes, srcStride, sid, dstGap, ifTranspose, addrMode}
+        for (uint32_t i = 0; i < rB; i++) {
+            LoadData(a2[i * kB * FRACTAL], a1[((k0 / C0) * rB + i) * FRACTAL],
+                     LoadData2DParams{0, (uint8_t)kB, (uint16_t)rB, 0, 0, false, 0});
+        }
+        for (uint32_t j = 0; j < kB; j++) {
+            LoadData(b2[j * nB * FRACTAL], b1[j * nB * FRACTAL], LoadData2DParams{0, (uint8_t)nB, 1, 0, 0, false, 0});
+        }
+        qB1.FreeTensor(b1);
+        qA2.EnQue(a2);
+        qB2.EnQue(b2);
+    }
+
+    // The first K step starts the accumulator from the folded bias in BT, the others add to it.
+    __aicore__ inline void Compute(const LocalTensor<float>& co1, const LocalTensor<float>& bt, uint32_t kk)
+    {
+        uint32_t bk = Min(t.baseK, t.K - kk * t.baseK);
+        LocalTensor<half> a2 = qA2.DeQue<half>();
+        LocalTensor<half> b2 = qB2.DeQue<half>();
+        // {m, n, k, unitFlag, cmatrixSource, cmatrixInitVal}
+        if (kk == 0) {
+            Mmad(co1, a2, b2, bt, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, true, false});
+        } else {
+            Mmad(co1, a2, b2, MmadParams{(uint16_t)rows, (uint16_t)cols, (uint16_t)bk, 0, false, false});
+        }
+        qA2.FreeTensor(a2);
+        qB2.FreeTensor(b2);
+    }
+
+    __aicore__ inline void CopyOut()
+    {
+        // --- BEGIN SOLUTION hint="one Fixpipe per tile with reluEn on (and F322F16)"
+        LocalTensor<float> co1 = qCO1.DeQue<float>();
+        // {nSize, mSize, srcStride (rows rounded up to 16), dstStride (y's row length), reluEn, quantPre}
+        Fixpipe(cGm[row0 * t.N + col0], co1, FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16});
+        qCO1.FreeTensor(co1);
+        // --- END SOLUTION
+    }
+
+    TPipe pipe;
+    TQue<TPosition::A1, 2> qA1;
+    TQue<TPosition::B1, 2> qB1;                       // depth 2: the prefetch EnQues step kk + 1 before step kk's DeQue
+    TQue<TPosition::A2, 2> qA2;
+    TQue<TPosition::B2, 2> qB2;
+    TQue<TPosition::CO1, 2> qCO1;
+    TQue<TPosition::C1, 1> qC1;
+    TQue<TPosition::C2, 1> qC2;
+    GlobalTensor<half> aGm, bGm, cGm;
+    GlobalTensor<float> biasGm;
+    CubeTiling t;
+    uint32_t row0 = 0, col0 = 0, rows = 0, cols = 0, rp = 0, np = 0;
+};
+
+// y = relu(cols @ wt^T + bias): the conv as a matmul on img2col rows, BN folded, one kernel, one GM write; the
+// tiling is conv_tiling's, made on the host.
+extern "C" __global__ __aicore__ void conv_bn_relu_kernel(GM_ADDR cols, GM_ADDR wt, GM_ADDR bias, GM_ADDR y,
+                                                          GM_ADDR tiling)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    // --- BEGIN SOLUTION hint="read the host's tiling (REGISTER_TILING_DEFAULT, GET_TILING_DATA); KernelConvBnRelu: Init(cols, wt, bias, y, tiling), Process()"
+    REGISTER_TILING_DEFAULT(CubeTiling);
+    GET_TILING_DATA(tilingData, tiling);
+    KernelConvBnRelu op;
+    op.Init(cols, wt, bias, y, tilingData);
+    op.Process();
+    // --- END SOLUTION
+}
+
+// %% ex7 wrong: forgets to subtract the running mean when folding the bias [key: bn/fold]
+// replace:         bias[o] = (b[o] - mean[o]) * scale + beta[o]; ->         bias[o] = b[o] * scale + beta[o];
+
+// %% ex7 wrong: ReLU left out of the Fixpipe epilogue [key: values]
+// replace: FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, true, QuantMode_t::F322F16} -> FixpipeParamsV220{static_cast<uint16_t>(cols), static_cast<uint16_t>(rows), static_cast<uint16_t>(rp), t.N, false, QuantMode_t::F322F16}
+
+// %% ex7 wrong: a tiling for 4 cores: correct, but most of the 24 cube cores stay idle [key: budget]
+// replace:     t.singleM = Up16(CeilDiv(M, blocks)); ->     t.singleM = Up16(CeilDiv(M, 4));
+
+// %% ex7 wrong: the folded weights transposed to [C*KH*KW, O] as the library's conv kernel takes them [key: bn/fold]
+// replace:             wt[o * kk + i] = static_cast<half>(static_cast<float>(w[o * kk + i]) * scale);    // row o: channel o ->             wt[i * O + o] = static_cast<half>(static_cast<float>(w[o * kk + i]) * scale);    // row o: channel o
 
 // %% ex8
 #include "kernel_operator.h"

@@ -66,6 +66,7 @@ TODO_FUNCTION = "__ascend_sim_todo"
 HOST_HEADERS = {
     "acl.h": "acl",
     "data_utils.h": "data_utils",
+    "platform_ascendc.h": "platform_ascendc",
 }
 
 #: C++ methods spelled as Python operators
@@ -89,5 +90,5 @@ FLOAT_CLASSES = {
 LIBC_FUNCTIONS = {
     "abs": "abs", "fabs": "abs", "sqrt": "cxx.libm.sqrt", "exp": "cxx.libm.exp", "log": "cxx.libm.log",
     "pow": "cxx.libm.pow", "floor": "cxx.libm.floor", "ceil": "cxx.libm.ceil", "strlen": "len",
-    "to_string": "cxx.to_string",
+    "to_string": "cxx.to_string", "__ascend_sim_assert": "cxx.c_assert",
 }

@@ -311,6 +311,15 @@ def ascendc_assert(cond, msg: str = "") -> None:
                           fix="the kernel's own check: the launch arguments or the tiling break what it expects")
 
 
+def c_assert(cond) -> None:
+    """C's ``assert(e)`` (``<cassert>``, host code): a false condition stops the program (the error's site is the
+    assert's line, with its text)."""
+    if not cond:
+        raise KernelError("Assertion failed: the condition of this assert is false, so the program stops as C's "
+                          "assert aborts it",
+                          fix="the call this assert checks failed: its own message (above) names why")
+
+
 def DivCeil(a: int, b: int) -> int:
     """``AscendC::DivCeil(a, b)`` (工具函数): ``(a + b - 1) / b`` with C++'s truncating division."""
     return sdiv(a + b - 1, b)
@@ -417,8 +426,8 @@ class _LazyModule:
 
 __all__ = ["s8", "s16", "s32", "s64", "sdiv", "srem", "udiv", "urem", "convert", "div", "Ref", "Box", "f32", "f16",
            "bf16", "float64", "gm_param", "ptr_cast", "Struct", "tiling", "copy", "array", "template",
-           "ascendc_assert", "InitSocState", "printf", "host_module", "ostream_write", "libm", "to_string", "kernel",
-           "half", "bfloat16", "uint8", "uint64", "bool_"]
+           "ascendc_assert", "c_assert", "InitSocState", "printf", "host_module", "ostream_write", "libm", "to_string",
+           "kernel", "half", "bfloat16", "uint8", "uint64", "bool_"]
 
 
 def tiling_space(op: str, declared: list, selections: list, kernels: list):

@@ -256,7 +256,8 @@ class CallLowering:
         if ref is not None and ref.kind.name == "CONSTRUCTOR":
             args = [self.rvalue(a) for a in ch if a.kind.is_expression() and not is_default_arg(a)]
             if len(args) == 1 and is_record(ch[0].type) and record_decl(ch[0].type) is not None and \
-                    self.key(record_decl(ch[0].type)) == self.key(ref.semantic_parent) and ref.is_copy_constructor():
+                    self.key(record_decl(ch[0].type)) == self.key(ref.semantic_parent) and \
+                    (ref.is_copy_constructor() or ref.is_move_constructor()):      # `return t;` moves a local
                 return call("cxx.copy", args)
             return self.construct(c.type, args, c)
         if c.spelling.startswith("operator"):

@@ -60,3 +60,19 @@ DataCopyPadExtParams<float> PadBrace() { return DataCopyPadExtParams<float>{true
     assert isinstance(p, DataCopyPadExtParams) and p.isPad is False and (p.leftPadding, p.rightPadding) == (0, 0)
     q = mod.PadBrace()
     assert q.isPad is True and (q.leftPadding, q.rightPadding) == (1, 2)
+
+
+def test_a_host_function_returns_a_local_struct_by_value():
+    """``return t;`` of a local struct is C++17's implicit move (a move-constructor call in clang's tree): the caller
+    gets a copy of the fields, as a host tiling function filling its tiling struct returns it."""
+    mod = load_src("""
+struct Tiling { uint32_t M; uint32_t singleM; };
+Tiling MakeTiling(uint32_t M, uint32_t blocks)
+{
+    Tiling t{M, 0};
+    t.singleM = (M + blocks - 1) / blocks;
+    return t;
+}
+""", name="return_local")
+    t = mod.MakeTiling(800, 24)
+    assert isinstance(t, mod.structs.Tiling) and (t.M, t.singleM) == (800, 34)

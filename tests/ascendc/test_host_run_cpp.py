@@ -191,3 +191,29 @@ def test_an_unexpected_exception_names_the_program_line(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     line = next(i for i, t in enumerate(KERNEL.splitlines(), 1) if "aclrtMallocHost" in t)
     assert f"p.asc:{line}: `aclrtMallocHost((void**)&xHost, 2048);`: RuntimeError: planted" in err
+
+
+ASSERTS = """\
+#include <cassert>
+#include "acl/acl.h"
+
+int32_t main()
+{
+    aclError ret = aclInit(nullptr);
+    assert(ret == ACL_SUCCESS && "aclInit failed!");
+    assert(ret != ACL_SUCCESS && "the second assert fails");
+    return 0;
+}
+"""
+
+
+def test_cassert_in_host_code_stops_at_the_failing_assert(tmp_path):
+    """<cassert> (the official samples check every ACL call with it): a true assert passes, a false one stops the
+    program at its own line; with NDEBUG, as in C, assert does nothing."""
+    from ascend_sim import KernelError
+    src = tmp_path / "asserts.asc"
+    src.write_text(ASSERTS)
+    with pytest.raises(KernelError) as err:
+        run_file(src)
+    assert err.value.site[1] == 8 and "Assertion failed" in str(err.value)
+    assert run_file(src, defines={"NDEBUG": None}).returncode == 0

@@ -39,7 +39,7 @@ def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
         assert run.report.score == run.report.max_score == full_marks(lab02.LAB)
     for run in (blank, blank_python):
         assert {e.status for e in run.report.exercises} == {"not_attempted"} and not run.report.grader_error
-    cpp_solutions = parse_solutions(ROOT / "solutions" / "lab02_optimization.cpp")     # ex7: Python only
+    cpp_solutions = parse_solutions(ROOT / "solutions" / "lab02_optimization.cpp")
     assert [r.name for r in wrong] == wrong_run_names(SOLUTIONS) + wrong_run_names(cpp_solutions, "cpp-")
     assert [[e.status for e in r.report.exercises].count("fail") for r in wrong] == [1] * len(wrong)
 
@@ -73,7 +73,7 @@ EXPECTED_FEEDBACK = {
     ("ex7", 0): "the running mean is not subtracted",               # BN folded without the running mean
     ("ex7", 1): "got -0.464844 expected 0",                         # no reluEn
     ("ex7", 2): "the budget is 3,450: split M over every cube core",  # a tiling for 4 of 24 cores
-    ("ex7", 3): "a half [O, C*KH*KW] = [16, 27] matrix",            # weights transposed as for the library
+    ("ex7", 3): "transposed, as a [C*KH*KW, O] = [27, 16] matrix",  # weights transposed as for the library
     ("ex8", 0): "output elements differ beyond the tolerance",      # y overlaps x
     ("ex8", 1): "the budget is 3,900",                              # x and y in one bank group
     ("ex8", 2): "bufOffset is a byte offset and must be 32-byte aligned (65791 % 32 = 31)",   # y unaligned
@@ -130,9 +130,11 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     assert cached.cycles * 1.1 < lab02.CACHE_BUDGET
     n, C, H, W, O, K, pad = lab02.CONV_CASE
     cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
-    conv = ascend_sim.launch(_namespace(SOLUTIONS["ex7"].code)["conv_bn_relu_kernel"], 24, cols,
+    ex7 = _namespace(SOLUTIONS["ex7"].code)
+    conv = ascend_sim.launch(ex7["conv_bn_relu_kernel"], lab02.CONV_BLOCKS, cols,
                              np.ones((O, C * K * K), np.float16), np.zeros(16, np.float32),
-                             np.zeros((cols.shape[0], O), np.float16), cols.shape[0], O, C * K * K)
+                             np.zeros((cols.shape[0], O), np.float16),
+                             ex7["conv_tiling"](cols.shape[0], O, C * K * K, lab02.CONV_BLOCKS))
     assert conv.cycles * 1.1 < lab02.CONV_BUDGET
     f = np.ones(4096, np.float32)
     banks = ascend_sim.launch(_namespace(SOLUTIONS["ex8"].code)["add_banks"], 1, f, f, np.zeros_like(f),

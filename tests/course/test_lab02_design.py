@@ -46,19 +46,22 @@ def linear_relu(x, w, bias, y, M, N, K):
 from ascend_sim.kernels.opt.conv_cube import fold_bn
 
 
-def fold_bn_host(w, b, gamma, beta, mean, var, eps=1e-5):
-    w2, b2 = fold_bn(w, b, gamma, beta, mean, var, eps)
-    bias = np.zeros(-(-w.shape[0] // 16) * 16, np.float32)
-    bias[:w.shape[0]] = b2
-    return np.ascontiguousarray(w2.reshape(w.shape[0], -1).T, np.float16), bias
+def fold_bn_host(w, b, gamma, beta, mean, var, O, kk, wt, bias, eps=1e-5):
+    w2, b2 = fold_bn(w.reshape(O, -1), b, gamma, beta, mean, var, eps)
+    wt[:] = np.ascontiguousarray(w2.reshape(O, kk).T).reshape(-1)
+    bias[:O] = b2
+
+
+def conv_tiling(M, N, K, blocks):
+    return choose_tiling(M, N, K, bias=True, relu=True)
 
 
 @kernel(core="AIC")
-def conv_bn_relu_kernel(cols, wt, bias, y, M, N, K):
+def conv_bn_relu_kernel(cols, wt, bias, y, tiling):
     op = KernelTiledMatmul()
-    op.Init(cols, wt, bias, y, choose_tiling(M, N, K, bias=True, relu=True))
+    op.Init(cols, wt, bias, y, tiling)
     op.Process()
-''', "the kernel takes the folded weights in their own layout"),
+''', "the kernel takes them in their own layout"),
 }
 
 def _run(ex: str, code: str, monkeypatch):

@@ -24,7 +24,8 @@ import numpy as np
 from ascend_sim.hw.dtypes import bfloat16
 
 __all__ = ["EVIDENCE_SCHEMA", "Rejected", "encode_array", "decode_array", "digest", "describe", "is_package_file",
-           "launch_record", "rle", "unrle", "encode_value", "decode_value", "MAX_ARRAY_BYTES", "WRITER_OPS"]
+           "launch_record", "rle", "unrle", "encode_value", "decode_value", "MAX_ARRAY_BYTES", "WRITER_OPS",
+           "Record", "record_fields"]
 
 EVIDENCE_SCHEMA = 1
 MAX_ARRAY_BYTES = 64 * 2**20            # one decoded array; a bigger one is rejected, not allocated
@@ -79,10 +80,36 @@ def digest(a: np.ndarray) -> str:
     return hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + a.tobytes()).hexdigest()[:32]
 
 
-def describe(v: Any) -> Any:
-    """A JSON form of a non-array launch or call argument (ints, floats, tiling dataclasses)."""
+def record_fields(v: Any) -> list[str] | None:
+    """The field names of a tiling record: a dataclass instance, or a C++ struct of the front end (the class of
+    ``ascend_sim.ascendc.cxx.Struct``: ``_fields`` of (name, default) pairs and a C ``_layout``); None otherwise."""
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {"type": type(v).__name__, **{f.name: describe(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+        return [f.name for f in dataclasses.fields(v)]
+    fields, layout = getattr(type(v), "_fields", None), getattr(type(v), "_layout", None)
+    if isinstance(fields, tuple) and isinstance(layout, tuple) and all(
+            isinstance(f, tuple) and f and isinstance(f[0], str) for f in fields):
+        return [f[0] for f in fields]
+    return None
+
+
+class Record:
+    """A tiling a learner function returned (a host tiling function), as the evidence holds it: its described
+    fields. The check only passes it on to a launch, whose record must describe its tiling the same way."""
+
+    def __init__(self, fields: dict):
+        self.fields = fields
+
+    def __repr__(self) -> str:
+        return f"<{self.fields.get('type', 'record')}>"
+
+
+def describe(v: Any) -> Any:
+    """A JSON form of a non-array launch or call argument (ints, floats, tiling dataclasses and C++ structs)."""
+    if isinstance(v, Record):
+        return v.fields
+    names = record_fields(v)
+    if names is not None:
+        return {"type": type(v).__name__, **{n: describe(getattr(v, n)) for n in names}}
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, (int, np.integer)):
@@ -108,6 +135,8 @@ def encode_value(v: Any) -> dict:
         return {"scalar": describe(v)}
     if isinstance(v, tuple):
         return {"tuple": [encode_value(x) for x in v]}
+    if record_fields(v) is not None:                    # a tiling struct or dataclass (lab02 ex7's conv_tiling)
+        return {"record": describe(v)}
     if isinstance(v, str) and len(v) <= MAX_STR:       # a diagnosis: an error class, a layer name (lab05)
         return {"str": v}
     try:
@@ -146,6 +175,8 @@ def decode_value(d: Any) -> Any:
         return tuple(decode_value(x) for x in v)
     if kind == "str" and isinstance(v, str) and len(v) <= MAX_STR:
         return v
+    if kind == "record" and isinstance(v, dict) and isinstance(v.get("type"), str):
+        return Record(v)
     if kind == "object":
         return Opaque(str(v))
     raise Rejected("a returned value in the evidence is malformed")

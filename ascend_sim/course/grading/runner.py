@@ -146,7 +146,8 @@ def _run_cell(step: dict, namespace: dict) -> None:
 
 
 def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
-    """A ``%%ascendc`` answer: the C++ below the magic line is the answer; its kernels become names.
+    """A ``%%ascendc`` answer: the C++ below the magic line is the answer; its functions, structs and kernels become
+    names.
 
     As in JupyterLab (``magic.run_cell``): line numbers are the cell's and ``-D`` macros of the magic line apply;
     the cell's name is its id, and ``-I`` folders are refused (the grader reads no learner-named files).
@@ -161,9 +162,16 @@ def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
     if includes:
         raise RuntimeError(f"the grader does not take -I folders on the {CXX_MAGIC} line: put the code in the cell")
     module = load(cell_text(body), name=cell_id, defines=defines)
-    kernels = getattr(module, "kernels", {})
-    for kname, k in (kernels.items() if isinstance(kernels, dict) else ()):
-        namespace[kname] = k
+    bind_module(module, namespace)
+
+
+def bind_module(module, namespace: dict) -> None:
+    """The names a ``%%ascendc`` cell defines, as JupyterLab binds them (``magic.run_cell``): its host functions (a
+    BN fold, a tiling function: checks call them like a Python answer's), its structs, then its kernels."""
+    for table in (getattr(module, "functions", {}), vars(getattr(module, "structs", object())),
+                  getattr(module, "kernels", {})):
+        if isinstance(table, dict):
+            namespace.update(table)
 
 
 def _error_text(e: BaseException) -> str:

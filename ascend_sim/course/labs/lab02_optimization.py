@@ -25,7 +25,7 @@ from ascend_sim.kernels.opt.tiled_matmul import (KernelTiledMatmul, TiledMatmulT
                                                  tiled_matmul)
 
 __all__ = ["LAB", "check", "hint", "im2col", "TAIL_CASE", "TAIL_BUDGET", "STREAM_CASE", "STREAM_BUDGET",
-           "CONV_CASE", "CONV_BUDGET", "CACHE_CASE", "CACHE_BUDGET",
+           "CONV_CASE", "CONV_BUDGET", "CONV_BLOCKS", "CACHE_CASE", "CACHE_BUDGET",
            "TiledMatmulTiling", "KernelTiledMatmul", "tiled_matmul", "default_matmul",
            "VECTOR_BUDGET", "VECTOR_CASE", "DEFAULT_CUBE_CYCLES", "CUBE_CASE", "CUBE_BUDGET", "EX5_BLOCKS",
            "choose_tiling",
@@ -61,6 +61,7 @@ CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
 CONV_BUDGET = 3450
 # ex7: 272 filters are wider than one BT-sized tile (256 floats): two column tiles, several column blocks each
 WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
+CONV_BLOCKS = 24            # the launch's blocks, given to the answer's host tiling function
 # ex5: a [96, 192] @ [192, 768] half matmul, a shape choose_tiling handles badly (6,201 cycles: 192-column tiles
 # and K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
 # default on 24 cores) takes 4,940 (tests/course/test_grading_lab02.py re-measures it); the learner's kernel must
@@ -190,22 +191,26 @@ FIXPIPE_HINTS = {
 CONV_HINTS = {
     "values": ("Your fold passed its own check, so look at the kernel: negative outputs mean no ReLU, an offset per "
                "channel a bias that never reached BT.",
-               "ReLU is reluEn=True in FixpipeParamsV220; the bias needs a tiling with bias=True so the first "
-               "Mmad starts from BT.",
-               "The cube computes cols @ wt^T with wt = w'.reshape(O, -1) (half, B^T: its fractals go to L0B without "
-               "a transpose) and the float bias b' padded to a multiple of 16; ReLU is reluEn=True in "
-               "FixpipeParamsV220."),
+               "ReLU is «reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»; the bias needs "
+               "«a tiling with bias=True|to be loaded into BT (GM -> C1 -> C2)» so the first Mmad starts from BT.",
+               "The cube computes cols @ wt^T with wt = w' in its own [O, C*KH*KW] layout (half, B^T: its fractals go "
+               "to L0B without a transpose) and the float bias b' padded to a multiple of 16; ReLU is "
+               "«reluEn=True|reluEn true» in «FixpipeParamsV220|FixpipeParamsV220{...}»."),
     "unwritten": ("Did every tile of y get its Fixpipe?",),
-    "bn/fold": ("The folded weights or bias differ from BatchNorm's fold: which term of the fold is missing?",
+    "bn/fold": ("The folded weights or bias differ from BatchNorm's fold: which term of the fold is missing, or "
+                "where does each weight go in wt?",
                 "BN folds per output channel o: scale = gamma / sqrt(var + eps); w'[o] = w[o] * scale[o]; "
-                "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o].",
-                "Compute the fold in float64 and check one channel by hand: y = (conv + b - mean) * scale + beta."),
+                "b'[o] = (b[o] - mean[o]) * scale[o] + beta[o]. wt is flat: output channel o's kk = C*KH*KW weights "
+                "are its elements o * kk to o * kk + kk - 1.",
+                "Check one channel by hand: y = (conv + b - mean) * scale + beta."),
     **FIXPIPE_HINTS,
     "budget": ("How many cube cores have work? Look at the timeline: are 24 cores busy or only a few?",
-               "choose_tiling splits M over `cores` cores (default: every cube core of the chip); a tiling for fewer "
-               "cores leaves the rest idle however many blocks you launch.",),
-    "*": ("Fold BN on the host (the weights stay [O, C*KH*KW]), then the fused cube kernel on the img2col rows: "
-          "bias through BT, ReLU on Fixpipe.",),
+               "The host tiling function gets the launch's blocks: split M over all of them («choose_tiling(M, N, K, "
+               "bias=True, relu=True, cores=blocks)|singleM = Up16(CeilDiv(M, blocks))»); a tiling for fewer cores "
+               "leaves the rest idle however many blocks you launch.",),
+    "*": ("Three parts, as in a real operator: fold BN on the host into wt and bias (the weights stay "
+          "[O, C*KH*KW]), the host tiling function conv_tiling for every block, then the fused cube "
+          "kernel on the img2col rows with that tiling: bias through BT, ReLU on Fixpipe.",),
 }
 
 
@@ -392,29 +397,31 @@ _EX8_BUDGET_HINTS = (
 
 @LAB.exercise("ex7", points=3, title="fused Conv2D + BatchNorm + ReLU", hints=CONV_HINTS)
 def _ex7(ctx: Context) -> None:
+    """The answer's three parts as a real operator's host and device code: ``fold_bn_host`` writes the folded
+    weights and bias into the kernel's GM buffers, ``conv_tiling`` is the host tiling function, and the kernel
+    takes that tiling (a Python answer's dataclass or a C++ answer's struct, read with GET_TILING_DATA)."""
     from ascend_sim import launch
-    fold, kern = ctx.answer("fold_bn_host"), ctx.answer("conv_bn_relu_kernel")
+    fold, tiling_of = ctx.answer("fold_bn_host"), ctx.answer("conv_tiling")
+    kern = ctx.answer("conv_bn_relu_kernel")
     res = None
     for n, C, H, W, O, K, pad in [(2, 3, 8, 8, 16, 3, 1), (1, 1, 28, 28, 6, 5, 2), WIDE_CONV_CASE, CONV_CASE]:
         x = ctx.rng.uniform(-1, 1, (n, C, H, W)).astype(np.float16)
         w = ctx.rng.uniform(-0.3, 0.3, (O, C, K, K)).astype(np.float16)
         b = ctx.rng.uniform(-0.5, 0.5, O).astype(np.float32)
-        gamma, beta, mean = ctx.rng.uniform(0.5, 1.5, O), ctx.rng.uniform(-0.5, 0.5, O), ctx.rng.uniform(-0.5, 0.5, O)
-        var = ctx.rng.uniform(0.5, 2.0, O)
+        gamma, beta, mean = (ctx.rng.uniform(lo, hi, O).astype(np.float32) for lo, hi in ((0.5, 1.5), (-0.5, 0.5),
+                                                                                          (-0.5, 0.5)))
+        var = ctx.rng.uniform(0.5, 2.0, O).astype(np.float32)
         w2, b2 = fold_bn(w, b, gamma, beta, mean, var)
         golden = conv_reference(x, w2, b2, pad, relu=True).transpose(0, 2, 3, 1).reshape(-1, O)   # [pixels, O]
         cols = im2col(x, K, K, pad)                      # the host's img2col: [pixels, C*K*K] half
+        kk = C * K * K
         with ctx.case(f"{n}x{C}x{H}x{W} input, {O} filters {K}x{K}, pad {pad}"):
-            wt, bias = ctx.call(fold, w, b, gamma, beta, mean, var)
-            wt, bias = np.asarray(wt), np.asarray(bias)
-            if wt.shape != (O, C * K * K) or wt.dtype != np.float16:
-                ctx.fail(f"fold_bn_host returned weights {wt.dtype} {wt.shape}; the kernel takes the folded weights "
-                         f"in their own layout, a half [O, C*KH*KW] = [{O}, {C * K * K}] matrix (w'.reshape(O, -1), "
-                         "no transpose)", ("bn/fold",))
+            wt, bias = np.full(O * kk, np.nan, np.float16), np.zeros(-(-O // 16) * 16, np.float32)   # GM buffers
+            ctx.call(fold, w.reshape(-1), b, gamma, beta, mean, var, O, kk, wt, bias)
             _expect_fold(ctx, wt, bias, w, b, gamma, beta, mean, var)
+            tiling = ctx.call(tiling_of, cols.shape[0], O, kk, CONV_BLOCKS)
             y = np.full((cols.shape[0], O), np.nan, np.float16)
-            res = ctx.call(launch, kern, 24, cols, wt, bias, y, cols.shape[0], O, C * K * K,
-                           gm_names=["cols", "wt", "bias", "y"])
+            res = ctx.call(launch, kern, CONV_BLOCKS, cols, wt, bias, y, tiling, gm_names=["cols", "wt", "bias", "y"])
             ctx.expect_close(y, golden, sentinel=np.nan)
     with ctx.case("LeNet-5 conv2 on 8 images"):
         ctx.expect_cycles(res.cycles, CONV_BUDGET, advice="split M over every cube core")
@@ -422,22 +429,29 @@ def _ex7(ctx: Context) -> None:
 
 def _expect_fold(ctx: Context, wt, bias, w, b, gamma, beta, mean, var, eps: float = 1e-5) -> None:
     """The host's BN fold, checked on its own before the kernel: a wrong fold names its missing term."""
-    scale = gamma / np.sqrt(var + eps)
+    scale = gamma.astype(np.float64) / np.sqrt(var.astype(np.float64) + eps)
     O = w.shape[0]
-    want_w = (w.astype(np.float64) * scale[:, None, None, None]).reshape(O, -1)
-    want_b = (b - mean) * scale + beta
-    if not np.allclose(wt.astype(np.float64), want_w, rtol=2e-3, atol=1e-3):
+    kk = w.size // O
+    want_w = (w.astype(np.float64) * scale[:, None, None, None]).reshape(O, kk)
+    got_w = wt.astype(np.float64).reshape(O, kk)
+    if not np.allclose(got_w, want_w, rtol=2e-3, atol=1e-3):
+        if np.allclose(got_w.reshape(kk, O).T, want_w, rtol=2e-3, atol=1e-3):
+            ctx.fail(f"fold_bn_host wrote the folded weights transposed, as a [C*KH*KW, O] = [{kk}, {O}] matrix; the "
+                     f"kernel takes them in their own layout, a half [O, C*KH*KW] = [{O}, {kk}] matrix (row o: output "
+                     "channel o's weights, no transpose)", ("bn/fold",))
         ctx.fail("fold_bn_host's weights are not w * gamma / sqrt(var + eps) per output channel, as an "
-                 f"[O, C*KH*KW] matrix (largest difference {float(np.abs(wt - want_w).max()):.3g})", ("bn/fold",))
+                 f"[O, C*KH*KW] matrix (largest difference {float(np.nanmax(np.abs(got_w - want_w))):.3g}"
+                 f"{', some never written' if np.isnan(got_w).any() else ''})", ("bn/fold",))
     got_b = np.asarray(bias, np.float64).ravel()[:O]
-    if got_b.shape != (O,) or not np.allclose(got_b, want_b, rtol=1e-4, atol=1e-4):
-        o = int(np.argmax(np.abs(got_b - want_b))) if got_b.shape == (O,) else 0
+    want_b = (b.astype(np.float64) - mean) * scale + beta
+    if not np.allclose(got_b, want_b, rtol=1e-4, atol=1e-4):
+        o = int(np.argmax(np.abs(got_b - want_b)))
         why = ""
-        if got_b.shape == (O,) and np.allclose(got_b, b * scale + beta, rtol=1e-4, atol=1e-4):
+        if np.allclose(got_b, b * scale + beta, rtol=1e-4, atol=1e-4):
             why = ": it equals b * scale + beta, the running mean is not subtracted"
-        elif got_b.shape == (O,) and np.allclose(got_b, b + beta, rtol=1e-4, atol=1e-4):
+        elif np.allclose(got_b, b + beta, rtol=1e-4, atol=1e-4):
             why = ": it equals b + beta, the bias is not scaled"
-        ctx.fail(f"fold_bn_host's bias of channel {o} is {got_b[o] if got_b.size > o else 'missing'}, the fold gives "
+        ctx.fail(f"fold_bn_host's bias of channel {o} is {got_b[o]:.6g}, the fold gives "
                  f"(b - mean) * scale + beta = {want_b[o]:.6g}{why}", ("bn/fold",))
 
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 namespace platform_ascendc {
-enum class CoreMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM, RESERVED };
+enum class CoreMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM, FB, BT, RESERVED };
 enum class SocVersion { ASCEND910, ASCEND910B, ASCEND310B, RESERVED_VERSION };
 
 class PlatformAscendC {

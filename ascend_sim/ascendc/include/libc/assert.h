@@ -1,0 +1,2 @@
+// <assert.h> for the ascend_sim C++ front end: the same as <cassert>.
+#include <cassert>
