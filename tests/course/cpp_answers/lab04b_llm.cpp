@@ -1,0 +1,157 @@
+// C++ answers of the kernels of labs/lab04b_llm.ipynb (format: ascend_sim/course/grading/solution_file.py).
+//
+// Not the lab's solutions file: the notebook's answer cells stay Python (a learner may replace one by a %%ascendc cell).
+// These blocks prove that a C++ kernel passes the same checks (tests/course/test_grading_cpp_kernels.py binds each
+// beside the Python solution's other names). Each `// %% exN` block is one translation unit; the kernels' arguments are
+// what the checks pass to launch: the GM arrays, then the lab's tiling dataclass (DecodeStep, Int4Gemv, W4A16Tiling)
+// read with GET_TILING_DATA into a struct with the same field names (its properties are computed in the kernel).
+
+// %% ex1
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr uint32_t MAX_KEYS = 248;     // one WholeReduceSum repeat per key row (at most 255), whole float blocks
+
+struct DecodeStepTilingData {          // the fields of the lab's DecodeStep, by name
+    uint32_t N;                        // heads
+    uint32_t D;                        // values per head
+    uint32_t S_max;                    // rows of each head's caches
+    uint32_t pos;                      // the new token's row
+    float scale;                       // the softmax scale, 1 / sqrt(D)
+};
+
+// Block h: append the new token's K and V rows to head h's caches, then attend its query over keys 0 .. pos.
+class KernelDecodeStep {
+public:
+    __aicore__ inline KernelDecodeStep() {}
+
+    __aicore__ inline void Init(GM_ADDR qkv, GM_ADDR kCache, GM_ADDR vCache, GM_ADDR out,
+                                const DecodeStepTilingData& tiling)
+    {
+        h = GetBlockIdx();
+        N = tiling.N;
+        D = tiling.D;
+        pos = tiling.pos;
+        scale = tiling.scale;
+        n = pos + 1;                                   // n keys: the cached 0 .. pos - 1 and the new one
+        row = h * tiling.S_max * D;                    // head h's first cache element
+        pipe.InitBuffer(khBuf, MAX_KEYS * D * sizeof(half));
+        pipe.InitBuffer(vhBuf, MAX_KEYS * D * sizeof(half));
+        pipe.InitBuffer(kfBuf, MAX_KEYS * D * sizeof(float));
+        pipe.InitBuffer(vfBuf, MAX_KEYS * D * sizeof(float));
+        pipe.InitBuffer(qhBuf, D * sizeof(half));
+        pipe.InitBuffer(qfBuf, D * sizeof(float));
+        pipe.InitBuffer(sBuf, MAX_KEYS * sizeof(float));
+        pipe.InitBuffer(workBuf, MAX_KEYS * sizeof(float));
+        pipe.InitBuffer(redBuf, 32);
+        pipe.InitBuffer(blkBuf, MAX_KEYS * 32);
+        qkvGm.SetGlobalBuffer((__gm__ half*)qkv);
+        kGm.SetGlobalBuffer((__gm__ half*)kCache);
+        vGm.SetGlobalBuffer((__gm__ half*)vCache);
+        outGm.SetGlobalBuffer((__gm__ float*)out);
+    }
+
+    __aicore__ inline void Process()
+    {
+        LocalTensor<half> kh = khBuf.Get<half>();
+        LocalTensor<half> vh = vhBuf.Get<half>();
+        LocalTensor<float> kf = kfBuf.Get<float>();
+        LocalTensor<float> vf = vfBuf.Get<float>();
+        LocalTensor<half> qh = qhBuf.Get<half>();
+        LocalTensor<float> qf = qfBuf.Get<float>();
+        LocalTensor<float> s = sBuf.Get<float>();
+        LocalTensor<float> work = workBuf.Get<float>();
+        LocalTensor<float> red = redBuf.Get<float>();
+        LocalTensor<float> blk = blkBuf.Get<float>();
+        if (n > 1) {                                   // the cached rows 0 .. pos - 1
+            DataCopy(kh, kGm[row], (n - 1) * D);
+            DataCopy(vh, vGm[row], (n - 1) * D);
+        }
+        DataCopy(qh, qkvGm[h * D], D);
+        // Append: the new K and V rows into slot n - 1 of the tiles, then (after MTE2 -> MTE3) to row pos of the caches.
+        DataCopy(kh[(n - 1) * D], qkvGm[(N + h) * D], D);
+        DataCopy(vh[(n - 1) * D], qkvGm[(2 * N + h) * D], D);
+        Handoff<HardEvent::MTE2_MTE3>();
+        DataCopy(kGm[row + pos * D], kh[(n - 1) * D], D);
+        DataCopy(vGm[row + pos * D], vh[(n - 1) * D], D);
+        Handoff<HardEvent::MTE2_V>();
+        Cast(kf, kh, RoundMode::CAST_NONE, n * D);
+        Cast(qf, qh, RoundMode::CAST_NONE, D);
+        uint8_t rep = D * sizeof(float) / 32;          // blocks of one float row
+        Mul(kf, kf, qf, D, n, {1, 1, 1, rep, rep, 0});           // each key row times q
+        WholeReduceSum(s, kf, D, n, 1, 1, rep);                  // s_j = k_j . q
+        // Softmax: p_j = exp(scale * s_j - max), l = sum p_j.
+        Muls(s, s, scale, n);
+        ReduceMax(red, s, work, n);
+        float m = ReadScalar(red);
+        Adds(s, s, -m, n);
+        Exp(s, s, n);
+        ReduceSum(red, s, work, n);
+        float l = ReadScalar(red);
+        Cast(vf, vh, RoundMode::CAST_NONE, n * D);
+        Brcb(blk, s, (n + 7) / 8, {1, 8});
+        Mul(vf, vf, blk, D, n, {1, 1, 0, rep, rep, 1});          // p_j V_j
+        FoldRows(vf, n);                                         // sum_j p_j V_j in row 0
+        Muls(vf, vf, l != 0 ? 1.0f / l : 0.0f, D);
+        Handoff<HardEvent::V_MTE3>();
+        DataCopy(outGm[h * D], vf, D);
+    }
+
+private:
+    // Order two pipes inside this AIV: the producer's writes land before the consumer reads.
+    template <HardEvent EVENT>
+    __aicore__ inline void Handoff()
+    {
+        SetFlag<EVENT>(0);
+        WaitFlag<EVENT>(0);
+    }
+
+    // Element 0 of a vector result on the scalar unit (V -> S, then S -> V before the next vector op).
+    __aicore__ inline float ReadScalar(const LocalTensor<float>& buf)
+    {
+        Handoff<HardEvent::V_S>();
+        float value = buf.GetValue(0);
+        Handoff<HardEvent::S_V>();
+        return value;
+    }
+
+    // x[0, :] = the sum of its rows of D floats: a tree of Adds, halving each time.
+    __aicore__ inline void FoldRows(const LocalTensor<float>& x, uint32_t rows)
+    {
+        while (rows > 1) {
+            uint32_t half_rows = rows / 2;
+            Add(x, x, x[(rows - half_rows) * D], half_rows * D);
+            rows -= half_rows;
+        }
+    }
+
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> khBuf, vhBuf, kfBuf, vfBuf, qhBuf, qfBuf, sBuf, workBuf, redBuf, blkBuf;
+    GlobalTensor<half> qkvGm, kGm, vGm;
+    GlobalTensor<float> outGm;
+    uint32_t h, N, D, pos, n, row;
+    float scale;
+};
+
+extern "C" __global__ __aicore__ void decode_step_kernel(GM_ADDR qkv, GM_ADDR k_cache, GM_ADDR v_cache, GM_ADDR out,
+                                                         GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(DecodeStepTilingData);
+    GET_TILING_DATA(tilingData, tiling);
+    KernelDecodeStep op;
+    op.Init(qkv, k_cache, v_cache, out, tilingData);
+    op.Process();
+}
+
+// %% ex1 wrong: forgets to write the new rows to the caches (attends correctly, but the next step has no row pos) [key: kv/append]
+// replace:
+//         DataCopy(kGm[row + pos * D], kh[(n - 1) * D], D);
+//         DataCopy(vGm[row + pos * D], vh[(n - 1) * D], D);
+// with:
+
+// %% ex1 wrong: counts pos keys, not pos + 1: one cached row too few is loaded (key pos - 1 left out) [key: kv/length]
+// replace:         n = pos + 1;                                   // n keys: the cached 0 .. pos - 1 and the new one ->         n = pos > 1 ? pos : 1;
+
+// %% ex1 wrong: scales the scores by 1 / D instead of 1 / sqrt(D) [key: kv/scale]
+// replace:         Muls(s, s, scale, n); ->         Muls(s, s, 1.0f / D, n);
