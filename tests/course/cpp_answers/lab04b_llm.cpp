@@ -155,3 +155,145 @@ extern "C" __global__ __aicore__ void decode_step_kernel(GM_ADDR qkv, GM_ADDR k_
 
 // %% ex1 wrong: scales the scores by 1 / D instead of 1 / sqrt(D) [key: kv/scale]
 // replace:         Muls(s, s, scale, n); ->         Muls(s, s, 1.0f / D, n);
+
+// %% ex4
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr uint32_t MAX_K = 1024;       // activation values this kernel keeps in scalar registers
+constexpr int32_t CODE_BUFFERS = 2;    // two buffers for the codes: the next chunk's copy overlaps these Axpys
+
+struct Int4GemvTilingData {            // the fields of the lab's Int4Gemv, by name
+    uint32_t K;                        // input channels (rows of W)
+    uint32_t O;                        // output columns
+    uint32_t group;                    // rows per scale
+    uint32_t tile;                     // columns per tile (the last tile may be partial)
+    uint32_t rows;                     // rows per copy of codes
+    uint32_t block_dim;                // cores
+};
+
+// y[O] = x[K] @ (codes * scales) for one decode row: this core's column tiles, their int4 codes streamed chunk by
+// chunk and dequantised in UB (Cast int4b_t -> half), each group's sum times its scale.
+class KernelInt4Gemv {
+public:
+    __aicore__ inline KernelInt4Gemv() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR scales, GM_ADDR y, const Int4GemvTilingData& tiling)
+    {
+        K = tiling.K;
+        O = tiling.O;
+        group = tiling.group;
+        tile = tiling.tile;
+        rows = tiling.rows;
+        uint32_t tiles = (O + tile - 1) / tile;
+        uint32_t base = tiles / tiling.block_dim;      // tiles per core; the first `former` cores take one more
+        uint32_t former = tiles % tiling.block_dim;
+        uint32_t idx = GetBlockIdx();
+        first = idx * base + (idx < former ? idx : former);
+        count = base + (idx < former ? 1 : 0);
+        groups = K / group;
+        chunk = rows * tile;                           // the codes of one copy
+        xGm.SetGlobalBuffer((__gm__ half*)x, K);
+        LoadScalars();
+        wGm.SetGlobalBuffer((__gm__ int8_t*)w);
+        sGm.SetGlobalBuffer((__gm__ half*)scales);
+        yGm.SetGlobalBuffer((__gm__ float*)y, O);
+        pipe.InitBuffer(qs, 1, tile * sizeof(half));
+        pipe.InitBuffer(qo, 1, tile * sizeof(float));
+        pipe.InitBuffer(whBuf, chunk * sizeof(half));
+        pipe.InitBuffer(partBuf, tile * sizeof(float));
+        pipe.InitBuffer(sfBuf, tile * sizeof(float));
+        pipe.InitBuffer(qw, CODE_BUFFERS, chunk / 2);  // two int4b_t codes a byte
+    }
+
+    __aicore__ inline void Process()
+    {
+        LocalTensor<half> wh = whBuf.Get<half>();
+        LocalTensor<float> part = partBuf.Get<float>();
+        LocalTensor<float> sf = sfBuf.Get<float>();
+        for (uint32_t i = first; i < first + count; i++) {
+            LocalTensor<float> acc = qo.AllocTensor<float>();
+            Duplicate(acc, 0.0f, tile);
+            for (uint32_t g = 0; g < groups; g++) {
+                Duplicate(part, 0.0f, tile);
+                for (uint32_t c = 0; c < group / rows; c++) {
+                    uint32_t k0 = g * group + c * rows;
+                    // Stream and dequantise: the chunk's codes in, Cast to half, one Axpy per row into part.
+                    LocalTensor<int8_t> codes = qw.AllocTensor<int8_t>();
+                    DataCopy(codes, wGm[(i * K + k0) * tile / 2], chunk / 2);
+                    qw.EnQue(codes);
+                    codes = qw.DeQue<int8_t>();
+                    Cast(wh, codes.ReinterpretCast<int4b_t>(), RoundMode::CAST_NONE, chunk);   // exact: -8 .. 7
+                    for (uint32_t r = 0; r < rows; r++) {
+                        Axpy(part, wh[r * tile], xs[k0 + r], tile);
+                    }
+                    qw.FreeTensor(codes);
+                }
+                // Scale: the group's scale row of tile i, to float, times part, into acc.
+                LocalTensor<half> sc = qs.AllocTensor<half>();
+                DataCopy(sc, sGm[(i * groups + g) * tile], tile);
+                qs.EnQue(sc);
+                sc = qs.DeQue<half>();
+                Cast(sf, sc, RoundMode::CAST_NONE, tile);
+                qs.FreeTensor(sc);
+                Mul(part, part, sf, tile);
+                Add(acc, acc, part, tile);
+            }
+            qo.EnQue(acc);
+            acc = qo.DeQue<float>();
+            DataCopy(yGm[i * tile], acc, Cols(i));     // the columns of tile i that y has
+            qo.FreeTensor(acc);
+        }
+    }
+
+private:
+    // The activation row: GM -> UB once, then into scalar registers (the scalar unit reads UB after MTE2 -> S).
+    __aicore__ inline void LoadScalars()
+    {
+        pipe.InitBuffer(xBuf, (K * sizeof(half) + 31) / 32 * 32);
+        LocalTensor<half> xLocal = xBuf.Get<half>();
+        DataCopyPad(xLocal, xGm, {1, static_cast<uint32_t>(K * sizeof(half)), 0, 0, 0}, {false, 0, 0, 0});
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        for (uint32_t k = 0; k < K; k++) {
+            xs[k] = xLocal.GetValue(k);
+        }
+    }
+
+    // Columns of tile i that exist in y: tile, or fewer in the last tile.
+    __aicore__ inline uint32_t Cols(uint32_t i)
+    {
+        return O - i * tile < tile ? O - i * tile : tile;
+    }
+
+    TPipe pipe;
+    TQue<TPosition::VECIN, CODE_BUFFERS> qw;
+    TQue<TPosition::VECIN, 1> qs;
+    TQue<TPosition::VECOUT, 1> qo;
+    TBuf<TPosition::VECCALC> xBuf, whBuf, partBuf, sfBuf;
+    GlobalTensor<half> xGm, sGm;
+    GlobalTensor<int8_t> wGm;
+    GlobalTensor<float> yGm;
+    half xs[MAX_K];
+    uint32_t K, O, group, tile, rows, first, count, groups, chunk;
+};
+
+extern "C" __global__ __aicore__ void int4_gemv_kernel(GM_ADDR x, GM_ADDR w, GM_ADDR scales, GM_ADDR y,
+                                                       GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(Int4GemvTilingData);
+    GET_TILING_DATA(tilingData, tiling);
+    KernelInt4Gemv op;
+    op.Init(x, w, scales, y, tilingData);
+    op.Process();
+}
+
+// %% ex4 wrong: one buffer for the codes: MTE2 and the vector unit take turns (over the cycle budget) [key: budget]
+// replace: constexpr int32_t CODE_BUFFERS = 2;    // two buffers for the codes: the next chunk's copy overlaps these Axpys -> constexpr int32_t CODE_BUFFERS = 1;
+
+// %% ex4 wrong: reads tile 0's scales for every tile (the scales are tile-major) [key: int4mm/scales]
+// replace:                 DataCopy(sc, sGm[(i * groups + g) * tile], tile); ->                 DataCopy(sc, sGm[g * tile], tile);
+
+// %% ex4 wrong: copies the whole last tile out, past the end of y when O is not whole tiles [key: OutOfBoundsError]
+// replace:             DataCopy(yGm[i * tile], acc, Cols(i));     // the columns of tile i that y has ->             DataCopy(yGm[i * tile], acc, tile);
