@@ -297,3 +297,201 @@ extern "C" __global__ __aicore__ void int4_gemv_kernel(GM_ADDR x, GM_ADDR w, GM_
 
 // %% ex4 wrong: copies the whole last tile out, past the end of y when O is not whole tiles [key: OutOfBoundsError]
 // replace:             DataCopy(yGm[i * tile], acc, Cols(i));     // the columns of tile i that y has ->             DataCopy(yGm[i * tile], acc, tile);
+
+// %% ex5
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+constexpr uint32_t C0 = 16;            // a fractal is 16 x 16 halves (512 bytes)
+
+struct W4A16TilingData {               // the fields of the lab's W4A16Tiling, by name
+    uint32_t M;                        // prompt rows
+    uint32_t N;                        // output columns (rows of the codes)
+    uint32_t K;                        // input channels
+    uint32_t group;                    // input channels per scale
+    uint32_t tile_n;                   // columns per N tile
+    uint32_t base_k;                   // input channels per K step
+    uint32_t block_dim;                // cores
+    uint32_t panel_k;                  // X's columns per L1 load (K: all of X stays in L1)
+};
+
+// Y[M, N] = X[M, K] @ (codes * scales)^T on the 310B's AI Core: per N tile, per K step, the vector unit dequantises
+// the step's int4 codes in UB, MTE3 copies them to L1, and the cube multiplies them with X.
+class KernelW4A16Matmul {
+public:
+    __aicore__ inline KernelW4A16Matmul() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR codes, GM_ADDR scales, GM_ADDR y, const W4A16TilingData& tiling)
+    {
+        M = tiling.M;
+        N = tiling.N;
+        K = tiling.K;
+        group = tiling.group;
+        tileN = tiling.tile_n;
+        baseK = tiling.base_k;
+        Mp = (M + C0 - 1) / C0 * C0;                   // M rounded up to whole fractals
+        tiles = N / tileN;
+        steps = K / baseK;
+        chunk = baseK * tileN;                         // codes of one K step of one tile
+        groups = baseK / group;                        // groups per K step
+        kB = baseK / C0;                               // K blocks per step
+        rB = Mp / C0;                                  // row blocks
+        block = tileN * C0;                            // one K block of a tile: tileN rows of 16 codes
+        xGm.SetGlobalBuffer((__gm__ half*)x, M * K);
+        wGm.SetGlobalBuffer((__gm__ int8_t*)codes, N * K / 2);
+        sGm.SetGlobalBuffer((__gm__ half*)scales, N * K / group);
+        yGm.SetGlobalBuffer((__gm__ half*)y, M * N);
+        pipe.InitBuffer(qCode, 2, chunk / 2);
+        pipe.InitBuffer(qScale, 2, groups * tileN * sizeof(half));
+        pipe.InitBuffer(qW, 2, chunk * sizeof(half));
+        pipe.InitBuffer(qA1, 1, Mp * K * sizeof(half));
+        pipe.InitBuffer(qB1, 2, chunk * sizeof(half));
+        pipe.InitBuffer(qA2, 2, Mp * baseK * sizeof(half));
+        pipe.InitBuffer(qB2, 2, chunk * sizeof(half));
+        pipe.InitBuffer(qCO1, 1, Mp * tileN * sizeof(float));
+        pipe.InitBuffer(scaleBuf, groups * tileN * 32);  // each scale spread over one 32-byte block (16 halves)
+    }
+
+    __aicore__ inline void Process()
+    {
+        LocalTensor<half> scaleBlocks = scaleBuf.Get<half>();
+        LocalTensor<half> a1 = qA1.AllocTensor<half>();   // all of X in L1 (NZ), read from GM once
+        Nd2NzParams nd2nz;
+        nd2nz.ndNum = 1;
+        nd2nz.nValue = M;
+        nd2nz.dValue = K;
+        nd2nz.srcDValue = K;
+        nd2nz.dstNzC0Stride = Mp;
+        nd2nz.dstNzNStride = 1;
+        DataCopy(a1, xGm, nd2nz);
+        qA1.EnQue(a1);
+        a1 = qA1.DeQue<half>();
+        uint32_t step = 0;                             // K steps so far: this step's L1 buffer is step % 2
+        for (uint32_t tile = GetBlockIdx(); tile < tiles; tile += GetBlockNum()) {
+            LocalTensor<float> co1 = qCO1.AllocTensor<float>();
+            for (uint32_t kk = 0; kk < steps; kk++) {
+                LocalTensor<int8_t> w4 = qCode.AllocTensor<int8_t>();
+                LocalTensor<half> sc = qScale.AllocTensor<half>();
+                DataCopy(w4, wGm[(tile * K / C0 + kk * kB) * block / 2], chunk / 2);
+                DataCopy(sc, sGm[(tile * K / group + kk * groups) * tileN], groups * tileN);
+                qCode.EnQue(w4);
+                qScale.EnQue(sc);
+                w4 = qCode.DeQue<int8_t>();
+                sc = qScale.DeQue<half>();
+                LocalTensor<half> w = qW.AllocTensor<half>();
+                // AntiQuant: the codes to half in w, then each K block b of w times its group's scales.
+                Cast(w, w4.ReinterpretCast<int4b_t>(), RoundMode::CAST_NONE, chunk);       // exact: -8 .. 7
+                Brcb(scaleBlocks, sc, groups * tileN / 8, {1, 8});                          // scale n -> block n
+                for (uint32_t b = 0; b < kB; b++) {
+                    uint32_t g = b * C0 / group;                // the group of K block b's 16 input channels
+                    Mul(w[b * block], w[b * block], scaleBlocks[g * block], block);
+                }
+                qCode.FreeTensor(w4);
+                qScale.FreeTensor(sc);
+                qW.EnQue(w);
+                w = qW.DeQue<half>();
+                LocalTensor<half> b1 = qB1.AllocTensor<half>();
+                event_t slot = static_cast<event_t>(step % 2);
+                if (step >= 2) {                              // LoadData of step - 2 has finished reading this buffer
+                    WaitFlag<HardEvent::MTE1_MTE3>(slot);
+                }
+                // UB -> L1 on MTE3, then MTE1 waits for the copy (event id slot).
+                DataCopy(b1, w, chunk);
+                SetFlag<HardEvent::MTE3_MTE1>(slot);
+                WaitFlag<HardEvent::MTE3_MTE1>(slot);
+                qW.FreeTensor(w);
+                qB1.EnQue(b1);
+                b1 = qB1.DeQue<half>();
+                LocalTensor<half> a2 = qA2.AllocTensor<half>();
+                LocalTensor<half> b2 = qB2.AllocTensor<half>();
+                LoadData2DParams loadA;                       // X's K blocks of this step, one row block at a time
+                loadA.repeatTimes = kB;
+                loadA.srcStride = rB;
+                for (uint32_t i = 0; i < rB; i++) {
+                    LoadData(a2[i * kB * 256], a1[(kk * kB * rB + i) * 256], loadA);
+                }
+                LoadData2DParams loadB;
+                loadB.repeatTimes = kB * tileN / C0;
+                loadB.srcStride = 1;
+                LoadData(b2, b1, loadB);
+                SetFlag<HardEvent::MTE1_MTE3>(slot);          // b1 may be written again
+                qB1.FreeTensor(b1);
+                qA2.EnQue(a2);
+                qB2.EnQue(b2);
+                a2 = qA2.DeQue<half>();
+                b2 = qB2.DeQue<half>();
+                // Mmad: co1 (+)= a2 @ b2, M x tileN x baseK; the first K step starts co1 from zero.
+                MmadParams mmad;
+                mmad.m = M;
+                mmad.n = tileN;
+                mmad.k = baseK;
+                mmad.cmatrixInitVal = kk == 0;
+                Mmad(co1, a2, b2, mmad);
+                qA2.FreeTensor(a2);
+                qB2.FreeTensor(b2);
+                step++;
+            }
+            qCO1.EnQue(co1);
+            co1 = qCO1.DeQue<float>();
+            FixpipeParamsV220 fixpipe;                        // L0C (NZ, float) -> Y (ND, half)
+            fixpipe.nSize = tileN;
+            fixpipe.mSize = M;
+            fixpipe.srcStride = Mp;
+            fixpipe.dstStride = N;
+            fixpipe.quantPre = QuantMode_t::F322F16;
+            Fixpipe(yGm[tile * tileN], co1, fixpipe);
+            qCO1.FreeTensor(co1);
+        }
+        qA1.FreeTensor(a1);
+        for (uint32_t s = step > 2 ? step - 2 : 0; s < step; s++) {   // the last two SetFlags have their WaitFlags
+            WaitFlag<HardEvent::MTE1_MTE3>(static_cast<event_t>(s % 2));
+        }
+    }
+
+private:
+    TPipe pipe;
+    TQue<TPosition::VECIN, 2> qCode, qScale;
+    TQue<TPosition::VECOUT, 2> qW;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::B1, 2> qB1;
+    TQue<TPosition::A2, 2> qA2;
+    TQue<TPosition::B2, 2> qB2;
+    TQue<TPosition::CO1, 1> qCO1;
+    TBuf<TPosition::VECCALC> scaleBuf;
+    GlobalTensor<half> xGm, sGm, yGm;
+    GlobalTensor<int8_t> wGm;
+    uint32_t M, N, K, group, tileN, baseK, Mp, tiles, steps, chunk, groups, kB, rB, block;
+};
+
+// One coupled AI Core of the 310B runs the vector (AntiQuant) and the cube (Mmad) parts of this kernel.
+extern "C" __global__ __aicore__ void w4a16_matmul_kernel(GM_ADDR x, GM_ADDR codes, GM_ADDR scales, GM_ADDR y,
+                                                          GM_ADDR tiling)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
+    REGISTER_TILING_DEFAULT(W4A16TilingData);
+    GET_TILING_DATA(tilingData, tiling);
+    KernelW4A16Matmul op;
+    op.Init(x, codes, scales, y, tilingData);
+    op.Process();
+}
+
+// %% ex5 wrong: every K block multiplied by the scales of group 0 [key: w4mm/group]
+// replace:                     uint32_t g = b * C0 / group;                // the group of K block b's 16 input channels ->                     uint32_t g = 0;
+
+// %% ex5 wrong: every Mmad starts co1 from zero: only the last K step is left [key: w4mm/accumulate]
+// replace:                 mmad.cmatrixInitVal = kk == 0; ->                 mmad.cmatrixInitVal = true;
+
+// %% ex5 wrong: LoadData reads L1 without waiting for the UB -> L1 copy (no MTE3 -> MTE1 flag) [key: RaceError]
+// replace:
+//                 SetFlag<HardEvent::MTE3_MTE1>(slot);
+//                 WaitFlag<HardEvent::MTE3_MTE1>(slot);
+// with:
+
+// %% ex5 wrong: one Mul per 16-code row instead of one per K block: right values, 16x the vector instructions [key: budget]
+// replace:
+//                     Mul(w[b * block], w[b * block], scaleBlocks[g * block], block);
+// with:
+//                     for (uint32_t r = 0; r < tileN; r++) {
+//                         Mul(w[b * block + r * C0], w[b * block + r * C0], scaleBlocks[g * block + r * C0], C0);
+//                     }
