@@ -464,11 +464,12 @@ private:
     uint32_t M, N, K, group, tileN, baseK, Mp, tiles, steps, chunk, groups, kB, rB, block;
 };
 
-// One coupled AI Core of the 310B runs the vector (AntiQuant) and the cube (Mmad) parts of this kernel.
+// A plain __aicore__ kernel: the 310B's AI Core is coupled (one core holds the vector and the cube units), so one
+// core runs both parts; KERNEL_TASK_TYPE_DEFAULT is not supported there (Ascend C API reference, "设置Kernel类型",
+// product support: Atlas 200I/500 A2 inference products).
 extern "C" __global__ __aicore__ void w4a16_matmul_kernel(GM_ADDR x, GM_ADDR codes, GM_ADDR scales, GM_ADDR y,
                                                           GM_ADDR tiling)
 {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
     REGISTER_TILING_DEFAULT(W4A16TilingData);
     GET_TILING_DATA(tilingData, tiling);
     KernelW4A16Matmul op;
