@@ -1,4 +1,5 @@
-"""Labs whose kernel exercises stay Python in the notebook (the answer cell also holds Python host code): each C++
+"""Labs whose kernel exercises stay Python in the notebook (the answer cell also holds Python host code, or the lab is
+Python first and a learner may replace a kernel cell by a %%ascendc one, as in lab04b): each C++
 kernel of tests/course/cpp_answers/<lab>.cpp, bound beside the Python solution's other names, gets the Python
 solution's verdict and message (the same simulated cycles where the check reports them), and each C++ wrong answer
 the diagnosis key of its Python twin (the wrong answer of the same label in solutions/<lab>.py)."""
