@@ -887,10 +887,13 @@ void fold_bn_host(const half* w, const float* b, const float* gamma, const float
 CubeTiling conv_tiling(uint32_t M, uint32_t N, uint32_t K, uint32_t blocks)
 {
     uint64_t l0aBytes = 0;
-    platform_ascendc::PlatformAscendCManager::GetInstance()->GetCoreMemSize(platform_ascendc::CoreMemType::L0_A,
-                                                                            l0aBytes);
-    // --- BEGIN SOLUTION hint="a tiling over every one of the `blocks` cube cores: split M; all of N per tile (a conv has few filters), all of K per step; L0A (l0aBytes) holds depth tiles of singleM x baseK halves"
-    CubeTiling t{M, N, K, 0, Up16(N), Up16(K), 2};
+    uint64_t btBytes = 0;
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    platform->GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, l0aBytes);
+    platform->GetCoreMemSize(platform_ascendc::CoreMemType::BT, btBytes);
+    // --- BEGIN SOLUTION hint="a tiling over every one of the `blocks` cube cores: split M; N in tiles whose float bias fits BT (btBytes), all of K per step; L0A (l0aBytes) holds depth tiles of singleM x baseK halves"
+    uint32_t btFloats = static_cast<uint32_t>(btBytes / sizeof(float)) / C0 * C0;
+    CubeTiling t{M, N, K, 0, Min(Up16(N), btFloats), Up16(K), 2};
     t.singleM = Up16(CeilDiv(M, blocks));
     while (t.singleM > C0 && t.depth * t.singleM * t.baseK * sizeof(half) > l0aBytes) {
         t.singleM -= C0;                              // L0A holds depth tiles of singleM x baseK halves

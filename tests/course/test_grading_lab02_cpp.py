@@ -144,7 +144,7 @@ def test_ex7_judge_rejects_a_tiling_record_the_launch_did_not_get(monkeypatch):
     evidence = json.loads(json.dumps(result.evidence))
     tilings = [e for e in evidence["events"] if e["kind"] == "call" and e.get("learner")
                and "record" in (e.get("result") or {})]
-    assert len(tilings) == 3                       # one conv_tiling call per case
+    assert len(tilings) == 4                       # one conv_tiling call per case
     tilings[-1]["result"]["record"]["singleM"] += 16
     verdict, tamper = judge(lab02.LAB, "ex7", evidence)
     assert tamper == "rejected_evidence" and verdict.status == "fail", verdict.messages
