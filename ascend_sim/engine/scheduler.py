@@ -37,10 +37,6 @@ from ascend_sim.hw.chips import ChipProfile
 TIME_SLICE = 1024.0      # cycles a block may run ahead of the earliest other block before a GM transfer
 
 
-def _by_clock(c: tuple) -> tuple:
-    return c[0], c[1]
-
-
 # ----------------------------------------------------------------------------- launch
 class _Block:
     def __init__(self, core: Core, index: int):
@@ -189,26 +185,25 @@ class Launch:
         return not self.l2.fits or span / self.chip.hbm_bytes_per_cycle > TIME_SLICE
 
     def _schedule(self) -> None:
-        """The hub: run the earliest block in simulated time (ties: the lowest index) until all have ended."""
+        """The hub: run the earliest block in simulated time (ties: the lowest index) until all have ended.
+
+        A block that waits hands over to the next block itself when that one is already running
+        (``_suspend``); the hub starts the blocks, takes back their workers and reports a deadlock.
+        """
         while self.error is None:
-            cands = self._candidates()
-            if not cands:
+            b, kind = self._pick()
+            if b is None:
                 if self.next_block < len(self.blocks) or self.parked:
                     self._fail(self._deadlock(sorted([p.index for p in self.parked]
                                                      + list(range(self.next_block, len(self.blocks))))))
                 return
-            _, _, b, kind = min(cands, key=_by_clock)
             self.horizon = self.unset             # the block's next GM access works out its horizon (time_yield)
             if kind == "s":
                 self.next_block = b.index + 1
                 worker = self.idle.pop() if self.idle else greenlet(self._worker)
                 ended = worker.switch(b)
             else:
-                if kind == "y":
-                    heapq.heappop(self.yielded)
-                else:
-                    self.parked.remove(b)
-                    b.waiting_for = None
+                self._take(b, kind)
                 context.current = b.core
                 ended = b.worker.switch()
             if ended is not None:           # the worker's block ended: it takes a later one
@@ -226,30 +221,44 @@ class Launch:
                     return None
                 b = self.hub.switch(me)
 
-    def _candidates(self) -> list[tuple]:
-        """The blocks that could run next, as (clock, index, block, kind).
+    def _pick(self) -> tuple:
+        """The block to run next and what it waits in: (block, kind), or (None, None) when none can run.
 
-        kind "y": yielded for time (clock: the start of the GM access it waits to make); "p": parked and
-        now free to go on (clock: when it parked, a lower bound of where it resumes); "s": the first block
+        The earliest candidate by (clock, index). Kind "y": yielded for time (clock: the start of the GM
+        access it waits to make); "p": parked and now free to go on (clock: when it parked, a lower bound
+        of where it resumes; -1 when blocks run one after another: parked ones first); "s": the first block
         not started, when a core is free for it (clock: when that core became free).
         """
-        out = []
+        best, kind, bt, bi = None, None, 0.0, 0
         if self.yielded:
-            t, i = self.yielded[0]
-            out.append((t, i, self.blocks[i], "y"))
-        ordered = self.unset < 0.0          # in time order; else blocks run one after another: parked ones first
-        for p in self.parked:
-            if p.waiting_for():
-                out.append((p.clock if ordered else -1.0, p.index, p, "p"))
+            bt, bi = self.yielded[0]
+            best, kind = self.blocks[bi], "y"
+        if self.parked:
+            ordered = self.unset < 0.0          # in time order; else blocks run one after another
+            for p in self.parked:
+                if p.waiting_for():
+                    t = p.clock if ordered else -1.0
+                    if best is None or t < bt or (t == bt and p.index < bi):
+                        best, kind, bt, bi = p, "p", t, p.index
         i = self.next_block
         if i < len(self.blocks):
             b = self.blocks[i]
             if self._can_start(b):
-                out.append((self._start_clock(b), i, b, "s"))
-        return out
+                t = self._start_clock(b)
+                if best is None or t < bt or (t == bt and i < bi):
+                    best, kind = b, "s"
+        return best, kind
+
+    def _take(self, b: _Block, kind: str) -> None:
+        """Take the waiting block ``b`` (kind "y" or "p", as ``_pick`` gave it) out of its wait."""
+        if kind == "y":
+            heapq.heappop(self.yielded)
+        else:
+            self.parked.remove(b)
+            b.waiting_for = None
 
     def _first_clock(self) -> float:
-        """The earliest clock of ``_candidates`` (inf when there is none), without building them."""
+        """The earliest clock of the blocks ``_pick`` chooses from (inf when there is none)."""
         first = self.yielded[0][0] if self.yielded else math.inf
         for p in self.parked:
             if p.clock < first and p.waiting_for():
@@ -345,9 +354,26 @@ class Launch:
         me = self.blocks[core.uid]
         heapq.heappush(self.yielded, (start, me.index))
         self._suspend(me)
+        horizon = self._first_clock() + TIME_SLICE      # as the access's next check would work it out
+        if start <= horizon:
+            self.horizon = horizon
 
     def _suspend(self, me: _Block) -> None:
-        """Switch to the hub until it switches back to this block (or throws _Abort into it)."""
+        """Run the next block until a block switches back to this one (or throws _Abort into it).
+
+        The next block is the hub's choice (``_pick``); one already running is switched to directly
+        (one greenlet switch instead of two through the hub), a block to start goes through the hub.
+        """
+        if self.error is None:
+            b, kind = self._pick()
+            if kind == "y" or kind == "p":
+                self.horizon = self.unset
+                self._take(b, kind)
+                if b is not me:
+                    context.current = b.core
+                    b.worker.switch()
+                context.current = me.core
+                return
         self.hub.switch(None)
         context.current = me.core
 
