@@ -61,8 +61,9 @@ class Launch:
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.numerics = numerics        # False: timing only (engine/context.computing)
         self.records = RecordList()     # one tuple per instruction, packed into numpy chunks (engine/records.py)
-        self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
-        self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
+        self.plans: dict = {}           # a core's plans until it gets its tiers (then theirs: _start)
+        self.tier_pool: dict[str, list] = {}    # core type -> (tiers, their plans) free for the next block to start
+        self.plan_sets: list[dict] = []         # the plans of each set of tiers (cleared by release)
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
@@ -139,7 +140,7 @@ class Launch:
             self._abort_all()
             for buf in self.gm_buffers:
                 gmcheck.release(buf)
-            for tiers in (t for pool in self.tier_pool.values() for t in pool):
+            for tiers, _ in (t for pool in self.tier_pool.values() for t in pool):
                 for tier in tiers.values():
                     tier.release()
                     tier.freed_view = None      # it refers back to the tier: a cycle the collector would free
@@ -167,6 +168,9 @@ class Launch:
         self.cores = []
         self.blocks = []
         self.plans.clear()
+        for plans in self.plan_sets:
+            plans.clear()
+        self.plan_sets = []
 
     def time_ordered(self) -> bool:
         """Whether the blocks advance together in simulated time, or run one after another.
@@ -295,7 +299,11 @@ class Launch:
         context.current = b.core
         core = b.core
         pool = self.tier_pool.setdefault(core.core_type, [])
-        core.tiers = pool.pop() if pool else make_tiers(self.chip, core.core_type)
+        if pool:
+            core.tiers, core.plans = pool.pop()
+        else:       # plans are kept with the tiers they were made on (their keys hold the tiers): a block
+            core.tiers, core.plans = make_tiers(self.chip, core.core_type), {}  # looks up only its own
+            self.plan_sets.append(core.plans)
         try:
             self.kernel.fn(*self.args)          # under np.errstate(all="ignore") (_worker)
             self._finish_checks(b.core)
@@ -312,7 +320,7 @@ class Launch:
             core.buffers = {n: t.buffers for n, t in core.tiers.items()}
             for tier in core.tiers.values():
                 tier.reset()
-            pool.append(core.tiers)     # the next block to start gets these tiers, and the plans made on them
+            pool.append((core.tiers, core.plans))   # the next block to start gets these tiers and their plans
         group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
         if all(x.done for x in group):
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))
