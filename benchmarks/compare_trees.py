@@ -11,9 +11,9 @@ rows marked (CPU), in the process's CPU time (less disturbed when other jobs sha
 
 ``--case-f SIZE`` adds benchmarks/scale_matmul.py's case (f) (CATLASS's kernel, SIZE^3 fp16 on 24 AIC; 8192
 is the full case) to each round: one launch with numerics on, then one timing-only, in one more
-subprocess per tree, each timed once (CPU time, no warm-up: a launch of seconds), and the launch's peak
-memory with numerics on (the process's peak resident set above the one before the launch; A, B and C are
-resident before it, as in scale_matmul.py).
+subprocess per tree, each timed once (CPU time, no warm-up: a launch of seconds), and each launch's peak
+memory (scale_matmul.py's: the resident set sampled every 20 ms, above the one before the launch, with A,
+B and C resident before it).
 
     python benchmarks/compare_trees.py --base /path/to/old/checkout --rounds 3 --case-f 8192
 """
@@ -69,26 +69,28 @@ print(json.dumps(out))
 
 
 CASE_F = r'''
-import dataclasses, json, resource, sys, time
+import dataclasses, json, sys, time
 sys.path.insert(0, "benchmarks")
 import numpy as np
 from ascend_sim import launch
 from ascend_sim.hw.chips import Ascend910B
 from catlass_matmul import Tiling, catlass_matmul
+from scale_matmul import PeakRss, inputs
 size = int(sys.argv[1])
 t = Tiling(128, 256, 256, 64, size, size, size, 24)
 chip = dataclasses.replace(Ascend910B(), aic_count=24)
-rng = np.random.default_rng(0)
-a, b = (rng.random(size * size, np.float32).astype(np.float16) for _ in range(2))
+a, b = inputs(t)                               # made in slices: no transient peak before the launch
 c = np.full(size * size, 0, np.float16)        # written now: resident before the launch, like the inputs
 out = {}
-for numerics in (True, False):                 # numerics first: the process's peak is then that launch's
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    c0 = time.process_time()
-    launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
-    out["f numerics (CPU)" if numerics else "f timing (CPU)"] = [time.process_time() - c0]
-    if numerics:
-        out["f peak MB"] = [(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024]
+for numerics in (True, False):
+    with PeakRss() as mem:                     # the resident set sampled every 20 ms, as scale_matmul.py does
+        before = mem.peak
+        c0 = time.process_time()
+        launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+        cpu = time.process_time() - c0
+    name = "f numerics" if numerics else "f timing"
+    out[name + " (CPU)"] = [cpu]
+    out[name + " peak MB"] = [mem.peak - before]
 print(json.dumps(out))
 '''
 
