@@ -125,8 +125,8 @@ def main() -> None:
         bm, nm = statistics.median(times["base"][case]), statistics.median(times["new"][case])
         bn, nn = min(times["base"][case]), min(times["new"][case])
         unit, scale = ("MB", 1) if case.endswith("MB") else ("ms", 1e3)
-        print(f"{case:<10} {bm * scale:>10.2f}{unit} {nm * scale:>10.2f}{unit} {nm / bm:>7.3f} {bn * scale:>8.2f}{unit} "
-              f"{nn * scale:>8.2f}{unit} {nn / bn:>7.3f}")
+        print(f"{case:<10} {bm * scale:>10.2f}{unit} {nm * scale:>10.2f}{unit} {nm / bm:>7.3f} "
+              f"{bn * scale:>8.2f}{unit} {nn * scale:>8.2f}{unit} {nn / bn:>7.3f}")
 
 
 if __name__ == "__main__":
