@@ -5,8 +5,9 @@ the HBM (``Launch.time_ordered``) they advance together in simulated time: befor
 a GM access a block more than TIME_SLICE cycles ahead of the earliest other block
 switches back to the hub and waits (docs/architecture.md, "Blocks in time
 order"); a block also waits for another block (``SyncAll``, ``CrossCoreWaitFlag``).
-The hub runs the earliest block in simulated time next (ties: the lowest index),
-so the execution, the results and the trace are deterministic. Other launches
+The earliest block in simulated time runs next (ties: the lowest index; a waiting block
+hands over to it directly, or through the hub when it has not started), so the execution, the
+results and the trace are deterministic. Other launches
 run their blocks one after another (a waiting block's partners first). Blocks beyond
 the physical core count run in waves: a block starts when a core is free, at
 the cycle that core became free.
