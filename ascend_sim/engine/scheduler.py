@@ -3,7 +3,7 @@
 Blocks run one at a time, each in a greenlet. In launches that can oversubscribe
 the HBM (``Launch.time_ordered``) they advance together in simulated time: before
 a GM access a block more than TIME_SLICE cycles ahead of the earliest other block
-switches back to the hub and waits (docs/architecture.md, "Blocks in time
+waits (docs/architecture.md, "Blocks in time
 order"); a block also waits for another block (``SyncAll``, ``CrossCoreWaitFlag``).
 The earliest block in simulated time runs next (ties: the lowest index; a waiting block
 hands over to it directly, or through the hub when it has not started), so the execution, the
