@@ -8,6 +8,14 @@ tiles, double buffered, trace on) and (d) the 256^3 fp16 cube matmul (64-wide ti
 images: a warm-up, then five timed runs each. Rounds alternate so both trees see the machine's drifts.
 Prints the median and minimum of each case per tree and the ratio new/base, in wall time and, on the
 rows marked (CPU), in the process's CPU time (less disturbed when other jobs share the machine).
+
+``--case-f SIZE`` adds benchmarks/scale_matmul.py's case (f) (CATLASS's kernel, SIZE^3 fp16 on 24 AIC; 8192
+is the full case) to each round: one launch with numerics on, then one timing-only, in one more
+subprocess per tree, each timed once (CPU time, no warm-up: a launch of seconds), and each launch's peak
+memory (scale_matmul.py's: the resident set sampled every 20 ms, above the one before the launch, with A,
+B and C resident before it).
+
+    python benchmarks/compare_trees.py --base /path/to/old/checkout --rounds 3 --case-f 8192
 """
 from __future__ import annotations
 
@@ -60,9 +68,36 @@ print(json.dumps(out))
 '''
 
 
-def run_tree(tree: Path) -> dict[str, list[float]]:
-    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=tree, env=env, capture_output=True, text=True,
+CASE_F = r'''
+import dataclasses, json, sys, time
+sys.path.insert(0, "benchmarks")
+import numpy as np
+from ascend_sim import launch
+from ascend_sim.hw.chips import Ascend910B
+from catlass_matmul import Tiling, catlass_matmul
+from scale_matmul import PeakRss, inputs
+size = int(sys.argv[1])
+t = Tiling(128, 256, 256, 64, size, size, size, 24)
+chip = dataclasses.replace(Ascend910B(), aic_count=24)
+a, b = inputs(t)                               # made in slices: no transient peak before the launch
+c = np.full(size * size, 0, np.float16)        # written now: resident before the launch, like the inputs
+out = {}
+for numerics in (True, False):
+    with PeakRss() as mem:                     # the resident set sampled every 20 ms, as scale_matmul.py does
+        before = mem.peak
+        c0 = time.process_time()
+        launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=numerics)
+        cpu = time.process_time() - c0
+    name = "f numerics" if numerics else "f timing"
+    out[name + " (CPU)"] = [cpu]
+    out[name + " peak MB"] = [mem.peak - before]
+print(json.dumps(out))
+'''
+
+
+def run_tree(tree: Path, child: str = CHILD, *args: str) -> dict[str, list[float]]:
+    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", child, *args], cwd=tree, env=env, capture_output=True, text=True,
                           check=True)
     return json.loads(done.stdout)
 
@@ -72,6 +107,7 @@ def main() -> None:
     ap.add_argument("--base", required=True, type=Path, help="checkout of the code before the change")
     ap.add_argument("--new", default=Path("."), type=Path, help="checkout of the code after it (default: here)")
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--case-f", type=int, metavar="SIZE", help="also case (f) at SIZE^3 (8192: the full case)")
     args = ap.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
     times: dict[str, dict[str, list[float]]] = {k: {} for k in trees}
@@ -80,12 +116,17 @@ def main() -> None:
         for k in order:
             for case, ts in run_tree(trees[k]).items():
                 times[k].setdefault(case, []).extend(ts)
+            if args.case_f:
+                for case, ts in run_tree(trees[k], CASE_F, str(args.case_f)).items():
+                    times[k].setdefault(case, []).extend(ts)
+                    print(f"round {r} {k}: {case} {ts[0]:.3f}", file=sys.stderr, flush=True)
     print(f"{'case':<10} {'base median':>12} {'new median':>12} {'ratio':>7} {'base min':>10} {'new min':>10} {'ratio':>7}")
     for case in times["base"]:
         bm, nm = statistics.median(times["base"][case]), statistics.median(times["new"][case])
         bn, nn = min(times["base"][case]), min(times["new"][case])
-        print(f"{case:<10} {bm * 1e3:>10.2f}ms {nm * 1e3:>10.2f}ms {nm / bm:>7.3f} {bn * 1e3:>8.2f}ms "
-              f"{nn * 1e3:>8.2f}ms {nn / bn:>7.3f}")
+        unit, scale = ("MB", 1) if case.endswith("MB") else ("ms", 1e3)
+        print(f"{case:<10} {bm * scale:>10.2f}{unit} {nm * scale:>10.2f}{unit} {nm / bm:>7.3f} "
+              f"{bn * scale:>8.2f}{unit} {nn * scale:>8.2f}{unit} {nn / bn:>7.3f}")
 
 
 if __name__ == "__main__":

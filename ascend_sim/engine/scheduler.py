@@ -3,10 +3,11 @@
 Blocks run one at a time, each in a greenlet. In launches that can oversubscribe
 the HBM (``Launch.time_ordered``) they advance together in simulated time: before
 a GM access a block more than TIME_SLICE cycles ahead of the earliest other block
-switches back to the hub and waits (docs/architecture.md, "Blocks in time
+waits (docs/architecture.md, "Blocks in time
 order"); a block also waits for another block (``SyncAll``, ``CrossCoreWaitFlag``).
-The hub runs the earliest block in simulated time next (ties: the lowest index),
-so the execution, the results and the trace are deterministic. Other launches
+The earliest block in simulated time runs next (ties: the lowest index; a waiting block
+hands over to it directly, or through the hub when it has not started), so the execution, the
+results and the trace are deterministic. Other launches
 run their blocks one after another (a waiting block's partners first). Blocks beyond
 the physical core count run in waves: a block starts when a core is free, at
 the cycle that core became free.
@@ -37,10 +38,6 @@ from ascend_sim.hw.chips import ChipProfile
 TIME_SLICE = 1024.0      # cycles a block may run ahead of the earliest other block before a GM transfer
 
 
-def _by_clock(c: tuple) -> tuple:
-    return c[0], c[1]
-
-
 # ----------------------------------------------------------------------------- launch
 class _Block:
     def __init__(self, core: Core, index: int):
@@ -65,8 +62,9 @@ class Launch:
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.numerics = numerics        # False: timing only (engine/context.computing)
         self.records = RecordList()     # one tuple per instruction, packed into numpy chunks (engine/records.py)
-        self.plans: dict = {}           # checked instructions, shared by the blocks (see ops/vector._planned)
-        self.tier_pool: dict[str, list] = {}    # core type -> tiers free for the next block to start
+        self.plans: dict = {}           # a core's plans until it gets its tiers (then theirs: _start)
+        self.tier_pool: dict[str, list] = {}    # core type -> (tiers, their plans) free for the next block to start
+        self.plan_sets: list[dict] = []         # the plans of each set of tiers (cleared by release)
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
@@ -143,7 +141,7 @@ class Launch:
             self._abort_all()
             for buf in self.gm_buffers:
                 gmcheck.release(buf)
-            for tiers in (t for pool in self.tier_pool.values() for t in pool):
+            for tiers, _ in (t for pool in self.tier_pool.values() for t in pool):
                 for tier in tiers.values():
                     tier.release()
                     tier.freed_view = None      # it refers back to the tier: a cycle the collector would free
@@ -171,6 +169,9 @@ class Launch:
         self.cores = []
         self.blocks = []
         self.plans.clear()
+        for plans in self.plan_sets:
+            plans.clear()
+        self.plan_sets = []
 
     def time_ordered(self) -> bool:
         """Whether the blocks advance together in simulated time, or run one after another.
@@ -189,26 +190,25 @@ class Launch:
         return not self.l2.fits or span / self.chip.hbm_bytes_per_cycle > TIME_SLICE
 
     def _schedule(self) -> None:
-        """The hub: run the earliest block in simulated time (ties: the lowest index) until all have ended."""
+        """The hub: run the earliest block in simulated time (ties: the lowest index) until all have ended.
+
+        A block that waits hands over to the next block itself when that one is already running
+        (``_suspend``); the hub starts the blocks, takes back their workers and reports a deadlock.
+        """
         while self.error is None:
-            cands = self._candidates()
-            if not cands:
+            b, kind = self._pick()
+            if b is None:
                 if self.next_block < len(self.blocks) or self.parked:
                     self._fail(self._deadlock(sorted([p.index for p in self.parked]
                                                      + list(range(self.next_block, len(self.blocks))))))
                 return
-            _, _, b, kind = min(cands, key=_by_clock)
             self.horizon = self.unset             # the block's next GM access works out its horizon (time_yield)
             if kind == "s":
                 self.next_block = b.index + 1
                 worker = self.idle.pop() if self.idle else greenlet(self._worker)
                 ended = worker.switch(b)
             else:
-                if kind == "y":
-                    heapq.heappop(self.yielded)
-                else:
-                    self.parked.remove(b)
-                    b.waiting_for = None
+                self._take(b, kind)
                 context.current = b.core
                 ended = b.worker.switch()
             if ended is not None:           # the worker's block ended: it takes a later one
@@ -226,30 +226,44 @@ class Launch:
                     return None
                 b = self.hub.switch(me)
 
-    def _candidates(self) -> list[tuple]:
-        """The blocks that could run next, as (clock, index, block, kind).
+    def _pick(self) -> tuple:
+        """The block to run next and what it waits in: (block, kind), or (None, None) when none can run.
 
-        kind "y": yielded for time (clock: the start of the GM access it waits to make); "p": parked and
-        now free to go on (clock: when it parked, a lower bound of where it resumes); "s": the first block
+        The earliest candidate by (clock, index). Kind "y": yielded for time (clock: the start of the GM
+        access it waits to make); "p": parked and now free to go on (clock: when it parked, a lower bound
+        of where it resumes; -1 when blocks run one after another: parked ones first); "s": the first block
         not started, when a core is free for it (clock: when that core became free).
         """
-        out = []
+        best, kind, bt, bi = None, None, 0.0, 0
         if self.yielded:
-            t, i = self.yielded[0]
-            out.append((t, i, self.blocks[i], "y"))
-        ordered = self.unset < 0.0          # in time order; else blocks run one after another: parked ones first
-        for p in self.parked:
-            if p.waiting_for():
-                out.append((p.clock if ordered else -1.0, p.index, p, "p"))
+            bt, bi = self.yielded[0]
+            best, kind = self.blocks[bi], "y"
+        if self.parked:
+            ordered = self.unset < 0.0          # in time order; else blocks run one after another
+            for p in self.parked:
+                if p.waiting_for():
+                    t = p.clock if ordered else -1.0
+                    if best is None or t < bt or (t == bt and p.index < bi):
+                        best, kind, bt, bi = p, "p", t, p.index
         i = self.next_block
         if i < len(self.blocks):
             b = self.blocks[i]
             if self._can_start(b):
-                out.append((self._start_clock(b), i, b, "s"))
-        return out
+                t = self._start_clock(b)
+                if best is None or t < bt or (t == bt and i < bi):
+                    best, kind = b, "s"
+        return best, kind
+
+    def _take(self, b: _Block, kind: str) -> None:
+        """Take the waiting block ``b`` (kind "y" or "p", as ``_pick`` gave it) out of its wait."""
+        if kind == "y":
+            heapq.heappop(self.yielded)
+        else:
+            self.parked.remove(b)
+            b.waiting_for = None
 
     def _first_clock(self) -> float:
-        """The earliest clock of ``_candidates`` (inf when there is none), without building them."""
+        """The earliest clock of the blocks ``_pick`` chooses from (inf when there is none)."""
         first = self.yielded[0][0] if self.yielded else math.inf
         for p in self.parked:
             if p.clock < first and p.waiting_for():
@@ -286,7 +300,11 @@ class Launch:
         context.current = b.core
         core = b.core
         pool = self.tier_pool.setdefault(core.core_type, [])
-        core.tiers = pool.pop() if pool else make_tiers(self.chip, core.core_type)
+        if pool:
+            core.tiers, core.plans = pool.pop()
+        else:       # plans are kept with the tiers they were made on (their keys hold the tiers): a block
+            core.tiers, core.plans = make_tiers(self.chip, core.core_type), {}  # looks up only its own
+            self.plan_sets.append(core.plans)
         try:
             self.kernel.fn(*self.args)          # under np.errstate(all="ignore") (_worker)
             self._finish_checks(b.core)
@@ -303,7 +321,7 @@ class Launch:
             core.buffers = {n: t.buffers for n, t in core.tiers.items()}
             for tier in core.tiers.values():
                 tier.reset()
-            pool.append(core.tiers)     # the next block to start gets these tiers, and the plans made on them
+            pool.append((core.tiers, core.plans))   # the next block to start gets these tiers and their plans
         group = self.blocks[g * self.per_group:(g + 1) * self.per_group]
         if all(x.done for x in group):
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))
@@ -345,9 +363,26 @@ class Launch:
         me = self.blocks[core.uid]
         heapq.heappush(self.yielded, (start, me.index))
         self._suspend(me)
+        horizon = self._first_clock() + TIME_SLICE      # as the access's next check would work it out
+        if start <= horizon:
+            self.horizon = horizon
 
     def _suspend(self, me: _Block) -> None:
-        """Switch to the hub until it switches back to this block (or throws _Abort into it)."""
+        """Run the next block until a block switches back to this one (or throws _Abort into it).
+
+        The next block is the hub's choice (``_pick``); one already running is switched to directly
+        (one greenlet switch instead of two through the hub), a block to start goes through the hub.
+        """
+        if self.error is None:
+            b, kind = self._pick()
+            if kind == "y" or kind == "p":
+                self.horizon = self.unset
+                self._take(b, kind)
+                if b is not me:
+                    context.current = b.core
+                    b.worker.switch()
+                context.current = me.core
+                return
         self.hub.switch(None)
         context.current = me.core
 
