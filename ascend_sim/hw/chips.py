@@ -89,7 +89,19 @@ class ChipProfile:
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
-    aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
+    aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy;
+                                                # hidden when the copy waits in the MTE2 queue behind the previous one
+                                                # (aic_gm_start_hidden_when_queued; engine/timing.gm_cycles)
+    aic_gm_start_hidden_when_queued: bool = True  # [EST] a queued copy's start overlaps the previous copy's data
+                                                # (issue 30; False: every copy pays its start, as CANN's model)
+    aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
+                                                # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
+                                                # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
+                                                # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
+                                                # 2,452 us allows at most ~3.3 cycles a row); 0: whole packages
+    aic_gm_l2_hit_bytes_per_cycle: float = 110.0  # [CAL] a cube core's GM->L1 rate for bytes L2 serves (misses
+                                                # stay at aic_gm_read_bytes_per_cycle); fitted to the Tiling case's
+                                                # T4 (same doc: MTE2 591 us, L2-resident B, ~102 B/cycle implied)
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---

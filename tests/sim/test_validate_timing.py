@@ -26,7 +26,7 @@ def test_every_point_within_15_percent_passes(capsys):
 
 @pytest.mark.parametrize("pct", ["+16", "-16"])
 def test_one_point_16_percent_off_fails(capsys, pct):
-    code, out = run(capsys, "*=0", f"bank 1=" + pct)
+    code, out = run(capsys, "*=0", "bank 1=" + pct)
     assert code == 1
     fail = out.splitlines()[-1]
     assert fail.startswith("FAIL") and "bank 1: none" in fail and "bank 2" not in fail

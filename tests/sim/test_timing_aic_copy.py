@@ -1,0 +1,82 @@
+"""The cube core's GM -> L1 copy path (issue 30, deliverable 2), with hand-computed expectations.
+
+Per copy of ``rows`` rows (Nd2Nz bursts) of ``blen`` bytes on the default 910B (path 64 B/cycle for misses,
+110 B/cycle for L2 hits, a row at least 3 cycles, a 210-cycle start unless the copy waits in the MTE2 queue):
+    cycles = start + rows x max(3, blen x (hit / 110 + (1 - hit) / 64))
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ascend_sim import (Ascend910B, DataCopy, GlobalTensor, HardEvent, Nd2NzParams, TPipe, TPosition, TQue, SetFlag,
+                        WaitFlag, half, kernel, launch)
+
+CHIP = Ascend910B()
+START, FLOOR = CHIP.aic_gm_read_startup, CHIP.aic_gm_row_floor_cycles
+MISS, HIT = CHIP.aic_gm_read_bytes_per_cycle, CHIP.aic_gm_l2_hit_bytes_per_cycle
+COLS = 4096                     # halves per GM row: the tile's rows are 8 KB apart
+
+
+@kernel(core="AIC")
+def nd2nz_copies(x, rows: int, cols: int, offsets: tuple, idle_between: bool):
+    """One Nd2Nz copy of a rows x cols half tile per offset (elements into x), into one L1 buffer each."""
+    xg = GlobalTensor(half)
+    xg.SetGlobalBuffer(x, 64 * COLS)
+    pipe = TPipe()
+    q = TQue(TPosition.A1, len(offsets))
+    pipe.InitBuffer(q, len(offsets), rows * max(cols, 16) * 2)
+    held = []
+    for off in offsets:
+        held.append(q.AllocTensor(half))
+        DataCopy(held[-1], xg[off], Nd2NzParams(1, rows, cols, 0, COLS, rows, 1, 0))
+        if idle_between:            # the scalar waits for the copy: MTE2 is idle when the next one is issued
+            SetFlag(HardEvent.MTE2_S, 0)
+            WaitFlag(HardEvent.MTE2_S, 0)
+    for t in held:
+        q.FreeTensor(t)
+
+
+def copy_cycles(rows: int, cols: int, offsets=(0,), idle_between=False, chip=CHIP) -> list[float]:
+    x = np.zeros(64 * COLS, np.float16)
+    res = launch(nd2nz_copies, 1, x, rows, cols, tuple(offsets), idle_between, chip=chip, numerics=False)
+    return [r.end - r.start for r in res.trace if r.op == "DataCopy"]
+
+
+@pytest.mark.parametrize("cols, per_row", [(64, max(FLOOR, 128 / MISS)),      # 128 B rows: 3 cycles, not 8
+                                           (16, FLOOR),                        # 32 B rows: the floor
+                                           (256, 512 / MISS),                  # 512 B rows: 8 cycles, as before
+                                           (512, 1024 / MISS)])
+def test_a_row_costs_its_bytes_with_a_floor(cols, per_row):
+    (cycles,) = copy_cycles(64, cols)
+    assert cycles == pytest.approx(START + 64 * per_row)
+
+
+def test_whole_packages_when_the_floor_is_off():
+    old = dataclasses.replace(CHIP, aic_gm_row_floor_cycles=0)
+    (cycles,) = copy_cycles(64, 64, chip=old)
+    assert cycles == pytest.approx(START + 64 * 512 / MISS)     # a 128 B row priced as a 512 B package
+
+
+def test_l2_hits_move_at_their_own_rate():
+    # the same 32 x 512 B tile twice: a miss, then a hit (queued: no start)
+    first, second = copy_cycles(32, 256, offsets=(0, 0))
+    assert first == pytest.approx(START + 32 * 512 / MISS)
+    assert second == pytest.approx(32 * 512 / HIT)
+
+
+def test_a_queued_copy_hides_its_start_an_idle_one_pays_it():
+    a, b = copy_cycles(32, 256, offsets=(0, 32 * COLS))                 # two distinct tiles, back to back
+    assert (a, b) == (pytest.approx(START + 256), pytest.approx(256))
+    a, b = copy_cycles(32, 256, offsets=(0, 32 * COLS), idle_between=True)
+    assert (a, b) == (pytest.approx(START + 256), pytest.approx(START + 256))
+    serial = dataclasses.replace(CHIP, aic_gm_start_hidden_when_queued=False)
+    a, b = copy_cycles(32, 256, offsets=(0, 32 * COLS), chip=serial)
+    assert b == pytest.approx(START + 256)
+
+
+def test_the_vector_path_keeps_whole_packages():
+    """An AIV's GM -> UB copy is unchanged: the Add case's calibration holds (tests/sim/test_timing_l2.py)."""
+    assert CHIP.gm_read_bytes_per_cycle == 32.0 and CHIP.gm_read_startup == 80
