@@ -14,6 +14,7 @@ kernel) with the same change simulated on case 2.
 
     python benchmarks/validate_timing.py             # every point (minutes: T1-T4 are long launches)
     python benchmarks/validate_timing.py --quick     # the cheap points and the steps between them
+    python benchmarks/validate_timing.py --only T3 --only T4   # the points and steps naming T3 or T4
     python benchmarks/validate_timing.py --quick --inject "*=0" --inject "bank 1=+16"   # exits 1
 
 Exit 0 only when every validation point is within +-15 % and every step goes the measured way within 10
@@ -217,17 +218,18 @@ def parse_injections(items: list[str]) -> dict[str, float]:
     return out
 
 
-def evaluate(points: list[Point], steps: list[Step], quick: bool, inject: dict[str, float]) -> None:
+def evaluate(points: list[Point], steps: list[Step], quick: bool, inject: dict[str, float],
+             only: list[str] = ()) -> None:
     """Fill in the simulated figures (only the quick ones with ``quick``): an injected point takes measured x
     (1 + PCT / 100) without being simulated (the last injection that names it wins; ``*`` names every point)."""
     runs = Runs(_runs_table())
     for p in points:
-        if p.missing or (quick and not p.quick):
+        if p.missing or (quick and not p.quick) or (only and not any(o in p.name for o in only)):
             continue
         forced = [pct for name, pct in inject.items() if name == "*" or p.name.startswith(name)]
         p.simulated = p.measured * (1 + forced[-1] / 100) if forced else p.sim(runs)
     for s in steps:
-        if quick and not s.quick:
+        if (quick and not s.quick) or (only and not any(o in s.name for o in only)):
             continue
         s.simulated = (s.before(runs), s.after(runs))
 
@@ -299,9 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="only the cheap points and the steps between them")
     ap.add_argument("--inject", action="append", default=[], metavar="NAME=PCT",
                     help="set the simulated figure of the points named NAME... to measured x (1 + PCT/100)")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="only the points and steps whose name contains TEXT (repeatable)")
     args = ap.parse_args(argv)
     points, steps = build()
-    evaluate(points, steps, args.quick, parse_injections(args.inject))
+    evaluate(points, steps, args.quick, parse_injections(args.inject), args.only)
     print_tables(points, steps)
     bad = verdict(points, steps)
     n_points = sum(1 for p in points if p.role == "validation" and p.simulated is not None)
