@@ -132,6 +132,13 @@ class ChipProfile:
         "cast": 2.0,            # [EST] Cast
     })
     cube_startup: int = 30                  # [EST]
+    # --- the Matmul high-level API's kernel head (Matmul.Init, on the scalar pipe before the first copy) ---
+    matmul_init_cycles: int = 4042          # [CAL] Init's scalar set-up: with a constant tiling the first MTE2 starts
+                                            # at 2.185 us (G Matmul性能调优案例/Matmul高阶API使能Tiling全量常量化.md,
+                                            # M128 N30720 K64 on 24 AIC; x 1.85 GHz)
+    matmul_tiling_copy_cycles: int = 2499   # [CAL] same doc: the TCubeTiling copied from the host moves the first
+                                            # MTE2 to 3.536 us (+1.351 us); constant tiling is not modelled, so every
+                                            # Init pays both
     cube_fractals_per_cycle: float = 1.0    # [OFF] 4096 fp16 MAC/cycle = one 16x16x16 fractal
 
     @property

@@ -80,3 +80,18 @@ def test_a_queued_copy_hides_its_start_an_idle_one_pays_it():
 def test_the_vector_path_keeps_whole_packages():
     """An AIV's GM -> UB copy is unchanged: the Add case's calibration holds (tests/sim/test_timing_l2.py)."""
     assert CHIP.gm_read_bytes_per_cycle == 32.0 and CHIP.gm_read_startup == 80
+
+
+def test_the_matmul_api_kernel_head_delays_the_first_copy_to_3_5_us():
+    """Matmul.Init (the tiling copied from the host, then Init's scalar set-up) runs before the first GM -> L1
+    copy: 2,499 + 4,042 = 6,541 cycles = 3.536 us at 1.85 GHz, the Tiling-constant document's first MTE2."""
+    from ascend_sim import CFG_MDL
+    from ascend_sim.kernels.opt.default_matmul import default_matmul_kernel, default_tiling
+    t = default_tiling(128, 256, 64, cores=1, out_dtype=np.float32)
+    a, b, c = np.zeros((128, 64), np.float16), np.zeros((64, 256), np.float16), np.zeros((128, 256), np.float32)
+    res = launch(default_matmul_kernel, 1, a, b, None, c, t, np.dtype(np.float32), CFG_MDL, numerics=False)
+    (init,) = [r for r in res.trace if r.op == "Matmul.Init"]
+    assert init.pipe == "S" and init.end - init.start == 6541
+    first_copy = min(r.start for r in res.trace if r.pipe == "MTE2")
+    assert first_copy >= init.end
+    assert CHIP.cycles_to_us(init.end) == pytest.approx(3.536, abs=0.01)

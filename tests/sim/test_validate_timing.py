@@ -57,3 +57,10 @@ def test_a_step_the_wrong_way_fails_even_when_close():
 def test_bad_injection_names_the_form():
     with pytest.raises(SystemExit, match="NAME=PCT"):
         vt.parse_injections(["bank 1"])
+
+
+def test_a_step_with_a_calibration_end_does_not_count(capsys, monkeypatch):
+    monkeypatch.setitem(vt.CALIBRATION, "M2 aic_time", "a test's stand-in")
+    code, out = run(capsys, "*=0", "M2 aic_time=+30")
+    assert code == 0, out
+    assert "| M1 -> M2 (aic_time) |" in out and "| off | calibration |" in out
