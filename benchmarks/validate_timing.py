@@ -47,7 +47,6 @@ CALIBRATION = {
     "Add case 2": "the same [CAL] parameters as case 1",
     "T2 aic_time": "aic_gm_row_floor_cycles (the 128 B rows of B)",
     "T2 aic_mte2_time": "aic_gm_row_floor_cycles",
-    "T4 aic_mte2_time": "aic_gm_l2_hit_bytes_per_cycle",
     "const tiling before": "matmul_tiling_copy_cycles + matmul_init_cycles (its first MTE2 at 3.536 us)",
     "const tiling after": "matmul_init_cycles (its first MTE2 at 2.185 us)",
 }
