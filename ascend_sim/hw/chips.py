@@ -89,11 +89,12 @@ class ChipProfile:
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
-    aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy;
-                                                # hidden when the copy waits in the MTE2 queue behind the previous one
-                                                # (aic_gm_start_hidden_when_queued; engine/timing.gm_cycles)
-    aic_gm_start_hidden_when_queued: bool = True  # [EST] a queued copy's start overlaps the previous copy's data
-                                                # (issue 30; False: every copy pays its start, as CANN's model)
+    aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
+    aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
+                                                # start with that copy's data (engine/timing.gm_cycles). Judged on
+                                                # benchmarks/validate_timing.py: it took M1 from -17 % to -37 % and the
+                                                # M1 -> M2 step from -1 to -27 points, so every copy pays its start
+                                                # (CANN's cycle model)
     aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
