@@ -99,7 +99,8 @@ class ChipProfile:
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
                                                 # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
-                                                # 2,452 us allows at most ~3.3 cycles a row); 0: whole packages
+                                                # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
+                                                # its 210-cycle starts dominate); 0: whole packages
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
