@@ -119,6 +119,7 @@ class Step:
     quick: bool = False
     simulated: tuple = field(default=(None, None))
     ends: tuple = ()        # the points it compares, when it is built from points
+    run: bool = False       # evaluated (not left out by --quick or --only)
 
     @property
     def role(self) -> str:
@@ -241,7 +242,7 @@ def evaluate(points: list[Point], steps: list[Step], quick: bool, inject: dict[s
     for s in steps:
         if (quick and not s.quick) or (only and not any(o in s.name for o in only)):
             continue
-        s.simulated = (s.before(runs), s.after(runs))
+        s.simulated, s.run = (s.before(runs), s.after(runs)), True
 
 
 def point_ok(p: Point) -> bool:
@@ -282,7 +283,7 @@ def print_tables(points: list[Point], steps: list[Step]) -> None:
         if p.missing:
             err = "not modelled"
         elif p.simulated is None:
-            err = "not run (--quick)"
+            err = "not run (--quick / --only)"
         else:
             err = f"{p.error:+.1%}" + ("" if point_ok(p) or p.role == "calibration" else " **")
         print(f"| {p.name} | {p.source} | {_num(p.measured, p.unit)} | {_num(p.simulated, p.unit)} | {p.unit} | "
@@ -291,8 +292,8 @@ def print_tables(points: list[Point], steps: list[Step]) -> None:
     print("|---|---|---|---|---|---|")
     for s in steps:
         g = s.simulated_gain
-        if s.simulated == (None, None):
-            cells, mark = "-", "not run (--quick)"
+        if not s.run:
+            cells, mark = "-", "not run (--quick / --only)"
         elif g is None:
             cells, mark = "-", "not modelled"
         else:
