@@ -33,8 +33,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
     package, or one package for the rest), each taking ``l2_line_bytes`` / the core's path rate
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
-    GM address is not 512 B aligned. Bandwidth: the bytes L2 serves (engine/l2.py) at this core's
-    share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
+    GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
+    (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
+    ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
+    (:func:`aic_row_cycles`), and skips its start when it waited in the MTE2 queue behind the previous copy
+    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data). Bandwidth: the bytes L2
+    serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
     before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth
     evenly among the streams copying at the time, estimated (the other blocks' copies of the same moment
@@ -54,15 +58,22 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held = path
-    packages = _PACKAGES.get(blen)
-    if packages is None:
-        packages = _PACKAGES[blen] = _packages(blen)
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows = path
     first_read = held is None or (launch.unset < 0.0 and held.fits and not held.read_bytes)   # streams alone
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
-    moving = count * packages * per_package
-    if not aligned:
-        moving = moving / core.chip.gm_unaligned_efficiency
+    if rows is None:
+        packages = _PACKAGES.get(blen)
+        if packages is None:
+            packages = _PACKAGES[blen] = _packages(blen)
+        moving = count * packages * per_package
+        if not aligned:
+            moving = moving / core.chip.gm_unaligned_efficiency
+    else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
+        moving = count * aic_row_cycles(rows, blen, l2_bytes / nb if nb else 0.0)
+        if not aligned:
+            moving = moving / core.chip.gm_unaligned_efficiency
+        if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
+            startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
     busy = core.busy
     streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
@@ -115,8 +126,21 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     # share (its misses are the data the other blocks will then find in L2)
     l2 = launch.l2
     alone = launch.unset > 0.0 and l2.fits and not (l2.hbm_read_bytes + l2.hbm_write_bytes)
+    rows = None
+    if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
+        rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
+                chip.aic_gm_start_hidden_when_queued)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
-            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2)
+            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
+
+
+def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
+    """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
+    L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
+    what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start)."""
+    floor, per_hit, per_miss, _ = rows
+    cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
+    return cycles if cycles > floor else floor
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

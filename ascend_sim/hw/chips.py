@@ -90,6 +90,22 @@ class ChipProfile:
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
+    aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
+                                                # start with that copy's data (engine/timing.gm_cycles). Judged on
+                                                # benchmarks/validate_timing.py: it took M1 from -17 % to -37 % and the
+                                                # M1 -> M2 step from -1 to -27 points, so every copy pays its start
+                                                # (CANN's cycle model)
+    aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
+                                                # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
+                                                # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
+                                                # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
+                                                # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
+                                                # its 210-cycle starts dominate); 0: whole packages
+    aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
+                                                # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
+                                                # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
+                                                # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
+                                                # to -16 % (benchmarks/validate_timing.py), so it is not applied
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
@@ -120,6 +136,13 @@ class ChipProfile:
         "cast": 2.0,            # [EST] Cast
     })
     cube_startup: int = 30                  # [EST]
+    # --- the Matmul high-level API's kernel head (Matmul.Init, on the scalar pipe before the first copy) ---
+    matmul_init_cycles: int = 4042          # [CAL] Init's scalar set-up: with a constant tiling the first MTE2 starts
+                                            # at 2.185 us (G Matmul性能调优案例/Matmul高阶API使能Tiling全量常量化.md,
+                                            # M128 N30720 K64 on 24 AIC; x 1.85 GHz)
+    matmul_tiling_copy_cycles: int = 2499   # [CAL] same doc: the TCubeTiling copied from the host moves the first
+                                            # MTE2 to 3.536 us (+1.351 us); constant tiling is not modelled, so every
+                                            # Init pays both
     cube_fractals_per_cycle: float = 1.0    # [OFF] 4096 fp16 MAC/cycle = one 16x16x16 fractal
 
     @property

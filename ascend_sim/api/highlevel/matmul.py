@@ -39,8 +39,11 @@ from ascend_sim.api.pipe import TPipe, TPosition, TQue
 from ascend_sim.api.sync import HardEvent, SetFlag, WaitFlag
 from ascend_sim.api.tensor import GlobalTensor
 from ascend_sim.engine.context import current_core
+from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, TilingError
 from ascend_sim.hw.dtypes import bfloat16, float32, half, int8, int32
+
+_PIPE_S = PIPE_INDEX["S"]
 
 FRACTAL_BYTES = 512
 
@@ -170,6 +173,8 @@ class Matmul:
                             trans_a=self.aType.isTrans, trans_b=self.bType.isTrans, l1=chip.l1_bytes,
                             l0a=chip.l0a_bytes, l0b=chip.l0b_bytes, l0c=chip.l0c_bytes, bt=chip.bt_bytes)
         check_tiling(t, ctx)
+        # the kernel head: the TCubeTiling copied from the host, then Init's scalar set-up (before the first MTE2)
+        core.issue(_PIPE_S, "Matmul.Init", chip.matmul_tiling_copy_cycles + chip.matmul_init_cycles, klass="scalar")
         self.tiling = t
         self.pipe = tpipe if tpipe is not None else TPipe()
         isz = self.a_dt.itemsize

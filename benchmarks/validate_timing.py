@@ -1,0 +1,333 @@
+"""Every public timing point in one table: measured, simulated, error, calibration or validation (issue 30).
+
+The points and their kernels are the existing benchmarks' (imported, not copied): the Add case study
+(``add_case_study.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
+(``catlass_matmul.py``), the Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
+and the single-feature documents of the guide's Matmul tuning chapter, split-K among them
+(``matmul_features.py``). Each module's docstring names its public source and what its figure is.
+
+A point whose measurement set a parameter of ``ascend_sim/hw/chips.py`` (a [CAL] tag) is *calibration*
+(``CALIBRATION`` below names the parameters) and stops counting as validation. A step is the gain of one
+optimisation, ``1 - after / before`` in per cent, measured against simulated, in percentage points; the
+what-ifs of the Add case study compare the guide's own before/after (its Case 4 -> 5 and 5 -> 6, on its own
+kernel) with the same change simulated on case 2.
+
+    python benchmarks/validate_timing.py             # every point (minutes: T1-T4 are long launches)
+    python benchmarks/validate_timing.py --quick     # the cheap points and the steps between them
+    python benchmarks/validate_timing.py --only T3 --only T4   # the points and steps naming T3 or T4
+    python benchmarks/validate_timing.py --quick --inject "*=0" --inject "bank 1=+16"   # exits 1
+
+Exit 0 only when every validation point is within +-15 % and every step goes the measured way within 10
+points. A configuration the simulator cannot express (the documents' MIX-mode runs, ...) is listed as "not
+modelled" with the reason and is not counted either way. ``--inject NAME=PCT`` sets the simulated figure of
+the points whose name starts with NAME (``*``: every point) to measured x (1 + PCT / 100) instead of simulating
+them: a check of this script's verdict (tests/sim/test_validate_timing.py).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import add_case_study as add  # noqa: E402
+import bank_conflicts as bank  # noqa: E402
+import catlass_matmul as catlass  # noqa: E402
+import matmul_features as features  # noqa: E402
+import matmul_tiling_case as tiling  # noqa: E402
+
+POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
+STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
+
+#: points whose measurement set a [CAL] parameter of hw/chips.py, and which parameters
+CALIBRATION = {
+    "Add case 1": "gm_read/write_startup, gm_read/write_bytes_per_cycle, event_latency_cycles, vec_startup",
+    "Add case 2": "the same [CAL] parameters as case 1",
+    "T2 aic_time": "aic_gm_row_floor_cycles (the 128 B rows of B)",
+    "T2 aic_mte2_time": "aic_gm_row_floor_cycles",
+    "const tiling before": "matmul_tiling_copy_cycles + matmul_init_cycles (its first MTE2 at 3.536 us)",
+    "const tiling after": "matmul_init_cycles (its first MTE2 at 2.185 us)",
+}
+
+
+# ----------------------------------------------------------------------------- simulated runs (memoised)
+class Runs:
+    """Each simulated figure computed once: ``get(key)`` runs ``RUNS[key]`` the first time."""
+
+    def __init__(self, table: dict[str, Callable[[], float | None]]):
+        self.table, self.cache = table, {}
+
+    def get(self, key: str) -> float | None:
+        if key not in self.cache:
+            self.cache[key] = self.table[key]()
+        return self.cache[key]
+
+
+def _tiling_figures(cfg_name: str) -> Callable[[], dict]:
+    cfg = next(c for c in tiling.CONFIGS if c.name.split()[0] == cfg_name)
+    return lambda: tiling.measure(cfg)
+
+
+def _feature(case: features.Case) -> Callable[[], list]:
+    return lambda: features.simulate(case)
+
+
+def _bank_cycles(k: int) -> Callable[[], float]:
+    return lambda: float(bank.run_scenario(k)[0])
+
+
+def _add_us(cores: int, **fixes) -> Callable[[], float]:
+    return lambda: add.run_case(cores, numerics=False, **fixes)[0].us
+
+
+def _catlass_us(m1: int, n1: int) -> Callable[[], float]:
+    return lambda: catlass.run_case(m1, n1)[0].us
+
+
+@dataclass
+class Point:
+    """One published figure: measured, the run that simulates it, and whether it calibrated a parameter."""
+
+    name: str
+    source: str             # benchmark module and figure
+    measured: float
+    unit: str
+    sim: Callable[["Runs"], float | None]
+    quick: bool = False
+    missing: str = ""       # why the configuration cannot be simulated (then not counted)
+    simulated: float | None = None
+
+    @property
+    def role(self) -> str:
+        return "calibration" if self.name in CALIBRATION else "validation"
+
+    @property
+    def error(self) -> float | None:
+        return None if self.simulated is None else self.simulated / self.measured - 1
+
+
+@dataclass
+class Step:
+    """The gain of one optimisation: ``1 - after / before``, measured and simulated (points or runs)."""
+
+    name: str
+    measured: tuple[float, float]
+    before: Callable[["Runs"], float | None]
+    after: Callable[["Runs"], float | None]
+    quick: bool = False
+    simulated: tuple = field(default=(None, None))
+    ends: tuple = ()        # the points it compares, when it is built from points
+    run: bool = False       # evaluated (not left out by --quick or --only)
+
+    @property
+    def role(self) -> str:
+        """Calibration when either end is a calibration point (then not counted)."""
+        return "calibration" if any(e in CALIBRATION for e in self.ends) else "validation"
+
+    @property
+    def measured_gain(self) -> float:
+        return 100.0 * (1 - self.measured[1] / self.measured[0])
+
+    @property
+    def simulated_gain(self) -> float | None:
+        b, a = self.simulated
+        return None if b is None or a is None else 100.0 * (1 - a / b)
+
+
+def _runs_table() -> dict:
+    table = {f"add{c}": _add_us(c) for c in add.MEASURED}
+    table["add48 bypass"] = _add_us(48, bypass_l2=True)
+    table["add48 bypass pad"] = _add_us(48, bypass_l2=True, y_pad=256)
+    table.update({f"bank{k}": _bank_cycles(k) for k in bank.SCENARIOS})
+    table.update({f"catlass{m1}x{n1}": _catlass_us(m1, n1) for m1, n1 in catlass.MEASURED})
+    table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
+    table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
+    return table
+
+
+def _fig(key: str, figure: str | None = None, index: int | None = None) -> Callable[[Runs], float | None]:
+    """The simulated figure of run ``key``: the run itself, a field of its dict or an entry of its list."""
+    def get(runs: Runs):
+        v = runs.get(key)
+        if figure is not None:
+            return v[figure]
+        if index is not None:
+            return v[index]
+        return v
+    return get
+
+
+def _point_fig(points: dict[str, Point], name: str) -> Callable[[Runs], float | None]:
+    return lambda runs: points[name].simulated
+
+
+CLOCK_HZ = bank.Ascend910B().clock_hz
+CHEAP_TILING = {"M1", "M2"}
+#: feature documents cheap enough for --quick (the others are launches of many large blocks)
+CHEAP_FEATURES = {"split-K 1 -> 2 cores", "UnitFlag", "pure Cube vs MIX", "const tiling", "NBuffer33",
+                  "MTE2 Preload (N)"}
+
+
+def build() -> tuple[list[Point], list[Step]]:
+    """Every public point and every step, in the table's order."""
+    pts: list[Point] = []
+    for cores, (us, _mte2) in add.MEASURED.items():
+        pts.append(Point(f"Add case {1 if cores == 1 else 2}", f"add_case_study: {cores} AIV, task time", us, "us",
+                         _fig(f"add{cores}"), quick=False))
+    for k, (*_, ticks, what) in bank.SCENARIOS.items():
+        pts.append(Point(f"bank {k}: {what}", "bank_conflicts: 1000 Adds", ticks / bank.TICK_HZ * CLOCK_HZ, "cycles",
+                         _fig(f"bank{k}"), quick=True))
+    for (m1, n1), us in catlass.MEASURED.items():
+        pts.append(Point(f"CATLASS <{m1},{n1},256>", "catlass_matmul: task time", us, "us", _fig(f"catlass{m1}x{n1}"),
+                         quick=True))
+    for cfg in tiling.CONFIGS:
+        key = cfg.name.split()[0]
+        for figure, us in cfg.measured.items():
+            pts.append(Point(f"{key} {figure}", f"matmul_tiling_case: {cfg.name}", us, "us", _fig(key, figure),
+                             quick=key in CHEAP_TILING))
+    for case in features.CASES:
+        for i, when in enumerate(("before", "after")):
+            missing = ""
+            if (case.before, case.after)[i] is None and not (i == 1 and case.one_schedule):
+                missing = case.missing
+            pts.append(Point(f"{case.name} {when}", f"matmul_features: {case.figure}", case.measured[i], "us",
+                             _fig(f"feature {case.name}", index=i), quick=case.name in CHEAP_FEATURES,
+                             missing=missing))
+    by_name = {p.name: p for p in pts}
+
+    def pair(before: str, after: str):
+        return by_name[before], by_name[after]
+
+    steps: list[Step] = []
+    for b, a, figure in tiling.STEPS:
+        pb, pa = pair(f"{b} {figure}", f"{a} {figure}")
+        steps.append(Step(f"{b} -> {a} ({figure})", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
+                          _point_fig(by_name, pa.name), quick=pb.quick and pa.quick, ends=(pb.name, pa.name)))
+    # the Add case study's what-ifs: the guide's Case 4 -> 5 (L2 bypass) and 5 -> 6 (y 256 B further in UB)
+    steps.append(Step("Add: x, y CACHE_MODE_DISABLE (guide Case 4 -> 5)", (264.02, 187.68), _fig("add48"),
+                      _fig("add48 bypass")))
+    steps.append(Step("Add: y 256 B further in UB (guide Case 5 -> 6)", (187.68, 184.52), _fig("add48 bypass"),
+                      _fig("add48 bypass pad")))
+    for case in features.CASES:
+        pb, pa = pair(f"{case.name} before", f"{case.name} after")
+        steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
+                          quick=pb.quick, ends=(pb.name, pa.name)))
+    return pts, steps
+
+
+# ----------------------------------------------------------------------------- evaluate and judge
+def parse_injections(items: list[str]) -> dict[str, float]:
+    """``NAME=PCT`` pairs: the points starting with NAME get simulated = measured x (1 + PCT / 100)."""
+    out = {}
+    for item in items:
+        name, sep, pct = item.rpartition("=")
+        if not sep or not name:
+            raise SystemExit(f"--inject {item!r}: expected NAME=PCT, e.g. --inject 'bank 1=+16'")
+        out[name] = float(pct)
+    return out
+
+
+def evaluate(points: list[Point], steps: list[Step], quick: bool, inject: dict[str, float],
+             only: list[str] = ()) -> None:
+    """Fill in the simulated figures (only the quick ones with ``quick``): an injected point takes measured x
+    (1 + PCT / 100) without being simulated (the last injection that names it wins; ``*`` names every point)."""
+    runs = Runs(_runs_table())
+    for p in points:
+        if p.missing or (quick and not p.quick) or (only and not any(o in p.name for o in only)):
+            continue
+        forced = [pct for name, pct in inject.items() if name == "*" or p.name.startswith(name)]
+        p.simulated = p.measured * (1 + forced[-1] / 100) if forced else p.sim(runs)
+    for s in steps:
+        if (quick and not s.quick) or (only and not any(o in s.name for o in only)):
+            continue
+        s.simulated, s.run = (s.before(runs), s.after(runs)), True
+
+
+def point_ok(p: Point) -> bool:
+    return p.error is not None and abs(p.error) <= POINT_TOLERANCE + 1e-12
+
+
+def step_ok(s: Step) -> bool:
+    g = s.simulated_gain
+    if g is None:
+        return False
+    same_way = (g > 0) == (s.measured_gain > 0) and g != 0
+    return same_way and abs(g - s.measured_gain) <= STEP_TOLERANCE + 1e-9
+
+
+def counted(s: Step) -> bool:
+    """A step counts when both its ends were simulated."""
+    return None not in s.simulated
+
+
+def verdict(points: list[Point], steps: list[Step]) -> list[str]:
+    """What fails: validation points off by more than 15 %, steps the wrong way or more than 10 points off
+    (points and steps not simulated are not counted)."""
+    bad = [p.name for p in points if p.role == "validation" and p.simulated is not None and not point_ok(p)]
+    bad += [f"step {s.name}" for s in steps if counted(s) and s.role == "validation" and not step_ok(s)]
+    return bad
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if unit == "cycles" else f"{v:,.2f}"
+
+
+def print_tables(points: list[Point], steps: list[Step]) -> None:
+    print("| point | source | measured | simulated | unit | error | role |")
+    print("|---|---|---|---|---|---|---|")
+    for p in points:
+        if p.missing:
+            err = "not modelled"
+        elif p.simulated is None:
+            err = "not run (--quick / --only)"
+        else:
+            err = f"{p.error:+.1%}" + ("" if point_ok(p) or p.role == "calibration" else " **")
+        print(f"| {p.name} | {p.source} | {_num(p.measured, p.unit)} | {_num(p.simulated, p.unit)} | {p.unit} | "
+              f"{err} | {p.role} |")
+    print("\n| step | measured gain | simulated gain | difference (points) | verdict | role |")
+    print("|---|---|---|---|---|---|")
+    for s in steps:
+        g = s.simulated_gain
+        if not s.run:
+            cells, mark = "-", "not run (--quick / --only)"
+        elif g is None:
+            cells, mark = "-", "not modelled"
+        else:
+            cells, mark = f"{g:+.1f} %", "ok" if step_ok(s) else ("**" if s.role == "validation" else "off")
+        diff = f"{g - s.measured_gain:+.1f}" if g is not None else "-"
+        print(f"| {s.name} | {s.measured_gain:+.1f} % | {cells} | {diff} | {mark} | {s.role} |")
+    print("\nNot modelled (not counted):")
+    for p in points:
+        if p.missing:
+            print(f"- {p.name}: {p.missing}")
+    print("Calibration points (not counted): " + "; ".join(f"{k} ({v})" for k, v in CALIBRATION.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only the cheap points and the steps between them")
+    ap.add_argument("--inject", action="append", default=[], metavar="NAME=PCT",
+                    help="set the simulated figure of the points named NAME... to measured x (1 + PCT/100)")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="only the points and steps whose name contains TEXT (repeatable)")
+    args = ap.parse_args(argv)
+    points, steps = build()
+    evaluate(points, steps, args.quick, parse_injections(args.inject), args.only)
+    print_tables(points, steps)
+    bad = verdict(points, steps)
+    n_points = sum(1 for p in points if p.role == "validation" and p.simulated is not None)
+    within = n_points - sum(1 for b in bad if not b.startswith("step "))
+    print(f"\n{within} of {n_points} validation points within 15 %; "
+          f"{sum(1 for s in steps if counted(s) and s.role == 'validation' and step_ok(s))} of "
+          f"{sum(1 for s in steps if counted(s) and s.role == 'validation')} validation steps the measured way within 10 points")
+    if bad:
+        print("FAIL: " + "; ".join(bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
