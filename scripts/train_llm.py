@@ -1,11 +1,16 @@
 """Train the tiny byte-level language model (ascend_sim/models/llm/reference.py) with torch on one CPU thread.
 
 Data: ``corpus.corpus_bytes("train")`` (the standard library's ``pydoc_data.topics``, every topic except each
-tenth one in sorted order; see corpus.py). Each step takes BATCH windows of CONTEXT + 1 bytes at start offsets
-drawn from one seeded numpy generator and minimises the next-byte cross-entropy. AdamW, linear warm-up then
+tenth one in sorted order; see corpus.py). Each step takes BATCH rows of CONTEXT + 1 bytes drawn from one seeded
+numpy generator: BATCH - COPY_ROWS - PASSKEY_ROWS windows of the text, COPY_ROWS copy rows (a random string twice:
+they teach the model to look back, induction) and PASSKEY_ROWS passkey rows (passkey.py: training text as filler,
+a random five-digit key early, the cue and the key last). The loss is the next-byte cross-entropy
+of every byte plus that of the cued key's digits alone (weight KEY_WEIGHT), so the retrieval is learnt alongside
+the language. AdamW, linear warm-up then
 cosine decay. Determinism: fixed seeds, one torch thread, ``torch.use_deterministic_algorithms(True)``, so a
 rerun on the same Python (the same corpus text) writes the same weights. At the end the held-out perplexity
-is printed through the float32 numpy reference on the float16 weights that ship (the ones checked).
+and the passkey accuracy on held-out prompts (``passkey.heldout_prompts``) are printed through the float32 numpy
+reference on the float16 weights that ship (the ones checked).
 
     python scripts/train_llm.py [--steps N]
 
@@ -29,10 +34,14 @@ from torch_training import deterministic_torch  # noqa: E402
 from ascend_sim.models.datasets import write_npz  # noqa: E402
 from ascend_sim.models.llm import reference as R  # noqa: E402
 from ascend_sim.models.llm.corpus import corpus_bytes, corpus_digest, encode  # noqa: E402
+from ascend_sim.models.llm.passkey import heldout_prompts, key_positions, make_copy_row, make_row, passkey_accuracy  # noqa: E402
 
 SEED = 0
-STEPS = 1500
+STEPS = 2000
 BATCH = 32
+PASSKEY_ROWS = 6
+COPY_ROWS = 8
+KEY_WEIGHT = 1.0
 LR = 3e-3
 WARMUP = 100
 WEIGHT_DECAY = 0.01
@@ -95,35 +104,44 @@ def main() -> None:
     deterministic_torch(SEED)
     gen = torch.Generator().manual_seed(SEED)
     rng = np.random.default_rng(SEED)
-    data = torch.from_numpy(encode(corpus_bytes("train")).astype(np.int64))
+    text = encode(corpus_bytes("train"))
+    data = torch.from_numpy(text.astype(np.int64))
     held = encode(corpus_bytes("heldout"))
     p = init_params(gen)
     decay = [t for n, t in p.items() if t.ndim == 2 and n != "pos"]
     rest = [t for n, t in p.items() if not (t.ndim == 2 and n != "pos")]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": rest, "weight_decay": 0.0}],
                             lr=LR, betas=(0.9, 0.95))
-    t0, running = time.time(), None
+    t0, running, running_key = time.time(), None, None
     for step in range(args.steps):
-        starts = torch.from_numpy(rng.integers(0, len(data) - R.CONTEXT - 1, BATCH))
+        starts = torch.from_numpy(rng.integers(0, len(data) - R.CONTEXT - 1, BATCH - COPY_ROWS - PASSKEY_ROWS))
         idx = starts[:, None] + torch.arange(R.CONTEXT + 1)[None, :]
-        x = data[idx]
+        drawn = [make_copy_row(rng) for _ in range(COPY_ROWS)] + [make_row(text, rng) for _ in range(PASSKEY_ROWS)]
+        x = torch.cat([data[idx], torch.from_numpy(np.stack(drawn).astype(np.int64))])
         for g in opt.param_groups:
             g["lr"] = learning_rate(step, args.steps)
-        loss = F.cross_entropy(forward(p, x[:, :-1]).reshape(-1, 256), x[:, 1:].reshape(-1))
+        nll = F.cross_entropy(forward(p, x[:, :-1]).transpose(1, 2), x[:, 1:], reduction="none")   # [B, S]
+        key_nll = nll[BATCH - PASSKEY_ROWS:, key_positions() - 1].mean()
+        loss = nll.mean() + KEY_WEIGHT * key_nll
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
         opt.step()
-        value = loss.item()
+        value, key_value = loss.item(), key_nll.item()
         running = value if running is None else 0.98 * running + 0.02 * value
+        running_key = key_value if running_key is None else 0.98 * running_key + 0.02 * key_value
         if step % 250 == 0 or step == args.steps - 1:
-            print(f"step {step:5d}  loss {running:.3f}  ({time.time() - t0:.0f} s)", flush=True)
+            print(f"step {step:5d}  loss {running:.3f}  key digits {running_key:.3f}  ({time.time() - t0:.0f} s)",
+                  flush=True)
     weights = {n: t.detach().numpy().astype(np.float16) for n, t in p.items()}
     write_npz(args.out, weights)
     ppl = R.perplexity(lambda w: R.forward(weights, w), held)
     n_params = sum(int(np.prod(s)) for s in R.param_shapes().values())
     print(f"wrote {args.out} ({n_params:,} parameters, corpus {corpus_digest()}); held-out perplexity "
           f"(numpy fp32 on the fp16 weights, {len(held):,} bytes): {ppl:.3f}")
+    keys, digits = passkey_accuracy(weights, heldout_prompts())
+    print(f"held-out passkey prompts: {keys:.1%} of the keys retrieved exactly, {digits:.1%} of the digits "
+          "(chance 0.001 %, 10 %)")
 
 
 if __name__ == "__main__":
