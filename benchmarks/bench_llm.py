@@ -34,7 +34,7 @@ from ascend_sim.migrate.llm_edge import HIDDEN, VOCAB, decode_table, format_rows
 from ascend_sim.models.llm import reference as R
 from ascend_sim.models.llm.kv_compress import Razor, copy_accuracy, evaluate_policy, head_scores, retrieval_heads
 from ascend_sim.models.llm.corpus import corpus_bytes, corpus_digest, decode, encode
-from ascend_sim.models.llm.passkey import heldout_prompts, retrieval_distances
+from ascend_sim.models.llm.passkey import KEY_ALPHABET, KEY_LENGTH, heldout_prompts, retrieval_distances
 from ascend_sim.models.llm.npu import NpuLM
 
 PROMPTS = ("The if statement is used for conditional execution", "A class definition defines a class object")
@@ -176,13 +176,13 @@ def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
     full = evaluate_policy(params, None, prompts, text, STRIDE)
     near, far = retrieval_distances()
     full_us = decode_attention_us(None)
-    print(f"full cache: passkey {full.keys:.1%} of {len(prompts)} held-out prompts retrieved exactly ({full.digits:.1%} "
-          f"of the digits; chance 0.001 % and 10 %; the key sits {near}..{far} tokens before its cue), held-out "
+    print(f"full cache: passkey {full.keys:.1%} of {len(prompts)} held-out prompts retrieved exactly (chance "
+          f"{1 / len(KEY_ALPHABET) ** KEY_LENGTH:.1%}; the key sits {near}..{far} tokens before its cue), held-out "
           f"perplexity on the first {len(text):,} bytes {full.perplexity:.4f}, decode attention of one step at "
           f"{R.CONTEXT} tokens (4 layers, 910B kernels, timing-only) {full_us:.1f} us\n")
     print("| retrieval heads kept whole | window | sinks | compensation | cache saved at 128 tokens | passkey keys | "
-          "passkey digits | perplexity | vs full | decode attention us |")
-    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+          "perplexity | vs full | decode attention us |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     policies = [Razor(retrieval_heads(params, n), w) for n in (0, 1, 2, 4) for w in (64, 32, 16, 8)]
     policies.append(Razor(retrieval_heads(params, 2), 16, compensation=False))
     rows = []
@@ -190,7 +190,7 @@ def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
         r = evaluate_policy(params, pol, prompts, text, STRIDE)
         rows.append((pol, r))
         print(f"| {len(pol.retrieval)} | {pol.window} | {pol.sinks} | {pol.compensation} | {r.saved:.1%} | "
-              f"{r.keys:.1%} | {r.digits:.1%} | {r.perplexity:.4f} | {100 * (r.perplexity / full.perplexity - 1):+.2f} % | "
+              f"{r.keys:.1%} | {r.perplexity:.4f} | {100 * (r.perplexity / full.perplexity - 1):+.2f} % | "
               f"{decode_attention_us(pol):.1f} |")
     print()
     for n in sorted({len(pol.retrieval) for pol, _ in rows}):

@@ -1,10 +1,11 @@
 """The passkey task (密钥检索): a long-context retrieval the tiny model is trained for, and its accuracy.
 
-One row is ``CONTEXT + 1`` bytes: help-topic text (the filler) with ``The passkey is 48213. `` placed early in
-it (its key at positions ``LEAD + OFFSETS``) and the cue ``The passkey is `` plus the same five random digits at
-the very end. Predicting the last five bytes needs the key read ~90 positions back: far beyond the recent window
-that a compressed head keeps (models/llm/kv_compress.py). The digits are random, so no language statistics help:
-chance is 1 in 10 per digit, 1 in 100,000 per key.
+One row is ``CONTEXT + 1`` bytes: help-topic text (the filler) with ``The passkey is Q. `` placed early in it
+(the key right after ``LEAD``, which starts at a filler offset drawn from ``OFFSETS``) and the cue
+``The passkey is `` plus the same key at the very end. Predicting the last byte needs the key read ~100 positions
+back: far beyond the recent window that a compressed head keeps (models/llm/kv_compress.py). The key is a random
+capital letter, so no language statistics help: chance is 1 in 26. (``KEY_LENGTH`` letters work the same way; a
+key of one letter is what the tiny model learns within a CPU training budget of minutes.)
 
 Training rows (scripts/train_llm.py) take their filler from ``corpus_bytes("train")``; the evaluation prompts
 (``heldout_prompts``) from ``corpus_bytes("heldout")`` with their own seed, so neither the filler text nor the
@@ -19,27 +20,28 @@ from ascend_sim.models.llm.corpus import corpus_bytes, encode
 from ascend_sim.models.llm.reference import CONTEXT, Params, forward
 
 LEAD = b"The passkey is "
-KEY_DIGITS = 5
+KEY_LENGTH = 1
+KEY_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OFFSETS = (8, 24)          # the early sentence starts at a filler offset drawn from [8, 24)
 HELDOUT_SEED = 20261206
 ROW = CONTEXT + 1
 
 
 def key_positions() -> np.ndarray:
-    """Positions of the cued key's digits in a row (the last ``KEY_DIGITS``)."""
-    return np.arange(ROW - KEY_DIGITS, ROW)
+    """Positions of the cued key's bytes in a row (the last ``KEY_LENGTH``)."""
+    return np.arange(ROW - KEY_LENGTH, ROW)
 
 
 def retrieval_distances() -> tuple[int, int]:
-    """(nearest, farthest) distance in tokens from a cued digit back to the same digit of the early key."""
-    first = ROW - KEY_DIGITS - len(LEAD)
+    """(nearest, farthest) distance in tokens from a cued key byte back to the same byte of the early key."""
+    first = ROW - KEY_LENGTH - len(LEAD)
     return first - (OFFSETS[1] - 1), first - OFFSETS[0]
 
 
 def make_row(filler: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One ``ROW``-byte row: filler at a random start, the key sentence at a random early offset, the cue and key
     last. Draws, in order: the key digits, the offset, the filler start."""
-    key = rng.integers(ord("0"), ord("9") + 1, KEY_DIGITS)
+    key = encode(KEY_ALPHABET)[rng.integers(0, len(KEY_ALPHABET), KEY_LENGTH)]
     offset = int(rng.integers(*OFFSETS))
     lead = encode(LEAD)
     early = np.concatenate([lead, key, encode(". ")])
@@ -66,7 +68,7 @@ def heldout_prompts(count: int = 64, seed: int = HELDOUT_SEED) -> np.ndarray:
 
 
 def passkey_accuracy(params: Params, rows: np.ndarray, attention=None) -> tuple[float, float]:
-    """(keys retrieved exactly, digits right) over ``rows``; ``attention`` as in ``reference.forward`` (a
+    """(keys retrieved exactly, key bytes right) over ``rows``; ``attention`` as in ``reference.forward`` (a
     compressed cache: ``Razor.attention``)."""
     pos = key_positions()
     keys = digits = 0
@@ -75,8 +77,8 @@ def passkey_accuracy(params: Params, rows: np.ndarray, attention=None) -> tuple[
         right = pred == row[pos]
         keys += bool(right.all())
         digits += int(right.sum())
-    return keys / len(rows), digits / (len(rows) * KEY_DIGITS)
+    return keys / len(rows), digits / (len(rows) * KEY_LENGTH)
 
 
-__all__ = ["LEAD", "KEY_DIGITS", "OFFSETS", "HELDOUT_SEED", "ROW", "key_positions", "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts",
+__all__ = ["LEAD", "KEY_LENGTH", "KEY_ALPHABET", "OFFSETS", "HELDOUT_SEED", "ROW", "key_positions", "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts",
            "passkey_accuracy"]

@@ -7,7 +7,8 @@
 
 Parameter names follow torch (``.w`` = weight ``[out, in]``, ``.b`` = bias). The QKV projection is one
 ``[3 * 64, 64]`` matrix whose rows are Q, then K, then V, each with head 0's 16 rows first (the BSH layout of
-the attention kernels). scripts/train_llm.py trains it on ``corpus.corpus_bytes("train")``; the weights ship
+the attention kernels). scripts/train_llm.py trains it on ``corpus.corpus_bytes("train")``, mixed with copy
+rows and the passkey retrieval task (passkey.py); the weights ship
 in float16 (``lm_bytes.npz``) and this reference computes in float32 on them.
 
 Decoding with a KV cache (KV缓存): ``prefill`` runs the prompt and returns each layer's keys and values,
