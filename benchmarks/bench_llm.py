@@ -13,7 +13,8 @@ Tables:
   5. edge deployment: a 1.5B-parameter model's decode step (fp16 vs int4-g128 weights, batch 1) and its
      prefill (time to first token) on the 310B, per launch with its bound pipe, timing-only
      (ascend_sim/migrate/llm_edge.py), against the source's "< 500 ms";
-  6. RazorAttention-style KV-cache compression (models/llm/kv_compress.py): retrieval-head scores, the copy
+  6. RazorAttention-style KV-cache compression (models/llm/kv_compress.py) of the passkey-trained weights
+     (lm_passkey.npz, the same shapes): retrieval-head scores, the copy
      task's accuracy, and per policy the cache bytes saved at the full context, the passkey accuracy on
      ``--kv-prompts`` held-out prompts (models/llm/passkey.py: the retrieval task the model is trained for), the
      held-out perplexity (first ``--kv-bytes`` held-out bytes) and the decode attention time per step.
@@ -163,7 +164,8 @@ def decode_attention_us(policy: Razor | None, length: int = R.CONTEXT) -> float:
 
 
 def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
-    print("## 6. RazorAttention-style KV-cache compression (numpy reference)\n")
+    print("## 6. RazorAttention-style KV-cache compression (numpy reference, the passkey-trained weights "
+          f"{R.PASSKEY_WEIGHTS_FILE})\n")
     ind, echo = head_scores(params)
     uniform = 1 / 72          # mean attention a key gets from the second copy's queries (48..95) if spread evenly
     order = np.argsort(-(ind + echo), axis=None, kind="stable")
@@ -180,25 +182,29 @@ def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
           f"{1 / len(KEY_ALPHABET) ** KEY_LENGTH:.1%}; the key sits {near}..{far} tokens before its cue), held-out "
           f"perplexity on the first {len(text):,} bytes {full.perplexity:.4f}, decode attention of one step at "
           f"{R.CONTEXT} tokens (4 layers, 910B kernels, timing-only) {full_us:.1f} us\n")
-    print("| retrieval heads kept whole | window | sinks | compensation | cache saved at 128 tokens | passkey keys | "
+    print(f"heads scored on the passkey (calibration prompts of training text): "
+          f"{sorted(retrieval_heads(params, 2, 'passkey'))} first; by induction + echo: "
+          f"{sorted(retrieval_heads(params, 2))}\n")
+    print("| retrieval heads kept whole | chosen by | window | sinks | compensation | cache saved at 128 tokens | passkey keys | "
           "perplexity | vs full | decode attention us |")
-    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|")
-    policies = [Razor(retrieval_heads(params, n), w) for n in (0, 1, 2, 4) for w in (64, 32, 16, 8)]
-    policies.append(Razor(retrieval_heads(params, 2), 16, compensation=False))
+    print("|---:|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    choices = [(0, "-"), (2, "razor"), (1, "passkey"), (2, "passkey")]
+    policies = [(by, Razor(retrieval_heads(params, n, by) if n else frozenset(), w)) for n, by in choices
+                for w in (64, 32, 16, 8)]
+    policies.append(("passkey", Razor(retrieval_heads(params, 1, "passkey"), 8, compensation=False)))
     rows = []
-    for pol in policies:
+    for by, pol in policies:
         r = evaluate_policy(params, pol, prompts, text, STRIDE)
-        rows.append((pol, r))
-        print(f"| {len(pol.retrieval)} | {pol.window} | {pol.sinks} | {pol.compensation} | {r.saved:.1%} | "
+        rows.append((by, pol, r))
+        print(f"| {len(pol.retrieval)} | {by} | {pol.window} | {pol.sinks} | {pol.compensation} | {r.saved:.1%} | "
               f"{r.keys:.1%} | {r.perplexity:.4f} | {100 * (r.perplexity / full.perplexity - 1):+.2f} % | "
               f"{decode_attention_us(pol):.1f} |")
     print()
-    for n in sorted({len(pol.retrieval) for pol, _ in rows}):
-        held_up = [r.saved for pol, r in rows if len(pol.retrieval) == n and pol.compensation
-                   and r.keys >= full.keys - KEY_DROP]
-        dropped = [r.saved for pol, r in rows if len(pol.retrieval) == n and pol.compensation
-                   and r.keys < full.keys - KEY_DROP]
-        print(f"{n} heads whole: passkey accuracy within {100 * KEY_DROP:.0f} points of the full cache's up to "
+    for n, by in choices:
+        same = [r for b, pol, r in rows if len(pol.retrieval) == n and b == by and pol.compensation]
+        held_up = [r.saved for r in same if r.keys >= full.keys - KEY_DROP]
+        dropped = [r.saved for r in same if r.keys < full.keys - KEY_DROP]
+        print(f"{n} heads whole (chosen by {by}): passkey accuracy within {100 * KEY_DROP:.0f} points of the full cache's up to "
               f"{max(held_up, default=0):.1%} saved; " + (f"it drops from {min(dropped):.1%} saved" if dropped else
                                                             "no drop in the windows tried"))
     print("\nSource: RazorAttention cuts the KV cache by > 70 % 'without noticeable impact'.\n")
@@ -219,7 +225,8 @@ def main() -> None:
     if args.edge_only:
         return edge_table(args.edge_context, args.edge_prompt)
     if args.kv_only:
-        return kv_table(R.load_lm_weights(), encode(corpus_bytes("heldout")), args.kv_bytes, args.kv_prompts)
+        return kv_table(R.load_lm_weights(R.PASSKEY_WEIGHTS_FILE), encode(corpus_bytes("heldout")), args.kv_bytes,
+                        args.kv_prompts)
     params = R.load_lm_weights()
     held = encode(corpus_bytes("heldout"))
     model_table(params)
@@ -228,7 +235,7 @@ def main() -> None:
         npu_table(params, held, args.npu_bytes, args.steps)
     timing_table(params, (32, 33, 64, 127))
     edge_table(args.edge_context, args.edge_prompt)
-    kv_table(params, held, args.kv_bytes, args.kv_prompts)
+    kv_table(R.load_lm_weights(R.PASSKEY_WEIGHTS_FILE), held, args.kv_bytes, args.kv_prompts)
 
 
 if __name__ == "__main__":

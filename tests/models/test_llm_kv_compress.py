@@ -4,7 +4,7 @@ import pytest
 
 from ascend_sim.models.llm import reference as R
 from ascend_sim.models.llm.corpus import corpus_bytes, encode
-from ascend_sim.models.llm.kv_compress import Razor, head_scores, razor_attend, retrieval_heads
+from ascend_sim.models.llm.kv_compress import Razor, razor_attend, retrieval_heads
 from ascend_sim.models.llm.passkey import heldout_prompts, passkey_accuracy
 
 
@@ -40,24 +40,28 @@ def test_cache_bytes_saved():
 
 
 def test_compression_costs_perplexity():
-    params = R.load_lm_weights()
+    params = R.load_lm_weights(R.PASSKEY_WEIGHTS_FILE)
     text = encode(corpus_bytes("heldout"))[:300]
     full = R.perplexity(lambda w: R.forward(params, w), text)
     wide = Razor(window=128)
     assert R.perplexity(lambda w: R.forward(params, w, attention=wide.attention), text) == pytest.approx(full)
     tight = Razor(window=4)
-    assert R.perplexity(lambda w: R.forward(params, w, attention=tight.attention), text) > 1.2 * full
+    assert R.perplexity(lambda w: R.forward(params, w, attention=tight.attention), text) > 1.1 * full
 
 
-def test_retrieval_needs_the_retrieval_heads_whole():
-    """The passkey sits ~100 tokens back: a window of 16 in every head loses it; the two heads of the highest
-    data-free score kept whole keep it (they are found on random letters, never on a passkey prompt)."""
-    params = R.load_lm_weights()
+def test_retrieval_needs_the_retrieval_head_whole():
+    """The passkey sits ~100 tokens back: a window of 16 in every head loses it; the head of the highest passkey
+    score (measured on training-text prompts) kept whole keeps it; the two best heads of the data-free induction +
+    echo score do not (this model retrieves with a head that score misses)."""
+    params = R.load_lm_weights(R.PASSKEY_WEIGHTS_FILE)
     prompts = heldout_prompts(32)
     full = passkey_accuracy(params, prompts)[0]
+    assert full >= 0.9
     assert passkey_accuracy(params, prompts, Razor(window=16).attention)[0] < 0.2
-    heads = retrieval_heads(params, 2)
-    assert passkey_accuracy(params, prompts, Razor(heads, window=16).attention)[0] >= full - 0.1
-    ind, echo = head_scores(params)
-    lowest = frozenset(divmod(int(o), R.HEADS) for o in np.argsort(ind + echo, axis=None, kind="stable")[:2])
-    assert passkey_accuracy(params, prompts, Razor(lowest, window=16).attention)[0] < 0.2
+    measured = retrieval_heads(params, 1, by="passkey")
+    assert passkey_accuracy(params, prompts, Razor(measured, window=16).attention)[0] >= full - 0.1
+    data_free = retrieval_heads(params, 2)
+    assert not measured <= data_free
+    assert passkey_accuracy(params, prompts, Razor(data_free, window=16).attention)[0] < 0.2
+    with pytest.raises(ValueError, match="by='heads'"):
+        retrieval_heads(params, 1, by="heads")

@@ -11,7 +11,7 @@ from ascend_sim.models.llm.passkey import (KEY_ALPHABET, KEY_LENGTH, LEAD, ROW, 
 
 @pytest.fixture(scope="module")
 def params():
-    return R.load_lm_weights()
+    return R.load_lm_weights(R.PASSKEY_WEIGHTS_FILE)
 
 
 def test_a_row_holds_the_key_early_and_after_the_cue():

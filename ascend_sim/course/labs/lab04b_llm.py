@@ -8,8 +8,8 @@ ex1 is graded on the attention output of every head (float32 tolerances, NaN sen
 new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
 the golden it does match (the new token not attended, the wrong softmax scale). ex2 is graded on the codes' range,
 on round-to-nearest against the learner's own scales, on bits per weight and on perplexity. ex3 on attention maps
-with planted induction and echo heads, then on the shipped model: the heads the learner's code picks are kept whole
-and the others compressed, and the passkey must still be retrieved (models/llm/passkey.py). ex4 on
+with planted induction and echo heads (on the shipped model these scores miss its retrieval head: bench_llm.py
+table 6 compares them with a score measured on the passkey task, models/llm/kv_compress.py). ex4 on
 y against numpy's x @ (codes * scales) on hidden shapes and groups (O not whole tiles among them, NaN sentinels),
 diagnosing tile 0's or group 0's scales used everywhere, then on the cycles of the model's l1.fc2 projection.
 """
@@ -280,37 +280,6 @@ def _ex3(ctx: Context) -> None:
                 ctx.fail(f"pick_heads chose {sorted(chosen)}; the planted retrieval heads are {sorted(planted)}",
                          ("heads/choice",))
     ctx.note("the planted induction and echo heads are found in every case")
-    with ctx.case(f"the lesson's model: {EX3_COUNT} heads kept whole, the others a window of {EX3_WINDOW}"):
-        keys, full, chosen = _model_retrieval(ctx, score, pick)
-        if keys < full - EX3_DROP:
-            ctx.fail(f"with the heads {sorted(chosen)} kept whole the compressed cache retrieves {keys:.0%} of the "
-                     f"{EX3_PROMPTS} held-out passkeys, the full cache {full:.0%}: the heads that read far back were "
-                     "compressed", ("heads/choice",))
-        ctx.note(f"the model's heads {sorted(chosen)} kept whole: passkey {keys:.0%} retrieved (full cache {full:.0%})")
-
-
-EX3_COUNT = 2           # heads the learner's pick keeps whole on the lesson's model
-EX3_WINDOW = 8          # the recent window of every other head (4 sinks and the compensation token besides)
-EX3_PROMPTS = 16        # held-out passkey prompts (models/llm/passkey.py)
-EX3_DROP = 0.10         # passkey accuracy may fall this far below the full cache's
-EX3_LENGTH = 48         # the repeated random letters of the probe
-
-
-def _model_retrieval(ctx: Context, score, pick) -> tuple[float, float, set]:
-    """The learner's ``score_heads`` and ``pick_heads`` on the shipped model's attention maps of random letters
-    repeated twice; (passkey accuracy with those heads whole and the rest compressed, full-cache accuracy, heads)."""
-    from ascend_sim.models.llm import reference as R
-    from ascend_sim.models.llm.kv_compress import Razor, attention_maps, repeated_letters
-    from ascend_sim.models.llm.passkey import heldout_prompts, passkey_accuracy
-    params = R.load_lm_weights()
-    ind, echo = ctx.call(score, attention_maps(params, repeated_letters(EX3_LENGTH)), EX3_LENGTH)
-    chosen = {(int(l), int(h)) for l, h in ctx.call(pick, np.asarray(ind), np.asarray(echo), EX3_COUNT)}
-    if len(chosen) != EX3_COUNT or not all(0 <= l < R.LAYERS and 0 <= h < R.HEADS for l, h in chosen):
-        ctx.fail(f"pick_heads returned {sorted(chosen)}: expected {EX3_COUNT} distinct (layer, head) pairs of the "
-                 f"{R.LAYERS} x {R.HEADS} model", ("heads/choice",))
-    prompts = heldout_prompts(EX3_PROMPTS)
-    keys, _ = passkey_accuracy(params, prompts, Razor(frozenset(chosen), EX3_WINDOW).attention)
-    return keys, passkey_accuracy(params, prompts)[0], chosen
 
 
 # ----------------------------------------------------------------------------- ex4 W4A16 dequantise-and-GEMV

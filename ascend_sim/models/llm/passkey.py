@@ -24,6 +24,7 @@ KEY_LENGTH = 1
 KEY_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OFFSETS = (8, 24)          # the early sentence starts at a filler offset drawn from [8, 24)
 HELDOUT_SEED = 20261206
+CALIBRATION_SEED = 7
 ROW = CONTEXT + 1
 
 
@@ -67,6 +68,18 @@ def heldout_prompts(count: int = 64, seed: int = HELDOUT_SEED) -> np.ndarray:
     return np.stack([make_row(filler, rng) for _ in range(count)])
 
 
+def calibration_prompts(count: int = 16, seed: int = CALIBRATION_SEED) -> np.ndarray:
+    """``[count, ROW]`` rows on training filler: what a measured retrieval score may look at (never the held-out)."""
+    rng = np.random.default_rng(seed)
+    filler = encode(corpus_bytes("train"))
+    return np.stack([make_row(filler, rng) for _ in range(count)])
+
+
+def early_key_position(row: np.ndarray) -> int:
+    """Position of the early key's first byte in ``row``."""
+    return bytes(np.asarray(row, np.uint8)).index(LEAD) + len(LEAD)
+
+
 def passkey_accuracy(params: Params, rows: np.ndarray, attention=None) -> tuple[float, float]:
     """(keys retrieved exactly, key bytes right) over ``rows``; ``attention`` as in ``reference.forward`` (a
     compressed cache: ``Razor.attention``)."""
@@ -80,5 +93,5 @@ def passkey_accuracy(params: Params, rows: np.ndarray, attention=None) -> tuple[
     return keys / len(rows), digits / (len(rows) * KEY_LENGTH)
 
 
-__all__ = ["LEAD", "KEY_LENGTH", "KEY_ALPHABET", "OFFSETS", "HELDOUT_SEED", "ROW", "key_positions", "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts",
+__all__ = ["LEAD", "KEY_LENGTH", "KEY_ALPHABET", "OFFSETS", "HELDOUT_SEED", "ROW", "key_positions", "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts", "calibration_prompts", "early_key_position", "CALIBRATION_SEED",
            "passkey_accuracy"]
