@@ -185,7 +185,8 @@ def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
     print(f"heads scored on the passkey (calibration prompts of training text): "
           f"{sorted(retrieval_heads(params, 2, 'passkey'))} first; by induction + echo: "
           f"{sorted(retrieval_heads(params, 2))}\n")
-    print("| retrieval heads kept whole | chosen by | window | sinks | compensation | cache saved at 128 tokens | passkey keys | "
+    print("| retrieval heads kept whole | chosen by | window | sinks | compensation | cache saved at 128 tokens | "
+          "passkey keys | "
           "perplexity | vs full | decode attention us |")
     print("|---:|---|---:|---:|---|---:|---:|---:|---:|---:|")
     choices = [(0, "-"), (2, "razor"), (1, "passkey"), (2, "passkey")]
@@ -204,7 +205,8 @@ def kv_table(params, held: np.ndarray, n_bytes: int, n_prompts: int) -> None:
         same = [r for b, pol, r in rows if len(pol.retrieval) == n and b == by and pol.compensation]
         held_up = [r.saved for r in same if r.keys >= full.keys - KEY_DROP]
         dropped = [r.saved for r in same if r.keys < full.keys - KEY_DROP]
-        print(f"{n} heads whole (chosen by {by}): passkey accuracy within {100 * KEY_DROP:.0f} points of the full cache's up to "
+        print(f"{n} heads whole (chosen by {by}): passkey accuracy within {100 * KEY_DROP:.0f} points of the full "
+              "cache's up to "
               f"{max(held_up, default=0):.1%} saved; " + (f"it drops from {min(dropped):.1%} saved" if dropped else
                                                             "no drop in the windows tried"))
     print("\nSource: RazorAttention cuts the KV cache by > 70 % 'without noticeable impact'.\n")

@@ -39,7 +39,8 @@ from torch_training import deterministic_torch  # noqa: E402
 from ascend_sim.models.datasets import write_npz  # noqa: E402
 from ascend_sim.models.llm import reference as R  # noqa: E402
 from ascend_sim.models.llm.corpus import corpus_bytes, corpus_digest, encode  # noqa: E402
-from ascend_sim.models.llm.passkey import KEY_ALPHABET, heldout_prompts, key_positions, make_copy_row, make_row, passkey_accuracy  # noqa: E402
+from ascend_sim.models.llm.passkey import (KEY_ALPHABET, heldout_prompts, key_positions, make_copy_row,  # noqa: E402
+                                           make_row, passkey_accuracy)
 
 SEED = 0
 STEPS = 1200

@@ -5,8 +5,8 @@ import pytest
 
 from ascend_sim.models.llm import reference as R
 from ascend_sim.models.llm.corpus import corpus_bytes, decode, encode
-from ascend_sim.models.llm.passkey import (KEY_ALPHABET, KEY_LENGTH, LEAD, ROW, heldout_prompts, key_positions, make_copy_row,
-                                           make_row, passkey_accuracy, retrieval_distances)
+from ascend_sim.models.llm.passkey import (KEY_ALPHABET, KEY_LENGTH, LEAD, ROW, heldout_prompts, key_positions,
+                                           make_copy_row, make_row, passkey_accuracy, retrieval_distances)
 
 
 @pytest.fixture(scope="module")

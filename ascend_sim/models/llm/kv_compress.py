@@ -15,7 +15,8 @@ passkey prompts of training text. The tiny model retrieves the key with a head t
 rank first (bench_llm.py table 6 measures both choices).
 
 Judged by ``evaluate_policy``: the passkey task the model is trained for (models/llm/passkey.py, the key ~90
-tokens back) and the held-out perplexity. The compression is simulated at every position: the query at position i sees the cache of positions 0..i
+tokens back) and the held-out perplexity. The compression is simulated at every position: the query at
+position i sees the cache of positions 0..i
 as a compressing decoder would hold it (sinks + window + compensation, or the whole cache for a retrieval
 head). Cache bytes count fp16 K and V of every (layer, head) at a context of ``length`` tokens.
 """
@@ -173,4 +174,5 @@ def evaluate_policy(params: Params, policy: Razor | None, prompts: np.ndarray, t
     return PolicyResult(0.0 if policy is None else policy.saved(CONTEXT), keys, digits, ppl)
 
 
-__all__ = ["PolicyResult", "evaluate_policy", "SINKS", "Razor", "razor_attend", "repeated_letters", "attention_maps", "head_scores", "passkey_scores", "retrieval_heads", "copy_accuracy"]
+__all__ = ["PolicyResult", "evaluate_policy", "SINKS", "Razor", "razor_attend", "repeated_letters", "attention_maps",
+           "head_scores", "passkey_scores", "retrieval_heads", "copy_accuracy"]

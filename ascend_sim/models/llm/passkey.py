@@ -93,5 +93,7 @@ def passkey_accuracy(params: Params, rows: np.ndarray, attention=None) -> tuple[
     return keys / len(rows), digits / (len(rows) * KEY_LENGTH)
 
 
-__all__ = ["LEAD", "KEY_LENGTH", "KEY_ALPHABET", "OFFSETS", "HELDOUT_SEED", "ROW", "key_positions", "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts", "calibration_prompts", "early_key_position", "CALIBRATION_SEED",
+__all__ = ["LEAD", "KEY_LENGTH", "KEY_ALPHABET", "OFFSETS", "HELDOUT_SEED", "CALIBRATION_SEED", "ROW", "key_positions",
+           "retrieval_distances", "make_row", "make_copy_row", "heldout_prompts", "calibration_prompts",
+           "early_key_position",
            "passkey_accuracy"]
