@@ -9,7 +9,8 @@ ex1 is graded on the attention output of every head (float32 tolerances, NaN sen
 new token, so reading too far shows) and on the cache row the step must append; a wrong output is diagnosed by
 the golden it does match (the new token not attended, the wrong softmax scale). ex2 is graded on the codes' range,
 on round-to-nearest against the learner's own scales, on bits per weight and on perplexity. ex3 on attention maps
-with planted induction and echo heads (the shipped model has none: models/llm/kv_compress.py measures it). ex4 on
+with planted induction and echo heads (on the shipped model these scores miss its retrieval head: bench_llm.py
+table 6 compares them with a score measured on the passkey task, models/llm/kv_compress.py). ex4 on
 y against numpy's x @ (codes * scales) on hidden shapes and groups (O not whole tiles among them, NaN sentinels),
 diagnosing tile 0's or group 0's scales used everywhere, then on the cycles of the model's l1.fc2 projection.
 ex5 on Y against numpy's X @ (codes * scales)^T on hidden shapes (M not whole fractals among them), diagnosing

@@ -9,9 +9,14 @@ if they all had the mean key (the paper's exact form is not reproduced: see the 
 
 Retrieval heads are found data-free, as the paper does for RoPE models: feed random letters repeated twice
 and score each head by the attention mass its second-copy queries put on the token after the earlier
-occurrence (induction, 归纳头) and on the earlier occurrence itself (echo, 回声头).
+occurrence (induction, 归纳头) and on the earlier occurrence itself (echo, 回声头). A second, measured score
+(``passkey_scores``) looks at the task itself: the attention of the query that answers on the early key, on
+passkey prompts of training text. The tiny model retrieves the key with a head the data-free score does not
+rank first (bench_llm.py table 6 measures both choices).
 
-The compression is simulated at every position: the query at position i sees the cache of positions 0..i
+Judged by ``evaluate_policy``: the passkey task the model is trained for (models/llm/passkey.py, the key ~90
+tokens back) and the held-out perplexity. The compression is simulated at every position: the query at
+position i sees the cache of positions 0..i
 as a compressing decoder would hold it (sinks + window + compensation, or the whole cache for a retrieval
 head). Cache bytes count fp16 K and V of every (layer, head) at a context of ``length`` tokens.
 """
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.models.llm.reference import HEAD_DIM, HEADS, LAYERS, Params, attend, forward
+from ascend_sim.models.llm.passkey import KEY_LENGTH, calibration_prompts, early_key_position, passkey_accuracy
+from ascend_sim.models.llm.reference import CONTEXT, HEAD_DIM, HEADS, LAYERS, Params, attend, forward, perplexity
 
 SINKS = 4
 
@@ -81,31 +87,57 @@ def razor_attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, first: int, whole:
     return (p @ v + pc[..., None] * vc) / z[..., None]
 
 
-def head_scores(params: Params, length: int = 48, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(induction, echo) scores ``[LAYERS, HEADS]``: mean attention mass of the second copy's queries of random
-    letters repeated twice on the token after the earlier occurrence, and on the earlier occurrence."""
+def repeated_letters(length: int = 48, seed: int = 0) -> np.ndarray:
+    """Random lowercase letters, ``length`` of them, repeated twice: the data-free probe of the head scores."""
     letters = np.random.default_rng(seed).integers(ord("a"), ord("z") + 1, length)
-    seq = np.concatenate([letters, letters])
-    ind, echo = np.zeros((LAYERS, HEADS)), np.zeros((LAYERS, HEADS))
+    return np.concatenate([letters, letters])
+
+
+def attention_maps(params: Params, tokens: np.ndarray) -> np.ndarray:
+    """Every head's causal attention probabilities on ``tokens``: ``[LAYERS, HEADS, S, S]`` (row = query)."""
+    maps = np.zeros((LAYERS, HEADS, len(tokens), len(tokens)))
 
     def probe(layer, q, k, v, first):
         s = q @ k.transpose(0, 2, 1) / np.sqrt(HEAD_DIM)
         s = np.where(np.arange(k.shape[1])[None, :] > first + np.arange(q.shape[1])[:, None], -np.inf, s)
         p = np.exp(s - s.max(-1, keepdims=True))
-        p /= p.sum(-1, keepdims=True)
-        t = np.arange(length, 2 * length)                                # queries of the second copy
-        ind[layer] = p[:, t, t - length + 1].mean(-1)
-        echo[layer] = p[:, t, t - length].mean(-1)
+        maps[layer] = p / p.sum(-1, keepdims=True)
         return attend(q, k, v, first)
 
-    forward(params, seq, attention=probe)
-    return ind, echo
+    forward(params, tokens, attention=probe)
+    return maps
 
 
-def retrieval_heads(params: Params, count: int) -> frozenset:
-    """The ``count`` (layer, head) pairs of the highest induction + echo score."""
-    ind, echo = head_scores(params)
-    order = np.argsort(-(ind + echo), axis=None, kind="stable")[:count]
+def head_scores(params: Params, length: int = 48, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(induction, echo) scores ``[LAYERS, HEADS]``: mean attention mass of the second copy's queries of random
+    letters repeated twice on the token after the earlier occurrence, and on the earlier occurrence."""
+    maps = attention_maps(params, repeated_letters(length, seed))
+    t = np.arange(length, 2 * length)                                    # queries of the second copy
+    return maps[:, :, t[:-1], t[:-1] - length + 1].mean(-1), maps[:, :, t, t - length].mean(-1)
+
+
+def passkey_scores(params: Params, rows: np.ndarray) -> np.ndarray:
+    """``[LAYERS, HEADS]``: the mean attention of the query that predicts the key on the early key, over passkey
+    ``rows`` (passkey.calibration_prompts: training filler). A measured score: it needs the task, the data-free
+    scores do not."""
+    total = np.zeros((LAYERS, HEADS))
+    for row in rows:
+        maps = attention_maps(params, row[:-1])
+        total += maps[:, :, -KEY_LENGTH, early_key_position(row)]
+    return total / len(rows)
+
+
+def retrieval_heads(params: Params, count: int, by: str = "razor") -> frozenset:
+    """The ``count`` (layer, head) pairs of the highest score: ``by="razor"`` induction + echo on random letters
+    (data-free, the paper's), ``by="passkey"`` the passkey score on calibration prompts."""
+    if by == "razor":
+        ind, echo = head_scores(params)
+        score = ind + echo
+    elif by == "passkey":
+        score = passkey_scores(params, calibration_prompts())
+    else:
+        raise ValueError(f"by={by!r}: use 'razor' (induction + echo, data-free) or 'passkey' (measured on the task)")
+    order = np.argsort(-score, axis=None, kind="stable")[:count]
     return frozenset((int(o) // HEADS, int(o) % HEADS) for o in order)
 
 
@@ -123,4 +155,24 @@ def copy_accuracy(params: Params, policy: Razor | None = None, length: int = 60,
     return hits / (trials * (length - 1))
 
 
-__all__ = ["SINKS", "Razor", "razor_attend", "head_scores", "retrieval_heads", "copy_accuracy"]
+@dataclass(frozen=True)
+class PolicyResult:
+    """One cache policy judged: bytes saved at the full context, passkey keys and digits retrieved, perplexity."""
+
+    saved: float
+    keys: float
+    digits: float
+    perplexity: float
+
+
+def evaluate_policy(params: Params, policy: Razor | None, prompts: np.ndarray, text: np.ndarray,
+                    stride: int = CONTEXT // 2) -> PolicyResult:
+    """``policy`` (None: the full cache) on the passkey ``prompts`` (passkey.heldout_prompts) and on ``text``."""
+    attention = None if policy is None else policy.attention
+    keys, digits = passkey_accuracy(params, prompts, attention)
+    ppl = perplexity(lambda w: forward(params, w, attention=attention), text, stride)
+    return PolicyResult(0.0 if policy is None else policy.saved(CONTEXT), keys, digits, ppl)
+
+
+__all__ = ["PolicyResult", "evaluate_policy", "SINKS", "Razor", "razor_attend", "repeated_letters", "attention_maps",
+           "head_scores", "passkey_scores", "retrieval_heads", "copy_accuracy"]

@@ -7,8 +7,10 @@
 
 Parameter names follow torch (``.w`` = weight ``[out, in]``, ``.b`` = bias). The QKV projection is one
 ``[3 * 64, 64]`` matrix whose rows are Q, then K, then V, each with head 0's 16 rows first (the BSH layout of
-the attention kernels). scripts/train_llm.py trains it on ``corpus.corpus_bytes("train")``; the weights ship
-in float16 (``lm_bytes.npz``) and this reference computes in float32 on them.
+the attention kernels). scripts/train_llm.py trains it on ``corpus.corpus_bytes("train")`` (``lm_bytes.npz``),
+and a second set of the same shapes on that text mixed with copy rows and the passkey retrieval task
+(``lm_passkey.npz``, passkey.py: what the KV-cache compression is judged on). The weights ship in float16 and
+this reference computes in float32 on them.
 
 Decoding with a KV cache (KV缓存): ``prefill`` runs the prompt and returns each layer's keys and values,
 ``decode_step`` appends one token's keys and values and attends its one query over the cache. Perplexity
@@ -35,6 +37,7 @@ LN_EPS = 1e-5
 GELU_C = float(np.sqrt(2.0 / np.pi))
 GELU_A = 0.044715
 WEIGHTS_FILE = "lm_bytes.npz"
+PASSKEY_WEIGHTS_FILE = "lm_passkey.npz"     # the same shapes, trained on the text mixed with the passkey task
 
 Params = Mapping[str, np.ndarray]
 
@@ -53,10 +56,11 @@ def linear_names() -> list[str]:
     return [f"l{i}.{n}.w" for i in range(LAYERS) for n in ("qkv", "proj", "fc1", "fc2")]
 
 
-def load_lm_weights() -> dict[str, np.ndarray]:
-    """The bundled trained weights (float16, as shipped)."""
+def load_lm_weights(name: str = WEIGHTS_FILE) -> dict[str, np.ndarray]:
+    """The bundled trained weights (float16, as shipped): the language model, or with ``PASSKEY_WEIGHTS_FILE``
+    the variant trained for the passkey retrieval too (passkey.py)."""
     from ascend_sim.models.datasets import bundled_file
-    with bundled_file(WEIGHTS_FILE).open("rb") as f, np.load(f) as npz:
+    with bundled_file(name).open("rb") as f, np.load(f) as npz:
         params = {k: npz[k] for k in npz.files}
     check_weights(params)
     return params
@@ -199,5 +203,6 @@ def perplexity(logits_fn, tokens: np.ndarray, stride: int = CONTEXT // 2) -> flo
 
 
 __all__ = ["D_MODEL", "HEADS", "HEAD_DIM", "D_MLP", "LAYERS", "CONTEXT", "LN_EPS", "GELU_C", "GELU_A", "WEIGHTS_FILE",
-           "param_shapes", "linear_names", "load_lm_weights", "check_weights", "layer_norm_ref", "gelu_ref",
-           "split_heads", "attend", "KVCache", "forward", "generate", "greedy_generate", "log_softmax", "windows", "perplexity"]
+           "PASSKEY_WEIGHTS_FILE", "param_shapes", "linear_names", "load_lm_weights", "check_weights", "layer_norm_ref",
+           "gelu_ref", "split_heads", "attend", "KVCache", "forward", "generate", "greedy_generate", "log_softmax",
+           "windows", "perplexity"]
