@@ -17,12 +17,12 @@ Tables:
      (lm_passkey.npz, the same shapes): retrieval-head scores, the copy
      task's accuracy, and per policy the cache bytes saved at the full context, the passkey accuracy on
      ``--kv-prompts`` held-out prompts (models/llm/passkey.py: the retrieval task the model is trained for), the
-     held-out perplexity (first ``--kv-bytes`` held-out bytes) and the decode attention time per step.
-
+     held-out perplexity (first ``--kv-bytes`` held-out bytes) and the decode attention time per step;
   7. W4A16 through the kernels (310B): held-out perplexity of the fused W4A16 cube kernel path against the numpy
      reference on the same dequantised weights (first ``--w4-bytes`` bytes), the tiny model's prefill time with
      fp16 and int4 weights, and generation with the NPU's sampling kernel (greedy, temperature + top-k) against
-     the reference;
+     the reference.
+
     python benchmarks/bench_llm.py [--npu-bytes N] [--quick] [--edge-context 512] [--edge-prompt 128] [--edge-only]
                                    [--kv-bytes 2048] [--kv-prompts 64] [--kv-only] [--w4-bytes 1024] [--w4-only]
 """
