@@ -46,6 +46,7 @@ class Lowered:
     kernels: list
     structs: list                   # Python names of the generated struct classes
     functions: list                 # Python names of the other functions (host code, helpers)
+    externs: list = field(default_factory=list)     # ExternKernel: declared, launched, defined elsewhere
 
 
 class Lowerer(ExprLowering, StmtLowering, CallLowering):
@@ -66,6 +67,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         self.class_stack: list = []
         self.template_stack: list = []          # the template parameter names in scope, outermost first
         self.tpl_tables: dict = {}              # the ASCENDC_TPL_* tables, by variable name
+        self.externs: dict = {}                 # pyname -> ExternKernel (launched, declared, not defined here)
 
     # ------------------------------------------------------------------ helpers
     def displayed(self, d):
@@ -185,7 +187,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             _at_line(n, 1)
         tree = ast.Module(head + body, [])
         ast.fix_missing_locations(tree)
-        return Lowered(tree, self.kernels, self.structs, self.functions)
+        return Lowered(tree, self.kernels, self.structs, self.functions, list(self.externs.values()))
 
     def tiling_space(self) -> ast.stmt | None:
         """``__ascendc_tiling_space__ = cxx.tiling_space(op, declared, selections, [kernel templates])``."""
