@@ -45,3 +45,38 @@ def test_ex6_graded_in_cpp_gets_the_python_gradebook_line(tmp_path):
     assert rows["cpp"] == rows["python"] and rows["cpp-wrong"] == rows["python-wrong"]
     assert ex6["cpp-wrong"].status == ex6["python-wrong"].status == "fail"
     assert ex6["cpp-wrong"].messages == ex6["python-wrong"].messages
+
+
+def _judged_cpp_ex6(ex6: str, monkeypatch):
+    """ex6 in C++ (with the C++ kernels of ex1-ex5) run with evidence on, then the grader's judge replays it."""
+    import json
+
+    from ascend_sim.course.grading.check import EVIDENCE_ENV
+    from ascend_sim.course.grading.judge import judge
+    from ascend_sim.course.grading.runner import _run_cxx
+    from ascend_sim.course.labs import lab01_lenet_ops as lab01
+
+    monkeypatch.setenv(EVIDENCE_ENV, "1")
+    cpp = {ex: s.code for ex, s in load_solutions(find_lab("lab01", ROOT))["cpp"].items()}
+    ns: dict = {}
+    for ex in ("ex1", "ex2", "ex3", "ex4", "ex5"):
+        _run_cxx(cpp[ex], f"{ex}-answer", ns)
+    _run_cxx(ex6, "ex6-answer", ns)
+    learner = lab01.LAB.run("ex6", ns)
+    verdict, tamper = judge(lab01.LAB, "ex6", json.loads(json.dumps(learner.evidence)))
+    return learner, verdict, tamper
+
+
+def test_the_judge_takes_the_probabilities_the_cpp_host_code_wrote_from_its_softmax(monkeypatch):
+    cpp6 = load_solutions(find_lab("lab01", ROOT))["cpp"]["ex6"].code
+    learner, verdict, tamper = _judged_cpp_ex6(cpp6, monkeypatch)
+    assert learner.status == verdict.status == "pass", (learner.messages, verdict.messages)
+    # probabilities that are not the softmax kernel's output (two of image 0's swapped on the host: still
+    # probabilities, still accurate enough) are rejected
+    call = "    Softmax(h1, 10, n, probs, stream);\n"
+    assert call in cpp6
+    forged = cpp6.replace(call, call + "    half first = probs[0];\n    probs[0] = probs[1];\n    probs[1] = first;\n")
+    learner, verdict, tamper = _judged_cpp_ex6(forged, monkeypatch)
+    assert learner.status == "pass"                  # the learner's own process is fooled ...
+    assert verdict.status == "fail" and tamper == ""     # ... the grader is not
+    assert "are not the output of your `softmax_custom` kernel" in verdict.messages[0], verdict.messages
