@@ -12,7 +12,9 @@
 // run_* helper passes them, then `GM_ADDR tiling`, read with GET_TILING_DATA_WITH_STRUCT into a struct whose
 // fields have the names of the check's tiling dataclass (the struct is named XTilingData for the dataclass XTiling:
 // the magic binds a cell's structs as notebook names, and the setup cell imports the dataclasses).
-// Exercise 6 (lenet_forward, host code) is Python only.
+// Exercise 6 is host code: `void lenet_forward(const uint8_t* images, uint32_t n, const half* weights, half* probs)`
+// launches the kernels of ex1-ex5 with <<<>>> (declared `extern "C" __global__ __aicore__`, linked by name to the
+// notebook's kernels) and writes the probabilities into the buffer the check allocates (lab01's run_lenet).
 
 // %% ex1
 #include "kernel_operator.h"
@@ -617,3 +619,281 @@ extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, GM_AD
 
 // %% ex5 wrong: no max subtraction (exp overflows on large logits) [key: values]
 // replace: Sub(yLocal[c * T], xLocal[c * T], m, T); -> Adds(yLocal[c * T], xLocal[c * T], 0.0f, T);
+
+// %% ex6
+// Host code, as a CANN operator's host program: lenet_forward allocates device memory, copies the input and the
+// weights in, launches your kernels of exercises 1-5 with <<<blocks, nullptr, stream>>> (each declared below, as a
+// host file declares kernels compiled elsewhere: the notebook links each declaration to your kernel of that name)
+// and copies the probabilities out. The activations stay on the device in the chunked layout [chunk][C, H, W, 16]
+// (one pixel = one DataBlock of 16 images) from conv1 to pool2, then go feature-major to the cube FC layers and
+// class-major to softmax, as the Python run_* helpers arrange them.
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void maxpool_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void conv2d_custom(GM_ADDR x, GM_ADDR w, GM_ADDR b, GM_ADDR y, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void linear_custom(GM_ADDR w, GM_ADDR x, GM_ADDR y, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling);
+
+struct EltTilingData { uint32_t totalLength; uint32_t tileLength; };
+struct PoolTilingData { uint32_t planes; uint32_t H; uint32_t W; uint32_t OH; uint32_t OW; };
+struct ConvTilingData {
+    uint32_t C; uint32_t Hp; uint32_t Wp; uint32_t O; uint32_t KH; uint32_t KW; uint32_t OH; uint32_t OW;
+    uint32_t nb; uint32_t chunks; uint32_t wLength; uint32_t bLength;
+};
+struct LinearTilingData { uint32_t M; uint32_t K; uint32_t N; uint32_t baseK; uint32_t nb; uint32_t O; };
+struct SoftmaxTilingData { uint32_t C; uint32_t N; uint32_t tileLength; };
+
+constexpr uint32_t LANES = 16;            // images per pixel DataBlock (32 bytes of half)
+constexpr uint32_t RELU_BLOCKS = 4;
+constexpr uint32_t RELU_TILE = 256;
+
+uint32_t RoundUp(uint32_t a, uint32_t m) { return (a + m - 1) / m * m; }
+uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+uint8_t* DeviceAlloc(size_t bytes)
+{
+    uint8_t* dev = nullptr;
+    aclrtMalloc((void**)&dev, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    return dev;
+}
+
+uint8_t* DeviceCopy(const void* host, size_t bytes)
+{
+    uint8_t* dev = DeviceAlloc(bytes);
+    aclrtMemcpy(dev, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    return dev;
+}
+
+// y = relu(x) over count halves (buffers of RoundUp(count, RELU_BLOCKS * RELU_TILE) halves)
+void Relu(uint8_t* x, uint8_t* y, uint32_t count, aclrtStream stream)
+{
+    EltTilingData t{RoundUp(count, RELU_BLOCKS * RELU_TILE), RELU_TILE};
+    uint8_t* tiling = DeviceCopy(&t, sizeof(t));
+    relu_custom<<<RELU_BLOCKS, nullptr, stream>>>(x, y, tiling);
+    aclrtSynchronizeStream(stream);
+    aclrtFree(tiling);
+}
+
+void MaxPool(uint8_t* x, uint8_t* y, uint32_t planes, uint32_t H, uint32_t W, aclrtStream stream)
+{
+    PoolTilingData t{planes, H, W, H / 2, W / 2};
+    uint8_t* tiling = DeviceCopy(&t, sizeof(t));
+    maxpool_custom<<<8, nullptr, stream>>>(x, y, tiling);
+    aclrtSynchronizeStream(stream);
+    aclrtFree(tiling);
+}
+
+// x: [chunks][C, Hp, Wp, 16] (already padded); w [O, C, K, K] and b [O] from the host weights
+void Conv(uint8_t* x, uint8_t* y, const half* w, const half* b, uint32_t chunks, uint32_t C, uint32_t Hp,
+          uint32_t O, uint32_t K, aclrtStream stream)
+{
+    ConvTilingData t{C, Hp, Hp, O, K, K, Hp - K + 1, Hp - K + 1, LANES, chunks, RoundUp(O * C * K * K, LANES),
+                     RoundUp(O, LANES)};
+    half* wHost = nullptr;
+    half* bHost = nullptr;
+    aclrtMallocHost((void**)&wHost, t.wLength * sizeof(half));
+    aclrtMallocHost((void**)&bHost, t.bLength * sizeof(half));
+    for (uint32_t i = 0; i < t.wLength; i++) {
+        wHost[i] = i < O * C * K * K ? w[i] : (half)0.0f;
+    }
+    for (uint32_t i = 0; i < t.bLength; i++) {
+        bHost[i] = i < O ? b[i] : (half)0.0f;
+    }
+    uint8_t* wDev = DeviceCopy(wHost, t.wLength * sizeof(half));
+    uint8_t* bDev = DeviceCopy(bHost, t.bLength * sizeof(half));
+    uint8_t* tiling = DeviceCopy(&t, sizeof(t));
+    conv2d_custom<<<8, nullptr, stream>>>(x, wDev, bDev, y, tiling);
+    aclrtSynchronizeStream(stream);
+    aclrtFree(wDev);
+    aclrtFree(bDev);
+    aclrtFree(tiling);
+    aclrtFreeHost(wHost);
+    aclrtFreeHost(bHost);
+}
+
+// yT [O][n] = w [O, K] @ xT [K][n] + b, on the cube (W' = [W | b], X'^T with a row of ones; ND, zero-padded)
+void Linear(const half* xT, uint32_t K, uint32_t n, const half* w, const half* b, uint32_t O, half* yT,
+            aclrtStream stream)
+{
+    uint32_t M = RoundUp(O, 16);
+    uint32_t nb = MinU(MinU(128, RoundUp(n, 16)), 131072 / (M * 4) / 16 * 16);
+    uint32_t baseK = MinU(MinU(128, RoundUp(K + 1, 16)), 32768 / (2 * (M > nb ? M : nb)) / 16 * 16);
+    LinearTilingData t{M, RoundUp(K + 1, baseK), RoundUp(n, nb), baseK, nb, O};
+    half* wp = nullptr;
+    half* xp = nullptr;
+    half* yp = nullptr;
+    aclrtMallocHost((void**)&wp, t.M * t.K * sizeof(half));
+    aclrtMallocHost((void**)&xp, t.K * t.N * sizeof(half));
+    aclrtMallocHost((void**)&yp, t.M * t.N * sizeof(half));
+    for (uint32_t o = 0; o < t.M; o++) {
+        for (uint32_t k = 0; k < t.K; k++) {
+            wp[o * t.K + k] = o < O && k < K ? w[o * K + k] : (o < O && k == K ? b[o] : (half)0.0f);
+        }
+    }
+    for (uint32_t k = 0; k < t.K; k++) {
+        for (uint32_t i = 0; i < t.N; i++) {
+            xp[k * t.N + i] = k < K && i < n ? xT[k * n + i] : (k == K ? (half)1.0f : (half)0.0f);
+        }
+    }
+    uint8_t* wDev = DeviceCopy(wp, t.M * t.K * sizeof(half));
+    uint8_t* xDev = DeviceCopy(xp, t.K * t.N * sizeof(half));
+    uint8_t* yDev = DeviceAlloc(t.M * t.N * sizeof(half));
+    uint8_t* tiling = DeviceCopy(&t, sizeof(t));
+    linear_custom<<<2, nullptr, stream>>>(wDev, xDev, yDev, tiling);
+    aclrtSynchronizeStream(stream);
+    aclrtMemcpy(yp, t.M * t.N * sizeof(half), yDev, t.M * t.N * sizeof(half), ACL_MEMCPY_DEVICE_TO_HOST);
+    for (uint32_t o = 0; o < O; o++) {
+        for (uint32_t i = 0; i < n; i++) {
+            yT[o * n + i] = yp[o * t.N + i];
+        }
+    }
+    aclrtFree(wDev);
+    aclrtFree(xDev);
+    aclrtFree(yDev);
+    aclrtFree(tiling);
+    aclrtFreeHost(wp);
+    aclrtFreeHost(xp);
+    aclrtFreeHost(yp);
+}
+
+// relu of a host array of count halves, on the device
+void ReluHost(half* x, uint32_t count, aclrtStream stream)
+{
+    uint32_t total = RoundUp(count, RELU_BLOCKS * RELU_TILE);
+    half* padded = nullptr;
+    aclrtMallocHost((void**)&padded, total * sizeof(half));
+    for (uint32_t i = 0; i < total; i++) {
+        padded[i] = i < count ? x[i] : (half)0.0f;
+    }
+    uint8_t* xDev = DeviceCopy(padded, total * sizeof(half));
+    uint8_t* yDev = DeviceAlloc(total * sizeof(half));
+    Relu(xDev, yDev, count, stream);
+    aclrtMemcpy(padded, total * sizeof(half), yDev, total * sizeof(half), ACL_MEMCPY_DEVICE_TO_HOST);
+    for (uint32_t i = 0; i < count; i++) {
+        x[i] = padded[i];
+    }
+    aclrtFree(xDev);
+    aclrtFree(yDev);
+    aclrtFreeHost(padded);
+}
+
+// probs [n][C] = softmax of logitsT [C][n], class-major float32 on the device
+void Softmax(const half* logitsT, uint32_t C, uint32_t n, half* probs, aclrtStream stream)
+{
+    SoftmaxTilingData t{C, RoundUp(n, 64), 64};
+    float* xs = nullptr;
+    aclrtMallocHost((void**)&xs, C * t.N * sizeof(float));
+    for (uint32_t c = 0; c < C; c++) {
+        for (uint32_t i = 0; i < t.N; i++) {
+            xs[c * t.N + i] = i < n ? (float)logitsT[c * n + i] : 0.0f;
+        }
+    }
+    uint8_t* xDev = DeviceCopy(xs, C * t.N * sizeof(float));
+    uint8_t* yDev = DeviceAlloc(C * t.N * sizeof(float));
+    uint8_t* tiling = DeviceCopy(&t, sizeof(t));
+    softmax_custom<<<MinU(2, t.N / 64), nullptr, stream>>>(xDev, yDev, tiling);
+    aclrtSynchronizeStream(stream);
+    aclrtMemcpy(xs, C * t.N * sizeof(float), yDev, C * t.N * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t c = 0; c < C; c++) {
+            probs[i * C + c] = (half)xs[c * t.N + i];
+        }
+    }
+    aclrtFree(xDev);
+    aclrtFree(yDev);
+    aclrtFree(tiling);
+    aclrtFreeHost(xs);
+}
+
+// The weights, one half array in this order: conv1.w [6,1,5,5], conv1.b [6], conv2.w [16,6,5,5], conv2.b [16],
+// fc1.w [120,400], fc1.b [120], fc2.w [84,120], fc2.b [84], fc3.w [10,84], fc3.b [10].
+constexpr uint32_t CONV1_W = 0;
+constexpr uint32_t CONV1_B = CONV1_W + 6 * 25;
+constexpr uint32_t CONV2_W = CONV1_B + 6;
+constexpr uint32_t CONV2_B = CONV2_W + 16 * 6 * 25;
+constexpr uint32_t FC1_W = CONV2_B + 16;
+constexpr uint32_t FC1_B = FC1_W + 120 * 400;
+constexpr uint32_t FC2_W = FC1_B + 120;
+constexpr uint32_t FC2_B = FC2_W + 84 * 120;
+constexpr uint32_t FC3_W = FC2_B + 84;
+constexpr uint32_t FC3_B = FC3_W + 10 * 84;
+
+// images: n uint8 pictures of 28 x 28; probs: n rows of 10 class probabilities (fp16)
+void lenet_forward(const uint8_t* images, uint32_t n, const half* weights, half* probs)
+{
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    uint32_t chunks = RoundUp(n, LANES) / LANES;
+    // the input, normalised to [0, 1], zero-padded by 2 and in the chunked layout [chunk][1, 32, 32, 16]
+    uint32_t inSize = chunks * 32 * 32 * LANES;
+    half* x = nullptr;
+    aclrtMallocHost((void**)&x, inSize * sizeof(half));
+    for (uint32_t i = 0; i < inSize; i++) {
+        x[i] = (half)0.0f;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t p = 0; p < 28 * 28; p++) {
+            x[(i / LANES) * 32 * 32 * LANES + ((p / 28 + 2) * 32 + p % 28 + 2) * LANES + i % LANES] =
+                (half)((float)images[i * 28 * 28 + p] / 255.0f);
+        }
+    }
+    uint32_t c1 = chunks * 6 * 28 * 28 * LANES;                     // conv1's output: the largest activation
+    uint32_t big = RoundUp(c1, RELU_BLOCKS * RELU_TILE);
+    uint8_t* a = DeviceAlloc(big * sizeof(half));
+    aclrtMemcpy(a, big * sizeof(half), x, inSize * sizeof(half), ACL_MEMCPY_HOST_TO_DEVICE);
+    uint8_t* b = DeviceAlloc(big * sizeof(half));
+    uint8_t* c = DeviceAlloc(big * sizeof(half));
+    uint32_t c2 = chunks * 16 * 10 * 10 * LANES;                    // conv2's output halves
+    uint32_t flat = 16 * 5 * 5;
+    half* p2 = nullptr;
+    half* h1 = nullptr;
+    half* h2 = nullptr;
+    half* h3 = nullptr;
+    aclrtMallocHost((void**)&p2, chunks * flat * LANES * sizeof(half));
+    aclrtMallocHost((void**)&h1, flat * n * sizeof(half));
+    aclrtMallocHost((void**)&h2, 120 * n * sizeof(half));
+    aclrtMallocHost((void**)&h3, 84 * n * sizeof(half));
+    // --- BEGIN SOLUTION hint="chain the layers: conv1 (pad 2), ReLU, pool, conv2, ReLU, pool, flatten, fc1 + ReLU, fc2 + ReLU, fc3, softmax"
+    Conv(a, b, weights + CONV1_W, weights + CONV1_B, chunks, 1, 32, 6, 5, stream);
+    Relu(b, c, c1, stream);
+    MaxPool(c, a, chunks * 6, 28, 28, stream);                      // a: [chunk][6, 14, 14, 16]
+    Conv(a, b, weights + CONV2_W, weights + CONV2_B, chunks, 6, 14, 16, 5, stream);
+    Relu(b, c, c2, stream);
+    MaxPool(c, a, chunks * 16, 10, 10, stream);                     // a: [chunk][16, 5, 5, 16]
+    aclrtMemcpy(p2, chunks * flat * LANES * sizeof(half), a, chunks * flat * LANES * sizeof(half),
+                ACL_MEMCPY_DEVICE_TO_HOST);
+    for (uint32_t f = 0; f < flat; f++) {                           // flatten in C, H, W order, feature-major
+        for (uint32_t i = 0; i < n; i++) {
+            h1[f * n + i] = p2[(i / LANES) * flat * LANES + f * LANES + i % LANES];
+        }
+    }
+    Linear(h1, flat, n, weights + FC1_W, weights + FC1_B, 120, h2, stream);
+    ReluHost(h2, 120 * n, stream);
+    Linear(h2, 120, n, weights + FC2_W, weights + FC2_B, 84, h3, stream);
+    ReluHost(h3, 84 * n, stream);
+    Linear(h3, 84, n, weights + FC3_W, weights + FC3_B, 10, h1, stream);
+    Softmax(h1, 10, n, probs, stream);
+    // --- END SOLUTION
+    aclrtFree(a);
+    aclrtFree(b);
+    aclrtFree(c);
+    aclrtFreeHost(x);
+    aclrtFreeHost(p2);
+    aclrtFreeHost(h1);
+    aclrtFreeHost(h2);
+    aclrtFreeHost(h3);
+    aclrtDestroyStream(stream);
+}
+
+// %% ex6 wrong: forgets the ReLU after conv2 [key: lenet/accuracy]
+// replace:
+//     Relu(b, c, c2, stream);
+//     MaxPool(c, a, chunks * 16, 10, 10, stream);                     // a: [chunk][16, 5, 5, 16]
+// with:
+//     MaxPool(b, a, chunks * 16, 10, 10, stream);                     // a: [chunk][16, 5, 5, 16]
+
+// %% ex6 wrong: flattens the Pool2 output in H, W, C order instead of C, H, W [key: lenet/accuracy]
+// replace: + f * LANES + i % LANES]; -> + ((f % 16) * 25 + f / 16) * LANES + i % LANES];

@@ -12,6 +12,7 @@ module.py (compile, cache, the kernels), cxx.py (the C++ semantics the generated
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ascend_sim.ascendc.diagnostics import CompileError, Diagnostic
@@ -19,11 +20,14 @@ from ascend_sim.ascendc.module import AscendCModule, CppKernel, instantiate, reg
 
 
 def load(path_or_source, *, name: str | None = None, defines: dict | None = None,
-         include_dirs=()) -> AscendCModule:
+         include_dirs=(), externs: Mapping | None = None) -> AscendCModule:
     """Parse, translate and load a C++ translation unit (a file path, or the source text itself).
 
     ``defines``: macros as ``-D`` gives them (``{"DTYPE_X": "half"}``; None for a bare ``-DNAME``).
     ``include_dirs``: more ``-I`` folders (the source's own folder is always searched).
+    ``externs``: where kernels the source declares and launches but does not define are found, by name (the
+    notebook's namespace: ``extern "C" __global__ __aicore__ void k(...);`` then ``k<<<...>>>`` launches the
+    ``k`` an earlier cell defined). A missing one is a ``file:line:col: error: undefined kernel`` at the declaration.
     Raises CompileError (its ``str`` is the compiler-style diagnostics) when the source does not translate.
     """
     if isinstance(path_or_source, Path) or (isinstance(path_or_source, str) and "\n" not in path_or_source
@@ -38,7 +42,7 @@ def load(path_or_source, *, name: str | None = None, defines: dict | None = None
         clang_name = os.path.join(os.path.abspath(os.getcwd()), f"__ascendc_{_safe(label)}.cpp")
         register_source(display_file, text)
     code, source, lowered = translate(text, clang_name, display_file, defines, include_dirs)
-    return instantiate(code, source, lowered, display_file)
+    return instantiate(code, source, lowered, display_file, externs)
 
 
 def _safe(label: str) -> str:

@@ -122,17 +122,25 @@ class Ref:
 
 
 class Box:
-    """A local variable whose address is taken (``&x`` in host code): the variable lives in ``.value``."""
+    """A local variable whose address is taken (``&x`` in host code): the variable lives in ``.value``.
 
-    __slots__ = ("value",)
+    A ``T*`` variable's Box has ``pointee`` T: a pointer stored into it through ``(void**)&p`` (aclrtMalloc,
+    aclrtMallocHost hand out bytes) is read as T, so ``p[i]`` and ``p + i`` step by sizeof(T) as in C++.
+    """
 
-    def __init__(self, value=None):
-        self.value = value
+    __slots__ = ("value", "pointee")
+
+    def __init__(self, value=None, pointee=None):
+        self.pointee = pointee
+        self.value = None
+        self.set(value)
 
     def get(self):
         return self.value
 
     def set(self, v) -> None:
+        if self.pointee is not None and hasattr(v, "cast") and getattr(v, "dtype", None) != self.pointee:
+            v = v.cast(self.pointee)
         self.value = v
 
     def __repr__(self) -> str:
@@ -144,6 +152,21 @@ def gm_param(ptr, dtype):
     if ptr.__class__ is GmPtr:
         return ptr if ptr.dtype == dtype else ptr.cast(dtype)
     return ptr
+
+
+def host_param(ptr, dtype, param: str):
+    """A host function's ``T*`` parameter: a numpy array becomes a pointer to its first element (C order), so
+    ``p + n`` is a pointer and ``p[i]`` an element, as in C++; other pointers stay."""
+    if not isinstance(ptr, np.ndarray):
+        return ptr
+    from ascend_sim.ascendc.host.pointers import HostPtr
+    if ptr.dtype != np.dtype(dtype) or not ptr.flags.c_contiguous:
+        raise ArgumentError(f"the pointer parameter {param} points to {np.dtype(dtype).name}, but the caller passed "
+                            f"a {'non-contiguous ' if not ptr.flags.c_contiguous else ''}{ptr.dtype.name} array "
+                            f"of shape {ptr.shape}",
+                            fix=f"pass np.ascontiguousarray(a, np.{np.dtype(dtype).name}) (C++ reads its bytes as "
+                                f"{np.dtype(dtype).name})")
+    return HostPtr(ptr.reshape(-1).view(np.uint8), 0, dtype)
 
 
 def ptr_cast(ptr, dtype):

@@ -46,6 +46,7 @@ class Lowered:
     kernels: list
     structs: list                   # Python names of the generated struct classes
     functions: list                 # Python names of the other functions (host code, helpers)
+    externs: list = field(default_factory=list)     # ExternKernel: declared, launched, defined elsewhere
 
 
 class Lowerer(ExprLowering, StmtLowering, CallLowering):
@@ -66,6 +67,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         self.class_stack: list = []
         self.template_stack: list = []          # the template parameter names in scope, outermost first
         self.tpl_tables: dict = {}              # the ASCENDC_TPL_* tables, by variable name
+        self.externs: dict = {}                 # pyname -> ExternKernel (launched, declared, not defined here)
 
     # ------------------------------------------------------------------ helpers
     def displayed(self, d):
@@ -185,7 +187,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
             _at_line(n, 1)
         tree = ast.Module(head + body, [])
         ast.fix_missing_locations(tree)
-        return Lowered(tree, self.kernels, self.structs, self.functions)
+        return Lowered(tree, self.kernels, self.structs, self.functions, list(self.externs.values()))
 
     def tiling_space(self) -> ast.stmt | None:
         """``__ascendc_tiling_space__ = cxx.tiling_space(op, declared, selections, [kernel templates])``."""
@@ -324,7 +326,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
         if tparams:
             self.template_stack.append(tparams)
         try:
-            fn_def, ctx = self.function_def(c, pyname, tparams, is_kernel=is_kernel)
+            fn_def, ctx = self.function_def(c, pyname, tparams, is_kernel=is_kernel, host=not quals)
         finally:
             if tparams:
                 self.template_stack.pop()
@@ -354,7 +356,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                              kw_defaults=[], kwarg=None, defaults=defaults)
 
     def function_def(self, c, pyname: str, tparams: list, is_kernel: bool = False, method: bool = False,
-                     decorators=(), leading=()) -> tuple:
+                     decorators=(), leading=(), host: bool = False) -> tuple:
         """``def pyname(params): body`` for function (or method) cursor ``c`` and the function's context."""
         definition = c.get_definition() or c
         saved, self.fn = self.fn, FnContext()
@@ -382,6 +384,11 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering):
                     prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())],
                                                         call("cxx.gm_param", [name(pn), self.dtype_of(pointee, p)])),
                                              p))
+                elif host and is_pointer(p.type) and self.is_number_type(p.type.get_canonical().get_pointee()):
+                    # a host T* given a numpy array (a check's buffer): a pointer to its first element
+                    pointee = p.type.get_canonical().get_pointee()
+                    prologue.append(self.loc(ast.Assign([ast.Name(pn, ast.Store())], call(
+                        "cxx.host_param", [name(pn), self.dtype_of(pointee, p), ast.Constant(p.spelling)])), p))
             self.mark_boxed(definition)
             for p in params:
                 if self.scalar_out_param(p):           # T& of a scalar: the caller's Box or Ref, used as .value

@@ -10,16 +10,31 @@ cursors for the expressions and type names inside).
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import ascend_sim
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.clang_util import specialized_template, template_params
-from ascend_sim.ascendc.diagnostics import unsupported
+from ascend_sim.ascendc.diagnostics import at_cursor, unsupported
 from ascend_sim.ascendc.lower_expr import call, children, const, is_default_arg, member_base, name, strip
 from ascend_sim.ascendc.lower_types import (FLOATS, INT_DTYPES, INTS, KEYWORD_TYPES, canonical_spelling, int_info,
                                            is_float, is_record, is_reference, record_decl, strip_ref, tkind)
 
 HEADER_DEFAULT_NONE = {"LocalTensor"}       # a default-constructed LocalTensor is assigned before use
+
+
+@dataclass(frozen=True)
+class ExternKernel:
+    """A kernel the source declares (``extern "C" __global__ __aicore__ void k(GM_ADDR ...);``) and launches with
+    ``<<<>>>`` but does not define: module.py links it to a kernel of that name defined elsewhere (an earlier
+    notebook cell, the grader's namespace), as the linker resolves a declaration against another object file."""
+
+    name: str                       # the C++ name, looked up in the externs namespace
+    pyname: str                     # the generated module's global that the launches call
+    params: int                     # the parameters the declaration lists
+    file: str                       # where the declaration is (display name), for the link error
+    line: int
+    col: int
 
 
 class CallLowering:
@@ -439,6 +454,8 @@ class CallLowering:
         decl = kref.referenced
         k = name(self.declare_global(decl if decl.kind.name != "FUNCTION_DECL" or specialized_template(decl) is None
                                      else specialized_template(decl)))
+        if decl.kind.name == "FUNCTION_DECL" and decl.get_definition() is None and specialized_template(decl) is None:
+            self.extern_kernel(decl, k.id)
         if decl.kind.name == "FUNCTION_DECL" and decl.get_num_template_arguments() > 0:
             pattern = specialized_template(decl)
             k = call(ast.Attribute(k, "template", ast.Load()), self.semantic_template_args(decl, pattern, c))
@@ -446,6 +463,14 @@ class CallLowering:
         blocks = self.rvalue(cfg_args[0])
         stream = self.rvalue(cfg_args[2]) if len(cfg_args) > 2 else ast.Constant(None)
         return call("acl.launch_kernel", [k, blocks, stream] + [self.rvalue(a) for a in args])
+
+
+    def extern_kernel(self, decl, pyname: str) -> None:
+        """A launched kernel with no definition in this source: linked at load time (module.link_externs)."""
+        if pyname not in self.externs:
+            where = self.displayed(at_cursor(decl.canonical, "", "error"))
+            params = sum(1 for _ in decl.get_arguments())
+            self.externs[pyname] = ExternKernel(decl.spelling, pyname, params, where.file, where.line, where.col)
 
 
 def _outermost(cursors):

@@ -139,7 +139,10 @@ class StmtLowering:
         pyname = self.new_local(d)
         value = self.initial_value(d, t, init)
         if self.key(d) in self.fn.boxed:
-            value = call("cxx.Box", [value])
+            pointee = t.get_canonical().get_pointee() if is_pointer(t) else None
+            typed = pointee is not None and self.is_number_type(pointee)
+            # a T* whose address is taken ((void**)&p for aclrtMalloc/aclrtMallocHost) reads its memory as T
+            value = call("cxx.Box", [value, self.dtype_of(pointee, d)] if typed else [value])
             self.fn.aliases[self.key(d)] = lambda n=pyname: ast.Attribute(name(n), "value", ast.Load())
         return [ast.Assign([ast.Name(pyname, ast.Store())], value)]
 

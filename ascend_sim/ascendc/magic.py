@@ -51,11 +51,14 @@ def cell_text(cell: str) -> str:
 def run_cell(line: str, cell: str, namespace: dict, *, label: str | None = None):
     """Load ``cell`` and bind its kernels, structs and functions (and the module under its name) in ``namespace``.
 
+    A kernel the cell only declares (``extern "C" __global__ __aicore__ void k(...);``) and launches is the ``k``
+    of ``namespace``: an earlier cell's kernel, C++ or Python.
+
     ``label`` names the cell in diagnostics and errors (``<ascendc:In[12]>``; default: the module's name): each
     cell needs its own, or an error raised by an earlier cell's kernel would quote a later cell's source line.
     """
     name, defines, includes = parse_line(line)
-    mod = load(cell_text(cell), name=label or name, defines=defines, include_dirs=includes)
+    mod = load(cell_text(cell), name=label or name, defines=defines, include_dirs=includes, externs=namespace)
     namespace.update(mod.functions)
     namespace.update(vars(mod.structs))
     namespace.update(mod.kernels)

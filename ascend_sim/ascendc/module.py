@@ -11,11 +11,13 @@ import ast
 import hashlib
 import linecache
 import os
+import inspect
 import types
+from collections.abc import Mapping
 from pathlib import Path
 
 from ascend_sim import Kernel, LaunchError
-from ascend_sim.ascendc.diagnostics import display_name
+from ascend_sim.ascendc.diagnostics import CompileError, Diagnostic, display_name
 from ascend_sim.ascendc.lower import TRANSLATOR_VERSION, Lowerer
 from ascend_sim.ascendc.parse import parse
 from ascend_sim.engine.spelling import CPP, register_cpp_file
@@ -128,12 +130,59 @@ def _digest(path: str) -> str:
         return ""
 
 
-def instantiate(code, source: str, lowered, display_file: str) -> AscendCModule:
+def instantiate(code, source: str, lowered, display_file: str, externs: Mapping | None = None) -> AscendCModule:
     mod_name = "ascendc_" + "".join(ch if ch.isalnum() else "_" for ch in os.path.basename(display_file))
     ns: dict = {"__name__": mod_name, "__file__": display_file}
+    ns.update(link_externs(lowered.externs, externs or {}))
     register_cpp_file(display_file)        # errors at its lines speak C++ (engine/spelling.py)
     exec(code, ns)
     return AscendCModule(display_file, ns, source, lowered.kernels, lowered.structs, lowered.functions)
+
+
+def link_externs(declared: list, externs: Mapping) -> dict:
+    """{python name: kernel} for each kernel the source declares and launches but does not define, from ``externs``
+    (the notebook's names: an earlier ``%%ascendc`` or Python cell defined it). A missing or mismatched kernel is a
+    link error at the declaration, as ``undefined reference`` is for the real toolchain."""
+    out, errors = {}, []
+    for d in declared:
+        found = externs.get(d.name)
+        problem = _link_problem(d, found)
+        if problem:
+            errors.append(Diagnostic(d.file, d.line, d.col, "error", problem))
+        else:
+            out[d.pyname] = found
+    if errors:
+        raise CompileError(errors)
+    return out
+
+
+def _link_problem(d, found) -> str:
+    """Why ``found`` cannot be the kernel that declaration ``d`` names ("" when it can)."""
+    if found is None:
+        return (f"undefined kernel '{d.name}': it is declared and launched here but defined nowhere (not in this "
+                f"source, not in an earlier cell); run the cell that defines {d.name} first, or define it here")
+    if not isinstance(found, Kernel):
+        return (f"'{d.name}' is a {type(found).__name__} in the notebook, not a kernel: the declaration needs a "
+                f"kernel of that name (a __global__ function of an earlier %%ascendc cell, or a @kernel in Python); "
+                f"run the cell that defines the kernel {d.name} again")
+    takes = _param_count(found)
+    if takes is not None and takes != d.params:
+        return (f"'{d.name}' is declared here with {d.params} parameters, but the kernel {d.name} defined earlier "
+                f"takes {takes}; declare it with the parameters of its definition")
+    return ""
+
+
+def _param_count(k: Kernel) -> int | None:
+    """The parameters of a kernel: a C++ one's from its declaration, a Python one's from its signature."""
+    if isinstance(k, CppKernel):
+        return len(k.params)
+    try:
+        ps = inspect.signature(k.fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps):
+        return None
+    return sum(1 for p in ps if p.default is p.empty)
 
 
 def register_source(display_file: str, text: str) -> None:

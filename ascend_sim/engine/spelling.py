@@ -20,6 +20,7 @@ and never changed. Which language a message speaks is the learner's: the file of
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 __all__ = ["PYTHON", "CPP", "LANGUAGES", "OPEN", "CLOSE", "ALT", "PYTHON_ONLY", "render", "to_cpp",
@@ -47,8 +48,11 @@ def language_of_file(filename: str | None) -> str:
 
 
 def language_of(obj) -> str:
-    """The language an object was written in: a kernel's ``source_language`` (CPP for a C++ kernel), else PYTHON."""
+    """The language an object was written in: a kernel's ``source_language`` (CPP for a C++ kernel), a function's
+    file's (CPP for a C++ host function the front end compiled), else PYTHON."""
     lang = getattr(type(obj), "source_language", PYTHON)     # the class's: no instance __getattr__ runs
+    if lang == PYTHON and inspect.isfunction(obj):
+        return language_of_file(obj.__code__.co_filename)
     return lang if lang in LANGUAGES else PYTHON
 
 

@@ -37,3 +37,17 @@ def test_the_runner_reads_the_magic_line_as_jupyterlab_does():
         _run_cxx(ADD.replace("%%ascendc", "%%ascendc -I /etc"), "ex1", {})
     with pytest.raises(CompileError, match=r"<ascendc:ex1>:4:\d+: error"):
         _run_cxx(ADD.replace("{}", "{ undeclared_name(); }"), "ex1", {})
+
+
+def test_a_cell_links_the_kernels_an_earlier_answer_cell_bound():
+    # lab01 ex6's shape: the host code declares a kernel of an earlier cell and launches it with <<<>>>
+    from ascend_sim.ascendc import CompileError
+    host = ('%%ascendc\n#include "kernel_operator.h"\n#include "acl/acl.h"\n'
+            'extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z);\n'
+            'void run(uint8_t* x, uint8_t* y, uint8_t* z) { add_custom<<<1, nullptr, nullptr>>>(x, y, z); }\n')
+    with pytest.raises(CompileError, match=r"<ascendc:ex6>:4:\d+: error: undefined kernel 'add_custom'"):
+        _run_cxx(host, "ex6", {})
+    namespace = {}
+    _run_cxx(ADD, "ex1", namespace)
+    _run_cxx(host, "ex6", namespace)
+    assert set(namespace) == {"add_custom", "run"}

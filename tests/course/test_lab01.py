@@ -50,7 +50,7 @@ def _solved(upto: str) -> list[str]:
 def test_solution_run_full_marks_blank_zero_wrong_answers_fail(tmp_path):
     outcome = solve_lab(find_lab("lab01_lenet_ops", ROOT), limits=Limits(cell_timeout=60), out_dir=tmp_path)
     assert outcome.ok, outcome.all_problems()
-    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs     # the notebook offers C++ first (ex1-ex5)
+    solved, solved_cpp, blank, blank_python, *wrong = outcome.runs     # the notebook offers C++ first (ex1-ex6)
     assert (solved.name, solved_cpp.name, blank.name, blank_python.name) == ("solved", "solved-cpp", "blank",
                                                                              "blank-python")
     for run in (solved, solved_cpp):
@@ -93,7 +93,8 @@ CPP_SOLUTIONS = parse_solutions(ROOT / "solutions" / "lab01_lenet_ops.cpp")
 
 
 def _cpp_namespace(answers: dict[str, str]) -> dict:
-    """The setup, the Python ex6, and each C++ answer (a %%ascendc cell) bound as the grader binds it."""
+    """The setup, the Python ex6, then each C++ answer (a %%ascendc cell; its ex6 replaces the Python one) bound as
+    the grader binds it."""
     ns = _namespace(SOLUTIONS["ex6"].code)
     for ex, cell in sorted(answers.items()):
         _run_cxx(cell, f"{ex}-answer", ns)

@@ -204,13 +204,15 @@ class Context:
         return {"answer": name} if name is not None else ev.describe(v)
 
     def call(self, fn: Callable, *args, kernels: tuple[str, ...] = (),
-             output_from: tuple[str, Callable] | None = None, **kwargs) -> Any:
+             output_from: tuple[str, Callable] | None = None, output_arg: int | None = None, **kwargs) -> Any:
         """Run learner code, turning its exceptions into check outcomes.
 
         NotImplementedError -> not attempted; a ``KernelError`` (the sanitizer)
         -> fail with its rule and line; any other exception -> error.
         For a learner function that must run kernels (the grader checks it): ``kernels`` names the kernels
-        it must launch, ``output_from = (kernel name, view)`` says its result is ``view(launch)`` of those launches.
+        it must launch, ``output_from = (kernel name, view)`` says its result is ``view(launch)`` of those launches;
+        ``output_arg = i``: the result is written into argument ``i`` (a C++ host function's output buffer), not
+        returned.
         """
         learner = id(fn) in self._answers
         event = {"kind": "call", "learner": learner, "args": [self.describe(a) for a in args], "launches": []}

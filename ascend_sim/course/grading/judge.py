@@ -129,7 +129,7 @@ class ReplayContext(Context):
         return token
 
     def call(self, fn: Callable, *args, kernels: tuple[str, ...] = (),
-             output_from: tuple[str, Callable] | None = None, **kwargs) -> Any:
+             output_from: tuple[str, Callable] | None = None, output_arg: int | None = None, **kwargs) -> Any:
         e = self._next("call")
         learner = isinstance(fn, AnswerToken)
         if bool(e.get("learner")) != learner or e.get("args") != [self.describe(a) for a in args]:
@@ -147,7 +147,7 @@ class ReplayContext(Context):
         if not isinstance(launches, list):
             raise ev.Rejected("the evidence of a call has no launch list")
         if learner:
-            return self._learner_result(fn, args, e, launches, kernels, output_from)
+            return self._learner_result(fn, args, e, launches, kernels, output_from, output_arg)
         replay = _LaunchReplay(self, launches)
         result = ev.with_hook(replay.hook, fn, *args, **kwargs)
         if replay.launches:
@@ -155,7 +155,7 @@ class ReplayContext(Context):
         return result
 
     def _learner_result(self, fn: AnswerToken, args: tuple, e: dict, launches: list, kernels: tuple[str, ...],
-                        output_from: tuple[str, Callable] | None) -> Any:
+                        output_from: tuple[str, Callable] | None, output_arg: int | None = None) -> Any:
         ran = {}
         for rec in launches:
             _check_kernel(rec, None)
@@ -181,7 +181,8 @@ class ReplayContext(Context):
             name, view = output_from
             rows = {np.asarray(r, np.float16).tobytes()
                     for rec in ran.get(name, []) for r in np.atleast_2d(view(_NestedLaunch(rec)))}
-            got = np.atleast_2d(np.asarray(result if isinstance(result, np.ndarray) else np.nan, np.float16))
+            out = result if output_arg is None else args[output_arg]     # returned, or written into an argument
+            got = np.atleast_2d(np.asarray(out if isinstance(out, np.ndarray) else np.nan, np.float16))
             if not rows or any(r.tobytes() not in rows for r in got):
                 raise ev.Rejected(f"the values `{fn.name}` returned are not the output of your `{name}` kernel: the "
                               "result must come from your kernels, not from numpy or the library's reference "

@@ -161,7 +161,7 @@ def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
     _, defines, includes = parse_line(head[len(CXX_MAGIC):])
     if includes:
         raise RuntimeError(f"the grader does not take -I folders on the {CXX_MAGIC} line: put the code in the cell")
-    module = load(cell_text(body), name=cell_id, defines=defines)
+    module = load(cell_text(body), name=cell_id, defines=defines, externs=namespace)
     bind_module(module, namespace)
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_sim.engine.spelling import CPP
 from ascend_sim.hw.chips import DATA_BLOCK_BYTES, get_chip
 from ascend_sim.course.grading import Context, Lab
 from ascend_sim.course.labs.lab00_warmup import BYTES_HINTS, LOOP_HINTS, OFFSET_HINTS, QUEUE_HINTS
@@ -40,7 +41,8 @@ from ascend_sim.models.lenet_reference import conv2d_ref, linear_ref, maxpool2d_
 
 __all__ = ["LAB", "check", "hint", "EltTiling", "PoolTiling", "ConvTiling", "LinearTiling", "SoftmaxTiling", "elt_tiling",
            "pool_tiling", "conv_tiling", "linear_tiling", "pack_linear", "run_relu", "run_maxpool", "run_conv2d",
-           "run_linear", "run_softmax", "ones_conv_golden", "LANES", "LENET_IMAGES", "MIN_ACCURACY"]
+           "run_linear", "run_softmax", "ones_conv_golden", "LANES", "LENET_IMAGES", "MIN_ACCURACY", "LENET_WEIGHT_ORDER",
+           "lenet_weights_flat", "run_lenet"]
 
 LENET_IMAGES = 300          # ex6: held-out digits the assembled network must classify
 MIN_ACCURACY = 0.90
@@ -497,13 +499,38 @@ def _ex5(ctx: Context) -> None:
 LENET_KERNELS = ("conv2d_custom", "linear_custom", "softmax_custom")     # ReLU may be fused (Fixpipe reluEn)
 
 
+LENET_CLASSES = 10
+LENET_WEIGHT_ORDER = ("conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b", "fc3.w", "fc3.b")
+
+
+def lenet_weights_flat() -> np.ndarray:
+    """The LeNet-5 weights as one fp16 array, each tensor row-major in LENET_WEIGHT_ORDER: what a C++
+    ``lenet_forward`` reads, as a deployed model reads its weight file."""
+    from ascend_sim.models.lenet_reference import load_lenet_weights
+    w = load_lenet_weights()
+    return np.concatenate([np.asarray(w[k], np.float16).ravel() for k in LENET_WEIGHT_ORDER])
+
+
+def run_lenet(forward, images: np.ndarray) -> np.ndarray:
+    """fp16 probabilities ``[N, 10]`` of a ``lenet_forward`` in either language: a Python one returns them; a C++
+    one, ``void lenet_forward(const uint8_t* images, uint32_t n, const half* weights, half* probs)``, writes them."""
+    from ascend_sim.engine.spelling import CPP, language_of
+    if language_of(forward) != CPP:
+        return forward(images)
+    probs = np.full((len(images), LENET_CLASSES), np.nan, np.float16)
+    forward(np.ascontiguousarray(images, np.uint8), len(images), lenet_weights_flat(), probs)
+    return probs
+
+
 def _softmax_rows(launch) -> np.ndarray:
-    """The grader's view of one softmax launch: its [C, N] float32 output as rows of fp16 probabilities."""
-    t = launch.tiling
-    return launch.output(1).reshape(int(t["C"]), int(t["N"])).T.astype(np.float16)
+    """The grader's view of one softmax launch: its [10, N] float32 output (class-major; a C++ launch's is the
+    device allocation's bytes) as rows of fp16 probabilities."""
+    y = np.ascontiguousarray(launch.output(1)).reshape(-1).view(np.float32)
+    return y.reshape(LENET_CLASSES, -1).T.astype(np.float16)
 
 
-LENET_GRAPH = ("Chain run_conv2d(conv2d_custom, ...), run_relu, run_maxpool, ... as in the graph: conv1 (pad 2), "
+LENET_GRAPH = ("Chain «run_conv2d(conv2d_custom, ...), run_relu, run_maxpool, ...|Conv(...), Relu(...), "
+               "MaxPool(...), ...» as in the graph: conv1 (pad 2), "
                "ReLU, pool, conv2, ReLU, pool, flatten to [N, 400], fc1 + ReLU, fc2 + ReLU, fc3, softmax.")
 
 
@@ -512,18 +539,22 @@ LENET_GRAPH = ("Chain run_conv2d(conv2d_custom, ...), run_relu, run_maxpool, ...
         "Every layer ran, but the digits come out wrong: compare your chain with the graph, layer by layer.",
         LENET_GRAPH,
         "Two classic slips: a ReLU missing after a conv or fc layer, and flattening Pool2's [N, 16, 5, 5] in "
-        "another order than C, H, W (reshape(N, 400) of the NCHW array).",
+        "another order than C, H, W («reshape(N, 400) of the NCHW array|feature f = c * 25 + h * 5 + w of "
+        "Pool2's chunked output»).",
     ),
     "lenet/shape": (
         "lenet_forward must return one row of 10 probabilities per image.",
         "Every run_* helper returns (output, LaunchResult): keep the output, index [0].",
     ),
-    "lenet/probabilities": ("End with your softmax kernel: run_softmax(softmax_custom, logits)[0].", LENET_GRAPH),
+    "lenet/probabilities": ("End with your softmax kernel: «run_softmax(softmax_custom, logits)[0]|Softmax(logits, "
+                            "10, n, probs, stream)».", LENET_GRAPH),
     "*": (
         LENET_GRAPH,
-        "Input: normalize(images).astype(np.float16); weights: load_lenet_weights() cast to float16.",
-        "Every run_* helper returns (output, LaunchResult): keep the output, index [0]. More blocks "
-        "(run_conv2d(..., block_dim=8)) spread the chunks of images over more cores.",
+        "«Input: normalize(images).astype(np.float16); weights: load_lenet_weights() cast to float16.|The weights "
+        "are one half array: weights + CONV1_W ... weights + FC3_B.»",
+        "«Every run_* helper returns (output, LaunchResult): keep the output, index [0]. More blocks "
+        "(run_conv2d(..., block_dim=8)) spread the chunks of images over more cores.|The activations stay on the "
+        "device from conv1 to pool2: each launch reads the buffer the previous one wrote.»",
     ),
 })
 def _ex6(ctx: Context) -> None:
@@ -532,7 +563,12 @@ def _ex6(ctx: Context) -> None:
     forward = ctx.answer("lenet_forward")
     images, labels = load_mnist_subset("heldout")
     images, labels = images[:LENET_IMAGES], labels[:LENET_IMAGES]
-    probs = np.asarray(ctx.call(forward, images, kernels=LENET_KERNELS, output_from=("softmax_custom", _softmax_rows)))
+    watch = dict(kernels=LENET_KERNELS, output_from=("softmax_custom", _softmax_rows))
+    if ctx.language == CPP:        # the host function writes into the buffer the check allocates
+        probs = np.full((LENET_IMAGES, LENET_CLASSES), np.nan, np.float16)
+        ctx.call(forward, images, LENET_IMAGES, lenet_weights_flat(), probs, output_arg=3, **watch)
+    else:
+        probs = np.asarray(ctx.call(forward, images, **watch))
     if probs.shape != (LENET_IMAGES, 10):
         ctx.fail(f"lenet_forward returned shape {probs.shape}, expected ({LENET_IMAGES}, 10): one row of 10 "
                  "class probabilities per image", ("lenet/shape",))
