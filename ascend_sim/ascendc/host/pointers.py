@@ -1,21 +1,16 @@
-"""Host pointers (``T*`` to host memory) for the simulated ACL runtime.
-
-Contract 4 of the issue-27 design puts ``HostPtr`` in ``ascend_sim.ascendc.cxx`` (the front end's runtime
-support); until it is there, this module defines it, and ``HostPtr`` below is the front end's class as soon as
-it exists, so both sides always use one type.
-"""
+"""Host pointers (``T*`` to host memory) for the simulated ACL runtime and host functions: one type for both,
+which the front end's runtime support (``ascend_sim.ascendc.cxx.host_param``) imports when a host function takes a
+numpy array."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from ascend_sim.ascendc import cxx
-
 __all__ = ["HostPtr"]
 
 
-class _HostPtr:
+class HostPtr:
     """A host pointer ``T*``: ``buf`` (np.uint8, the whole allocation), ``offset`` in bytes, ``dtype``."""
 
     __slots__ = ("buf", "offset", "dtype")
@@ -23,12 +18,12 @@ class _HostPtr:
     def __init__(self, buf: np.ndarray, offset: int = 0, dtype: Any = np.uint8):
         self.buf, self.offset, self.dtype = buf, int(offset), np.dtype(dtype)
 
-    def __add__(self, n: int) -> "_HostPtr":
+    def __add__(self, n: int) -> "HostPtr":
         return type(self)(self.buf, self.offset + int(n) * self.dtype.itemsize, self.dtype)
 
     __radd__ = __add__
 
-    def cast(self, dtype: Any) -> "_HostPtr":
+    def cast(self, dtype: Any) -> "HostPtr":
         """``(T*)p``: the same address read as another type."""
         return type(self)(self.buf, self.offset, dtype)
 
@@ -45,5 +40,3 @@ class _HostPtr:
     def __repr__(self) -> str:
         return f"HostPtr({self.buf.size}-byte buffer+{self.offset}B, {self.dtype})"
 
-
-HostPtr = getattr(cxx, "HostPtr", _HostPtr)
