@@ -21,8 +21,9 @@ from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.highlevel import matmul_tiling
 from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MatrixTraverse, TCubeTiling
 from ascend_sim.api.highlevel.matmul import (CFG_IBSHARE_NORM, CFG_MDL, CFG_NORM, MM_CFG_BB, GetMDLConfig,
-                                             GetNormalConfig, GetSysWorkSpacePtr, Matmul, MatmulConfig, MatmulType,
-                                             REGIST_MATMUL_OBJ)
+                                             GetNormalConfig, GetSysWorkSpacePtr, LayoutMode, Matmul, MatmulConfig,
+                                             MatmulType)
+from ascend_sim.api.highlevel.matmul_kfc import REGIST_MATMUL_OBJ
 from ascend_sim.api.ops import bias as _bias          # registers DataCopy L1 -> BT (C2)
 from ascend_sim.api.ops.loadtrans import LoadData2dTransposeParams, LoadDataWithTranspose
 from ascend_sim.api.ops.img2col import (IS_RESER_LOAD3D_DEFAULT_CONFIG, FmatrixMode, IsResetLoad3dConfig,

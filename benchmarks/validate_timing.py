@@ -49,6 +49,7 @@ CALIBRATION = {
     "T2 aic_mte2_time": "aic_gm_row_floor_cycles",
     "const tiling before": "matmul_tiling_copy_cycles + matmul_init_cycles (its first MTE2 at 3.536 us)",
     "const tiling after": "matmul_init_cycles (its first MTE2 at 2.185 us)",
+    "pure Cube vs MIX before": "kfc_serve_cycles (the AIC's cost of one KFC message)",
 }
 
 
@@ -167,7 +168,7 @@ CLOCK_HZ = bank.Ascend910B().clock_hz
 CHEAP_TILING = {"M1", "M2"}
 #: feature documents cheap enough for --quick (the others are launches of many large blocks)
 CHEAP_FEATURES = {"split-K 1 -> 2 cores", "UnitFlag", "pure Cube vs MIX", "const tiling", "NBuffer33",
-                  "MTE2 Preload (N)"}
+                  "MTE2 Preload (N)", "IBShare B"}
 
 
 def build() -> tuple[list[Point], list[Step]]:

@@ -54,6 +54,14 @@ class _Abort(BaseException):
     """Unwinds suspended block threads after another block failed."""
 
 
+class KernelReturn(BaseException):
+    """Ends the running block's kernel function as a C++ ``return`` in a macro would: a normal end.
+
+    ``REGIST_MATMUL_OBJ`` on the AIC of a MIX kernel runs the KFC server loop, then returns from the kernel
+    (api/highlevel/matmul_kfc.py); the rest of the kernel runs on the AIVs only.
+    """
+
+
 class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
@@ -306,7 +314,10 @@ class Launch:
             core.tiers, core.plans = make_tiers(self.chip, core.core_type), {}  # looks up only its own
             self.plan_sets.append(core.plans)
         try:
-            self.kernel.fn(*self.args)          # under np.errstate(all="ignore") (_worker)
+            try:
+                self.kernel.fn(*self.args)      # under np.errstate(all="ignore") (_worker)
+            except KernelReturn:
+                pass
             self._finish_checks(b.core)
         except _Abort:
             raise
@@ -348,6 +359,11 @@ class Launch:
         me.clock = me.core.scalar_time
         bisect.insort(self.parked, me, key=lambda b: b.index)
         self._suspend(me)
+
+    def posted(self) -> None:
+        """A running block posted something a parked block may wait for (a flag, a KFC message): the
+        earliest block may change, so the next GM access works out its horizon again."""
+        self.horizon = self.unset
 
     def time_yield(self, core: Core, start: float) -> None:
         """Called before a GM access of ``core`` starting at ``start`` (engine/gmcheck.in_time_order).

@@ -143,6 +143,14 @@ class ChipProfile:
     matmul_tiling_copy_cycles: int = 2499   # [CAL] same doc: the TCubeTiling copied from the host moves the first
                                             # MTE2 to 3.536 us (+1.351 us); constant tiling is not modelled, so every
                                             # Init pays both
+    # --- MIX mode: each Matmul call on the AIV is a KFC message to the AIC's server (api/highlevel/matmul_kfc.py) ---
+    kfc_post_cycles: int = 200              # [EST] the AIV's scalar fills one message in the GM message queue and
+                                            # flushes its cache line (matmul_client.h PostMessage)
+    kfc_serve_cycles: int = 1490            # [CAL] the AIC's server takes one message: polls the two AIV queues,
+                                            # invalidates and reads the message, dispatches it (asc-devkit
+                                            # impl/adv_api/detail/kfc/kernel_kfc.h, KfcServer::Run); fitted on
+                                            # G Matmul性能调优案例/Matmul高阶API使能纯Cube模式.md (MIX aic_time
+                                            # 17.85 us, M128 N30720 K64 on 48 AIV / 24 AIC; 13.8 us with 0)
     cube_fractals_per_cycle: float = 1.0    # [OFF] 4096 fp16 MAC/cycle = one 16x16x16 fractal
 
     @property

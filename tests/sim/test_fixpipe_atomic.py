@@ -11,7 +11,8 @@ import pytest
 
 from ascend_sim import (ArgumentError, DataCopy, GMWriteConflictError, GetBlockIdx, GetBlockNum, SetAtomicAdd, SetAtomicMax,
                         SetAtomicNone, TPipe, TPosition, float32, get_chip, half, kernel, launch)
-from ascend_sim.api.highlevel.matmul import GetSysWorkSpacePtr, Matmul, MatmulType, REGIST_MATMUL_OBJ
+from ascend_sim.api.highlevel.matmul import GetSysWorkSpacePtr, Matmul, MatmulType
+from ascend_sim.api.highlevel.matmul_kfc import REGIST_MATMUL_OBJ
 from ascend_sim.api.highlevel.matmul_tiling import CubeFormat, MultiCoreMatmulTiling, TCubeTiling
 from kernels_util import cube_16x16, gm, raises_rule, scratch
 

@@ -19,13 +19,16 @@ stepM x stepKa (stepN x stepKb) L1 tile in one "big packet") on the cube core ("
 ``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
 ``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
 of a tile across C blocks when its rows and all of K stay in L1.
-Not modelled (each raises ``ArgumentError`` naming it): MIX mode driven from the vector cores (KFC
-messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enPartialSum``, the IBShare, BasicBlock
-and SpecialMDL templates, batch matmul.
+MIX mode (the default in Ascend C: the AIV calls, the AIC's KFC server executes) and the IBShare template are
+``matmul_kfc.py``: there ``REGIST_MATMUL_OBJ`` makes this object a ``MatmulClient`` on the AIV and a
+``MatmulServerImpl`` on the AIC, which runs the methods below.
+Not modelled (each raises ``ArgumentError`` naming it): NZ-format or UB/L1 inputs, C to a LocalTensor,
+``enPartialSum``, the BasicBlock and SpecialMDL templates, batch matmul.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from enum import Enum
 
 import numpy as np
 
@@ -56,32 +59,32 @@ def _up(a: int, b: int) -> int:
     return _ceil(a, b) * b
 
 
+class LayoutMode(Enum):
+    """``LayoutMode``: the batch layout of a MatmulType (only NONE, no batch, is modelled)."""
+
+    NONE = "NONE"
+    NORMAL = "NORMAL"
+    BSNGD = "BSNGD"
+    SBNGD = "SBNGD"
+    BNGS1S2 = "BNGS1S2"
+
+
 @dataclass(frozen=True)
 class MatmulType:
-    """``MatmulType<POSITION, FORMAT, TYPE, ISTRANS>``: where a matrix lives, its format, element type, transposability."""
+    """``MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE>``: where a matrix lives, its format, element
+    type, transposability, batch layout and whether the two AIV of a MIX kernel share it in L1 (IBShare)."""
 
     pos: TPosition
     format: CubeFormat
     dtype: object
     isTrans: bool = False
+    layout: LayoutMode = LayoutMode.NONE
+    IBShare: bool = False
 
 
 def GetSysWorkSpacePtr():
     """The system workspace pointer ``REGIST_MATMUL_OBJ`` takes; the simulated Matmul needs none (returns None)."""
     return None
-
-
-def REGIST_MATMUL_OBJ(tpipe: TPipe, workspace, *objs_and_tilings) -> None:
-    """``REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling[, mm2, &tiling2 ...])``: Init each Matmul."""
-    if not objs_and_tilings or len(objs_and_tilings) % 2:
-        raise ArgumentError(f"REGIST_MATMUL_OBJ takes Matmul objects and their TCubeTiling in pairs, got "
-                            f"{len(objs_and_tilings)} argument(s) after the workspace",
-                            fix="REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, tiling)")
-    for mm, tiling in zip(objs_and_tilings[0::2], objs_and_tilings[1::2]):
-        if not isinstance(mm, Matmul):
-            raise ArgumentError(f"REGIST_MATMUL_OBJ: {type(mm).__name__} is not a Matmul object",
-                                fix="pass the Matmul object, then its TCubeTiling")
-        mm.Init(tiling, tpipe)
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,12 @@ class MatmulConfig:
             return "Norm"
         if on == ["doMultiDataLoad"]:
             return "MDL"
+        if on == ["doIBShareNorm"]:
+            return "IBShareNorm"        # loads as Norm; the sharing is matmul_kfc.py's (MIX mode only)
         raise ArgumentError(f"Matmul: MatmulConfig with {' + '.join(on) or 'no template switch'} is not modelled; "
-                            "only the Norm (doNorm) and MDL (doMultiDataLoad) templates are",
-                            fix="Matmul(aType, bType, cType, biasType, CFG_NORM) (the default) or CFG_MDL")
+                            "only the Norm (doNorm), MDL (doMultiDataLoad) and IBShare (doIBShareNorm) templates are",
+                            fix="Matmul(aType, bType, cType, biasType, CFG_NORM) (the default), CFG_MDL or "
+                                "CFG_IBSHARE_NORM")
 
 
 def GetNormalConfig() -> MatmulConfig:
@@ -124,7 +130,7 @@ CFG_IBSHARE_NORM = MatmulConfig(doIBShareNorm=True)
 MM_CFG_BB = MatmulConfig(doBasicBlock=True)
 
 _ACC = {half: float32, bfloat16: float32, float32: float32, int8: int32}
-_ATOMIC = {0: None, 1: "add", 2: "max", 3: "min"}     # GetTensorC / IterateAll enAtomic
+ATOMIC_MODES = {0: None, 1: "add", 2: "max", 3: "min"}     # GetTensorC / IterateAll enAtomic
 
 
 class Matmul:
@@ -159,20 +165,24 @@ class Matmul:
         """Check the tiling against the documented constraints and reserve L1, L0A, L0B, L0C and BT buffers."""
         core = current_core()
         if core.core_type not in ("AIC", "CORE"):
-            raise PositionError(f"Matmul on a {core.core_type} core: MIX mode, where the vector core drives the cube "
-                                "core through messages, is not modelled",
-                                fix="run the Matmul in a kernel launched with core='AIC' (纯Cube模式) and hand "
-                                    "the result to the vector cores through GM and CrossCoreSetFlag")
-        if not isinstance(cubeTiling, TCubeTiling):
-            raise ArgumentError(f"Matmul.Init takes a TCubeTiling, got {type(cubeTiling).__name__}",
-                                fix="fill one with MultiCoreMatmulTiling(...).GetTiling(tiling) on the host")
-        t = cubeTiling
+            mix = core.launch.kernel.core == "MIX"
+            raise PositionError(
+                f"Matmul.Init on an AIV core of a {'MIX' if mix else 'vector'} kernel: on the AIV the Matmul object "
+                "is a client of the KFC server on the AIC of its AI Core (MIX mode), "
+                + ("which only REGIST_MATMUL_OBJ connects it to" if mix else
+                   "and a kernel launched with core='AIV' has no AIC to serve it"),
+                fix="«REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, tiling)|REGIST_MATMUL_OBJ(&pipe, "
+                    "GetSysWorkSpacePtr(), mm, &tiling)»" + ("" if mix else " in a kernel launched with "
+                    "core='MIX' (__global__ __aicore__), or core='AIC' for a pure-cube Matmul (ASCENDC_CUBE_ONLY)"))
+        t = self.checked_tiling(cubeTiling)
+        if any(self.shares()) and not (core.core_type == "AIC" and core.launch.kernel.core == "MIX"):
+            raise ArgumentError(
+                "Matmul with IBShare in a kernel without two AIV: IBShare lets the two AIV of a MIX kernel share one "
+                "copy of A or B in their AIC's L1 (IBShare适用场景: MIX场景下，多个AIV的A矩阵或B矩阵GM地址相同); this "
+                f"kernel runs on {'the AIC alone (纯Cube模式)' if core.core_type == 'AIC' else 'one coupled AI Core'}",
+                fix="launch the kernel with core='MIX' on a separated chip (Atlas A2), or drop IBShare: CFG_NORM and "
+                    "MatmulType(..., IBShare=False)")
         chip = core.chip
-        ctx = TilingContext(a=data_type(self.a_dt), b=data_type(self.b_dt), c=data_type(self.c_dt),
-                            bias=data_type(self.biasType.dtype) if self.biasType else data_type(float32),
-                            trans_a=self.aType.isTrans, trans_b=self.bType.isTrans, l1=chip.l1_bytes,
-                            l0a=chip.l0a_bytes, l0b=chip.l0b_bytes, l0c=chip.l0c_bytes, bt=chip.bt_bytes)
-        check_tiling(t, ctx)
         # the kernel head: the TCubeTiling copied from the host, then Init's scalar set-up (before the first MTE2)
         core.issue(_PIPE_S, "Matmul.Init", chip.matmul_tiling_copy_cycles + chip.matmul_init_cycles, klass="scalar")
         self.tiling = t
@@ -198,6 +208,24 @@ class Matmul:
         self.org = (t.M, t.N, t.Ka)
         self.single = [t.singleCoreM, t.singleCoreN, t.singleCoreK]
         self._reset()
+
+    def shares(self) -> tuple[bool, bool]:
+        """(A, B): whether the two AIV of a MIX kernel share it in L1: the IBShare template and the MatmulType's flag."""
+        on = self.template == "IBShareNorm"
+        return on and self.aType.IBShare, on and self.bType.IBShare
+
+    def checked_tiling(self, cubeTiling) -> TCubeTiling:
+        """``cubeTiling`` once it meets the documented constraints for this object's types on this chip."""
+        if not isinstance(cubeTiling, TCubeTiling):
+            raise ArgumentError(f"Matmul.Init takes a TCubeTiling, got {type(cubeTiling).__name__}",
+                                fix="fill one with MultiCoreMatmulTiling(...).GetTiling(tiling) on the host")
+        chip = current_core().chip
+        ctx = TilingContext(a=data_type(self.a_dt), b=data_type(self.b_dt), c=data_type(self.c_dt),
+                            bias=data_type(self.biasType.dtype) if self.biasType else data_type(float32),
+                            trans_a=self.aType.isTrans, trans_b=self.bType.isTrans, l1=chip.l1_bytes,
+                            l0a=chip.l0a_bytes, l0b=chip.l0b_bytes, l0c=chip.l0c_bytes, bt=chip.bt_bytes)
+        check_tiling(cubeTiling, ctx)
+        return cubeTiling
 
     def _need_init(self, what: str) -> TCubeTiling:
         if self.tiling is None:
@@ -301,8 +329,8 @@ class Matmul:
         self._l1a = self._l1b = None      # (key, tensor) kept in L1 across C blocks
         self._pending = None
 
-    def Iterate(self, enPartialSum: bool = False) -> bool:
-        """Compute the next baseM x baseN block of C into L0C; False when the core's C is complete."""
+    def check_iterate(self, enPartialSum: bool) -> TCubeTiling:
+        """The tiling, once an Iterate may go ahead: inputs set, the last block fetched."""
         t = self._need_init("Iterate")
         if enPartialSum:
             raise ArgumentError("Iterate(enPartialSum=True) is not modelled", fix="accumulate over K inside one Iterate")
@@ -311,6 +339,11 @@ class Matmul:
         if self._pending is not None:
             raise ArgumentError("Iterate twice without GetTensorC: the previous C block is still in L0C",
                                 fix="call GetTensorC(gm) after each Iterate (or use IterateAll)")
+        return t
+
+    def Iterate(self, enPartialSum: bool = False) -> bool:
+        """Compute the next baseM x baseN block of C into L0C; False when the core's C is complete."""
+        t = self.check_iterate(enPartialSum)
         if self._next >= len(self._blocks):
             self._release_l1()
             return False
@@ -500,16 +533,21 @@ class Matmul:
         raise DtypeError(f"Matmul: C {c} from a {acc} accumulator is not a supported output",
                          fix="C float/half/bfloat16_t for half inputs; int32_t or half (SetQuantScalar) for int8")
 
-    def GetTensorC(self, gm: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
-        """Write the block the last Iterate computed from L0C to GM (Fixpipe NZ2ND, with the C type's quant mode)."""
+    def check_get_c(self, gm, enAtomic: int) -> TCubeTiling:
+        """The tiling, once a GetTensorC may go ahead: C in GM, a known atomic mode, a block computed."""
         t = self._need_init("GetTensorC")
         if not isinstance(gm, GlobalTensor):
             raise ArgumentError("GetTensorC to a LocalTensor (VECIN) is not modelled", fix="write C to GM")
-        if enAtomic not in _ATOMIC:
+        if enAtomic not in ATOMIC_MODES:
             raise ArgumentError(f"GetTensorC enAtomic {enAtomic!r} is not 0, 1, 2 or 3",
                                 fix="0: overwrite C; 1: AtomicAdd (split-K partial sums); 2: AtomicMax; 3: AtomicMin")
         if self._pending is None:
             raise ArgumentError("GetTensorC without a computed block", fix="call Iterate() first")
+        return t
+
+    def GetTensorC(self, gm: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
+        """Write the block the last Iterate computed from L0C to GM (Fixpipe NZ2ND, with the C type's quant mode)."""
+        t = self.check_get_c(gm, enAtomic)
         mi, ni, bm, bn = self._pending
         self._pending = None
         co1 = self.qCO1.DeQue(self.acc)
@@ -520,7 +558,7 @@ class Matmul:
             dst = gm[mi * t.baseM * pitch + ni * t.baseN]
         core = current_core()
         if enAtomic:            # as the API does (scheduler_base.h): SetAtomicAdd/Max/Min<DstT>, the copy, SetAtomicNone
-            core.atomic = (_ATOMIC[enAtomic], self.c_dt)
+            core.atomic = (ATOMIC_MODES[enAtomic], self.c_dt)
         # {nSize, mSize, srcStride (C0 blocks: M rounded up to 16), dstStride, reluEn, quantPre, deqScalar}
         Fixpipe(dst, co1, FixpipeParamsV220(bn, bm, _up(bm, 16), pitch, False, self._quant_mode(), self._quant_word))
         if enAtomic:
