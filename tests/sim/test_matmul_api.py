@@ -190,7 +190,7 @@ def test_norm_starts_mte1_on_the_first_block_mdl_after_the_tile():
     assert first_load["Norm"] < first_load["MDL"]
 
 
-@pytest.mark.parametrize("cfg, named", [(CFG_IBSHARE_NORM, "doIBShareNorm"), (MM_CFG_BB, "doBasicBlock"),
+@pytest.mark.parametrize("cfg, named", [(MM_CFG_BB, "doBasicBlock"),
                                         (MatmulConfig(), "no template switch"),
                                         (MatmulConfig(doNorm=True, doMultiDataLoad=True), "doNorm \\+ doMultiDataLoad"),
                                         ("MDL", "must be a MatmulConfig")])
