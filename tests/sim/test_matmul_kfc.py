@@ -171,7 +171,7 @@ def test_matmul_on_a_vector_kernel_is_named():
     t = default_tiling(32, 256, 64, cores=1, out_dtype=F32)
     with pytest.raises(PositionError, match="no AIC to serve it") as err:
         launch(aiv_kernel, 1, a, b, None, np.zeros((32, 256), F32), t, F32, CFG_NORM)
-    assert "core='MIX'" in str(err.value)
+    assert "@kernel(core='MIX')" in str(err.value)
 
 
 def test_ibshare_without_two_aiv_is_named():
@@ -186,4 +186,4 @@ def test_ibshare_without_two_aiv_is_named():
     t = default_tiling(32, 256, 64, cores=1, out_dtype=F32)
     with pytest.raises(ArgumentError, match="IBShare in a kernel without two AIV") as err:
         launch(k, 1, a, b, np.zeros((32, 256), F32), t)
-    assert "core='MIX'" in str(err.value)
+    assert "@kernel(core='MIX')" in str(err.value)

@@ -172,16 +172,17 @@ class Matmul:
                 + ("which only REGIST_MATMUL_OBJ connects it to" if mix else
                    "and a kernel launched with core='AIV' has no AIC to serve it"),
                 fix="«REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, tiling)|REGIST_MATMUL_OBJ(&pipe, "
-                    "GetSysWorkSpacePtr(), mm, &tiling)»" + ("" if mix else " in a kernel launched with "
-                    "core='MIX' (__global__ __aicore__), or core='AIC' for a pure-cube Matmul (ASCENDC_CUBE_ONLY)"))
+                    "GetSysWorkSpacePtr(), mm, &tiling)»" + ("" if mix else " in a MIX kernel («@kernel(core='MIX')|"
+                    "__global__ __mix__(1, 2)»), or a cube kernel («@kernel(core='AIC')|__global__ __cube__») for "
+                    "a pure-Cube Matmul (ASCENDC_CUBE_ONLY)"))
         t = self.checked_tiling(cubeTiling)
         if any(self.shares()) and not (core.core_type == "AIC" and core.launch.kernel.core == "MIX"):
             raise ArgumentError(
                 "Matmul with IBShare in a kernel without two AIV: IBShare lets the two AIV of a MIX kernel share one "
                 "copy of A or B in their AIC's L1 (IBShare适用场景: MIX场景下，多个AIV的A矩阵或B矩阵GM地址相同); this "
                 f"kernel runs on {'the AIC alone (纯Cube模式)' if core.core_type == 'AIC' else 'one coupled AI Core'}",
-                fix="launch the kernel with core='MIX' on a separated chip (Atlas A2), or drop IBShare: CFG_NORM and "
-                    "MatmulType(..., IBShare=False)")
+                fix="launch a MIX kernel («@kernel(core='MIX')|__global__ __mix__(1, 2)») on a separated chip (Atlas "
+                    "A2), or drop IBShare: CFG_NORM and a MatmulType without IBShare")
         chip = core.chip
         # the kernel head: the TCubeTiling copied from the host, then Init's scalar set-up (before the first MTE2)
         core.issue(_PIPE_S, "Matmul.Init", chip.matmul_tiling_copy_cycles + chip.matmul_init_cycles, klass="scalar")
