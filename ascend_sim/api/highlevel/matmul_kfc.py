@@ -24,6 +24,11 @@ IBShare (CFG_IBSHARE_NORM with ``MatmulType(..., IBShare=True)``, Matmul高阶AP
 the shared matrix's L1 tile stays in L1 after the first AIV's job, and the second AIV's job with the same GM
 address finds it there (no MTE2 copy). With A and B both shared (…共享A和B矩阵数据.md) only ``IterateAll`` is
 allowed, and the second AIV's identical job is answered with the first one's result: the cube computes once.
+
+Not modelled: ``ASCENDC_CUBE_ONLY`` inside a MIX kernel (there the AIV returns at REGIST_MATMUL_OBJ and the AIC
+runs the Matmul itself: write that as a kernel launched with ``core="AIC"``), the asynchronous forms
+(``Iterate<false>``, ``IterateAll<false>`` with WaitIterateAll), C to the AIV's UB, enableMixDualMaster, and a
+message's own GM traffic (the queues are not GM buffers here: ``GetSysWorkSpacePtr()`` is None).
 """
 from __future__ import annotations
 
