@@ -187,3 +187,15 @@ def test_ibshare_without_two_aiv_is_named():
     with pytest.raises(ArgumentError, match="IBShare in a kernel without two AIV") as err:
         launch(k, 1, a, b, np.zeros((32, 256), F32), t)
     assert "@kernel(core='MIX')" in str(err.value)
+
+
+def test_ibshare_needs_the_shared_matrix_whole_in_l1():
+    """IBShare on B with stepKb x baseK = 128 < singleCoreK 384: B is not loaded whole, named at REGIST."""
+    M, N, K = 64, 256, 384
+    a, b = _inputs(M, N, K)
+    t = dataclasses.replace(default_tiling(M, N, K, cores=1, out_dtype=F32), usedCoreNum=2, singleCoreM=32,
+                            singleCoreN=256, singleCoreK=384, baseM=32, baseN=256, baseK=64, stepM=1, stepN=1,
+                            stepKa=2, stepKb=2, depthA1=2, depthB1=2)
+    with pytest.raises(ArgumentError, match="loaded whole into L1") as err:
+        launch(shared_kernel, 1, a, b, np.zeros((M, N), F32), t, CFG_IBSHARE_NORM, False, True)
+    assert "stepKb x baseK >= singleCoreK" in str(err.value)

@@ -123,6 +123,7 @@ class MatmulClient(Matmul):
     def Init(self, cubeTiling, tpipe: TPipe | None = None) -> None:
         """Check the tiling here, at the learner's line, and send it to the server (MMFUN_INIT)."""
         self.tiling = self.checked_tiling(cubeTiling)
+        _check_full_load(self, cubeTiling)
         self.org = (cubeTiling.M, cubeTiling.N, cubeTiling.Ka)
         self.single = [cubeTiling.singleCoreM, cubeTiling.singleCoreN, cubeTiling.singleCoreK]
         self._reset()
@@ -200,6 +201,20 @@ class MatmulClient(Matmul):
         for p in range(len(core.gate)):
             core.gate[p] = max(core.gate[p], t)
         core.issue(_S, "CrossCoreWaitFlag", core.chip.flag_cycles, klass="sync", site=site)
+
+
+def _check_full_load(mm: Matmul, t) -> None:
+    """IBShare's condition (IBShare适用场景): the shared matrix is loaded whole into L1 (在L1 Buffer上全载)."""
+    share_a, share_b = mm.shares()
+    for shared, name, outer, single, step in ((share_a, "A", "M", t.singleCoreM, t.stepM * t.baseM),
+                                              (share_b, "B", "N", t.singleCoreN, t.stepN * t.baseN)):
+        tile_k = (t.stepKa if name == "A" else t.stepKb) * t.baseK
+        if shared and (step < single or tile_k < t.singleCoreK):
+            raise ArgumentError(
+                f"IBShare on {name}: the shared {name} must be loaded whole into L1 (在L1 Buffer上全载), but its L1 "
+                f"tile is {step} x {tile_k} ({outer} x K) for a singleCore{outer} x singleCoreK of {single} x "
+                f"{t.singleCoreK}", fix=f"choose step{outer} x base{outer} >= singleCore{outer} and "
+                f"step{'Ka' if name == 'A' else 'Kb'} x baseK >= singleCoreK, or drop IBShare on {name}")
 
 
 # ----------------------------------------------------------------------------- the AIC side
