@@ -79,7 +79,7 @@ class MatmulType:
     dtype: object
     isTrans: bool = False
     layout: LayoutMode = LayoutMode.NONE
-    IBShare: bool = False
+    ibShare: bool = False
 
 
 def GetSysWorkSpacePtr():
@@ -213,7 +213,7 @@ class Matmul:
     def shares(self) -> tuple[bool, bool]:
         """(A, B): whether the two AIV of a MIX kernel share it in L1: the IBShare template and the MatmulType's flag."""
         on = self.template == "IBShareNorm"
-        return on and self.aType.IBShare, on and self.bType.IBShare
+        return on and self.aType.ibShare, on and self.bType.ibShare
 
     def checked_tiling(self, cubeTiling) -> TCubeTiling:
         """``cubeTiling`` once it meets the documented constraints for this object's types on this chip."""

@@ -20,7 +20,7 @@ copies the client's TCubeTiling from GM and runs Init again on the AIC (matmul_s
 The server has one Matmul object per registration and serves one AIV's Iterate sequence to its end before it
 takes the other AIV's messages (kernel_kfc.h: the queue stays locked while a message sequence is open).
 
-IBShare (CFG_IBSHARE_NORM with ``MatmulType(..., IBShare=True)``, Matmul高阶API使能IBShare模板共享B矩阵数据.md):
+IBShare (CFG_IBSHARE_NORM with ``MatmulType(..., ibShare=True)`` (C++: ``MatmulType<..., LayoutMode::NONE, true>``), Matmul高阶API使能IBShare模板共享B矩阵数据.md):
 the shared matrix's L1 tile stays in L1 after the first AIV's job, and the second AIV's job with the same GM
 address finds it there (no MTE2 copy). With A and B both shared (…共享A和B矩阵数据.md) only ``IterateAll`` is
 allowed, and the second AIV's identical job is answered with the first one's result: the cube computes once.
