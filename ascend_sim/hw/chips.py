@@ -101,6 +101,13 @@ class ChipProfile:
                                                 # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
                                                 # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
                                                 # its 210-cycle starts dominate); 0: whole packages
+    aic_gm_unaligned_row_factor: float = 2.0    # [EST] a GM->L1 (Nd2Nz) row whose GM start is not 32 B aligned
+                                                # moves this many times its bytes on the path: each 32 B C0 piece
+                                                # it puts in L1 spans two 32 B GM blocks (DATA_BLOCK_BYTES) and
+                                                # takes both (engine/timing.unaligned_rows). The guide names the
+                                                # effect, not its size: the on-path Nd2Nz "存在带宽利用率低的问题"
+                                                # when the inner axis is not aligned (G Matmul性能调优案例/
+                                                # AIV核上的ND2NZ格式转换.md, validated there, not fitted); 1: off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
