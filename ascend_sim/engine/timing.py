@@ -80,6 +80,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             moving = moving / core.chip.gm_unaligned_efficiency
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
+        if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
+            startup = startup + rows[5]
     busy = core.busy
     streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
@@ -135,7 +137,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     rows = None
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
-                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor)
+                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
+                chip.aic_gm_miss_latency_cycles)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 
@@ -144,7 +147,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
-    unaligned row factor)."""
+    unaligned row factor, miss latency)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor

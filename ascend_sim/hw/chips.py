@@ -108,6 +108,11 @@ class ChipProfile:
                                                 # effect, not its size: the on-path Nd2Nz "存在带宽利用率低的问题"
                                                 # when the inner axis is not aligned (G Matmul性能调优案例/
                                                 # AIV核上的ND2NZ格式转换.md, validated there, not fitted); 1: off
+    aic_gm_miss_latency_cycles: int = 0         # what-if: a GM->L1 copy any of whose bytes miss L2 starts this much
+                                                # later (an HBM round trip beyond the L2 start aic_gm_read_startup).
+                                                # 450 would fit the split-K document's one-core aic_mte2_time
+                                                # (13.72 us for 64 KB in 32 copies); judged on validate_timing (see
+                                                # benchmarks/CHANGELOG.md, tsmall): off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
