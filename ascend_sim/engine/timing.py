@@ -37,8 +37,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
     (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
-    (:func:`aic_row_cycles`), and skips its start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data). Bandwidth: the bytes L2
+    (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
+    (:func:`unaligned_rows`), and skips its start when it waited in the MTE2 queue behind the previous copy
+    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data), and (a what-if, off) starts
+    ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
     before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth
