@@ -74,8 +74,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         moving = count * aic_row_cycles(rows, blen, hit)
-        if rows[4] != 1.0:              # rows starting off a 32 B block take every block twice (unaligned_rows)
-            odd = unaligned_rows(buf.base_addr + off, count, pitch)
+        if rows[4] != 1.0 and ((buf.base_addr + off) % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
+            odd = unaligned_rows(buf.base_addr + off, count, pitch)     # rows off a 32 B block take each twice
             if odd:
                 moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
         if not aligned:
