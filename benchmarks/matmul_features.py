@@ -256,6 +256,7 @@ class Case:
     after: Callable | None = None
     missing: str = ""               # why a configuration cannot be expressed
     one_schedule: bool = False      # the model has one schedule for both: "after" is "before"'s run
+    note: str = ""                  # what the figures contradict in another document's (reported, not fitted)
     simulated: list = field(default_factory=list)
 
 
@@ -275,7 +276,11 @@ CASES = [
          "aic_time (1 core; mean of 2)", "mean", (19.60, 13.70),
          before=lambda: run_split_k(1)[0], after=lambda: run_split_k(2)[0],
          missing="after: the atomic add costs what a plain Fixpipe write costs, and the document's Fill of C "
-                 "before the launch is left out"),
+                 "before the launch is left out",
+         note="aic_mte2_time 13.72 us for 64 KB on one core is 2.6 B/cycle, where the MDL document's cores move "
+              "2.75 MB each in 46.24 us (34 B/cycle); the document gives no baseK/stepK, so the copy count is "
+              "GetTiling's here (32 copies of 2 KB). An L2-miss latency per copy (the what-if "
+              "aic_gm_miss_latency_cycles) would explain part of it"),
     Case("MTE2 Preload (N)", "Matmul高阶API使能MTE2-Preload.md", "M128 N24576 K512, 24 AIC, base 128x128x64",
          "aic_time, mean", "mean", (30.88, 28.50),
          before=lambda: run_matmul_api(tiling_for(128, 24576, 512, 24, singleCoreN=1024, baseN=128, stepKa=8,
@@ -286,7 +291,12 @@ CASES = [
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
-         missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)"),
+         missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)",
+         note="the pure-Cube and Tiling-constant documents run the same problem (M128 N30720 K64, base 128x256x64, "
+              "step/depth 1/1/4/4/8/8, fp32 C) on 24 AIC in 11.21 and 10.62 us; on 20 AIC a core has 6 base "
+              "blocks instead of 5 (1.2x the copies, Mmads and Fixpipe bytes; the sample adds a 6 KB bias), yet "
+              "37.39 us is 3.3x. Nothing in the text (chip, profiling, tiling) explains the rest, and the 20-AIC "
+              "CATLASS point holds within 3 % with the 24-AIC memory parameters"),
     Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
          "aic_time, max over cores", "max", (17.85, 11.21), before=_mix_48_aiv,
          after=lambda: _pure_cube_24(CFG_NORM)),
@@ -307,7 +317,11 @@ CASES = [
     Case("NBuffer33", "Matmul高阶API使能NBuffer33模板.md", "M256 N512 K192, 2 AIC, base 128x256x64, stepM 2",
          "aic_time, mean", "mean", (34.01, 32.66), before=lambda: _nbuffer33(step_m=2), after=lambda: _nbuffer33(1),
          missing="after: no NBuffer33 policy; emulated by stepM = 1 with two A1 buffers: the same two A copies of "
-                 "128 x 192, the second loading while the first half computes (B 192 x 256 stays in L1)"),
+                 "128 x 192, the second loading while the first half computes (B 192 x 256 stays in L1)",
+         note="a core here loads 256 + 192 GM rows (192 KB) and writes 256 KB of fp32 C in 34.01 us; a pure-Cube "
+              "core loads 128 + 320 rows (176 KB) and writes 640 KB in 11.21 us, and IBShare's one AIC (B 384 x "
+              "256, 192 KB, even with MIX mode's scalar cost) takes 10.29 us. The text says only that MTE2 is long "
+              "and the pipeline serial; the step (+4.0 %) is simulated (+4.1 %), the level is not explained"),
     Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+48 AIV)",
          "aic_time, max over cores", "max", (149.04, 90.95),
          before=lambda: run_matmul_api(tiling_for(1024, 4095, 1024, 24, singleCoreM=128, singleCoreN=1408)),
@@ -357,6 +371,9 @@ def main() -> int:
     for case in CASES:
         if case.missing:
             print(f"- {case.name} ({case.doc}): {case.missing}")
+    for case in CASES:
+        if case.note:
+            print(f"- {case.name}, inconsistent with other documents: {case.note}")
     if wrong:
         print("simulated step goes the wrong way:", ", ".join(wrong))
     return 1 if wrong else 0

@@ -11,6 +11,7 @@ from typing import Any
 from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.l2 import GM_BASE
 from ascend_sim.engine.ubbanks import vector_repeat_cycles
+from ascend_sim.hw.chips import DATA_BLOCK_BYTES
 
 Core = Any      # engine/core.Core, which imports this module (so not imported here)
 
@@ -36,8 +37,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
     (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
-    (:func:`aic_row_cycles`), and skips its start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data). Bandwidth: the bytes L2
+    (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
+    (:func:`unaligned_rows`), and skips its start when it waited in the MTE2 queue behind the previous copy
+    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data), and (a what-if, off) starts
+    ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
     before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth
@@ -69,11 +72,18 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
-        moving = count * aic_row_cycles(rows, blen, l2_bytes / nb if nb else 0.0)
+        hit = l2_bytes / nb if nb else 0.0
+        moving = count * aic_row_cycles(rows, blen, hit)
+        if rows[4] != 1.0 and ((buf.base_addr + off) % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
+            odd = unaligned_rows(buf.base_addr + off, count, pitch)     # rows off a 32 B block take each twice
+            if odd:
+                moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
+        if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
+            startup = startup + rows[5]
     busy = core.busy
     streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
@@ -129,7 +139,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     rows = None
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
-                chip.aic_gm_start_hidden_when_queued)
+                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
+                chip.aic_gm_miss_latency_cycles)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 
@@ -137,10 +148,33 @@ def _gm_path(core: Core, pipe: int) -> tuple:
 def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
-    what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start)."""
-    floor, per_hit, per_miss, _ = rows
+    what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
+    unaligned row factor, miss latency)."""
+    floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor
+
+
+_UNALIGNED: dict = {}
+
+
+def unaligned_rows(addr: int, count: int, pitch: int) -> int:
+    """How many of ``count`` rows, ``pitch`` bytes apart from GM address ``addr``, start off a 32 B DataBlock.
+
+    Such a row's 32 B C0 pieces each span two GM blocks, so the Nd2Nz path takes every block twice
+    (``aic_gm_unaligned_row_factor``). The starts repeat every 32 / gcd(pitch, 32) rows.
+    """
+    first, step = addr % DATA_BLOCK_BYTES, pitch % DATA_BLOCK_BYTES
+    if not step:
+        return count if first else 0
+    key = (first, step, count)
+    odd = _UNALIGNED.get(key)
+    if odd is None:
+        period = DATA_BLOCK_BYTES // math.gcd(step, DATA_BLOCK_BYTES)
+        starts = [(first + i * step) % DATA_BLOCK_BYTES for i in range(period)]
+        full, rest = divmod(count, period)
+        odd = _UNALIGNED[key] = count - full * starts.count(0) - starts[:rest].count(0)
+    return odd
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

@@ -101,6 +101,21 @@ class ChipProfile:
                                                 # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
                                                 # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
                                                 # its 210-cycle starts dominate); 0: whole packages
+    aic_gm_unaligned_row_factor: float = 2.0    # [EST] a GM->L1 (Nd2Nz) row whose GM start is not 32 B aligned
+                                                # moves this many times its bytes on the path: each 32 B C0 piece
+                                                # it puts in L1 spans two 32 B GM blocks (DATA_BLOCK_BYTES) and
+                                                # takes both (engine/timing.unaligned_rows). The guide names the
+                                                # effect, not its size: the on-path Nd2Nz "存在带宽利用率低的问题"
+                                                # when the inner axis is not aligned (G Matmul性能调优案例/
+                                                # AIV核上的ND2NZ格式转换.md, validated there, not fitted); 1: off
+    aic_gm_miss_latency_cycles: int = 0         # what-if: a GM->L1 copy any of whose bytes miss L2 starts this much
+                                                # later (an HBM round trip beyond the L2 start aic_gm_read_startup;
+                                                # G names the mechanism, "L2 Cache ... 减少访问延迟", not its size).
+                                                # 450 [CAL, split-K document's one-core aic_mte2_time, 13.72 us]
+                                                # on benchmarks/validate_timing.py: M1 -15.7 -> +8.0 %, M2 -7.6 ->
+                                                # -0.9 %, split-K -51 -> -26 / -33 %, but K-axis staggered after
+                                                # +13.3 -> +17.7 %, L2 split +45 / +54 -> +63 / +59 %, CATLASS +2.5
+                                                # -> +11.9 %, T1-T4 +1-2 points: 18 of 30 either way, so off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
