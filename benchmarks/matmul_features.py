@@ -26,8 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetSysWorkSpacePtr, Matmul,
-                        MatmulType, TPipe, TPosition, half, kernel, launch)
+from ascend_sim import (CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetMDLConfig,
+                        GetSysWorkSpacePtr, Matmul, MatmulType, TPipe, TPosition, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
 
@@ -241,7 +241,8 @@ CASES = [
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
-         missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)"),
+         after=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic(),
+                                      mm_cfg=GetMDLConfig(enUnitFlag=True))),     # the doc's CUSTOM_CFG_MDL
     Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
          "aic_time, max over cores", "max", (17.85, 11.21), after=lambda: _pure_cube_24(CFG_NORM),
          missing="before: MIX mode (Matmul driven from the AIV through KFC messages) is not modelled"),
