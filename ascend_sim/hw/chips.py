@@ -112,6 +112,10 @@ class ChipProfile:
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
                                                 # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
                                                 # to -16 % (benchmarks/validate_timing.py), so it is not applied
+    atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
+                                            # its lines through L2, filling what L2 lacks from HBM, then writes
+                                            # (engine/atomics.py; same-window atomics of several cores in turn);
+                                            # False: only the same-window turns. No public cost figure found
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---

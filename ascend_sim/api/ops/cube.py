@@ -27,6 +27,7 @@ from ascend_sim.api.ops.atomic import atomic_mode, combine
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
 from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
 from ascend_sim.api.ops import unitflag
+from ascend_sim.engine.atomics import AtomicWrite
 from ascend_sim.engine.gmcheck import gm_write
 from ascend_sim.engine.memory import GRANULE, note_gm_write
 
@@ -614,6 +615,8 @@ def Fixpipe(*args) -> None:
     kind = _fixpipe_atomic(core, dst.dtype, site) if core.atomic is not None else None
     gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, kind is not None, dst.dtype, site)
     cost = (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch, dst.l2_mode)
+    if kind is not None:                # a read-modify-write at L2, after the same windows' atomics (atomics.py)
+        cost = AtomicWrite(core, cost)
     flag = params.unitFlag
     if flag:                            # the L0C hand-over per 512 B with the Mmad (unitflag.py)
         nz = plan.views[0]

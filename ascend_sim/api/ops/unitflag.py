@@ -74,7 +74,12 @@ class _Timed:
 
     def __call__(self, start: float) -> float:
         base = self.base
-        c = gm_cycles(self.core, start, base) if base.__class__ is tuple else base
+        if base.__class__ is tuple:
+            c = gm_cycles(self.core, start, base)
+        elif callable(base):            # an atomic write (engine/atomics.AtomicWrite)
+            c = base(start)
+        else:
+            c = base
         if self.not_before > start + c:
             c = self.not_before - start
         self.start, self.cycles = start, c
