@@ -101,12 +101,18 @@ class ChipProfile:
                                                 # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
                                                 # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
                                                 # its 210-cycle starts dominate); 0: whole packages
-    aic_gm_row_windows: bool = True             # [OFF] a GM->L1 row crossing 512 B windows (gm_burst_align) costs a
-                                                # whole window per window it touches, one inside a window its bytes,
-                                                # in place of the flat gm_unaligned_efficiency (engine/timing.
-                                                # aic_window_rows): G 避免同地址访问.md ("地址请求会按照512字节粒度对齐
-                                                # 后进行处理"); DK examples/.../04_memory_access/data_copy (A2, GM->L1
-                                                # rows of 512 B at N 12287: 214.5 -> 422.5 us = 2 windows a row)
+    aic_gm_row_windows: bool = False            # what-if [OFF mechanism]: a GM->L1 row crossing 512 B windows
+                                                # (gm_burst_align) costs a whole window per window it touches, one
+                                                # inside a window its bytes, in place of the flat
+                                                # gm_unaligned_efficiency (engine/timing.aic_window_rows): G
+                                                # 避免同地址访问.md ("地址请求会按照512字节粒度对齐后进行处理"); DK
+                                                # examples/.../04_memory_access/data_copy (A2, GM->L1 rows of 512 B
+                                                # at N 12287: 214.5 -> 422.5 us = 2 windows a row). Judged on
+                                                # benchmarks/validate_timing.py (2026-12-06): T1 +79 -> +56 %, T3
+                                                # +148 -> +141 %, ND2NZ-on-AIV -60 -> -51 %, step T3 -> T4 12 -> 5
+                                                # points, but T4 +106 -> +125 %, M1 -16 / -14 -> -23 / -21 % (its A
+                                                # copies lose the 0.7), step M1 -> M2 6 -> 12 points: 17 of 31 points
+                                                # in (18 without), 7 of 11 steps either way; so off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
