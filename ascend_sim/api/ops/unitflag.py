@@ -16,7 +16,9 @@ Matmul API sets the Mmad direction to match Fixpipe's NZ2ND, SetMMLayoutTransfor
 the first block it reads is done, and ends no earlier than the writer's last block plus one block of the
 reader's own time. The same holds the other way (a Mmad refilling blocks a Fixpipe with unitFlag 3 frees).
 The instructions still run in program order: a Mmad that needs flags a later Fixpipe would clear, or a Fixpipe
-whose blocks no Mmad with unitFlag 3 filled, is reported (on the chip: a pipe that waits forever).
+whose blocks no Mmad with unitFlag 3 filled, is reported (on the chip: a pipe that waits forever). Not modelled:
+SetFixPipeConfig's reset of the flags (the sample's optional clean-up) and SetMMRowMajor/ColumnMajor (the order is
+assumed to match).
 """
 from __future__ import annotations
 
@@ -160,13 +162,6 @@ def after(core, pipe: int, lo: int, hi: int, timed: _Timed, startup: float, unit
     for b in _blocks(lo, hi):
         uf.flag[b] = fill
         uf.held[b] = held
-
-
-def reset(core) -> None:
-    """``SetFixPipeConfig(..., isUnitFlag=true)``: every L0C unit flag back to 0."""
-    uf = flags_of(core)
-    uf.flag[:] = bytes(len(uf.flag))
-    uf.held[:] = [None] * len(uf.held)
 
 
 def _where(h: _Held | None) -> str:
