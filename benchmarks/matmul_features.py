@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from ascend_sim import (CFG_IBSHARE_NORM, CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum,
+from ascend_sim import (CFG_IBSHARE_NORM, CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetMDLConfig,
                         GetSysWorkSpacePtr, LayoutMode, Matmul, MatmulType, TPipe, TPosition, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
@@ -275,8 +275,7 @@ CASES = [
     Case("split-K 1 -> 2 cores", "Matmul高阶API使能多核切K.md", "M16 N16 K1024, 1 / 2 AIC",
          "aic_time (1 core; mean of 2)", "mean", (19.60, 13.70),
          before=lambda: run_split_k(1)[0], after=lambda: run_split_k(2)[0],
-         missing="after: the atomic add costs what a plain Fixpipe write costs, and the document's Fill of C "
-                 "before the launch is left out",
+         missing="after: the document's Fill of C before the launch is left out (C starts at zero on the host)",
          note="aic_mte2_time 13.72 us for 64 KB on one core is 2.6 B/cycle, where the MDL document's cores move "
               "2.75 MB each in 46.24 us (34 B/cycle); the document gives no baseK/stepK, so the copy count is "
               "GetTiling's here (32 copies of 2 KB). An L2-miss latency per copy (the what-if "
@@ -291,7 +290,8 @@ CASES = [
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
-         missing="after: Mmad/Fixpipe unitFlag is accepted but has no timing (no 512 B handover between M and FIX)",
+         after=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic(),
+                                      mm_cfg=GetMDLConfig(enUnitFlag=True)),  # the doc's CUSTOM_CFG_MDL
          note="the pure-Cube and Tiling-constant documents run the same problem (M128 N30720 K64, base 128x256x64, "
               "step/depth 1/1/4/4/8/8, fp32 C) on 24 AIC in 11.21 and 10.62 us; on 20 AIC a core has 6 base "
               "blocks instead of 5 (1.2x the copies, Mmads and Fixpipe bytes; the sample adds a 6 KB bias), yet "

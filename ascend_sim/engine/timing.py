@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.l2 import GM_BASE
 from ascend_sim.engine.ubbanks import vector_repeat_cycles
@@ -73,13 +75,16 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             moving = moving / core.chip.gm_unaligned_efficiency
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
-        moving = count * aic_row_cycles(rows, blen, hit)
-        if rows[4] != 1.0 and ((buf.base_addr + off) % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
-            odd = unaligned_rows(buf.base_addr + off, count, pitch)     # rows off a 32 B block take each twice
-            if odd:
-                moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
-        if not aligned:
-            moving = moving / core.chip.gm_unaligned_efficiency
+        if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
+            moving = aic_window_rows(rows, off, count, blen, pitch, hit)
+        else:
+            moving = count * aic_row_cycles(rows, blen, hit)
+            if rows[4] != 1.0 and ((buf.base_addr + off) % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
+                odd = unaligned_rows(buf.base_addr + off, count, pitch)     # rows off a 32 B block take each twice
+                if odd:
+                    moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
+            if not aligned:
+                moving = moving / core.chip.gm_unaligned_efficiency
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
@@ -140,7 +145,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
-                chip.aic_gm_miss_latency_cycles)
+                chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 
@@ -149,7 +154,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
-    unaligned row factor, miss latency)."""
+    unaligned row factor, miss latency, 512 B window or 0)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor
@@ -175,6 +180,42 @@ def unaligned_rows(addr: int, count: int, pitch: int) -> int:
         full, rest = divmod(count, period)
         odd = _UNALIGNED[key] = count - full * starts.count(0) - starts[:rest].count(0)
     return odd
+
+
+def aic_window_rows(rows: tuple, off: int, count: int, blen: int, pitch: int, hit: float) -> float:
+    """A cube core's GM -> L1 rows under the 512 B window rule (``aic_gm_row_windows``): GM requests are handled
+    per 512 B window (G 避免同地址访问.md: "地址请求会按照512字节粒度对齐后进行处理"), so a row that stays in one
+    window costs its bytes (:func:`aic_row_cycles`) and a row that crosses window boundaries costs a whole window
+    for each window it touches (the data_copy sample: rows of 512 B at N = 12287 instead of 12288 take 1.97x,
+    rows of 2 KB in the GM -> UB copy 1.28x: 2 and 5/4 windows). ``off``: the first row's byte in its GM buffer
+    (kernel arguments start 512 B aligned)."""
+    window = rows[6]
+    single, crossing = _windows(off % window, count, blen, pitch % window, window)
+    cycles = crossing * aic_row_cycles(rows, window, hit)
+    if single:
+        cycles += single * aic_row_cycles(rows, blen, hit)
+    return cycles
+
+
+_WINDOWS: dict = {}
+
+
+def _windows(first: int, count: int, blen: int, step: int, window: int) -> tuple[int, int]:
+    """(rows inside one window, windows touched by the rows that cross a boundary) for ``count`` rows of ``blen``
+    bytes, the first at byte ``first`` of a window and each ``step`` (the pitch modulo the window) further."""
+    key = (first, count, blen, step, window)
+    got = _WINDOWS.get(key)
+    if got is None:
+        if step == 0:                   # every row at the same place in its window
+            touched = (first + blen + window - 1) // window
+            got = (count, 0) if touched == 1 else (0, count * touched)
+        else:
+            starts = (first + np.arange(count, dtype=np.int64) * step) % window
+            touched = (starts + blen + window - 1) // window
+            cross = touched > 1
+            got = (int(count - np.count_nonzero(cross)), int(touched[cross].sum()))
+        _WINDOWS[key] = got
+    return got
 
 
 def local_transfer(core: Core, nbytes: int, bytes_per_cycle: float, startup: int, bursts: int = 1) -> float:

@@ -116,11 +116,27 @@ class ChipProfile:
                                                 # -0.9 %, split-K -51 -> -26 / -33 %, but K-axis staggered after
                                                 # +13.3 -> +17.7 %, L2 split +45 / +54 -> +63 / +59 %, CATLASS +2.5
                                                 # -> +11.9 %, T1-T4 +1-2 points: 18 of 30 either way, so off
+    aic_gm_row_windows: bool = False            # what-if [OFF mechanism]: a GM->L1 row crossing 512 B windows
+                                                # (gm_burst_align) costs a whole window per window it touches, one
+                                                # inside a window its bytes, in place of the flat
+                                                # gm_unaligned_efficiency (engine/timing.aic_window_rows): G
+                                                # 避免同地址访问.md ("地址请求会按照512字节粒度对齐后进行处理"); DK
+                                                # examples/.../04_memory_access/data_copy (A2, GM->L1 rows of 512 B
+                                                # at N 12287: 214.5 -> 422.5 us = 2 windows a row). Judged on
+                                                # benchmarks/validate_timing.py (2026-12-06): T1 +79 -> +56 %, T3
+                                                # +148 -> +141 %, ND2NZ-on-AIV -60 -> -51 %, step T3 -> T4 12 -> 5
+                                                # points, but T4 +106 -> +125 %, M1 -16 / -14 -> -23 / -21 % (its A
+                                                # copies lose the 0.7), step M1 -> M2 6 -> 12 points: 17 of 31 points
+                                                # in (18 without), 7 of 11 steps either way; so off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
                                                 # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
                                                 # to -16 % (benchmarks/validate_timing.py), so it is not applied
+    atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
+                                            # its lines through L2, filling what L2 lacks from HBM, then writes
+                                            # (engine/atomics.py; same-window atomics of several cores in turn);
+                                            # False: only the same-window turns. No public cost figure found
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---

@@ -38,7 +38,7 @@ from ascend_sim.api.ops.cube import (Fixpipe, FixpipeParamsV220, LoadData, LoadD
                                      QuantMode_t)
 from ascend_sim.api.ops.datacopy import DataCopy
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
-from ascend_sim.api.pipe import TPipe, TPosition, TQue
+from ascend_sim.api.pipe import TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.sync import HardEvent, SetFlag, WaitFlag
 from ascend_sim.api.tensor import GlobalTensor
 from ascend_sim.engine.context import current_core
@@ -87,9 +87,15 @@ def GetSysWorkSpacePtr():
     return None
 
 
+_TEMPLATE_SWITCHES = ("doNorm", "doBasicBlock", "doMultiDataLoad", "doIBShareNorm", "doSpecialMDL",
+                      "doSpecialBasicBlock")
+
+
 @dataclass(frozen=True)
 class MatmulConfig:
-    """``MatmulConfig``: the Matmul template (MatmulConfig.md table 2's switches; the rest are not modelled)."""
+    """``MatmulConfig``: the Matmul template (MatmulConfig.md table 2's switches) and ``enUnitFlag`` (the Mmad ->
+    Fixpipe hand-over per 512 B of L0C, api/ops/unitflag.py; the C++ struct's default is true, GetMDLConfig's false);
+    the other fields are not modelled."""
 
     doNorm: bool = False
     doBasicBlock: bool = False
@@ -97,11 +103,12 @@ class MatmulConfig:
     doIBShareNorm: bool = False
     doSpecialMDL: bool = False
     doSpecialBasicBlock: bool = False
+    enUnitFlag: bool = True         # [OFF] include/adv_api/matmul/matmul_config.h: "bool enUnitFlag = true"
 
     @property
     def template(self) -> str:
         """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
-        on = [f.name for f in fields(self) if getattr(self, f.name)]
+        on = [name for name in _TEMPLATE_SWITCHES if getattr(self, name)]
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -114,20 +121,22 @@ class MatmulConfig:
                                 "CFG_IBSHARE_NORM")
 
 
-def GetNormalConfig() -> MatmulConfig:
-    """``GetNormalConfig()``: the Norm template with its default switches (CFG_NORM)."""
-    return MatmulConfig(doNorm=True)
+def GetNormalConfig(*, enUnitFlag: bool = True) -> MatmulConfig:
+    """``GetNormalConfig()``: the Norm template with its default switches (CFG_NORM; UnitFlag on, as the
+    MatmulConfig page says: "Norm, IBShare下默认开启")."""
+    return MatmulConfig(doNorm=True, enUnitFlag=bool(enUnitFlag))
 
 
-def GetMDLConfig() -> MatmulConfig:
-    """``GetMDLConfig()``: the MDL template with its default switches (CFG_MDL)."""
-    return MatmulConfig(doMultiDataLoad=True)
+def GetMDLConfig(*, enUnitFlag: bool = False) -> MatmulConfig:
+    """``GetMDLConfig()``: the MDL template with its default switches (CFG_MDL; UnitFlag off: "MDL下默认不开启");
+    ``GetMDLConfig(enUnitFlag=True)`` is the UnitFlag case's ``CUSTOM_CFG_MDL``."""
+    return MatmulConfig(doMultiDataLoad=True, enUnitFlag=bool(enUnitFlag))
 
 
 CFG_NORM = GetNormalConfig()
 CFG_MDL = GetMDLConfig()
 CFG_IBSHARE_NORM = MatmulConfig(doIBShareNorm=True)
-MM_CFG_BB = MatmulConfig(doBasicBlock=True)
+MM_CFG_BB = MatmulConfig(doBasicBlock=True, enUnitFlag=False)     # tiling.h GetBasicConfig: ".enUnitFlag = false"
 
 _ACC = {half: float32, bfloat16: float32, float32: float32, int8: int32}
 ATOMIC_MODES = {0: None, 1: "add", 2: "max", 3: "min"}     # GetTensorC / IterateAll enAtomic
@@ -143,6 +152,7 @@ class Matmul:
                                 fix="pass CFG_NORM (the default) or CFG_MDL")
         self.template = MM_CFG.template
         self.MM_CFG = MM_CFG
+        self.unit_flag = bool(MM_CFG.enUnitFlag)
         for role, t in (("A", aType), ("B", bType), ("C", cType)):
             if not isinstance(t, MatmulType):
                 raise ArgumentError(f"Matmul: the {role} type must be a MatmulType, got {type(t).__name__}",
@@ -196,12 +206,18 @@ class Matmul:
         rows_b, cols_b = _up(t.stepKb * t.baseK, max(16, self.c0)), _up(t.stepN * t.baseN, 16)
         self.qA1, self.qB1 = TQue(TPosition.A1, self.db_a1), TQue(TPosition.B1, self.db_b1)
         self.qA2, self.qB2 = TQue(TPosition.A2, t.dbL0A), TQue(TPosition.B2, t.dbL0B)
-        self.qCO1 = TQue(TPosition.CO1, t.dbL0C)
+        # CO1: with UnitFlag one buffer and no queue handshake, the unit flags synchronise Mmad and Fixpipe
+        # (cube_out_buffer_unit_flag.h: EnQue/DeQue/FreeTensor do nothing); without, a queue of dbL0C buffers
+        self.qCO1 = TBuf(TPosition.CO1) if self.unit_flag else TQue(TPosition.CO1, t.dbL0C)
         self.pipe.InitBuffer(self.qA1, self.db_a1, rows_a * cols_a * isz)
         self.pipe.InitBuffer(self.qB1, self.db_b1, rows_b * cols_b * isz)
         self.pipe.InitBuffer(self.qA2, t.dbL0A, _up(t.baseM, 16) * _up(t.baseK, self.c0) * isz)
         self.pipe.InitBuffer(self.qB2, t.dbL0B, _up(t.baseK, max(16, self.c0)) * _up(t.baseN, 16) * isz)
-        self.pipe.InitBuffer(self.qCO1, t.dbL0C, _up(t.baseM, 16) * _up(t.baseN, 16) * 4)
+        co1_bytes = _up(t.baseM, 16) * _up(t.baseN, 16) * 4
+        if self.unit_flag:
+            self.pipe.InitBuffer(self.qCO1, co1_bytes)
+        else:
+            self.pipe.InitBuffer(self.qCO1, t.dbL0C, co1_bytes)
         if t.isBias and self.biasType is not None:
             self.qC1, self.qC2 = TQue(TPosition.C1, 1), TQue(TPosition.C2, 1)
             self.pipe.InitBuffer(self.qC1, 1, _up(t.baseN, 16) * np.dtype(self.biasType.dtype).itemsize)
@@ -352,7 +368,7 @@ class Matmul:
         self._next += 1
         sm, sn, sk = self.single
         bm, bn = min(t.baseM, sm - mi * t.baseM), min(t.baseN, sn - ni * t.baseN)
-        co1 = self.qCO1.AllocTensor(self.acc)
+        co1 = self.qCO1.Get(self.acc) if self.unit_flag else self.qCO1.AllocTensor(self.acc)
         steps = _ceil(sk, t.baseK)
         for kk in range(steps):
             k0 = kk * t.baseK
@@ -363,15 +379,17 @@ class Matmul:
             self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
             a2 = self.qA2.DeQue(self.a_dt)
             b2 = self.qB2.DeQue(self.b_dt)
+            flag = (3 if kk == steps - 1 else 2) if self.unit_flag else 0     # matmul_unit_flag.h GetUnitFlag
             if kk == 0 and self._bias is not None:
                 bt = self._load_bias(ni * t.baseN, bn)
-                Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, 0, True, False))
+                Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, flag, True, False))
                 self.qC2.FreeTensor(bt)
             else:
-                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, kk == 0))
+                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, flag, False, kk == 0))
             self.qA2.FreeTensor(a2)
             self.qB2.FreeTensor(b2)
-        self.qCO1.EnQue(co1)
+        if not self.unit_flag:
+            self.qCO1.EnQue(co1)
         self._pending = (mi, ni, bm, bn)
         return True
 
@@ -551,7 +569,7 @@ class Matmul:
         t = self.check_get_c(gm, enAtomic)
         mi, ni, bm, bn = self._pending
         self._pending = None
-        co1 = self.qCO1.DeQue(self.acc)
+        co1 = self.qCO1.Get(self.acc) if self.unit_flag else self.qCO1.DeQue(self.acc)
         if enSequentialWrite:
             dst, pitch = gm[self._done * t.baseM * t.baseN], bn
         else:
@@ -561,10 +579,14 @@ class Matmul:
         if enAtomic:            # as the API does (scheduler_base.h): SetAtomicAdd/Max/Min<DstT>, the copy, SetAtomicNone
             core.atomic = (ATOMIC_MODES[enAtomic], self.c_dt)
         # {nSize, mSize, srcStride (C0 blocks: M rounded up to 16), dstStride, reluEn, quantPre, deqScalar}
-        Fixpipe(dst, co1, FixpipeParamsV220(bn, bm, _up(bm, 16), pitch, False, self._quant_mode(), self._quant_word))
+        params = FixpipeParamsV220(bn, bm, _up(bm, 16), pitch, False, self._quant_mode(), self._quant_word)
+        if self.unit_flag:
+            params.unitFlag = 3         # copy_cube_out_utils.h: FIX_PIPE_UNIT_FLAG
+        Fixpipe(dst, co1, params)
         if enAtomic:
             core.atomic = None
-        self.qCO1.FreeTensor(co1)
+        if not self.unit_flag:
+            self.qCO1.FreeTensor(co1)
         self._done += 1
 
     def IterateAll(self, gm: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False,
@@ -574,6 +596,11 @@ class Matmul:
             self.GetTensorC(gm, enAtomic, enSequentialWrite)
 
     def End(self) -> None:
-        """Release what the object holds (its L1 tiles)."""
+        """Release what the object holds (its L1 tiles); with UnitFlag, wait for the last Fixpipe (FIX_M), as
+        cube_out_buffer_unit_flag.h's Destroy does."""
         if self.tiling is not None:
             self._release_l1()
+            if self.unit_flag:
+                eid = self.pipe.FetchEventID(HardEvent.FIX_M)
+                SetFlag(HardEvent.FIX_M, eid)
+                WaitFlag(HardEvent.FIX_M, eid)

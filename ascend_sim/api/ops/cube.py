@@ -26,8 +26,10 @@ from ascend_sim.engine.context import current_core
 from ascend_sim.api.ops.atomic import atomic_mode, combine
 from ascend_sim.api.ops.datacopy import burst_view, BurstPlan
 from ascend_sim.api.ops.fractal import FRACTAL_BYTES, ROWS, byte_runs
+from ascend_sim.api.ops import unitflag
+from ascend_sim.engine.atomics import AtomicWrite
 from ascend_sim.engine.gmcheck import gm_write
-from ascend_sim.engine.memory import note_gm_write
+from ascend_sim.engine.memory import GRANULE, note_gm_write
 
 
 @dataclass(init=False)
@@ -380,7 +382,10 @@ def Mmad(dst, fm, filter, *rest) -> None:
         key = plan = None
     if plan is None:
         plan = cached_plan(core, key, _mmad_plan, core, dst, fm, filter, bias, params, site)
-    core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
+    if p.unitFlag:                      # the L0C hand-over per 512 B with Fixpipe (unitflag.py)
+        _mmad_unit_flag(core, plan, p.unitFlag, site)
+    else:
+        core.issue_n(M, "Mmad", plan.cost, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
     table, mode, bias_v, checks, rows = plan.extra
     dst.tier.regs[dst.addr] = (rows, site)      # L0C here is NZ with column blocks of these rows
     if fm.tier.layout is not None or filter.tier.layout is not None:     # the tiers of ``checks`` (the key holds them)
@@ -409,6 +414,14 @@ def Mmad(dst, fm, filter, *rest) -> None:
         padded, values = bias_v
         padded.reshape(-1)[:values.size] = values
         np.add(res, padded, out=out)
+
+
+def _mmad_unit_flag(core, plan, flag: int, site) -> None:
+    """Issue a Mmad with unitFlag 2/3: after the Fixpipe that freed its L0C blocks, then its blocks' flags set."""
+    lo, hi = plan.wr[0].lo * GRANULE, plan.wr[0].hi * GRANULE
+    timed = unitflag.mmad_cost(core, M, plan.cost, lo, hi, flag, site)
+    core.issue_n(M, "Mmad", timed, plan.rd, plan.wr, plan.nbytes, "L0A", "L0C", plan.flops, "cube", site)
+    unitflag.after(core, M, lo, hi, timed, core.chip.cube_startup, flag, 1, site)
 
 
 def _not_fractals(what: str, nd_site, site) -> None:
@@ -457,8 +470,8 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
                          site=site)
     if params.unitFlag not in (0, 2, 3):
         raise ArgumentError(f"Mmad unitFlag {params.unitFlag!r} is not 0, 2 or 3",
-                            fix="0: off; 2 or 3: Mmad and Fixpipe hand over per fractal (same value on both; the "
-                                "simulator accepts it and keeps its usual timing)", site=site)
+                            fix="0: off; 2 or 3: Mmad and Fixpipe hand over per 512 B of L0C (2 on the K loop's "
+                                "Mmads but the last, 3 on the last and on the Fixpipe)", site=site)
     m, n, k = int(params.m), int(params.n), int(params.k)
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not 1 <= v <= 4095:
@@ -601,9 +614,18 @@ def Fixpipe(*args) -> None:
     aligned = (buf.base_addr + off) % core.chip.gm_burst_align == 0
     kind = _fixpipe_atomic(core, dst.dtype, site) if core.atomic is not None else None
     gm_write(core, buf, off, bursts.count, bursts.dst_blen, bursts.dst_pitch, FIX, kind is not None, dst.dtype, site)
-    core.issue_n(FIX, "Fixpipe" if kind is None else f"Fixpipe(atomic {kind})",
-                 (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch, dst.l2_mode),
+    cost = (FIX, plan.nbytes, bursts.count, aligned, buf, off, bursts.blen, bursts.dst_pitch, dst.l2_mode)
+    if kind is not None:                # a read-modify-write at L2, after the same windows' atomics (atomics.py)
+        cost = AtomicWrite(core, cost)
+    flag = params.unitFlag
+    if flag:                            # the L0C hand-over per 512 B with the Mmad (unitflag.py)
+        nz = plan.views[0]
+        lo, hi = src.addr, src.addr + nz.shape[0] * nz.strides[0]       # whole column blocks, padding rows too
+        cost = unitflag.fixpipe_cost(core, FIX, cost, plan.nbytes, lo, hi, flag, site)
+    core.issue_n(FIX, "Fixpipe" if kind is None else f"Fixpipe(atomic {kind})", cost,
                  plan.rd, plan.wr, plan.nbytes, "L0C", "GM", 0, "copy", site)
+    if flag:
+        unitflag.after(core, FIX, lo, hi, cost, core.chip.fix_startup, flag, 0, site)
     if buf.written_by is not None:
         note_gm_write(buf, off, bursts.count, bursts.blen, bursts.dst_pitch, len(core.records) - 1)
     if not core.numerics:            # launch(..., numerics=False): timing only (context.computing())
@@ -688,7 +710,8 @@ def _fixpipe_plan(core, dst, src, ws, params, site, nz_out: bool = False) -> Cub
                             fix="write one NZ matrix per Fixpipe (ndNum 1)", site=site)
     if params.unitFlag not in (0, 2, 3):
         raise ArgumentError(f"Fixpipe unitFlag {params.unitFlag!r} is not 0, 2 or 3",
-                            fix="0: off; 2 or 3: the same value as the Mmad's (accepted, usual timing)", site=site)
+                            fix="0: off; 3: hand over per 512 B of L0C with the Mmad that ended with unitFlag 3 "
+                                "(2: keep the blocks for another Fixpipe)", site=site)
     if not 1 <= n <= 4095 or m > (65535 if nz_out else 8192):
         raise ArgumentError(f"Fixpipe nSize {n} outside 1..4095 or mSize {m} outside 0..{65535 if nz_out else 8192} "
                             f"({'NZ2NZ' if nz_out else 'NZ2ND'})",

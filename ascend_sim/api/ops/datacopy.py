@@ -16,6 +16,7 @@ from ascend_sim.engine.core import MTE1, MTE2, MTE3, regions_of, burst_region
 from ascend_sim.hw.dtypes import ascend_name, bytes_of, int4b_t
 from ascend_sim.engine.errors import AlignmentError, ArgumentError, DtypeError, PositionError, kernel_point, site_outside
 from ascend_sim.api.ops.atomic import SetAtomicAdd, SetAtomicNone, atomic_mode, combine  # noqa: F401 (re-exported)
+from ascend_sim.engine.atomics import AtomicWrite
 from ascend_sim.engine.gmcheck import gm_read, gm_write, record_read
 from ascend_sim.api.checks import check_fields, dtype_arg, field_spec, integer, live, scalar as scalar_arg
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, bytes_not_elements, check_aligned
@@ -423,10 +424,12 @@ def _copy_out(core, dst: GlobalTensor, src: LocalTensor, cp: _CopyPlan, op, site
     atomic = core.atomic is not None
     kind = atomic_mode(core, op, dst.dtype, site) if atomic else None
     gm_write(core, buf, off, plan.count, plan.dst_blen, plan.dst_pitch, MTE3, atomic, dst.dtype, site)
-    core.issue_n(MTE3, f"{op}(atomic {kind})" if atomic else op,
-                 (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
-                  buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode),                # timing.gm_transfer
-                 cp.regions, (), cp.nbytes, "UB", "GM", 0, "copy", site)
+    cost = (MTE3, cp.nbytes, plan.count, (buf.base_addr + off) % core.chip.gm_burst_align == 0,
+            buf, off, plan.dst_blen, plan.dst_pitch, dst.l2_mode)                       # timing.gm_transfer
+    if atomic:                          # a read-modify-write at L2, after the same windows' atomics (atomics.py)
+        cost = AtomicWrite(core, cost)
+    core.issue_n(MTE3, f"{op}(atomic {kind})" if atomic else op, cost, cp.regions, (), cp.nbytes, "UB", "GM", 0,
+                 "copy", site)
     if buf.written_by is not None:
         note_gm_write(buf, off, plan.count, plan.dst_blen if atomic else plan.blen, plan.dst_pitch,
                       len(core.records) - 1)
