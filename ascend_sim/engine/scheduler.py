@@ -356,13 +356,26 @@ class Launch:
         otherwise this block waits until the blocks behind it in simulated time have caught up, so that
         L2, the HBM bookings and GM's write history see the accesses of a wave in about the chip's order.
         """
-        horizon = self._first_clock() + TIME_SLICE
-        if start <= horizon:
-            self.horizon = horizon
-            return
-        me = self.blocks[core.uid]
-        heapq.heappush(self.yielded, (start, me.index))
-        self._suspend(me)
+        yielded = self.yielded
+        if self.parked or self.next_block < len(self.blocks) or not yielded or self.error is not None:
+            horizon = self._first_clock() + TIME_SLICE
+            if start <= horizon:
+                self.horizon = horizon
+                return
+            me = self.blocks[core.uid]
+            heapq.heappush(yielded, (start, me.index))
+            self._suspend(me)
+        else:       # the usual turn: only blocks waiting for time to choose from (_pick's choice, in one step)
+            first = yielded[0][0]
+            if start <= first + TIME_SLICE:
+                self.horizon = first + TIME_SLICE
+                return
+            _, i = heapq.heappushpop(yielded, (start, core.uid))    # the earliest of them: never this block
+            b = self.blocks[i]
+            self.horizon = self.unset
+            context.current = b.core
+            b.worker.switch()
+            context.current = core
         horizon = self._first_clock() + TIME_SLICE      # as the access's next check would work it out
         if start <= horizon:
             self.horizon = horizon
