@@ -363,25 +363,35 @@ class Launch:
         """
         yielded = self.yielded
         if self.parked or self.next_block < len(self.blocks) or not yielded or self.error is not None:
-            horizon = self._first_clock() + TIME_SLICE
-            if start <= horizon:
-                self.horizon = horizon
-                return
-            me = self.blocks[core.uid]
-            heapq.heappush(yielded, (start, me.index))
-            self._suspend(me)
-        else:       # the usual turn: only blocks waiting for time to choose from (_pick's choice, in one step)
-            first = yielded[0][0]
-            if start <= first + TIME_SLICE:
-                self.horizon = first + TIME_SLICE
-                return
-            _, i = heapq.heappushpop(yielded, (start, core.uid))    # the earliest of them: never this block
-            b = self.blocks[i]
-            self.horizon = self.unset
-            context.current = b.core
-            b.worker.switch()
-            context.current = core
-        horizon = self._first_clock() + TIME_SLICE      # as the access's next check would work it out
+            self._wait_for_time(core, start)
+            return
+        # the usual turn: only blocks waiting for time to choose from (_pick's choice, in one step)
+        first = yielded[0][0]
+        if start <= first + TIME_SLICE:
+            self.horizon = first + TIME_SLICE
+            return
+        _, i = heapq.heappushpop(yielded, (start, core.uid))    # the earliest of them: never this block
+        b = self.blocks[i]
+        self.horizon = self.unset
+        context.current = b.core
+        b.worker.switch()
+        context.current = core
+        self._resumed(start)
+
+    def _wait_for_time(self, core: Core, start: float) -> None:
+        """``time_yield`` for any state of the launch: the earliest block chosen by ``_pick`` (via ``_suspend``)."""
+        horizon = self._first_clock() + TIME_SLICE
+        if start <= horizon:
+            self.horizon = horizon
+            return
+        me = self.blocks[core.uid]
+        heapq.heappush(self.yielded, (start, me.index))
+        self._suspend(me)
+        self._resumed(start)
+
+    def _resumed(self, start: float) -> None:
+        """Back from a wait for time: the horizon as the access's next check would work it out."""
+        horizon = self._first_clock() + TIME_SLICE
         if start <= horizon:
             self.horizon = horizon
 
