@@ -39,7 +39,7 @@ from ascend_sim.hw.chips import ChipProfile
 # setting, not a chip number. The order of GM accesses is exact to within it (an HBM booking bin is 128
 # cycles, a 16 KB copy about 500). Measured against 4,096 and 16,384 (docs/architecture.md, "The slice: speed
 # against fidelity"): 16,384 turns the validation step M1 -> M2 the wrong way (-6.1 -> -13.5 points) and
-# 4,096 moves Add case 2 by -3 % and the 1024^3 CATLASS launch by +5 % for no speed worth it in case (f).
+# 4,096 moves Add case 2 by -3 % and the 1024^3 CATLASS launch by +5 % for no measurable speed in case (f).
 TIME_SLICE = 1024.0
 
 
