@@ -2,7 +2,8 @@
 
 The points and their kernels are the existing benchmarks' (imported, not copied): the Add case study
 (``add_case_study.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
-(``catlass_matmul.py``), the Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
+(``catlass_matmul.py``), the DataCopy sample's GM -> L1 rows on or off 512 B windows (``data_copy_l1.py``), the
+Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
 and the single-feature documents of the guide's Matmul tuning chapter, split-K among them
 (``matmul_features.py``). Each module's docstring names its public source and what its figure is.
 
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import add_case_study as add  # noqa: E402
 import bank_conflicts as bank  # noqa: E402
 import catlass_matmul as catlass  # noqa: E402
+import data_copy_l1 as data_copy  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
 
@@ -85,6 +87,10 @@ def _add_us(cores: int, **fixes) -> Callable[[], float]:
 
 def _catlass_us(m1: int, n1: int) -> Callable[[], float]:
     return lambda: catlass.run_case(m1, n1)[0].us
+
+
+def _data_copy_us(n: int) -> Callable[[], float]:
+    return lambda: data_copy.mte2_us(n, bank.Ascend910B())
 
 
 @dataclass
@@ -143,6 +149,7 @@ def _runs_table() -> dict:
     table["add48 bypass pad"] = _add_us(48, bypass_l2=True, y_pad=256)
     table.update({f"bank{k}": _bank_cycles(k) for k in bank.SCENARIOS})
     table.update({f"catlass{m1}x{n1}": _catlass_us(m1, n1) for m1, n1 in catlass.MEASURED})
+    table.update({f"data_copy{n}": _data_copy_us(n) for n in data_copy.MEASURED})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
     return table
@@ -183,6 +190,9 @@ def build() -> tuple[list[Point], list[Step]]:
     for (m1, n1), us in catlass.MEASURED.items():
         pts.append(Point(f"CATLASS <{m1},{n1},256>", "catlass_matmul: task time", us, "us", _fig(f"catlass{m1}x{n1}"),
                          quick=True))
+    for n, us in data_copy.MEASURED.items():
+        pts.append(Point(f"DataCopy GM->L1 N={n}", "data_copy_l1: aic_mte2_time, mean of 24 AIC", us, "us",
+                         _fig(f"data_copy{n}"), quick=True))
     for cfg in tiling.CONFIGS:
         key = cfg.name.split()[0]
         for figure, us in cfg.measured.items():
@@ -206,6 +216,10 @@ def build() -> tuple[list[Point], list[Step]]:
         pb, pa = pair(f"{b} {figure}", f"{a} {figure}")
         steps.append(Step(f"{b} -> {a} ({figure})", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
                           _point_fig(by_name, pa.name), quick=pb.quick and pa.quick, ends=(pb.name, pa.name)))
+    # the DataCopy sample: rows of 512 B on 512 B windows (N 12288) against rows 2 B apart from them (N 12287)
+    pb, pa = pair("DataCopy GM->L1 N=12287", "DataCopy GM->L1 N=12288")
+    steps.append(Step("DataCopy GM->L1: rows on 512 B windows", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
+                      _point_fig(by_name, pa.name), quick=True, ends=(pb.name, pa.name)))
     # the Add case study's what-ifs: the guide's Case 4 -> 5 (L2 bypass) and 5 -> 6 (y 256 B further in UB)
     steps.append(Step("Add: x, y CACHE_MODE_DISABLE (guide Case 4 -> 5)", (264.02, 187.68), _fig("add48"),
                       _fig("add48 bypass")))
