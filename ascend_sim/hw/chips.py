@@ -110,6 +110,9 @@ class ChipProfile:
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
     l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
+    gm_hit_waits_for_fill: bool = False     # what-if: a GM read hitting L2 lines that another core's miss is
+                                            # still filling ends with that fill (the same-address rule, G 内存访问/
+                                            # 避免同地址访问.md; engine/bandwidth.LineFills)
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of

@@ -94,11 +94,16 @@ class MatmulConfig:
     doIBShareNorm: bool = False
     doSpecialMDL: bool = False
     doSpecialBasicBlock: bool = False
+    enableKdimReorderLoad: bool = False     # MDL: each core starts its K loop at its own L1 tile (K轴错峰加载)
 
     @property
     def template(self) -> str:
         """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
-        on = [f.name for f in fields(self) if getattr(self, f.name)]
+        on = [f.name for f in fields(self) if f.name.startswith("do") and getattr(self, f.name)]
+        if self.enableKdimReorderLoad and on == ["doNorm"]:
+            raise ArgumentError("Matmul: enableKdimReorderLoad works with the MDL template only (MatmulConfig.md)",
+                                fix="build the config on CFG_MDL: «MatmulConfig(doMultiDataLoad=True, "
+                                    "enableKdimReorderLoad=True)»")
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -113,9 +118,25 @@ def GetNormalConfig() -> MatmulConfig:
     return MatmulConfig(doNorm=True)
 
 
-def GetMDLConfig() -> MatmulConfig:
-    """``GetMDLConfig()``: the MDL template with its default switches (CFG_MDL)."""
-    return MatmulConfig(doMultiDataLoad=True)
+def GetMDLConfig(intrinsicsLimit: bool = False, batchLoop: bool = False, doMTE2Preload: int = 0,
+                 isVecND2NZ: bool = False, isPerTensor: bool = False, hasAntiQuantOffset: bool = False,
+                 enUnitFlag: bool = False, isMsgReuse: bool = True, enableUBReuse: bool = True,
+                 enableL1CacheUB: bool = False, enableMixDualMaster: bool = False,
+                 enableKdimReorderLoad: bool = False) -> MatmulConfig:
+    """``GetMDLConfig(...)``: the MDL template (CFG_MDL with the defaults); of its switches only
+    ``enableKdimReorderLoad`` is modelled, any other one set away from its default raises ArgumentError."""
+    others = {"intrinsicsLimit": (intrinsicsLimit, False), "batchLoop": (batchLoop, False),
+              "doMTE2Preload": (doMTE2Preload, 0), "isVecND2NZ": (isVecND2NZ, False),
+              "isPerTensor": (isPerTensor, False), "hasAntiQuantOffset": (hasAntiQuantOffset, False),
+              "enUnitFlag": (enUnitFlag, False), "isMsgReuse": (isMsgReuse, True),
+              "enableUBReuse": (enableUBReuse, True), "enableL1CacheUB": (enableL1CacheUB, False),
+              "enableMixDualMaster": (enableMixDualMaster, False)}
+    off = [f"{k}={v!r}" for k, (v, default) in others.items() if v != default]
+    if off:
+        raise ArgumentError(f"GetMDLConfig({', '.join(off)}): not modelled; of GetMDLConfig's switches only "
+                            "enableKdimReorderLoad is", fix="call GetMDLConfig() with its defaults (or "
+                                                             "enableKdimReorderLoad=True)")
+    return MatmulConfig(doMultiDataLoad=True, enableKdimReorderLoad=bool(enableKdimReorderLoad))
 
 
 CFG_NORM = GetNormalConfig()
@@ -320,7 +341,9 @@ class Matmul:
         bm, bn = min(t.baseM, sm - mi * t.baseM), min(t.baseN, sn - ni * t.baseN)
         co1 = self.qCO1.AllocTensor(self.acc)
         steps = _ceil(sk, t.baseK)
-        for kk in range(steps):
+        first = self._k_start(steps)
+        for i in range(steps):
+            kk = (first + i) % steps
             k0 = kk * t.baseK
             bk = min(t.baseK, sk - k0)
             a1, a_rows, a_row0, a_k0 = self._tile_a(mi, kk)
@@ -329,17 +352,30 @@ class Matmul:
             self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
             a2 = self.qA2.DeQue(self.a_dt)
             b2 = self.qB2.DeQue(self.b_dt)
-            if kk == 0 and self._bias is not None:
+            if i == 0 and self._bias is not None:
                 bt = self._load_bias(ni * t.baseN, bn)
                 Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, 0, True, False))
                 self.qC2.FreeTensor(bt)
             else:
-                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, kk == 0))
+                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, i == 0))
             self.qA2.FreeTensor(a2)
             self.qB2.FreeTensor(b2)
         self.qCO1.EnQue(co1)
         self._pending = (mi, ni, bm, bn)
         return True
+
+    def _k_start(self, steps: int) -> int:
+        """The base K step this core's K loop starts at: 0, or with ``enableKdimReorderLoad`` (MDL) the first step
+        of L1 tile ``GetBlockIdx() % tiles`` (the official KLoop: k_loop_mdl_reorder.h in cannmirror/asc-devkit,
+        ``InitMinStepKStartIdx``, over the operand whose L1 tile holds more K steps, counted in the smaller
+        stepK); the loop then wraps round, so cores that share A or B read different K tiles at the same time."""
+        if not self.MM_CFG.enableKdimReorderLoad:
+            return 0
+        t = self.tiling
+        min_step = min(t.stepKa, t.stepKb)
+        step = max(t.stepKa, t.stepKb)          # stepKa > stepKb: A's tiles, else B's (equal: either)
+        tiles = _ceil(steps, step)
+        return (current_core().block_idx % tiles) * (step // min_step) * min_step
 
     def _tile_a(self, mi: int, kk: int):
         """The L1 tile of A holding C row block ``mi`` at K step ``kk``, with that base block in it."""
