@@ -104,7 +104,8 @@ class MatmulConfig:
         if self.enableKdimReorderLoad and on == ["doNorm"]:
             raise ArgumentError("Matmul: enableKdimReorderLoad works with the MDL template only (MatmulConfig.md)",
                                 fix="build the config on CFG_MDL: «MatmulConfig(doMultiDataLoad=True, "
-                                    "enableKdimReorderLoad=True)»")
+                                    "enableKdimReorderLoad=True)|auto CFG = CFG_MDL; CFG.enableKdimReorderLoad = "
+                                    "true;»")
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -135,8 +136,9 @@ def GetMDLConfig(intrinsicsLimit: bool = False, batchLoop: bool = False, doMTE2P
     off = [f"{k}={v!r}" for k, (v, default) in others.items() if v != default]
     if off:
         raise ArgumentError(f"GetMDLConfig({', '.join(off)}): not modelled; of GetMDLConfig's switches only "
-                            "enableKdimReorderLoad is", fix="call GetMDLConfig() with its defaults (or "
-                                                             "enableKdimReorderLoad=True)")
+                            "enableKdimReorderLoad is", fix="call «GetMDLConfig()» with its defaults (or build on "
+                                                             "CFG_MDL with «enableKdimReorderLoad=True|"
+                                                             "CFG.enableKdimReorderLoad = true»)")
     return MatmulConfig(doMultiDataLoad=True, enableKdimReorderLoad=bool(enableKdimReorderLoad))
 
 
