@@ -106,7 +106,7 @@ class ChipProfile:
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
                                                 # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
                                                 # to -16 % (benchmarks/validate_timing.py), so it is not applied;
-                                                # with gm_hit_waits_for_fill (below) they stay at -19 / -13 % and -3 %
+                                                # with gm_hit_waits_for_fill (below): -19 / -13 % and -3 %
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
