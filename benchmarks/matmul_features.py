@@ -265,6 +265,13 @@ def _pure_cube_24(mm_cfg):
     return run_matmul_api(tiling_for(128, 30720, 64, 24), mm_cfg=mm_cfg)
 
 
+def _k_reorder(on: bool):
+    """M768 N2048 K6144 on 24 AIC, singleCore 128 x 512 x 6144, GetTiling's MDL tiling (base 128 x 256 x 64, stepKa =
+    stepKb = 4), with ``enableKdimReorderLoad`` off or on (matmul_k_reorder_load.asc: GetMDLConfig with it on)."""
+    return run_matmul_api(tiling_for(768, 2048, 6144, 24, singleCoreM=128, singleCoreN=512),
+                          mm_cfg=GetMDLConfig(enableKdimReorderLoad=on))
+
+
 def _nbuffer33(step_m: int):
     """M256 N512 K192 on 2 AIC, singleCore 256 x 256, base 128 x 256 x 64, stepKa = stepKb = 3."""
     return run_matmul_api(tiling_for(256, 512, 192, 2, usedCoreNum=2, singleCoreM=256, singleCoreN=256, baseM=128,
@@ -310,10 +317,7 @@ CASES = [
          before=lambda: run_l2_tiled(False)[0], after=lambda: run_l2_tiled(True)[0]),
     Case("K-axis staggered loads", "Matmul高阶API使能多核K轴错峰访问内存.md", "M768 N2048 K6144, 24 AIC, base 128x256x64",
          "OpBasicInfo task time", "task", (98.72, 85.68),
-         before=lambda: run_matmul_api(tiling_for(768, 2048, 6144, 24, singleCoreM=128, singleCoreN=512)),
-         missing="no enableKdimReorderLoad, and nothing it would change: concurrent reads of one 512 B GM window "
-                 "do not serialise here and blocks are simulated one after another",
-         one_schedule=True),
+         before=lambda: _k_reorder(False), after=lambda: _k_reorder(True)),
     Case("NBuffer33", "Matmul高阶API使能NBuffer33模板.md", "M256 N512 K192, 2 AIC, base 128x256x64, stepM 2",
          "aic_time, mean", "mean", (34.01, 32.66), before=lambda: _nbuffer33(step_m=2), after=lambda: _nbuffer33(1),
          missing="after: no NBuffer33 policy; emulated by stepM = 1 with two A1 buffers: the same two A copies of "

@@ -59,3 +59,39 @@ class HbmTimeline:
             if span != BIN:                         # the first bin done: whole bins from now on
                 span = BIN
                 top, most = cap * span / BIN, rate * span
+
+
+class LineFills:
+    """GM reads of the same 512 B windows by several cores at once: a read that finds its lines in L2 while another
+    core's read is still bringing them from HBM gets them only as that fill arrives.
+
+    The rule [OFF, CANN Ascend C guide, "避免同地址访问" (docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/ in
+    https://github.com/cannmirror/asc-devkit)]: MTE2/MTE3/Scalar GM requests are handled in 512 B-aligned windows,
+    and requests from several cores to one window at the same time are processed serially, for data consistency.
+    Model [EST, ours]: the L2 (engine/l2.py) marks a line resident as soon as the first reader's miss is decided, so
+    without this rule a second core reading the same lines a moment later would "hit" data still on its way from
+    HBM. Here a read that hits lines whose fill by another core is in flight ends no earlier than that fill: cores
+    reading one tile together move at the pace of the one that misses, and only a core reading the tile after the
+    fill has landed gets L2's hit rate. Only reads of exactly the same lines are seen (a matmul's cores sharing a
+    tile: the same GM address, bursts, burst length and pitch); one dict lookup per read.
+    """
+
+    __slots__ = ("fills",)
+
+    def __init__(self):
+        self.fills: dict = {}           # lines -> (reader, end cycle) of the latest read that missed in L2
+
+    @staticmethod
+    def needed(chip, concurrency: int) -> "LineFills | None":
+        """A tracker when several blocks run at once and the chip's rule is on (``gm_hit_waits_for_fill``)."""
+        return LineFills() if chip.gm_hit_waits_for_fill and concurrency > 1 else None
+
+    def read(self, key, reader: int, start: float, moving: float, missed: bool) -> float:
+        """The cycles a read of lines ``key`` takes from ``start`` (``moving``: its own time), given the fills in
+        flight; a read that ``missed`` (some bytes from HBM) is recorded as the lines' fill."""
+        fill = self.fills.get(key)
+        if fill is not None and fill[0] != reader and fill[1] > start + moving:
+            moving = fill[1] - start        # the lines it hit are still arriving: it ends with that fill
+        if missed:
+            self.fills[key] = (reader, start + moving)
+        return moving

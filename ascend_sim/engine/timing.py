@@ -112,6 +112,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
+    fills = launch.fills
+    if fills is not None and gp == _MTE2:       # lines another core is still bringing in: wait for them
+        moving = fills.read((buf.base_addr + off, count, blen, pitch), core.uid, start + startup, moving,
+                            hbm_bytes > 0)
     return startup + moving
 
 

@@ -132,7 +132,8 @@ class ChipProfile:
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
                                                 # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
                                                 # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
-                                                # to -16 % (benchmarks/validate_timing.py), so it is not applied
+                                                # to -16 % (benchmarks/validate_timing.py), so it is not applied;
+                                                # with gm_hit_waits_for_fill (below): -19 / -13 % and -3 %
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
@@ -141,6 +142,14 @@ class ChipProfile:
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
     l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
+    gm_hit_waits_for_fill: bool = True      # [OFF rule, EST model] a GM read hitting L2 lines that another core's
+                                            # miss is still filling ends with that fill (the same-address rule, G
+                                            # 内存访问/避免同地址访问.md; engine/bandwidth.LineFills). Judged on
+                                            # benchmarks/validate_timing.py: with the hit rate at the path rate it
+                                            # moves M1/M2/L2 split <= 1 point toward the measurements and no trace
+                                            # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
+                                            # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
+                                            # before back within 15 %, the K-axis step within 10 points)
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of

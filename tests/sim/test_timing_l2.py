@@ -94,15 +94,20 @@ def shared_tile(x):
     DataCopy(scratch(NB, half), gm(x), N)
 
 
-def test_reuse_across_cores_shows_as_hits():
-    """Four blocks read the same tile: the first misses, the other three hit (blocks run in order)."""
-    res = launch(shared_tile, 4, np.zeros(N, half), chip=WIDE)
+@pytest.mark.parametrize("wait_for_fill", [True, False])
+def test_reuse_across_cores_shows_as_hits(wait_for_fill):
+    """Four blocks read the same tile: the first misses, the other three hit (blocks run in order). They read it at
+    the same moment, so with ``gm_hit_waits_for_fill`` (the default) the hits end with the first block's fill; without
+    it they move at their share of the L2 bandwidth."""
+    chip = dataclasses.replace(WIDE, gm_hit_waits_for_fill=wait_for_fill)
+    res = launch(shared_tile, 4, np.zeros(N, half), chip=chip)
     assert res.l2["l2_hit_rate"] == pytest.approx(0.75)
     assert res.l2["hbm_read_bytes"] == NB and res.l2["l2_bytes"] == 3 * NB
     (first, *rest) = _copy_cycles(res)
     assert first == pytest.approx(WIDE.gm_read_startup + NB / WIDE.hbm_bytes_per_cycle)   # HBM all its own
     share = 4 * (WIDE.hbm_share_prior_cycles + 0) / (WIDE.hbm_share_prior_cycles + 2)   # 4 cores copying at cycle 2
-    assert rest == [pytest.approx(WIDE.gm_read_startup + NB / (WIDE.l2_bytes_per_cycle / share))] * 3
+    hit = WIDE.gm_read_startup + NB / (WIDE.l2_bytes_per_cycle / share)
+    assert rest == [pytest.approx(first if wait_for_fill else hit)] * 3
     assert "L2: read hit rate 75.0%" in str(res.profile())
 
 

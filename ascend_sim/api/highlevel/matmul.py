@@ -18,12 +18,14 @@ base block per GM -> L1 copy, each when first needed, so MTE1 can start on the f
 stepM x stepKa (stepN x stepKb) L1 tile in one "big packet") on the cube core ("纯Cube模式", a kernel launched with
 ``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
 ``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
-of a tile across C blocks when its rows and all of K stay in L1.
+of a tile across C blocks when its rows and all of K stay in L1; ``enableKdimReorderLoad`` (MDL: core i starts its
+K loop at L1 tile i mod the tiles and wraps round, so cores sharing A or B read different GM addresses at once).
 MIX mode (the default in Ascend C: the AIV calls, the AIC's KFC server executes) and the IBShare template are
 ``matmul_kfc.py``: there ``REGIST_MATMUL_OBJ`` makes this object a ``MatmulClient`` on the AIV and a
 ``MatmulServerImpl`` on the AIC, which runs the methods below.
 Not modelled (each raises ``ArgumentError`` naming it): NZ-format or UB/L1 inputs, C to a LocalTensor,
-``enPartialSum``, the BasicBlock and SpecialMDL templates, batch matmul.
+``enPartialSum``, the BasicBlock and SpecialMDL templates, ``doMTE2Preload`` and GetMDLConfig's other switches,
+batch matmul.
 """
 from __future__ import annotations
 
@@ -104,11 +106,17 @@ class MatmulConfig:
     doSpecialMDL: bool = False
     doSpecialBasicBlock: bool = False
     enUnitFlag: bool = True         # [OFF] include/adv_api/matmul/matmul_config.h: "bool enUnitFlag = true"
+    enableKdimReorderLoad: bool = False     # MDL: each core starts its K loop at its own L1 tile (K轴错峰加载)
 
     @property
     def template(self) -> str:
         """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
         on = [name for name in _TEMPLATE_SWITCHES if getattr(self, name)]
+        if self.enableKdimReorderLoad and on == ["doNorm"]:
+            raise ArgumentError("Matmul: enableKdimReorderLoad works with the MDL template only (MatmulConfig.md)",
+                                fix="build the config on CFG_MDL: «MatmulConfig(doMultiDataLoad=True, "
+                                    "enableKdimReorderLoad=True)|auto CFG = CFG_MDL; CFG.enableKdimReorderLoad = "
+                                    "true;»")
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -127,10 +135,28 @@ def GetNormalConfig(*, enUnitFlag: bool = True) -> MatmulConfig:
     return MatmulConfig(doNorm=True, enUnitFlag=bool(enUnitFlag))
 
 
-def GetMDLConfig(*, enUnitFlag: bool = False) -> MatmulConfig:
-    """``GetMDLConfig()``: the MDL template with its default switches (CFG_MDL; UnitFlag off: "MDL下默认不开启");
-    ``GetMDLConfig(enUnitFlag=True)`` is the UnitFlag case's ``CUSTOM_CFG_MDL``."""
-    return MatmulConfig(doMultiDataLoad=True, enUnitFlag=bool(enUnitFlag))
+def GetMDLConfig(intrinsicsLimit: bool = False, batchLoop: bool = False, doMTE2Preload: int = 0,
+                 isVecND2NZ: bool = False, isPerTensor: bool = False, hasAntiQuantOffset: bool = False,
+                 enUnitFlag: bool = False, isMsgReuse: bool = True, enableUBReuse: bool = True,
+                 enableL1CacheUB: bool = False, enableMixDualMaster: bool = False,
+                 enableKdimReorderLoad: bool = False) -> MatmulConfig:
+    """``GetMDLConfig(...)``: the MDL template (CFG_MDL with the defaults; UnitFlag off: "MDL下默认不开启"); of its
+    switches ``enUnitFlag`` (``GetMDLConfig(enUnitFlag=True)`` is the UnitFlag case's ``CUSTOM_CFG_MDL``) and
+    ``enableKdimReorderLoad`` are modelled, any other one set away from its default raises ArgumentError."""
+    others = {"intrinsicsLimit": (intrinsicsLimit, False), "batchLoop": (batchLoop, False),
+              "doMTE2Preload": (doMTE2Preload, 0), "isVecND2NZ": (isVecND2NZ, False),
+              "isPerTensor": (isPerTensor, False), "hasAntiQuantOffset": (hasAntiQuantOffset, False),
+              "enUnitFlag": (enUnitFlag, False), "isMsgReuse": (isMsgReuse, True),
+              "enableUBReuse": (enableUBReuse, True), "enableL1CacheUB": (enableL1CacheUB, False),
+              "enableMixDualMaster": (enableMixDualMaster, False)}
+    off = [f"{k}={v!r}" for k, (v, default) in others.items() if v != default]
+    if off:
+        raise ArgumentError(f"GetMDLConfig({', '.join(off)}): not modelled; of GetMDLConfig's switches only "
+                            "enUnitFlag and enableKdimReorderLoad are", fix="call «GetMDLConfig()» with its defaults (or build on "
+                                                             "CFG_MDL with «enableKdimReorderLoad=True|"
+                                                             "CFG.enableKdimReorderLoad = true»)")
+    return MatmulConfig(doMultiDataLoad=True, enUnitFlag=bool(enUnitFlag),
+                        enableKdimReorderLoad=bool(enableKdimReorderLoad))
 
 
 CFG_NORM = GetNormalConfig()
@@ -370,7 +396,9 @@ class Matmul:
         bm, bn = min(t.baseM, sm - mi * t.baseM), min(t.baseN, sn - ni * t.baseN)
         co1 = self.qCO1.Get(self.acc) if self.unit_flag else self.qCO1.AllocTensor(self.acc)
         steps = _ceil(sk, t.baseK)
-        for kk in range(steps):
+        first = self._k_start(steps)
+        for i in range(steps):
+            kk = (first + i) % steps
             k0 = kk * t.baseK
             bk = min(t.baseK, sk - k0)
             a1, a_rows, a_row0, a_k0 = self._tile_a(mi, kk)
@@ -379,19 +407,32 @@ class Matmul:
             self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
             a2 = self.qA2.DeQue(self.a_dt)
             b2 = self.qB2.DeQue(self.b_dt)
-            flag = (3 if kk == steps - 1 else 2) if self.unit_flag else 0     # matmul_unit_flag.h GetUnitFlag
-            if kk == 0 and self._bias is not None:
+            flag = (3 if i == steps - 1 else 2) if self.unit_flag else 0     # matmul_unit_flag.h GetUnitFlag
+            if i == 0 and self._bias is not None:
                 bt = self._load_bias(ni * t.baseN, bn)
                 Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, flag, True, False))
                 self.qC2.FreeTensor(bt)
             else:
-                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, flag, False, kk == 0))
+                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, flag, False, i == 0))
             self.qA2.FreeTensor(a2)
             self.qB2.FreeTensor(b2)
         if not self.unit_flag:
             self.qCO1.EnQue(co1)
         self._pending = (mi, ni, bm, bn)
         return True
+
+    def _k_start(self, steps: int) -> int:
+        """The base K step this core's K loop starts at: 0, or with ``enableKdimReorderLoad`` (MDL) the first step
+        of L1 tile ``GetBlockIdx() % tiles`` (the official KLoop: k_loop_mdl_reorder.h in cannmirror/asc-devkit,
+        ``InitMinStepKStartIdx``, over the operand whose L1 tile holds more K steps, counted in the smaller
+        stepK); the loop then wraps round, so cores that share A or B read different K tiles at the same time."""
+        if not self.MM_CFG.enableKdimReorderLoad:
+            return 0
+        t = self.tiling
+        min_step = min(t.stepKa, t.stepKb)
+        step = max(t.stepKa, t.stepKb)          # stepKa > stepKb: A's tiles, else B's (equal: either)
+        tiles = _ceil(steps, step)
+        return (current_core().block_idx % tiles) * (step // min_step) * min_step
 
     def _tile_a(self, mi: int, kk: int):
         """The L1 tile of A holding C row block ``mi`` at K step ``kk``, with that base block in it."""
