@@ -146,15 +146,15 @@ def GetMDLConfig(intrinsicsLimit: bool = False, batchLoop: bool = False, doMTE2P
     others = {"intrinsicsLimit": (intrinsicsLimit, False), "batchLoop": (batchLoop, False),
               "doMTE2Preload": (doMTE2Preload, 0), "isVecND2NZ": (isVecND2NZ, False),
               "isPerTensor": (isPerTensor, False), "hasAntiQuantOffset": (hasAntiQuantOffset, False),
-              "enUnitFlag": (enUnitFlag, False), "isMsgReuse": (isMsgReuse, True),
+              "isMsgReuse": (isMsgReuse, True),
               "enableUBReuse": (enableUBReuse, True), "enableL1CacheUB": (enableL1CacheUB, False),
               "enableMixDualMaster": (enableMixDualMaster, False)}
     off = [f"{k}={v!r}" for k, (v, default) in others.items() if v != default]
     if off:
         raise ArgumentError(f"GetMDLConfig({', '.join(off)}): not modelled; of GetMDLConfig's switches only "
-                            "enUnitFlag and enableKdimReorderLoad are", fix="call «GetMDLConfig()» with its defaults (or build on "
-                                                             "CFG_MDL with «enableKdimReorderLoad=True|"
-                                                             "CFG.enableKdimReorderLoad = true»)")
+                            "enUnitFlag and enableKdimReorderLoad are",
+                            fix="call «GetMDLConfig()» with its defaults (or build on CFG_MDL with "
+                                "«enableKdimReorderLoad=True|CFG.enableKdimReorderLoad = true»)")
     return MatmulConfig(doMultiDataLoad=True, enUnitFlag=bool(enUnitFlag),
                         enableKdimReorderLoad=bool(enableKdimReorderLoad))
 
