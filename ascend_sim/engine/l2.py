@@ -82,6 +82,8 @@ class L2Cache:
         self.writeback_bytes = 0    # of which write-backs of evicted dirty lines
         self.read_bytes = 0
         self.read_hit_bytes = 0
+        self.fills: dict = {}       # (GM address, rows, row bytes, pitch) of a cube core's copy that missed -> the
+                                    # cycle its fill ends (engine/timing.wait_for_fill)
         if self.fits:
             self.res = bytearray(n)
             self.dirt = bytearray(n)

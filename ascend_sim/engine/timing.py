@@ -69,11 +69,14 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
-        moving = count * aic_row_cycles(rows, blen, l2_bytes / nb if nb else 0.0)
+        hit = l2_bytes / nb if nb else 0.0
+        moving = count * aic_row_cycles(rows, blen, hit)
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
+        elif rows[4] and hit:
+            startup = startup * (1.0 - hit)     # the start is the HBM access's: bytes L2 serves skip it
     busy = core.busy
     streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
     if streams < 1.0:
@@ -97,7 +100,28 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
+    if rows is not None and rows[5]:
+        return wait_for_fill(launch.l2, buf.base_addr + off, count, blen, pitch, l2_bytes < nb, start,
+                             startup + moving)
     return startup + moving
+
+
+def wait_for_fill(l2, addr: int, count: int, blen: int, pitch: int, missed: bool, start: float,
+                  cycles: float) -> float:
+    """A cube core's copy of a GM tile that another core's copy is still bringing into L2 (its lines are resident,
+    their fill is not done) ends no earlier than that fill: it is served when the fill's data arrives, not at the
+    L2-hit rate. A copy that missed records when its fill starts and ends. Blocks are decided at most a time slice
+    out of the chip's order (engine/scheduler.py), so a copy that starts before the recorded fill would have been
+    the miss itself: it takes the miss's time."""
+    key = (addr, count, blen, pitch)
+    fills = l2.fills
+    fill = fills.get(key)
+    if fill is not None and start < fill[1]:
+        wait = fill[1] - (start if start > fill[0] else fill[0])
+        return wait if wait > cycles else cycles
+    if missed:
+        fills[key] = (start, start + cycles)
+    return cycles
 
 
 _PACKAGES: dict = {}
@@ -129,7 +153,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     rows = None
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
-                chip.aic_gm_start_hidden_when_queued)
+                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_start_on_misses_only, chip.aic_gm_wait_for_fill)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 
@@ -138,7 +162,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start)."""
-    floor, per_hit, per_miss, _ = rows
+    floor, per_hit, per_miss = rows[0], rows[1], rows[2]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor
 

@@ -89,6 +89,15 @@ class ChipProfile:
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
+    aic_gm_start_on_misses_only: bool = False   # what-if (issue 30): the Nd2Nz start (kNd2NzStartCost) is the HBM
+                                                # access's: a copy pays it in proportion to the bytes that miss L2.
+                                                # [OFF] CANN's auto-tiling cost model (GE, att ascir_api_perf_v1.cc)
+                                                # prices MoveGmToL1 as bytes / rate + 210 and MoveL2ToL1 as bytes / 110
+                                                # with no start (engine/timing.gm_cycles)
+    aic_gm_wait_for_fill: bool = False          # what-if (issue 30): a cube core's copy of a GM tile that another
+                                                # core's copy is still bringing in from HBM ends with that fill, not at
+                                                # the L2-hit rate (engine/timing.wait_for_fill) [EST: a cache serves a
+                                                # request to a line whose miss is outstanding when the miss returns]
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
