@@ -36,8 +36,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
     (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
-    (:func:`aic_row_cycles`), and skips its start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data). Bandwidth: the bytes L2
+    (:func:`aic_row_cycles`); it pays its Nd2Nz start in proportion to the bytes that miss L2
+    (``aic_gm_start_on_misses_only``: the start is the HBM access's; a what-if skips it when the copy waited in the
+    MTE2 queue, ``aic_gm_start_hidden_when_queued``), and a copy of a tile another core is still bringing in from
+    HBM ends with that fill (``aic_gm_wait_for_fill``, :func:`wait_for_fill`). Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
     before left free (engine/bandwidth.py); the slowest of the three. Both shares divide a bandwidth

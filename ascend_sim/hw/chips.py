@@ -90,14 +90,22 @@ class ChipProfile:
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
     aic_gm_start_on_misses_only: bool = False   # what-if (issue 30): the Nd2Nz start (kNd2NzStartCost) is the HBM
-                                                # access's: a copy pays it in proportion to the bytes that miss L2.
-                                                # [OFF] CANN's auto-tiling cost model (GE, att ascir_api_perf_v1.cc)
-                                                # prices MoveGmToL1 as bytes / rate + 210 and MoveL2ToL1 as bytes / 110
-                                                # with no start (engine/timing.gm_cycles)
+                                                # access's, so a copy pays it in proportion to the bytes that miss L2
+                                                # (engine/timing.gm_cycles). [OFF source: CANN's auto-tiling cost model
+                                                # (GE, att ascir_api_perf_v1.cc) prices MoveGmToL1 as bytes / rate + 210
+                                                # and MoveL2ToL1 as bytes / 110 with no start.] With the 110 B/cycle hit
+                                                # rate and aic_gm_wait_for_fill (benchmarks/validate_timing.py --what-if,
+                                                # 2026-12-06): T1 +79 -> +22 %, T3 +148 -> +45 %, T4 +106 -> +17 %, L2
+                                                # split +45 / +54 -> +12 / +19 %, T2 +75 -> +20 %; but CATLASS +2.5 /
+                                                # +0.3 -> -19 / -13 %, M1 -16 / -14 -> -26 / -26 %, M1 -> M2 -6 -> -19
+                                                # points: 17 of 30 points, 5 of 10 steps (18 and 6 without), so off
     aic_gm_wait_for_fill: bool = False          # what-if (issue 30): a cube core's copy of a GM tile that another
                                                 # core's copy is still bringing in from HBM ends with that fill, not at
                                                 # the L2-hit rate (engine/timing.wait_for_fill) [EST: a cache serves a
-                                                # request to a line whose miss is outstanding when the miss returns]
+                                                # request to a line whose miss is outstanding when the miss returns
+                                                # (MSHR merging; Hennessy & Patterson, Computer Architecture: A
+                                                # Quantitative Approach, ch. 2, non-blocking caches)]. With the two
+                                                # above it took CATLASS from -26 / -19 % back to -19 / -13 %
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
@@ -112,9 +120,10 @@ class ChipProfile:
                                                 # its 210-cycle starts dominate); 0: whole packages
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
-                                                # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
-                                                # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
-                                                # to -16 % (benchmarks/validate_timing.py), so it is not applied
+                                                # (engine/timing.aic_row_cycles): 110 [OFF: CANN's auto-tiling cost
+                                                # model, kMoveL2ToL1 = 110 B/cycle] alone moved CATLASS from +2.5 % /
+                                                # +0.3 % to -22 % / -18 % and M2 from -10 % to -16 %; with the two
+                                                # what-ifs above, see aic_gm_start_on_misses_only
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
