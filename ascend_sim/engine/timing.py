@@ -102,10 +102,29 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
-    if rows is not None and rows[5]:
+    if rows is not None and (rows[5] or rows[6]):
+        if rows[6]:
+            return after_same_tile(launch.l2, buf.base_addr + off, count, blen, pitch, start, startup + moving)
         return wait_for_fill(launch.l2, buf.base_addr + off, count, blen, pitch, l2_bytes < nb, start,
                              startup + moving)
     return startup + moving
+
+
+def after_same_tile(l2, addr: int, count: int, blen: int, pitch: int, start: float, cycles: float) -> float:
+    """A cube core's copy of a GM tile that another core's copy is reading at the same moment is served after it
+    (the address conflict of G Matmul性能调优案例/Matmul高阶API使能多核K轴错峰访问内存.md: cores reading the same GM
+    addresses at once slow each other's MTE2): it ends its own cycles after that copy ends. Every copy records when
+    it starts and ends."""
+    key = (addr, count, blen, pitch)
+    fills = l2.fills
+    last = fills.get(key)
+    if last is not None and start < last[1]:
+        if start < last[0]:             # decided out of the chip's order (a time slice): it came first
+            cycles = cycles + (last[1] - last[0])
+            return cycles
+        cycles = cycles + (last[1] - start)
+    fills[key] = (start, start + cycles)
+    return cycles
 
 
 def wait_for_fill(l2, addr: int, count: int, blen: int, pitch: int, missed: bool, start: float,
@@ -155,7 +174,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     rows = None
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
-                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_start_on_misses_only, chip.aic_gm_wait_for_fill)
+                chip.aic_gm_start_hidden_when_queued, chip.aic_gm_start_on_misses_only, chip.aic_gm_wait_for_fill,
+                chip.aic_gm_same_tile_serial)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 

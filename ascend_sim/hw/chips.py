@@ -106,6 +106,11 @@ class ChipProfile:
                                                 # (MSHR merging; Hennessy & Patterson, Computer Architecture: A
                                                 # Quantitative Approach, ch. 2, non-blocking caches)]. With the two
                                                 # above it took CATLASS from -26 / -19 % back to -19 / -13 %
+    aic_gm_same_tile_serial: bool = False       # what-if (issue 30): a cube core's copy of a GM tile that another
+                                                # core's copy is reading at the same moment is served after it (the
+                                                # address conflict of G Matmul性能调优案例/Matmul高阶API使能多核K轴错峰访问内存
+                                                # .md: cores reading the same GM addresses at once slow each other's
+                                                # MTE2; engine/timing.after_same_tile; replaces aic_gm_wait_for_fill)
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on

@@ -152,3 +152,15 @@ def test_a_copy_of_a_tile_another_core_is_still_filling_waits_for_that_fill(star
     # the same tile copied again by one core, after its fill: a plain hit either way
     _, again = copy_cycles(32, 256, offsets=(0, 0), chip=chip)
     assert again == pytest.approx((0 if start_on_misses else START) + 32 * 512 / 110.0)
+
+
+def test_two_cores_copying_one_tile_at_once_are_served_one_after_the_other_when_the_chip_says_so():
+    """The K-axis document's address conflict (what-if ``aic_gm_same_tile_serial``): two cores copy the same tile
+    from cycle 0; the second is served after the first (466 cycles), then takes its own hit time (210 + 256)."""
+    chip = dataclasses.replace(CHIP, aic_gm_same_tile_serial=True)
+    first, second = copy_cycles(32, 256, blocks=2, chip=chip)
+    own = (0 if chip.aic_gm_start_on_misses_only else START) + 32 * 512 / chip.aic_gm_l2_hit_bytes_per_cycle
+    assert first == pytest.approx(START + 32 * 512 / MISS)
+    assert second == pytest.approx(first + own)
+    _, apart = copy_cycles(32, 256, blocks=2)                       # the default: no conflict, a plain hit
+    assert apart == pytest.approx(own)

@@ -94,11 +94,17 @@ class MatmulConfig:
     doIBShareNorm: bool = False
     doSpecialMDL: bool = False
     doSpecialBasicBlock: bool = False
+    enableKdimReorderLoad: bool = False     # MDL: each core starts its K loop at its own L1 tile of K (blockIdx modulo
+                                            # the K tiles) and wraps round, so cores sharing A or B read different GM
+                                            # addresses at a time (MatmulConfig.md; Matmul高阶API使能多核K轴错峰访问内存.md)
 
     @property
     def template(self) -> str:
         """The template, Norm or MDL; any other switch (or none, or two) raises ArgumentError naming those two."""
-        on = [f.name for f in fields(self) if getattr(self, f.name)]
+        on = [f.name for f in fields(self) if f.name.startswith("do") and getattr(self, f.name)]
+        if self.enableKdimReorderLoad and on != ["doMultiDataLoad"]:
+            raise ArgumentError("Matmul: enableKdimReorderLoad is only supported by the MDL template",
+                                fix="MatmulConfig(doMultiDataLoad=True, enableKdimReorderLoad=True) (CFG_MDL with it)")
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -320,7 +326,7 @@ class Matmul:
         bm, bn = min(t.baseM, sm - mi * t.baseM), min(t.baseN, sn - ni * t.baseN)
         co1 = self.qCO1.AllocTensor(self.acc)
         steps = _ceil(sk, t.baseK)
-        for kk in range(steps):
+        for i, kk in enumerate(self._k_order(steps)):
             k0 = kk * t.baseK
             bk = min(t.baseK, sk - k0)
             a1, a_rows, a_row0, a_k0 = self._tile_a(mi, kk)
@@ -329,17 +335,27 @@ class Matmul:
             self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
             a2 = self.qA2.DeQue(self.a_dt)
             b2 = self.qB2.DeQue(self.b_dt)
-            if kk == 0 and self._bias is not None:
+            if i == 0 and self._bias is not None:
                 bt = self._load_bias(ni * t.baseN, bn)
                 Mmad(co1, a2, b2, bt, MmadParams(bm, bn, bk, 0, True, False))
                 self.qC2.FreeTensor(bt)
             else:
-                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, kk == 0))
+                Mmad(co1, a2, b2, MmadParams(bm, bn, bk, 0, False, i == 0))
             self.qA2.FreeTensor(a2)
             self.qB2.FreeTensor(b2)
         self.qCO1.EnQue(co1)
         self._pending = (mi, ni, bm, bn)
         return True
+
+    def _k_order(self, steps: int) -> range | list:
+        """The K steps of one C block in the order they are loaded: 0, 1, ... or, with enableKdimReorderLoad, from
+        this core's L1 tile of K (blockIdx modulo the K tiles, k_loop_mdl_reorder.h) round to the one before it."""
+        if not self.MM_CFG.enableKdimReorderLoad:
+            return range(steps)
+        t = self.tiling
+        step_k = max(t.stepKa, t.stepKb)
+        first = current_core().block_idx % _ceil(steps, step_k) * step_k
+        return [(first + i) % steps for i in range(steps)]
 
     def _tile_a(self, mi: int, kk: int):
         """The L1 tile of A holding C row block ``mi`` at K step ``kk``, with that base block in it."""
