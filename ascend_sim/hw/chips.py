@@ -105,12 +105,21 @@ class ChipProfile:
                                                 # request to a line whose miss is outstanding when the miss returns
                                                 # (MSHR merging; Hennessy & Patterson, Computer Architecture: A
                                                 # Quantitative Approach, ch. 2, non-blocking caches)]. With the two
-                                                # above it took CATLASS from -26 / -19 % back to -19 / -13 %
+                                                # above it took CATLASS from -26 / -19 % back to -19 / -13 %; with the
+                                                # 110 B/cycle hit rate alone (every copy paying its start): T1 +60 %,
+                                                # T3 +115 %, T4 +40 %, L2 split +16 / +19 %, CATLASS -19 / -13 %, M1
+                                                # unchanged; 17 of 30 points, 6 of 10 steps
     aic_gm_same_tile_serial: bool = False       # what-if (issue 30): a cube core's copy of a GM tile that another
                                                 # core's copy is reading at the same moment is served after it (the
                                                 # address conflict of G Matmul性能调优案例/Matmul高阶API使能多核K轴错峰访问内存
                                                 # .md: cores reading the same GM addresses at once slow each other's
-                                                # MTE2; engine/timing.after_same_tile; replaces aic_gm_wait_for_fill)
+                                                # MTE2; engine/timing.after_same_tile; replaces aic_gm_wait_for_fill).
+                                                # With the 110 B/cycle hit rate and aic_gm_start_on_misses_only: the
+                                                # K-axis step right (+10.5 % against +13.2 %), CATLASS -17 / -1 %, M2
+                                                # -1 / -8 %, but a tile 24 cores read at once waits for 23 whole copies:
+                                                # pure Cube +8 -> +48 %, MTE2 Preload -4 -> +21 %; 15 of 30 points,
+                                                # 6 of 10 steps, so off (a per-line, not per-copy, conflict is the
+                                                # next thing to try)
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
