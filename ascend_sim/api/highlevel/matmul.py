@@ -18,7 +18,8 @@ base block per GM -> L1 copy, each when first needed, so MTE1 can start on the f
 stepM x stepKa (stepN x stepKb) L1 tile in one "big packet") on the cube core ("纯Cube模式", a kernel launched with
 ``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
 ``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
-of a tile across C blocks when its rows and all of K stay in L1.
+of a tile across C blocks when its rows and all of K stay in L1; MDL's ``enableKdimReorderLoad`` (each core's K loop
+starts at its own L1 tile of K).
 Not modelled (each raises ``ArgumentError`` naming it): MIX mode driven from the vector cores (KFC
 messages), NZ-format or UB/L1 inputs, C to a LocalTensor, ``enPartialSum``, the IBShare, BasicBlock
 and SpecialMDL templates, batch matmul.
