@@ -17,6 +17,7 @@ kernel) with the same change simulated on case 2.
     python benchmarks/validate_timing.py --quick     # the cheap points and the steps between them
     python benchmarks/validate_timing.py --only T3 --only T4   # the points and steps naming T3 or T4
     python benchmarks/validate_timing.py --quick --inject "*=0" --inject "bank 1=+16"   # exits 1
+    python benchmarks/validate_timing.py --what-if aic_gm_l2_hit_bytes_per_cycle=110.0   # a chips.py what-if, every point
 
 Exit 0 only when every validation point is within +-15 % and every step goes the measured way within 10
 points. A configuration the simulator cannot express (the documents' MIX-mode runs, ...) is listed as "not
@@ -27,10 +28,15 @@ them: a check of this script's verdict (tests/sim/test_validate_timing.py).
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
+
+import ascend_sim
+from ascend_sim.hw import chips
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import add_case_study as add  # noqa: E402
@@ -322,6 +328,26 @@ def print_tables(points: list[Point], steps: list[Step]) -> None:
     print("Calibration points (not counted): " + "; ".join(f"{k} ({v})" for k, v in CALIBRATION.items()))
 
 
+def parse_field(text: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` of --what-if: VALUE as a Python literal (``110.0``, ``True``)."""
+    name, _, value = text.partition("=")
+    if name not in {f.name for f in dataclasses.fields(chips.ChipProfile)}:
+        raise SystemExit(f"--what-if {text}: {name!r} is not a ChipProfile field (ascend_sim/hw/chips.py)")
+    return name, ast.literal_eval(value)
+
+
+def use_chip_fields(fields: dict) -> None:
+    """Make every benchmark's chip (the default 910B and the profiles derived from it) carry ``fields``."""
+    default = chips.Ascend910B
+
+    def changed():
+        return dataclasses.replace(default(), **fields)
+
+    for module in (chips, ascend_sim, add, bank, catlass, data_copy, features, tiling):
+        if hasattr(module, "Ascend910B"):
+            module.Ascend910B = changed
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the cheap points and the steps between them")
@@ -329,7 +355,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="set the simulated figure of the points named NAME... to measured x (1 + PCT/100)")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT",
                     help="only the points and steps whose name contains TEXT (repeatable)")
+    ap.add_argument("--what-if", action="append", default=[], metavar="FIELD=VALUE",
+                    help="run every point on the default chips with a ChipProfile field changed (repeatable), e.g. "
+                         "--what-if aic_gm_l2_hit_bytes_per_cycle=110.0")
     args = ap.parse_args(argv)
+    if args.what_if:
+        use_chip_fields(dict(parse_field(f) for f in args.what_if))
     points, steps = build()
     evaluate(points, steps, args.quick, parse_injections(args.inject), args.only)
     print_tables(points, steps)

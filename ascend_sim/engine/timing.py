@@ -41,7 +41,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), and skips its start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data), and (a what-if, off) starts
+    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data) or (a what-if,
+    ``aic_gm_start_on_misses_only``) pays it in proportion to the bytes that miss L2, and (a what-if, off) starts
     ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
@@ -87,6 +88,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
                 moving = moving / core.chip.gm_unaligned_efficiency
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
+        elif rows[7] and hit:
+            startup = startup * (1.0 - hit)     # what-if: the start is the HBM access's; bytes L2 serves skip it
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
     busy = core.busy
@@ -149,7 +152,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     if pipe == _MTE2 and core.core_type == "AIC" and chip.aic_gm_row_floor_cycles:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
-                chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0)
+                chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
+                chip.aic_gm_start_on_misses_only)
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
 
@@ -158,7 +162,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
-    unaligned row factor, miss latency, 512 B window or 0)."""
+    unaligned row factor, miss latency, 512 B window or 0, start on misses only)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor

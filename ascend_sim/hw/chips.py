@@ -89,6 +89,16 @@ class ChipProfile:
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
+    aic_gm_start_on_misses_only: bool = False   # what-if (issue 30): the Nd2Nz start (kNd2NzStartCost) is the HBM
+                                                # access's, so a copy pays it in proportion to the bytes that miss L2
+                                                # (engine/timing.gm_cycles). [OFF source: CANN's auto-tiling cost model
+                                                # (https://github.com/hicann/ge, att ascir_api_perf_v1.cc) prices MoveGmToL1 as bytes / rate + 210
+                                                # and MoveL2ToL1 as bytes / 110 with no start.] With the 110 B/cycle hit
+                                                # rate and a fill rule like gm_hit_waits_for_fill (validate_timing.py --what-if,
+                                                # 2026-12-06): T1 +79 -> +22 %, T3 +148 -> +45 %, T4 +106 -> +17 %, L2
+                                                # split +45 / +54 -> +12 / +19 %, T2 +75 -> +20 %; but CATLASS +2.5 /
+                                                # +0.3 -> -19 / -13 %, M1 -16 / -14 -> -26 / -26 %, M1 -> M2 -6 -> -19
+                                                # points: 17 of 30 points, 5 of 10 steps (18 and 6 without), so off
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
@@ -130,10 +140,13 @@ class ChipProfile:
                                                 # in (18 without), 7 of 11 steps either way; so off
     aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
                                                 # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
-                                                # (engine/timing.aic_row_cycles): 110 [CAL, from the Tiling case's T4]
-                                                # moved CATLASS from +2.5 % / +0.3 % to -22 % / -18 % and M2 from -10 %
-                                                # to -16 % (benchmarks/validate_timing.py), so it is not applied;
-                                                # with gm_hit_waits_for_fill (below): -19 / -13 % and -3 %
+                                                # (engine/timing.aic_row_cycles): 110 [OFF: CANN's auto-tiling cost
+                                                # model, kMoveL2ToL1 = 110 B/cycle: https://github.com/hicann/ge,
+                                                # compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/
+                                                # v1/ascir_api_perf_v1.cc] alone moved CATLASS from +2.5 % / +0.3 % to
+                                                # -22 % / -18 % and M2 from -10 % to -16 %; with gm_hit_waits_for_fill
+                                                # (below): -19 / -13 % and -3 %; with aic_gm_start_on_misses_only, see
+                                                # there
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);

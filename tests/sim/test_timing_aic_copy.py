@@ -1,9 +1,9 @@
 """The cube core's GM -> L1 copy path (issue 30, deliverable 2), with hand-computed expectations.
 
-Per copy of ``rows`` rows (Nd2Nz bursts) of ``blen`` bytes on the default 910B (path 64 B/cycle for misses and,
-unless a chip says otherwise, for L2 hits; a row at least 3 cycles; a 210-cycle start unless the copy waits in the
-MTE2 queue when a chip says so, not by default):
-    cycles = start + rows x max(3, blen x (hit / HIT + (1 - hit) / 64))
+Per copy of ``rows`` rows (Nd2Nz bursts) of ``blen`` bytes on the default 910B (path 64 B/cycle for misses, 110 for
+L2 hits; a row at least 3 cycles; the 210-cycle start paid by the share that misses L2; a copy of a tile another
+core is still filling ends with that fill):
+    cycles = start x (1 - hit) + rows x max(3, blen x (hit / HIT + (1 - hit) / 64))
 and the Matmul API's kernel head (Matmul.Init) before its first copy.
 """
 from __future__ import annotations
@@ -41,10 +41,12 @@ def nd2nz_copies(x, rows: int, cols: int, offsets: tuple, idle_between: bool):
         q.FreeTensor(t)
 
 
-def copy_cycles(rows: int, cols: int, offsets=(0,), idle_between=False, chip=CHIP) -> list[float]:
+def copy_cycles(rows: int, cols: int, offsets=(0,), idle_between=False, chip=CHIP, blocks=1) -> list[float]:
+    """Each DataCopy's cycles, block 0's first (every block copies the same tiles, from cycle 0 on)."""
     x = np.zeros(64 * COLS, np.float16)
-    res = launch(nd2nz_copies, 1, x, rows, cols, tuple(offsets), idle_between, chip=chip, numerics=False)
-    return [r.end - r.start for r in res.trace if r.op == "DataCopy"]
+    res = launch(nd2nz_copies, blocks, x, rows, cols, tuple(offsets), idle_between, chip=chip, numerics=False)
+    copies = sorted((r for r in res.trace if r.op == "DataCopy"), key=lambda r: (r.core, r.start))
+    return [r.end - r.start for r in copies]
 
 
 @pytest.mark.parametrize("cols, per_row", [(64, max(FLOOR, 128 / MISS)),      # 128 B rows: 3 cycles, not 8
@@ -62,13 +64,13 @@ def test_whole_packages_when_the_floor_is_off():
     assert cycles == pytest.approx(START + 64 * 512 / MISS)     # a 128 B row priced as a 512 B package
 
 
-@pytest.mark.parametrize("hit_rate", [HIT, 128.0])      # the default (the path rate) and a what-if
+@pytest.mark.parametrize("hit_rate", [HIT, 128.0])      # the default (CANN's L2 -> L1 rate) and a what-if
 def test_l2_hits_move_at_their_own_rate(hit_rate):
     # the same 32 x 512 B tile twice: a miss, then a hit (queued: no start)
     chip = dataclasses.replace(CHIP, aic_gm_l2_hit_bytes_per_cycle=hit_rate)
     first, second = copy_cycles(32, 256, offsets=(0, 0), chip=chip)
     assert first == pytest.approx(START + 32 * 512 / MISS)
-    assert second == pytest.approx(START + 32 * 512 / hit_rate)
+    assert second == pytest.approx((0 if CHIP.aic_gm_start_on_misses_only else START) + 32 * 512 / hit_rate)
 
 
 def test_a_queued_copy_hides_its_start_when_the_chip_says_so():
@@ -99,3 +101,37 @@ def test_the_matmul_api_kernel_head_delays_the_first_copy_to_3_5_us():
     first_copy = min(r.start for r in res.trace if r.pipe == "MTE2")
     assert first_copy >= init.end
     assert CHIP.cycles_to_us(init.end) == pytest.approx(3.536, abs=0.01)
+
+
+def test_an_l2_hit_skips_the_nd2nz_start_when_the_chip_says_so():
+    """CANN's auto-tiling cost model prices an L2 -> L1 move as its bytes at the L2 rate, without the Nd2Nz start
+    that a GM -> L1 move pays: the start is the HBM access's. A copy half served by L2 pays half the start."""
+    chip = dataclasses.replace(CHIP, aic_gm_start_on_misses_only=True, aic_gm_l2_hit_bytes_per_cycle=110.0)
+    first, second = copy_cycles(32, 256, offsets=(0, 0), chip=chip)
+    assert first == pytest.approx(START + 32 * 512 / MISS)         # the miss: 210 + 256
+    assert second == pytest.approx(32 * 512 / 110.0)               # the hit: 149, no start
+    # rows 0-31 resident, rows 0-63 asked for: half the bytes hit, half the start is paid
+    first, second = _two_tiles(chip)
+    assert first == pytest.approx(START + 32 * 512 / MISS)
+    assert second == pytest.approx(START / 2 + 32 * 512 / 110.0 + 32 * 512 / MISS)
+
+
+def _two_tiles(chip) -> list[float]:
+    """A 32-row tile, then the 64-row tile that starts with it (the first half resident, the second half not)."""
+    x = np.zeros(64 * COLS, np.float16)
+    res = launch(grow_copy, 1, x, chip=chip, numerics=False)
+    return [r.end - r.start for r in res.trace if r.op == "DataCopy"]
+
+
+@kernel(core="AIC")
+def grow_copy(x):
+    xg = GlobalTensor(half)
+    xg.SetGlobalBuffer(x, 64 * COLS)
+    pipe = TPipe()
+    q = TQue(TPosition.A1, 2)
+    pipe.InitBuffer(q, 2, 64 * 256 * 2)
+    a, b = q.AllocTensor(half), q.AllocTensor(half)
+    DataCopy(a, xg, Nd2NzParams(1, 32, 256, 0, COLS, 32, 1, 0))
+    DataCopy(b, xg, Nd2NzParams(1, 64, 256, 0, COLS, 64, 1, 0))
+    q.FreeTensor(a)
+    q.FreeTensor(b)
