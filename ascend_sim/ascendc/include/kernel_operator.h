@@ -794,7 +794,7 @@ struct MatmulConfig {
 inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false, true, false};
 inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false, false, false};
 inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false, true, false};
-inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false, false};
+inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false, false, false};
 __aicore__ constexpr MatmulConfig GetNormalConfig() { return CFG_NORM; }
 __aicore__ constexpr MatmulConfig GetMDLConfig() { return CFG_MDL; }
 
