@@ -9,8 +9,8 @@ samples do (CalcOffset + SetTail).
 The template: ``default_matmul_kernel`` takes ``mm_cfg`` (CFG_NORM, the C++ default, unless given);
 ``default_matmul``, Module 2's "default operator", asks for CFG_MDL, the template MatmulConfig.md recommends
 for large shapes and the one the tuning guide's finished kernels use: the bar a learner's kernel must beat is
-the library's fast path, not its untuned one (CFG_NORM takes 8,537 cycles at 256^3 against MDL's 5,940, slow
-enough for a single-buffered hand tiling to beat it by 30 %).
+the library's fast path, not its untuned one (at 256^3 on 24 cores CFG_NORM is about 8 % slower than MDL:
+``default_matmul(a, b, mm_cfg=CFG_NORM)`` prints it; both pay the API's kernel head).
 """
 from __future__ import annotations
 
