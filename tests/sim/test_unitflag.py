@@ -20,9 +20,8 @@ from kernels_util import gm, handoff, raises_rule, scratch
 M_, N_, K_ = 16, 128, 256           # C 16 x 128 fp32 = 8 KB of L0C: 16 blocks of 512 B
 
 
-@kernel(core="AIC")
-def mmad_fixpipe(a, b, c, mmad_flag: int, fix_flag: int, sync: bool) -> None:
-    """A (16 x 256) and B (256 x 128) to L1, L0A/L0B, one Mmad, one Fixpipe; ``sync``: SetFlag/WaitFlag M_FIX."""
+def _operands(a, b):
+    """A (16 x 256) and B (256 x 128) through L1 into L0A/L0B, and the L0C tile C goes to: (a2, b2, co1)."""
     pipe = TPipe()
     a1, b1 = scratch(M_ * K_ * 2, half, TPosition.A1, pipe), scratch(K_ * N_ * 2, half, TPosition.B1, pipe)
     DataCopy(a1, gm(a), M_ * K_)
@@ -32,7 +31,13 @@ def mmad_fixpipe(a, b, c, mmad_flag: int, fix_flag: int, sync: bool) -> None:
     LoadData(a2, a1, LoadData2DParams(0, M_ * K_ // 256, 1))
     LoadData(b2, b1, LoadData2DParams(0, K_ * N_ // 256, 1))
     handoff(HardEvent.MTE1_M)
-    co1 = scratch(M_ * N_ * 4, float32, TPosition.CO1, pipe)
+    return a2, b2, scratch(M_ * N_ * 4, float32, TPosition.CO1, pipe)
+
+
+@kernel(core="AIC")
+def mmad_fixpipe(a, b, c, mmad_flag: int, fix_flag: int, sync: bool) -> None:
+    """A (16 x 256) and B (256 x 128) to L1, L0A/L0B, one Mmad, one Fixpipe; ``sync``: SetFlag/WaitFlag M_FIX."""
+    a2, b2, co1 = _operands(a, b)
     Mmad(co1, a2, b2, MmadParams(M_, N_, K_, mmad_flag, False, True))
     if sync:
         handoff(HardEvent.M_FIX)
@@ -42,16 +47,7 @@ def mmad_fixpipe(a, b, c, mmad_flag: int, fix_flag: int, sync: bool) -> None:
 @kernel(core="AIC")
 def two_mmads(a, b, c) -> None:
     """Mmad (unitFlag 3), Fixpipe (3), then a second Mmad (3) into the same L0C and its Fixpipe (3)."""
-    pipe = TPipe()
-    a1, b1 = scratch(M_ * K_ * 2, half, TPosition.A1, pipe), scratch(K_ * N_ * 2, half, TPosition.B1, pipe)
-    DataCopy(a1, gm(a), M_ * K_)
-    DataCopy(b1, gm(b), K_ * N_)
-    handoff(HardEvent.MTE2_MTE1)
-    a2, b2 = scratch(M_ * K_ * 2, half, TPosition.A2, pipe), scratch(K_ * N_ * 2, half, TPosition.B2, pipe)
-    LoadData(a2, a1, LoadData2DParams(0, M_ * K_ // 256, 1))
-    LoadData(b2, b1, LoadData2DParams(0, K_ * N_ // 256, 1))
-    handoff(HardEvent.MTE1_M)
-    co1 = scratch(M_ * N_ * 4, float32, TPosition.CO1, pipe)
+    a2, b2, co1 = _operands(a, b)
     for _ in range(2):
         Mmad(co1, a2, b2, MmadParams(M_, N_, K_, 3, False, True))
         Fixpipe(gm(c), co1, FixpipeParams(N_, M_, M_, N_, unitFlag=3))
