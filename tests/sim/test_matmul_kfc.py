@@ -129,6 +129,13 @@ def _copies(res, op="DataCopy", pipe="MTE2"):
     return sum(1 for _, ct, p, o, _, _ in _table(res) if ct == "AIC" and p == pipe and o == op)
 
 
+def _ibshare_matmul(share_a: bool) -> Matmul:
+    """An IBShare Matmul (CFG_IBSHARE_NORM) with B shared, and A too when ``share_a``."""
+    return Matmul(MatmulType(TPosition.GM, ND, half, False, LayoutMode.NONE, share_a),
+                  MatmulType(TPosition.GM, ND, half, False, LayoutMode.NONE, True),
+                  MatmulType(TPosition.GM, ND, float32), None, CFG_IBSHARE_NORM)
+
+
 def test_ibshare_b_loads_b_once_for_both_aiv():
     """Norm: each AIV's job copies 6 A blocks and 6 B blocks (24); IBShare B: the second job finds B in L1 (18).
     C is the same."""
@@ -151,9 +158,7 @@ def test_ibshare_a_and_b_computes_once_for_both_aiv():
 def test_iterate_with_a_and_b_shared_is_named():
     @kernel(core="MIX")
     def k(a, b, c, t):
-        mm = Matmul(MatmulType(TPosition.GM, ND, half, False, LayoutMode.NONE, True),
-                    MatmulType(TPosition.GM, ND, half, False, LayoutMode.NONE, True),
-                    MatmulType(TPosition.GM, ND, float32), None, CFG_IBSHARE_NORM)
+        mm = _ibshare_matmul(share_a=True)
         REGIST_MATMUL_OBJ(TPipe(), GetSysWorkSpacePtr(), mm, t)
         mm.SetTensorA(_gm(a, half))
         mm.SetTensorB(_gm(b, half))
@@ -178,9 +183,7 @@ def test_ibshare_without_two_aiv_is_named():
     """IBShare in a pure-Cube kernel (core='AIC'): no second AIV to share with."""
     @kernel(core="AIC")
     def k(a, b, c, t):
-        mm = Matmul(MatmulType(TPosition.GM, ND, half),
-                    MatmulType(TPosition.GM, ND, half, False, LayoutMode.NONE, True),
-                    MatmulType(TPosition.GM, ND, float32), None, CFG_IBSHARE_NORM)
+        mm = _ibshare_matmul(share_a=False)
         REGIST_MATMUL_OBJ(TPipe(), GetSysWorkSpacePtr(), mm, t)
     a, b = _inputs(32, 256, 64)
     t = default_tiling(32, 256, 64, cores=1, out_dtype=F32)
