@@ -26,25 +26,30 @@ from typing import Callable
 
 import numpy as np
 
-from ascend_sim import (CFG_IBSHARE_NORM, CFG_MDL, CFG_NORM, REGIST_MATMUL_OBJ, GetBlockIdx, GetBlockNum, GetMDLConfig,
-                        GetSysWorkSpacePtr, LayoutMode, Matmul, MatmulType, TPipe, TPosition, half, kernel, launch)
+from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, CFG_IBSHARE_NORM, CFG_MDL, CFG_NORM, PIPE_MTE3, PIPE_V,
+                        REGIST_MATMUL_OBJ, Adds, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyExtParams,
+                        DataCopyPad, DataCopyPadExtParams, DataCopyParams, Duplicate, GetBlockIdx, GetBlockNum,
+                        GetMDLConfig, GetSubBlockIdx, GetSysWorkSpacePtr, HardEvent, LayoutMode, Matmul, MatmulType,
+                        PipeBarrier, SetFlag, SyncAll, TBuf, TPipe, TPosition, UnaryRepeatParams, WaitFlag, half,
+                        kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.kernels.opt.default_matmul import _gm, default_matmul_kernel, default_tiling
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from catlass_matmul import chip_20aic  # noqa: E402
 
-ND = mt.CubeFormat.ND
+ND, NZ = mt.CubeFormat.ND, mt.CubeFormat.NZ
 C_TYPE = np.dtype(np.float32)       # the samples' C: MatmulKernel<half, half, float, float>
 
 
 # ----------------------------------------------------------------------------- what msprof's figure is
 def core_us(res, how: str) -> float:
-    """``aic_time`` as the doc quotes it: ``max`` or ``mean`` of the cores' own times; ``task``: the launch."""
+    """``aic_time`` as the doc quotes it: ``max`` or ``mean`` of the cores' own times (``max_aic``: of the AIC of a
+    MIX launch only); ``task``: the launch."""
     if how == "task":
         return res.us
-    times = [end - start for _, _, start, end, _ in res.core_times]
-    return res.chip.cycles_to_us(max(times) if how == "max" else sum(times) / len(times))
+    times = [end - start for _, kind, start, end, _ in res.core_times if how != "max_aic" or kind == "AIC"]
+    return res.chip.cycles_to_us(max(times) if how.startswith("max") else sum(times) / len(times))
 
 
 def tiling_for(M: int, N: int, K: int, cores: int, chip=None, **fields) -> mt.TCubeTiling:
@@ -241,6 +246,147 @@ def run_ibshare_b(share_b: bool, numerics: bool = False):
     return res, err
 
 
+# ----------------------------------------------------------------------------- ND2NZ on the AIV (AIV核上的ND2NZ格式转换)
+# The document's official sample: matmul_nz (examples/01_simd_cpp_api/03_libraries/00_matrix/matmul_nz/, matmul_nz.asc
+# and nd2nz_utils.h in https://github.com/cannmirror/asc-devkit up to commit 2fac3968; removed by 5e2db6b77).
+ND2NZ_EVENT = 4                 # matmul_nz.asc: V2C_EVENT_ID (flag 3 is the KFC's)
+TOTAL_UB_SIZE = 192 * 1024      # the AIV's UB on Atlas A2: the sample's TBuf, its NZ half from TOTAL_UB_SIZE / 2
+TBUF_BYTES = 184 * 1024         # what InitBuffer may hand out (hw/chips.py ub_usable_bytes: 8 KB kept back)
+C0 = 16                         # half values per 32 B block: one NZ column
+VEC_BYTES, REPEAT_MAX = 256, 255    # one vector repeat; the most repeats a call takes
+
+
+def _gm_at(ptr, dtype, offset: int):
+    g = _gm(ptr, dtype)
+    return g[offset] if offset else g
+
+
+def _rearrange_rows(ub_nz, ub_nd, base_h: int, base_w: int) -> None:
+    """UB (ND rows of ``base_w``) -> UB (NZ: ``base_w / 16`` columns of ``base_h`` x 32 B), as the sample's Copy calls:
+    each repeat takes 256 B of one row and writes its 8 blocks ``base_h`` blocks apart (one per NZ column).
+
+    The sample uses the vector ``Copy(dst, src, mask, repeatTimes, CopyRepeatParams{base_h, 1, 1, base_w / 16})``;
+    the simulator has no ``Copy``, so ``Adds`` of 0 stands in: the same vector instruction shape (mask, repeats,
+    block and repeat strides in 32 B blocks), the same bytes through UB, and the same values.
+    """
+    per_rep = VEC_BYTES // 2
+    row_blocks = base_w // C0
+    params = UnaryRepeatParams(base_h, 1, 1, row_blocks)
+    for i0 in range(0, base_h, REPEAT_MAX):
+        reps = min(REPEAT_MAX, base_h - i0)
+        for j0 in range(0, base_w, per_rep):
+            Adds(ub_nz[base_h * j0 + i0 * C0], ub_nd[j0 + i0 * base_w], 0.0, min(per_rep, base_w - j0), reps,
+                 params)
+
+
+def _copy_pad_nd2nz(dst, src, base_h: int, base_w: int, org_w: int, org_h_round: int, ub_nd, ub_nz, pad_h: int,
+                    pad_w: int) -> None:
+    """CopyPadNd2Nz (nd2nz_utils.h) for one base_h x base_w block of B: GM (ND, rows ``org_w`` apart) -> UB with
+    DataCopyPad (the unaligned rows padded to 32 B), zero rows for a K tail, the rearrangement into NZ columns,
+    then UB -> GM (NZ: columns ``org_h_round`` rows high) with one DataCopy."""
+    width, height = base_w - pad_w, base_h - pad_h
+    DataCopyPad(ub_nd, src, DataCopyExtParams(height, width * 2, (org_w - width) * 2, 0, 0),
+                DataCopyPadExtParams(True, 0, pad_w, 0))      # the sample: isPad false (padding left as is)
+    SetFlag(HardEvent.MTE2_V, 0)
+    WaitFlag(HardEvent.MTE2_V, 0)
+    if pad_h:
+        Duplicate(ub_nd[height * base_w], 0.0, pad_h * base_w)
+        PipeBarrier(PIPE_V)
+    _rearrange_rows(ub_nz, ub_nd, base_h, base_w)
+    SetFlag(HardEvent.V_MTE3, 0)
+    WaitFlag(HardEvent.V_MTE3, 0)
+    DataCopy(dst, ub_nz, DataCopyParams(base_w // C0, base_h, 0, org_h_round - base_h))
+
+
+def matrix_b_to_nz(dst_gm, src_gm, t: mt.TCubeTiling, ub: TBuf, v_idx: int, used: int) -> None:
+    """MatrixtoNZ (nd2nz_utils.h) for B (K x N, not transposed): the baseK x baseN blocks of B, split evenly over
+    ``used`` AIV (the first ``total % used`` take one more), each block through ``_copy_pad_nd2nz``."""
+    n_value, d_value = -(-t.Kb // 16) * 16, -(-t.N // C0) * C0       # K to 16 rows, N to whole NZ columns
+    base_n, base_d = t.baseK, t.baseN
+    n_cnt, d_cnt = -(-t.Kb // base_n), -(-d_value // base_d)
+    tail_n, tail_d = n_value - (n_cnt - 1) * base_n, d_value - (d_cnt - 1) * base_d
+    total = n_cnt * d_cnt
+    rounds = -(-total // used)
+    pre = total % used or used
+    first = v_idx * rounds if v_idx < pre else v_idx * (rounds - 1) + pre
+    mine = rounds if v_idx < pre else rounds - 1
+    ub_nd = ub.Get(half)
+    ub_nz = ub_nd[TOTAL_UB_SIZE // 2 // 2]
+    for index in range(first, min(first + mine, total)):
+        ni, di = divmod(index, d_cnt)
+        last_n, last_d = ni == n_cnt - 1, di == d_cnt - 1
+        _copy_pad_nd2nz(_gm_at(dst_gm, half, di * n_value * base_d + ni * base_n * C0),
+                        _gm_at(src_gm, half, di * base_d + ni * base_n * t.N),
+                        tail_n if last_n else base_n, tail_d if last_d else base_d, t.N, n_value, ub_nd, ub_nz,
+                        n_value - t.Kb if last_n else 0, d_value - t.N if last_d else 0)
+        SetFlag(HardEvent.MTE3_MTE2, 0)
+        WaitFlag(HardEvent.MTE3_MTE2, 0)
+
+
+@kernel(core="MIX")
+def matmul_nz_kernel(a, b, c, b_nz, t: mt.TCubeTiling) -> None:
+    """matmul_nz.asc: the AIV convert B from ND to NZ into ``b_nz`` (the workspace), SyncAll, and signal their AIC
+    (NotifyEvent<PIPE_MTE3>(4) = CrossCoreSetFlag mode 2); the AIC waits (WaitEvent(4)) and runs the Matmul with B
+    declared ``CubeFormat::NZ`` (CFG_MDL, ASCENDC_CUBE_ONLY: the AIC's own Matmul, no KFC server).
+
+    The sample is ``__mix__(1, 1)``: one AIV per AI Core, ``tiling.usedCoreNum`` of them converting. The simulator's
+    MIX kernels are 1:2, so AIV 1 of each AI Core converts nothing and only joins the synchronisation. Its SyncAll
+    joins every core of the launch (the AIC too), where Ascend C's default ``SyncAll<true>()`` joins the AIV only:
+    the AIC calls it as well, before its wait, which it reaches first, so the barrier ends when the last AIV arrives
+    either way.
+    """
+    pipe = TPipe()
+    if ASCEND_IS_AIC():
+        mm = Matmul(MatmulType(TPosition.GM, ND, half), MatmulType(TPosition.GM, NZ, half),
+                    MatmulType(TPosition.GM, ND, C_TYPE), None, CFG_MDL)
+        mm.Init(t, pipe)            # REGIST_MATMUL_OBJ under ASCENDC_CUBE_ONLY: the pure-Cube Init
+        mm.SetOrgShape(t.M, t.N, t.Ka, t.Kb)
+    if ASCEND_IS_AIV():
+        if GetSubBlockIdx() == 0:
+            ub = TBuf(TPosition.VECCALC)
+            pipe.InitBuffer(ub, TBUF_BYTES)
+            matrix_b_to_nz(b_nz, b, t, ub, GetBlockIdx() // 2, t.usedCoreNum)
+        SyncAll()
+        CrossCoreSetFlag(2, PIPE_MTE3, ND2NZ_EVENT)
+        return
+    SyncAll()
+    CrossCoreWaitFlag(ND2NZ_EVENT)
+    if GetBlockIdx() >= t.usedCoreNum:
+        return
+    m_blocks = -(-t.M // t.singleCoreM)
+    mi, ni = GetBlockIdx() % m_blocks, GetBlockIdx() // m_blocks
+    tail_m, tail_n = min(t.singleCoreM, t.M - mi * t.singleCoreM), min(t.singleCoreN, t.N - ni * t.singleCoreN)
+    if tail_m <= 0 or tail_n <= 0:
+        return
+    if tail_m < t.singleCoreM or tail_n < t.singleCoreN:
+        mm.SetTail(tail_m, tail_n)
+    mm.SetTensorA(_gm_at(a, half, mi * t.Ka * t.singleCoreM))
+    # NZ: the core's first column follows whole columns of K rows rounded up to 16 (the sample: t.Kb, a multiple of 16)
+    mm.SetTensorB(_gm_at(b_nz, half, ni * t.singleCoreN * (-(-t.Kb // 16) * 16)))
+    mm.IterateAll(_gm_at(c, C_TYPE, mi * t.N * t.singleCoreM + ni * t.singleCoreN))
+    mm.End()
+
+
+def nd2nz_tiling(M: int = 1024, N: int = 4095, K: int = 1024, cores: int = 24, **fields) -> mt.TCubeTiling:
+    """The sample's tiling: GetTiling's (the document's singleCoreM 128, singleCoreN 1408, base 128 x 256 x 64,
+    stepKa = stepKb = 4), then singleCoreN rounded up to baseN ("V核nd2nz是基于baseN对齐的": 1408 -> 1536)."""
+    t = tiling_for(M, N, K, cores, **fields)
+    return dataclasses.replace(t, singleCoreN=-(-t.singleCoreN // t.baseN) * t.baseN)
+
+
+def run_matmul_nz(t: mt.TCubeTiling | None = None, numerics: bool = False, rng_seed: int = 0):
+    """``matmul_nz_kernel`` on ``t.usedCoreNum`` AI Cores; (result, max abs error of C against the fp32 product)."""
+    t = t or nd2nz_tiling(singleCoreM=128, singleCoreN=1408)
+    rng = np.random.default_rng(rng_seed)
+    a = (rng.uniform(-1, 1, (t.M, t.Ka)) if numerics else np.zeros((t.M, t.Ka))).astype(np.float16)
+    b = (rng.uniform(-1, 1, (t.Kb, t.N)) if numerics else np.zeros((t.Kb, t.N))).astype(np.float16)
+    c = np.zeros((t.M, t.N), C_TYPE)
+    b_nz = np.zeros(-(-t.Kb // 16) * 16 * -(-t.N // C0) * C0, np.float16)     # the sample's user workspace
+    res = launch(matmul_nz_kernel, t.usedCoreNum, a, b, c, b_nz, t, numerics=numerics)
+    err = float(np.abs(c - a.astype(np.float32) @ b.astype(np.float32)).max()) if numerics else math.nan
+    return res, err
+
+
 # ----------------------------------------------------------------------------- the cases
 @dataclass
 class Case:
@@ -326,11 +472,14 @@ CASES = [
               "core loads 128 + 320 rows (176 KB) and writes 640 KB in 11.21 us, and IBShare's one AIC (B 384 x "
               "256, 192 KB, even with MIX mode's scalar cost) takes 10.29 us. The text says only that MTE2 is long "
               "and the pipeline serial; the step (+4.0 %) is simulated (+4.1 %), the level is not explained"),
-    Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+48 AIV)",
-         "aic_time, max over cores", "max", (149.04, 90.95),
+    Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+24 AIV after)",
+         "aic_time, max over cores", "max_aic", (149.04, 90.95),
          before=lambda: run_matmul_api(tiling_for(1024, 4095, 1024, 24, singleCoreM=128, singleCoreN=1408)),
-         missing="after: the Matmul API takes no NZ input (B_TYPE CubeFormat::NZ) and the AIV conversion + "
-                 "cross-core sync kernel was not written"),
+         after=lambda: run_matmul_nz()[0],
+         missing="after: the sample's vector Copy (UB -> UB into NZ columns) is Adds of 0 with the same repeat "
+                 "shape (the simulator has no Copy); its DataCopyPad pads with zeros (isPad true, the sample "
+                 "false); __mix__(1, 1) runs as the simulator's 1:2 with AIV 1 idle; singleCoreN 1408 -> 1536 "
+                 "(rounded up to baseN, as the sample's host code does)"),
     Case("IBShare B", "Matmul高阶API使能IBShare模板共享B矩阵数据.md", "M64 N256 K384, MIX 1 AIC + 2 AIV",
          "aic_time", "max", (10.29, 9.93),
          before=lambda: run_ibshare_b(False)[0], after=lambda: run_ibshare_b(True)[0],

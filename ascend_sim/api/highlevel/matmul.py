@@ -23,7 +23,9 @@ K loop at L1 tile i mod the tiles and wraps round, so cores sharing A or B read 
 MIX mode (the default in Ascend C: the AIV calls, the AIC's KFC server executes) and the IBShare template are
 ``matmul_kfc.py``: there ``REGIST_MATMUL_OBJ`` makes this object a ``MatmulClient`` on the AIV and a
 ``MatmulServerImpl`` on the AIC, which runs the methods below.
-Not modelled (each raises ``ArgumentError`` naming it): NZ-format or UB/L1 inputs, C to a LocalTensor,
+A or B already NZ in GM (``MatmulType(TPosition.GM, CubeFormat.NZ, ...)``, untransposed) is copied to L1 with
+plain DataCopy bursts instead of Nd2Nz (the AIV ND2NZ case, ``benchmarks/matmul_features.py``).
+Not modelled (each raises ``ArgumentError`` naming it): transposed NZ or UB/L1 inputs, C to a LocalTensor,
 ``enPartialSum``, the BasicBlock and SpecialMDL templates, ``doMTE2Preload`` and GetMDLConfig's other switches,
 batch matmul.
 """
@@ -38,11 +40,12 @@ from ascend_sim.api.highlevel.matmul_tiling import (CubeFormat, TCubeTiling, Til
                                                     data_type)
 from ascend_sim.api.ops.cube import (Fixpipe, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
                                      QuantMode_t)
-from ascend_sim.api.ops.datacopy import DataCopy
+from ascend_sim.api.ops.datacopy import DataCopy, DataCopyParams
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.pipe import TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.sync import HardEvent, SetFlag, WaitFlag
 from ascend_sim.api.tensor import GlobalTensor
+from ascend_sim.engine import layout
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.instr import PIPE_INDEX
 from ascend_sim.engine.errors import ArgumentError, DtypeError, PositionError, TilingError
@@ -183,9 +186,12 @@ class Matmul:
             if not isinstance(t, MatmulType):
                 raise ArgumentError(f"Matmul: the {role} type must be a MatmulType, got {type(t).__name__}",
                                     fix="«MatmulType(TPosition.GM, CubeFormat.ND, half)»")
-            if t.pos is not TPosition.GM or t.format is not CubeFormat.ND:
-                raise ArgumentError(f"Matmul: {role} at {t.pos.name}/{t.format.name} is not modelled; only GM and ND",
-                                    fix="keep A, B, C (and Bias) in GM in ND format")
+            nz_ok = role != "C" and t.format is CubeFormat.NZ and not t.isTrans
+            if t.pos is not TPosition.GM or not (t.format is CubeFormat.ND or nz_ok):
+                raise ArgumentError(f"Matmul: {role} at {t.pos.name}/{t.format.name}"
+                                    f"{' (transposable)' if t.isTrans else ''} is not modelled; only GM, ND (and "
+                                    "NZ for an untransposed A or B)",
+                                    fix="keep A, B, C (and Bias) in GM in ND format, or A / B in NZ with isTrans false")
         self.aType, self.bType, self.cType, self.biasType = aType, bType, cType, biasType
         self.a_dt, self.b_dt, self.c_dt = np.dtype(aType.dtype), np.dtype(bType.dtype), np.dtype(cType.dtype)
         if self.a_dt != self.b_dt or self.a_dt not in _ACC:
@@ -472,7 +478,9 @@ class Matmul:
             extent = (block[0], block[1], min(block[2], single_outer - block[0]),
                       min(block[3], self.single[2] - block[1]))
         if extent not in copied:
-            self._copy_to_l1(l1, pitch, operand[0], k_inner, org_outer, (outer0, k0), extent)
+            nz = (self.aType if slot == "_l1a" else self.bType).format is CubeFormat.NZ
+            copy = self._copy_nz_to_l1 if nz else self._copy_to_l1
+            copy(l1, pitch, operand[0], k_inner, org_outer, (outer0, k0), extent)
             self._hand_to_mte1(queue, dtype, l1, first=not copied)
             copied.add(extent)
         self._drop(old, queue)          # two buffers: the new tile was copied to while the old one was read
@@ -502,6 +510,30 @@ class Matmul:
             dst = ((o0 - tile0[0]) // c0 * pitch + (kk0 - tile0[1])) * c0
             src, params = gm[kk0 * ld + o0], Nd2NzParams(1, n_k, n_outer, 0, ld, pitch, 1, 0)
         DataCopy(l1[dst] if dst else l1, src, params)
+
+    def _copy_nz_to_l1(self, l1, pitch: int, gm, k_inner: bool, org_outer: int, tile0, extent) -> None:
+        """An operand already NZ in GM (``CubeFormat.NZ``): one plain DataCopy of its fractal columns, no Nd2Nz.
+
+        In GM an NZ matrix is columns of C0 elements (of K for A, of N for B), each column ``rows`` high (M for A,
+        K for B, rounded up to 16) and contiguous; the extent's columns are ``blockCount`` bursts of one 32 B
+        block per row (asc-devkit impl/adv_api/detail/matmul/stage/copy_cube_in/copy_tile_to_cube/
+        data_copy_wrapper_nz.h, CopyNZ2NZ: a DataCopy with DataCopyParams).
+        """
+        o0, kk0, n_outer, n_k = extent
+        c0 = self.c0
+        if k_inner:                     # A (M x K): columns of C0 K values, M rows high
+            rows, row0, n_rows, col0, n_cols = _up(self.org[0], 16), o0, n_outer, kk0, n_k
+            dst = ((kk0 - tile0[1]) // c0 * pitch + (o0 - tile0[0])) * c0
+        else:                           # B (K x N): columns of C0 N values, K rows high
+            rows, row0, n_rows, col0, n_cols = _up(self.org[2], 16), kk0, n_k, o0, n_outer
+            dst = ((o0 - tile0[0]) // c0 * pitch + (kk0 - tile0[1])) * c0
+        n_rows = min(_up(n_rows, 16), rows - row0)     # a tail's rows up to 16: the zeros the NZ matrix holds
+        src, dst_t = gm[(col0 // c0 * rows + row0) * c0], l1[dst] if dst else l1
+        count = _ceil(n_cols, c0)
+        DataCopy(dst_t, src, DataCopyParams(count, n_rows, rows - n_rows, pitch - n_rows))
+        # the bursts are NZ columns, not ND rows: the MatmulType's CubeFormat.NZ says what the GM bytes are, which
+        # the copy's own check (a strided L1 copy of rows over 32 B is ND) cannot see
+        layout.mark(dst_t.tier, dst_t.addr, dst_t.addr + ((count - 1) * pitch + n_rows) * 32, 0)
 
     def _hand_to_mte1(self, queue: TQue, dtype, l1, first: bool) -> None:
         """MTE1 waits for the copy just issued: the queue handshake for a tile's first copy, then (Norm) a
