@@ -132,3 +132,13 @@ def test_the_work_split_is_the_samples():
         if r.core_type == "AIV" and r.pipe == "MTE3" and r.op == "DataCopy":
             per_aiv[r.core] = per_aiv.get(r.core, 0) + 1
     assert sorted(per_aiv.values()) == [10] * 8 + [11] * 16
+
+
+def test_the_table_2_figures_count_the_converting_aiv_only():
+    """AIV 1 of each AI Core converts nothing (MTE2 idle); AIV_MTE2 is the mean over the AIV 0s, as __mix__(1, 1)."""
+    t = mf.nd2nz_tiling(64, 200, 120, 2, **SMALL)
+    res, _ = mf.run_matmul_nz(t)
+    mte2 = [b[4] for _, kind, *_, b in res.core_times if kind == "AIV"]       # PIPES: S V M MTE1 MTE2 ...
+    assert mte2[1] == mte2[3] == 0 < mte2[0] and mte2[2] > 0
+    figs = mf.nd2nz_mte2_figures(res, res)
+    assert figs["AIV_MTE2 after"] == pytest.approx(res.chip.cycles_to_us((mte2[0] + mte2[2]) / 2))
