@@ -55,10 +55,18 @@ def ASCEND_IS_AIC() -> bool:
     return current_core().core_type in ("AIC", "CORE")
 
 
-def SyncAll() -> None:
-    """Barrier across every block of the launch (all pipes drain first)."""
+def SyncAll(isAIVOnly: bool = True) -> None:
+    """Barrier across the blocks of the launch (all pipes drain first).
+
+    ``isAIVOnly=True`` (the C++ default ``SyncAll()``) joins the cores of the caller's type: every AIV (on an AIC
+    of a MIX kernel, every AIC). ``SyncAll(isAIVOnly=False)`` (``SyncAll<false>()``) joins every AIC and AIV of a
+    MIX kernel. A coupled AI Core has one kind of core: both join every block.
+    """
     core = current_core()
-    core.launch.sync_all(core, caller_site())
+    if not isinstance(isAIVOnly, bool):
+        raise ArgumentError(f"SyncAll: isAIVOnly is {isAIVOnly!r}, not a bool",
+                            fix="SyncAll() or SyncAll(isAIVOnly=False) (C++: SyncAll<false>())", site=kernel_point())
+    core.launch.sync_all(core, caller_site(), bool(isAIVOnly))
 
 
 MAX_CROSS_FLAG = 10     # flagId 0..10 on Atlas A2 (CrossCoreSetFlag API page)

@@ -42,6 +42,7 @@ TEMPLATE_ARGS = {
     **dict.fromkeys(["ReduceRepeat", "ReduceDataBlock", "ReducePairElem"], ("", None, None, "isSetMask")),
     "Fixpipe": (None, None, ""),                       # Fixpipe<float, float, CFG_NZ>(...) -> Fixpipe(CFG_NZ, ...)
     "SetVectorMask": ("dtype", "mode"),                # SetVectorMask<float, MaskMode::COUNTER>(0, n)
+    "SyncAll": ("isAIVOnly",),                         # SyncAll<false>()  -> SyncAll(isAIVOnly=False)
 }
 
 #: header functions that the simulator implements in ascend_sim.ascendc.cxx (not part of the public API)

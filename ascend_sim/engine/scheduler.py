@@ -67,6 +67,24 @@ class KernelReturn(BaseException):
     """
 
 
+_ONE_TYPE = {"AIV": "vector-only (AIV)", "AIC": "cube-only (AIC)"}
+
+
+class _Barrier:
+    """One SyncAll barrier's state: who has arrived, when, and the GM epochs they publish."""
+
+    __slots__ = ("size", "gen", "waiting", "arrived", "seen", "released_seen", "release_time")
+
+    def __init__(self, size: int):
+        self.size = size                            # blocks that must arrive (finished ones included)
+        self.gen = 0                                # completed rounds
+        self.waiting: set[int] = set()
+        self.arrived: dict[int, float] = {}
+        self.seen: dict[int, int] = {}              # GM epochs published by the blocks at the current round
+        self.released_seen: dict[int, int] = {}     # ... and at the last round that completed
+        self.release_time = 0.0
+
+
 class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
@@ -85,13 +103,8 @@ class Launch:
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
         self.aborting = False
-        self.barrier_waiting: set[int] = set()
-        self.barrier_gen = 0
+        self.barriers: dict[str, _Barrier] = {}    # SyncAll's barriers: "ALL", or one per core type (isAIVOnly)
         self.cross_flags: dict[tuple, list] = {}
-        self._arrive_times: dict[int, float] = {}
-        self._barrier_seen: dict[int, int] = {}     # GM epochs published by the blocks at the current SyncAll
-        self._released_seen: dict[int, int] = {}    # ... and at the last one that completed
-        self._release_time = 0.0
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
         self.hbm = HbmTimeline.needed(chip, k.core, self.concurrency)     # HBM booked by the blocks so far
@@ -455,46 +468,69 @@ class Launch:
             site = site or ("<launch>", 0)
             lines.append(f"block {b.core.block_idx} ({b.core.core_type}) waits for {what}")
         done = [str(b.core.block_idx) for b in self.blocks if b.done]
-        if done and self.barrier_waiting:
+        if done and any(b.waiting for b in self.barriers.values()):
             lines.append(f"block(s) {', '.join(done)} already ended without arriving")
         return DeadlockError("every unfinished block is waiting and none can go on:\n    " + "\n    ".join(lines),
                              fix="every block must reach each SyncAll(), and each CrossCoreWaitFlag needs a "
                                  "matching CrossCoreSetFlag on the partner core", site=site)
 
     # --- block synchronisation (SyncAll, cross-core flags) -------------------
-    def sync_all(self, core: Core, site: tuple) -> None:
-        """``core`` arrives at the all-block barrier; returns when every block has arrived."""
+    def sync_all(self, core: Core, site: tuple, aiv_only: bool = True) -> None:
+        """``core`` arrives at SyncAll's barrier; returns when every block of the barrier has arrived.
+
+        ``SyncAll<true>()`` (the default) joins the cores of the caller's type (all AIV; on an AIC, all AIC),
+        ``SyncAll<false>()`` joins every core of a MIX launch (the guide's SyncAll page, isAIVOnly).
+        """
         if self.waves > 1:
             raise DeadlockError(
                 f"SyncAll with {self.block_dim} blocks on {self.physical} physical cores: the blocks of the second "
                 f"wave never start while the first wave waits, so the barrier can never complete",
                 fix=f"launch at most {self.physical} blocks when the kernel uses SyncAll")
+        key = self._barrier_key(core, aiv_only, site)
+        bar = self.barriers.get(key)
+        if bar is None:
+            members = [i for i, b in enumerate(self.blocks) if key == "ALL" or b.core.core_type == key]
+            bar = self.barriers[key] = _Barrier(len(members))
         core.barrier_all()
-        gen = self.barrier_gen
+        gen = bar.gen
         me = core.uid           # its index in self.blocks
-        self.barrier_waiting.add(me)
-        arrived = self._arrive_times
-        arrived[me] = core.end_time()
-        gmcheck.merge_into(self._barrier_seen, gmcheck.publish(core))
-        if len(self.barrier_waiting) == len(self.blocks):     # every block, finished ones included, must arrive
-            self.barrier_gen += 1
+        bar.waiting.add(me)
+        bar.arrived[me] = core.end_time()
+        gmcheck.merge_into(bar.seen, gmcheck.publish(core))
+        if len(bar.waiting) == bar.size:     # every block of the barrier, finished ones included, must arrive
+            bar.gen += 1
             self.horizon = self.unset         # the blocks waiting at the barrier go on, in time order
-            self._release_time = max(arrived.values()) + self.chip.sync_all_cycles
-            self.barrier_waiting = set()
-            self._arrive_times = {}
-            self._released_seen, self._barrier_seen = self._barrier_seen, {}
+            bar.release_time = max(bar.arrived.values()) + self.chip.sync_all_cycles
+            bar.waiting, bar.arrived = set(), {}
+            bar.released_seen, bar.seen = bar.seen, {}
         else:
             def ready() -> bool:
-                return self.barrier_gen > gen
-            missing = len(self.blocks) - len(self.barrier_waiting)
-            ready.what = f"SyncAll at {format_site(site)} ({missing} block(s) have not arrived)"
+                return bar.gen > gen
+            missing = bar.size - len(bar.waiting)
+            who = "block(s)" if key == "ALL" else f"{key} block(s)"
+            ready.what = f"SyncAll at {format_site(site)} ({missing} {who} have not arrived)"
             ready.site = site
             self.block_wait(ready)
-        gmcheck.merge(core, self._released_seen)      # every block's GM writes before the barrier happen before
-        t = self._release_time
+        gmcheck.merge(core, bar.released_seen)      # every GM write of the barrier's blocks before it happens before
+        t = bar.release_time
         for p in range(len(core.tail)):
             core.tail[p] = max(core.tail[p], t)
         core.scalar_time = max(core.scalar_time, t)
+
+    def _barrier_key(self, core: Core, aiv_only: bool, site: tuple) -> str:
+        """Which blocks a SyncAll joins: "ALL", or the caller's core type for ``SyncAll<true>()`` in a MIX launch."""
+        if core.core_type == "CORE":
+            return "ALL"                    # a coupled AI Core: one kind of core
+        if self.kernel.core != "MIX":
+            if not aiv_only:
+                raise DeadlockError(
+                    f"SyncAll<false>() in a {_ONE_TYPE[self.kernel.core]} kernel: isAIVOnly = false joins the cube and "
+                    f"vector cores of a MIX kernel, and with no {'AIC' if core.core_type == 'AIV' else 'AIV'} cores "
+                    "in this launch the chip waits for ever (the SyncAll API page: a pure Vector kernel must use "
+                    "isAIVOnly = true)",
+                    fix="use SyncAll() (isAIVOnly = true, the default) in a kernel of one core type", site=site)
+            return "ALL"
+        return core.core_type if aiv_only else "ALL"
 
     def cross_core_set(self, core: Core, mode: int, pipe: int, flag: int) -> None:
         """Post flag ``flag`` to the partners of ``core`` (mode 0, 1 or 2) once ``pipe`` has finished."""

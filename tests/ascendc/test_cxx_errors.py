@@ -4,7 +4,7 @@ construct or a clang error is a CompileError with `file:line:col: error|unsuppor
 import numpy as np
 import pytest
 
-from ascend_sim import CapacityError, OutOfBoundsError, QueueError, launch
+from ascend_sim import CapacityError, DeadlockError, OutOfBoundsError, QueueError, launch
 from ascend_sim.ascendc import CompileError, load
 from cxx_util import HEADER, load_src
 
@@ -120,3 +120,18 @@ def test_more_unsupported_constructs(decl, message):
         load_src(decl, name="more")
     assert message in str(e.value)
     assert str(e.value).startswith("<ascendc:more>:")
+
+
+def test_sync_all_false_in_a_vector_kernel_names_the_cpp_line():
+    """SyncAll<false>() joins the cube cores too: in a vector-only kernel the chip waits for ever."""
+    src = """
+__global__ __vector__ void k(__gm__ float* x)
+{
+    AscendC::SyncAll<false>();
+}
+"""
+    mod = load_src(src, name="syncall_false")
+    with pytest.raises(DeadlockError) as e:
+        launch(mod.k, 2, np.zeros(8, np.float32))
+    assert "SyncAll<false>() in a vector-only (AIV) kernel" in str(e.value)
+    assert "`AscendC::SyncAll<false>();`" in str(e.value)

@@ -125,6 +125,68 @@ def test_sync_all_orders_gm_writes_before_reads_and_releases_every_block_togethe
     assert resume[0] == resume[blocks - 1]
 
 
+# ============================================================================ SyncAll<isAIVOnly> in MIX kernels
+@kernel(core="MIX")
+def aic_busy_then_sync(x, aiv_only):
+    """The AIC loads x into L1 eight times (it arrives late); every core then calls SyncAll(isAIVOnly=aiv_only)."""
+    if ASCEND_IS_AIC():
+        a1 = scratch(512, half, TPosition.A1)
+        for _ in range(8):
+            DataCopy(a1, gm(x), 256)
+        SyncAll(isAIVOnly=aiv_only)  # <- AIC arrives
+        return
+    SyncAll(isAIVOnly=aiv_only)
+    t = scratch(512, half)
+    DataCopy(t, gm(x), 256)  # <- AIV goes on
+
+
+def sync_points(aiv_only: bool) -> tuple[float, list[float], float]:
+    result = launch(aic_busy_then_sync, 2, np.zeros(256, half), aiv_only)
+    aic_arrive = max(r.end for r in result.trace if r.core_type == "AIC")
+    resumes = [r.start for r in records_at(result, "<- AIV goes on").values()]
+    return aic_arrive, resumes, result.chip.sync_all_cycles
+
+
+def test_sync_all_false_joins_the_cube_and_vector_cores_of_a_mix_kernel():
+    aic_arrive, resumes, cost = sync_points(aiv_only=False)
+    assert len(resumes) == 4 and min(resumes) >= aic_arrive + cost
+
+
+def test_sync_all_default_joins_only_the_vector_cores_of_a_mix_kernel():
+    """SyncAll() is SyncAll<true>(): the AIV barrier does not wait for the AIC (the SyncAll API page, isAIVOnly)."""
+    aic_arrive, resumes, _ = sync_points(aiv_only=True)
+    assert len(resumes) == 4 and max(resumes) < aic_arrive
+
+
+@kernel(core="MIX")
+def only_aiv_sync(x):
+    if ASCEND_IS_AIV():
+        SyncAll()
+        t = scratch(512, half)
+        DataCopy(t, gm(x), 256)
+
+
+@kernel(core="MIX")
+def only_aiv_sync_all_cores(x):
+    if ASCEND_IS_AIV():
+        SyncAll(isAIVOnly=False)
+
+
+def test_a_mix_kernel_whose_aic_skips_sync_all():
+    launch(only_aiv_sync, 2, np.zeros(256, half))                 # the AIC is not part of SyncAll<true>()
+    with raises_rule(DeadlockError, "SyncAll at", "(2 block(s) have not arrived)"):
+        launch(only_aiv_sync_all_cores, 2, np.zeros(256, half))
+
+
+def test_sync_all_false_in_a_vector_only_kernel_hangs_the_chip():
+    with raises_rule(DeadlockError, "SyncAll<false>() in a vector-only (AIV) kernel", "use SyncAll()",
+                     at="SyncAll(isAIVOnly=False)  # vector"):
+        launch(kernel(lambda: SyncAll(isAIVOnly=False)  # vector
+                      ), 2)
+    with raises_rule(ArgumentError, "isAIVOnly is 1, not a bool"):
+        launch(kernel(lambda: SyncAll(1)), 1)
+
+
 # ============================================================================ cross-core flags (MIX)
 @kernel(core="MIX")
 def vector_feeds_cube(x, work, c):
