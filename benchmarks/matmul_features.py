@@ -331,10 +331,8 @@ def matmul_nz_kernel(a, b, c, b_nz, t: mt.TCubeTiling) -> None:
     declared ``CubeFormat::NZ`` (CFG_MDL, ASCENDC_CUBE_ONLY: the AIC's own Matmul, no KFC server).
 
     The sample is ``__mix__(1, 1)``: one AIV per AI Core, ``tiling.usedCoreNum`` of them converting. The simulator's
-    MIX kernels are 1:2, so AIV 1 of each AI Core converts nothing and only joins the synchronisation. Its SyncAll
-    joins every core of the launch (the AIC too), where Ascend C's default ``SyncAll<true>()`` joins the AIV only:
-    the AIC calls it as well, before its wait, which it reaches first, so the barrier ends when the last AIV arrives
-    either way.
+    MIX kernels are 1:2, so AIV 1 of each AI Core converts nothing and only joins the synchronisation
+    (``SyncAll()`` = ``SyncAll<true>()``: the AIV only, as in the sample).
     """
     pipe = TPipe()
     if ASCEND_IS_AIC():
@@ -350,7 +348,6 @@ def matmul_nz_kernel(a, b, c, b_nz, t: mt.TCubeTiling) -> None:
         SyncAll()
         CrossCoreSetFlag(2, PIPE_MTE3, ND2NZ_EVENT)
         return
-    SyncAll()
     CrossCoreWaitFlag(ND2NZ_EVENT)
     if GetBlockIdx() >= t.usedCoreNum:
         return
