@@ -77,6 +77,10 @@ class ChipProfile:
     system_counter_hz: float | None = None
     # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
     scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
+    pipe_queue_depth: dict = field(default_factory=dict)  # per pipe name: how many issued instructions its queue
+                                            # holds before the scalar stalls (engine/core.instruction_queues); a
+                                            # pipe not listed: unbounded (no public depth). Ascend910B: MTE1 and M
+                                            # 32 [OFF, HW 硬件约束/NPU架构版本2201.md]
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction
@@ -238,6 +242,9 @@ def Ascend910B() -> ChipProfile:
         l0c_bytes=128 * KB,           # [OFF]
         l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size; [OFF] the L2-Cache切分 guide assumes 192 MB
         gm_bytes=64 * GB,             # [EST] 910B2 platform ini memory_size
+        pipe_queue_depth={"MTE1": 32, "M": 32},   # [OFF] HW 硬件约束/NPU架构版本2201.md (Atlas A2/A3): "MTE1和MMAD
+                                      # 指令队列的深度为32", "对应指令队列容易满，会阻塞其他指令下发"; the other queues'
+                                      # depths are not published: unbounded
     )
 
 
