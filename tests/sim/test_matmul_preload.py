@@ -26,8 +26,9 @@ def _tiling(mode: int, steps_k: int = 8):
     M, N, bm = (64, 256, 64) if mode == 2 else (512, 64, 128)
     t = host_tiling(M, N, 512, half, float32, 1)
     return dataclasses.replace(t, singleCoreM=M, singleCoreN=N, singleCoreK=512, baseM=bm, baseN=64, baseK=64,
-                               stepM=1, stepN=1, stepKa=steps_k, stepKb=steps_k, depthA1=steps_k * (2 if mode == 1 else 1),
-                               depthB1=steps_k * (2 if mode == 2 else 1), usedCoreNum=1, iterateOrder=0)
+                               stepM=1, stepN=1, stepKa=steps_k, stepKb=steps_k,
+                               depthA1=steps_k * (2 if mode == 1 else 1), depthB1=steps_k * (2 if mode == 2 else 1),
+                               usedCoreNum=1, iterateOrder=0)
 
 
 def _run(mode: int, preload: bool, chip=None):
@@ -53,8 +54,9 @@ def test_the_next_tile_is_copied_before_this_blocks_l0_loads(mode):
 
 @pytest.mark.parametrize("mode", [1, 2])
 def test_preload_gains_only_through_a_full_mte1_queue(mode):
-    """64 or 96 MTE1 instructions a C block (8 K steps of 8 or 12 LoadData): without preload the next tile's copy is issued
-    once the scalar got past them, i.e. after MTE1 started this block's loads; unbounded queues issue it at once."""
+    """64 or 96 MTE1 instructions a C block (8 K steps of 8 or 12 LoadData): with Atlas A2's 32-deep queues and no
+    preload, the next tile's copy is issued once the scalar got past them, i.e. after MTE1 started this block's
+    loads; unbounded queues (the default profile) issue it at once, so preload changes nothing there."""
     plain, _, _ = _run(mode, False, A2_QUEUES)
     pre, _, _ = _run(mode, True, A2_QUEUES)
     assert pre.cycles < plain.cycles
