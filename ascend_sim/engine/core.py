@@ -110,7 +110,7 @@ class Core:
     __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -147,6 +147,7 @@ class Core:
         self.done = [0] * NPIPES                  # per pipe: its own last instruction known finished (a wait or a
                                                   # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
         self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
+        self.qslots, self.qhead = instruction_queues(chip)   # bounded per-pipe instruction queues (issue_n)
 
     # ------------------------------------------------------------------ sanitizer
     def _read_fault(self, q: int, r: Region, op: str, site) -> None:
@@ -321,8 +322,15 @@ class Core:
             write = r.shadow.write
             for lo, hi in r.runs:
                 write(lo, hi, pipe, seq, idx)
-        # timing: in order within the pipe, after the scalar issued it and after any sync gate
-        issue_t = self.scalar_time + self.tick
+        # timing: in order within the pipe, after the scalar issued it and after any sync gate. A bounded queue
+        # (instruction_queues): the scalar stalls until the instruction ``depth`` places back has left it (started)
+        issue_t = self.scalar_time
+        ring = self.qslots[pipe]
+        if ring is not None:
+            k = self.qhead[pipe]
+            if ring[k] > issue_t:
+                issue_t = ring[k]
+        issue_t += self.tick
         self.scalar_time = issue_t
         self.calls += 1
         tail = self.tail[pipe]
@@ -339,6 +347,10 @@ class Core:
         else:
             c = cost(start)
         end = start + c
+        if ring is not None:
+            ring[k] = start
+            k += 1
+            self.qhead[pipe] = k if k < len(ring) else 0
         self.tail[pipe] = end
         self.busy[pipe] += c
         self.last_rec[pipe] = idx
@@ -446,6 +458,23 @@ class Core:
 
 
 _new_tuple = tuple.__new__
+
+
+def instruction_queues(chip) -> tuple[list, list]:
+    """(per pipe: None for an unbounded queue, else the start cycles of its last ``depth`` instructions as a
+    ring; each ring's next slot) from ``chip.pipe_queue_depth``.
+
+    The scalar unit issues each instruction into its pipe's queue and stalls while that queue is full (G
+    编程模型/AI-Core-SIMD编程/抽象硬件架构.md; HW 硬件约束/NPU架构版本2201.md: "对应指令队列容易满，会阻塞其他指令
+    下发"). An entry leaves the queue when its instruction starts, so instruction n may be issued once
+    instruction n - depth has started: ``issue_n`` reads that start from the ring's next slot (O(1)).
+    """
+    depth = chip.pipe_queue_depth
+    slots = []
+    for name in PIPES:
+        d = depth.get(name, 0)
+        slots.append([float("-inf")] * d if d > 0 and name != "S" else None)
+    return slots, [0] * NPIPES
 
 
 def regions_of(regions) -> list[Region]:

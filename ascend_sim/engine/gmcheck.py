@@ -122,12 +122,17 @@ def in_time_order(core, pipe: int) -> None:
     """Before a GM access on ``pipe`` is checked and issued: wait until the blocks behind ``core`` in simulated
     time have caught up (engine/scheduler.Launch.time_yield), so that the blocks' GM accesses meet the
     write history, L2 and the HBM bookings in about the order the chip makes them. The start is the one
-    ``Core.issue_n`` will give the access: after the scalar issues it, the pipe's last instruction and its gate."""
+    ``Core.issue_n`` will give the access: after the scalar issues it (once the pipe's queue has room), the pipe's
+    last instruction and its gate."""
     launch = core.launch
     horizon = launch.horizon
     if horizon == _INF:             # blocks one after another (Launch.time_ordered), or no other block to wait for
         return
-    start = core.scalar_time + core.tick
+    start = core.scalar_time
+    ring = core.qslots[pipe]
+    if ring is not None and ring[core.qhead[pipe]] > start:
+        start = ring[core.qhead[pipe]]
+    start += core.tick
     t = core.tail[pipe]
     if t > start:
         start = t

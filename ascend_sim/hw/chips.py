@@ -38,6 +38,12 @@ GB = 1024 * MB
 #: [OFF, DK kernel_utils_constants.h ONE_BLK_SIZE = 32; ascend_facts.md section 2 "Alignment"]
 DATA_BLOCK_BYTES = 32
 
+#: The instruction queues of Atlas A2/A3 (arch 2201) whose depth is published: the scalar stalls, and issues nothing
+#: to any pipe, while one is full. [OFF, HW 硬件约束/NPU架构版本2201.md: "MTE1和MMAD指令队列的深度为32",
+#: "对应指令队列容易满，会阻塞其他指令下发"]; the V, MTE2, MTE3 and FIX depths are not published. A what-if of
+#: ChipProfile.pipe_queue_depth (off by default: see there).
+ATLAS_A2_QUEUE_DEPTH = {"MTE1": 32, "M": 32}
+
 
 @dataclass(frozen=True)
 class ChipProfile:
@@ -77,6 +83,21 @@ class ChipProfile:
     system_counter_hz: float | None = None
     # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
     scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
+    pipe_queue_depth: dict = field(default_factory=dict)  # what-if: per pipe name, how many issued instructions
+                                            # its queue holds before the scalar stalls (engine/core.
+                                            # instruction_queues); a pipe not listed: unbounded. Atlas A2's depths
+                                            # are ATLAS_A2_QUEUE_DEPTH [OFF]; judged on benchmarks/validate_timing.py
+                                            # (2026-12-07, --what-if 'pipe_queue_depth={"MTE1": 32, "M": 32}'): MTE2
+                                            # Preload before -11.2 -> -2.9 %, its step +0.0 -> +8.6 % (measured
+                                            # +7.7), M2 aic_time -6.7 -> +0.0 %; but CATLASS <256,128,256> +0.3 ->
+                                            # +38.2 %, M2 aic_mte2_time -10.0 -> -17.0 %, L2 split +45 / +54 -> +76 /
+                                            # +87 %, K-axis staggered -1.7 / +15.9 -> +18.2 / +38.5 %, step M1 -> M2
+                                            # (aic_time) -6.8 -> -11.9 points: 15 of 35 points (18 without), 8 of 13
+                                            # steps either way. The model's Matmul and CATLASS kernels issue one
+                                            # LoadData 2D per 16 rows (the official Matmul on A2: one LoadData 3D
+                                            # per base block, impl/adv_api/detail/matmul/stage/split/) and no
+                                            # SetFlag/WaitFlag takes a queue entry, so their MTE1 and M streams are
+                                            # not the chip's: off (unbounded) until they are
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction

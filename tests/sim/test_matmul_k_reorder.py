@@ -57,5 +57,5 @@ def test_norm_with_it_is_refused_and_other_mdl_switches_are_named():
     with pytest.raises(ArgumentError, match="MDL template only") as err:
         Matmul(*types(half, float32), MatmulConfig(doNorm=True, enableKdimReorderLoad=True))
     assert "enableKdimReorderLoad=True" in err.value.fix      # the Python spelling of the fix
-    with pytest.raises(ArgumentError, match="doMTE2Preload=2"):
-        GetMDLConfig(False, False, 2)
+    with pytest.raises(ArgumentError, match="doMTE2Preload=3"):       # K preload: not modelled (M and N are)
+        GetMDLConfig(False, False, 3)

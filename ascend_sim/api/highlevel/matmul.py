@@ -19,15 +19,18 @@ stepM x stepKa (stepN x stepKb) L1 tile in one "big packet") on the cube core ("
 ``core="AIC"``); A and B in GM, ND, with ``isTrans``; Bias in GM; C to GM (ND), ``enSequentialWrite``,
 ``enAtomic`` (C added to, or maxed/minned with, what GM holds: split-K); ``iterateOrder``; the L1 reuse
 of a tile across C blocks when its rows and all of K stay in L1; ``enableKdimReorderLoad`` (MDL: core i starts its
-K loop at L1 tile i mod the tiles and wraps round, so cores sharing A or B read different GM addresses at once).
+K loop at L1 tile i mod the tiles and wraps round, so cores sharing A or B read different GM addresses at once);
+``doMTE2Preload`` (MDL, 1: M, 2: N; the official scheduler_mdl_base.h DoPreloadLoad: right after a C block's L1
+tiles, before its L0 loads, the next A (M) or B (N) tile is copied into the other L1 buffer, so the copy is issued
+ahead of the MTE1/M instructions whose full 32-deep queues would otherwise hold the scalar back: engine/core.py).
 MIX mode (the default in Ascend C: the AIV calls, the AIC's KFC server executes) and the IBShare template are
 ``matmul_kfc.py``: there ``REGIST_MATMUL_OBJ`` makes this object a ``MatmulClient`` on the AIV and a
 ``MatmulServerImpl`` on the AIC, which runs the methods below.
 A or B already NZ in GM (``MatmulType(TPosition.GM, CubeFormat.NZ, ...)``, untransposed) is copied to L1 with
 plain DataCopy bursts instead of Nd2Nz (the AIV ND2NZ case, ``benchmarks/matmul_features.py``).
 Not modelled (each raises ``ArgumentError`` naming it): transposed NZ or UB/L1 inputs, C to a LocalTensor,
-``enPartialSum``, the BasicBlock and SpecialMDL templates, ``doMTE2Preload`` and GetMDLConfig's other switches,
-batch matmul.
+``enPartialSum``, the BasicBlock and SpecialMDL templates, ``doMTE2Preload`` = 3 (K) and GetMDLConfig's other
+switches, batch matmul.
 """
 from __future__ import annotations
 
@@ -110,6 +113,7 @@ class MatmulConfig:
     doSpecialBasicBlock: bool = False
     enUnitFlag: bool = True         # [OFF] include/adv_api/matmul/matmul_config.h: "bool enUnitFlag = true"
     enableKdimReorderLoad: bool = False     # MDL: each core starts its K loop at its own L1 tile (K轴错峰加载)
+    doMTE2Preload: int = 0                  # MDL: 0 off, 1 preload the next M tile of A, 2 the next N tile of B
 
     @property
     def template(self) -> str:
@@ -120,6 +124,13 @@ class MatmulConfig:
                                 fix="build the config on CFG_MDL: «MatmulConfig(doMultiDataLoad=True, "
                                     "enableKdimReorderLoad=True)|auto CFG = CFG_MDL; CFG.enableKdimReorderLoad = "
                                     "true;»")
+        if self.doMTE2Preload not in (0, 1, 2):
+            raise ArgumentError(f"Matmul: doMTE2Preload = {self.doMTE2Preload!r} is not modelled: 0 (off), 1 (M) "
+                                "and 2 (N) are (MatmulConfig.md)", fix="«doMTE2Preload=1|doMTE2Preload = 1» or 2")
+        if self.doMTE2Preload and on != ["doMultiDataLoad"]:
+            raise ArgumentError("Matmul: doMTE2Preload works with the MDL template only (MatmulConfig.md: "
+                                "预加载功能仅在MDL模板有效)",
+                                fix="«GetMDLConfig(doMTE2Preload=2)|GetMDLConfig(false, false, 2)»")
         if on == ["doNorm"]:
             return "Norm"
         if on == ["doMultiDataLoad"]:
@@ -144,22 +155,25 @@ def GetMDLConfig(intrinsicsLimit: bool = False, batchLoop: bool = False, doMTE2P
                  enableL1CacheUB: bool = False, enableMixDualMaster: bool = False,
                  enableKdimReorderLoad: bool = False) -> MatmulConfig:
     """``GetMDLConfig(...)``: the MDL template (CFG_MDL with the defaults; UnitFlag off: "MDL下默认不开启"); of its
-    switches ``enUnitFlag`` (``GetMDLConfig(enUnitFlag=True)`` is the UnitFlag case's ``CUSTOM_CFG_MDL``) and
-    ``enableKdimReorderLoad`` are modelled, any other one set away from its default raises ArgumentError."""
+    switches ``enUnitFlag`` (``GetMDLConfig(enUnitFlag=True)`` is the UnitFlag case's ``CUSTOM_CFG_MDL``),
+    ``doMTE2Preload`` (1: M, 2: N) and ``enableKdimReorderLoad`` are modelled, any other one set away from its
+    default raises ArgumentError."""
     others = {"intrinsicsLimit": (intrinsicsLimit, False), "batchLoop": (batchLoop, False),
-              "doMTE2Preload": (doMTE2Preload, 0), "isVecND2NZ": (isVecND2NZ, False),
+              "isVecND2NZ": (isVecND2NZ, False),
               "isPerTensor": (isPerTensor, False), "hasAntiQuantOffset": (hasAntiQuantOffset, False),
               "isMsgReuse": (isMsgReuse, True),
               "enableUBReuse": (enableUBReuse, True), "enableL1CacheUB": (enableL1CacheUB, False),
               "enableMixDualMaster": (enableMixDualMaster, False)}
     off = [f"{k}={v!r}" for k, (v, default) in others.items() if v != default]
+    if doMTE2Preload not in (0, 1, 2):
+        off.append(f"doMTE2Preload={doMTE2Preload!r}")
     if off:
         raise ArgumentError(f"GetMDLConfig({', '.join(off)}): not modelled; of GetMDLConfig's switches only "
-                            "enUnitFlag and enableKdimReorderLoad are",
+                            "enUnitFlag, doMTE2Preload and enableKdimReorderLoad are",
                             fix="call «GetMDLConfig()» with its defaults (or build on CFG_MDL with "
                                 "«enableKdimReorderLoad=True|CFG.enableKdimReorderLoad = true»)")
     return MatmulConfig(doMultiDataLoad=True, enUnitFlag=bool(enUnitFlag),
-                        enableKdimReorderLoad=bool(enableKdimReorderLoad))
+                        enableKdimReorderLoad=bool(enableKdimReorderLoad), doMTE2Preload=doMTE2Preload)
 
 
 CFG_NORM = GetNormalConfig()
@@ -234,6 +248,7 @@ class Matmul:
         self.c0 = 32 // isz
         self.db_a1 = t.depthA1 // (t.stepM * t.stepKa)
         self.db_b1 = t.depthB1 // (t.stepN * t.stepKb)
+        self.preload = self._preload_mode(t)
         rows_a, cols_a = _up(t.stepM * t.baseM, 16), _up(t.stepKa * t.baseK, max(16, self.c0))
         rows_b, cols_b = _up(t.stepKb * t.baseK, max(16, self.c0)), _up(t.stepN * t.baseN, 16)
         self.qA1, self.qB1 = TQue(TPosition.A1, self.db_a1), TQue(TPosition.B1, self.db_b1)
@@ -376,6 +391,7 @@ class Matmul:
         self._next = 0
         self._done = 0
         self._l1a = self._l1b = None      # (key, tensor) kept in L1 across C blocks
+        self._pre = {}                    # doMTE2Preload: slot -> the next tile, copied and EnQue'd, not yet DeQue'd
         self._pending = None
 
     def check_iterate(self, enPartialSum: bool) -> TCubeTiling:
@@ -409,6 +425,8 @@ class Matmul:
             bk = min(t.baseK, sk - k0)
             a1, a_rows, a_row0, a_k0 = self._tile_a(mi, kk)
             b1, b_rows, b_col0, b_k0 = self._tile_b(ni, kk)
+            if i == 0 and self.preload:
+                self._preload_next(mi, ni)
             self._load_a(a1, a_rows, (mi * t.baseM - a_row0) // 16, (k0 - a_k0), bm, bk)
             self._load_b(b1, b_rows, (ni * t.baseN - b_col0) // 16, (k0 - b_k0), bn, bk)
             a2 = self.qA2.DeQue(self.a_dt)
@@ -426,6 +444,52 @@ class Matmul:
             self.qCO1.EnQue(co1)
         self._pending = (mi, ni, bm, bn)
         return True
+
+    def _preload_mode(self, t: TCubeTiling) -> int:
+        """``doMTE2Preload`` once the tiling allows it: 1 (M) or 2 (N), with K whole in L1 (the official Init
+        asserts it); 0 when the preloaded operand has one L1 buffer (the official cacheFactor: no preload)."""
+        mode = self.MM_CFG.doMTE2Preload
+        if not mode:
+            return 0
+        steps_k = _ceil(t.singleCoreK, t.baseK)
+        step_k, name, db = (t.stepKa, "A", self.db_a1) if mode == 1 else (t.stepKb, "B", self.db_b1)
+        step_name = "stepKa" if mode == 1 else "stepKb"
+        if steps_k > step_k:
+            raise TilingError(f"doMTE2Preload = {mode} ({'M' if mode == 1 else 'N'}) needs all of K of {name} in one "
+                              f"L1 tile: singleCoreK {t.singleCoreK} / baseK {t.baseK} = {steps_k} K steps, but "
+                              f"{step_name} = {step_k} (MatmulConfig.md: 开启M/N方向的预加载功能时需保证K全载)",
+                              fix=f"set {step_name} >= {steps_k} (and depth{name}1 to twice the tile) on the host "
+                                  "tiling, or doMTE2Preload = 0")
+        return mode if db == 2 else 0
+
+    def _preload_next(self, mi: int, ni: int) -> None:
+        """doMTE2Preload (the official DoPreloadLoad): copy the next M tile of A (1) or N tile of B (2) into the
+        other L1 buffer now, before this block's L0 loads; its DeQue waits until the tile is used (AwaitLoadData)."""
+        t = self.tiling
+        sm, sn, _ = self.single
+        if self.preload == 1:
+            total = _ceil(sm, t.baseM)
+            if ni % t.stepN or mi + t.stepM >= total:
+                return
+            slot, key = "_l1a", ((mi + t.stepM) // t.stepM, 0)
+            queue, dtype, operand, k_inner = self.qA1, self.a_dt, self._a, not self._a[1]
+            org_outer, tile_steps, single_outer = self.org[0], (t.stepM * t.baseM, t.stepKa * t.baseK), sm
+        else:
+            total = _ceil(sn, t.baseN)
+            if mi % t.stepM or ni + t.stepN >= total:
+                return
+            slot, key = "_l1b", ((ni + t.stepN) // t.stepN, 0)
+            queue, dtype, operand, k_inner = self.qB1, self.b_dt, self._b, self._b[1]
+            org_outer, tile_steps, single_outer = self.org[1], (t.stepN * t.baseN, t.stepKb * t.baseK), sn
+        held, pre = getattr(self, slot), self._pre.get(slot)
+        if (held is not None and held[0] == key) or (pre is not None and pre[0] == key):
+            return                      # already in L1 (the official Hit)
+        new = self._alloc_l1_tile(queue, dtype, k_inner, key, tile_steps, single_outer)
+        _, (l1, pitch, outer0, k0), copied, whole = new
+        self._copy_to_l1(l1, pitch, operand[0], k_inner, org_outer, (outer0, k0), whole)
+        queue.EnQue(l1)
+        copied.add(whole)
+        self._pre[slot] = new
 
     def _k_start(self, steps: int) -> int:
         """The base K step this core's K loop starts at: 0, or with ``enableKdimReorderLoad`` (MDL) the first step
@@ -466,6 +530,15 @@ class Matmul:
         old = None
         if held is None or held[0] != key:
             old = held
+            pre = self._pre.pop(slot, None)
+            if pre is not None and pre[0] == key:       # preloaded: MTE1 waits for its copy (AwaitLoadData)
+                queue.DeQue(dtype)
+                setattr(self, slot, pre)
+                self._drop(old, queue)
+                return pre[1]
+            if pre is not None:         # preloaded a tile this block does not use: give its buffer back
+                queue.DeQue(dtype)
+                self._drop(pre, queue)
             if db == 1:                 # one L1 buffer: the old tile goes before the new one comes
                 self._drop(old, queue)
                 old = None
@@ -487,14 +560,18 @@ class Matmul:
         return tile
 
     def _new_l1_tile(self, slot: str, queue: TQue, dtype, k_inner: bool, key, tile_steps, single_outer: int):
-        """Take an L1 buffer for the tile ``key``, nothing copied yet: (key, (tensor, row pitch, outer start,
-        K start), the extents copied, the whole tile's extent)."""
+        """Take an L1 buffer for the tile ``key``, nothing copied yet, and hold it in ``slot``."""
+        new = self._alloc_l1_tile(queue, dtype, k_inner, key, tile_steps, single_outer)
+        setattr(self, slot, new)
+        return new
+
+    def _alloc_l1_tile(self, queue: TQue, dtype, k_inner: bool, key, tile_steps, single_outer: int):
+        """An L1 buffer for the tile ``key``: (key, (tensor, row pitch, outer start, K start), the extents copied,
+        the whole tile's extent)."""
         outer0, k0 = key[0] * tile_steps[0], key[1] * tile_steps[1]
         n_outer, n_k = min(tile_steps[0], single_outer - outer0), min(tile_steps[1], self.single[2] - k0)
         pitch = _up(n_outer, 16) if k_inner else _up(n_k, 16)
-        new = (key, (queue.AllocTensor(dtype), pitch, outer0, k0), set(), (outer0, k0, n_outer, n_k))
-        setattr(self, slot, new)
-        return new
+        return (key, (queue.AllocTensor(dtype), pitch, outer0, k0), set(), (outer0, k0, n_outer, n_k))
 
     def _copy_to_l1(self, l1, pitch: int, gm, k_inner: bool, org_outer: int, tile0, extent) -> None:
         """One DataCopy (Nd2Nz, MTE2) of the ``extent`` = (outer start, K start, outer rows, K rows) of the operand
@@ -554,6 +631,11 @@ class Matmul:
         self._drop(self._l1a, self.qA1)
         self._drop(self._l1b, self.qB1)
         self._l1a = self._l1b = None
+        for slot, pre in self._pre.items():     # a preloaded tile never used: DeQue'd and given back
+            queue = self.qA1 if slot == "_l1a" else self.qB1
+            queue.DeQue(self.a_dt if slot == "_l1a" else self.b_dt)
+            self._drop(pre, queue)
+        self._pre = {}
 
     def _load_a(self, a1, pitch: int, rb0: int, k_off: int, bm: int, bk: int) -> None:
         """L1 (NZ) -> L0A (ZZ): one LoadData per 16-row block, ``kB`` K fractals each."""
