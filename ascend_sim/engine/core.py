@@ -110,7 +110,7 @@ class Core:
     __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "shared_plans", "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -140,7 +140,6 @@ class Core:
         self.vmask = None                         # and its value (None: reset, all lanes)
         self.cmpmask = None                       # the CmpMask register (Compare into the register), 16 bytes
         self.plans: dict = launch.plans           # checked instructions by operands (ops/vector, datacopy, cube)
-        self.shared_plans: dict = launch.shared_plans   # ... keyed by tier names, one per set of tiers (LoadData)
         self.records = launch.records             # a tuple an instruction, Instr's fields but the index (records.py)
         self.epoch = 0                            # GM happens-before across cores (engine/gmcheck.py)
         self.seen: dict[int, int] = {}

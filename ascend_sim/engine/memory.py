@@ -127,7 +127,7 @@ class Tier:
     # slots: every issue reads a few of them (name, shadow, layout), and with blocks in time order the
     # tiers of 24 blocks compete for the host's caches (docs/architecture.md, "Blocks in time order")
     __slots__ = ("freed_view", "name", "capacity", "usable", "align", "arena", "shadow", "next_free", "high",
-                 "buffers", "holes", "layout", "layout_sites", "allocator", "regs", "set_index")
+                 "buffers", "holes", "layout", "layout_sites", "allocator", "regs")
 
     def __init__(self, name: str, capacity: int, usable: int, align: int):
         self.freed_view = FreedTier(self)
@@ -143,7 +143,6 @@ class Tier:
         self.layout_sites: dict = {}    # engine/layout.py: (first, end granule) -> the copy that left its layout
         self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
         self.regs: dict = {}    # L1: the LoadData3D FMATRIX and padding registers (SetFmatrix ...)
-        self.set_index = 0      # which of the launch's sets of tiers this is (Launch._start; shared plans' slot)
 
     def reset(self) -> None:
         """Back to the state of a fresh tier: zero the bytes the buffers covered, a blank shadow."""

@@ -78,7 +78,6 @@ class Launch:
         self.plans: dict = {}           # a core's plans until it gets its tiers (then theirs: _start)
         self.tier_pool: dict[str, list] = {}    # core type -> (tiers, their plans) free for the next block to start
         self.plan_sets: list[dict] = []         # the plans of each set of tiers (cleared by release)
-        self.shared_plans: dict = {}    # plans keyed by tier names: {key: [the plan on set i of tiers, ...]}
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
@@ -184,7 +183,6 @@ class Launch:
         self.cores = []
         self.blocks = []
         self.plans.clear()
-        self.shared_plans.clear()
         for plans in self.plan_sets:
             plans.clear()
         self.plan_sets = []
@@ -320,8 +318,6 @@ class Launch:
             core.tiers, core.plans = pool.pop()
         else:       # plans are kept with the tiers they were made on (their keys hold the tiers): a block
             core.tiers, core.plans = make_tiers(self.chip, core.core_type), {}  # looks up only its own
-            for tier in core.tiers.values():
-                tier.set_index = len(self.plan_sets)
             self.plan_sets.append(core.plans)
         try:
             try:

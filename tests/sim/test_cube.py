@@ -151,8 +151,8 @@ def load_after_free(a):
 
 
 def test_loaddata_of_a_freed_tensor_is_reported_though_the_same_load_was_planned():
-    """LoadData's plans are keyed by the tiers' names (shared by the blocks: api/ops/cube.shared_plan); a freed
-    handle must still miss the plan its live self made, so the check runs and reports the use after free."""
+    """A freed handle must miss the plan its live self made (the plan key tells a freed tier from a live one, also
+    for any key that names tiers instead of holding them), so the check runs and reports the use after free."""
     with raises_rule(QueueError, "given back with FreeTensor (use after free)", "L1", at="<- load after free"):
         launch(load_after_free, 1, np.ones(256, half))
 

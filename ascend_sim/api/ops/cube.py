@@ -226,26 +226,6 @@ def cached_plan(core, key, build, *args):
     return plan
 
 
-def shared_plan(core, key, dst, src, build, *args):
-    """On a miss of ``core.shared_plans[key][i]`` (i: the set of tiers of ``dst`` and ``src``): ``build(*args)``
-    (checks the call), kept under ``key`` in slot i (not kept when ``key`` is None or the operands' tiers belong
-    to two sets).
-
-    The key names the tiers (name, and whether the handle was freed) instead of holding them, so the blocks of
-    a launch, each on its own set of tiers when they run in time order, look their plans up in one dict with
-    one set of keys: fewer objects per instruction for the host's caches (docs/architecture.md, "Blocks in
-    time order"). The plan itself (regions, views) is the set's own, so a hit skips no check that could fail.
-    """
-    plan = build(*args)
-    i = dst.tier.set_index if key is not None else -1
-    if key is not None and src.tier.set_index == i:
-        plans = core.shared_plans.setdefault(key, [])
-        if len(plans) <= i:
-            plans.extend([None] * (i + 1 - len(plans)))
-        plans[i] = plan
-    return plan
-
-
 class CubePlan:
     """A checked cube instruction: cost, shadow regions, sizes and the numpy views it works on."""
 
@@ -296,18 +276,15 @@ def LoadData(dst, src, params, defaultConfig=None) -> None:
     try:
         dtier, stier = dst.tier, src.tier
         p = params
-        # keyed by the tiers' names, one plan per set of tiers (shared_plan): the launch's blocks share the key
         key = ("LoadData", p.startIndex, p.repeatTimes, p.srcStride, p.dstGap, p.ifTranspose, p.addrMode,
-               dtier.name, dtier.freed, dst.addr, dst.size, dst.dtype, stier.name, stier.freed, src.addr, src.size,
-               src.dtype)
-        i = dtier.set_index
-        plan = core.shared_plans[key][i] if stier.set_index == i else None    # the hot path: one hashed look-up
-    except (KeyError, IndexError):
+               dtier, dst.addr, dst.size, dst.dtype, stier, src.addr, src.size, src.dtype)
+        plan = core.plans[key]              # the hot path: one look-up (hashing the key once)
+    except KeyError:
         plan = None
     except (AttributeError, TypeError):     # not tensors, or unhashable parameters: the builder reports it
         key = plan = None
     if plan is None:
-        plan = shared_plan(core, key, dst, src, _loaddata_plan, core, dst, src, params, site)
+        plan = cached_plan(core, key, _loaddata_plan, core, dst, src, params, site)
     if plan.views is None:                  # repeatTimes 0: "该接口将被视为NOP"
         core.scalar_tick()
         return
