@@ -145,7 +145,8 @@ def in_time_order(core, pipe: int) -> None:
 
 def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, atomic: bool, dtype, site) -> None:
     """Check a GM write by ``core`` on ``pipe`` against earlier writes, then record it (before it is issued)."""
-    in_time_order(core, pipe)
+    if core.launch.horizon != _INF:     # blocks in time order (in_time_order's first test, inline)
+        in_time_order(core, pipe)
     reads = buf.reads
     if reads:
         if len(reads) > 1 or core.uid not in reads:
@@ -366,7 +367,8 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
 
 def record_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int = MTE2) -> None:
     """Remember a GM read (before it is issued on ``pipe``) for the write-after-read checks of later writes."""
-    in_time_order(core, pipe)
+    if core.launch.horizon != _INF:     # blocks in time order (in_time_order's first test, inline)
+        in_time_order(core, pipe)
     read = (core.epoch, off, count, blen, pitch, len(core.records), core.vc[pipe][pipe] + 1, pipe)
     mine = buf.reads.get(core.uid)
     if mine is None:

@@ -124,6 +124,10 @@ class Tier:
     """
 
     freed = False           # see FreedTier
+    # slots: every issue reads a few of them (name, shadow, layout), and with blocks in time order the
+    # tiers of 24 blocks compete for the host's caches (docs/architecture.md, "Blocks in time order")
+    __slots__ = ("freed_view", "name", "capacity", "usable", "align", "arena", "shadow", "next_free", "high",
+                 "buffers", "holes", "layout", "layout_sites", "allocator", "regs")
 
     def __init__(self, name: str, capacity: int, usable: int, align: int):
         self.freed_view = FreedTier(self)
@@ -136,6 +140,7 @@ class Tier:
         self.buffers: list[tuple[str, int, int]] = []   # (owner name, addr, bytes)
         self.holes: dict[int, int] = {}     # granule -> bytes written from its start (DataCopyPad without isPad)
         self.layout = None      # engine/layout.py: per 32-byte granule, how a cube-path copy laid the bytes out
+        self.layout_sites: dict = {}    # engine/layout.py: (first, end granule) -> the copy that left its layout
         self.allocator = None       # the block's LocalMemAllocator on this tier (static allocation), if any
         self.regs: dict = {}    # L1: the LoadData3D FMATRIX and padding registers (SetFmatrix ...)
 

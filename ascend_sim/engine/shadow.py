@@ -107,6 +107,8 @@ def runs(g) -> list[tuple[int, int]]:
 class Shadow:
     """The access history of one tier, as sorted non-overlapping segments."""
 
+    __slots__ = ("size", "keep", "version", "starts", "segs", "patterns")   # every issue reads ``version``
+
     def __init__(self, granules: int, keep: int = KEEP):
         self.size = granules
         self.keep = keep        # KEEP (tests compare against 0: always merge)

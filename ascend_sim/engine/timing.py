@@ -64,8 +64,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows = path
-    first_read = held is None or (launch.unset < 0.0 and held.fits and not held.read_bytes)   # streams alone
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills = path
+    if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
+        first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
     if rows is None:
         packages = _PACKAGES.get(blen)
@@ -115,8 +116,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
-    fills = launch.fills
-    if fills is not None and gp == _MTE2:       # lines another core is still bringing in: wait for them
+    if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
         moving = fills.read((buf.base_addr + off, count, blen, pitch), core.uid, start + startup, moving,
                             hbm_bytes > 0)
     return startup + moving
@@ -132,7 +132,9 @@ def _packages(blen: int) -> int:
 
 def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
-    bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM)."""
+    bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
+    copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
+    the launch's fills in flight for MTE2)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -154,8 +156,11 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
                 chip.aic_gm_start_on_misses_only)
+    held = None if alone else l2
+    first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
-            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, None if alone else l2, rows)
+            chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
+            launch.fills if pipe == _MTE2 else None)
 
 
 def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:

@@ -9,8 +9,8 @@ import pytest
 
 from ascend_sim import (ArgumentError, CubeFormatError, DataCopy, DtypeError, Fixpipe, FixpipeParams, HardEvent,
                         LoadData, LoadData2DParams, Mmad, MmadParams, Nd2NzParams, OutOfBoundsError, PositionError,
-                        QuantMode_t,
-                        TPipe, TPosition, bfloat16, float32, half, int8, int32, kernel, launch)
+                        QuantMode_t, QueueError,
+                        TPipe, TPosition, TQue, bfloat16, float32, half, int8, int32, kernel, launch)
 from kernels_util import assert_same, gm, handoff, raises_rule, round_to, run_on_cube, scratch
 
 
@@ -133,6 +133,28 @@ def load_pattern(a, seen, params):
     LoadData(l0, l1, params)
     handoff(HardEvent.MTE1_M)
     seen.append(l0.peek())
+
+
+@kernel(core="AIC")
+def load_after_free(a):
+    pipe = TPipe()
+    q = TQue(TPosition.A1, 1)
+    pipe.InitBuffer(q, 1, 512)
+    l0 = scratch(512, half, TPosition.A2, pipe)
+    l1 = q.AllocTensor(half)
+    DataCopy(l1, gm(a), 256)
+    q.EnQue(l1)
+    l1 = q.DeQue(half)
+    LoadData(l0, l1, LoadData2DParams(0, 1, 1, 0, 0, False, 0))    # plans the load on these tensors
+    q.FreeTensor(l1)
+    LoadData(l0, l1, LoadData2DParams(0, 1, 1, 0, 0, False, 0))  # <- load after free
+
+
+def test_loaddata_of_a_freed_tensor_is_reported_though_the_same_load_was_planned():
+    """A freed handle must miss the plan its live self made (the plan key tells a freed tier from a live one, also
+    for any key that names tiers instead of holding them), so the check runs and reports the use after free."""
+    with raises_rule(QueueError, "given back with FreeTensor (use after free)", "L1", at="<- load after free"):
+        launch(load_after_free, 1, np.ones(256, half))
 
 
 def test_loaddata_start_index_src_stride_and_dst_gap_move_whole_fractals():
