@@ -119,6 +119,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if fills is not None and gp == _MTE2:       # lines another core is still bringing in: wait for them
         moving = fills.read((buf.base_addr + off, count, blen, pitch), core.uid, start + startup, moving,
                             hbm_bytes > 0)
+    turns = launch.turns
+    if turns is not None and gp != _FIX:        # windows other cores hold: wait for their turns (same-address rule)
+        moving += turns.wait(buf.base_addr - GM_BASE + off, count, blen, pitch, nb, core.uid, start, moving,
+                             hbm_bytes / nb if nb else 0.0)
     return startup + moving
 
 

@@ -163,6 +163,16 @@ class ChipProfile:
                                             # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
                                             # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
                                             # before back within 15 %, the K-axis step within 10 points)
+    gm_window_turns: bool = False           # [OFF rule, EST model] MTE2/MTE3 GM requests of several cores to one
+                                            # 512 B window (gm_burst_align) at once are served in turn (G 内存访问/
+                                            # 避免同地址访问.md: "多个请求会被串行处理"; engine/bandwidth.WindowTurns):
+                                            # each request holds its windows for the two holds below
+    gm_window_bytes_per_cycle: float = 64.0     # [EST] a window's bytes pass at one AIC's GM path rate
+                                            # (aic_gm_read_bytes_per_cycle, kHbmBandwidth): one request at a time
+    gm_window_miss_hold_cycles: float = 210.0   # [EST] a request that misses L2 holds its windows for the HBM round
+                                            # trip: kNd2NzStartCost (aic_gm_read_startup, CANN gemm cycle model),
+                                            # the start that CANN's auto-tiling model charges only to copies from
+                                            # HBM (MoveGmToL1 vs MoveL2ToL1, see aic_gm_start_on_misses_only)
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of
