@@ -105,23 +105,26 @@ class WindowTurns:
     The rule [OFF, CANN Ascend C guide, "避免同地址访问" (docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/ in
     https://github.com/cannmirror/asc-devkit)]: MTE2/MTE3/Scalar GM requests are handled per 512 B-aligned window;
     requests of several cores to one window at the same time are processed serially, for data consistency, and the
-    more cores hit one window at once the worse. Model [EST, ours]: each window keeps the cycle it is free and the
-    core that last held it. A transfer's windows are requested in order at its own pace, evenly over its moving time
-    from its start; one that finds a window another core still holds waits, and the whole transfer ends that much
-    later (it stalls once, by its longest wait, as a stream of requests behind the other core's). Each window it
-    touches is then held ``hold`` cycles from its request: its bytes there at ``gm_window_bytes_per_cycle``, plus,
-    in proportion to the bytes that missed L2, ``gm_window_miss_hold_cycles`` (a request that goes to HBM holds the
-    window for the HBM round trip). A core's own earlier request does not make it wait (its pipe keeps its order).
-    Blocks advance together in simulated time (engine/scheduler.py), so requests meet here in about the chip's
-    order (to within a time slice). Cost: numpy over the windows a transfer touches (a slice in the usual cases).
+    more cores hit one window at once the worse. Model [EST, ours]: each window keeps its busy period (the cycles
+    its turns, back to back, began and end) and the core that last held it. A transfer's windows are requested in
+    order at its own pace, evenly over its moving time from its start; one that finds a window in another core's
+    busy period waits for its end, and the whole transfer ends that much later (it stalls once, by its longest
+    wait: a stream of requests behind the other core's). Each window's turn then lasts its bytes there at
+    ``gm_window_bytes_per_cycle`` plus, in proportion to the bytes that missed L2, ``gm_window_miss_hold_cycles``
+    (a request that goes to HBM holds the window for the HBM round trip). A core's own earlier turn does not make it
+    wait (its pipe keeps its order). Blocks advance together in simulated time (engine/scheduler.py), so requests
+    meet here in about the chip's order, to within a time slice: a request priced after a turn that began later in
+    simulated time goes first and that period grows by its turn (the other's transfer, already priced, is not
+    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases).
     """
 
-    __slots__ = ("window", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns")
+    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns")
 
     def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
         self.window = window
         n = span_bytes // window + 2
-        self.free = np.zeros(n, np.float64)         # cycle each window is free
+        self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
+        self.free = np.zeros(n, np.float64)         # cycle it ends
         self.owner = np.full(n, -1, np.int64)       # core uid that last held it
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
@@ -158,19 +161,21 @@ class WindowTurns:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
         where = self.windows(addr, count, blen, pitch)
-        free = self.free[where]
+        since, free = self.since[where], self.free[where]
         n = free.size
         ramp = self.ramps.get(n)
         if ramp is None:
             ramp = self.ramps[n] = np.arange(n, dtype=np.float64) / n
         asked = ramp * moving
         asked += start
-        late = free - asked
-        late[self.owner[where] == core] = 0.0
+        others = self.owner[where] != core
+        late = np.where(others & (since <= asked), free - asked, 0.0)     # in another core's turns: wait them out
         lag = float(late.max())
         if lag < 0.0:
             lag = 0.0
-        asked += lag + nbytes / n * self.per_byte + missed * self.miss_hold
-        self.free[where] = asked
+        asked += lag                                    # each window's turn begins
+        queued = others & (free >= asked)               # joins turns still running (priced before, begun after)
+        self.since[where] = np.where(queued, np.minimum(since, asked), asked)
+        self.free[where] = np.where(queued, free, asked) + (nbytes / n * self.per_byte + missed * self.miss_hold)
         self.owner[where] = core
         return lag
