@@ -168,6 +168,13 @@ class WindowTurns:
             ramp = self.ramps[n] = np.arange(n, dtype=np.float64) / n
         asked = ramp * moving
         asked += start
+        hold = nbytes / n * self.per_byte + missed * self.miss_hold
+        if free.max() < start:                          # every window idle by now: no wait, no queue to join
+            self.since[where] = asked
+            asked += hold
+            self.free[where] = asked
+            self.owner[where] = core
+            return 0.0
         others = self.owner[where] != core
         late = np.where(others & (since <= asked), free - asked, 0.0)     # in another core's turns: wait them out
         lag = float(late.max())
@@ -176,6 +183,6 @@ class WindowTurns:
         asked += lag                                    # each window's turn begins
         queued = others & (free >= asked)               # joins turns still running (priced before, begun after)
         self.since[where] = np.where(queued, np.minimum(since, asked), asked)
-        self.free[where] = np.where(queued, free, asked) + (nbytes / n * self.per_byte + missed * self.miss_hold)
+        self.free[where] = np.where(queued, free, asked) + hold
         self.owner[where] = core
         return lag
