@@ -10,8 +10,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ascend_sim import (Ascend910B, CacheMode, DataCopy, GetBlockIdx, GlobalTensor, LocalTensor, Nd2NzParams,
-                        TPosition, half, kernel, launch)
+from ascend_sim import (PIPE_ALL, Ascend910B, CacheMode, DataCopy, Duplicate, GetBlockIdx, GlobalTensor, LocalTensor,
+                        Nd2NzParams, PipeBarrier, TPosition, half, kernel, launch)
 
 CHIP = dataclasses.replace(Ascend910B(), gm_hit_waits_for_fill=False)
 START, RATE = CHIP.aic_gm_read_startup, CHIP.aic_gm_read_bytes_per_cycle
@@ -60,3 +60,35 @@ def test_cores_in_step_over_many_windows_wait_one_turn():
     (s0, e0), (s1, e1) = copies((0, 0), rule=True, rows=8)
     copy = START + 8 * 512 / RATE
     assert sorted([e0 - s0, e1 - s1]) == [pytest.approx(copy), pytest.approx(HOLD + copy)]
+
+
+@kernel(core="AIV")
+def write_per_block(y, offsets: tuple):
+    """Block b writes 256 B (128 halves) from UB to GM at element ``offsets[b]`` (MTE3)."""
+    yg = GlobalTensor(half)
+    yg.SetGlobalBuffer(y, 16 * COLS)
+    ub = LocalTensor[half](TPosition.VECOUT, 0, 128)
+    Duplicate(ub, 1.0, 128)
+    PipeBarrier(PIPE_ALL)
+    DataCopy(yg[offsets[GetBlockIdx()]], ub, 128)
+
+
+def writes(offsets: tuple, rule: bool) -> list[float]:
+    """The cycles of each block's write, shortest first, with the rule on or off."""
+    chip = dataclasses.replace(CHIP, gm_window_turns=rule)
+    res = launch(write_per_block, len(offsets), np.zeros(16 * COLS, np.float16), offsets, chip=chip,
+                 numerics=False)
+    return sorted(r.end - r.start for r in res.trace if r.op == "DataCopy")
+
+
+def test_writes_of_two_cores_to_one_window_take_turns():
+    """MTE3 too: two AIV write the two halves of one 512 B window at once (one 256 B package each: 80 + 512 / 32 =
+    96 cycles; the second finds the line L2 just allocated, which the model without the rule prices a little
+    longer). A write lands in L2 (no miss), so its turn is its bytes at the window's rate, 256 / 64 = 4 cycles:
+    the rule adds exactly that to the second write. Halves of two windows go side by side."""
+    one = CHIP.gm_write_startup + 512 / CHIP.gm_write_bytes_per_cycle
+    turn = 256 / CHIP.gm_window_bytes_per_cycle
+    first, second = writes((0, 128), rule=False)
+    assert first == pytest.approx(one)
+    assert writes((0, 128), rule=True) == [pytest.approx(one), pytest.approx(second + turn)]
+    assert writes((0, 256), rule=True) == [pytest.approx(one)] * 2
