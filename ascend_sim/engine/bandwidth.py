@@ -169,14 +169,15 @@ class WindowTurns:
         asked = ramp * moving
         asked += start
         hold = nbytes / n * self.per_byte + missed * self.miss_hold
-        if free.max() < start:                          # every window idle by now: no wait, no queue to join
+        late = free - asked
+        if late.max() < 0.0:                            # every window idle when asked: no wait, no queue to join
             self.since[where] = asked
             asked += hold
             self.free[where] = asked
             self.owner[where] = core
             return 0.0
         others = self.owner[where] != core
-        late = np.where(others & (since <= asked), free - asked, 0.0)     # in another core's turns: wait them out
+        late = np.where(others & (since <= asked), late, 0.0)     # in another core's turns: wait them out
         lag = float(late.max())
         if lag < 0.0:
             lag = 0.0
