@@ -138,9 +138,9 @@ class ChipProfile:
                                                 # points, but T4 +106 -> +125 %, M1 -16 / -14 -> -23 / -21 % (its A
                                                 # copies lose the 0.7), step M1 -> M2 6 -> 12 points: 17 of 31 points
                                                 # in (18 without), 7 of 11 steps either way; so off
-    aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
-                                                # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
-                                                # (engine/timing.aic_row_cycles): 110 [OFF: CANN's auto-tiling cost
+    aic_gm_l2_hit_bytes_per_cycle: float = 110.0  # [OFF] a cube core's GM->L1 rate for bytes L2 serves (engine/
+                                                # timing.aic_row_cycles), on with gm_window_turns (see there); was
+                                                # the path rate 64, as for misses (kHbmBandwidth). 110 [OFF: CANN's auto-tiling cost
                                                 # model, kMoveL2ToL1 = 110 B/cycle: https://github.com/hicann/ge,
                                                 # compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/
                                                 # v1/ascir_api_perf_v1.cc] alone moved CATLASS from +2.5 % / +0.3 % to
@@ -163,7 +163,7 @@ class ChipProfile:
                                             # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
                                             # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
                                             # before back within 15 %, the K-axis step within 10 points)
-    gm_window_turns: bool = False           # what-if [OFF rule, EST model]: MTE2/MTE3 GM requests of several cores
+    gm_window_turns: bool = True            # [OFF rule, EST model]: MTE2/MTE3 GM requests of several cores
                                             # to one 512 B window (gm_burst_align) at once are served in turn (G 内存
                                             # 访问/避免同地址访问.md: "多个请求会被串行处理"; engine/bandwidth.
                                             # WindowTurns): each request holds its windows for the two holds below.
