@@ -161,6 +161,8 @@ class WindowTurns:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
         where = self.windows(addr, count, blen, pitch)
+        if where.__class__ is slice and where.stop - where.start == 1:
+            return self._wait_one(where.start, nbytes, core, start, missed)
         since, free = self.since[where], self.free[where]
         n = free.size
         ramp = self.ramps.get(n)
@@ -186,4 +188,20 @@ class WindowTurns:
         self.since[where] = np.where(queued, np.minimum(since, asked), asked)
         self.free[where] = np.where(queued, free, asked) + hold
         self.owner[where] = core
+        return lag
+
+    def _wait_one(self, w: int, nbytes: int, core: int, asked: float, missed: float) -> float:
+        """``wait`` for a transfer within one window ``w`` (a vector core's small copy), on scalars."""
+        free = float(self.free[w])
+        other = int(self.owner[w]) != core
+        lag = free - asked if other and free > asked and self.since[w] <= asked else 0.0
+        asked += lag
+        hold = nbytes * self.per_byte + missed * self.miss_hold
+        if other and free >= asked:                     # joins a turn still running
+            self.since[w] = min(float(self.since[w]), asked)
+            self.free[w] = free + hold
+        else:
+            self.since[w] = asked
+            self.free[w] = asked + hold
+        self.owner[w] = core
         return lag
