@@ -7,7 +7,7 @@ data_copy/README.md`` (优化点4, GM 到 L1): a half matrix [6144, 512], L2 cac
 128 B, 1 KB apart: every row of a tile in its own 512 B window). Same order (scenario 6): Task Duration 278.56 us,
 aic_mte2_time 240.198 us; rotated, block ``(b + blockIdx) % 24`` first (scenario 7): 221.34 us and 209.8 us.
 The simulated figure is the launch's time (msprof's Task Duration), timing only. The contrast is the
-same-address rule (engine/bandwidth.WindowTurns, ``gm_window_turns`` in hw/chips.py, a what-if): without it both
+same-address rule (engine/bandwidth.WindowTurns, ``gm_window_turns`` in hw/chips.py; ``--no-turns``): without it both
 orders take the same time. Both orders run short in the model (rotated -41 %): a 128 B row costs the 3-cycle row
 floor ``aic_gm_row_floor_cycles`` [CAL on T2], where CANN's package model charges 8 (with 8: rotated 302.7 us,
 same order with the rule 367.2 us, a gain of +17.6 % against the measured +20.5 %).
