@@ -55,7 +55,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     rate). When the launch's GM data fits in L2, its first read has no miss share to go by and streams
     alone: when the blocks read one tile, its misses are what the others then hit. Where blocks run one
     after another (engine/scheduler.Launch.time_ordered), every transfer of the first block streams
-    alone, for the same reason.
+    alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
+    still hold (``gm_window_turns``: engine/bandwidth.WindowTurns).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
     launch = core.launch
