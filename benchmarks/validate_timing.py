@@ -2,7 +2,8 @@
 
 The points and their kernels are the existing benchmarks' (imported, not copied): the Add case study
 (``add_case_study.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
-(``catlass_matmul.py``), the DataCopy sample's GM -> L1 rows on or off 512 B windows (``data_copy_l1.py``), the
+(``catlass_matmul.py``), the DataCopy sample's GM -> L1 rows on or off 512 B windows (``data_copy_l1.py``) and its
+cores reading one matrix in the same or in rotated order (``data_copy_same_addr.py``), the
 Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
 and the single-feature documents of the guide's Matmul tuning chapter, split-K among them
 (``matmul_features.py``). Each module's docstring names its public source and what its figure is.
@@ -43,6 +44,7 @@ import add_case_study as add  # noqa: E402
 import bank_conflicts as bank  # noqa: E402
 import catlass_matmul as catlass  # noqa: E402
 import data_copy_l1 as data_copy  # noqa: E402
+import data_copy_same_addr as same_addr  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
 
@@ -97,6 +99,10 @@ def _catlass_us(m1: int, n1: int) -> Callable[[], float]:
 
 def _data_copy_us(n: int) -> Callable[[], float]:
     return lambda: data_copy.mte2_us(n, bank.Ascend910B())
+
+
+def _same_addr_us(rotate: bool) -> Callable[[], float]:
+    return lambda: same_addr.task_us(rotate, bank.Ascend910B())
 
 
 @dataclass
@@ -156,6 +162,7 @@ def _runs_table() -> dict:
     table.update({f"bank{k}": _bank_cycles(k) for k in bank.SCENARIOS})
     table.update({f"catlass{m1}x{n1}": _catlass_us(m1, n1) for m1, n1 in catlass.MEASURED})
     table.update({f"data_copy{n}": _data_copy_us(n) for n in data_copy.MEASURED})
+    table.update({f"same_addr{int(r)}": _same_addr_us(r) for r in same_addr.MEASURED})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
     return table
@@ -199,6 +206,9 @@ def build() -> tuple[list[Point], list[Step]]:
     for n, us in data_copy.MEASURED.items():
         pts.append(Point(f"DataCopy GM->L1 N={n}", "data_copy_l1: aic_mte2_time, mean of 24 AIC", us, "us",
                          _fig(f"data_copy{n}"), quick=True))
+    for rotate, (us, _mte2) in same_addr.MEASURED.items():
+        pts.append(Point(f"DataCopy same-address {'after' if rotate else 'before'}",
+                         "data_copy_same_addr: task time, 24 AIC", us, "us", _fig(f"same_addr{int(rotate)}"), quick=True))
     for cfg in tiling.CONFIGS:
         key = cfg.name.split()[0]
         for figure, us in cfg.measured.items():
@@ -226,6 +236,10 @@ def build() -> tuple[list[Point], list[Step]]:
     pb, pa = pair("DataCopy GM->L1 N=12287", "DataCopy GM->L1 N=12288")
     steps.append(Step("DataCopy GM->L1: rows on 512 B windows", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
                       _point_fig(by_name, pa.name), quick=True, ends=(pb.name, pa.name)))
+    # the DataCopy sample's optimisation point 4: every core in the same order against each core at its own block
+    pb, pa = pair("DataCopy same-address before", "DataCopy same-address after")
+    steps.append(Step("DataCopy same-address: cores in rotated order", (pb.measured, pa.measured),
+                      _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=True, ends=(pb.name, pa.name)))
     # the Add case study's what-ifs: the guide's Case 4 -> 5 (L2 bypass) and 5 -> 6 (y 256 B further in UB)
     steps.append(Step("Add: x, y CACHE_MODE_DISABLE (guide Case 4 -> 5)", (264.02, 187.68), _fig("add48"),
                       _fig("add48 bypass")))
@@ -343,7 +357,7 @@ def use_chip_fields(fields: dict) -> None:
     def changed():
         return dataclasses.replace(default(), **fields)
 
-    for module in (chips, ascend_sim, add, bank, catlass, data_copy, features, tiling):
+    for module in (chips, ascend_sim, add, bank, catlass, data_copy, same_addr, features, tiling):
         if hasattr(module, "Ascend910B"):
             module.Ascend910B = changed
 

@@ -11,6 +11,8 @@ together; the launch's length is the HBM's [EST, ours].
 """
 from __future__ import annotations
 
+import numpy as np
+
 BIN = 128       # cycles per booking bin
 
 
@@ -95,3 +97,111 @@ class LineFills:
         if missed:
             self.fills[key] = (reader, start + moving)
         return moving
+
+
+class WindowTurns:
+    """GM requests of several cores to one 512 B window at the same time, served in turn (the same-address rule).
+
+    The rule [OFF, CANN Ascend C guide, "避免同地址访问" (docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/ in
+    https://github.com/cannmirror/asc-devkit)]: MTE2/MTE3/Scalar GM requests are handled per 512 B-aligned window;
+    requests of several cores to one window at the same time are processed serially, for data consistency, and the
+    more cores hit one window at once the worse. Model [EST, ours]: each window keeps its busy period (the cycles
+    its turns, back to back, began and end) and the core that last held it. A transfer's windows are requested in
+    order at its own pace, evenly over its moving time from its start; one that finds a window in another core's
+    busy period waits for its end, and the whole transfer ends that much later (it stalls once, by its longest
+    wait: a stream of requests behind the other core's). Each window's turn then lasts its bytes there at
+    ``gm_window_bytes_per_cycle`` plus, in proportion to the bytes that missed L2, ``gm_window_miss_hold_cycles``
+    (a request that goes to HBM holds the window for the HBM round trip). A core's own earlier turn does not make it
+    wait (its pipe keeps its order). Blocks advance together in simulated time (engine/scheduler.py), so requests
+    meet here in about the chip's order, to within a time slice: a request priced after a turn that began later in
+    simulated time goes first and that period grows by its turn (the other's transfer, already priced, is not
+    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases).
+    """
+
+    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns")
+
+    def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
+        self.window = window
+        n = span_bytes // window + 2
+        self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
+        self.free = np.zeros(n, np.float64)         # cycle it ends
+        self.owner = np.full(n, -1, np.int64)       # core uid that last held it
+        self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
+        self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
+        self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
+
+    @staticmethod
+    def needed(chip, concurrency: int, span_bytes: int) -> "WindowTurns | None":
+        """The windows' turns when several blocks run at once and the rule is on (``gm_window_turns``)."""
+        if not chip.gm_window_turns or concurrency <= 1:
+            return None
+        return WindowTurns(chip.gm_burst_align, span_bytes, chip.gm_window_bytes_per_cycle,
+                           chip.gm_window_miss_hold_cycles)
+
+    def windows(self, addr: int, count: int, blen: int, pitch: int):
+        """The windows ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch, in order:
+        a slice (a run, or one window per burst a whole number of windows apart) or an index array."""
+        w = self.window
+        if count == 1 or pitch - blen < w:
+            return slice(addr // w, -(-(addr + (count - 1) * pitch + blen) // w))
+        if pitch % w == 0 and addr % w + blen <= w:
+            return slice(addr // w, addr // w + (count - 1) * (pitch // w) + 1, pitch // w)
+        key = (addr % w, count, blen, pitch)
+        rel = self.patterns.get(key)
+        if rel is None:
+            starts = addr % w + np.arange(count, dtype=np.int64) * pitch
+            first, end = starts // w, -(-(starts + blen) // w)
+            width = int((end - first).max())
+            grid = first[:, None] + np.arange(width)[None, :]
+            rel = self.patterns[key] = np.unique(grid[grid < end[:, None]])
+        return rel + addr // w
+
+    def wait(self, addr: int, count: int, blen: int, pitch: int, nbytes: int, core: int, start: float,
+             moving: float, missed: float) -> float:
+        """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
+        cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
+        where = self.windows(addr, count, blen, pitch)
+        if where.__class__ is slice and where.stop - where.start == 1:
+            return self._wait_one(where.start, nbytes, core, start, missed)
+        since, free = self.since[where], self.free[where]
+        n = free.size
+        ramp = self.ramps.get(n)
+        if ramp is None:
+            ramp = self.ramps[n] = np.arange(n, dtype=np.float64) / n
+        asked = ramp * moving
+        asked += start
+        hold = nbytes / n * self.per_byte + missed * self.miss_hold
+        late = free - asked
+        if late.max() < 0.0:                            # every window idle when asked: no wait, no queue to join
+            self.since[where] = asked
+            asked += hold
+            self.free[where] = asked
+            self.owner[where] = core
+            return 0.0
+        others = self.owner[where] != core
+        late = np.where(others & (since <= asked), late, 0.0)     # in another core's turns: wait them out
+        lag = float(late.max())
+        if lag < 0.0:
+            lag = 0.0
+        asked += lag                                    # each window's turn begins
+        queued = others & (free >= asked)               # joins turns still running (priced before, begun after)
+        self.since[where] = np.where(queued, np.minimum(since, asked), asked)
+        self.free[where] = np.where(queued, free, asked) + hold
+        self.owner[where] = core
+        return lag
+
+    def _wait_one(self, w: int, nbytes: int, core: int, asked: float, missed: float) -> float:
+        """``wait`` for a transfer within one window ``w`` (a vector core's small copy), on scalars."""
+        free = float(self.free[w])
+        other = int(self.owner[w]) != core
+        lag = free - asked if other and free > asked and self.since[w] <= asked else 0.0
+        asked += lag
+        hold = nbytes * self.per_byte + missed * self.miss_hold
+        if other and free >= asked:                     # joins a turn still running
+            self.since[w] = min(float(self.since[w]), asked)
+            self.free[w] = free + hold
+        else:
+            self.since[w] = asked
+            self.free[w] = asked + hold
+        self.owner[w] = core
+        return lag

@@ -29,7 +29,7 @@ from ascend_sim.engine import context, gmcheck
 from ascend_sim.engine.core import Core, make_tiers
 from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, caller_site, format_site,
                                       internal_error)
-from ascend_sim.engine.bandwidth import HbmTimeline, LineFills
+from ascend_sim.engine.bandwidth import HbmTimeline, LineFills, WindowTurns
 from ascend_sim.engine.l2 import GM_BASE, L2Cache
 from ascend_sim.engine.memory import GmBuffer, GmPtr
 from ascend_sim.engine.records import RecordList
@@ -109,6 +109,7 @@ class Launch:
         self.concurrency = min(block_dim, self.physical)
         self.hbm = HbmTimeline.needed(chip, k.core, self.concurrency)     # HBM booked by the blocks so far
         self.fills = LineFills.needed(chip, self.concurrency)   # L2 fills in flight (same-address reads)
+        self.turns = WindowTurns.needed(chip, self.concurrency, span)     # 512 B windows served in turn
         self.waves = -(-block_dim // self.physical)
 
     def _wrap_arg(self, a, i: int, names) -> Any:

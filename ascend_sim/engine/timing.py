@@ -55,7 +55,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     rate). When the launch's GM data fits in L2, its first read has no miss share to go by and streams
     alone: when the blocks read one tile, its misses are what the others then hit. Where blocks run one
     after another (engine/scheduler.Launch.time_ordered), every transfer of the first block streams
-    alone, for the same reason.
+    alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
+    still hold (``gm_window_turns``: engine/bandwidth.WindowTurns).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
     launch = core.launch
@@ -119,6 +120,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
         moving = fills.read((buf.base_addr + off, count, blen, pitch), core.uid, start + startup, moving,
                             hbm_bytes > 0)
+    turns = launch.turns
+    if turns is not None and gp != _FIX:        # windows other cores hold: wait for their turns (same-address rule)
+        moving += turns.wait(buf.base_addr - GM_BASE + off, count, blen, pitch, nb, core.uid, start, moving,
+                             hbm_bytes / nb if nb else 0.0)
     return startup + moving
 
 

@@ -159,9 +159,10 @@ class ChipProfile:
                                                 # points, but T4 +106 -> +125 %, M1 -16 / -14 -> -23 / -21 % (its A
                                                 # copies lose the 0.7), step M1 -> M2 6 -> 12 points: 17 of 31 points
                                                 # in (18 without), 7 of 11 steps either way; so off
-    aic_gm_l2_hit_bytes_per_cycle: float = 64.0   # [OFF] a cube core's GM->L1 rate for bytes L2 serves: the path
-                                                # rate, as for misses (kHbmBandwidth). A distinct hit rate is a what-if
-                                                # (engine/timing.aic_row_cycles): 110 [OFF: CANN's auto-tiling cost
+    aic_gm_l2_hit_bytes_per_cycle: float = 110.0  # [OFF] a cube core's GM->L1 rate for bytes L2 serves (engine/
+                                                # timing.aic_row_cycles), on since 2026-12-07 with gm_window_turns (see
+                                                # there: the pair gains a point and two steps); was the path rate 64,
+                                                # as for misses (kHbmBandwidth). 110 [OFF: CANN's auto-tiling cost
                                                 # model, kMoveL2ToL1 = 110 B/cycle: https://github.com/hicann/ge,
                                                 # compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/
                                                 # v1/ascir_api_perf_v1.cc] alone moved CATLASS from +2.5 % / +0.3 % to
@@ -184,6 +185,25 @@ class ChipProfile:
                                             # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
                                             # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
                                             # before back within 15 %, the K-axis step within 10 points)
+    gm_window_turns: bool = True            # [OFF rule, EST model] MTE2/MTE3 GM requests of several cores to one
+                                            # 512 B window (gm_burst_align) at once are served in turn (G 内存访问/
+                                            # 避免同地址访问.md: "多个请求会被串行处理"; engine/bandwidth.
+                                            # WindowTurns): each request holds its windows for the two holds below.
+                                            # Judged on benchmarks/validate_timing.py (2026-12-07, with the DataCopy
+                                            # sample's optimisation point 4 added; 18 of 37 points, 8 of 14 steps
+                                            # before): alone 19 / 9 (M1 aic_time -15.7 -> -14.3 %, the rotated-order
+                                            # step +0.0 -> +28.6 % vs +20.5 %, T1-T4 within 0.3 points) but K-axis
+                                            # staggered loads still lose (-1.4 %, a wrong lesson); the L2-hit rate 110
+                                            # alone 18 / 9; both (on, with aic_gm_l2_hit_bytes_per_cycle 110) 19 / 10
+                                            # and no wrong lesson (staggered +6.1 % vs +13.2 %, aligned rows +10.3 %);
+                                            # with aic_gm_start_on_misses_only too 18 / 9. Cost: a transfer over many
+                                            # windows ~20 us of numpy (256^3 matmul +25 % CPU, add_custom +15 %)
+    gm_window_bytes_per_cycle: float = 64.0     # [EST] a window's bytes pass at one AIC's GM path rate
+                                            # (aic_gm_read_bytes_per_cycle, kHbmBandwidth): one request at a time
+    gm_window_miss_hold_cycles: float = 210.0   # [EST] a request that misses L2 holds its windows for the HBM round
+                                            # trip: kNd2NzStartCost (aic_gm_read_startup, CANN gemm cycle model),
+                                            # the start that CANN's auto-tiling model charges only to copies from
+                                            # HBM (MoveGmToL1 vs MoveL2ToL1, see aic_gm_start_on_misses_only)
     l2_bytes_per_cycle: float = 3784.0      # [OFF] L2-Cache切分.md assumes ~7 TB/s (= 3,784 B/cycle at 1.85 GHz)
     hbm_share_prior_cycles: float = 2000.0  # [EST] how long a core is assumed to stream before its own duty cycle counts
     launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of

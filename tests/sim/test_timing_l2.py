@@ -99,7 +99,8 @@ def test_reuse_across_cores_shows_as_hits(wait_for_fill):
     """Four blocks read the same tile: the first misses, the other three hit (blocks run in order). They read it at
     the same moment, so with ``gm_hit_waits_for_fill`` (the default) the hits end with the first block's fill; without
     it they move at their share of the L2 bandwidth."""
-    chip = dataclasses.replace(WIDE, gm_hit_waits_for_fill=wait_for_fill)
+    # the windows' turns (gm_window_turns) off: this is the fill rule alone (tests/sim/test_timing_window_turns.py)
+    chip = dataclasses.replace(WIDE, gm_hit_waits_for_fill=wait_for_fill, gm_window_turns=False)
     res = launch(shared_tile, 4, np.zeros(N, half), chip=chip)
     assert res.l2["l2_hit_rate"] == pytest.approx(0.75)
     assert res.l2["hbm_read_bytes"] == NB and res.l2["l2_bytes"] == 3 * NB

@@ -13,7 +13,8 @@ import pytest
 from ascend_sim import (Ascend910B, DataCopy, GetBlockIdx, GlobalTensor, Nd2NzParams, TPipe, TPosition, TQue, half,
                         kernel, launch)
 
-CHIP = dataclasses.replace(Ascend910B(), aic_gm_l2_hit_bytes_per_cycle=128.0)
+# the windows' turns off: this is the fill rule alone (tests/sim/test_timing_window_turns.py)
+CHIP = dataclasses.replace(Ascend910B(), aic_gm_l2_hit_bytes_per_cycle=128.0, gm_window_turns=False)
 START, MISS, HIT = CHIP.aic_gm_read_startup, CHIP.aic_gm_read_bytes_per_cycle, 128.0
 COLS = 4096                     # halves per GM row: each 512 B row of a tile in its own window
 ROWS, TILE_COLS = 32, 256       # a 32 x 256 half tile: 32 rows of 512 B

@@ -13,7 +13,7 @@ import pytest
 
 from ascend_sim import Ascend910B, DataCopy, GlobalTensor, Nd2NzParams, TPipe, TPosition, TQue, half, kernel, launch
 
-CHIP = Ascend910B()
+CHIP = dataclasses.replace(Ascend910B(), aic_gm_l2_hit_bytes_per_cycle=64.0)   # hits at the path rate, as misses
 START, MISS = CHIP.aic_gm_read_startup, CHIP.aic_gm_read_bytes_per_cycle
 COLS = 4096
 

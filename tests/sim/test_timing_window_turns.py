@@ -1,0 +1,94 @@
+"""Several cores' GM requests to one 512 B window served in turn (engine/bandwidth.WindowTurns, the chip's
+``gm_window_turns``). Hand-computed on the 910B's cube-core copy path with L2 off for the data (CACHE_MODE_DISABLE:
+every byte from HBM): a copy of one 512 B row costs START + 512 / 64 = 218 cycles, and holds its window for
+512 / ``gm_window_bytes_per_cycle`` + ``gm_window_miss_hold_cycles`` = 8 + 210 = 218 cycles from its request.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ascend_sim import (PIPE_ALL, Ascend910B, CacheMode, DataCopy, Duplicate, GetBlockIdx, GlobalTensor, LocalTensor,
+                        Nd2NzParams, PipeBarrier, TPosition, half, kernel, launch)
+
+CHIP = dataclasses.replace(Ascend910B(), gm_hit_waits_for_fill=False)
+START, RATE = CHIP.aic_gm_read_startup, CHIP.aic_gm_read_bytes_per_cycle
+HOLD = 512 / CHIP.gm_window_bytes_per_cycle + CHIP.gm_window_miss_hold_cycles
+COLS = 1024                     # halves per GM row: a row is 2 KB, four windows
+
+
+@kernel(core="AIC")
+def row_per_block(x, offsets: tuple, rows: int):
+    """Block b copies ``rows`` rows of 512 B (256 halves), one per GM row, from element ``offsets[b]`` to L1."""
+    xg = GlobalTensor(half)
+    xg.SetGlobalBuffer(x, 16 * COLS)
+    xg.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    l1 = LocalTensor[half](TPosition.A1, 0, 16 * 256)
+    DataCopy(l1, xg[offsets[GetBlockIdx()]], Nd2NzParams(1, rows, 256, 0, COLS, 16, 1, 0))
+
+
+def copies(offsets: tuple, rule: bool, rows: int = 1) -> list[tuple[float, float]]:
+    """(start, end) of each block's copy, in block order, with the rule on or off."""
+    chip = dataclasses.replace(CHIP, gm_window_turns=rule)
+    res = launch(row_per_block, len(offsets), np.zeros(16 * COLS, np.float16), offsets, rows, chip=chip,
+                 numerics=False)
+    return [(r.start, r.end) for r in sorted((r for r in res.trace if r.op == "DataCopy"), key=lambda r: r.core)]
+
+
+def test_two_cores_in_one_window_are_served_in_turn():
+    """Both request window 0 at the same cycle: the first is served at once (218 cycles); the second waits for
+    the first's turn (218) and then takes its own: it ends 436 cycles after its start."""
+    (s0, e0), (s1, e1) = copies((0, 0), rule=True)
+    copy = START + 512 / RATE
+    assert s0 == s1
+    assert sorted([e0 - s0, e1 - s1]) == [pytest.approx(copy), pytest.approx(HOLD + copy)]
+    (_, f0), (_, f1) = copies((0, 0), rule=False)       # the rule off: side by side
+    assert [f0 - s0, f1 - s1] == [pytest.approx(copy)] * 2
+
+
+def test_two_cores_in_two_windows_run_side_by_side():
+    """The second core reads the next 512 B (window 1): no turn to wait for, both take 218 cycles."""
+    (s0, e0), (s1, e1) = copies((0, 256), rule=True)
+    assert [e0 - s0, e1 - s1] == [pytest.approx(START + 512 / RATE)] * 2
+
+
+def test_cores_in_step_over_many_windows_wait_one_turn():
+    """Two cores read the same 8 rows (8 windows, 2 KB apart) at once: the second requests each window one turn
+    after the first (a stream behind it), so it ends one hold later, not eight."""
+    (s0, e0), (s1, e1) = copies((0, 0), rule=True, rows=8)
+    copy = START + 8 * 512 / RATE
+    assert sorted([e0 - s0, e1 - s1]) == [pytest.approx(copy), pytest.approx(HOLD + copy)]
+
+
+@kernel(core="AIV")
+def write_per_block(y, offsets: tuple):
+    """Block b writes 256 B (128 halves) from UB to GM at element ``offsets[b]`` (MTE3)."""
+    yg = GlobalTensor(half)
+    yg.SetGlobalBuffer(y, 16 * COLS)
+    ub = LocalTensor[half](TPosition.VECOUT, 0, 128)
+    Duplicate(ub, 1.0, 128)
+    PipeBarrier(PIPE_ALL)
+    DataCopy(yg[offsets[GetBlockIdx()]], ub, 128)
+
+
+def writes(offsets: tuple, rule: bool) -> list[float]:
+    """The cycles of each block's write, shortest first, with the rule on or off."""
+    chip = dataclasses.replace(CHIP, gm_window_turns=rule)
+    res = launch(write_per_block, len(offsets), np.zeros(16 * COLS, np.float16), offsets, chip=chip,
+                 numerics=False)
+    return sorted(r.end - r.start for r in res.trace if r.op == "DataCopy")
+
+
+def test_writes_of_two_cores_to_one_window_take_turns():
+    """MTE3 too: two AIV write the two halves of one 512 B window at once (one 256 B package each: 80 + 512 / 32 =
+    96 cycles; the second finds the line L2 just allocated, which the model without the rule prices a little
+    longer). A write lands in L2 (no miss), so its turn is its bytes at the window's rate, 256 / 64 = 4 cycles:
+    the rule adds exactly that to the second write. Halves of two windows go side by side."""
+    one = CHIP.gm_write_startup + 512 / CHIP.gm_write_bytes_per_cycle
+    turn = 256 / CHIP.gm_window_bytes_per_cycle
+    first, second = writes((0, 128), rule=False)
+    assert first == pytest.approx(one)
+    assert writes((0, 128), rule=True) == [pytest.approx(one), pytest.approx(second + turn)]
+    assert writes((0, 256), rule=True) == [pytest.approx(one)] * 2
