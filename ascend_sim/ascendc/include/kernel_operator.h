@@ -790,11 +790,12 @@ struct MatmulConfig {
     bool doSpecialBasicBlock = false;
     bool enUnitFlag = true;
     bool enableKdimReorderLoad = false;
+    uint32_t doMTE2Preload = 0;
 };
-inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false, true, false};
-inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false, false, false};
-inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false, true, false};
-inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false, false, false};
+inline constexpr MatmulConfig CFG_NORM = {true, false, false, false, false, false, true, false, 0};
+inline constexpr MatmulConfig CFG_MDL = {false, false, true, false, false, false, false, false, 0};
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = {false, false, false, true, false, false, true, false, 0};
+inline constexpr MatmulConfig MM_CFG_BB = {false, true, false, false, false, false, false, false, 0};
 __aicore__ constexpr MatmulConfig GetNormalConfig() { return CFG_NORM; }
 __aicore__ constexpr MatmulConfig GetMDLConfig() { return CFG_MDL; }
 
