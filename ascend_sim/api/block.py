@@ -65,7 +65,7 @@ def SyncAll(isAIVOnly: bool = True) -> None:
     core = current_core()
     if not isinstance(isAIVOnly, bool):
         raise ArgumentError(f"SyncAll: isAIVOnly is {isAIVOnly!r}, not a bool",
-                            fix="SyncAll() or SyncAll(isAIVOnly=False) (C++: SyncAll<false>())", site=kernel_point())
+                            fix="«SyncAll()» (isAIVOnly = true) or «SyncAll(isAIVOnly=False)|SyncAll<false>()»", site=kernel_point())
     core.launch.sync_all(core, caller_site(), bool(isAIVOnly))
 
 

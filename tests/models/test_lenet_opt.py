@@ -9,14 +9,15 @@ from ascend_sim.models.lenet_reference import lenet_predict_ref, load_lenet_weig
 
 
 def test_optimised_lenet_keeps_the_accuracy_and_is_faster():
+    # all 1,000 held-out images, where bench_module2 states the 5x target (RESULTS 11: 6.17x); on fewer images each
+    # launch's fixed costs weigh more (400 images: 4.87x since the same-window rule, hw/chips.gm_window_turns)
     x, y = load_mnist_subset("heldout")
-    x, y = x[:400], y[:400]
     opt = LeNetOptRuntime(keep_results=False).evaluate(x, y, progress=False)
     base = LeNetRuntime(keep_results=False).evaluate(x, y, progress=False)
     ref = lenet_predict_ref(load_lenet_weights(), x, np.float16)
     assert opt.accuracy == base.accuracy == float((ref == y).mean())
     assert (opt.predictions == base.predictions).mean() >= 0.995
-    assert opt.table.total_cycles < 0.2 * base.table.total_cycles          # measured on 1,000 images: RESULTS 11
+    assert opt.table.total_cycles < 0.2 * base.table.total_cycles
     assert len(opt.table.rows) == 5 and len(base.table.rows) == 12      # 8 fused away, the s2d TransData added
 
 
