@@ -115,10 +115,15 @@ class WindowTurns:
     wait (its pipe keeps its order). Blocks advance together in simulated time (engine/scheduler.py), so requests
     meet here in about the chip's order, to within a time slice: a request priced after a turn that began later in
     simulated time goes first and that period grows by its turn (the other's transfer, already priced, is not
-    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases).
+    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases), paid only where
+    cores share pages of windows (the lazy bookkeeping below; a launch whose cores read disjoint data pays none).
     """
 
-    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns")
+    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
+                 "pending", "max_pending")
+
+    PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
+    MAX_PENDING = 4096  # a core's kept requests are written out beyond this many (memory only: the same results)
 
     def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
         self.window = window
@@ -129,6 +134,13 @@ class WindowTurns:
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
         self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
+        # Lazy bookkeeping, the same results: while every window of a page was last held by one core (or by none),
+        # that core's requests there never wait and set each window as an idle request would, so they are kept
+        # as a list (``pending``) and written to the arrays only when another core's request reaches such a page.
+        # page_owner: -1 untouched, a core uid (its requests there maybe pending), -2 shared (arrays exact).
+        self.page_owner: list[int] = [-1] * ((n >> self.PAGE_SHIFT) + 1)
+        self.pending: dict[int, list] = {}          # core uid -> its unwritten requests (where, start, moving, hold)
+        self.max_pending = self.MAX_PENDING
 
     @staticmethod
     def needed(chip, concurrency: int, span_bytes: int) -> "WindowTurns | None":
@@ -161,16 +173,26 @@ class WindowTurns:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
         where = self.windows(addr, count, blen, pitch)
-        if where.__class__ is slice and where.stop - where.start == 1:
-            return self._wait_one(where.start, nbytes, core, start, missed)
-        since, free = self.since[where], self.free[where]
-        n = free.size
-        ramp = self.ramps.get(n)
-        if ramp is None:
-            ramp = self.ramps[n] = np.arange(n, dtype=np.float64) / n
-        asked = ramp * moving
-        asked += start
+        if where.__class__ is slice:
+            first, last, n = where.start, where.stop - 1, len(range(where.start, where.stop, where.step or 1))
+        else:
+            first, last, n = int(where[0]), int(where[-1]), where.size
         hold = nbytes / n * self.per_byte + missed * self.miss_hold
+        if self._own_pages(first, last, core):
+            reqs = self.pending.get(core)
+            if reqs is None:
+                reqs = self.pending[core] = []
+            reqs.append((where, n, start, moving, hold))
+            if len(reqs) > self.max_pending:
+                self._write_pending()
+            return 0.0
+        self._write_pending()
+        self._share_pages(first, last, core)
+        if n == 1:
+            return self._wait_one(first, core, start, hold)
+        since, free = self.since[where], self.free[where]
+        asked = self._ramp(n) * moving
+        asked += start
         late = free - asked
         if late.max() < 0.0:                            # every window idle when asked: no wait, no queue to join
             self.since[where] = asked
@@ -190,13 +212,52 @@ class WindowTurns:
         self.owner[where] = core
         return lag
 
-    def _wait_one(self, w: int, nbytes: int, core: int, asked: float, missed: float) -> float:
+    def _ramp(self, n: int):
+        """Request offsets of ``n`` windows over a transfer's moving time: 0, 1/n, ..., (n-1)/n."""
+        ramp = self.ramps.get(n)
+        if ramp is None:
+            ramp = self.ramps[n] = np.arange(n, dtype=np.float64) / n
+        return ramp
+
+    def _own_pages(self, first: int, last: int, core: int) -> bool:
+        """Whether every page of windows ``first..last`` is untouched or only ``core``'s; then they become its."""
+        owners = self.page_owner
+        lo, hi = first >> self.PAGE_SHIFT, last >> self.PAGE_SHIFT
+        for p in range(lo, hi + 1):
+            o = owners[p]
+            if o != core and o != -1:
+                return False
+        for p in range(lo, hi + 1):
+            owners[p] = core
+        return True
+
+    def _share_pages(self, first: int, last: int, core: int) -> None:
+        """Pages of windows ``first..last`` another core touched become shared; untouched ones ``core``'s."""
+        owners = self.page_owner
+        for p in range(first >> self.PAGE_SHIFT, (last >> self.PAGE_SHIFT) + 1):
+            o = owners[p]
+            owners[p] = core if o == -1 or o == core else -2
+
+    def _write_pending(self) -> None:
+        """Write every kept request to the arrays, in order (each as an idle request: no wait, its own turn)."""
+        if not self.pending:
+            return
+        for core, reqs in self.pending.items():
+            for where, n, start, moving, hold in reqs:
+                asked = self._ramp(n) * moving
+                asked += start
+                self.since[where] = asked
+                asked += hold
+                self.free[where] = asked
+                self.owner[where] = core
+        self.pending = {}
+
+    def _wait_one(self, w: int, core: int, asked: float, hold: float) -> float:
         """``wait`` for a transfer within one window ``w`` (a vector core's small copy), on scalars."""
         free = float(self.free[w])
         other = int(self.owner[w]) != core
         lag = free - asked if other and free > asked and self.since[w] <= asked else 0.0
         asked += lag
-        hold = nbytes * self.per_byte + missed * self.miss_hold
         if other and free >= asked:                     # joins a turn still running
             self.since[w] = min(float(self.since[w]), asked)
             self.free[w] = free + hold
