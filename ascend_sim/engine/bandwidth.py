@@ -123,6 +123,7 @@ class WindowTurns:
                  "pending", "max_pending")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
+    SHARED = [-2] * 64
     MAX_PENDING = 4096  # a core's kept requests are written out beyond this many (memory only: the same results)
 
     def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
@@ -186,8 +187,9 @@ class WindowTurns:
             if len(reqs) > self.max_pending:
                 self._write_pending()
             return 0.0
-        self._write_pending()
-        self._share_pages(first, last, core)
+        if self.pending:
+            self._write_pending()
+        self._share_pages(first, last)
         if n == 1:
             return self._wait_one(first, core, start, hold)
         since, free = self.since[where], self.free[where]
@@ -231,12 +233,10 @@ class WindowTurns:
             owners[p] = core
         return True
 
-    def _share_pages(self, first: int, last: int, core: int) -> None:
-        """Pages of windows ``first..last`` another core touched become shared; untouched ones ``core``'s."""
-        owners = self.page_owner
-        for p in range(first >> self.PAGE_SHIFT, (last >> self.PAGE_SHIFT) + 1):
-            o = owners[p]
-            owners[p] = core if o == -1 or o == core else -2
+    def _share_pages(self, first: int, last: int) -> None:
+        """The pages of windows ``first..last`` become shared: their requests go to the arrays from now on."""
+        lo, hi = first >> self.PAGE_SHIFT, (last >> self.PAGE_SHIFT) + 1
+        self.page_owner[lo:hi] = self.SHARED[:hi - lo] if hi - lo <= 64 else [-2] * (hi - lo)
 
     def _write_pending(self) -> None:
         """Write every kept request to the arrays, in order (each as an idle request: no wait, its own turn)."""
