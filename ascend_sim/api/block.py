@@ -69,11 +69,12 @@ def SyncAll(isAIVOnly: bool = True) -> None:
     core.launch.sync_all(core, caller_site(), bool(isAIVOnly))
 
 
-MAX_CROSS_FLAG = 10     # flagId 0..10 on Atlas A2 (CrossCoreSetFlag API page)
+MAX_CROSS_FLAG = 15     # flagId 0..15 for modes 0, 1, 2 (CrossCoreSetFlag API page, flagId取值范围说明)
 
 
 def CrossCoreSetFlag(modeId: int, pipe, flagId: int) -> None:
-    """Signal the partner cores (mode 2: AIC <-> AIV of one group) after ``pipe`` finishes."""
+    """Report flag ``flagId`` once ``pipe`` finishes: mode 0 joins every core of the caller's type, mode 1 the AIVs
+    of one AI Core, mode 2 an AIC and its AIVs (the AIC's counter rises when all its AIVs have reported)."""
     core = current_core()
     site = kernel_point()
     if integer("CrossCoreSetFlag", "modeId", modeId, site) not in (0, 1, 2):
@@ -86,11 +87,11 @@ def CrossCoreSetFlag(modeId: int, pipe, flagId: int) -> None:
     p = pipe_index(pipe, "CrossCoreSetFlag", site)
     flag = _flag_id("CrossCoreSetFlag", flagId, site)
     _separated("CrossCoreSetFlag", core, site)
-    core.launch.cross_core_set(core, modeId, p, flag)
+    core.launch.cross_core_set(core, modeId, p, flag, resolve_site(site))
 
 
 def CrossCoreWaitFlag(flagId: int) -> None:
-    """Wait for a CrossCoreSetFlag from a partner core with the same flag id."""
+    """Block until this core's counter ``flagId`` has risen (CrossCoreSetFlag's round complete), then take 1."""
     core = current_core()
     site = kernel_point()
     flag = _flag_id("CrossCoreWaitFlag", flagId, site)
@@ -111,7 +112,8 @@ def _separated(op: str, core, site) -> None:
 
 def _flag_id(op: str, flag, site) -> int:
     return integer(op, "flagId", flag, site, 0, MAX_CROSS_FLAG,
-                   fix=f"cross-core flag ids are 0..{MAX_CROSS_FLAG} on Atlas A2; keep one id per hand-off")
+                   fix=f"cross-core flag ids are 0..{MAX_CROSS_FLAG} on Atlas A2 (11..14 are SyncAll's); keep one id "
+                       "per hand-off")
 
 
 def GetSystemCycle() -> int:

@@ -27,6 +27,7 @@ from greenlet import greenlet
 
 from ascend_sim.engine import context, gmcheck
 from ascend_sim.engine.core import Core, make_tiers
+from ascend_sim.engine.crossflags import SYNCALL_FLAGS, CrossCoreFlags
 from ascend_sim.engine.errors import (ArgumentError, DeadlockError, SyncError, caller_site, format_site,
                                       internal_error)
 from ascend_sim.engine.bandwidth import HbmTimeline, LineFills, WindowTurns
@@ -104,7 +105,8 @@ class Launch:
         self.cores: list[Core] = []
         self.aborting = False
         self.barriers: dict[str, _Barrier] = {}    # SyncAll's barriers: "ALL", or one per core type (isAIVOnly)
-        self.cross_flags: dict[tuple, list] = {}
+        self.cross_flags: CrossCoreFlags | None = None     # the flags' counters (once the cores exist)
+        self.syncall_flag_site: tuple | None = None         # the first use of a flag SyncAll owns (11..14)
         self.physical = chip.cores_for(k.core)
         self.concurrency = min(block_dim, self.physical)
         self.hbm = HbmTimeline.needed(chip, k.core, self.concurrency)     # HBM booked by the blocks so far
@@ -465,6 +467,7 @@ class Launch:
                              f"{self.physical} cores are held by waiting blocks")
                 continue
             what = getattr(b.waiting_for, "what", "a condition")
+            what = what() if callable(what) else what        # worked out only when it is told
             site = getattr(b.waiting_for, "site", None) if site[1] == 0 else site
             site = site or ("<launch>", 0)
             lines.append(f"block {b.core.block_idx} ({b.core.core_type}) waits for {what}")
@@ -473,7 +476,8 @@ class Launch:
             lines.append(f"block(s) {', '.join(done)} already ended without arriving")
         return DeadlockError("every unfinished block is waiting and none can go on:\n    " + "\n    ".join(lines),
                              fix="every block must reach each SyncAll(), and each CrossCoreWaitFlag needs a "
-                                 "matching CrossCoreSetFlag on the partner core", site=site)
+                                 "matching CrossCoreSetFlag on the partner core (mode 2: on every AIV of the AI Core "
+                                 "before the AIC's counter rises; mode 0: on every core of the type)", site=site)
 
     # --- block synchronisation (SyncAll, cross-core flags) -------------------
     def sync_all(self, core: Core, site: tuple, aiv_only: bool = True) -> None:
@@ -492,6 +496,7 @@ class Launch:
         if bar is None:
             members = [i for i, b in enumerate(self.blocks) if key == "ALL" or b.core.core_type == key]
             bar = self.barriers[key] = _Barrier(len(members))
+            self._syncall_flag_clash(None, site)
         core.barrier_all()
         gen = bar.gen
         me = core.uid           # its index in self.blocks
@@ -533,41 +538,48 @@ class Launch:
             return "ALL"
         return core.core_type if aiv_only else "ALL"
 
-    def cross_core_set(self, core: Core, mode: int, pipe: int, flag: int) -> None:
-        """Post flag ``flag`` to the partners of ``core`` (mode 0, 1 or 2) once ``pipe`` has finished."""
+    def cross_core_set(self, core: Core, mode: int, pipe: int, flag: int, site: tuple | None = None) -> None:
+        """``core`` reports flag ``flag`` (mode 0, 1 or 2) once ``pipe`` has finished (engine/crossflags.py)."""
+        self._syncall_flag_clash(flag, site)
         t = max(core.tail[pipe], core.scalar_time) + self.chip.cross_core_flag_cycles
         self.horizon = self.unset             # a partner waiting for it may now be the earliest block
-        seen = gmcheck.publish(core)
-        for tgt in self._cross_targets(core, mode):
-            self.cross_flags.setdefault((tgt, flag), []).append((t, seen))
+        self._flags().report(core, mode, flag, t, site)
         core.scalar_tick()
 
     def cross_core_wait(self, core: Core, flag: int, site: tuple) -> None:
-        """Park ``core`` until a partner has posted ``flag``, then take the oldest posting."""
-        key = (id(core), flag)
+        """Park ``core`` until its counter ``flag`` has risen, then take the oldest rise."""
+        self._syncall_flag_clash(flag, site)
+        flags = self._flags()
 
         def ready() -> bool:
-            return bool(self.cross_flags.get(key))
-        ready.what = f"CrossCoreWaitFlag({flag}) at {format_site(site)} (no partner has set it)"
+            return flags.ready(core, flag)
+        ready.what = lambda: f"CrossCoreWaitFlag({flag}) at {format_site(site)} ({flags.why_waiting(core, flag)})"
         ready.site = site
         self.block_wait(ready)
-        t, seen = self.cross_flags[key].pop(0)
+        t, seen = flags.take(core, flag)
         gmcheck.merge(core, seen)
         core.scalar_time = max(core.scalar_time, t)
         for p in range(len(core.gate)):
             core.gate[p] = max(core.gate[p], t)
 
-    def _cross_targets(self, core: Core, mode: int) -> list[int]:
-        if mode == 0:
-            return [id(c) for c in self.cores if c is not core]
-        if mode == 1:
-            return [id(c) for c in self.cores if c is not core and c.group == core.group
-                    and c.core_type == core.core_type]
-        if mode == 2:
-            return [id(c) for c in self.cores if c is not core and c.group == core.group
-                    and c.core_type != core.core_type]
-        raise ArgumentError(f"CrossCoreSetFlag mode {mode} is not 0, 1 or 2",
-                            fix="mode 0: all cores, 1: AIV cores of a group, 2: AIC <-> AIV of a group")
+    def _syncall_flag_clash(self, flag: int | None, site: tuple | None) -> None:
+        """SyncAll is built on cross-core flags 11..14 (the CrossCoreSetFlag page's constraints): a kernel that
+        uses both may take SyncAll's rises as its own, or SyncAll its, on the chip."""
+        if flag is not None and SYNCALL_FLAGS[0] <= flag <= SYNCALL_FLAGS[1] and self.syncall_flag_site is None:
+            self.syncall_flag_site = (flag, site)
+        if self.barriers and self.syncall_flag_site is not None:
+            used, where = self.syncall_flag_site
+            raise SyncError(
+                f"cross-core flag {used} (at {format_site(where)}) in a kernel that calls SyncAll: SyncAll uses "
+                f"flags {SYNCALL_FLAGS[0]}..{SYNCALL_FLAGS[1]} itself, so on the chip one would consume the "
+                "other's counter rises", fix=f"use flag ids 0..{SYNCALL_FLAGS[0] - 1} or {SYNCALL_FLAGS[1] + 1} "
+                "for your own hand-offs", site=where)
+
+    def _flags(self) -> CrossCoreFlags:
+        if self.cross_flags is None:
+            self.cross_flags = CrossCoreFlags(self.cores, self.kernel.core == "MIX" and self.chip.separated,
+                                              lambda c: self.blocks[c.uid].done)
+        return self.cross_flags
 
     # --- end-of-kernel checks ---------------------------------------------------
     def _finish_checks(self, core: Core) -> None:

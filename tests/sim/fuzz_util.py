@@ -216,7 +216,7 @@ def generate(rng) -> Call:
                                   (object, "dtype-mix")])
             return Call("ReinterpretCast", lambda t: t.a.ReinterpretCast(dt), d_r)
         mode, m_r = _pick(rng, [(0, None), (3, "enum-type"), ("2", "enum-type")])
-        flag, f_r = _pick(rng, [(1, None), (10, None), (11, "event-id"), (-1, "event-id"), (2.0, "event-id")])
+        flag, f_r = _pick(rng, [(1, None), (10, None), (16, "event-id"), (-1, "event-id"), (2.0, "event-id")])
         pipe, p_r = _pick(rng, [(PIPE_MTE3, None), (PIPE_ALL, "pipe"), (5, "pipe")])
         return Call("CrossCoreSetFlag", lambda t: CrossCoreSetFlag(mode, pipe, flag), _first(m_r, f_r, p_r))
     if kind == 13:                      # queue and buffer declarations

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, Ascend910, Ascend910B,
+from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, PIPE_V, Adds, Duplicate, Ascend910, Ascend910B,
                         ArgumentError, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DeadlockError, GetBlockIdx,
-                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent, LaunchError, LaunchResult, Muls,
+                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent, LaunchError, LaunchResult, Muls, SyncError,
                         SyncAll, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.kernels.add_custom import run_add_custom
 from kernels_util import cube_16x16, assert_same, gm, handoff, line_of, raises_rule, scratch
@@ -111,6 +111,12 @@ def records_at(result, marker: str) -> dict[int, object]:
     return found
 
 
+def all_at(result, marker: str) -> list:
+    """Every trace record issued by the line of this file marked ``marker``."""
+    line = f"{os.path.basename(__file__)}:{line_of(__file__, marker)}"
+    return [r for r in result.trace if r.line == line]
+
+
 def test_sync_all_orders_gm_writes_before_reads_and_releases_every_block_together():
     blocks, n = 4, 64
     x = np.arange(blocks * n, dtype=half)
@@ -198,6 +204,8 @@ def vector_feeds_cube(x, work, c):
             handoff(HardEvent.MTE2_MTE3)
             DataCopy(gm(work), t, 256)  # <- AIV writes the workspace
             CrossCoreSetFlag(2, PIPE_MTE3, 4)
+        else:
+            CrossCoreSetFlag(2, PIPE_MTE3, 4)   # mode 2: the AIC's counter rises when BOTH AIVs have reported
         return
     CrossCoreWaitFlag(4)
     pipe = TPipe()
@@ -222,6 +230,96 @@ def test_cross_core_flag_hands_gm_data_from_aiv_to_aic():
     (read,) = records_at(result, "<- AIC reads the workspace").values()
     assert (write.core_type, read.core_type) == ("AIV", "AIC")
     assert read.start >= write.end + result.chip.cross_core_flag_cycles
+
+
+@kernel(core="MIX")
+def one_aiv_reports(x, work):
+    """Only AIV 0 reports flag 4 in mode 2 (AIV 1 has nothing to hand over): the AIC waits for ever on the chip."""
+    if ASCEND_IS_AIV():
+        if GetSubBlockIdx() == 0:
+            CrossCoreSetFlag(2, PIPE_MTE3, 4)
+        return
+    CrossCoreWaitFlag(4)  # <- the AIC waits for both AIVs
+
+
+def test_mode_2_raises_the_aic_only_when_every_aiv_of_its_core_has_reported():
+    """The API reference (核间同步/关键特性说明): "two AIVs have both set -> the AIC's counter +1"."""
+    with raises_rule(DeadlockError, "block 0 (AIC) waits for CrossCoreWaitFlag(4)",
+                     "mode 2 (an AIC and the AIVs of its AI Core) raises it only when 2 cores have all reported: "
+                     "block 0 (AIV) did, block 1 (AIV) (it ended) did not", "on every AIV of the AI Core",
+                     at="<- the AIC waits for both AIVs"):
+        launch(one_aiv_reports, 1, np.zeros(16, half), np.zeros(16, half))
+
+
+@kernel(core="MIX")
+def aic_waits_once_for_two_aivs(x, ends):
+    """AIV 1 reports late (after a long vector loop): the AIC's one wait ends after the LATER report; a second
+    wait on the same flag would need a second round of both AIVs."""
+    if ASCEND_IS_AIV():
+        t = scratch(512, half)
+        Duplicate(t, 0.0, 256)
+        if GetSubBlockIdx() == 1:
+            for _ in range(40):
+                Adds(t, t, 1.0, 256)  # <- AIV 1 works
+        CrossCoreSetFlag(2, PIPE_V, 6)
+        return
+    CrossCoreWaitFlag(6)
+    a1 = scratch(512, half, TPosition.A1)
+    DataCopy(a1, gm(x), 256)  # <- AIC goes on
+
+
+def test_mode_2_aic_goes_on_at_the_later_aiv_report():
+    result = launch(aic_waits_once_for_two_aivs, 1, np.zeros(256, half), np.zeros(16, half))
+    work = all_at(result, "<- AIV 1 works")
+    (go,) = records_at(result, "<- AIC goes on").values()
+    last = max(r.end for r in work)                 # AIV 1's V pipe is done: its report goes out
+    assert len(work) == 40 and last > 800           # AIV 0 reported near cycle 0
+    assert go.start >= last + result.chip.cross_core_flag_cycles
+
+
+@kernel(core="MIX")
+def aics_meet(x):
+    """Mode 0 on the AICs: each AIC copies its tile in (AIC 1 seven times), then all AICs meet. The AIVs run their
+    own mode-0 round on the same flag id, which does not involve the AICs."""
+    if ASCEND_IS_AIV():
+        CrossCoreSetFlag(0, PIPE_V, 3)
+        CrossCoreWaitFlag(3)
+        return
+    i = GetBlockIdx()
+    t = scratch(512, half, TPosition.A1)
+    for _ in range(1 + 6 * i):
+        DataCopy(t, gm(x)[i * 256], 256)  # <- AIC copies
+    CrossCoreSetFlag(0, PIPE_MTE2, 3)
+    CrossCoreWaitFlag(3)
+    DataCopy(t, gm(x)[i * 256], 256)  # <- AIC passes the barrier
+
+
+def test_mode_0_is_a_barrier_of_the_cores_of_one_type():
+    result = launch(aics_meet, 2, (np.arange(512) % 7).astype(half))
+    copies = all_at(result, "<- AIC copies")
+    goes = records_at(result, "<- AIC passes the barrier")
+    last = max(r.end for r in copies)               # AIC 1's seventh copy
+    assert len(copies) == 8 and len(goes) == 2 and {r.core_type for r in goes.values()} == {"AIC"}
+    assert all(g.start >= last + result.chip.cross_core_flag_cycles for g in goes.values())
+
+
+def test_mode_1_and_2_need_a_mix_kernel():
+    with raises_rule(ArgumentError, "mode 2 syncs an AIC and the AIVs of its AI Core, but this kernel has one core "
+                     "type", "MIX", at="CrossCoreSetFlag(2, PIPE_MTE2, 0)"):
+        launch(kernel(lambda: CrossCoreSetFlag(2, PIPE_MTE2, 0)), 1)
+
+
+@kernel
+def own_flag_and_syncall(x):
+    CrossCoreSetFlag(0, PIPE_MTE2, 12)  # <- flag 12 is SyncAll's
+    CrossCoreWaitFlag(12)
+    SyncAll()
+
+
+def test_flags_11_to_14_clash_with_syncall():
+    with raises_rule(SyncError, "cross-core flag 12", "SyncAll uses flags 11..14 itself", "use flag ids 0..10 or 15",
+                     at="<- flag 12 is SyncAll's"):
+        launch(own_flag_and_syncall, 2, np.zeros(16, half))
 
 
 def test_cross_core_set_flag_mode_must_be_0_1_or_2():

@@ -42,7 +42,7 @@ BC = 128                # key columns per block: a 128 x 128 cube block (the FA 
 BR_CHOICES = (128, 64)  # query rows per block (split between the two AIVs); the host picks per shape
 SPLIT_MIN_BLOCKS = 4    # split-KV parts keep at least this many key blocks (the merge costs about one block a part)
 FLAG_S, FLAG_O = 1, 2
-FLAG_P, FLAG_FREE = (3, 4), (5, 6)    # per AIV (the AIC waits for both halves): P_j written, S_j read
+FLAG_P, FLAG_FREE = 3, 5    # both AIVs report (mode 2): the AIC's counter rises once both halves are done
 LAYOUTS = ("BSH", "BNSD")
 FRACTAL = 256           # half values in one 512-byte fractal (16 x 16)
 
@@ -339,19 +339,16 @@ def _cube_item(cube: CubeStages, t: AttentionTiling, it: _Item, q, k, v, s_ws, p
         s_block(it.j0 + 1)
     for j in range(it.j0, it.j1):
         if j + 2 < it.j1:      # slot j % 2 is free as soon as both AIVs have read S_j into UB
-            for flag in FLAG_FREE:
-                CrossCoreWaitFlag(flag)
+            CrossCoreWaitFlag(FLAG_FREE)
             s_block(j + 2)
         v1 = v_next
         if j + 1 < it.j1:
             v_next = cube.load_v(vg[it.base + (j + 1) * BC * pitch], _cols(t, it, j + 1), ld)
-        for flag in FLAG_P:
-            CrossCoreWaitFlag(flag)
+        CrossCoreWaitFlag(FLAG_P)
         cube.output(p_ws[(j % 2) * t.br * BC], v1, it.m, _cols(t, it, j), o_ws[(j % 2) * t.br * t.D])
         CrossCoreSetFlag(2, PIPE_FIX, FLAG_O)
     for j in range(max(it.j0, it.j1 - 2), it.j1):   # the frees nobody waited for (no S_{j+2} to compute)
-        for flag in FLAG_FREE:
-            CrossCoreWaitFlag(flag)
+        CrossCoreWaitFlag(FLAG_FREE)
     cube.free_q()
 
 
@@ -369,7 +366,7 @@ def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_
         CrossCoreWaitFlag(FLAG_S)
         if n:
             rows.load_scores(s_ws[(j % 2) * t.br * BC + r0 * BC], n, j % 2)
-        CrossCoreSetFlag(2, PIPE_MTE2, FLAG_FREE[GetSubBlockIdx()])     # the cube may overwrite the slot
+        CrossCoreSetFlag(2, PIPE_MTE2, FLAG_FREE)     # the cube may overwrite the slot
 
     def add_o(j: int) -> None:
         CrossCoreWaitFlag(FLAG_O)
@@ -390,7 +387,7 @@ def _vector_item(rows: OnlineSoftmaxRows, t: AttentionTiling, it: _Item, out, s_
                 rows.add_row_mask(_gm(cols, float32)[n_j * BC], n, slot)
             rows.softmax_flash_v2(n, slot)
             rows.store_p(p_ws[slot * t.br * BC + r0 * 16], n, slot, t.br)
-        CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P[GetSubBlockIdx()])
+        CrossCoreSetFlag(2, PIPE_MTE3, FLAG_P)
         if j + 1 < it.j1:
             load(j + 1)             # S_{j+1} streams in while the vector pipe still works on block j
         if j > it.j0:
