@@ -42,7 +42,7 @@ class CrossCoreFlags:
             raise ArgumentError(
                 f"CrossCoreSetFlag mode {mode} syncs {MODES[mode]}, but this kernel has one core type: mode 1 and 2 "
                 "need a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2; the CrossCoreSetFlag page, table 3)",
-                fix="launch the kernel as MIX (@kernel(core=\"MIX\"), __mix__(1, 2)), or use mode 0 to sync every "
+                fix="launch the kernel as MIX («@kernel(core=\"MIX\")|__mix__(1, 2)»), or use mode 0 to sync every "
                     "core of this type", site=site)
         group = [c for c in self.cores if c.group == core.group]
         aivs = [c for c in group if c.core_type == "AIV"]
