@@ -651,7 +651,9 @@ class Matmul:
 
     def _load_a(self, a1, pitch: int, rb0: int, k_off: int, bm: int, bk: int) -> None:
         """L1 (NZ) -> L0A (ZZ): one LoadData3D (v2) per base block, as the official Matmul on Atlas A2/A3
-        (cannmirror/asc-devkit impl/adv_api/detail/matmul/stage/split/load_to_l0a/load_to_l0a_loadInstr.h,
+        (https://github.com/cannmirror/asc-devkit, impl/adv_api/detail/matmul/stage/split/load_to_l0a/
+        load_to_l0a_loadInstr.h, chosen for arch 2201 by feature_trait/matmul_chip_cap.h: ifSupportLoad3dV2;
+        the guide's NPU架构版本2201 hardware-constraints page: LoadData 2D "需要发射32条指令", LoadData3D "只需要一条指令"),
         LoadToL0A::LoadDataToL0 / TransLoadDataToL0: the L1 tile is a feature map one pixel high and ``pitch``
         wide, FMATRIX w = its rows rounded to 16; A^T with enTranspose)."""
         a2 = self.qA2.AllocTensor(self.a_dt)
