@@ -191,6 +191,8 @@ def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
     tier = dst.tier
     if tier.layout is not None:     # the L0 tile now holds fractals (clears a mark an earlier ND copy left)
         layout.mark(tier, dst.addr, dst.addr + plan.nbytes, 0)
+    if not plan.views:              # a matrix load's views, made on its first computing call (_plan)
+        plan.views = plan.extra()
     d, s, idx, pad, value = plan.views
     d[...] = s.take(idx)
     d[pad] = value
@@ -242,25 +244,49 @@ def _plan(core, dst, src, p, site) -> CubePlan:
     if p.enTranspose and not to_l0b and v["mExtension"] % ROWS:
         raise ArgumentError(f"{op} with enTranspose: mExtension {v['mExtension']} becomes the L0A tile's width "
                             "and must be a multiple of 16", fix="round mExtension up to 16", site=site)
-    idx = img2col_index(p, c0, to_l0b)
-    if idx.size * isz > dst.nbytes:
-        raise OutOfBoundsError(f"{op} writes {idx.size * isz} bytes (mExtension rounded up to 16 x kExtension) into "
+    size = -(-v["mExtension"] // ROWS) * ROWS * v["kExtension"]
+    if size * isz > dst.nbytes:
+        raise OutOfBoundsError(f"{op} writes {size * isz} bytes (mExtension rounded up to 16 x kExtension) into "
                                f"an {dst.tier.name} tensor of {dst.nbytes}", fix="allocate the whole tile", site=site)
-    pad = idx < 0
-    value = np.array(p.padValue, dst.dtype)
-    nbytes = idx.size * isz
+    nbytes = size * isz
     chip = core.chip
     rate = chip.l1_to_l0b_bytes_per_cycle if to_l0b else chip.l1_to_l0a_bytes_per_cycle
     cost = timing.local_transfer(core, nbytes, rate, chip.mte1_startup)
-    return CubePlan(cost, regions_of((_read_runs(src, idx, c0),)), regions_of((region(dst, nbytes),)), nbytes, 0,
-                    (writable_view(dst, idx.size), src.view(fmap), np.where(pad, 0, idx), pad, value))
+
+    def views() -> tuple:
+        idx = img2col_index(p, c0, to_l0b)
+        pad = idx < 0
+        return (writable_view(dst, size), src.view(fmap), np.where(pad, 0, idx), pad, np.array(p.padValue, dst.dtype))
+
+    wr = regions_of((region(dst, nbytes),))
+    if _is_matrix(p):               # a block of an NZ matrix: its reads follow from the parameters, views when needed
+        return CubePlan(cost, regions_of((_matrix_reads(src, v, c0),)), wr, nbytes, 0, (), views)
+    made = views()
+    return CubePlan(cost, regions_of((_read_runs(src, made[2], made[3], c0),)), wr, nbytes, 0, made)
 
 
-def _read_runs(src, idx: np.ndarray, c0: int) -> tuple:
-    """(tier, granule runs) of the C0 groups of the feature map the load reads (each group is one 32 B granule)."""
-    groups = np.unique(idx[idx >= 0] // c0)
+def _is_matrix(p: LoadData3DParamsV2) -> bool:
+    """A feature map one pixel high under a 1 x 1 filter, stride 1, no padding: an NZ matrix in L1."""
+    return (p.l1H == 1 and p.filterH == p.filterW == p.strideH == p.strideW == p.dilationFilterH
+            == p.dilationFilterW == 1 and not (p.filterSizeH or p.filterSizeW or any(p.padList)))
+
+
+def _matrix_reads(src, v: dict, c0: int) -> tuple:
+    """(tier, granule runs) a matrix load reads: in each of its C0 columns, rows mStartPt.. (16-rounded, within
+    l1W) of that column."""
+    w, m0 = v["l1W"], v["mStartPt"]
+    m1 = min(m0 + -(-v["mExtension"] // ROWS) * ROWS, w)
     base = src.addr
-    return byte_runs(src.tier, [(base + lo * C0_BYTES, base + hi * C0_BYTES) for lo, hi in runs(groups)])
+    return byte_runs(src.tier, [(base + (c * w + m0) * C0_BYTES, base + (c * w + m1) * C0_BYTES)
+                                for c in range(v["kStartPt"] // c0, (v["kStartPt"] + v["kExtension"]) // c0)])
+
+
+def _read_runs(src, idx: np.ndarray, pad: np.ndarray, c0: int) -> tuple:
+    """(tier, granule runs) of the C0 groups of the feature map the load reads (each group is one 32 B granule)."""
+    read = np.zeros(-(-(int(idx.max()) + 1) // c0), bool)
+    read[idx[~pad] // c0] = True
+    base = src.addr
+    return byte_runs(src.tier, [(base + lo * C0_BYTES, base + hi * C0_BYTES) for lo, hi in runs(np.flatnonzero(read))])
 
 
 LOADERS[LoadData3DParamsV2] = load3d
