@@ -86,18 +86,19 @@ class ChipProfile:
     pipe_queue_depth: dict = field(default_factory=dict)  # what-if: per pipe name, how many issued instructions
                                             # its queue holds before the scalar stalls (engine/core.
                                             # instruction_queues); a pipe not listed: unbounded. Atlas A2's depths
-                                            # are ATLAS_A2_QUEUE_DEPTH [OFF]; judged on benchmarks/validate_timing.py
-                                            # (2026-12-07, --what-if 'pipe_queue_depth={"MTE1": 32, "M": 32}'): MTE2
-                                            # Preload before -11.2 -> -2.9 %, its step +0.0 -> +8.6 % (measured
-                                            # +7.7), M2 aic_time -6.7 -> +0.0 %; but CATLASS <256,128,256> +0.3 ->
-                                            # +38.2 %, M2 aic_mte2_time -10.0 -> -17.0 %, L2 split +45 / +54 -> +76 /
-                                            # +87 %, K-axis staggered -1.7 / +15.9 -> +18.2 / +38.5 %, step M1 -> M2
-                                            # (aic_time) -6.8 -> -11.9 points: 15 of 35 points (18 without), 8 of 13
-                                            # steps either way. The model's Matmul and CATLASS kernels issue one
-                                            # LoadData 2D per 16 rows (the official Matmul on A2: one LoadData 3D
-                                            # per base block, impl/adv_api/detail/matmul/stage/split/) and no
-                                            # SetFlag/WaitFlag takes a queue entry, so their MTE1 and M streams are
-                                            # not the chip's: off (unbounded) until they are
+                                            # are ATLAS_A2_QUEUE_DEPTH [OFF]. Re-judged 2026-12-07 once the Matmul
+                                            # API issues the official loads (one LoadData3D per operand and base
+                                            # block, impl/adv_api/detail/matmul/stage/split/ in cannmirror/asc-devkit;
+                                            # the same 2201 page: LoadData 2D "需要发射32条指令", LoadData3D "只需要
+                                            # 一条指令"): on benchmarks/validate_timing.py (--what-if
+                                            # 'pipe_queue_depth={"MTE1": 32, "M": 32}') only the CATLASS points move,
+                                            # <128,256,256> -16.4 -> -13.3 %, <256,128,256> -11.7 -> +23.1 %: 19 of 38
+                                            # points and 10 of 15 steps either way; the MTE2 Preload step stays +0.0 %
+                                            # (measured +7.7): no Matmul-API queue fills any more. CATLASS's own
+                                            # CopyL1ToL0A (zN -> zZ) does issue one LoadData 2D per 16 rows, as its
+                                            # model kernel does; whether SetFlag/WaitFlag take queue entries is not
+                                            # published (they run in their pipes' streams: SetFlag-WaitFlag(ISASI)
+                                            # page). Off (unbounded): no point gained, the worst error grows
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction

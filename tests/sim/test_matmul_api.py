@@ -140,7 +140,7 @@ def test_the_instructions_run_on_their_pipes_and_reuse_l1():
     _, _, res, t = run(256, 256, 256, cores=1, mm_cfg=CFG_MDL)
     ops = _ops(res)
     pipes = {(p, o) for p, o, _ in ops}
-    assert {("MTE2", "DataCopy"), ("MTE1", "LoadData"), ("M", "Mmad"), ("FIX", "Fixpipe")} <= pipes
+    assert {("MTE2", "DataCopy"), ("MTE1", "LoadData3D"), ("M", "Mmad"), ("FIX", "Fixpipe")} <= pipes
     # K = 256 fits in L1 whole (stepKa * baseK >= K): with M inner, B's tile stays in L1 across the row blocks,
     # so GM -> L1 copies are one A tile per C block plus one B tile per column of blocks, not two per C block
     assert t.stepKa * t.baseK >= 256 and t.stepM == 1

@@ -20,19 +20,22 @@ CFG = (half, float32, False, False, float32, False, 0.0)
 A2_QUEUES = dataclasses.replace(Ascend910B(), pipe_queue_depth=ATLAS_A2_QUEUE_DEPTH)    # the what-if: MTE1, M 32
 
 
-def _tiling(mode: int, steps_k: int = 8):
-    """One core, K = 512 whole in L1 (stepK 8). Mode 2: M64 N256, base 64 x 64 x 64, four B tiles double-buffered
-    (8 LoadData a K step); mode 1: M512 N64, base 128 x 64 x 64, four A tiles double-buffered (12 a K step)."""
+def _tiling(mode: int, steps_k: int = 8, base_k: int = 64):
+    """One core, K = steps_k * base_k whole in L1. Mode 2: M64 N256, base 64 x 64, four B tiles double-buffered;
+    mode 1: M512 N64, base 128 x 64, four A tiles double-buffered. Two LoadData a K step (one per operand, as the
+    official Matmul on Atlas A2)."""
     M, N, bm = (64, 256, 64) if mode == 2 else (512, 64, 128)
-    t = host_tiling(M, N, 512, half, float32, 1)
-    return dataclasses.replace(t, singleCoreM=M, singleCoreN=N, singleCoreK=512, baseM=bm, baseN=64, baseK=64,
+    K = steps_k * base_k
+    t = host_tiling(M, N, K, half, float32, 1)
+    return dataclasses.replace(t, Ka=K, Kb=K, singleCoreM=M, singleCoreN=N, singleCoreK=K, baseM=bm, baseN=64,
+                               baseK=base_k,
                                stepM=1, stepN=1, stepKa=steps_k, stepKb=steps_k,
                                depthA1=steps_k * (2 if mode == 1 else 1), depthB1=steps_k * (2 if mode == 2 else 1),
                                usedCoreNum=1, iterateOrder=0)
 
 
-def _run(mode: int, preload: bool, chip=None):
-    t = _tiling(mode)
+def _run(mode: int, preload: bool, chip=None, steps_k: int = 8, base_k: int = 64):
+    t = _tiling(mode, steps_k, base_k)
     rng = np.random.default_rng(0)
     a = rng.integers(-4, 5, (t.M, t.Ka)).astype(np.float16)
     b = rng.integers(-4, 5, (t.Kb, t.N)).astype(np.float16)
@@ -46,21 +49,24 @@ def _run(mode: int, preload: bool, chip=None):
 def test_the_next_tile_is_copied_before_this_blocks_l0_loads(mode):
     res, c, ref = _run(mode, True)
     np.testing.assert_array_equal(c, ref)
-    ops = [r.op for r in res.trace if r.op in ("DataCopy", "LoadData")]
-    assert ops[:4] == ["DataCopy"] * 3 + ["LoadData"]       # A tile, B tile, the next tile, then the first load
+    ops = [r.op for r in res.trace if r.op in ("DataCopy", "LoadData3D")]
+    assert ops[:4] == ["DataCopy"] * 3 + ["LoadData3D"]     # A tile, B tile, the next tile, then the first load
     plain, _, _ = _run(mode, False)
-    assert [r.op for r in plain.trace if r.op in ("DataCopy", "LoadData")][:3] == ["DataCopy"] * 2 + ["LoadData"]
+    assert [r.op for r in plain.trace if r.op in ("DataCopy", "LoadData3D")][:3] == ["DataCopy"] * 2 + ["LoadData3D"]
 
 
 @pytest.mark.parametrize("mode", [1, 2])
 def test_preload_gains_only_through_a_full_mte1_queue(mode):
-    """64 or 96 MTE1 instructions a C block (8 K steps of 8 or 12 LoadData): with Atlas A2's 32-deep queues and no
-    preload, the next tile's copy is issued once the scalar got past them, i.e. after MTE1 started this block's
-    loads; unbounded queues (the default profile) issue it at once, so preload changes nothing there."""
-    plain, _, _ = _run(mode, False, A2_QUEUES)
-    pre, _, _ = _run(mode, True, A2_QUEUES)
+    """48 MTE1 instructions a C block (24 K steps of 2 LoadData): with Atlas A2's 32-deep queues and no preload,
+    the next tile's copy is issued once the scalar got past them, i.e. after MTE1 started this block's loads;
+    unbounded queues (the default profile) issue it at once, so preload changes nothing there. With 8 K steps (16
+    MTE1 instructions a block) the queue never fills and preload gains nothing either."""
+    deep = dict(steps_k=24, base_k=32)
+    plain, _, _ = _run(mode, False, A2_QUEUES, **deep)
+    pre, _, _ = _run(mode, True, A2_QUEUES, **deep)
     assert pre.cycles < plain.cycles
-    assert _run(mode, True)[0].cycles == _run(mode, False)[0].cycles     # the default 910B: unbounded queues
+    assert _run(mode, True, **deep)[0].cycles == _run(mode, False, **deep)[0].cycles     # unbounded queues
+    assert _run(mode, True, A2_QUEUES)[0].cycles == _run(mode, False, A2_QUEUES)[0].cycles
 
 
 def test_k_not_whole_in_l1_is_refused_with_the_fix():

@@ -7,7 +7,8 @@ and ``End``, as the docs describe them
 basic instructions a learner could write by hand, on their own pipes and with queue handshakes between them:
 
     GM (ND) --DataCopy(Nd2NzParams), MTE2--> A1/B1 (NZ, stepM x stepKa base blocks, L1 double buffer)
-            --LoadData(LoadData2DParams), MTE1--> A2 (ZZ) / B2 (ZN)  (dbL0A / dbL0B buffers)
+            --LoadData(LoadData3DParamsV2: A, A^T, B; LoadData2DParams with repeats: B^T), MTE1--> A2 (ZZ) / B2 (ZN)
+              (one load per operand and base block, as the official loaders on Atlas A2; dbL0A / dbL0B buffers)
             --Mmad(MmadParams), M--> CO1 (NZ, fp32/int32; bias from the BT buffer on the first K step)
             --Fixpipe(FixpipeParamsV220, NZ2ND + quant), FIX--> GM (ND)
 
@@ -44,6 +45,7 @@ from ascend_sim.api.highlevel.matmul_tiling import (CubeFormat, TCubeTiling, Til
 from ascend_sim.api.ops.cube import (Fixpipe, FixpipeParamsV220, LoadData, LoadData2DParams, Mmad, MmadParams,
                                      QuantMode_t)
 from ascend_sim.api.ops.datacopy import DataCopy, DataCopyParams
+from ascend_sim.api.ops.img2col import LoadData3DParamsV2
 from ascend_sim.api.ops.nd2nz import Nd2NzParams
 from ascend_sim.api.pipe import TBuf, TPipe, TPosition, TQue
 from ascend_sim.api.sync import HardEvent, SetFlag, WaitFlag
@@ -65,6 +67,16 @@ def _ceil(a: int, b: int) -> int:
 
 def _up(a: int, b: int) -> int:
     return _ceil(a, b) * b
+
+
+def _matrix_load3d(rows: int, cols: int, row0: int, col0: int, n_rows: int, n_cols: int, c0: int,
+                   transpose: bool) -> LoadData3DParamsV2:
+    """LoadData3D (v2) parameters that move the ``n_rows`` x ``n_cols`` block at (``row0``, ``col0``) of an NZ matrix
+    in L1 (``rows`` high, ``cols`` wide: a 1 x ``rows`` feature map of ``cols`` channels, a 1 x 1 filter) into L0:
+    rows rounded to 16 and columns to C0, as the official loaders' extConfig (mStartPt = row0, kStartPt = col0,
+    mExtension, kExtension); ``transpose``: enTranspose (A^T into L0A)."""
+    return LoadData3DParamsV2([0, 0, 0, 0], 1, rows, cols, _up(n_cols, 16 if transpose else c0), _up(n_rows, 16),
+                              col0, row0, enTranspose=transpose)
 
 
 class LayoutMode(Enum):
@@ -638,45 +650,51 @@ class Matmul:
         self._pre = {}
 
     def _load_a(self, a1, pitch: int, rb0: int, k_off: int, bm: int, bk: int) -> None:
-        """L1 (NZ) -> L0A (ZZ): one LoadData per 16-row block, ``kB`` K fractals each."""
-        fr = FRACTAL_BYTES // self.a_dt.itemsize
-        c0 = self.c0
+        """L1 (NZ) -> L0A (ZZ): one LoadData3D (v2) per base block, as the official Matmul on Atlas A2/A3
+        (https://github.com/cannmirror/asc-devkit, impl/adv_api/detail/matmul/stage/split/load_to_l0a/
+        load_to_l0a_loadInstr.h, chosen for arch 2201 by feature_trait/matmul_chip_cap.h: ifSupportLoad3dV2;
+        the guide's NPU架构版本2201 hardware-constraints page: LoadData 2D "需要发射32条指令", LoadData3D "只需要一条指令"),
+        LoadToL0A::LoadDataToL0 / TransLoadDataToL0: the L1 tile is a feature map one pixel high and ``pitch``
+        wide, FMATRIX w = its rows rounded to 16; A^T with enTranspose)."""
         a2 = self.qA2.AllocTensor(self.a_dt)
-        mB = _ceil(bm, 16)
         _, trans = self._a
-        if trans:       # fractals of A^T: (K block, M block) at (mb * pitch/16 + kb) fractals; transpose each
-            kB = _ceil(bk, 16)
-            kb0 = k_off // 16
-            for i in range(mB):
-                LoadData(a2[i * kB * fr], a1[((rb0 + i) * (pitch // 16) + kb0) * fr],
-                         LoadData2DParams(0, kB, 1, 0, 0, True, 0))
-        else:           # fractals of A: (M block, K block) at (kb * pitch/16 + mb) fractals
-            kB = _ceil(bk, c0)
-            kb0 = k_off // c0
-            for i in range(mB):
-                LoadData(a2[i * kB * fr], a1[(kb0 * pitch // 16 + rb0 + i) * fr],
-                         LoadData2DParams(0, kB, pitch // 16, 0, 0, False, 0))
+        cols = self._l1_cols(a1, pitch)
+        if trans:       # A^T in L1: K rows, M columns
+            LoadData(a2, a1, _matrix_load3d(pitch, cols, k_off, rb0 * 16, bk, bm, self.c0, True))
+        else:           # A: M rows, K columns
+            LoadData(a2, a1, _matrix_load3d(pitch, cols, rb0 * 16, k_off, bm, bk, self.c0, False))
         self.qA2.EnQue(a2)
 
     def _load_b(self, b1, pitch: int, nb0: int, k_off: int, bn: int, bk: int) -> None:
-        """L1 (NZ) -> L0B (ZN), K-block major: ``nB`` N fractals per K block."""
-        fr = FRACTAL_BYTES // self.b_dt.itemsize
+        """L1 (NZ) -> L0B (ZN), as the official Matmul on Atlas A2/A3 (cannmirror/asc-devkit
+        impl/adv_api/detail/matmul/stage/split/load_to_l0b/load_to_l0b_loadInstr.h, LoadToL0B): B (K x N) with one
+        LoadData3D (v2), which transposes into L0B (LoadDataToL0); B^T (N x K, already ZN in L1) with LoadData 2D
+        and repeats (TransLoadDataToL0): one load when the block spans the tile's rows, else one per K block
+        (repeat over N) or per N block (repeat over K, srcStride the tile's fractal rows), whichever loops less."""
         b2 = self.qB2.AllocTensor(self.b_dt)
-        nB = _ceil(bn, 16)
         _, trans = self._b
-        if trans:       # (N block, K block) at (kb * pitch/16 + nb): already ZN
-            kB = _ceil(bk, self.c0)
-            kb0 = k_off // self.c0
-            for j in range(kB):
-                LoadData(b2[j * nB * fr], b1[((kb0 + j) * (pitch // 16) + nb0) * fr],
-                         LoadData2DParams(0, nB, 1, 0, 0, False, 0))
-        else:           # (K block, N block) at (nb * pitch/16 + kb): transpose each fractal
-            kB = _ceil(bk, 16)
-            kb0 = k_off // 16
-            for i in range(kB):
-                LoadData(b2[i * nB * fr], b1[(nb0 * (pitch // 16) + kb0 + i) * fr],
-                         LoadData2DParams(0, nB, pitch // 16, 0, 0, True, 0))
+        c0 = self.c0
+        if not trans:
+            LoadData(b2, b1, _matrix_load3d(pitch, self._l1_cols(b1, pitch), k_off, nb0 * 16, bk, bn, c0, False))
+            self.qB2.EnQue(b2)
+            return
+        fr = FRACTAL_BYTES // self.b_dt.itemsize
+        rows = pitch // 16                          # fractal rows of a K column of the tile
+        kC0, nB = _ceil(bk, c0), _ceil(bn, 16)
+        src0 = (k_off // c0) * rows + nb0           # the block's first fractal
+        if nB == rows:                              # the block spans the tile's N: its fractals are contiguous
+            LoadData(b2, b1[src0 * fr], LoadData2DParams(0, kC0 * nB, 1, 0, 0, False, 0))
+        elif nB >= kC0:                             # loop over K, repeat over N
+            for j in range(kC0):
+                LoadData(b2[j * nB * fr], b1[(src0 + j * rows) * fr], LoadData2DParams(0, nB, 1, 0, 0, False, 0))
+        else:                                       # loop over N, repeat over K
+            for j in range(nB):
+                LoadData(b2[j * fr], b1[(src0 + j) * fr], LoadData2DParams(0, kC0, rows, 0, nB - 1, False, 0))
         self.qB2.EnQue(b2)
+
+    def _l1_cols(self, l1, pitch: int) -> int:
+        """The columns (whole C0 groups) the L1 buffer ``l1`` holds at ``pitch`` rows: the feature map's channels."""
+        return l1.size // (pitch * self.c0) * self.c0
 
     def _load_bias(self, n0: int, bn: int):
         """Bias GM -> C1 (L1, MTE2) -> C2 (BT, MTE1) for this block's columns."""

@@ -1,4 +1,5 @@
-"""``LoadData(dst A2, src A1, LoadData3DParamsV2)``: img2col of an NC1HWC0 feature map from L1 into L0A (ZZ).
+"""``LoadData(dst A2/B2, src A1/B1, LoadData3DParamsV2)``: img2col of an NC1HWC0 feature map from L1 into L0A (ZZ)
+or L0B (ZN).
 
 Documented behaviour implemented (DK 基础API/矩阵计算 "LoadData_3D" and its pseudo-code load3d.py): "将NC1HWC0格式的
 Feature Map完成Image to Column展开，然后再从展开后的二维矩阵中选取指定数据块搬入对应内存位置". The L1 source is
@@ -10,6 +11,12 @@ fractals; padded pixels take ``padValue``. The FMATRIX parameters (l1H, l1W, pad
 (the default IsResetLoad3dConfig: "isSetFMatrix配置为true，表示在接口内部设置FeatureMap的属性描述"); with
 isSetFMatrix / isSetPadding false they come from the registers SetFmatrix / SetLoadDataPaddingValue set ("该接口传入的
 FeatureMap的属性描述不生效，开发者需要通过SetFmatrix进行设置").
+Into L0B the selected block is transposed on the way ("L1 Buffer->L0B Buffer通路下会自动进行转置", enTranspose
+has no effect there): fractals in (row block, column block) order, each stored column-major (ZN). Into L0A,
+``enTranspose`` (b16) transposes the whole selected block ("对整个目标矩阵进行转置": each fractal and its place),
+then lays it out ZZ. With a 1 x 1 filter on a feature map one pixel high, the "image" is an NZ matrix in L1
+(l1W rows, channelSize columns) and one LoadData3D moves any block of it into L0: the official Matmul's L0
+loaders on Atlas A2/A3 (api/highlevel/matmul.py).
 """
 from __future__ import annotations
 
@@ -19,15 +26,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascend_sim.engine import context, timing
+from ascend_sim.engine import context, layout, timing
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.core import regions_of, region
+from ascend_sim.engine.shadow import runs
 from ascend_sim.engine.errors import ArgumentError, DtypeError, OutOfBoundsError, kernel_point
 from ascend_sim.hw.dtypes import ascend_name
 from ascend_sim.api.checks import integer
 from ascend_sim.api.tensor import writable_view
 from ascend_sim.api.ops.cube import LOADERS, CubePlan, check_l0_address, issue_load, tier_of
-from ascend_sim.api.ops.fractal import C0_BYTES, ROWS
+from ascend_sim.api.ops.fractal import C0_BYTES, ROWS, byte_runs
 
 _INTS = ("l1H", "l1W", "channelSize", "kExtension", "mExtension", "kStartPt", "mStartPt", "strideW", "strideH",
          "filterW", "filterH", "dilationFilterW", "dilationFilterH")
@@ -139,9 +147,10 @@ def _effective(p: LoadData3DParamsV2, config, site) -> LoadData3DParamsV2:
     return dataclasses.replace(p, **new)
 
 
-def img2col_index(p: LoadData3DParamsV2, c0: int) -> np.ndarray:
-    """For each element of the (mExtension rounded to 16) x kExtension L0A tile, in ZZ order, the index of its
-    source element in the [C1, l1H, l1W, C0] feature map, or -1 for padding (host side, pure numpy)."""
+def img2col_index(p: LoadData3DParamsV2, c0: int, to_l0b: bool = False) -> np.ndarray:
+    """For each element of the (mExtension rounded to 16) x kExtension L0 tile, in its L0 order (module
+    docstring), the index of its source element in the [C1, l1H, l1W, C0] feature map, or -1 for padding (host
+    side, pure numpy)."""
     left, right, top, bottom = (int(v) for v in p.padList)
     fh, fw = p.filterH + 256 * bool(p.filterSizeH), p.filterW + 256 * bool(p.filterSizeW)
     ho = (p.l1H + top + bottom - p.dilationFilterH * (fh - 1) - 1) // p.strideH + 1
@@ -158,6 +167,10 @@ def img2col_index(p: LoadData3DParamsV2, c0: int) -> np.ndarray:
     inside = (ih >= 0) & (ih < p.l1H) & (iw >= 0) & (iw < p.l1W) & (m < ho * wo)[:, None]
     idx = np.where(inside, src, -1)                             # (mp, kExtension), row-major
     kb = p.kExtension // c0
+    if to_l0b:                  # ZN: fractals row-block major, each column-major
+        return idx.reshape(mp // ROWS, ROWS, kb, c0).transpose(0, 2, 3, 1).ravel()
+    if p.enTranspose:           # b16 (c0 = 16): the whole block transposed, then ZZ
+        return idx.T.reshape(kb, c0, mp // ROWS, ROWS).transpose(0, 2, 1, 3).ravel()
     return idx.reshape(mp // ROWS, ROWS, kb, c0).transpose(0, 2, 1, 3).ravel()     # ZZ order
 
 
@@ -175,6 +188,11 @@ def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
     plan = issue_load(core, "LoadData3D", key, _plan, dst, src, params, site)
     if plan is None:                # a NOP, or launch(..., numerics=False): nothing to compute
         return
+    tier = dst.tier
+    if tier.layout is not None:     # the L0 tile now holds fractals (clears a mark an earlier ND copy left)
+        layout.mark(tier, dst.addr, dst.addr + plan.nbytes, 0)
+    if not plan.views:              # a matrix load's views, made on its first computing call (_plan)
+        plan.views = plan.extra()
     d, s, idx, pad, value = plan.views
     d[...] = s.take(idx)
     d[pad] = value
@@ -182,11 +200,17 @@ def load3d(dst, src, params: LoadData3DParamsV2, site, config=None) -> None:
 
 def _plan(core, dst, src, p, site) -> CubePlan:
     op = "LoadData3D"
-    tier_of(dst, ("L0A",), op, "dst", site)
+    to_l0b = tier_of(dst, ("L0A", "L0B"), op, "dst", site).tier.name == "L0B"
     tier_of(src, ("L1",), op, "src (the NC1HWC0 feature map)", site)
     if dst.dtype != src.dtype:
         raise DtypeError(f"{op} from {ascend_name(src.dtype)} to {ascend_name(dst.dtype)}",
                          fix="LoadData does not convert dtypes", site=site)
+    transposed = to_l0b or p.enTranspose       # into L0B always ("会自动进行转置"; enTranspose has no effect)
+    if transposed and dst.dtype.itemsize != 2:
+        raise DtypeError(f"{op} {'into L0B' if to_l0b else 'with enTranspose'} with {ascend_name(dst.dtype)}: "
+                         "only b16 (half, bfloat16_t) is modelled for the transposing forms (the b32 form pairs "
+                         "16 x 8 fractals, the b8 one is not supported on Atlas A2/A3)",
+                         fix="use half or bfloat16_t, or LoadData with LoadData2DParams", site=site)
     v = {f: integer(op, f, getattr(p, f), site, 0) for f in _INTS}
     if len(p.padList) != 4:
         raise ArgumentError(f"{op} padList has {len(p.padList)} values", fix="[left, right, top, bottom]", site=site)
@@ -194,9 +218,9 @@ def _plan(core, dst, src, p, site) -> CubePlan:
         integer(op, "padList", x, site, 0, 255)
     if not (v["l1H"] and v["l1W"] and v["channelSize"] and v["kExtension"] and v["mExtension"]):
         return CubePlan(0, [], [], 0, 0, None)                   # documented: 0 is a NOP
-    if p.enTranspose or p.enSmallK or p.fMatrixCtrl:
-        raise ArgumentError(f"{op}: enTranspose, enSmallK and fMatrixCtrl are not modelled",
-                            fix="load the feature map into L0A without transpose", site=site)
+    if p.enSmallK or p.fMatrixCtrl:
+        raise ArgumentError(f"{op}: enSmallK (\"该特性已不再支持\") and fMatrixCtrl (\"当前只支持设置为false\") "
+                            "are not supported", fix="leave enSmallK and fMatrixCtrl false", site=site)
     isz = dst.dtype.itemsize
     c0 = C0_BYTES // isz
     if v["channelSize"] % c0 or v["kStartPt"] % c0 or v["kExtension"] % c0:
@@ -217,16 +241,52 @@ def _plan(core, dst, src, p, site) -> CubePlan:
     if fmap > src.size:
         raise OutOfBoundsError(f"{op}: the feature map [C1={c1}, {v['l1H']}, {v['l1W']}, C0={c0}] is {fmap} elements, "
                                f"but the L1 tensor holds {src.size}", fix="check l1H, l1W and channelSize", site=site)
-    idx = img2col_index(p, c0)
-    if idx.size * isz > dst.nbytes:
-        raise OutOfBoundsError(f"{op} writes {idx.size * isz} bytes (mExtension rounded up to 16 x kExtension) into "
-                               f"an L0A tensor of {dst.nbytes}", fix="allocate the whole tile", site=site)
-    pad = idx < 0
-    value = np.array(p.padValue, dst.dtype)
-    nbytes = idx.size * isz
-    cost = timing.local_transfer(core, nbytes, core.chip.l1_to_l0a_bytes_per_cycle, core.chip.mte1_startup)
-    return CubePlan(cost, regions_of((region(src, fmap * isz),)), regions_of((region(dst, nbytes),)), nbytes, 0,
-                    (writable_view(dst, idx.size), src.view(fmap), np.where(pad, 0, idx), pad, value))
+    if p.enTranspose and not to_l0b and v["mExtension"] % ROWS:
+        raise ArgumentError(f"{op} with enTranspose: mExtension {v['mExtension']} becomes the L0A tile's width "
+                            "and must be a multiple of 16", fix="round mExtension up to 16", site=site)
+    size = -(-v["mExtension"] // ROWS) * ROWS * v["kExtension"]
+    if size * isz > dst.nbytes:
+        raise OutOfBoundsError(f"{op} writes {size * isz} bytes (mExtension rounded up to 16 x kExtension) into "
+                               f"an {dst.tier.name} tensor of {dst.nbytes}", fix="allocate the whole tile", site=site)
+    nbytes = size * isz
+    chip = core.chip
+    rate = chip.l1_to_l0b_bytes_per_cycle if to_l0b else chip.l1_to_l0a_bytes_per_cycle
+    cost = timing.local_transfer(core, nbytes, rate, chip.mte1_startup)
+
+    def views() -> tuple:
+        idx = img2col_index(p, c0, to_l0b)
+        pad = idx < 0
+        return (writable_view(dst, size), src.view(fmap), np.where(pad, 0, idx), pad, np.array(p.padValue, dst.dtype))
+
+    wr = regions_of((region(dst, nbytes),))
+    if _is_matrix(p):               # a block of an NZ matrix: its reads follow from the parameters, views when needed
+        return CubePlan(cost, regions_of((_matrix_reads(src, v, c0),)), wr, nbytes, 0, (), views)
+    made = views()
+    return CubePlan(cost, regions_of((_read_runs(src, made[2], made[3], c0),)), wr, nbytes, 0, made)
+
+
+def _is_matrix(p: LoadData3DParamsV2) -> bool:
+    """A feature map one pixel high under a 1 x 1 filter, stride 1, no padding: an NZ matrix in L1."""
+    return (p.l1H == 1 and p.filterH == p.filterW == p.strideH == p.strideW == p.dilationFilterH
+            == p.dilationFilterW == 1 and not (p.filterSizeH or p.filterSizeW or any(p.padList)))
+
+
+def _matrix_reads(src, v: dict, c0: int) -> tuple:
+    """(tier, granule runs) a matrix load reads: in each of its C0 columns, rows mStartPt.. (16-rounded, within
+    l1W) of that column."""
+    w, m0 = v["l1W"], v["mStartPt"]
+    m1 = min(m0 + -(-v["mExtension"] // ROWS) * ROWS, w)
+    base = src.addr
+    return byte_runs(src.tier, [(base + (c * w + m0) * C0_BYTES, base + (c * w + m1) * C0_BYTES)
+                                for c in range(v["kStartPt"] // c0, (v["kStartPt"] + v["kExtension"]) // c0)])
+
+
+def _read_runs(src, idx: np.ndarray, pad: np.ndarray, c0: int) -> tuple:
+    """(tier, granule runs) of the C0 groups of the feature map the load reads (each group is one 32 B granule)."""
+    read = np.zeros(-(-(int(idx.max()) + 1) // c0), bool)
+    read[idx[~pad] // c0] = True
+    base = src.addr
+    return byte_runs(src.tier, [(base + lo * C0_BYTES, base + hi * C0_BYTES) for lo, hi in runs(np.flatnonzero(read))])
 
 
 LOADERS[LoadData3DParamsV2] = load3d
