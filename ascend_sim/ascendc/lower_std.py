@@ -1,7 +1,7 @@
 """Stage 3d: the C++ standard library containers of host code (``<vector>``) -> ascend_sim.ascendc.host.
 
-``std::vector<T>`` of a number type ``T`` lowers to ``std_vector.vector`` (host/std_vector.py): a constructor to one
-of its factories, chosen here from the constructor clang resolved (never from the values at run time); ``data()``,
+``std::vector<T>`` of a number type ``T`` lowers to ``std_vector.vector`` (host/std_vector.py): a constructor
+(a braced list ``{1, 2, 3}`` included: ``<initializer_list>``) to one of its factories, chosen here from the constructor clang resolved (never from the values at run time); ``data()``,
 ``size()``, ``empty()`` and ``operator[]`` to its methods; any other member to an "unsupported" diagnostic naming
 it. A vector has value semantics: copied when passed, returned or assigned by value, like a user struct.
 """
@@ -12,7 +12,7 @@ import ast
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.diagnostics import unsupported
 from ascend_sim.ascendc.lower_expr import call
-from ascend_sim.ascendc.lower_types import is_pointer, is_record, record_decl, strip_ref
+from ascend_sim.ascendc.lower_types import is_pointer, record_decl, strip_ref
 
 VECTOR = "std::vector"
 VECTOR_CLASS = "std_vector.vector"
@@ -40,7 +40,10 @@ class StdLowering:
         dtype = self.dtype_of(elem, c)
         ctor = c.referenced if c.kind.name == "CALL_EXPR" else None
         params = list(ctor.get_arguments()) if ctor is not None and ctor.kind.name == "CONSTRUCTOR" else []
-        if len(args) == 1 and params and is_record(strip_ref(params[0].type)):      # the copy constructor
+        first = record_decl(strip_ref(params[0].type)) if params else None
+        if len(args) == 1 and first is not None and self.qualified(first) == "std::initializer_list":
+            return call(f"{VECTOR_CLASS}.of", [dtype] + args)                    # {1, 2, 3}: a Python list
+        if len(args) == 1 and first is not None:                                # the copy constructor
             return call(ast.Attribute(args[0], "copy", ast.Load()))
         if len(args) == 2 and params and is_pointer(params[0].type):
             return call(f"{VECTOR_CLASS}.from_range", [dtype] + args)
@@ -53,6 +56,6 @@ class StdLowering:
         if decl.spelling in bindings.STD_VECTOR_MEMBERS:
             return
         raise unsupported(c, f"std::vector::{decl.spelling}: the simulator's <vector> models the constructors "
-                             "(size, size and value, two pointers, copy), data(), size(), empty(), operator[] and "
+                             "(size, size and value, two pointers, braced list, copy), data(), size(), empty(), operator[] and "
                              "copy assignment only; size the vector when you construct it and write its elements "
                              "with v[i] or through v.data()")

@@ -53,6 +53,14 @@ void vectors(const float* in, float* out)
     out[14] = b[2]; out[15] = d.size();
 }
 
+// out[0..4]: a braced list is the vector's elements (never a count and a value)
+void braced(int* out)
+{
+    std::vector<int> two{3, 4};
+    std::vector<float> three = {0.5f, 1, 2};
+    out[0] = two.size(); out[1] = two[0]; out[2] = two[1]; out[3] = three.size(); out[4] = three[0] * 4;
+}
+
 float read_at(const float* in, int i)
 {
     std::vector<float> v(in, in + 4);
@@ -76,6 +84,13 @@ def test_vectors_copy_alias_and_construct_as_in_cxx():
     expected = np.array([1, 2, 50, 100, 2.5, 2.5, 8, -2, 0, 9, 2.5, 4, 0, 1, 3, 4], np.float32)
     np.testing.assert_array_equal(out, expected)
     np.testing.assert_array_equal(x, [1, 2, 3, 4])            # std::vector(first, last) copied the caller's array
+
+
+def test_a_braced_list_gives_the_elements():
+    mod = load_src(SRC, name="std_vector")
+    out = np.zeros(5, np.int32)
+    mod.braced(out)
+    np.testing.assert_array_equal(out, [2, 3, 4, 3, 2])
 
 
 def test_an_index_outside_the_vector_names_its_size():

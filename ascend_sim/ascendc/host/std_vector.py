@@ -9,8 +9,8 @@ leaves undefined (an index past ``size()``, a pointer range that is not one buff
 
 Modelled (cppreference, "std::vector", https://en.cppreference.com/w/cpp/container/vector): the constructors
 ``vector()``, ``vector(count)`` (value-initialised: zeros), ``vector(count, value)``, ``vector(first, last)`` from
-two ``T*`` and the copy; ``data()``, ``size()``, ``empty()``, ``operator[]``, copy assignment. The front end lowers
-every other member of ``<vector>`` to an "unsupported" diagnostic.
+two ``T*``, ``vector{a, b, c}`` and the copy; ``data()``, ``size()``, ``empty()``, ``operator[]``, copy assignment.
+The front end lowers every other member of ``<vector>`` to an "unsupported" diagnostic.
 """
 from __future__ import annotations
 
@@ -48,6 +48,13 @@ class vector:
         """``std::vector<T> v(count, value)``."""
         v = cls(dtype, count)
         v.array[...] = value
+        return v
+
+    @classmethod
+    def of(cls, dtype: Any, values: list) -> "vector":
+        """``std::vector<T> v = {a, b, c}``: the braced list's values, converted to T."""
+        v = cls(dtype)
+        v._own(np.array(values, v.dtype).reshape(-1))
         return v
 
     @classmethod
