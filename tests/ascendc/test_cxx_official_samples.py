@@ -145,16 +145,21 @@ def cross_core_vector(tmp_path, scenario: int, x: np.ndarray) -> np.ndarray:
     return z
 
 
+def cross_core_inputs(seed: int) -> list:
+    """gen_data.py's x (32 ones) and 32 integers of either sign (exact sums, and a wrong lane shows)."""
+    return [np.ones(32, np.float32), np.random.default_rng(seed).integers(-100, 100, 32).astype(np.float32)]
+
+
 def test_cross_core_mode0_barrier_of_the_16_aivs(tmp_path):
     """Each AIV atomically adds x * its block index, a mode-0 flag joins all 16 AIVs, then AIV 0 reads the sum."""
-    x = np.random.default_rng(7).integers(-100, 100, 32).astype(np.float32)   # integers: the sums are exact
-    np.testing.assert_array_equal(cross_core_vector(tmp_path, 0, x), x * np.float32(sum(range(2 * CROSS_BLOCKS))))
+    for x in cross_core_inputs(7):
+        np.testing.assert_array_equal(cross_core_vector(tmp_path, 0, x), x * np.float32(sum(range(2 * CROSS_BLOCKS))))
 
 
 def test_cross_core_mode1_joins_the_two_aivs_of_ai_core_1(tmp_path):
     """Only AIVs 2 and 3 (AI Core 1) take part: a mode-1 flag between them, then AIV 2 reads x * (2 + 3)."""
-    x = np.random.default_rng(8).integers(-100, 100, 32).astype(np.float32)
-    np.testing.assert_array_equal(cross_core_vector(tmp_path, 1, x), x * np.float32(2 + 3))
+    for x in cross_core_inputs(8):
+        np.testing.assert_array_equal(cross_core_vector(tmp_path, 1, x), x * np.float32(2 + 3))
 
 
 def cross_core_mix(tmp_path, a: np.ndarray, b: np.ndarray) -> np.ndarray:
