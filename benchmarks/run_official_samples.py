@@ -44,6 +44,7 @@ FAMILIES = [
     ("matmul (basic API)", "00_introduction/02_matrix/matmul_basic_api"),
     ("matmul + LeakyRelu (MIX)", "00_introduction/03_fusion_operation/matmul_leakyrelu_basic_api"),
     ("SyncAll", "03_basic_api/05_sync_control/sync_all"),
+    ("cross-core flags (CrossCoreSetFlag modes 0/1/2)", "03_basic_api/05_sync_control/cross_core_set_wait_flag"),
     ("atomic add", "03_basic_api/06_atomic/data_movement_with_atomic_operations"),
     ("UB bank conflict", "05_best_practices/04_memory_access/bank_conflict_ub"),
 ]

@@ -70,6 +70,9 @@ HOST_HEADERS = {
     "platform_ascendc.h": "platform_ascendc",
 }
 
+#: the members of std::vector<T> (<vector>) the front end lowers, to host/std_vector.py; the others are diagnostics
+STD_VECTOR_MEMBERS = {"data", "size", "empty", "operator[]", "operator="}
+
 #: C++ methods spelled as Python operators
 OPERATORS = {
     "operator[]": "subscript",

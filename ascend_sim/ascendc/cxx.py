@@ -14,6 +14,7 @@ import importlib
 import numpy as np
 
 from ascend_sim import ArgumentError, GmPtr, KernelError, bfloat16, half, uint8
+from ascend_sim.ascendc.host.std_vector import vector as std_vector
 
 uint64 = np.dtype(np.uint64)
 float64 = np.dtype(np.float64)
@@ -292,8 +293,8 @@ def tiling(cls, arg):
 
 
 def copy(v):
-    """A struct (or array) passed or assigned by value."""
-    return v.copy() if isinstance(v, (Struct, list)) else v
+    """A struct, array or std::vector passed or assigned by value."""
+    return v.copy() if isinstance(v, (Struct, list, std_vector)) else v
 
 
 def array(n: int, value=0) -> list:

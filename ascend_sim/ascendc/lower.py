@@ -15,6 +15,7 @@ from ascend_sim.ascendc.clang_util import evaluate
 from ascend_sim.ascendc.diagnostics import CompileError, Unsupported, at_cursor, unsupported
 from ascend_sim.ascendc.lower_call import CallLowering
 from ascend_sim.ascendc.lower_expr import ExprLowering, call, children, const, name
+from ascend_sim.ascendc.lower_std import StdLowering
 from ascend_sim.ascendc.lower_stmt import FnContext, StmtLowering
 from ascend_sim.ascendc.lower_types import is_pointer, is_record, tkind
 from ascend_sim.ascendc.parse import INCLUDE_DIR, ParsedUnit, cindex
@@ -49,7 +50,7 @@ class Lowered:
     externs: list = field(default_factory=list)     # ExternKernel: declared, launched, defined elsewhere
 
 
-class Lowerer(ExprLowering, StmtLowering, CallLowering):
+class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
     """Lowers one translation unit. ``lower()`` returns a Lowered or raises CompileError."""
 
     def __init__(self, unit: ParsedUnit, defines: dict | None = None):

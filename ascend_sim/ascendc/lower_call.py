@@ -95,6 +95,8 @@ class CallLowering:
             raise unsupported(c, f"constructing a {t.spelling}")
         if self.is_header(decl) and self.qualified(decl) == "std::string":    # a Python str
             return args[0] if args else ast.Constant("")
+        if self.is_std_vector(t):
+            return self.vector_construct(decl, args, c)
         if self.is_header(decl):
             cname = decl.spelling
             if cname in HEADER_DEFAULT_NONE and not args:
@@ -273,6 +275,8 @@ class CallLowering:
             if len(args) == 1 and is_record(ch[0].type) and record_decl(ch[0].type) is not None and \
                     self.key(record_decl(ch[0].type)) == self.key(ref.semantic_parent) and \
                     (ref.is_copy_constructor() or ref.is_move_constructor()):      # `return t;` moves a local
+                if ref.is_move_constructor() and self.is_std_vector(ch[0].type):
+                    return args[0]                        # a moved vector keeps its elements (data() stays valid)
                 return call("cxx.copy", args)
             return self.construct(c.type, args, c)
         if c.spelling.startswith("operator"):
@@ -337,7 +341,7 @@ class CallLowering:
                 continue
             v = self.rvalue(a)
             if p is not None and not self.is_header(decl) and not is_reference(p.type) and \
-                    self.is_user_record(p.type) and strip(a).kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR"):
+                    self.has_value_semantics(p.type) and strip(a).kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR"):
                 v = call("cxx.copy", [v])
             out.append(v)
         return out
@@ -383,6 +387,8 @@ class CallLowering:
         mname = self.member_name(decl) if decl.kind.name != "OVERLOADED_DECL_REF" else self.py_ident(decl.spelling)
         if objs and strip(objs[0]).kind.name == "CXX_THIS_EXPR" or not objs:
             base = name("self")
+        if self.is_header(decl) and self.is_std_vector(decl.semantic_parent.type):
+            self.check_vector_member(decl, c)
         py_args = self.call_args(decl, args)
         pattern = decl if decl.kind.name == "FUNCTION_TEMPLATE" else specialized_template(decl)
         if not self.is_header(decl) and pattern is not None and pattern.kind.name == "FUNCTION_TEMPLATE":

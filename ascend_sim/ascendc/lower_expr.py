@@ -250,7 +250,7 @@ class ExprLowering:
             return name(f"{host}.{spelling}")
         if hasattr(ascend_sim, spelling):
             return self.api(spelling)
-        raise unsupported(c, f"{self.qualified(ref)} is declared in kernel_operator.h but the simulator does "
+        raise unsupported(c, f"{self.qualified(ref)} is declared in {_header_name(ref)} but the simulator does "
                              "not implement it yet")
 
     def api(self, spelling: str) -> ast.expr:
@@ -517,6 +517,13 @@ class ExprLowering:
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
             return _store(node)
         raise unsupported(c, "assigning to this kind of expression")
+
+
+def _header_name(ref) -> str:
+    """How a learner includes the header of declaration ``ref``: ``kernel_operator.h``, ``<iterator>``."""
+    path = ref.location.file.name.replace("\\", "/") if ref.location.file is not None else "kernel_operator.h"
+    base = path.rsplit("/", 1)[-1]
+    return f"<{base}>" if "/libc/" in path else base
 
 
 def _store(node):

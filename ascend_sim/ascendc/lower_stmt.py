@@ -172,7 +172,7 @@ class StmtLowering:
                 finally:
                     self.decl_context = saved
             value = self.expr(init)
-            if self.is_user_record(t) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
+            if self.has_value_semantics(t) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
                                                               "ARRAY_SUBSCRIPT_EXPR"):
                 value = call(ast.Attribute(value, "copy", ast.Load()))
             return value
@@ -485,7 +485,7 @@ class StmtLowering:
     def assigned_value(self, lhs, rhs) -> ast.expr:
         value = exact(self.convert(self.expr(rhs), self.type_of(rhs), self.type_of(lhs), rhs))
         inner = strip(rhs)
-        if self.is_user_record(lhs.type) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
+        if self.has_value_semantics(lhs.type) and inner.kind.name in ("DECL_REF_EXPR", "MEMBER_REF_EXPR",
                                                                   "ARRAY_SUBSCRIPT_EXPR"):
             value = call(ast.Attribute(value, "copy", ast.Load()))
         return value

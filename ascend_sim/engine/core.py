@@ -441,6 +441,18 @@ class Core:
                 gate[pipe] = t
                 self.gate_rec[pipe] = rec
 
+    def after_own_work(self, clock: list) -> None:
+        """Every pipe happens after this core's work up to ``clock`` (a vector clock of one of its pipes), known
+        finished through another core (a cross-core flag whose round saw it: engine/crossflags.py)."""
+        for a in self.vc:
+            for i, v in enumerate(clock):
+                if v > a[i]:
+                    a[i] = v
+        done = self.done
+        for p in range(len(done)):
+            if clock[p] > done[p]:
+                done[p] = clock[p]
+
     def barrier_all(self) -> None:
         """PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued."""
         merged = list(map(max, *self.vc))

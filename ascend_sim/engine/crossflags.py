@@ -13,6 +13,14 @@ https://github.com/cannmirror/asc-devkit docs/zh/api/SIMD-API/基础API/同步�
 CrossCoreWaitFlag(id) blocks the core until its counter is non-zero, then takes 1. A report is a *round*: a
 core's n-th report of one (mode, scope, flag) belongs to round n, which completes when every member has made its
 n-th report, at the latest of their times.
+
+A rise also hands over what happened before the reports (vector clocks across cores): each report carries the
+reporting pipe's clock of its own core and every clock its core learnt from the rises it took, so a waiter learns
+the clocks of the pipes whose work is finished before its counter rose. On Atlas A2 the wait blocks *all* the
+waiter's pipes (the CrossCoreWaitFlag page: modeId and pipe do not take effect, 阻塞全部流水), so its own clocks
+among them order its later instructions after that work: an AIV that set <2, PIPE_MTE3> after copying out a UB
+buffer, and then waits for the AIC's answer, may overwrite that buffer (the official cross_core_set_wait_flag
+sample's AIVs do), though no SetFlag/WaitFlag of its own joins the two pipes.
 """
 from __future__ import annotations
 
@@ -31,7 +39,8 @@ class CrossCoreFlags:
         self.mix = mix
         self.ended = ended                     # ended(core) -> whether its block has finished
         self.rises: dict[tuple, list] = {}     # (uid, flag) -> [(time, published GM epochs)], oldest first
-        self.rounds: dict[tuple, dict] = {}    # (mode, scope, flag) -> {uid: [(time, epochs)] reported, not used}
+        self.rounds: dict[tuple, dict] = {}    # (mode, scope, flag) -> {uid: [(time, epochs, clocks)] not used}
+        self.known: dict[int, dict] = {}       # uid -> {uid: a pipe clock of that core} learnt from rises taken
 
     def members(self, core, mode: int, site: tuple | None = None) -> tuple[tuple, list, list]:
         """(scope, the cores that must all report, the cores whose counters then rise) for ``core``'s report."""
@@ -56,27 +65,34 @@ class CrossCoreFlags:
             return (2, core.group, "AIC"), [core], aivs
         return (2, core.group, "AIV"), aivs, [c for c in group if c.core_type == "AIC"]
 
-    def report(self, core, mode: int, flag: int, t: float, site: tuple | None = None) -> None:
-        """``core`` reports flag ``flag`` at cycle ``t``; raise the counters of a round it completes."""
+    def report(self, core, mode: int, flag: int, t: float, site: tuple | None = None, clock: list | None = None) -> None:
+        """``core`` reports flag ``flag`` at cycle ``t`` (``clock``: the reporting pipe's vector clock); raise the
+        counters of a round it completes."""
         scope, must, rise = self.members(core, mode, site)
         pending = self.rounds.setdefault((mode, scope, flag), {})
-        pending.setdefault(core.uid, []).append((t, gmcheck.publish(core)))
+        clocks = _merged(self.known.get(core.uid, {}), {core.uid: clock} if clock is not None else {})
+        pending.setdefault(core.uid, []).append((t, gmcheck.publish(core), clocks))
         if any(not pending.get(c.uid) for c in must):
             return
         firsts = [pending[c.uid].pop(0) for c in must]
         when = max(f[0] for f in firsts)
         seen: dict = {}
-        for _, published in firsts:
+        known: dict = {}
+        for _, published, reported in firsts:
             gmcheck.merge_into(seen, published)
+            known = _merged(known, reported)
         for c in rise:
-            self.rises.setdefault((c.uid, flag), []).append((when, seen))
+            self.rises.setdefault((c.uid, flag), []).append((when, seen, known))
 
     def ready(self, core, flag: int) -> bool:
         return bool(self.rises.get((core.uid, flag)))
 
-    def take(self, core, flag: int) -> tuple[float, dict]:
-        """The oldest rise of ``core``'s counter ``flag``: (cycle, GM epochs it hands over)."""
-        return self.rises[(core.uid, flag)].pop(0)
+    def take(self, core, flag: int) -> tuple[float, dict, list | None]:
+        """The oldest rise of ``core``'s counter ``flag``: (cycle, GM epochs it hands over, the clock of
+        ``core``'s own pipes that the rise's reports had seen finished, or None)."""
+        when, seen, known = self.rises[(core.uid, flag)].pop(0)
+        self.known[core.uid] = _merged(self.known.get(core.uid, {}), known)
+        return when, seen, known.get(core.uid)
 
     def why_waiting(self, core, flag: int) -> str:
         """Why ``core``'s counter ``flag`` has not risen: the rounds that would raise it and who has not reported."""
@@ -93,6 +109,15 @@ class CrossCoreFlags:
             notes.append(f"mode {mode} ({MODES[mode]}) raises it only when {len(must)} cores have all reported: "
                          f"{', '.join(done)} did, {', '.join(missing)} did not")
         return "; ".join(notes) if notes else "no partner has set it"
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """Two {uid: vector clock} maps joined: each core's clocks elementwise at their maximum (new dict and lists)."""
+    out = dict(a)
+    for uid, clock in b.items():
+        mine = out.get(uid)
+        out[uid] = list(clock) if mine is None else [max(x, y) for x, y in zip(mine, clock)]
+    return out
 
 
 def _name(core) -> str:

@@ -543,7 +543,7 @@ class Launch:
         self._syncall_flag_clash(flag, site)
         t = max(core.tail[pipe], core.scalar_time) + self.chip.cross_core_flag_cycles
         self.horizon = self.unset             # a partner waiting for it may now be the earliest block
-        self._flags().report(core, mode, flag, t, site)
+        self._flags().report(core, mode, flag, t, site, core.vc[pipe])
         core.scalar_tick()
 
     def cross_core_wait(self, core: Core, flag: int, site: tuple) -> None:
@@ -556,11 +556,13 @@ class Launch:
         ready.what = lambda: f"CrossCoreWaitFlag({flag}) at {format_site(site)} ({flags.why_waiting(core, flag)})"
         ready.site = site
         self.block_wait(ready)
-        t, seen = flags.take(core, flag)
+        t, seen, own = flags.take(core, flag)
         gmcheck.merge(core, seen)
         core.scalar_time = max(core.scalar_time, t)
         for p in range(len(core.gate)):
             core.gate[p] = max(core.gate[p], t)
+        if own is not None:         # this core's work the rise's reports saw finished: before all its later work
+            core.after_own_work(own)
 
     def _syncall_flag_clash(self, flag: int | None, site: tuple | None) -> None:
         """SyncAll is built on cross-core flags 11..14 (the CrossCoreSetFlag page's constraints): a kernel that

@@ -126,3 +126,103 @@ def test_add_custom_template_by_tiling_key(tmp_path):
         launch(space.instance(key), 8, x, y, z, np.zeros(32, np.uint8),
                mod.structs.TilingDataTemplate(totalLength=n))
         np.testing.assert_array_equal(z, (x + y).astype(dt))
+
+
+# ---------------------------------------------------------------- CrossCoreSetFlag / CrossCoreWaitFlag, all three modes
+CROSS = f"{EX}/03_basic_api/05_sync_control/cross_core_set_wait_flag"
+CROSS_FILES = [f"{CROSS}/cross_core_set_wait_flag.asc", f"{CROSS}/cross_core_set_wait_flag.h"]
+CROSS_BLOCKS = 8            # the sample's NUM_BLOCKS: 8 AI Cores of __mix__(1, 2), 8 AICs and 16 AIVs
+
+
+def cross_core_sample(tmp_path, scenario: int):
+    return load(fetch(CROSS_FILES, tmp_path), defines={"SCENARIO_NUM": str(scenario)})
+
+
+def cross_core_vector(tmp_path, scenario: int, x: np.ndarray) -> np.ndarray:
+    mod = cross_core_sample(tmp_path, scenario)
+    z = np.zeros_like(x)
+    launch(mod.cross_core_set_wait_flag_custom, CROSS_BLOCKS, x, z, x.size)
+    return z
+
+
+def cross_core_inputs(seed: int) -> list:
+    """gen_data.py's x (32 ones) and 32 integers of either sign (exact sums, and a wrong lane shows)."""
+    return [np.ones(32, np.float32), np.random.default_rng(seed).integers(-100, 100, 32).astype(np.float32)]
+
+
+def test_cross_core_mode0_barrier_of_the_16_aivs(tmp_path):
+    """Each AIV atomically adds x * its block index, a mode-0 flag joins all 16 AIVs, then AIV 0 reads the sum."""
+    for x in cross_core_inputs(7):
+        np.testing.assert_array_equal(cross_core_vector(tmp_path, 0, x), x * np.float32(sum(range(2 * CROSS_BLOCKS))))
+
+
+def test_cross_core_mode1_joins_the_two_aivs_of_ai_core_1(tmp_path):
+    """Only AIVs 2 and 3 (AI Core 1) take part: a mode-1 flag between them, then AIV 2 reads x * (2 + 3)."""
+    for x in cross_core_inputs(8):
+        np.testing.assert_array_equal(cross_core_vector(tmp_path, 1, x), x * np.float32(2 + 3))
+
+
+def cross_core_mix(tmp_path, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Scenario 2's launch with gen_data.py's layout: A as 8 blocks of its K columns, A/B's half copies zeroed."""
+    M, K = a.shape
+    N = b.shape[1]
+    mod = cross_core_sample(tmp_path, 2)
+    a_blocks = np.ascontiguousarray(a.reshape(M, CROSS_BLOCKS, K // CROSS_BLOCKS).transpose(1, 0, 2))
+    c = np.zeros((M, N), np.float32)            # the host's aclrtMemset: the AICs add their parts into it
+    r = launch(mod.mmad_custom, CROSS_BLOCKS, a_blocks, b, np.zeros((M, K), np.float16), np.zeros((K, N), np.float16), c)
+    assert {rec.core_type for rec in r.trace.records} == {"AIC", "AIV"}
+    return c
+
+
+def leaky_relu_golden(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """gen_data.py's golden: LeakyRelu(alpha 0.001) of the uint8 matrices' product in float32."""
+    mm = a.astype(np.float32) @ b.astype(np.float32)
+    return np.maximum(np.float32(0.001) * mm, mm).astype(np.float32)
+
+
+def test_cross_core_mix_modes_2_0_2_matmul_leaky_relu(tmp_path):
+    """AIVs cast A and B to half (mode 2 -> the AIC, flag 12), each AIC adds its K-slice's product into C atomically
+    (mode 0 among the 8 AICs, flag 11), then the AIVs apply LeakyRelu to their rows (mode 2 -> the AIVs, flag 13).
+
+    gen_data.py draws uniform(0, 1) and casts to uint8, which makes every input 0 (and the golden 0, which an
+    untouched C also matches); the values here are uint8 over their range. The sample places its L1 B tile at
+    byte 512 (b1LocalAddr = A_SIZE_ALIGN_L1, an element count), inside the A tile's 1,024 bytes: B's first 4 rows
+    land on A's NZ rows 16..19. The inputs make those A rows equal to what lands on them, so the sample's own
+    formula is the exact answer (the next test shows the overlap itself)."""
+    M, K, N, kb = 32, 32, 64, 32 // CROSS_BLOCKS
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+    b = rng.integers(0, 256, (K, N)).astype(np.uint8)
+    for blk in range(CROSS_BLOCKS):
+        a[16:16 + kb, blk * kb:(blk + 1) * kb] = b[blk * kb:(blk + 1) * kb, :kb]
+    np.testing.assert_array_equal(cross_core_mix(tmp_path, a, b), leaky_relu_golden(a, b))
+
+
+def test_cross_core_mix_sample_l1_tiles_overlap(tmp_path):
+    """With any other inputs the overlap shows, exactly as the chip would compute it: rows 16..19 of each K-slice
+    of A are B's rows; every other row is the formula's."""
+    M, K, N, kb = 32, 32, 64, 32 // CROSS_BLOCKS
+    rng = np.random.default_rng(10)
+    a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+    b = rng.integers(0, 256, (K, N)).astype(np.uint8)
+    seen = a.copy()
+    for blk in range(CROSS_BLOCKS):
+        seen[16:16 + kb, blk * kb:(blk + 1) * kb] = b[blk * kb:(blk + 1) * kb, :kb]
+    c = cross_core_mix(tmp_path, a, b)
+    np.testing.assert_array_equal(c, leaky_relu_golden(seen, b))
+    assert not np.array_equal(c[16:20], leaky_relu_golden(a, b)[16:20])
+
+
+def test_cross_core_sample_whole_program(tmp_path):
+    """`ascend-sim run`'s path: the sample's main() unchanged (std::vector<float> x(32), ReadFile into x.data(),
+    kernel_cross_core_set_wait_flag(x) returning std::vector<float> z(first, last), WriteFile of z.data())."""
+    from ascend_sim.ascendc.host.run import run_file
+    path = fetch(CROSS_FILES, tmp_path)
+    (tmp_path / "input").mkdir()
+    (tmp_path / "output").mkdir()
+    x = np.random.default_rng(11).integers(-100, 100, 32).astype(np.float32)
+    x.tofile(tmp_path / "input" / "input_x.bin")
+    outcome = run_file(path, defines={"SCENARIO_NUM": "1"})
+    assert outcome.returncode == 0 and not outcome.leaks
+    assert [(name, blocks) for name, blocks, _ in outcome.launches] == [("cross_core_set_wait_flag_custom", 8)]
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "output" / "output.bin", np.float32), x * np.float32(5))

@@ -8,7 +8,7 @@ import pytest
 
 from ascend_sim import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE2, PIPE_MTE3, PIPE_V, Adds, Duplicate, Ascend910, Ascend910B,
                         ArgumentError, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DeadlockError, GetBlockIdx,
-                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent, LaunchError, LaunchResult, Muls, SyncError,
+                        GetBlockNum, GetSubBlockIdx, GetSubBlockNum, HardEvent, LaunchError, LaunchResult, Muls, RaceError, SyncError,
                         SyncAll, TPipe, TPosition, float32, half, kernel, launch)
 from ascend_sim.kernels.add_custom import run_add_custom
 from kernels_util import cube_16x16, assert_same, gm, handoff, line_of, raises_rule, scratch
@@ -301,6 +301,45 @@ def test_mode_0_is_a_barrier_of_the_cores_of_one_type():
     last = max(r.end for r in copies)               # AIC 1's seventh copy
     assert len(copies) == 8 and len(goes) == 2 and {r.core_type for r in goes.values()} == {"AIC"}
     assert all(g.start >= last + result.chip.cross_core_flag_cycles for g in goes.values())
+
+
+@kernel(core="MIX")
+def aiv_reuses_ub_after_the_aic_answers(x, work, answered):
+    """Each AIV fills t (V), copies it out (MTE3), reports on PIPE_MTE3 (mode 2) and waits for the AIC's answer
+    (mode 2 back), then copies new data into t (MTE2). With ``answered`` false the AIC answers at once, without
+    waiting for the AIVs' reports: then nothing orders the MTE2 copy after the AIV's own V and MTE3 work."""
+    if ASCEND_IS_AIV():
+        t = scratch(512, half)
+        Duplicate(t, 1.0, 256)
+        handoff(HardEvent.V_MTE3)
+        DataCopy(gm(work)[GetSubBlockIdx() * 256], t, 256)
+        CrossCoreSetFlag(2, PIPE_MTE3, 4)
+        CrossCoreWaitFlag(5)
+        DataCopy(t, gm(x), 256)  # <- the AIV reuses t
+        handoff(HardEvent.MTE2_MTE3)
+        DataCopy(gm(work)[GetSubBlockIdx() * 256], t, 256)
+        return
+    if answered:
+        CrossCoreWaitFlag(4)
+    CrossCoreSetFlag(2, PIPE_MTE2, 5)
+    if not answered:
+        CrossCoreWaitFlag(4)
+
+
+def test_a_wait_orders_the_waiters_own_work_that_the_rise_saw_finished():
+    """The AIV's report (after its MTE3 copy, itself after V) reaches the AIC before the AIC's answer, and on Atlas A2
+    CrossCoreWaitFlag blocks all the waiter's pipes: its MTE2 copy into t follows its V and MTE3 work (the official
+    cross_core_set_wait_flag sample's AIVs rely on it)."""
+    x = (np.arange(256) % 5).astype(half)
+    work = np.zeros(512, half)
+    launch(aiv_reuses_ub_after_the_aic_answers, 1, x, work, True)
+    assert_same(work, np.concatenate([x, x]))
+
+
+def test_a_wait_is_no_barrier_of_the_waiters_own_unreported_work():
+    with raises_rule(RaceError, "DataCopy on pipe MTE2 overwrites UB bytes from 0 that pipe V wrote",
+                     at="<- the AIV reuses t"):
+        launch(aiv_reuses_ub_after_the_aic_answers, 1, np.zeros(256, half), np.zeros(512, half), False)
 
 
 def test_mode_1_and_2_need_a_mix_kernel():

@@ -1,2 +1,3 @@
 """The host side of an Ascend C program on the simulator: the ACL runtime subset (``acl``), the examples'
-``ReadFile``/``WriteFile`` (``data_utils``) and ``ascend-sim run`` (``run``)."""
+``ReadFile``/``WriteFile`` (``data_utils``), ``std::vector`` (``std_vector``) and ``ascend-sim run``
+(``run``)."""

@@ -1,0 +1,130 @@
+"""``std::vector<T>`` of host code (``<vector>``), for a number type ``T``: a numpy array of T's dtype.
+
+The failure this exists to prevent: an official example's host ``main()`` keeps its inputs and outputs in
+``std::vector<float>``s (filled by ``ReadFile(path, size, x.data(), bytes)``, handed to ACL through ``x.data()``,
+built back from a host buffer with ``std::vector<float> z(first, last)``); without a vector the whole program
+cannot run, and a vector that copied where C++ aliases (or aliased where C++ copies) would give wrong outputs
+silently. Here ``data()`` is a :class:`HostPtr` to the elements themselves, a copy is a copy, and the reads C++
+leaves undefined (an index past ``size()``, a pointer range that is not one buffer) raise at the learner's line.
+
+Modelled (cppreference, "std::vector", https://en.cppreference.com/w/cpp/container/vector): the constructors
+``vector()``, ``vector(count)`` (value-initialised: zeros), ``vector(count, value)``, ``vector(first, last)`` from
+two ``T*``, ``vector{a, b, c}`` and the copy; ``data()``, ``size()``, ``empty()``, ``operator[]``, copy assignment.
+The front end lowers every other member of ``<vector>`` to an "unsupported" diagnostic.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ascend_sim import ArgumentError, OutOfBoundsError
+from ascend_sim.ascendc.host.pointers import HostPtr
+
+__all__ = ["vector"]
+
+
+class vector:
+    """A ``std::vector<T>``: ``dtype`` (T) and ``array``, the elements (their own numpy buffer, C order)."""
+
+    __slots__ = ("dtype", "array", "_bytes")
+
+    def __init__(self, dtype: Any, count: int = 0):
+        """``std::vector<T> v(count)``: ``count`` value-initialised (zero) elements."""
+        self.dtype = np.dtype(dtype)
+        count = int(count)
+        if count < 0:       # size_t: a negative count is a huge one, which throws std::length_error in C++
+            raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
+                                "wraps to a size no host can allocate (C++ throws std::length_error)",
+                                fix="compute the element count as an unsigned value (elements, not bytes)")
+        self._own(np.zeros(count, self.dtype))
+
+    def _own(self, array: np.ndarray) -> None:
+        self.array = array
+        self._bytes = array.view(np.uint8)      # one byte view, so every data() is the same allocation
+
+    @classmethod
+    def filled(cls, dtype: Any, count: int, value: Any) -> "vector":
+        """``std::vector<T> v(count, value)``."""
+        v = cls(dtype, count)
+        v.array[...] = value
+        return v
+
+    @classmethod
+    def of(cls, dtype: Any, values: list) -> "vector":
+        """``std::vector<T> v = {a, b, c}``: the braced list's values, converted to T."""
+        v = cls(dtype)
+        v._own(np.array(values, v.dtype).reshape(-1))
+        return v
+
+    @classmethod
+    def from_range(cls, dtype: Any, first: Any, last: Any) -> "vector":
+        """``std::vector<T> v(first, last)``: a copy of the elements of one host buffer in [first, last)."""
+        v = cls(dtype)
+        v._own(_range_elements(np.dtype(dtype), first, last).copy())
+        return v
+
+    # -- members
+    def data(self) -> HostPtr:
+        """``v.data()``: a ``T*`` to the first element (writes through it change the vector)."""
+        return HostPtr(self._bytes, 0, self.dtype)
+
+    def size(self) -> int:
+        return int(self.array.size)
+
+    def empty(self) -> bool:
+        return self.array.size == 0
+
+    def copy(self) -> "vector":
+        """A copy (a vector passed, returned or assigned by value)."""
+        v = object.__new__(vector)
+        v.dtype = self.dtype
+        v._own(self.array.copy())
+        return v
+
+    def _index(self, pos: Any) -> int:
+        i = int(pos)
+        if not 0 <= i < self.array.size:
+            raise OutOfBoundsError(
+                f"std::vector index {i} is outside the vector's {self.array.size} elements (operator[] does not "
+                "check: on the host this reads or writes memory that is not the vector's)",
+                fix=f"keep the index in 0 .. size() - 1 = {self.array.size - 1}" if self.array.size else
+                    "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
+        return i
+
+    def __getitem__(self, pos: Any):
+        v = self.array[self._index(pos)]
+        return v.item() if self.dtype.kind in "iub" else v      # integers as Python ints, as the lowering uses them
+
+    def __setitem__(self, pos: Any, value: Any) -> None:
+        self.array[self._index(pos)] = value
+
+    def __len__(self) -> int:
+        return int(self.array.size)
+
+    def __repr__(self) -> str:
+        return f"std::vector<{self.dtype.name}>({self.array.size} elements)"
+
+
+def _range_elements(dtype: np.dtype, first: Any, last: Any) -> np.ndarray:
+    """The elements in [first, last) of one host buffer, read as ``dtype``, checked as C++ leaves undefined."""
+    for p, which in ((first, "first"), (last, "last")):
+        if not isinstance(p, HostPtr):
+            raise ArgumentError(f"std::vector(first, last): {which} is {type(p).__name__} {p!r}, not a host pointer",
+                                fix="pass two pointers into one host buffer (aclrtMallocHost's, or another "
+                                    "vector's data()); device memory must be copied to the host first")
+    if not (first.buf is last.buf or first.buf.ctypes.data == last.buf.ctypes.data and
+            first.buf.size == last.buf.size):
+        raise ArgumentError("std::vector(first, last): first and last point into two different host buffers, so "
+                            "[first, last) is no range (C++ leaves it undefined)",
+                            fix="take both ends from one buffer: (T*)p and (T*)(p + bytes)")
+    span = last.offset - first.offset
+    if span < 0 or span % dtype.itemsize:
+        raise ArgumentError(f"std::vector<{dtype.name}>(first, last): last is {span} bytes after first, which is not "
+                            f"a whole number (>= 0) of {dtype.itemsize}-byte elements",
+                            fix="cast both ends to the element type T* before the arithmetic, and end at first + n")
+    if last.offset > first.buf.size:
+        raise OutOfBoundsError(f"std::vector(first, last): last is byte {last.offset:,} of a "
+                               f"{first.buf.size:,}-byte host buffer, {last.offset - first.buf.size:,} bytes past "
+                               "its end", fix="end the range at the buffer's size in bytes (elements * sizeof(T))")
+    return first.buf[first.offset:last.offset].view(dtype)
