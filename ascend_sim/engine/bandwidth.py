@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascend_sim.engine.l2 import strided_units
+
 BIN = 128       # cycles per booking bin
 
 
@@ -99,6 +101,20 @@ class LineFills:
         return moving
 
 
+class _Run:
+    """The windows of one request shape that every request to them asks for whole (a tiled kernel's tile: the
+    same rows, the same windows), while ``WindowTurns`` keeps its state per run: the core that last held them
+    and their busy periods, as the parameters of the idle request that set them (``rec``: start, moving, hold;
+    window ``i`` of ``n`` was asked for, and its turn began, at ``i / n * moving + start``), else as arrays
+    (``since``, ``free``; floats for a run of one window); ``top``: the latest end of a turn among them."""
+
+    __slots__ = ("where", "n", "owner", "rec", "since", "free", "top")
+
+    def __init__(self, where: slice, n: int):
+        self.where, self.n = where, n
+        self.owner, self.rec, self.since, self.free, self.top = -1, None, 0.0, 0.0, 0.0
+
+
 class WindowTurns:
     """GM requests of several cores to one 512 B window at the same time, served in turn (the same-address rule).
 
@@ -115,18 +131,27 @@ class WindowTurns:
     wait (its pipe keeps its order). Blocks advance together in simulated time (engine/scheduler.py), so requests
     meet here in about the chip's order, to within a time slice: a request priced after a turn that began later in
     simulated time goes first and that period grows by its turn (the other's transfer, already priced, is not
-    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases), paid only where
-    cores share pages of windows (the lazy bookkeeping below; a launch whose cores read disjoint data pays none).
+    moved).
+
+    Bookkeeping, two forms with the same results. Per run (``_Run``) while every request asks for the windows of
+    an earlier one or windows no request asked for before (a tiled kernel: case (f)'s cores read the same tiles):
+    a request that finds its run last held by itself, or every turn there over before it starts, waits for nothing
+    and sets the run's windows as an idle request would, a few Python floats; only a request that meets another
+    core's turns works on arrays (the run's own). The first request that overlaps a run in part writes every run
+    into the per-window arrays (``since``, ``free``, ``owner``) and the per-window form goes on from there: numpy over
+    the windows a transfer touches (a slice in the usual cases), paid only where cores share pages of windows (a
+    page of windows only one core has used keeps its requests unwritten, ``pending``).
     """
 
     __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
-                 "pending", "max_pending")
+                 "pending", "max_pending", "runs", "claimed")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
     SHARED = [-2] * 64
     MAX_PENDING = 4096  # a core's kept requests are written out beyond this many (memory only: the same results)
+    MAX_RUNS = 1 << 16  # runs kept at most (memory); beyond, per window
 
-    def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
+    def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float, runs: bool = True):
         self.window = window
         n = span_bytes // window + 2
         self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
@@ -135,6 +160,10 @@ class WindowTurns:
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
         self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
+        # Per run (class docstring) while ``runs`` is a dict: (start, stop, step) of the windows -> _Run; None
+        # once a request overlapped a run in part (``runs=False``: per window from the start, the reference form)
+        self.runs: dict | None = {} if runs else None
+        self.claimed = bytearray(n if runs else 0)  # 1: the window belongs to a run
         # Lazy bookkeeping, the same results: while every window of a page was last held by one core (or by none),
         # that core's requests there never wait and set each window as an idle request would, so they are kept
         # as a list (``pending``) and written to the arrays only when another core's request reaches such a page.
@@ -152,22 +181,9 @@ class WindowTurns:
                            chip.gm_window_miss_hold_cycles)
 
     def windows(self, addr: int, count: int, blen: int, pitch: int):
-        """The windows ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch, in order:
-        a slice (a run, or one window per burst a whole number of windows apart) or an index array."""
-        w = self.window
-        if count == 1 or pitch - blen < w:
-            return slice(addr // w, -(-(addr + (count - 1) * pitch + blen) // w))
-        if pitch % w == 0 and addr % w + blen <= w:
-            return slice(addr // w, addr // w + (count - 1) * (pitch // w) + 1, pitch // w)
-        key = (addr % w, count, blen, pitch)
-        rel = self.patterns.get(key)
-        if rel is None:
-            starts = addr % w + np.arange(count, dtype=np.int64) * pitch
-            first, end = starts // w, -(-(starts + blen) // w)
-            width = int((end - first).max())
-            grid = first[:, None] + np.arange(width)[None, :]
-            rel = self.patterns[key] = np.unique(grid[grid < end[:, None]])
-        return rel + addr // w
+        """The windows ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch, in order
+        (``strided_units`` with the window size)."""
+        return strided_units(addr, count, blen, pitch, self.window, self.patterns)
 
     def wait(self, addr: int, count: int, blen: int, pitch: int, nbytes: int, core: int, start: float,
              moving: float, missed: float) -> float:
@@ -175,9 +191,20 @@ class WindowTurns:
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
         where = self.windows(addr, count, blen, pitch)
         if where.__class__ is slice:
-            first, last, n = where.start, where.stop - 1, len(range(where.start, where.stop, where.step or 1))
+            step = where.step or 1
+            first, last, n = where.start, where.stop - 1, len(range(where.start, where.stop, step))
+            runs = self.runs
+            if runs is not None:
+                run = runs.get((first, where.stop, step))
+                if run is None:
+                    run = self._new_run(where, first, step, n)
+                if run is not None:
+                    return self._run_wait(run, core, float(start), float(moving),
+                                          float(nbytes / n * self.per_byte + missed * self.miss_hold))
         else:
             first, last, n = int(where[0]), int(where[-1]), where.size
+        if self.runs is not None:
+            self._spell_out()
         hold = nbytes / n * self.per_byte + missed * self.miss_hold
         if self._own_pages(first, last, core):
             reqs = self.pending.get(core)
@@ -214,6 +241,97 @@ class WindowTurns:
         self.owner[where] = core
         return lag
 
+    def settle(self) -> None:
+        """Write every run and kept request into the per-window arrays (then they are exact; per window from now)."""
+        if self.runs is not None:
+            self._spell_out()
+        self._write_pending()
+
+    # ------------------------------------------------------------------ per run
+    def _new_run(self, where: slice, first: int, step: int, n: int) -> _Run | None:
+        """A run for windows no request asked for before; None when some of them belong to a run already (or
+        there are too many runs): then the bookkeeping goes per window."""
+        if len(self.runs) >= self.MAX_RUNS or self.claimed[where].count(1):
+            return None
+        self.claimed[where] = b"\x01" * n
+        run = self.runs[(first, where.stop, step)] = _Run(where, n)
+        return run
+
+    def _run_wait(self, run: _Run, core: int, start: float, moving: float, hold: float) -> float:
+        """``wait`` on a run: the per-window algorithm on its state, without arrays when no other core's turn there
+        is still running when the request starts (Python floats give numpy's float64 results, operation by
+        operation: each window asks at ``i / n * moving + start``, non-decreasing in ``i``)."""
+        n = run.n
+        if n == 1:
+            return self._run_wait_one(run, core, start, hold)
+        if run.owner == core or run.top < start or run.owner < 0:     # no wait: each window set as idle sets it
+            run.owner, run.rec = core, (start, moving, hold)
+            run.top = (n - 1) / n * moving + start + hold
+            return 0.0
+        since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
+        asked = self._ramp(n) * moving
+        asked += start
+        late = free - asked
+        run.owner = core
+        if late.max() < 0.0:                            # every window idle when asked
+            run.rec = (start, moving, hold)
+            run.top = (n - 1) / n * moving + start + hold
+            return 0.0
+        late = np.where(since <= asked, late, 0.0)
+        lag = float(late.max())
+        if lag < 0.0:
+            lag = 0.0
+        asked += lag
+        # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
+        # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
+        run.rec = None
+        run.since = np.where(free >= asked, np.minimum(since, asked), asked)
+        run.free = np.maximum(free, asked)
+        run.free += hold
+        last = float(asked[-1])                         # the latest request (they are non-decreasing)
+        run.top = (run.top if run.top > last else last) + hold
+        return lag
+
+    def _run_wait_one(self, run: _Run, core: int, asked: float, hold: float) -> float:
+        """``_wait_one`` on a run of one window (its state as two floats)."""
+        free = run.free
+        other = run.owner != core
+        lag = free - asked if other and free > asked and run.since <= asked else 0.0
+        asked += lag
+        if other and free >= asked:
+            run.since = min(run.since, asked)
+            run.free = free + hold
+        else:
+            run.since = asked
+            run.free = asked + hold
+        run.owner = core
+        run.top = run.free
+        return lag
+
+    def _run_arrays(self, run: _Run) -> tuple:
+        """The run's (since, free) per window as arrays (from its request's parameters when it has them)."""
+        if run.rec is None:
+            return run.since, run.free
+        start, moving, hold = run.rec
+        since = self._ramp(run.n) * moving
+        since += start
+        return since, since + hold
+
+    def _spell_out(self) -> None:
+        """Write every run into the per-window arrays and mark its pages shared (arrays exact); per window from
+        now on."""
+        for run in self.runs.values():
+            where = run.where
+            if run.n == 1:
+                self.since[where.start], self.free[where.start] = run.since, run.free
+            else:
+                self.since[where], self.free[where] = self._run_arrays(run)
+            self.owner[where] = run.owner
+            self._share_pages(where.start, where.stop - 1)
+        self.runs = None
+        self.claimed = bytearray(0)
+
+    # ------------------------------------------------------------------ per window
     def _ramp(self, n: int):
         """Request offsets of ``n`` windows over a transfer's moving time: 0, 1/n, ..., (n-1)/n."""
         ramp = self.ramps.get(n)

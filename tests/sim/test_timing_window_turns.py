@@ -94,13 +94,23 @@ def test_writes_of_two_cores_to_one_window_take_turns():
     assert writes((0, 256), rule=True) == [pytest.approx(one)] * 2
 
 
-def replay(requests: list[tuple], max_pending: int) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
-    """Feed ``requests`` (addr, count, blen, pitch, core, start) to a WindowTurns; the lags and its final arrays."""
+def replay(requests: list[tuple], max_pending: int, runs: bool = True,
+           switch_at: int | None = None) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+    """Feed ``requests`` (addr, count, blen, pitch, core, start[, moving: count * blen / 64 if not given]) to a
+    WindowTurns; the lags and its final arrays.
+    ``runs=False``: per window from the start; ``switch_at``: how many requests it must keep per run (then it
+    must have switched to per window by the end)."""
     from ascend_sim.engine.bandwidth import WindowTurns
-    turns = WindowTurns(512, 1 << 20, 64.0, 210.0)
+    turns = WindowTurns(512, 1 << 20, 64.0, 210.0, runs=runs)
     turns.max_pending = max_pending
-    lags = [turns.wait(a, n, b, p, n * b, core, t, n * b / 64, 0.5) for a, n, b, p, core, t in requests]
-    turns._write_pending()
+    lags = []
+    for i, (a, n, b, p, core, t, *moving) in enumerate(requests):
+        if i == switch_at:
+            assert turns.runs, "the requests before the switch were kept per run"
+        lags.append(turns.wait(a, n, b, p, n * b, core, t, moving[0] if moving else n * b / 64, 0.5))
+    if switch_at is not None:
+        assert turns.runs is None, "a request overlapping a run in part switched the bookkeeping to per window"
+    turns.settle()
     return lags, turns.since.copy(), turns.free.copy(), turns.owner.copy()
 
 
@@ -119,8 +129,35 @@ def test_requests_kept_unwritten_give_what_writing_each_at_once_gives():
         pitch = blen + int(rng.choice([0, 0, 512, 1536]))
         t += float(rng.integers(0, 40))
         requests.append((addr, count, blen, pitch, core, t))
-    lazy, eager = replay(requests, 4096), replay(requests, 0)
+    lazy, eager = replay(requests, 4096), replay(requests, 0, runs=False)
     assert sum(lag > 0 for lag in eager[0]) > 20           # the requests meet: many waits to agree on
     assert lazy[0] == eager[0]
     for a, b in zip(lazy[1:], eager[1:]):
+        assert np.array_equal(a, b)
+
+
+def test_requests_kept_per_run_give_what_the_windows_arrays_give():
+    """The bookkeeping per run (every request asks for the windows of an earlier one or for new ones: a tiled
+    matmul's cores reading shared tiles) changes no wait and no window, then switches to per window at the first
+    request that overlaps a run in part: four cores read strided 512 B rows (Nd2Nz tiles, 16 KB apart), runs of
+    whole windows and single windows, each tile several times, at nearby times so that turns meet and queue."""
+    rng = np.random.default_rng(11)
+    tiles = [(k * 512, 64, 512, 8192) for k in range(8)]               # 64 rows of 512 B, one window each
+    tiles += [(1 << 19 | k * 4096, 4, 1024, 1024) for k in range(4)]   # 4 KB runs of windows
+    tiles += [(3 << 18 | k * 512, 1, 256, 256) for k in range(4)]      # one window each
+    requests = []
+    t = 0.0
+    for i in range(600):
+        if i == 500:                                    # from here: parts of runs (a window in the middle, two runs)
+            tiles += [(1 << 19 | 1024, 1, 512, 512), (3 << 18 | 256, 2, 128, 512)]
+        a, n, b, p = tiles[int(rng.integers(len(tiles)))]
+        t += float(rng.integers(0, 60))
+        requests.append((a, n, b, p, int(rng.integers(4)), t, n * b / float(rng.choice([16, 64, 256]))))
+    first_part = next(i for i, r in enumerate(requests) if r[:4] in [(1 << 19 | 1024, 1, 512, 512),
+                                                                    (3 << 18 | 256, 2, 128, 512)])
+    per_run = replay(requests, 4096, switch_at=first_part)
+    per_window = replay(requests, 0, runs=False)
+    assert sum(lag > 0 for lag in per_window[0][:first_part]) > 50    # the turns meet: waits to agree on
+    assert per_run[0] == per_window[0]
+    for a, b in zip(per_run[1:], per_window[1:]):
         assert np.array_equal(a, b)
