@@ -189,18 +189,28 @@ class WindowTurns:
              moving: float, missed: float) -> float:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
-        where = self.windows(addr, count, blen, pitch)
+        where = strided_units(addr, count, blen, pitch, self.window, self.patterns)
         if where.__class__ is slice:
-            step = where.step or 1
-            first, last, n = where.start, where.stop - 1, len(range(where.start, where.stop, step))
+            first, stop, step = where.start, where.stop, where.step or 1
+            last, n = stop - 1, (stop - first - 1) // step + 1
             runs = self.runs
             if runs is not None:
-                run = runs.get((first, where.stop, step))
+                run = runs.get((first, stop, step))
                 if run is None:
-                    run = self._new_run(where, first, step, n)
+                    run = self._new_run(where, first, stop, step, n)
                 if run is not None:
-                    return self._run_wait(run, core, float(start), float(moving),
-                                          float(nbytes / n * self.per_byte + missed * self.miss_hold))
+                    start, moving = float(start), float(moving)
+                    hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
+                    if run.owner == core or run.top < start or run.owner < 0:     # as idle: no wait, no queue
+                        run.owner = core
+                        if n == 1:
+                            run.since, run.free = start, start + hold
+                            run.top = run.free
+                        else:
+                            run.rec = (start, moving, hold)
+                            run.top = (n - 1) / n * moving + start + hold
+                        return 0.0
+                    return self._run_wait(run, core, start, moving, hold)
         else:
             first, last, n = int(where[0]), int(where[-1]), where.size
         if self.runs is not None:
@@ -248,26 +258,25 @@ class WindowTurns:
         self._write_pending()
 
     # ------------------------------------------------------------------ per run
-    def _new_run(self, where: slice, first: int, step: int, n: int) -> _Run | None:
+    def _new_run(self, where: slice, first: int, stop: int, step: int, n: int) -> _Run | None:
         """A run for windows no request asked for before; None when some of them belong to a run already (or
         there are too many runs): then the bookkeeping goes per window."""
-        if len(self.runs) >= self.MAX_RUNS or self.claimed[where].count(1):
+        claimed = self.claimed
+        if len(self.runs) >= self.MAX_RUNS or (claimed.find(1, first, stop) >= 0 if step == 1
+                                               else claimed[where].count(1)):
             return None
-        self.claimed[where] = b"\x01" * n
-        run = self.runs[(first, where.stop, step)] = _Run(where, n)
+        claimed[where] = b"\x01" * n
+        run = self.runs[(first, stop, step)] = _Run(where, n)
         return run
 
     def _run_wait(self, run: _Run, core: int, start: float, moving: float, hold: float) -> float:
-        """``wait`` on a run: the per-window algorithm on its state, without arrays when no other core's turn there
-        is still running when the request starts (Python floats give numpy's float64 results, operation by
-        operation: each window asks at ``i / n * moving + start``, non-decreasing in ``i``)."""
+        """``wait`` on a run that another core holds and whose turns may still run when the request starts (``wait``
+        took the other cases: as an idle request, on Python floats, which give numpy's float64 results operation by
+        operation; each window asks at ``i / n * moving + start``, non-decreasing in ``i``): the per-window
+        algorithm on the run's state."""
         n = run.n
         if n == 1:
             return self._run_wait_one(run, core, start, hold)
-        if run.owner == core or run.top < start or run.owner < 0:     # no wait: each window set as idle sets it
-            run.owner, run.rec = core, (start, moving, hold)
-            run.top = (n - 1) / n * moving + start + hold
-            return 0.0
         since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
         asked = self._ramp(n) * moving
         asked += start
