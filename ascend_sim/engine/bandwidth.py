@@ -16,6 +16,7 @@ import numpy as np
 from ascend_sim.engine.l2 import strided_units
 
 BIN = 128       # cycles per booking bin
+_max = np.maximum.reduce     # ndarray.max without its Python wrapper: the same result
 
 
 class HbmTimeline:
@@ -144,7 +145,7 @@ class WindowTurns:
     """
 
     __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
-                 "pending", "max_pending", "runs", "claimed")
+                 "pending", "max_pending", "runs", "claimed", "max_runs")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
     SHARED = [-2] * 64
@@ -164,6 +165,7 @@ class WindowTurns:
         # once a request overlapped a run in part (``runs=False``: per window from the start, the reference form)
         self.runs: dict | None = {} if runs else None
         self.claimed = bytearray(n if runs else 0)  # 1: the window belongs to a run
+        self.max_runs = self.MAX_RUNS
         # Lazy bookkeeping, the same results: while every window of a page was last held by one core (or by none),
         # that core's requests there never wait and set each window as an idle request would, so they are kept
         # as a list (``pending``) and written to the arrays only when another core's request reaches such a page.
@@ -262,7 +264,7 @@ class WindowTurns:
         """A run for windows no request asked for before; None when some of them belong to a run already (or
         there are too many runs): then the bookkeeping goes per window."""
         claimed = self.claimed
-        if len(self.runs) >= self.MAX_RUNS or (claimed.find(1, first, stop) >= 0 if step == 1
+        if len(self.runs) >= self.max_runs or (claimed.find(1, first, stop) >= 0 if step == 1
                                                else claimed[where].count(1)):
             return None
         claimed[where] = b"\x01" * n
@@ -282,12 +284,12 @@ class WindowTurns:
         asked += start
         late = free - asked
         run.owner = core
-        if late.max() < 0.0:                            # every window idle when asked
+        if _max(late) < 0.0:                            # every window idle when asked
             run.rec = (start, moving, hold)
             run.top = (n - 1) / n * moving + start + hold
             return 0.0
         late = np.where(since <= asked, late, 0.0)
-        lag = float(late.max())
+        lag = float(_max(late))
         if lag < 0.0:
             lag = 0.0
         asked += lag
@@ -328,15 +330,25 @@ class WindowTurns:
 
     def _spell_out(self) -> None:
         """Write every run into the per-window arrays and mark its pages shared (arrays exact); per window from
-        now on."""
+        now on. Runs set as idle requests are written together, one numpy pass per run length."""
+        idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
         for run in self.runs.values():
             where = run.where
-            if run.n == 1:
-                self.since[where.start], self.free[where.start] = run.since, run.free
-            else:
-                self.since[where], self.free[where] = self._run_arrays(run)
-            self.owner[where] = run.owner
+            if run.rec is not None:
+                idle.setdefault(run.n, []).append((where.start, where.step or 1, *run.rec, run.owner))
+            else:                                       # arrays, or two floats for one window
+                self.since[where], self.free[where] = run.since, run.free
+                self.owner[where] = run.owner
             self._share_pages(where.start, where.stop - 1)
+        for n, rows in idle.items():
+            first, step, start, moving, hold, owner = (np.array(col) for col in zip(*rows))
+            where = first[:, None] + step[:, None] * np.arange(n)
+            asked = self._ramp(n)[None, :] * moving[:, None]       # element by element as _run_arrays
+            asked += start[:, None]
+            self.since[where] = asked
+            asked += hold[:, None]
+            self.free[where] = asked
+            self.owner[where] = owner[:, None]
         self.runs = None
         self.claimed = bytearray(0)
 

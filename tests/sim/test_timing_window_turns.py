@@ -94,15 +94,16 @@ def test_writes_of_two_cores_to_one_window_take_turns():
     assert writes((0, 256), rule=True) == [pytest.approx(one)] * 2
 
 
-def replay(requests: list[tuple], max_pending: int, runs: bool = True,
-           switch_at: int | None = None) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+def replay(requests: list[tuple], max_pending: int, runs: bool = True, switch_at: int | None = None,
+           max_runs: int = 1 << 16) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
     """Feed ``requests`` (addr, count, blen, pitch, core, start[, moving: count * blen / 64 if not given]) to a
     WindowTurns; the lags and its final arrays.
     ``runs=False``: per window from the start; ``switch_at``: how many requests it must keep per run (then it
-    must have switched to per window by the end)."""
+    must have switched to per window by the end); ``max_runs``: runs kept at most."""
     from ascend_sim.engine.bandwidth import WindowTurns
     turns = WindowTurns(512, 1 << 20, 64.0, 210.0, runs=runs)
     turns.max_pending = max_pending
+    turns.max_runs = max_runs
     lags = []
     for i, (a, n, b, p, core, t, *moving) in enumerate(requests):
         if i == switch_at:
@@ -155,9 +156,10 @@ def test_requests_kept_per_run_give_what_the_windows_arrays_give():
         requests.append((a, n, b, p, int(rng.integers(4)), t, n * b / float(rng.choice([16, 64, 256]))))
     first_part = next(i for i, r in enumerate(requests) if r[:4] in [(1 << 19 | 1024, 1, 512, 512),
                                                                     (3 << 18 | 256, 2, 128, 512)])
-    per_run = replay(requests, 4096, switch_at=first_part)
     per_window = replay(requests, 0, runs=False)
     assert sum(lag > 0 for lag in per_window[0][:first_part]) > 50    # the turns meet: waits to agree on
-    assert per_run[0] == per_window[0]
-    for a, b in zip(per_run[1:], per_window[1:]):
-        assert np.array_equal(a, b)
+    for kept in (replay(requests, 4096, switch_at=first_part),
+                 replay(requests, 4096, switch_at=12, max_runs=12)):    # more tiles than runs it may keep
+        assert kept[0] == per_window[0]
+        for a, b in zip(kept[1:], per_window[1:]):
+            assert np.array_equal(a, b)
