@@ -288,10 +288,7 @@ class WindowTurns:
             run.rec = (start, moving, hold)
             run.top = (n - 1) / n * moving + start + hold
             return 0.0
-        late = np.where(since <= asked, late, 0.0)
-        lag = float(_max(late))
-        if lag < 0.0:
-            lag = 0.0
+        lag = float(_max(late, where=since <= asked, initial=0.0))     # waits out the turns it is in (or none)
         asked += lag
         # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
         # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
