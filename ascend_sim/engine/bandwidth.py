@@ -326,9 +326,11 @@ class WindowTurns:
         return since, since + hold
 
     def _spell_out(self) -> None:
-        """Write every run into the per-window arrays and mark its pages shared (arrays exact); per window from
-        now on. Runs set as idle requests are written together, one numpy pass per run length."""
+        """Write every run into the per-window arrays; per window from now on. Runs set as idle requests are
+        written together, one numpy pass per run length. A page whose runs one core last held becomes that core's
+        (its next requests there may be kept unwritten), one where several did, shared (``_page_owners``)."""
         idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
+        held = []                                       # (windows, owner) of every run
         for run in self.runs.values():
             where = run.where
             if run.rec is not None:
@@ -336,7 +338,7 @@ class WindowTurns:
             else:                                       # arrays, or two floats for one window
                 self.since[where], self.free[where] = run.since, run.free
                 self.owner[where] = run.owner
-            self._share_pages(where.start, where.stop - 1)
+                held.append((np.arange(where.start, where.stop, where.step or 1), np.full(run.n, run.owner)))
         for n, rows in idle.items():
             first, step, start, moving, hold, owner = (np.array(col) for col in zip(*rows))
             where = first[:, None] + step[:, None] * np.arange(n)
@@ -345,9 +347,26 @@ class WindowTurns:
             self.since[where] = asked
             asked += hold[:, None]
             self.free[where] = asked
-            self.owner[where] = owner[:, None]
+            owners = np.broadcast_to(owner[:, None], where.shape)
+            self.owner[where] = owners
+            held.append((where.ravel(), owners.ravel()))
+        if held:
+            self._page_owners(np.concatenate([w for w, _ in held]), np.concatenate([o for _, o in held]))
         self.runs = None
         self.claimed = bytearray(0)
+
+    def _page_owners(self, windows: np.ndarray, owners: np.ndarray) -> None:
+        """``page_owner`` of the pages of ``windows`` (every page untouched before): the one core that last held
+        every window of the page that was held, else shared."""
+        pages = windows >> self.PAGE_SHIFT
+        n = len(self.page_owner)
+        low, high = np.full(n, np.iinfo(np.int64).max), np.full(n, -1)
+        np.minimum.at(low, pages, owners)
+        np.maximum.at(high, pages, owners)
+        page_owner = np.array(self.page_owner)
+        touched = high >= 0
+        page_owner[touched] = np.where(low[touched] == high[touched], high[touched], -2)
+        self.page_owner = page_owner.tolist()
 
     # ------------------------------------------------------------------ per window
     def _ramp(self, n: int):

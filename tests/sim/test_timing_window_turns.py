@@ -95,11 +95,12 @@ def test_writes_of_two_cores_to_one_window_take_turns():
 
 
 def replay(requests: list[tuple], max_pending: int, runs: bool = True, switch_at: int | None = None,
-           max_runs: int = 1 << 16) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+           max_runs: int = 1 << 16, missed: float = 0.5) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
     """Feed ``requests`` (addr, count, blen, pitch, core, start[, moving: count * blen / 64 if not given]) to a
     WindowTurns; the lags and its final arrays.
     ``runs=False``: per window from the start; ``switch_at``: how many requests it must keep per run (then it
-    must have switched to per window by the end); ``max_runs``: runs kept at most."""
+    must have switched to per window by the end); ``max_runs``: runs kept at most; ``missed``: each request's
+    share of bytes from HBM."""
     from ascend_sim.engine.bandwidth import WindowTurns
     turns = WindowTurns(512, 1 << 20, 64.0, 210.0, runs=runs)
     turns.max_pending = max_pending
@@ -108,7 +109,7 @@ def replay(requests: list[tuple], max_pending: int, runs: bool = True, switch_at
     for i, (a, n, b, p, core, t, *moving) in enumerate(requests):
         if i == switch_at:
             assert turns.runs, "the requests before the switch were kept per run"
-        lags.append(turns.wait(a, n, b, p, n * b, core, t, moving[0] if moving else n * b / 64, 0.5))
+        lags.append(turns.wait(a, n, b, p, n * b, core, t, moving[0] if moving else n * b / 64, missed))
     if switch_at is not None:
         assert turns.runs is None, "a request overlapping a run in part switched the bookkeeping to per window"
     turns.settle()
@@ -163,3 +164,18 @@ def test_requests_kept_per_run_give_what_the_windows_arrays_give():
         assert kept[0] == per_window[0]
         for a, b in zip(kept[1:], per_window[1:]):
             assert np.array_equal(a, b)
+
+
+def test_a_page_two_cores_held_keeps_their_turns_after_the_switch():
+    """When the bookkeeping switches to per window, a page whose windows two cores last held is shared: core 1's
+    later request to core 0's window waits out core 0's turn (218 cycles from 0, asked at 100: 118) instead of
+    being kept unwritten as if the page were core 1's."""
+    hold = 512 / 64 + 210                               # 512 B of one window, all from HBM: 218 cycles
+    requests = [(0, 1, 512, 512, 0, 0.0, 8.0),          # core 0: window 0 (a run), its turn 0 .. 218
+                (512, 1, 512, 512, 1, 0.0, 8.0),        # core 1: window 1, same page
+                (8 * 512, 2, 512, 512, 2, 0.0, 16.0),   # core 2: windows 8-9 (the next page)
+                (9 * 512, 1, 512, 512, 2, 50.0, 8.0),   # window 9 alone: part of a run, the switch
+                (0, 1, 512, 512, 1, 100.0, 8.0)]        # core 1 in core 0's window 0 during its turn
+    for runs in (True, False):
+        lags = replay(requests, 4096, runs=runs, switch_at=3 if runs else None, missed=1.0)[0]
+        assert lags[4] == pytest.approx(hold - 100)
