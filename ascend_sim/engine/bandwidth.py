@@ -135,7 +135,7 @@ class WindowTurns:
     moved).
 
     Bookkeeping, two forms with the same results. Per run (``_Run``) while every request asks for the windows of
-    an earlier one or windows no request asked for before (a tiled kernel: case (f)'s cores read the same tiles):
+    an earlier one or windows no request asked for before (a tiled matmul whose cores read the same tiles):
     a request that finds its run last held by itself, or every turn there over before it starts, waits for nothing
     and sets the run's windows as an idle request would, a few Python floats; only a request that meets another
     core's turns works on arrays (the run's own). The first request that overlaps a run in part writes every run

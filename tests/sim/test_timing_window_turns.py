@@ -179,3 +179,19 @@ def test_a_page_two_cores_held_keeps_their_turns_after_the_switch():
     for runs in (True, False):
         lags = replay(requests, 4096, runs=runs, switch_at=3 if runs else None, missed=1.0)[0]
         assert lags[4] == pytest.approx(hold - 100)
+
+
+def test_the_units_a_strided_copy_touches_for_windows_and_lines():
+    """One helper gives the 512 B windows (WindowTurns) and the L2 lines (L2Cache) a copy touches: a slice for a
+    run of units or one unit per burst, else the unit numbers, by hand for 512 B and 128 B units."""
+    from ascend_sim.engine.l2 import strided_units
+
+    def units(addr, count, blen, pitch, unit):
+        got = strided_units(addr, count, blen, pitch, unit, {})
+        return list(range(got.start, got.stop, got.step or 1)) if isinstance(got, slice) else got.tolist()
+
+    assert units(0, 4, 512, 512, 512) == [0, 1, 2, 3]                  # one run
+    assert units(512, 3, 512, 2048, 512) == [1, 5, 9]                  # one window per row, 4 apart
+    assert units(512, 3, 512, 2048, 128) == [4, 5, 6, 7, 20, 21, 22, 23, 36, 37, 38, 39]
+    assert units(450, 3, 100, 1024, 512) == [0, 1, 2, 3, 4, 5]         # rows across window edges
+    assert units(450, 3, 100, 1024, 128) == [3, 4, 11, 12, 19, 20]
