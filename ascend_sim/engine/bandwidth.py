@@ -106,8 +106,9 @@ class _Run:
     """The windows of one request shape that every request to them asks for whole (a tiled kernel's tile: the
     same rows, the same windows), while ``WindowTurns`` keeps its state per run: the core that last held them
     and their busy periods, as the parameters of the idle request that set them (``rec``: start, moving, hold;
-    window ``i`` of ``n`` was asked for, and its turn began, at ``i / n * moving + start``), else as arrays
-    (``since``, ``free``; floats for a run of one window); ``top``: the latest end of a turn among them."""
+    window ``i`` of ``n`` was asked for, and its turn began, at ``i / n * moving + start``), else in WindowTurns'
+    per-window arrays at its windows (``since`` and ``free`` here: two floats for a run of one window); ``top``:
+    the latest end of a turn among them."""
 
     __slots__ = ("where", "n", "owner", "rec", "since", "free", "top")
 
@@ -292,10 +293,12 @@ class WindowTurns:
         asked += lag
         # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
         # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
-        run.rec = None
-        run.since = np.where(free >= asked, np.minimum(since, asked), asked)
-        run.free = np.maximum(free, asked)
-        run.free += hold
+        run.rec = None                                  # the state in the per-window arrays from now
+        where = run.where
+        began = np.where(free >= asked, np.minimum(since, asked), asked)
+        free = np.maximum(free, asked)
+        free += hold
+        self.since[where], self.free[where] = began, free
         last = float(asked[-1])                         # the latest request (they are non-decreasing)
         run.top = (run.top if run.top > last else last) + hold
         return lag
@@ -317,9 +320,10 @@ class WindowTurns:
         return lag
 
     def _run_arrays(self, run: _Run) -> tuple:
-        """The run's (since, free) per window as arrays (from its request's parameters when it has them)."""
+        """The run's (since, free) per window as arrays: views of the per-window arrays, or made from its request's
+        parameters when it has them."""
         if run.rec is None:
-            return run.since, run.free
+            return self.since[run.where], self.free[run.where]
         start, moving, hold = run.rec
         since = self._ramp(run.n) * moving
         since += start
@@ -335,8 +339,9 @@ class WindowTurns:
             where = run.where
             if run.rec is not None:
                 idle.setdefault(run.n, []).append((where.start, where.step or 1, *run.rec, run.owner))
-            else:                                       # arrays, or two floats for one window
-                self.since[where], self.free[where] = run.since, run.free
+            else:                                       # in the arrays already, or two floats for one window
+                if run.n == 1:
+                    self.since[where], self.free[where] = run.since, run.free
                 self.owner[where] = run.owner
                 held.append((np.arange(where.start, where.stop, where.step or 1), np.full(run.n, run.owner)))
         for n, rows in idle.items():
