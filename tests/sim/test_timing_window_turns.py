@@ -141,8 +141,9 @@ def test_requests_kept_unwritten_give_what_writing_each_at_once_gives():
 def test_requests_kept_per_run_give_what_the_windows_arrays_give():
     """The bookkeeping per run (every request asks for the windows of an earlier one or for new ones: a tiled
     matmul's cores reading shared tiles) changes no wait and no window, then switches to per window at the first
-    request that overlaps a run in part: four cores read strided 512 B rows (Nd2Nz tiles, 16 KB apart), runs of
-    whole windows and single windows, each tile several times, at nearby times so that turns meet and queue."""
+    request that overlaps a run in part (or at too many runs): four cores read strided 512 B rows (Nd2Nz tiles, rows
+    8 KB apart), runs of whole windows and single windows, each tile several times, at nearby times so that turns
+    meet and queue."""
     rng = np.random.default_rng(11)
     tiles = [(k * 512, 64, 512, 8192) for k in range(8)]               # 64 rows of 512 B, one window each
     tiles += [(1 << 19 | k * 4096, 4, 1024, 1024) for k in range(4)]   # 4 KB runs of windows
