@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascend_sim.engine.l2 import strided_units
+
 BIN = 128       # cycles per booking bin
+_max = np.maximum.reduce     # ndarray.max without its Python wrapper: the same result
 
 
 class HbmTimeline:
@@ -99,6 +102,21 @@ class LineFills:
         return moving
 
 
+class _Run:
+    """The windows of one request shape that every request to them asks for whole (a tiled kernel's tile: the
+    same rows, the same windows), while ``WindowTurns`` keeps its state per run: the core that last held them
+    and their busy periods, as the parameters of the idle request that set them (``rec``: start, moving, hold;
+    window ``i`` of ``n`` was asked for, and its turn began, at ``i / n * moving + start``), else in WindowTurns'
+    per-window arrays at its windows (``since`` and ``free`` here: two floats for a run of one window); ``top``:
+    the latest end of a turn among them."""
+
+    __slots__ = ("where", "n", "owner", "rec", "since", "free", "top")
+
+    def __init__(self, where: slice, n: int):
+        self.where, self.n = where, n
+        self.owner, self.rec, self.since, self.free, self.top = -1, None, 0.0, 0.0, 0.0
+
+
 class WindowTurns:
     """GM requests of several cores to one 512 B window at the same time, served in turn (the same-address rule).
 
@@ -115,18 +133,27 @@ class WindowTurns:
     wait (its pipe keeps its order). Blocks advance together in simulated time (engine/scheduler.py), so requests
     meet here in about the chip's order, to within a time slice: a request priced after a turn that began later in
     simulated time goes first and that period grows by its turn (the other's transfer, already priced, is not
-    moved). Cost: numpy over the windows a transfer touches (a slice in the usual cases), paid only where
-    cores share pages of windows (the lazy bookkeeping below; a launch whose cores read disjoint data pays none).
+    moved).
+
+    Bookkeeping, two forms with the same results. Per run (``_Run``) while every request asks for the windows of
+    an earlier one or windows no request asked for before (a tiled matmul whose cores read the same tiles):
+    a request that finds its run last held by itself, or every turn there over before it starts, waits for nothing
+    and sets the run's windows as an idle request would, a few Python floats; only a request that meets another
+    core's turns works on arrays (the run's own). The first request that overlaps a run in part writes every run
+    into the per-window arrays (``since``, ``free``, ``owner``) and the per-window form goes on from there: numpy over
+    the windows a transfer touches (a slice in the usual cases), paid only where cores share pages of windows (a
+    page of windows only one core has used keeps its requests unwritten, ``pending``).
     """
 
     __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
-                 "pending", "max_pending")
+                 "pending", "max_pending", "runs", "claimed", "max_runs")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
     SHARED = [-2] * 64
     MAX_PENDING = 4096  # a core's kept requests are written out beyond this many (memory only: the same results)
+    MAX_RUNS = 1 << 16  # runs kept at most (memory); beyond, per window
 
-    def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float):
+    def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float, runs: bool = True):
         self.window = window
         n = span_bytes // window + 2
         self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
@@ -135,6 +162,11 @@ class WindowTurns:
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
         self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
+        # Per run (class docstring) while ``runs`` is a dict: (start, stop, step) of the windows -> _Run; None
+        # once a request overlapped a run in part (``runs=False``: per window from the start, the reference form)
+        self.runs: dict | None = {} if runs else None
+        self.claimed = bytearray(n if runs else 0)  # 1: the window belongs to a run
+        self.max_runs = self.MAX_RUNS
         # Lazy bookkeeping, the same results: while every window of a page was last held by one core (or by none),
         # that core's requests there never wait and set each window as an idle request would, so they are kept
         # as a list (``pending``) and written to the arrays only when another core's request reaches such a page.
@@ -152,32 +184,40 @@ class WindowTurns:
                            chip.gm_window_miss_hold_cycles)
 
     def windows(self, addr: int, count: int, blen: int, pitch: int):
-        """The windows ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch, in order:
-        a slice (a run, or one window per burst a whole number of windows apart) or an index array."""
-        w = self.window
-        if count == 1 or pitch - blen < w:
-            return slice(addr // w, -(-(addr + (count - 1) * pitch + blen) // w))
-        if pitch % w == 0 and addr % w + blen <= w:
-            return slice(addr // w, addr // w + (count - 1) * (pitch // w) + 1, pitch // w)
-        key = (addr % w, count, blen, pitch)
-        rel = self.patterns.get(key)
-        if rel is None:
-            starts = addr % w + np.arange(count, dtype=np.int64) * pitch
-            first, end = starts // w, -(-(starts + blen) // w)
-            width = int((end - first).max())
-            grid = first[:, None] + np.arange(width)[None, :]
-            rel = self.patterns[key] = np.unique(grid[grid < end[:, None]])
-        return rel + addr // w
+        """The windows ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch, in order
+        (``strided_units`` with the window size)."""
+        return strided_units(addr, count, blen, pitch, self.window, self.patterns)
 
     def wait(self, addr: int, count: int, blen: int, pitch: int, nbytes: int, core: int, start: float,
              moving: float, missed: float) -> float:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
-        where = self.windows(addr, count, blen, pitch)
+        where = strided_units(addr, count, blen, pitch, self.window, self.patterns)
         if where.__class__ is slice:
-            first, last, n = where.start, where.stop - 1, len(range(where.start, where.stop, where.step or 1))
+            first, stop, step = where.start, where.stop, where.step or 1
+            last, n = stop - 1, (stop - first - 1) // step + 1
+            runs = self.runs
+            if runs is not None:
+                run = runs.get((first, stop, step))
+                if run is None:
+                    run = self._new_run(where, first, stop, step, n)
+                if run is not None:
+                    start, moving = float(start), float(moving)
+                    hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
+                    if run.owner == core or run.top < start or run.owner < 0:     # as idle: no wait, no queue
+                        run.owner = core
+                        if n == 1:
+                            run.since, run.free = start, start + hold
+                            run.top = run.free
+                        else:
+                            run.rec = (start, moving, hold)
+                            run.top = (n - 1) / n * moving + start + hold
+                        return 0.0
+                    return self._run_wait(run, core, start, moving, hold)
         else:
             first, last, n = int(where[0]), int(where[-1]), where.size
+        if self.runs is not None:
+            self._spell_out()
         hold = nbytes / n * self.per_byte + missed * self.miss_hold
         if self._own_pages(first, last, core):
             reqs = self.pending.get(core)
@@ -214,6 +254,126 @@ class WindowTurns:
         self.owner[where] = core
         return lag
 
+    def settle(self) -> None:
+        """Write every run and kept request into the per-window arrays (then they are exact; per window from now)."""
+        if self.runs is not None:
+            self._spell_out()
+        self._write_pending()
+
+    # ------------------------------------------------------------------ per run
+    def _new_run(self, where: slice, first: int, stop: int, step: int, n: int) -> _Run | None:
+        """A run for windows no request asked for before; None when some of them belong to a run already (or
+        there are too many runs): then the bookkeeping goes per window."""
+        claimed = self.claimed
+        if len(self.runs) >= self.max_runs or (claimed.find(1, first, stop) >= 0 if step == 1
+                                               else claimed[where].count(1)):
+            return None
+        claimed[where] = b"\x01" * n
+        run = self.runs[(first, stop, step)] = _Run(where, n)
+        return run
+
+    def _run_wait(self, run: _Run, core: int, start: float, moving: float, hold: float) -> float:
+        """``wait`` on a run that another core holds and whose turns may still run when the request starts (``wait``
+        took the other cases: as an idle request, on Python floats, which give numpy's float64 results operation by
+        operation; each window asks at ``i / n * moving + start``, non-decreasing in ``i``): the per-window
+        algorithm on the run's state."""
+        n = run.n
+        if n == 1:
+            return self._run_wait_one(run, core, start, hold)
+        since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
+        asked = self._ramp(n) * moving
+        asked += start
+        late = free - asked
+        run.owner = core
+        if _max(late) < 0.0:                            # every window idle when asked
+            run.rec = (start, moving, hold)
+            run.top = (n - 1) / n * moving + start + hold
+            return 0.0
+        lag = float(_max(late, where=since <= asked, initial=0.0))     # waits out the turns it is in (or none)
+        asked += lag
+        # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
+        # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
+        run.rec = None                                  # the state in the per-window arrays from now
+        where = run.where
+        began = np.where(free >= asked, np.minimum(since, asked), asked)
+        free = np.maximum(free, asked)
+        free += hold
+        self.since[where], self.free[where] = began, free
+        last = float(asked[-1])                         # the latest request (they are non-decreasing)
+        run.top = (run.top if run.top > last else last) + hold
+        return lag
+
+    def _run_wait_one(self, run: _Run, core: int, asked: float, hold: float) -> float:
+        """``_wait_one`` on a run of one window (its state as two floats)."""
+        free = run.free
+        other = run.owner != core
+        lag = free - asked if other and free > asked and run.since <= asked else 0.0
+        asked += lag
+        if other and free >= asked:
+            run.since = min(run.since, asked)
+            run.free = free + hold
+        else:
+            run.since = asked
+            run.free = asked + hold
+        run.owner = core
+        run.top = run.free
+        return lag
+
+    def _run_arrays(self, run: _Run) -> tuple:
+        """The run's (since, free) per window as arrays: views of the per-window arrays, or made from its request's
+        parameters when it has them."""
+        if run.rec is None:
+            return self.since[run.where], self.free[run.where]
+        start, moving, hold = run.rec
+        since = self._ramp(run.n) * moving
+        since += start
+        return since, since + hold
+
+    def _spell_out(self) -> None:
+        """Write every run into the per-window arrays; per window from now on. Runs set as idle requests are
+        written together, one numpy pass per run length. A page whose runs one core last held becomes that core's
+        (its next requests there may be kept unwritten), one where several did, shared (``_page_owners``)."""
+        idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
+        held = []                                       # (windows, owner) of every run
+        for run in self.runs.values():
+            where = run.where
+            if run.rec is not None:
+                idle.setdefault(run.n, []).append((where.start, where.step or 1, *run.rec, run.owner))
+            else:                                       # in the arrays already, or two floats for one window
+                if run.n == 1:
+                    self.since[where], self.free[where] = run.since, run.free
+                self.owner[where] = run.owner
+                held.append((np.arange(where.start, where.stop, where.step or 1), np.full(run.n, run.owner)))
+        for n, rows in idle.items():
+            first, step, start, moving, hold, owner = (np.array(col) for col in zip(*rows))
+            where = first[:, None] + step[:, None] * np.arange(n)
+            asked = self._ramp(n)[None, :] * moving[:, None]       # element by element as _run_arrays
+            asked += start[:, None]
+            self.since[where] = asked
+            asked += hold[:, None]
+            self.free[where] = asked
+            owners = np.broadcast_to(owner[:, None], where.shape)
+            self.owner[where] = owners
+            held.append((where.ravel(), owners.ravel()))
+        if held:
+            self._page_owners(np.concatenate([w for w, _ in held]), np.concatenate([o for _, o in held]))
+        self.runs = None
+        self.claimed = bytearray(0)
+
+    def _page_owners(self, windows: np.ndarray, owners: np.ndarray) -> None:
+        """``page_owner`` of the pages of ``windows`` (every page untouched before): the one core that last held
+        every window of the page that was held, else shared."""
+        pages = windows >> self.PAGE_SHIFT
+        n = len(self.page_owner)
+        low, high = np.full(n, np.iinfo(np.int64).max), np.full(n, -1)
+        np.minimum.at(low, pages, owners)
+        np.maximum.at(high, pages, owners)
+        page_owner = np.array(self.page_owner)
+        touched = high >= 0
+        page_owner[touched] = np.where(low[touched] == high[touched], high[touched], -2)
+        self.page_owner = page_owner.tolist()
+
+    # ------------------------------------------------------------------ per window
     def _ramp(self, n: int):
         """Request offsets of ``n`` windows over a transfer's moving time: 0, 1/n, ..., (n-1)/n."""
         ramp = self.ramps.get(n)

@@ -48,6 +48,29 @@ _F64 = np.float64
 MAX_SETS = 1 << 16      # distinct transfers kept per set of lines at most (memory); beyond, bookkeeping per line
 
 
+def strided_units(addr: int, count: int, blen: int, pitch: int, unit: int, patterns: dict):
+    """The units of ``unit`` bytes (L2 lines, 512 B windows) that ``count`` bursts of ``blen`` bytes ``pitch``
+    apart from GM offset ``addr`` touch, in order.
+
+    A slice when they cover a run of units (one burst, or gaps shorter than a unit) or one unit per burst a whole
+    number of units apart (a strided slice: an Nd2Nz copy's 512-byte rows), else an index array. ``patterns``
+    caches the index arrays by (first unit offset, count, blen, pitch), relative to the first unit.
+    """
+    if count == 1 or pitch - blen < unit:
+        return slice(addr // unit, -(-(addr + (count - 1) * pitch + blen) // unit))
+    if pitch % unit == 0 and addr % unit + blen <= unit:
+        return slice(addr // unit, addr // unit + (count - 1) * (pitch // unit) + 1, pitch // unit)
+    key = (addr % unit, count, blen, pitch)
+    rel = patterns.get(key)
+    if rel is None:
+        starts = addr % unit + np.arange(count, dtype=np.int64) * pitch
+        first, end = starts // unit, -(-(starts + blen) // unit)
+        width = int((end - first).max())
+        grid = first[:, None] + np.arange(width)[None, :]
+        rel = patterns[key] = np.unique(grid[grid < end[:, None]])
+    return rel + addr // unit
+
+
 class _Lines:
     """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers), their count,
     the stamp of their last use, and the first of them still resident and the first dirty one (the lines
@@ -95,25 +118,9 @@ class L2Cache:
 
     # ------------------------------------------------------------------ lines
     def lines(self, addr: int, count: int, blen: int, pitch: int):
-        """The lines ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch.
-
-        A slice when they cover a run of lines (one burst, or gaps shorter than a line) or one line per burst
-        at a whole number of lines apart (a strided slice: an Nd2Nz copy's 512-byte rows), else an index array.
-        """
-        sh = self.line
-        if count == 1 or pitch - blen < sh:
-            return slice(addr // sh, -(-(addr + (count - 1) * pitch + blen) // sh))
-        if pitch % sh == 0 and addr % sh + blen <= sh:     # one line per burst, lines pitch apart: a strided view
-            return slice(addr // sh, addr // sh + (count - 1) * (pitch // sh) + 1, pitch // sh)
-        key = (addr % sh, count, blen, pitch)
-        rel = self.patterns.get(key)
-        if rel is None:
-            starts = addr % sh + np.arange(count, dtype=np.int64) * pitch
-            first, end = starts // sh, -(-(starts + blen) // sh)
-            width = int((end - first).max())
-            grid = first[:, None] + np.arange(width)[None, :]
-            rel = self.patterns[key] = np.unique(grid[grid < end[:, None]])
-        return rel + addr // sh
+        """The lines ``count`` bursts of ``blen`` bytes ``pitch`` apart from GM offset ``addr`` touch
+        (``strided_units`` with this cache's line size)."""
+        return strided_units(addr, count, blen, pitch, self.line, self.patterns)
 
     # ------------------------------------------------------------------ transfers
     def _transfer_fits(self, write: bool, addr: int, count: int, blen: int, pitch: int, nbytes: int,

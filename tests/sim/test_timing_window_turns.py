@@ -94,13 +94,25 @@ def test_writes_of_two_cores_to_one_window_take_turns():
     assert writes((0, 256), rule=True) == [pytest.approx(one)] * 2
 
 
-def replay(requests: list[tuple], max_pending: int) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
-    """Feed ``requests`` (addr, count, blen, pitch, core, start) to a WindowTurns; the lags and its final arrays."""
+def replay(requests: list[tuple], max_pending: int, runs: bool = True, switch_at: int | None = None,
+           max_runs: int = 1 << 16, missed: float = 0.5) -> tuple[list[float], np.ndarray, np.ndarray, np.ndarray]:
+    """Feed ``requests`` (addr, count, blen, pitch, core, start[, moving: count * blen / 64 if not given]) to a
+    WindowTurns; the lags and its final arrays.
+    ``runs=False``: per window from the start; ``switch_at``: how many requests it must keep per run (then it
+    must have switched to per window by the end); ``max_runs``: runs kept at most; ``missed``: each request's
+    share of bytes from HBM."""
     from ascend_sim.engine.bandwidth import WindowTurns
-    turns = WindowTurns(512, 1 << 20, 64.0, 210.0)
+    turns = WindowTurns(512, 1 << 20, 64.0, 210.0, runs=runs)
     turns.max_pending = max_pending
-    lags = [turns.wait(a, n, b, p, n * b, core, t, n * b / 64, 0.5) for a, n, b, p, core, t in requests]
-    turns._write_pending()
+    turns.max_runs = max_runs
+    lags = []
+    for i, (a, n, b, p, core, t, *moving) in enumerate(requests):
+        if i == switch_at:
+            assert turns.runs, "the requests before the switch were kept per run"
+        lags.append(turns.wait(a, n, b, p, n * b, core, t, moving[0] if moving else n * b / 64, missed))
+    if switch_at is not None:
+        assert turns.runs is None, "a request overlapping a run in part switched the bookkeeping to per window"
+    turns.settle()
     return lags, turns.since.copy(), turns.free.copy(), turns.owner.copy()
 
 
@@ -119,8 +131,68 @@ def test_requests_kept_unwritten_give_what_writing_each_at_once_gives():
         pitch = blen + int(rng.choice([0, 0, 512, 1536]))
         t += float(rng.integers(0, 40))
         requests.append((addr, count, blen, pitch, core, t))
-    lazy, eager = replay(requests, 4096), replay(requests, 0)
+    lazy, eager = replay(requests, 4096), replay(requests, 0, runs=False)
     assert sum(lag > 0 for lag in eager[0]) > 20           # the requests meet: many waits to agree on
     assert lazy[0] == eager[0]
     for a, b in zip(lazy[1:], eager[1:]):
         assert np.array_equal(a, b)
+
+
+def test_requests_kept_per_run_give_what_the_windows_arrays_give():
+    """The bookkeeping per run (every request asks for the windows of an earlier one or for new ones: a tiled
+    matmul's cores reading shared tiles) changes no wait and no window, then switches to per window at the first
+    request that overlaps a run in part (or at too many runs): four cores read strided 512 B rows (Nd2Nz tiles, rows
+    8 KB apart), runs of whole windows and single windows, each tile several times, at nearby times so that turns
+    meet and queue."""
+    rng = np.random.default_rng(11)
+    tiles = [(k * 512, 64, 512, 8192) for k in range(8)]               # 64 rows of 512 B, one window each
+    tiles += [(1 << 19 | k * 4096, 4, 1024, 1024) for k in range(4)]   # 4 KB runs of windows
+    tiles += [(3 << 18 | k * 512, 1, 256, 256) for k in range(4)]      # one window each
+    requests = []
+    t = 0.0
+    for i in range(600):
+        if i == 500:                                    # from here: parts of runs (a window in the middle, two runs)
+            tiles += [(1 << 19 | 1024, 1, 512, 512), (3 << 18 | 256, 2, 128, 512)]
+        a, n, b, p = tiles[int(rng.integers(len(tiles)))]
+        t += float(rng.integers(0, 60))
+        requests.append((a, n, b, p, int(rng.integers(4)), t, n * b / float(rng.choice([16, 64, 256]))))
+    first_part = next(i for i, r in enumerate(requests) if r[:4] in [(1 << 19 | 1024, 1, 512, 512),
+                                                                    (3 << 18 | 256, 2, 128, 512)])
+    per_window = replay(requests, 0, runs=False)
+    assert sum(lag > 0 for lag in per_window[0][:first_part]) > 50    # the turns meet: waits to agree on
+    for kept in (replay(requests, 4096, switch_at=first_part),
+                 replay(requests, 4096, switch_at=12, max_runs=12)):    # more tiles than runs it may keep
+        assert kept[0] == per_window[0]
+        for a, b in zip(kept[1:], per_window[1:]):
+            assert np.array_equal(a, b)
+
+
+def test_a_page_two_cores_held_keeps_their_turns_after_the_switch():
+    """When the bookkeeping switches to per window, a page whose windows two cores last held is shared: core 1's
+    later request to core 0's window waits out core 0's turn (218 cycles from 0, asked at 100: 118) instead of
+    being kept unwritten as if the page were core 1's."""
+    hold = 512 / 64 + 210                               # 512 B of one window, all from HBM: 218 cycles
+    requests = [(0, 1, 512, 512, 0, 0.0, 8.0),          # core 0: window 0 (a run), its turn 0 .. 218
+                (512, 1, 512, 512, 1, 0.0, 8.0),        # core 1: window 1, same page
+                (8 * 512, 2, 512, 512, 2, 0.0, 16.0),   # core 2: windows 8-9 (the next page)
+                (9 * 512, 1, 512, 512, 2, 50.0, 8.0),   # window 9 alone: part of a run, the switch
+                (0, 1, 512, 512, 1, 100.0, 8.0)]        # core 1 in core 0's window 0 during its turn
+    for runs in (True, False):
+        lags = replay(requests, 4096, runs=runs, switch_at=3 if runs else None, missed=1.0)[0]
+        assert lags[4] == pytest.approx(hold - 100)
+
+
+def test_the_units_a_strided_copy_touches_for_windows_and_lines():
+    """One helper gives the 512 B windows (WindowTurns) and the L2 lines (L2Cache) a copy touches: a slice for a
+    run of units or one unit per burst, else the unit numbers, by hand for 512 B and 128 B units."""
+    from ascend_sim.engine.l2 import strided_units
+
+    def units(addr, count, blen, pitch, unit):
+        got = strided_units(addr, count, blen, pitch, unit, {})
+        return list(range(got.start, got.stop, got.step or 1)) if isinstance(got, slice) else got.tolist()
+
+    assert units(0, 4, 512, 512, 512) == [0, 1, 2, 3]                  # one run
+    assert units(512, 3, 512, 2048, 512) == [1, 5, 9]                  # one window per row, 4 apart
+    assert units(512, 3, 512, 2048, 128) == [4, 5, 6, 7, 20, 21, 22, 23, 36, 37, 38, 39]
+    assert units(450, 3, 100, 1024, 512) == [0, 1, 2, 3, 4, 5]         # rows across window edges
+    assert units(450, 3, 100, 1024, 128) == [3, 4, 11, 12, 19, 20]
