@@ -25,8 +25,11 @@ SetShape, SetOrgShape and SetFixSplit(baseM, baseN, -1). Where the docs and this
   documented 256 is set after GetTiling, with stepKa/stepKb scaled to keep the L1 tile's K extent (4 x 64 =
   1 x 256) and so its size (checked against TCubeTiling's constraints by Matmul.Init). T1 and T2 then hold
   one base block per L1 tile: Norm and MDL issue the same copies there.
-- The core split is this GetTiling's (5 x 8 tiles of 832 x 640 for 40 cores: tail blocks), not CANN's,
-  which the doc does not print; it moves about 10 % more GM->L1 bytes than the doc's formula.
+- The core split is CANN's CalcMultiCoreDims (``ascend_sim/api/highlevel/matmul_split.py``, from the published
+  host tiling; the doc does not print it): T3/T4 8 x 5 tiles of 512 x 1024, whole base blocks, so each AIC
+  copies exactly the doc's totalCnt / 20 (``benchmarks/mte2_audit.py``); T2 5 x 8 tiles of 820 x 640 (an
+  intensity tie that CANN's sort leaves in factor order), 0.8 % more. The squarest-tile rule used before gave
+  832 x 640 for T3/T4: 11 % more bytes in 27 % more copies.
 
 Figures: aic_time is msprof's per-core AI Core time; the doc quotes the slowest core, compared with the
 launch's simulated time. aic_mte2_time is a core's MTE2 busy time; compared with the mean over AICs of the

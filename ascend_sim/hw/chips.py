@@ -126,7 +126,14 @@ class ChipProfile:
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
                                                 # benchmarks/validate_timing.py: it took M1 from -17 % to -37 % and the
                                                 # M1 -> M2 step from -1 to -27 points, so every copy pays its start
-                                                # (CANN's cycle model)
+                                                # (CANN's cycle model). Audit 2026-12-07 (benchmarks/mte2_audit.py,
+                                                # CANN's core split): T1-T4 move the official bytes in the official
+                                                # copies; their excess is this start paid serially (T3: 465 of 1,417
+                                                # us) and gm_unaligned_efficiency on A rows inside one 512 B window.
+                                                # With aic_gm_row_windows: T1 -1 %, T3 +4 %, T4 +3 %, step T3 -> T4
+                                                # +0.9 points, but M1 -38 %, CATLASS -24 %, unaligned rows faster
+                                                # (19 of 38, 7 of 15); with the window rule and a 450-cycle miss
+                                                # latency 21 / 11, DataCopy and ND2NZ steps the wrong way: off
     aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2

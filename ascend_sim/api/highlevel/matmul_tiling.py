@@ -12,7 +12,8 @@ Sources (cannmirror/asc-devkit, docs/zh/api/SIMD-API/高阶API/矩阵计算/Matm
 - Recommended values (same page, 性能调优推荐取值): base (128, 256, 64), dbL0A = dbL0B = 2,
   depthA1 / (stepM * stepKa) = 2, fill K in L1 first.
 
-The search that ``GetTiling`` runs is ours (CANN's own heuristic is not published): it starts from the
+The search that ``GetTiling`` runs is ours, except the multi-core split of a large problem on A2, which is
+CANN's (``matmul_split.py``, from the published host tiling): it starts from the
 recommended base block, shrinks it to the shape and to the buffers, then fills K in L1. What it returns
 always satisfies every documented constraint; ``check_tiling`` says which one a given tiling breaks.
 """
@@ -24,6 +25,7 @@ from enum import Enum
 
 import numpy as np
 
+from ascend_sim.api.highlevel.matmul_split import basic_block, is_split_mn, split_mn
 from ascend_sim.engine.errors import TilingError
 from ascend_sim.hw.chips import ChipProfile, get_chip
 from ascend_sim.hw.dtypes import bfloat16
@@ -507,7 +509,13 @@ class MultiCoreMatmulTiling(MatmulApiTiling):
     def _split_cores(self, m: int, n: int, sm: int, sn: int) -> tuple[int, int]:
         if sm != -1 and sn != -1:
             return sm, sn
-        # the split with the most cores used (<= dim) and, among those, the squarest core tile
+        if sm == -1 and sn == -1 and is_split_mn(m, n, self.dim, self.chip.npu_arch):
+            # a large problem on A2: CANN's own split (matmul_split.py: the best compute intensity)
+            ctx = self.context()
+            block = basic_block(self.fix_split[0], self.fix_split[1], _SIZE[ctx.a], self.space["l0c"],
+                                ctx.trans_a, ctx.trans_b)
+            return split_mn(m, n, self.dim, block, (_SIZE[ctx.a], _SIZE[ctx.b]), (ctx.trans_a, ctx.trans_b))
+        # otherwise the split with the most cores used (<= dim) and, among those, the squarest core tile
         best = None
         for cm in range(1, self.dim + 1):
             for cn in range(1, self.dim // cm + 1):
