@@ -514,11 +514,17 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             return True
         if is_record(t) and self.is_user_record(t):
             return True
-        return False
+        return self.is_std_string(t)
+
+    def is_std_string(self, t) -> bool:
+        """``std::string`` (a Python str: immutable, so a struct holding one still copies by value)."""
+        from ascend_sim.ascendc.lower_types import record_decl
+        d = record_decl(t)
+        return d is not None and self.is_header(d) and self.qualified(d) == "std::string"
 
     def struct_layout(self, c, fields) -> list:
         """``__slots__``, ``_fields`` (name, default) and the C layout of a plain struct."""
-        fnames, layout = [], []
+        fnames, layout, host_only = [], [], []
         for f in fields:
             fname = self.py_ident(f.spelling)
             self.names[self.key(f)] = fname
@@ -530,6 +536,9 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
                 self.fn = saved
             fnames.append(ast.Tuple([ast.Constant(fname), default], ast.Load()))
             t = f.type.get_canonical()
+            if self.is_std_string(t):           # host only: no C bytes (to_bytes refuses the struct)
+                host_only.append(ast.Constant(fname))
+                continue
             count = 1
             if tkind(t) == "CONSTANTARRAY":
                 count = t.get_array_size()
@@ -543,7 +552,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             ast.Assign([ast.Name("_fields", ast.Store())], ast.Tuple(fnames, ast.Load())),
             ast.Assign([ast.Name("_layout", ast.Store())], ast.Tuple(layout, ast.Load())),
             ast.Assign([ast.Name("_size", ast.Store())], const(c.type.get_size())),
-        ]
+        ] + ([ast.Assign([ast.Name("_host_only", ast.Store())], ast.Tuple(host_only, ast.Load()))] if host_only else [])
 
     def init_method(self, c, fields, ctors, bases) -> ast.FunctionDef:
         """``__init__``: fields to their defaults, then the constructor's initialiser list and body."""
