@@ -403,7 +403,7 @@ class ExprLowering:
             return name(self.fn.locals[self.key(ref)])          # the variable's Box is its address
         target = self.lvalue(operand)
         load = self.expr(operand)
-        setter = ast.Lambda(_args(["v"]), _assign_expr(target, name("v")))
+        setter = ast.Lambda(_args(["__value"]), _assign_expr(target, name("__value")))  # C++ reserves __ names: no clash
         return call("cxx.Ref", [ast.Lambda(_args([]), load), setter])
 
     def deref(self, operand, c):
