@@ -421,7 +421,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             if n.kind.name == "CALL_EXPR" and n.referenced is not None and \
                     n.referenced.kind.name in ("FUNCTION_DECL", "CXX_METHOD"):
                 params = list(n.referenced.get_arguments() or [])
-                for p, a in zip(params, list(n.get_arguments())):
+                args = list(n.get_arguments())
+                if n.spelling == "operator()" and len(args) == len(params) + 1:
+                    args = args[1:]                     # a lambda's call: the closure object comes first
+                for p, a in zip(params, args):
                     if self.scalar_out_param(p):
                         target = a
                         while target.kind.name in ("PAREN_EXPR", "UNEXPOSED_EXPR") and children(target):

@@ -25,7 +25,7 @@ FLOAT_CONVERT = {"float32": "cxx.f32", "half": "cxx.f16", "bfloat16": "cxx.bf16"
 CAST_KINDS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",
               "CXX_CONST_CAST_EXPR")
 REJECTED = {
-    "LAMBDA_EXPR": "lambda expressions",
+    "LAMBDA_EXPR": "a lambda used other than as a local's initialiser (auto f = [](...) {...};)",
     "CXX_THROW_EXPR": "exceptions (throw): a kernel has no exception handling",
     "CXX_NEW_EXPR": "new: a kernel has no heap; use TPipe/TBuf or LocalMemAllocator",
     "CXX_DELETE_EXPR": "delete: a kernel has no heap",
