@@ -94,6 +94,16 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
         f = c.location.file
         return HOST_HEADERS.get(os.path.basename(f.name)) if f is not None and self.is_header(c) else None
 
+    def host_has(self, host: str, spelling: str) -> bool:
+        """Whether host module ``host`` (ascend_sim.ascendc.host.X) models ``spelling``; the others are diagnostics.
+        Registers the module for the generated code's imports."""
+        import importlib
+        module = importlib.import_module(f"ascend_sim.ascendc.host.{host}")
+        if spelling.startswith("_") or not hasattr(module, spelling):
+            return False
+        self.host_modules.add(host)
+        return True
+
     def is_user_record(self, t) -> bool:
         from ascend_sim.ascendc.lower_types import record_decl
         d = record_decl(t)

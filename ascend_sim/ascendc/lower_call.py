@@ -97,6 +97,9 @@ class CallLowering:
             return args[0] if args else ast.Constant("")
         if self.is_std_vector(t):
             return self.vector_construct(decl, args, c)
+        host = self.host_module_of(decl)
+        if host and self.host_has(host, decl.spelling):     # std::ostream_iterator<float>(std::cout, " ")
+            return call(name(f"{host}.{decl.spelling}"), self.type_template_args(t, decl, c) + args)
         if self.is_header(decl):
             cname = decl.spelling
             if cname in HEADER_DEFAULT_NONE and not args:

@@ -230,6 +230,8 @@ class ExprLowering:
         spelling = ref.spelling
         kind = ref.kind.name
         if kind == "VAR_DECL":
+            if self.qualified(ref) in ("std::cout", "std::cerr"):
+                return ast.Constant(spelling)             # a stream is its name (cxx.ostream_write's first argument)
             if spelling in bindings.VARIABLES:
                 return call(self.api(bindings.VARIABLES[spelling]))
             if hasattr(ascend_sim, spelling):
@@ -245,7 +247,7 @@ class ExprLowering:
         if "/libc/" in ref.location.file.name.replace("\\", "/") and spelling in bindings.LIBC_FUNCTIONS:
             return name(bindings.LIBC_FUNCTIONS[spelling])
         host = self.host_module_of(ref)
-        if host:
+        if host and self.host_has(host, spelling):
             self.host_modules.add(host)
             return name(f"{host}.{spelling}")
         if hasattr(ascend_sim, spelling):

@@ -70,9 +70,14 @@ class StdLowering:
 
     def check_vector_member(self, decl, c) -> None:
         """A member of std::vector the simulator does not model: an unsupported diagnostic naming it."""
+        elem = decl.semantic_parent.type.get_template_argument_type(0)
+        if decl.spelling in ("data", "begin", "end") and elem.kind.name != "INVALID" and not self.is_number_type(elem):
+            raise unsupported(c, f"std::vector::{decl.spelling} of a vector of pointers or structs: the simulator "
+                                 "gives pointers into numbers only; index the elements with v[i]")
         if decl.spelling in bindings.STD_VECTOR_MEMBERS:
             return
         raise unsupported(c, f"std::vector::{decl.spelling}: the simulator's <vector> models the constructors "
-                             "(size, size and value, two pointers, braced list, copy), data(), size(), empty(), operator[] and "
+                             "(size, size and value, two pointers, braced list, copy), data(), size(), empty(), operator[], "
+                             "begin(), end() and "
                              "copy assignment only; size the vector when you construct it and write its elements "
                              "with v[i] or through v.data()")
