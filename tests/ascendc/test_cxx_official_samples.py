@@ -253,3 +253,17 @@ def test_bank_conflict_ub_whole_program_passes_its_own_scripts(tmp_path, scenari
     verify = subprocess.run(["python", "verify_result.py", "output/output_z.bin", "output/golden.bin"],
                             cwd=tmp_path, capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout
+
+
+def test_add_asc_whole_program_checks_itself(tmp_path, capfd):
+    """add.asc's main() unchanged: its host check is a lambda printing the first 20 elements with std::copy into
+    an std::ostream_iterator<float> (std::min of the size and 20), then std::equal of golden and output."""
+    from ascend_sim.ascendc.host.run import run_file
+    path = fetch([f"{EX}/00_introduction/01_add/add/add.asc"], tmp_path)
+    outcome = run_file(path)
+    assert outcome.returncode == 0 and not outcome.leaks
+    assert [(name, blocks) for name, blocks, _ in outcome.launches] == [("add_custom", 8)]
+    i = np.arange(20, dtype=np.float32)
+    first20 = " ".join("%g" % v for v in i * np.float32(0.1) + i * np.float32(0.2)) + " ..."
+    out = capfd.readouterr().out
+    assert f"Output: {first20}\nGolden: {first20}\ntest pass!\n" in out, out
