@@ -11,12 +11,13 @@ import ast
 
 from ascend_sim.ascendc import bindings
 from ascend_sim.ascendc.diagnostics import unsupported
-from ascend_sim.ascendc.lower_expr import _args, call
+from ascend_sim.ascendc.lower_expr import call
 from ascend_sim.ascendc.lower_types import is_pointer, record_decl, strip_ref
 
 VECTOR = "std::vector"
 VECTOR_CLASS = "std_vector.vector"
 OBJECT_VECTOR_CLASS = "std_vector.object_vector"
+_NO_ARGS = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
 class StdLowering:
@@ -42,7 +43,7 @@ class StdLowering:
     def element_factory(self, elem, c) -> ast.expr:
         """A vector of pointers or user structs: the callable that value-initialises one element."""
         if is_pointer(elem):
-            return ast.Lambda(_args([]), ast.Constant(None))                    # T* value-initialised: nullptr
+            return ast.Lambda(_NO_ARGS, ast.Constant(None))                    # T* value-initialised: nullptr
         d = record_decl(elem)
         if d is not None and self.is_user_record(elem) and d.get_num_template_arguments() <= 0:
             return self.class_ref(d, c)
