@@ -36,12 +36,7 @@ class vector:
     def __init__(self, dtype: Any, count: int = 0):
         """``std::vector<T> v(count)``: ``count`` value-initialised (zero) elements."""
         self.dtype = np.dtype(dtype)
-        count = int(count)
-        if count < 0:       # size_t: a negative count is a huge one, which throws std::length_error in C++
-            raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
-                                "wraps to a size no host can allocate (C++ throws std::length_error)",
-                                fix="compute the element count as an unsigned value (elements, not bytes)")
-        self._own(np.zeros(count, self.dtype))
+        self._own(np.zeros(_checked_count(count), self.dtype))
 
     def _own(self, array: np.ndarray) -> None:
         self.array = array
@@ -95,14 +90,7 @@ class vector:
         return v
 
     def _index(self, pos: Any) -> int:
-        i = int(pos)
-        if not 0 <= i < self.array.size:
-            raise OutOfBoundsError(
-                f"std::vector index {i} is outside the vector's {self.array.size} elements (operator[] does not "
-                "check: on the host this reads or writes memory that is not the vector's)",
-                fix=f"keep the index in 0 .. size() - 1 = {self.array.size - 1}" if self.array.size else
-                    "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
-        return i
+        return _checked_index(pos, self.array.size)
 
     def __getitem__(self, pos: Any):
         v = self.array[self._index(pos)]
@@ -116,6 +104,28 @@ class vector:
 
     def __repr__(self) -> str:
         return f"std::vector<{self.dtype.name}>({self.array.size} elements)"
+
+
+def _checked_count(count: Any) -> int:
+    """A constructor's element count (a size_t: a negative value is a huge one, which throws std::length_error)."""
+    count = int(count)
+    if count < 0:
+        raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
+                            "wraps to a size no host can allocate (C++ throws std::length_error)",
+                            fix="compute the element count as an unsigned value (elements, not bytes)")
+    return count
+
+
+def _checked_index(pos: Any, n: int) -> int:
+    """``operator[]``'s index into ``n`` elements (C++ does not check: an index outside is undefined)."""
+    i = int(pos)
+    if not 0 <= i < n:
+        raise OutOfBoundsError(
+            f"std::vector index {i} is outside the vector's {n} elements (operator[] does not check: on the host "
+            "this reads or writes memory that is not the vector's)",
+            fix=f"keep the index in 0 .. size() - 1 = {n - 1}" if n else
+                "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
+    return i
 
 
 def _range_elements(dtype: np.dtype, first: Any, last: Any) -> np.ndarray:
@@ -151,13 +161,8 @@ class object_vector:
 
     def __init__(self, make: Callable[[], Any], count: int = 0):
         """``std::vector<T> v(count)``: ``count`` value-initialised elements (null pointers, default structs)."""
-        count = int(count)
-        if count < 0:
-            raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
-                                "wraps to a size no host can allocate (C++ throws std::length_error)",
-                                fix="compute the element count as an unsigned value")
         self.make = make
-        self.items = [make() for _ in range(count)]
+        self.items = [make() for _ in range(_checked_count(count))]
 
     @classmethod
     def filled(cls, make: Callable[[], Any], count: int, value: Any) -> "object_vector":
@@ -184,14 +189,7 @@ class object_vector:
         return object_vector.of(self.make, self.items)
 
     def _index(self, pos: Any) -> int:
-        i, n = int(pos), len(self.items)
-        if not 0 <= i < n:
-            raise OutOfBoundsError(
-                f"std::vector index {i} is outside the vector's {n} elements (operator[] does not check: on the "
-                "host this reads or writes memory that is not the vector's)",
-                fix=f"keep the index in 0 .. size() - 1 = {n - 1}" if n else
-                    "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
-        return i
+        return _checked_index(pos, len(self.items))
 
     def __getitem__(self, pos: Any):
         return self.items[self._index(pos)]
