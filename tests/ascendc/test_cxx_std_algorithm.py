@@ -44,6 +44,14 @@ void copy_into(const float* a, int from, int n, int at, float* out)
         out[i] = dst[i];
     }
     out[6] = end == dst.begin() + (at + n);
+    out[7] = end == dst.begin() + at;           // only for an empty range
+}
+
+// std::min / std::max of equal values return the first: +0.0 and -0.0 are equal, 1 / x tells them apart
+void signed_zeros(float* out)
+{
+    out[0] = 1.0f / std::min(0.0f, -0.0f); out[1] = 1.0f / std::min(-0.0f, 0.0f);
+    out[2] = 1.0f / std::max(0.0f, -0.0f); out[3] = 1.0f / std::max(-0.0f, 0.0f);
 }
 
 bool same(const float* a, const float* b, int n)
@@ -103,21 +111,28 @@ def test_min_and_max_return_the_first_of_equal_values_and_keep_the_type(mod):
     np.testing.assert_array_equal(out, [-2, 3, 3, 5, -7, 3, 5])
 
 
+def test_min_and_max_of_equal_values_return_the_first(mod):
+    out = np.zeros(4, np.float32)
+    with np.errstate(divide="ignore"):          # 1 / +-0.0 is +-inf, as in C++
+        mod.signed_zeros(out)
+    np.testing.assert_array_equal(out, [np.inf, -np.inf, np.inf, -np.inf])
+
+
 @pytest.mark.parametrize("frm, n, at", [(0, 6, 0), (1, 3, 2), (2, 0, 5), (5, 1, 0)])
 def test_copy_writes_exactly_the_range_and_returns_its_end(mod, frm, n, at):
     a = np.arange(1, 7, dtype=np.float32) * 1.5
-    out = np.full(7, np.nan, np.float32)
+    out = np.full(8, np.nan, np.float32)
     mod.copy_into(a, frm, n, at, out)
     expected = np.zeros(6, np.float32)
     expected[at:at + n] = a[frm:frm + n]
     np.testing.assert_array_equal(out[:6], expected)
-    assert out[6] == 1
+    assert (out[6], out[7]) == (1, n == 0)
 
 
 def test_copy_past_the_destination_names_the_buffer(mod):
     with pytest.raises(OutOfBoundsError, match="std::copy's output: 3 elements from byte 16 run to byte 28 of a "
                                                "24-byte buffer"):
-        mod.copy_into(np.zeros(6, np.float32), 0, 3, 4, np.zeros(7, np.float32))
+        mod.copy_into(np.zeros(6, np.float32), 0, 3, 4, np.zeros(8, np.float32))
 
 
 def test_equal_compares_every_element_with_eq(mod):

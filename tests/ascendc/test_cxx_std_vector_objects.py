@@ -46,7 +46,8 @@ void of_structs(int64_t* out)
     out[7] = v[0].length;
     Info first = v[0];                          // a copy of the element
     first.length = 5;
-    out[8] = v[0].length; out[9] = d.empty();
+    d[0].length = 8;                            // each value-initialised element is its own struct
+    out[8] = v[0].length; out[9] = d.empty() + d[1].length;
 }
 
 std::string name_of(int i)
@@ -85,8 +86,8 @@ def test_vectors_of_structs_copy_alias_and_construct_as_in_cxx():
     mod = load_src(SRC, name="std_vector_objects")
     out = np.full(10, -1, np.int64)
     mod.of_structs(out)
-    #                    size v0 v1 d1 v0 c0 v1 v0 v0 empty
-    np.testing.assert_array_equal(out, [2, 16, 32, 3, 16, 99, 64, 222, 222, 0])
+    #                    size v0 v1 d1 v0 c0 v1 v0 v0 empty+d1
+    np.testing.assert_array_equal(out, [2, 16, 32, 3, 16, 99, 64, 222, 222, 3])
     assert (mod.name_of(0), mod.name_of(1)) == ("x.bin", "y.bin")
 
 
