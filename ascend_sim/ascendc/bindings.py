@@ -68,10 +68,12 @@ HOST_HEADERS = {
     "acl.h": "acl",
     "data_utils.h": "data_utils",
     "platform_ascendc.h": "platform_ascendc",
+    "algorithm": "std_algorithm",
+    "iterator": "std_algorithm",
 }
 
 #: the members of std::vector<T> (<vector>) the front end lowers, to host/std_vector.py; the others are diagnostics
-STD_VECTOR_MEMBERS = {"data", "size", "empty", "operator[]", "operator="}
+STD_VECTOR_MEMBERS = {"data", "size", "empty", "operator[]", "operator=", "begin", "end"}
 
 #: C++ methods spelled as Python operators
 OPERATORS = {

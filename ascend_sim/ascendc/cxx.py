@@ -14,7 +14,7 @@ import importlib
 import numpy as np
 
 from ascend_sim import ArgumentError, GmPtr, KernelError, bfloat16, half, uint8
-from ascend_sim.ascendc.host.std_vector import vector as std_vector
+from ascend_sim.ascendc.host.std_vector import object_vector, vector as std_vector
 
 uint64 = np.dtype(np.uint64)
 float64 = np.dtype(np.float64)
@@ -188,6 +188,7 @@ class Struct:
     _fields: tuple = ()
     _layout: tuple = ()
     _size: int = 0
+    _host_only: tuple = ()      # std::string fields: host values with no C bytes the simulator models
 
     def __init__(self, *args, **kwargs):
         fields = self._fields
@@ -222,6 +223,7 @@ class Struct:
     # -- the C layout
     def to_bytes(self) -> np.ndarray:
         """The struct as the C++ compiler lays it out (np.uint8 array of ``sizeof``)."""
+        self._check_bytes("to_bytes")
         out = np.zeros(self._size, np.uint8)
         for name, off, dtype, count in self._layout:
             v = getattr(self, name)
@@ -233,7 +235,17 @@ class Struct:
         return out
 
     @classmethod
+    def _check_bytes(cls, what: str) -> None:
+        if cls._host_only:
+            raise ArgumentError(f"{cls.__name__}.{what}: its std::string field {', '.join(cls._host_only)} has no "
+                                "bytes the simulator models (a std::string owns a heap buffer: its bytes are a "
+                                "pointer, not the text)",
+                                fix=f"keep {cls.__name__} on the host; a struct passed to a kernel (tiling data) "
+                                    "holds numbers, pointers and arrays only")
+
+    @classmethod
     def from_bytes(cls, raw: np.ndarray, offset: int = 0):
+        cls._check_bytes("from_bytes")
         raw = np.asarray(raw).view(np.uint8).reshape(-1)
         if raw.size - offset < cls._size:
             raise ArgumentError(f"{cls.__name__} needs {cls._size} bytes of tiling data, the buffer has "
@@ -294,7 +306,7 @@ def tiling(cls, arg):
 
 def copy(v):
     """A struct, array or std::vector passed or assigned by value."""
-    return v.copy() if isinstance(v, (Struct, list, std_vector)) else v
+    return v.copy() if isinstance(v, (Struct, list, std_vector, object_vector)) else v
 
 
 def array(n: int, value=0) -> list:

@@ -94,6 +94,16 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
         f = c.location.file
         return HOST_HEADERS.get(os.path.basename(f.name)) if f is not None and self.is_header(c) else None
 
+    def host_has(self, host: str, spelling: str) -> bool:
+        """Whether host module ``host`` (ascend_sim.ascendc.host.X) models ``spelling``; the others are diagnostics.
+        Registers the module for the generated code's imports."""
+        import importlib
+        module = importlib.import_module(f"ascend_sim.ascendc.host.{host}")
+        if spelling.startswith("_") or not hasattr(module, spelling):
+            return False
+        self.host_modules.add(host)
+        return True
+
     def is_user_record(self, t) -> bool:
         from ascend_sim.ascendc.lower_types import record_decl
         d = record_decl(t)
@@ -421,7 +431,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             if n.kind.name == "CALL_EXPR" and n.referenced is not None and \
                     n.referenced.kind.name in ("FUNCTION_DECL", "CXX_METHOD"):
                 params = list(n.referenced.get_arguments() or [])
-                for p, a in zip(params, list(n.get_arguments())):
+                args = list(n.get_arguments())
+                if n.spelling == "operator()" and len(args) == len(params) + 1:
+                    args = args[1:]                     # a lambda's call: the closure object comes first
+                for p, a in zip(params, args):
                     if self.scalar_out_param(p):
                         target = a
                         while target.kind.name in ("PAREN_EXPR", "UNEXPOSED_EXPR") and children(target):
@@ -514,11 +527,17 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             return True
         if is_record(t) and self.is_user_record(t):
             return True
-        return False
+        return self.is_std_string(t)
+
+    def is_std_string(self, t) -> bool:
+        """``std::string`` (a Python str: immutable, so a struct holding one still copies by value)."""
+        from ascend_sim.ascendc.lower_types import record_decl
+        d = record_decl(t)
+        return d is not None and self.is_header(d) and self.qualified(d) == "std::string"
 
     def struct_layout(self, c, fields) -> list:
         """``__slots__``, ``_fields`` (name, default) and the C layout of a plain struct."""
-        fnames, layout = [], []
+        fnames, layout, host_only = [], [], []
         for f in fields:
             fname = self.py_ident(f.spelling)
             self.names[self.key(f)] = fname
@@ -530,6 +549,9 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
                 self.fn = saved
             fnames.append(ast.Tuple([ast.Constant(fname), default], ast.Load()))
             t = f.type.get_canonical()
+            if self.is_std_string(t):           # host only: no C bytes (to_bytes refuses the struct)
+                host_only.append(ast.Constant(fname))
+                continue
             count = 1
             if tkind(t) == "CONSTANTARRAY":
                 count = t.get_array_size()
@@ -543,7 +565,7 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             ast.Assign([ast.Name("_fields", ast.Store())], ast.Tuple(fnames, ast.Load())),
             ast.Assign([ast.Name("_layout", ast.Store())], ast.Tuple(layout, ast.Load())),
             ast.Assign([ast.Name("_size", ast.Store())], const(c.type.get_size())),
-        ]
+        ] + ([ast.Assign([ast.Name("_host_only", ast.Store())], ast.Tuple(host_only, ast.Load()))] if host_only else [])
 
     def init_method(self, c, fields, ctors, bases) -> ast.FunctionDef:
         """``__init__``: fields to their defaults, then the constructor's initialiser list and body."""

@@ -97,6 +97,9 @@ class CallLowering:
             return args[0] if args else ast.Constant("")
         if self.is_std_vector(t):
             return self.vector_construct(decl, args, c)
+        host = self.host_module_of(decl)
+        if host and self.host_has(host, decl.spelling):     # std::ostream_iterator<float>(std::cout, " ")
+            return call(name(f"{host}.{decl.spelling}"), self.type_template_args(t, decl, c) + args)
         if self.is_header(decl):
             cname = decl.spelling
             if cname in HEADER_DEFAULT_NONE and not args:
@@ -435,6 +438,8 @@ class CallLowering:
                                                                  strip(a).spelling.startswith("operator"))]
         if op == "operator[]" and len(args) == 2:
             return ast.Subscript(self.rvalue(args[0]), self.rvalue(args[1]), ast.Load())
+        if op == "operator()" and c.referenced is not None and _is_lambda(c.referenced.semantic_parent):
+            return call(self.rvalue(args[0]), self.call_args(c.referenced, args[1:]))   # f(x): the lambda's def
         if op == "operator=":
             raise unsupported(c, "an assignment inside an expression; write it as its own statement")
         if op == "operator+" and len(args) == 2 and c.type.get_canonical().spelling in ("std::string", "string"):
@@ -555,3 +560,8 @@ def written_words(c, template_name: str):
     if cur:
         words.append(" ".join(cur))
     return words
+
+
+def _is_lambda(record) -> bool:
+    """The closure class of a lambda expression (clang names it ``(lambda at file:line:col)``)."""
+    return record is not None and record.kind.name == "CLASS_DECL" and record.type.spelling.startswith("(lambda at")

@@ -25,7 +25,7 @@ FLOAT_CONVERT = {"float32": "cxx.f32", "half": "cxx.f16", "bfloat16": "cxx.bf16"
 CAST_KINDS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",
               "CXX_CONST_CAST_EXPR")
 REJECTED = {
-    "LAMBDA_EXPR": "lambda expressions",
+    "LAMBDA_EXPR": "a lambda used other than as a local's initialiser (auto f = [](...) {...};)",
     "CXX_THROW_EXPR": "exceptions (throw): a kernel has no exception handling",
     "CXX_NEW_EXPR": "new: a kernel has no heap; use TPipe/TBuf or LocalMemAllocator",
     "CXX_DELETE_EXPR": "delete: a kernel has no heap",
@@ -230,6 +230,8 @@ class ExprLowering:
         spelling = ref.spelling
         kind = ref.kind.name
         if kind == "VAR_DECL":
+            if self.qualified(ref) in ("std::cout", "std::cerr"):
+                return ast.Constant(spelling)             # a stream is its name (cxx.ostream_write's first argument)
             if spelling in bindings.VARIABLES:
                 return call(self.api(bindings.VARIABLES[spelling]))
             if hasattr(ascend_sim, spelling):
@@ -245,7 +247,7 @@ class ExprLowering:
         if "/libc/" in ref.location.file.name.replace("\\", "/") and spelling in bindings.LIBC_FUNCTIONS:
             return name(bindings.LIBC_FUNCTIONS[spelling])
         host = self.host_module_of(ref)
-        if host:
+        if host and self.host_has(host, spelling):
             self.host_modules.add(host)
             return name(f"{host}.{spelling}")
         if hasattr(ascend_sim, spelling):
@@ -403,7 +405,7 @@ class ExprLowering:
             return name(self.fn.locals[self.key(ref)])          # the variable's Box is its address
         target = self.lvalue(operand)
         load = self.expr(operand)
-        setter = ast.Lambda(_args(["v"]), _assign_expr(target, name("v")))
+        setter = ast.Lambda(_args(["__value"]), _assign_expr(target, name("__value")))  # C++ reserves __ names: no clash
         return call("cxx.Ref", [ast.Lambda(_args([]), load), setter])
 
     def deref(self, operand, c):

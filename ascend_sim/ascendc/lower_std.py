@@ -16,6 +16,8 @@ from ascend_sim.ascendc.lower_types import is_pointer, record_decl, strip_ref
 
 VECTOR = "std::vector"
 VECTOR_CLASS = "std_vector.vector"
+OBJECT_VECTOR_CLASS = "std_vector.object_vector"
+_NO_ARGS = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
 class StdLowering:
@@ -33,29 +35,50 @@ class StdLowering:
         """``std::vector<T> v(...)``: the factory of the constructor clang chose (``c`` is its call, or the
         declaration of a default-constructed vector)."""
         elem = decl.get_template_argument_type(0)
-        if not self.is_number_type(elem):
-            raise unsupported(c, f"std::vector<{elem.spelling}>: the simulator's <vector> holds numbers only "
-                                 "(float, half, int32_t, uint8_t ...); keep pointers and structs in C arrays")
         self.host_modules.add("std_vector")
-        dtype = self.dtype_of(elem, c)
+        if self.is_number_type(elem):
+            return self._construct(VECTOR_CLASS, self.dtype_of(elem, c), args, c)
+        return self._construct(OBJECT_VECTOR_CLASS, self.element_factory(elem, c), args, c)
+
+    def element_factory(self, elem, c) -> ast.expr:
+        """A vector of pointers or user structs: the callable that value-initialises one element."""
+        if is_pointer(elem):
+            return ast.Lambda(_NO_ARGS, ast.Constant(None))                    # T* value-initialised: nullptr
+        d = record_decl(elem)
+        if d is not None and self.is_user_record(elem) and d.get_num_template_arguments() <= 0:
+            return self.class_ref(d, c)
+        raise unsupported(c, f"std::vector<{elem.spelling}>: the simulator's <vector> holds numbers, pointers and "
+                             "user structs; keep other elements in a C array")
+
+    def _construct(self, cls: str, elem: ast.expr, args: list, c) -> ast.expr:
+        """The factory of ``cls`` for the constructor clang chose; ``elem`` is the dtype or element factory."""
+        dtype = elem
         ctor = c.referenced if c.kind.name == "CALL_EXPR" else None
         params = list(ctor.get_arguments()) if ctor is not None and ctor.kind.name == "CONSTRUCTOR" else []
         first = record_decl(strip_ref(params[0].type)) if params else None
         if len(args) == 1 and first is not None and self.qualified(first) == "std::initializer_list":
-            return call(f"{VECTOR_CLASS}.of", [dtype] + args)                    # {1, 2, 3}: a Python list
+            return call(f"{cls}.of", [dtype] + args)                             # {1, 2, 3}: a Python list
         if len(args) == 1 and first is not None:                                # the copy constructor
             return call(ast.Attribute(args[0], "copy", ast.Load()))
         if len(args) == 2 and params and is_pointer(params[0].type):
-            return call(f"{VECTOR_CLASS}.from_range", [dtype] + args)
+            if cls == OBJECT_VECTOR_CLASS:
+                raise unsupported(c, "std::vector(first, last) of pointers or structs: the simulator builds a "
+                                     "vector from a range of numbers only; construct it with a size and assign v[i]")
+            return call(f"{cls}.from_range", [dtype] + args)
         if len(args) == 2:
-            return call(f"{VECTOR_CLASS}.filled", [dtype] + args)
-        return call(VECTOR_CLASS, [dtype] + args)
+            return call(f"{cls}.filled", [dtype] + args)
+        return call(cls, [dtype] + args)
 
     def check_vector_member(self, decl, c) -> None:
         """A member of std::vector the simulator does not model: an unsupported diagnostic naming it."""
+        elem = decl.semantic_parent.type.get_template_argument_type(0)
+        if decl.spelling in ("data", "begin", "end") and elem.kind.name != "INVALID" and not self.is_number_type(elem):
+            raise unsupported(c, f"std::vector::{decl.spelling} of a vector of pointers or structs: the simulator "
+                                 "gives pointers into numbers only; index the elements with v[i]")
         if decl.spelling in bindings.STD_VECTOR_MEMBERS:
             return
         raise unsupported(c, f"std::vector::{decl.spelling}: the simulator's <vector> models the constructors "
-                             "(size, size and value, two pointers, braced list, copy), data(), size(), empty(), operator[] and "
+                             "(size, size and value, two pointers, braced list, copy), data(), size(), empty(), operator[], "
+                             "begin(), end() and "
                              "copy assignment only; size the vector when you construct it and write its elements "
                              "with v[i] or through v.data()")

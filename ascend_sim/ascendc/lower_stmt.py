@@ -110,6 +110,22 @@ class StmtLowering:
                 raise unsupported(d, f"this declaration ({kind.lower()}) inside a function")
         return out
 
+    def local_lambda(self, d, lam) -> ast.FunctionDef:
+        """``auto f = [](params) { body };``: a nested ``def f(params): body`` (its closure's ``operator()``).
+
+        Only a lambda that captures nothing: its body sees its parameters and namespace-scope names, as a Python
+        function's does; a capture (by copy or by reference) would need the closure's own copies."""
+        tokens = [t.spelling for t in lam.get_tokens()][:2]
+        if tokens != ["[", "]"]:
+            raise unsupported(lam, "a lambda that captures variables ([=], [&], [x] ...); pass them as parameters "
+                                   "of a lambda with an empty capture list [], or write a function")
+        closure = lam.type.get_declaration()
+        body = [m for m in children(closure) if m.spelling == "operator()"]
+        if not body or body[0].kind.name != "CXX_METHOD":
+            raise unsupported(lam, "a generic lambda (auto parameters); give the parameters their types")
+        fn, _ = self.function_def(body[0], self.new_local(d), [])
+        return self.loc(fn, d)
+
     def new_local(self, d) -> str:
         """A Python name for local declaration ``d`` (renamed if it would shadow another local)."""
         base = self.py_ident(d.spelling or "tmp")
@@ -126,6 +142,9 @@ class StmtLowering:
         ch = children(d)
         inits = [x for x in ch if x.kind.is_expression() and not self.is_template_arg_child(x, d)]
         init = inits[-1] if inits else None
+        lam = strip(init) if init is not None else None
+        if lam is not None and lam.kind.name == "LAMBDA_EXPR":
+            return [self.local_lambda(d, lam)]
         if is_reference(t):
             if init is None:
                 raise unsupported(d, "a reference without an initialiser")

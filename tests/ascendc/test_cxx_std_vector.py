@@ -110,8 +110,9 @@ def test_two_pointers_into_different_buffers_are_no_range():
 
 @pytest.mark.parametrize("body, says", [
     ("std::vector<float> v(4); v.push_back(1.0f);", "std::vector::push_back: the simulator's <vector> models"),
-    ("std::vector<float> v(4); float* b = v.begin();", "std::vector::begin"),
-    ("std::vector<float*> v(4);", "std::vector<float *>: the simulator's <vector> holds numbers only"),
+    ("std::vector<float> v(4); float& b = v.front();", "std::vector::front"),
+    ("std::vector<std::vector<float>> v(4);", "std::vector<std::vector<float>>: the simulator's <vector> holds "
+                                              "numbers, pointers and user structs"),
     ("std::vector<float> v(4); auto n = std::distance(v.data(), v.data() + 4);",
      "std::distance is declared in <iterator> but the simulator does not implement it yet"),
 ])

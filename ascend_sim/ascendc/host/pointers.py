@@ -23,6 +23,16 @@ class HostPtr:
 
     __radd__ = __add__
 
+    def __eq__(self, other: Any) -> bool:
+        """``p == q``: the same address (one buffer, one byte offset), whatever the pointee type."""
+        return isinstance(other, HostPtr) and other.buf is self.buf and other.offset == self.offset
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((id(self.buf), self.offset))
+
     def cast(self, dtype: Any) -> "HostPtr":
         """``(T*)p``: the same address read as another type."""
         return type(self)(self.buf, self.offset, dtype)

@@ -9,19 +9,23 @@ leaves undefined (an index past ``size()``, a pointer range that is not one buff
 
 Modelled (cppreference, "std::vector", https://en.cppreference.com/w/cpp/container/vector): the constructors
 ``vector()``, ``vector(count)`` (value-initialised: zeros), ``vector(count, value)``, ``vector(first, last)`` from
-two ``T*``, ``vector{a, b, c}`` and the copy; ``data()``, ``size()``, ``empty()``, ``operator[]``, copy assignment.
+two ``T*``, ``vector{a, b, c}`` and the copy; ``data()``, ``size()``, ``empty()``, ``operator[]``, copy assignment;
+``begin()`` / ``end()`` as ``T*`` (a vector's iterators are random-access over contiguous elements, so a pointer
+steps, compares and reads as they do). A vector of pointers or of user structs (``std::vector<uint8_t*>``,
+``std::vector<ArgInfo>``) is an :class:`object_vector`: the same constructors but the two-pointer one, ``size()``,
+``empty()``, ``operator[]`` (``&v[i]`` is a reference to the slot) and the copy, which copies each struct.
 The front end lowers every other member of ``<vector>`` to an "unsupported" diagnostic.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ascend_sim import ArgumentError, OutOfBoundsError
 from ascend_sim.ascendc.host.pointers import HostPtr
 
-__all__ = ["vector"]
+__all__ = ["vector", "object_vector"]
 
 
 class vector:
@@ -32,12 +36,7 @@ class vector:
     def __init__(self, dtype: Any, count: int = 0):
         """``std::vector<T> v(count)``: ``count`` value-initialised (zero) elements."""
         self.dtype = np.dtype(dtype)
-        count = int(count)
-        if count < 0:       # size_t: a negative count is a huge one, which throws std::length_error in C++
-            raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
-                                "wraps to a size no host can allocate (C++ throws std::length_error)",
-                                fix="compute the element count as an unsigned value (elements, not bytes)")
-        self._own(np.zeros(count, self.dtype))
+        self._own(np.zeros(_checked_count(count), self.dtype))
 
     def _own(self, array: np.ndarray) -> None:
         self.array = array
@@ -69,6 +68,14 @@ class vector:
         """``v.data()``: a ``T*`` to the first element (writes through it change the vector)."""
         return HostPtr(self._bytes, 0, self.dtype)
 
+    def begin(self) -> HostPtr:
+        """``v.begin()``: the iterator to the first element, a ``T*`` (as ``data()``)."""
+        return self.data()
+
+    def end(self) -> HostPtr:
+        """``v.end()``: one past the last element, a ``T*``."""
+        return HostPtr(self._bytes, self._bytes.size, self.dtype)
+
     def size(self) -> int:
         return int(self.array.size)
 
@@ -83,14 +90,7 @@ class vector:
         return v
 
     def _index(self, pos: Any) -> int:
-        i = int(pos)
-        if not 0 <= i < self.array.size:
-            raise OutOfBoundsError(
-                f"std::vector index {i} is outside the vector's {self.array.size} elements (operator[] does not "
-                "check: on the host this reads or writes memory that is not the vector's)",
-                fix=f"keep the index in 0 .. size() - 1 = {self.array.size - 1}" if self.array.size else
-                    "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
-        return i
+        return _checked_index(pos, self.array.size)
 
     def __getitem__(self, pos: Any):
         v = self.array[self._index(pos)]
@@ -104,6 +104,28 @@ class vector:
 
     def __repr__(self) -> str:
         return f"std::vector<{self.dtype.name}>({self.array.size} elements)"
+
+
+def _checked_count(count: Any) -> int:
+    """A constructor's element count (a size_t: a negative value is a huge one, which throws std::length_error)."""
+    count = int(count)
+    if count < 0:
+        raise ArgumentError(f"std::vector of {count} elements: the count is a size_t, so a negative value "
+                            "wraps to a size no host can allocate (C++ throws std::length_error)",
+                            fix="compute the element count as an unsigned value (elements, not bytes)")
+    return count
+
+
+def _checked_index(pos: Any, n: int) -> int:
+    """``operator[]``'s index into ``n`` elements (C++ does not check: an index outside is undefined)."""
+    i = int(pos)
+    if not 0 <= i < n:
+        raise OutOfBoundsError(
+            f"std::vector index {i} is outside the vector's {n} elements (operator[] does not check: on the host "
+            "this reads or writes memory that is not the vector's)",
+            fix=f"keep the index in 0 .. size() - 1 = {n - 1}" if n else
+                "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
+    return i
 
 
 def _range_elements(dtype: np.dtype, first: Any, last: Any) -> np.ndarray:
@@ -128,3 +150,60 @@ def _range_elements(dtype: np.dtype, first: Any, last: Any) -> np.ndarray:
                                f"{first.buf.size:,}-byte host buffer, {last.offset - first.buf.size:,} bytes past "
                                "its end", fix="end the range at the buffer's size in bytes (elements * sizeof(T))")
     return first.buf[first.offset:last.offset].view(dtype)
+
+
+class object_vector:
+    """A ``std::vector<T>`` of pointers or user structs: ``make()`` builds a value-initialised T (``nullptr``, or
+    the struct with its default members), ``items`` the elements (a struct element is its own object, so
+    ``v[i].x = 1`` writes the vector's element, as ``operator[]`` returns a reference)."""
+
+    __slots__ = ("make", "items")
+
+    def __init__(self, make: Callable[[], Any], count: int = 0):
+        """``std::vector<T> v(count)``: ``count`` value-initialised elements (null pointers, default structs)."""
+        self.make = make
+        self.items = [make() for _ in range(_checked_count(count))]
+
+    @classmethod
+    def filled(cls, make: Callable[[], Any], count: int, value: Any) -> "object_vector":
+        """``std::vector<T> v(count, value)``: ``count`` copies of ``value``."""
+        v = cls(make)
+        v.items = [_copy(value) for _ in range(int(count))]
+        return v
+
+    @classmethod
+    def of(cls, make: Callable[[], Any], values: list) -> "object_vector":
+        """``std::vector<T> v = {a, b}``: copies of the braced list's values (an initializer_list is copied from)."""
+        v = cls(make)
+        v.items = [_copy(x) for x in values]
+        return v
+
+    def size(self) -> int:
+        return len(self.items)
+
+    def empty(self) -> bool:
+        return not self.items
+
+    def copy(self) -> "object_vector":
+        """A copy (passed, returned or assigned by value): each struct element copied, pointers shared."""
+        return object_vector.of(self.make, self.items)
+
+    def _index(self, pos: Any) -> int:
+        return _checked_index(pos, len(self.items))
+
+    def __getitem__(self, pos: Any):
+        return self.items[self._index(pos)]
+
+    def __setitem__(self, pos: Any, value: Any) -> None:
+        self.items[self._index(pos)] = _copy(value)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:
+        return f"std::vector({len(self.items)} elements)"
+
+
+def _copy(value: Any) -> Any:
+    """An element stored by value: a struct is copied, a pointer or number is itself."""
+    return value.copy() if hasattr(value, "copy") and hasattr(value, "_fields") else value

@@ -18,6 +18,9 @@ bool ReadFile(const char* filePath, size_t& fileSize, void* buffer, size_t buffe
 bool WriteFile(const char* filePath, const void* buffer, size_t size);
 
 #if defined(__has_include)
+#if __has_include(<vector>)
+#include <vector>       // as the examples' own data_utils.h does: their host code uses std::vector without <vector>
+#endif
 #if __has_include(<string>) && !defined(ASCEND_SIM_NO_STD_STRING)
 #include <string>
 bool ReadFile(const std::string& filePath, size_t& fileSize, void* buffer, size_t bufferSize);
