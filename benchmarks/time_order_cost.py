@@ -1,0 +1,100 @@
+"""What running the blocks in time order costs the simulator: case (f) three ways, in this tree.
+
+    python benchmarks/time_order_cost.py [--size 4096] [--rounds 3]
+
+benchmarks/scale_matmul.py's case (f) (CATLASS's kernel, SIZE^3 fp16 on 24 AIC, timing only) is launched
+(1) as the simulator runs it: the 24 blocks in time order (engine/scheduler.py, TIME_SLICE cycles apart at
+most), each with its own local memories and plans; (2) one block after another (TIME_SLICE set to
+infinity for the run), handing one set of local memories and its plans from block to block; (3) one
+after another, but each block with a fresh set (no hand-over), as in (1). Prints the least CPU time of
+``--rounds`` launches of each, and, from one more launch of (1), how often consecutive instructions
+come from different blocks (the block switches). (2) and (3) change the launch's cycles (a diagnostic,
+not the model): (1) - (3) is the cost of interleaving the blocks, (3) - (2) that of 24 sets of plans.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from catlass_matmul import Tiling, catlass_matmul     # noqa: E402
+from scale_matmul import inputs                       # noqa: E402
+
+from ascend_sim import launch                         # noqa: E402
+from ascend_sim.engine import core as core_mod, scheduler   # noqa: E402
+from ascend_sim.hw.chips import Ascend910B            # noqa: E402
+
+
+class _NoHandOver(dict):
+    """A ``Launch.tier_pool`` that never hands a block's local memories to the next block."""
+
+    def setdefault(self, key, default=None):
+        return []
+
+
+def run(size: int, mode: str) -> tuple[float, float]:
+    """CPU seconds and cycles of one timing-only launch of case (f) at ``size``^3 run as ``mode``."""
+    t = Tiling(128, 256, 256, 64, size, size, size, 24)
+    chip = dataclasses.replace(Ascend910B(), aic_count=24)
+    a, b = inputs(t)
+    c = np.zeros(size * size, np.float16)
+    slice_, init = scheduler.TIME_SLICE, scheduler.Launch.__init__
+    if mode != "time order":
+        scheduler.TIME_SLICE = math.inf
+    if mode == "one after another, fresh sets":
+        def fresh_init(self, *args, **kw):
+            init(self, *args, **kw)
+            self.tier_pool = _NoHandOver()
+        scheduler.Launch.__init__ = fresh_init
+    try:
+        c0 = time.process_time()
+        r = launch(catlass_matmul, 24, a, b, c, t, chip=chip, gm_names=["a", "b", "c"], numerics=False)
+        return time.process_time() - c0, r.cycles
+    finally:
+        scheduler.TIME_SLICE, scheduler.Launch.__init__ = slice_, init
+
+
+def switches(size: int) -> tuple[int, int]:
+    """(instructions, times the next instruction came from another block) in one time-ordered launch."""
+    issue, seen = core_mod.Core.issue_n, {"last": None, "switches": 0, "calls": 0}
+
+    def counting(self, *args):
+        seen["calls"] += 1
+        if self is not seen["last"]:
+            seen["switches"] += 1
+            seen["last"] = self
+        return issue(self, *args)
+    core_mod.Core.issue_n = counting
+    try:
+        run(size, "time order")
+    finally:
+        core_mod.Core.issue_n = issue
+    return seen["calls"], seen["switches"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    modes = ("time order", "one after another", "one after another, fresh sets")
+    best = {m: (math.inf, 0.0) for m in modes}
+    for _ in range(args.rounds):                 # rounds alternate the modes: all see the machine's drifts
+        for m in modes:
+            cpu, cycles = run(args.size, m)
+            best[m] = (min(best[m][0], cpu), cycles)
+    for m in modes:
+        print(f"{m:<32} {best[m][0]:7.3f} s CPU   {best[m][1]:12,.0f} cycles")
+    calls, n = switches(args.size)
+    print(f"block switches: {n:,} in {calls:,} instructions (one per {calls / max(n, 1):.0f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
