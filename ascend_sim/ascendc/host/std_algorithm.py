@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ascend_sim import ArgumentError, OutOfBoundsError
-from ascend_sim.ascendc.host.pointers import HostPtr
+from ascend_sim import ArgumentError
+from ascend_sim.ascendc.host.pointers import HostPtr, pointer_range, read_elements
 
 __all__ = ["min", "max", "copy", "equal", "ostream_iterator"]
 
@@ -48,35 +48,10 @@ class ostream_iterator:
                       *([self.delim] if self.delim else []))
 
 
-def _elements(first: Any, last: Any, what: str) -> np.ndarray:
-    """The elements of the pointer range [first, last)."""
-    for p, which in ((first, "first"), (last, "last")):
-        if not isinstance(p, HostPtr):
-            raise ArgumentError(f"{what}: {which} is {type(p).__name__} {p!r}, not a host pointer or vector iterator",
-                                fix="pass v.begin(), v.end() (or pointers into one host buffer)")
-    if first.buf is not last.buf or first.dtype != last.dtype:
-        raise ArgumentError(f"{what}: first and last are iterators of two different buffers, so [first, last) is no "
-                            "range (C++ leaves it undefined)", fix="take both ends from one vector: v.begin(), v.end()")
-    span = last.offset - first.offset
-    if span < 0:
-        raise ArgumentError(f"{what}: last is {-span // first.dtype.itemsize} elements before first",
-                            fix="pass the range in order: first <= last")
-    return _read(first, span // first.dtype.itemsize, what)
-
-
-def _read(p: HostPtr, n: int, what: str) -> np.ndarray:
-    """``n`` elements from ``p`` (an OutOfBoundsError past its buffer, which C++ leaves undefined)."""
-    end = p.offset + n * p.dtype.itemsize
-    if p.offset < 0 or end > p.buf.size:
-        raise OutOfBoundsError(f"{what}: {n} elements from byte {p.offset:,} run to byte {end:,} of a "
-                               f"{p.buf.size:,}-byte buffer", fix="keep the range inside the vector: end at v.end()")
-    return p.buf[p.offset:end].view(p.dtype)
-
-
 def copy(first: HostPtr, last: HostPtr, d_first: Any) -> Any:
     """``std::copy(first, last, d_first)``: the elements in order into ``d_first`` (a pointer, or an
     ostream_iterator); returns the output iterator past the last element written."""
-    values = _elements(first, last, "std::copy")
+    values = pointer_range(first, last, "std::copy")
     if isinstance(d_first, ostream_iterator):
         for v in values:
             d_first.put(v)
@@ -84,15 +59,15 @@ def copy(first: HostPtr, last: HostPtr, d_first: Any) -> Any:
     if not isinstance(d_first, HostPtr):
         raise ArgumentError(f"std::copy: the output is {type(d_first).__name__}, not a pointer or ostream_iterator",
                             fix="copy into v.begin() of a vector with room for the elements, or an ostream_iterator")
-    _read(d_first, values.size, "std::copy's output")[...] = values     # memmove semantics: values are read first
+    read_elements(d_first, values.size, "std::copy's output")[...] = values    # memmove: the values are read first
     return d_first + values.size
 
 
 def equal(first1: HostPtr, last1: HostPtr, first2: HostPtr) -> bool:
     """``std::equal(first1, last1, first2)``: every element of [first1, last1) ``==`` its match from ``first2``."""
-    a = _elements(first1, last1, "std::equal")
+    a = pointer_range(first1, last1, "std::equal")
     if not isinstance(first2, HostPtr):
         raise ArgumentError(f"std::equal: first2 is {type(first2).__name__}, not a host pointer or vector iterator",
                             fix="pass the second vector's begin()")
-    b = _read(first2, a.size, "std::equal's second range")
+    b = read_elements(first2, a.size, "std::equal's second range")
     return bool(np.all(a == b))

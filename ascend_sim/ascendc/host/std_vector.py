@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ascend_sim import ArgumentError, OutOfBoundsError
-from ascend_sim.ascendc.host.pointers import HostPtr
+from ascend_sim.ascendc.host.pointers import HostPtr, pointer_range
 
 __all__ = ["vector", "object_vector"]
 
@@ -60,7 +60,7 @@ class vector:
     def from_range(cls, dtype: Any, first: Any, last: Any) -> "vector":
         """``std::vector<T> v(first, last)``: a copy of the elements of one host buffer in [first, last)."""
         v = cls(dtype)
-        v._own(_range_elements(np.dtype(dtype), first, last).copy())
+        v._own(pointer_range(first, last, f"std::vector<{v.dtype.name}>(first, last)", v.dtype).copy())
         return v
 
     # -- members
@@ -126,30 +126,6 @@ def _checked_index(pos: Any, n: int) -> int:
             fix=f"keep the index in 0 .. size() - 1 = {n - 1}" if n else
                 "the vector is empty: construct it with a size (std::vector<T> v(n)) before indexing it")
     return i
-
-
-def _range_elements(dtype: np.dtype, first: Any, last: Any) -> np.ndarray:
-    """The elements in [first, last) of one host buffer, read as ``dtype``, checked as C++ leaves undefined."""
-    for p, which in ((first, "first"), (last, "last")):
-        if not isinstance(p, HostPtr):
-            raise ArgumentError(f"std::vector(first, last): {which} is {type(p).__name__} {p!r}, not a host pointer",
-                                fix="pass two pointers into one host buffer (aclrtMallocHost's, or another "
-                                    "vector's data()); device memory must be copied to the host first")
-    if not (first.buf is last.buf or first.buf.ctypes.data == last.buf.ctypes.data and
-            first.buf.size == last.buf.size):
-        raise ArgumentError("std::vector(first, last): first and last point into two different host buffers, so "
-                            "[first, last) is no range (C++ leaves it undefined)",
-                            fix="take both ends from one buffer: (T*)p and (T*)(p + bytes)")
-    span = last.offset - first.offset
-    if span < 0 or span % dtype.itemsize:
-        raise ArgumentError(f"std::vector<{dtype.name}>(first, last): last is {span} bytes after first, which is not "
-                            f"a whole number (>= 0) of {dtype.itemsize}-byte elements",
-                            fix="cast both ends to the element type T* before the arithmetic, and end at first + n")
-    if last.offset > first.buf.size:
-        raise OutOfBoundsError(f"std::vector(first, last): last is byte {last.offset:,} of a "
-                               f"{first.buf.size:,}-byte host buffer, {last.offset - first.buf.size:,} bytes past "
-                               "its end", fix="end the range at the buffer's size in bytes (elements * sizeof(T))")
-    return first.buf[first.offset:last.offset].view(dtype)
 
 
 class object_vector:
