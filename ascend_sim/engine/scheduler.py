@@ -231,6 +231,8 @@ class Launch:
                 if self.next_block < len(self.blocks) or self.parked:
                     self._fail(self._deadlock(sorted([p.index for p in self.parked]
                                                      + list(range(self.next_block, len(self.blocks))))))
+                elif self.cross_flags is not None:      # the counters' rules over the launch (engine/crossflags.py)
+                    self._fail(self.cross_flags.finish_error())
                 return
             self.horizon = self.unset             # the block's next GM access works out its horizon (time_yield)
             if kind == "s":
@@ -360,9 +362,9 @@ class Launch:
             heapq.heappush(self.free_at, max(x.core.end_time() for x in group))
             self.groups_done += 1
 
-    def _fail(self, e: BaseException) -> None:
+    def _fail(self, e: BaseException | None) -> None:
         """Keep the launch's first error; the hub then stops and unwinds the waiting blocks (``_abort_all``)."""
-        if self.error is None:
+        if self.error is None and e is not None:
             self.error = e
 
     def _can_start(self, b: _Block) -> bool:

@@ -105,6 +105,9 @@ class ChipProfile:
     event_latency_cycles: int = 25          # [CAL] from a SetFlag (EnQue, FreeTensor) to the waiting pipe starting
     sync_all_cycles: int = 500              # [EST] SyncAll across cores
     cross_core_flag_cycles: int = 100       # [EST] CrossCoreSetFlag -> WaitFlag latency
+    cross_core_flag_max_count: int = 15     # [OFF] the counter of one cross-core flagId counts 0..15; above it
+                                            # the chip raises an exception (CrossCoreSetFlag(ISASI) and
+                                            # CrossCoreWaitFlag(ISASI) pages, 约束说明, flagId相关的约束)
     gm_read_startup: int = 80               # [CAL] MTE2 GM->UB/L1 startup latency
     gm_read_bytes_per_cycle: float = 32.0   # [CAL] one core's MTE2 GM read rate
     gm_write_startup: int = 80              # [CAL] MTE3 UB->GM startup latency

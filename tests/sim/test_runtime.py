@@ -213,7 +213,6 @@ def vector_feeds_cube(x, work, c):
     DataCopy(a1, gm(work), 256)  # <- AIC reads the workspace
     DataCopy(b1, gm(work + 256), 256)                                 # the identity matrix
     cube_16x16(a1, b1, c, pipe)
-    CrossCoreSetFlag(2, PIPE_FIX, 5)        # nobody waits for this one: allowed
 
 
 def run_vector_feeds_cube():
