@@ -7,14 +7,16 @@ the finished run in a :class:`LaunchResult`: cycles, the trace, and the analyses
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Callable, Iterator
 
 import numpy as np
 
 from ascend_sim.analysis.chrome import write_chrome_trace
 from ascend_sim.analysis.profile import Profile, profile
+from ascend_sim.analysis.overwritten import Overwrite, overwritten_reads
 from ascend_sim.engine import context, launch_log
-from ascend_sim.engine.errors import LaunchError
+from ascend_sim.engine.errors import ArgumentError, LaunchError, SanitizerWarning, format_site
 from ascend_sim.engine.scheduler import Launch, collector_paused
 from ascend_sim.hw.chips import ChipProfile, get_chip
 from ascend_sim.trace.trace import Trace
@@ -137,12 +139,40 @@ def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None =
                 launch_log.fault(run, lid, e)
                 raise
             result = LaunchResult(run)
+            if getattr(run, "static_tensors", False):     # tensors at raw addresses may share bytes (api/static.py)
+                warn_overwrites(result)
             launch_log.end(run, lid, result.cycles)
             return result
         finally:
             run.release()
 
 
+def warn_overwrites(result) -> list[Overwrite]:
+    """Static tensors placed over each other's data (analysis/overwritten.py): one SanitizerWarning per distinct
+    finding (the same lines on several cores: once), at the line that read the damaged data, naming the two writes'
+    lines (their text names the two tensors) and byte ranges."""
+    found = overwritten_reads(result)
+    if not found:
+        return found
+    records = result.trace.records
+    seen = set()
+    for f in found:
+        first, second, reader = records[f.first], records[f.second], records[f.reader]
+        key = (f.tier, first.site, second.site, reader.site, f.first_span, f.second_span, f.lost)
+        if key in seen:
+            continue
+        seen.add(key)
+        span = lambda lo, hi: f"{f.tier} bytes {lo}..{hi - 1}"       # noqa: E731
+        err = ArgumentError(
+            f"{reader.op} reads {f.tier} data that {first.op} at {format_site(first.site)} wrote ({span(*f.first_span)}), "
+            f"but {second.op} at {format_site(second.site)} wrote {span(*f.second_span)} over {span(*f.lost)} of it "
+            "before anything read them: two tensors share those bytes, so this read and any later one get the "
+            "second tensor's data there (on the chip too; inputs of zeros hide it)",
+            fix=f"place the two tensors apart: the second at {f.tier} address {-(-f.first_span[1] // 32) * 32} or "
+                "later (a LocalTensor's addr is in bytes, not elements), or take them from one LocalMemAllocator",
+            site=reader.site, kind="tensors-overlap")
+        warnings.warn(SanitizerWarning(err, "two tensors placed over each other's data, to judge"), stacklevel=3)
+    return found
 
 
 class LaunchResult:

@@ -73,6 +73,7 @@ def local_tensor_at(position, addr: int, tileSize: int, dtype) -> LocalTensor:
                     "per kernel", site=site)
     if a + nbytes > tier.high:
         tier.high = a + nbytes          # the bytes the block may write, zeroed for the next block
+    core.launch.static_tensors = True   # the launch then looks for tensors placed over each other's data
     return LocalTensor(core, tier, a, d, n, position)
 
 

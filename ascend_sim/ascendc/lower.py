@@ -48,6 +48,7 @@ class Lowered:
     structs: list                   # Python names of the generated struct classes
     functions: list                 # Python names of the other functions (host code, helpers)
     externs: list = field(default_factory=list)     # ExternKernel: declared, launched, defined elsewhere
+    header_functions: dict = field(default_factory=dict)    # (name, first line) -> the user header it is from
 
 
 class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
@@ -68,6 +69,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
         self.class_stack: list = []
         self.template_stack: list = []          # the template parameter names in scope, outermost first
         self.tpl_tables: dict = {}              # the ASCENDC_TPL_* tables, by variable name
+        self.source_file: str | None = None     # the user header whose function is being lowered (None: main file)
+        self.header_functions: dict = {}        # (Python name, first line) -> that header (module.py renames them)
         self.externs: dict = {}                 # pyname -> ExternKernel (launched, declared, not defined here)
 
     # ------------------------------------------------------------------ helpers
@@ -84,6 +87,13 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
     def is_header(self, c) -> bool:
         f = c.location.file
         return f is not None and os.path.abspath(f.name).startswith(str(INCLUDE_DIR))
+
+    def user_header(self, c) -> str | None:
+        """The file of cursor ``c`` when it is a header of the kernel's own (not the main file, not ours)."""
+        f = c.location.file
+        if f is None or f.name == self.unit.main_file or self.is_header(c) or not os.path.isfile(f.name):
+            return None
+        return f.name
 
     def is_main_file(self, c) -> bool:
         f = c.location.file
@@ -123,7 +133,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
     def loc(self, node, c, only_missing: bool = False):
         """Give ``node`` (and its children without one) the C++ position of cursor ``c``."""
         loc = c.location
-        line = loc.line if loc.file is not None and loc.file.name == self.unit.main_file else self.here_line
+        line = loc.line if loc.file is not None and loc.file.name == (self.source_file or self.unit.main_file) \
+            else self.here_line
         if line <= 0:
             line = self.here_line
         col = max(loc.column - 1, 0) if line == loc.line else 0
@@ -198,7 +209,8 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
             _at_line(n, 1)
         tree = ast.Module(head + body, [])
         ast.fix_missing_locations(tree)
-        return Lowered(tree, self.kernels, self.structs, self.functions, list(self.externs.values()))
+        return Lowered(tree, self.kernels, self.structs, self.functions, list(self.externs.values()),
+                       self.header_functions)
 
     def tiling_space(self) -> ast.stmt | None:
         """``__ascendc_tiling_space__ = cxx.tiling_space(op, declared, selections, [kernel templates])``."""
@@ -371,6 +383,10 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
         """``def pyname(params): body`` for function (or method) cursor ``c`` and the function's context."""
         definition = c.get_definition() or c
         saved, self.fn = self.fn, FnContext()
+        saved_file, saved_line = self.source_file, self.here_line
+        self.source_file = self.user_header(definition)
+        if self.source_file is not None:       # its lines are the header's (module.py gives it that file name)
+            self.here_line = definition.location.line
         try:
             self.fn.used.update(tparams)
             self.fn.used.add("self")
@@ -418,10 +434,15 @@ class Lowerer(ExprLowering, StmtLowering, CallLowering, StdLowering):
                 names.insert(0, "self")
             fn = ast.FunctionDef(pyname, self.arguments(names, defaults), body or [ast.Pass()], list(decorators),
                                  None)
-            self.loc(fn, c)
+            self.loc(fn, definition if self.source_file is not None else c)
+            if self.source_file is not None:
+                first = min([fn.lineno] + [d.lineno for d in fn.decorator_list if hasattr(d, "lineno")])
+                self.header_functions[(pyname, first)] = self.source_file
             return fn, self.fn
         finally:
             self.fn = saved
+            if saved_file is not None or self.source_file is not None:
+                self.source_file, self.here_line = saved_file, saved_line
 
     def mark_boxed(self, fn_cursor) -> None:
         """Locals whose address is taken (``&x`` of a scalar, or passed to a header function's ``T&``) live in

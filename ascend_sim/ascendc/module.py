@@ -116,11 +116,29 @@ def translate(text: str, clang_name: str, display_file: str, defines=None, inclu
         return hit[1]
     unit = parse(text, clang_name, display_file, defines, include_dirs)
     lowered = Lowerer(unit, defines).lower()
-    code = compile(lowered.tree, display_file, "exec")
+    code = _header_files(compile(lowered.tree, display_file, "exec"), lowered.header_functions)
     source = render(lowered.tree, display_file)
     deps = [(inc.include.name, _digest(inc.include.name)) for inc in unit.tu.get_includes()]
     _CACHE[key0] = (deps, (code, source, lowered))
     return code, source, lowered
+
+
+def _header_files(code, header_functions: dict):
+    """``code`` with the functions lowered from the kernel's own headers under their header's file name, so their
+    trace records and errors name ``kernel.h:129``, not the main file (one compile has one file name)."""
+    if not header_functions:
+        return code
+    consts = tuple(_header_files(k, header_functions) if hasattr(k, "co_consts") else k for k in code.co_consts)
+    header = header_functions.get((code.co_name, code.co_firstlineno))
+    if header is not None:
+        return _renamed(code.replace(co_consts=consts), header)
+    return code.replace(co_consts=consts)
+
+
+def _renamed(code, filename: str):
+    """``code`` and the code nested in it (lambdas, comprehensions) under ``filename``."""
+    consts = tuple(_renamed(k, filename) if hasattr(k, "co_consts") else k for k in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _digest(path: str) -> str:

@@ -166,6 +166,16 @@ class KernelError(Exception):
         return f"{HANDBOOK}#{type(self).__name__.lower()}"
 
 
+class SanitizerWarning(UserWarning):
+    """A finding that lets the kernel run on: a rule broken in a way these inputs hide (the chip's result comes out
+    the same), or a likely mistake the simulator cannot prove (``note`` says which). Issued with ``warnings.warn``;
+    ``error`` is the KernelError it would be."""
+
+    def __init__(self, error: KernelError, note: str = "the result is unaffected for these inputs"):
+        self.error = error
+        super().__init__(f"(warning: {note}) {error}")
+
+
 class OutOfBoundsError(KernelError):
     """A read or write outside a GM allocation or a local tensor."""
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascend_sim import launch
+from ascend_sim import ArgumentError, launch
 from ascend_sim.ascendc import load
+from ascend_sim.engine.errors import SanitizerWarning
 
 DEVKIT = os.environ.get("ASCEND_SIM_ASC_DEVKIT", "")
 pytestmark = pytest.mark.skipif(not DEVKIT, reason="set ASCEND_SIM_ASC_DEVKIT to an asc-devkit checkout")
@@ -180,37 +181,48 @@ def leaky_relu_golden(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(np.float32(0.001) * mm, mm).astype(np.float32)
 
 
-def test_cross_core_mix_modes_2_0_2_matmul_leaky_relu(tmp_path):
+def gen_data_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """gen_data.py's x1/x2: uniform(0, 1) cast to uint8, which makes every input 0 (and the golden 0)."""
+    rng = np.random.default_rng(0)
+    return (rng.uniform(0, 1, (32, 32)).astype(np.uint8), rng.uniform(0, 1, (32, 64)).astype(np.uint8))
+
+
+def test_cross_core_mix_modes_2_0_2_runs_with_gen_data_inputs_and_names_its_overlaps(tmp_path):
     """AIVs cast A and B to half (mode 2 -> the AIC, flag 12), each AIC adds its K-slice's product into C atomically
     (mode 0 among the 8 AICs, flag 11), then the AIVs apply LeakyRelu to their rows (mode 2 -> the AIVs, flag 13).
 
-    gen_data.py draws uniform(0, 1) and casts to uint8, which makes every input 0 (and the golden 0, which an
-    untouched C also matches); the values here are uint8 over their range. The sample places its L1 B tile at
-    byte 512 (b1LocalAddr = A_SIZE_ALIGN_L1, an element count), inside the A tile's 1,024 bytes: B's first 4 rows
-    land on A's NZ rows 16..19. The inputs make those A rows equal to what lands on them, so the sample's own
-    formula is the exact answer (the next test shows the overlap itself)."""
-    M, K, N, kb = 32, 32, 64, 32 // CROSS_BLOCKS
-    rng = np.random.default_rng(9)
-    a = rng.integers(0, 256, (M, K)).astype(np.uint8)
-    b = rng.integers(0, 256, (K, N)).astype(np.uint8)
-    for blk in range(CROSS_BLOCKS):
-        a[16:16 + kb, blk * kb:(blk + 1) * kb] = b[blk * kb:(blk + 1) * kb, :kb]
-    np.testing.assert_array_equal(cross_core_mix(tmp_path, a, b), leaky_relu_golden(a, b))
+    With the sample's own inputs (all zeros) it runs and matches the golden, and the sanitizer names the sample's
+    three overlaps as warnings, since zeros hide them: each AIV's Cast uint8_t -> half writes over its own source
+    (castALocal at UB 0 over aLocal, castBLocal at UB 128 over bLocal: the Cast page forbids any overlap of a wider
+    dst), and the AIC's L1 B tile at byte 512 (b1LocalAddr = A_SIZE_ALIGN_L1, an element count used as bytes) lies
+    inside the A tile's 1,024 bytes, so B's copy overwrites A's NZ rows 16..19 before SplitA reads them."""
+    a, b = gen_data_inputs()
+    assert not a.any() and not b.any()
+    with pytest.warns(SanitizerWarning) as caught:
+        c = cross_core_mix(tmp_path, a, b)
+    np.testing.assert_array_equal(c, leaky_relu_golden(a, b))
+    found = {str(w.message): str(w.message) for w in caught if isinstance(w.message, SanitizerWarning)}
+    casts = [m for m in found.values() if "Cast from uint8_t to half" in m]
+    assert any("src (UB bytes 0..127) and dst (UB bytes 0..255)" in m for m in casts)
+    assert any("src (UB bytes 128..383) and dst (UB bytes 128..639)" in m for m in casts)
+    assert {m.split("[memcheck] ")[1].split()[0] for m in casts} == {"cross_core_set_wait_flag.h:129",
+                                                                     "cross_core_set_wait_flag.h:137"}
+    (l1,) = [m for m in found.values() if "LoadData reads L1 data" in m]
+    assert "DataCopy(a1Local" in l1 and "DataCopy(b1Local" in l1 and "(L1 bytes 0..1023)" in l1
+    assert "wrote L1 bytes 512..2559 over L1 bytes 512..1023" in l1 and "address 1024 or later" in l1
 
 
-def test_cross_core_mix_sample_l1_tiles_overlap(tmp_path):
-    """With any other inputs the overlap shows, exactly as the chip would compute it: rows 16..19 of each K-slice
-    of A are B's rows; every other row is the formula's."""
-    M, K, N, kb = 32, 32, 64, 32 // CROSS_BLOCKS
+def test_cross_core_mix_with_other_inputs_stops_at_the_in_place_cast(tmp_path):
+    """Any input that is not all zeros changes the bytes the AIVs' in-place Casts still read: the chip's answer is
+    not defined (the Cast page), so the launch stops there, at the sample's line, naming both ranges and the fix."""
     rng = np.random.default_rng(10)
-    a = rng.integers(0, 256, (M, K)).astype(np.uint8)
-    b = rng.integers(0, 256, (K, N)).astype(np.uint8)
-    seen = a.copy()
-    for blk in range(CROSS_BLOCKS):
-        seen[16:16 + kb, blk * kb:(blk + 1) * kb] = b[blk * kb:(blk + 1) * kb, :kb]
-    c = cross_core_mix(tmp_path, a, b)
-    np.testing.assert_array_equal(c, leaky_relu_golden(seen, b))
-    assert not np.array_equal(c[16:20], leaky_relu_golden(a, b)[16:20])
+    a = rng.integers(0, 256, (32, 32)).astype(np.uint8)
+    b = rng.integers(0, 256, (32, 64)).astype(np.uint8)
+    with pytest.raises(ArgumentError) as info:
+        cross_core_mix(tmp_path, a, b)
+    msg = str(info.value)
+    assert msg.split("\n")[0].split()[1] in ("cross_core_set_wait_flag.h:129", "cross_core_set_wait_flag.h:137")
+    assert "Cast from uint8_t to half" in msg and "converting to a wider type" in msg and "separate buffer" in msg
 
 
 def test_cross_core_sample_whole_program(tmp_path):

@@ -27,6 +27,7 @@ from ascend_sim.api.checks import check_fields, field_spec, integer, live, membe
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
+from ascend_sim.api.ops import overlap
 from ascend_sim.api.tensor import LocalTensor
 from ascend_sim.api.tensor import writable_view
 from ascend_sim.engine.context import current_core
@@ -595,20 +596,57 @@ def Cast(dst, src, round_mode: RoundMode, *args) -> None:
     else:
         raise ArgumentError("Cast: pass either a count, or mask, repeatTimes and UnaryRepeatParams",
                             fix="Cast(dst, src, mode, count)", site=site)
+    shared = _cast_overlap(dst, src, d, a, n, wide, len(args) == 3 and reps)
     _issue("Cast", "cast", d, [a], reps, site)
     if not context.computing():      # launch(..., numerics=False): timing only
+        if shared is not None:
+            shared.report(None, site)
         return
     x = a.nibbles() if isinstance(a, _Int4Access) else unpack_int4(a.get(), n) if sd is int4b_t else a.get()
     if sd == np.int32 and dd == np.float16:     # s322fp16: x * DEQSCALE, rounded once (the mode has no effect)
-        d.put(cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT))
+        v = cast_values(x.astype(np.float64) * np.float64(deq_scale(site)), dd, RoundMode.CAST_RINT)
     elif dd is int4b_t:                          # round, saturate to -8..7, pack
         v = np.clip(cast_values(x, int8, round_mode), -8, 7)
-        if isinstance(d, _Int4Access):
-            d.put_nibbles(v)
-        else:
-            d.put(pack_int4(v))
     else:
-        d.put(cast_values(x, dd, round_mode))
+        v = cast_values(x, dd, round_mode)
+    if shared is not None:                       # raises, or warns when these bytes hide it (api/ops/overlap.py)
+        shared.report(None if dd is int4b_t else np.asarray(v, dd).view(np.uint8), site)
+    if dd is not int4b_t:
+        d.put(v)
+    elif isinstance(d, _Int4Access):
+        d.put_nibbles(v)
+    else:
+        d.put(pack_int4(v))
+
+
+def _cast_overlap(dst, src, d, a, n: int, wide: int, repeats) -> overlap.Overlap | None:
+    """Cast's operands sharing bytes against the address-overlap rules (api/ops/overlap.py), or None. One span
+    comparison unless the operands' spans meet."""
+    if dst.tier is not src.tier:
+        return None
+    if not repeats:                              # count form: lanes 0..n-1, 256 // wide of them per iteration
+        if not overlap.spans_meet(dst, src, dst.addr, dst.addr + _nbytes(dst.dtype, n),
+                                  src.addr, src.addr + _nbytes(src.dtype, n)):
+            return None
+        lanes = np.arange(n)
+        return overlap.check(overlap.Operand(dst, lanes, lanes // (256 // wide)),
+                             overlap.Operand(src, lanes, lanes // (256 // wide)))
+    d_el, s_el = (x.el if isinstance(x, _Int4Access) else x.idx for x in (d, a))
+    if not d_el.size or not overlap.spans_meet(dst, src, *_el_span(dst, d_el), *_el_span(src, s_el)):
+        return None
+    iters = np.arange(d_el.size) // (d_el.size // repeats)     # the same active lanes in every repeat
+    return overlap.check(overlap.Operand(dst, d_el, iters), overlap.Operand(src, s_el, iters))
+
+
+def _nbytes(dtype, n: int) -> int:
+    return (n + 1) // 2 if dtype is int4b_t else n * dtype.itemsize
+
+
+def _el_span(t, el: np.ndarray) -> tuple[int, int]:
+    """The byte span [lo, hi) of elements ``el`` of ``t`` (nibbles for int4b_t)."""
+    if t.dtype is int4b_t:
+        return t.addr + int(el.min()) // 2, t.addr + int(el.max()) // 2 + 1
+    return t.addr + int(el.min()) * t.dtype.itemsize, t.addr + (int(el.max()) + 1) * t.dtype.itemsize
 
 
 def _per_block(dtype: np.dtype) -> int:
