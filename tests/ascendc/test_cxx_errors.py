@@ -4,7 +4,7 @@ construct or a clang error is a CompileError with `file:line:col: error|unsuppor
 import numpy as np
 import pytest
 
-from ascend_sim import CapacityError, DeadlockError, OutOfBoundsError, QueueError, launch
+from ascend_sim import ArgumentError, CapacityError, DeadlockError, OutOfBoundsError, QueueError, launch
 from ascend_sim.ascendc import CompileError, load
 from cxx_util import HEADER, load_src
 
@@ -135,3 +135,50 @@ __global__ __vector__ void k(__gm__ float* x)
         launch(mod.k, 2, np.zeros(8, np.float32))
     assert "SyncAll<false>() in a vector-only (AIV) kernel" in str(e.value)
     assert "`AscendC::SyncAll<false>();`" in str(e.value)
+
+
+HELPER_H = """#include "kernel_operator.h"
+using namespace AscendC;
+
+class Widen {
+public:
+    __aicore__ inline void Process(LocalTensor<half>& src, uint32_t n)
+    {
+        LocalTensor<float> dst = src.ReinterpretCast<float>();
+        Cast(dst, src, RoundMode::CAST_NONE, n);
+    }
+};
+"""
+
+MAIN_ASC = """#include "widen.h"
+
+__global__ __vector__ void k(__gm__ half* x, uint32_t n)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4 * n);
+    GlobalTensor<half> xGm;
+    xGm.SetGlobalBuffer(x, n);
+    LocalTensor<half> t = buf.Get<half>();
+    DataCopy(t, xGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Widen w;
+    w.Process(t, n);
+}
+"""
+
+
+def test_an_error_in_a_kernel_header_names_the_header_line(tmp_path):
+    """A method defined in the kernel's own header (as the official samples' .h files hold their classes): the
+    error names widen.h and its line, not the .asc that includes it."""
+    (tmp_path / "widen.h").write_text(HELPER_H)
+    path = tmp_path / "main.asc"
+    path.write_text(MAIN_ASC)
+    mod = load(path)
+    with pytest.raises(ArgumentError) as e:
+        launch(mod.k, 1, np.ones(128, np.float16), 128)
+    line = _line_of(HELPER_H, "Cast(dst, src")
+    assert e.value.site == (str(tmp_path / "widen.h"), line)
+    assert f"widen.h:{line}  `Cast(dst, src, RoundMode::CAST_NONE, n);`" in str(e.value)
+    assert "Cast from half to float" in str(e.value)
