@@ -9,7 +9,7 @@ from ascend_sim.hw.chips import Ascend310B, Ascend910, Ascend910B, ChipProfile, 
 from ascend_sim.hw.dtypes import bfloat16, float32, half, int4b_t, int8, int16, int32, int64, uint8, uint16, uint32
 from ascend_sim.engine.errors import (AlignmentError, ArgumentError, CapacityError, CubeFormatError, DeadlockError,
                                       DtypeError, GMWriteConflictError, KernelError, LaunchError, OutOfBoundsError,
-                                      PositionError, QueueError, RaceError, SyncError, TilingError,
+                                      PositionError, QueueError, RaceError, SanitizerWarning, SyncError, TilingError,
                                       UninitializedReadError)
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor
 from ascend_sim.engine.memory import GmPtr

@@ -21,6 +21,8 @@ PYTHON_ONLY = {
          "GMWriteConflictError", "KernelError", "LaunchError", "OutOfBoundsError", "PositionError", "QueueError",
          "RaceError", "SyncError", "TilingError", "UninitializedReadError"],
         "a sanitizer error the simulator raises (what msSanitizer reports on a device), not an Ascend C name"),
+    "SanitizerWarning": "a sanitizer finding the simulator issues as a Python warning (a broken rule these inputs "
+                        "hide), not an Ascend C name",
     **dict.fromkeys(["Ascend310B", "Ascend910", "Ascend910B", "ChipProfile", "get_chip"],
                     "a simulated chip profile; C++ picks the chip at build time (--npu-arch / soc version)"),
     **dict.fromkeys(["Kernel", "kernel", "launch", "LaunchResult", "Profile", "Trace"],
