@@ -164,7 +164,8 @@ def warn_overwrites(result) -> list[Overwrite]:
         seen.add(key)
         span = lambda lo, hi: f"{f.tier} bytes {lo}..{hi - 1}"       # noqa: E731
         err = ArgumentError(
-            f"{reader.op} reads {f.tier} data that {first.op} at {format_site(first.site)} wrote ({span(*f.first_span)}), "
+            f"{reader.op} reads {f.tier} data that {first.op} at {format_site(first.site)} wrote "
+            f"({span(*f.first_span)}), "
             f"but {second.op} at {format_site(second.site)} wrote {span(*f.second_span)} over {span(*f.lost)} of it "
             "before anything read them: two tensors share those bytes, so this read and any later one get the "
             "second tensor's data there (on the chip too; inputs of zeros hide it)",

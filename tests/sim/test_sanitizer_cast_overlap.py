@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ascend_sim import (ArgumentError, Cast, DataCopy, HardEvent, RoundMode, SanitizerWarning, UnaryRepeatParams, float32, half,
-                        int32, kernel, launch)
+from ascend_sim import (ArgumentError, Cast, DataCopy, HardEvent, RoundMode, SanitizerWarning, UnaryRepeatParams,
+                        float32, half, int32, kernel, launch)
 from kernels_util import assert_same, gm, handoff, raises_rule, scratch
 
 
