@@ -278,3 +278,12 @@ def test_counter_mode_without_a_count():
         BlockReduceSum(z, src, 1, MASK_PLACEHOLDER, 1, 1, 8, isSetMask=False)   # <- no count
     with raises_rule(ArgumentError, "Counter mode with the register at its reset value", at="<- no count"):
         run_on_ub(body, np.zeros(128, half), np.zeros(16, half))
+
+
+def test_counter_mode_placeholder_needs_is_set_mask_false():
+    def body(src, z):
+        SetMaskCount()
+        SetVectorMask(128, dtype=half, mode=MaskMode.COUNTER)
+        WholeReduceSum(z, src, MASK_PLACEHOLDER, 1, 1, 1, 8)   # <- placeholder, isSetMask true
+    with raises_rule(ArgumentError, "mask is MASK_PLACEHOLDER but isSetMask is True", at="<- placeholder"):
+        run_on_ub(body, np.zeros(128, half), np.zeros(16, half))
