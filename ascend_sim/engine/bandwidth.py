@@ -112,9 +112,10 @@ class _Run:
 
     __slots__ = ("where", "n", "owner", "rec", "since", "free", "top")
 
-    def __init__(self, where: slice, n: int):
+    def __init__(self, where: slice, n: int, owner: int = -1, rec: tuple | None = None, since: float = 0.0,
+                 free: float = 0.0, top: float = 0.0):
         self.where, self.n = where, n
-        self.owner, self.rec, self.since, self.free, self.top = -1, None, 0.0, 0.0, 0.0
+        self.owner, self.rec, self.since, self.free, self.top = owner, rec, since, free, top
 
 
 class WindowTurns:
@@ -145,7 +146,7 @@ class WindowTurns:
     page of windows only one core has used keeps its requests unwritten, ``pending``).
     """
 
-    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
+    __slots__ = ("window", "windows_count", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
                  "pending", "max_pending", "runs", "claimed", "max_runs")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
@@ -156,9 +157,10 @@ class WindowTurns:
     def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float, runs: bool = True):
         self.window = window
         n = span_bytes // window + 2
-        self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
-        self.free = np.zeros(n, np.float64)         # cycle it ends
-        self.owner = np.full(n, -1, np.int64)       # core uid that last held it
+        self.windows_count = n
+        self.since = self.free = self.owner = None  # per-window arrays, made when first needed (_arrays)
+        if not runs:
+            self._arrays()
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
         self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
@@ -174,6 +176,15 @@ class WindowTurns:
         self.page_owner: list[int] = [-1] * ((n >> self.PAGE_SHIFT) + 1)
         self.pending: dict[int, list] = {}          # core uid -> its unwritten requests (where, start, moving, hold)
         self.max_pending = self.MAX_PENDING
+
+    def _arrays(self) -> None:
+        """Make the per-window arrays (a launch whose requests all stay per run, such as add_custom's one copy per
+        tile, never needs them)."""
+        if self.since is None:
+            n = self.windows_count
+            self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
+            self.free = np.zeros(n, np.float64)         # cycle it ends
+            self.owner = np.full(n, -1, np.int64)       # core uid that last held it
 
     @staticmethod
     def needed(chip, concurrency: int, span_bytes: int) -> "WindowTurns | None":
@@ -192,7 +203,26 @@ class WindowTurns:
              moving: float, missed: float) -> float:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
-        where = strided_units(addr, count, blen, pitch, self.window, self.patterns)
+        window = self.window
+        if self.runs is not None and (count == 1 or pitch - blen < window):
+            # one run of windows (strided_units' first case, worked out here: a vector core's copy of a tile)
+            first, stop = addr // window, -(-(addr + (count - 1) * pitch + blen) // window)
+            runs = self.runs
+            if (first, stop, 1) not in runs and len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
+                # windows no request asked for before: a new run, set as the idle request below sets it
+                n = stop - first
+                self.claimed[first:stop] = b"\x01" * n
+                start, moving = float(start), float(moving)
+                hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
+                if n == 1:
+                    runs[first, stop, 1] = _Run(slice(first, stop), 1, core, None, start, start + hold, start + hold)
+                else:
+                    runs[first, stop, 1] = _Run(slice(first, stop), n, core, (start, moving, hold), 0.0, 0.0,
+                                                (n - 1) / n * moving + start + hold)
+                return 0.0
+            where = slice(first, stop)
+        else:
+            where = strided_units(addr, count, blen, pitch, window, self.patterns)
         if where.__class__ is slice:
             first, stop, step = where.start, where.stop, where.step or 1
             last, n = stop - 1, (stop - first - 1) // step + 1
@@ -256,6 +286,7 @@ class WindowTurns:
 
     def settle(self) -> None:
         """Write every run and kept request into the per-window arrays (then they are exact; per window from now)."""
+        self._arrays()
         if self.runs is not None:
             self._spell_out()
         self._write_pending()
@@ -280,6 +311,7 @@ class WindowTurns:
         n = run.n
         if n == 1:
             return self._run_wait_one(run, core, start, hold)
+        self._arrays()
         since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
         asked = self._ramp(n) * moving
         asked += start
@@ -333,6 +365,7 @@ class WindowTurns:
         """Write every run into the per-window arrays; per window from now on. Runs set as idle requests are
         written together, one numpy pass per run length. A page whose runs one core last held becomes that core's
         (its next requests there may be kept unwritten), one where several did, shared (``_page_owners``)."""
+        self._arrays()
         idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
         held = []                                       # (windows, owner) of every run
         for run in self.runs.values():
