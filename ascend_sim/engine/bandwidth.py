@@ -118,6 +118,15 @@ class _Run:
         self.owner, self.rec, self.since, self.free, self.top = owner, rec, since, free, top
 
 
+def _idle_run(where: slice, n: int, request: tuple) -> _Run:
+    """The run of ``n`` windows ``where`` that one idle request (core, start, moving, hold) set, as
+    ``WindowTurns.wait`` sets it."""
+    core, start, moving, hold = request
+    if n == 1:
+        return _Run(where, 1, core, None, start, start + hold, start + hold)
+    return _Run(where, n, core, (start, moving, hold), 0.0, 0.0, (n - 1) / n * moving + start + hold)
+
+
 class WindowTurns:
     """GM requests of several cores to one 512 B window at the same time, served in turn (the same-address rule).
 
@@ -209,16 +218,12 @@ class WindowTurns:
             first, stop = addr // window, -(-(addr + (count - 1) * pitch + blen) // window)
             runs = self.runs
             if (first, stop, 1) not in runs and len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
-                # windows no request asked for before: a new run, set as the idle request below sets it
+                # windows no request asked for before: a new run as the idle request below sets it, kept as its
+                # request (core, start, moving, hold) until another request asks for it (_idle_run)
                 n = stop - first
                 self.claimed[first:stop] = b"\x01" * n
-                start, moving = float(start), float(moving)
-                hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
-                if n == 1:
-                    runs[first, stop, 1] = _Run(slice(first, stop), 1, core, None, start, start + hold, start + hold)
-                else:
-                    runs[first, stop, 1] = _Run(slice(first, stop), n, core, (start, moving, hold), 0.0, 0.0,
-                                                (n - 1) / n * moving + start + hold)
+                runs[first, stop, 1] = (core, float(start), float(moving),
+                                        float(nbytes / n * self.per_byte + missed * self.miss_hold))
                 return 0.0
             where = slice(first, stop)
         else:
@@ -231,6 +236,8 @@ class WindowTurns:
                 run = runs.get((first, stop, step))
                 if run is None:
                     run = self._new_run(where, first, stop, step, n)
+                elif run.__class__ is tuple:
+                    run = runs[first, stop, step] = _idle_run(where, n, run)
                 if run is not None:
                     start, moving = float(start), float(moving)
                     hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
@@ -368,7 +375,9 @@ class WindowTurns:
         self._arrays()
         idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
         held = []                                       # (windows, owner) of every run
-        for run in self.runs.values():
+        for (first, stop, step), run in self.runs.items():
+            if run.__class__ is tuple:
+                run = _idle_run(slice(first, stop), stop - first, run)
             where = run.where
             if run.rec is not None:
                 idle.setdefault(run.n, []).append((where.start, where.step or 1, *run.rec, run.owner))
