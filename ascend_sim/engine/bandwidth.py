@@ -152,7 +152,10 @@ class WindowTurns:
     core's turns works on arrays (the run's own). The first request that overlaps a run in part writes every run
     into the per-window arrays (``since``, ``free``, ``owner``) and the per-window form goes on from there: numpy over
     the windows a transfer touches (a slice in the usual cases), paid only where cores share pages of windows (a
-    page of windows only one core has used keeps its requests unwritten, ``pending``).
+    page of windows only one core has used keeps its requests unwritten, ``pending``). Speed, the same results: a new
+    run of contiguous windows (a vector core's copy of a tile: each add_custom copy) is kept as its request, a tuple,
+    until another request asks for its windows (``_idle_run``), and the per-window arrays are made only when first
+    needed (``_arrays``).
     """
 
     __slots__ = ("window", "windows_count", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
