@@ -220,9 +220,9 @@ class WindowTurns:
             # one run of windows (strided_units' first case, worked out here: a vector core's copy of a tile)
             first, stop = addr // window, -(-(addr + (count - 1) * pitch + blen) // window)
             runs = self.runs
-            if (first, stop, 1) not in runs and len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
-                # windows no request asked for before: a new run as the idle request below sets it, kept as its
-                # request (core, start, moving, hold) until another request asks for it (_idle_run)
+            if len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
+                # windows no request asked for before (so no run has them): a new run as the idle request below sets
+                # it, kept as its request (core, start, moving, hold) until another request asks for it (_idle_run)
                 n = stop - first
                 self.claimed[first:stop] = b"\x01" * n
                 runs[first, stop, 1] = (core, float(start), float(moving),
