@@ -112,9 +112,19 @@ class _Run:
 
     __slots__ = ("where", "n", "owner", "rec", "since", "free", "top")
 
-    def __init__(self, where: slice, n: int):
+    def __init__(self, where: slice, n: int, owner: int = -1, rec: tuple | None = None, since: float = 0.0,
+                 free: float = 0.0, top: float = 0.0):
         self.where, self.n = where, n
-        self.owner, self.rec, self.since, self.free, self.top = -1, None, 0.0, 0.0, 0.0
+        self.owner, self.rec, self.since, self.free, self.top = owner, rec, since, free, top
+
+
+def _idle_run(where: slice, n: int, request: tuple) -> _Run:
+    """The run of ``n`` windows ``where`` that one idle request (core, start, moving, hold) set, as
+    ``WindowTurns.wait`` sets it."""
+    core, start, moving, hold = request
+    if n == 1:
+        return _Run(where, 1, core, None, start, start + hold, start + hold)
+    return _Run(where, n, core, (start, moving, hold), 0.0, 0.0, (n - 1) / n * moving + start + hold)
 
 
 class WindowTurns:
@@ -142,10 +152,13 @@ class WindowTurns:
     core's turns works on arrays (the run's own). The first request that overlaps a run in part writes every run
     into the per-window arrays (``since``, ``free``, ``owner``) and the per-window form goes on from there: numpy over
     the windows a transfer touches (a slice in the usual cases), paid only where cores share pages of windows (a
-    page of windows only one core has used keeps its requests unwritten, ``pending``).
+    page of windows only one core has used keeps its requests unwritten, ``pending``). Speed, the same results: a new
+    run of contiguous windows (a vector core's copy of a tile: each add_custom copy) is kept as its request, a tuple,
+    until another request asks for its windows (``_idle_run``), and the per-window arrays are made only when first
+    needed (``_arrays``).
     """
 
-    __slots__ = ("window", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
+    __slots__ = ("window", "windows_count", "since", "free", "owner", "per_byte", "miss_hold", "ramps", "patterns", "page_owner",
                  "pending", "max_pending", "runs", "claimed", "max_runs")
 
     PAGE_SHIFT = 3      # 8 windows (4 KB, as GM buffers are aligned) a page: the unit of the lazy bookkeeping below
@@ -156,9 +169,10 @@ class WindowTurns:
     def __init__(self, window: int, span_bytes: int, bytes_per_cycle: float, miss_hold: float, runs: bool = True):
         self.window = window
         n = span_bytes // window + 2
-        self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
-        self.free = np.zeros(n, np.float64)         # cycle it ends
-        self.owner = np.full(n, -1, np.int64)       # core uid that last held it
+        self.windows_count = n
+        self.since = self.free = self.owner = None  # per-window arrays, made when first needed (_arrays)
+        if not runs:
+            self._arrays()
         self.per_byte, self.miss_hold = 1.0 / bytes_per_cycle, miss_hold
         self.ramps: dict = {}                       # windows touched -> their request offsets, 0 .. (n-1)/n
         self.patterns: dict = {}                    # (first offset, count, blen, pitch) -> relative windows
@@ -174,6 +188,15 @@ class WindowTurns:
         self.page_owner: list[int] = [-1] * ((n >> self.PAGE_SHIFT) + 1)
         self.pending: dict[int, list] = {}          # core uid -> its unwritten requests (where, start, moving, hold)
         self.max_pending = self.MAX_PENDING
+
+    def _arrays(self) -> None:
+        """Make the per-window arrays (a launch whose requests all stay per run, such as add_custom's one copy per
+        tile, never needs them)."""
+        if self.since is None:
+            n = self.windows_count
+            self.since = np.zeros(n, np.float64)        # cycle each window's last turn began
+            self.free = np.zeros(n, np.float64)         # cycle it ends
+            self.owner = np.full(n, -1, np.int64)       # core uid that last held it
 
     @staticmethod
     def needed(chip, concurrency: int, span_bytes: int) -> "WindowTurns | None":
@@ -192,7 +215,22 @@ class WindowTurns:
              moving: float, missed: float) -> float:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
-        where = strided_units(addr, count, blen, pitch, self.window, self.patterns)
+        window = self.window
+        if self.runs is not None and (count == 1 or pitch - blen < window):
+            # one run of windows (strided_units' first case, worked out here: a vector core's copy of a tile)
+            first, stop = addr // window, -(-(addr + (count - 1) * pitch + blen) // window)
+            runs = self.runs
+            if len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
+                # windows no request asked for before (so no run has them): a new run as the idle request below sets
+                # it, kept as its request (core, start, moving, hold) until another request asks for it (_idle_run)
+                n = stop - first
+                self.claimed[first:stop] = b"\x01" * n
+                runs[first, stop, 1] = (core, float(start), float(moving),
+                                        float(nbytes / n * self.per_byte + missed * self.miss_hold))
+                return 0.0
+            where = slice(first, stop)
+        else:
+            where = strided_units(addr, count, blen, pitch, window, self.patterns)
         if where.__class__ is slice:
             first, stop, step = where.start, where.stop, where.step or 1
             last, n = stop - 1, (stop - first - 1) // step + 1
@@ -201,6 +239,8 @@ class WindowTurns:
                 run = runs.get((first, stop, step))
                 if run is None:
                     run = self._new_run(where, first, stop, step, n)
+                elif run.__class__ is tuple:
+                    run = runs[first, stop, step] = _idle_run(where, n, run)
                 if run is not None:
                     start, moving = float(start), float(moving)
                     hold = float(nbytes / n * self.per_byte + missed * self.miss_hold)
@@ -256,6 +296,7 @@ class WindowTurns:
 
     def settle(self) -> None:
         """Write every run and kept request into the per-window arrays (then they are exact; per window from now)."""
+        self._arrays()
         if self.runs is not None:
             self._spell_out()
         self._write_pending()
@@ -280,6 +321,7 @@ class WindowTurns:
         n = run.n
         if n == 1:
             return self._run_wait_one(run, core, start, hold)
+        self._arrays()
         since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
         asked = self._ramp(n) * moving
         asked += start
@@ -333,9 +375,12 @@ class WindowTurns:
         """Write every run into the per-window arrays; per window from now on. Runs set as idle requests are
         written together, one numpy pass per run length. A page whose runs one core last held becomes that core's
         (its next requests there may be kept unwritten), one where several did, shared (``_page_owners``)."""
+        self._arrays()
         idle: dict[int, list] = {}                      # run length -> (first, step, start, moving, hold, owner)
         held = []                                       # (windows, owner) of every run
-        for run in self.runs.values():
+        for (first, stop, step), run in self.runs.items():
+            if run.__class__ is tuple:
+                run = _idle_run(slice(first, stop), stop - first, run)
             where = run.where
             if run.rec is not None:
                 idle.setdefault(run.n, []).append((where.start, where.step or 1, *run.rec, run.owner))

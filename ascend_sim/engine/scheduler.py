@@ -198,6 +198,7 @@ class Launch:
             c.flags = {}
         self.cores = []
         self.blocks = []
+        self.turns = self.fills = self.hbm = None     # their per-run and per-line state: freed now, not collected
         self.plans.clear()
         for plans in self.plan_sets:
             plans.clear()

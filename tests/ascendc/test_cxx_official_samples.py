@@ -279,3 +279,66 @@ def test_add_asc_whole_program_checks_itself(tmp_path, capfd):
     first20 = " ".join("%g" % v for v in i * np.float32(0.1) + i * np.float32(0.2)) + " ..."
     out = capfd.readouterr().out
     assert f"Output: {first20}\nGolden: {first20}\ntest pass!\n" in out, out
+
+
+# ---------------------------------------------------------------- reduce: ReduceRepeat / ReduceDataBlock in Counter mode
+REDUCE = f"{EX}/03_basic_api/01_memory_vector_compute/reduce"
+
+
+def tree_sums(x: np.ndarray, width: int) -> np.ndarray:
+    """The documented order of ReduceRepeat<SUM> (width 64 floats) and ReduceDataBlock<SUM> (width 8): each repeat or
+    block summed as a binary tree of neighbour pairs in float32, a short last one padded with zeros."""
+    x = np.concatenate([x, np.zeros(-x.size % width, x.dtype)]).reshape(-1, width)
+    while x.shape[1] > 1:
+        x = x[:, 0::2] + x[:, 1::2]
+    return x[:, 0]
+
+
+def reduce_sample_model(x: np.ndarray, out_len: int) -> np.ndarray:
+    """What the sample's five Compute paths leave in z (its tiling picks one by the length)."""
+    n, z = x.size, np.zeros(out_len, np.float32)
+    if n <= 64:                                     # Compute1: one ReduceRepeat, Normal mask 64
+        z[0] = tree_sums(x, 64)[0]
+    elif n <= 512:                                  # Compute2: ReduceDataBlock, then ReduceRepeat, both Counter mode
+        z[0] = tree_sums(tree_sums(x, 8), 64)[0]
+    elif n <= 4096:                                 # Compute3: two ReduceRepeat in Counter mode
+        z[0] = tree_sums(tree_sums(x, 64), 64)[0]
+    elif n == 10000:                                # Compute4: ReduceRepeat in place until one value is left
+        level = x
+        while level.size > 1:
+            level = tree_sums(level, 64)
+            z[:level.size] = level
+    else:                                           # Compute5: Counter-mode Adds of the two halves, then ReduceRepeat
+        total, z[:] = n, 0
+        src = x.copy()
+        while total > 64:
+            half = -(-total // 16) * 8
+            z[:total - half] = src[:total - half] + src[half:total]
+            total, src = half, z.copy()
+        z[0] = tree_sums(src[:total], 64)[0]
+    return z
+
+
+@pytest.mark.parametrize("n, out_len", [(64, 32), (296, 32), (4096, 32), (10000, 160), (20000, 10000)])
+def test_reduce_asc_counter_mode_sums_in_the_documented_order(tmp_path, n, out_len):
+    """reduce.asc's kernel at each of its five tilings (its main() runs 4096: Compute3), exact against the
+    documented order: SetMaskCount + SetVectorMask<T>(0, count) + ReduceRepeat/ReduceDataBlock<SUM, T, T, false>."""
+    mod = load(fetch([f"{REDUCE}/reduce.asc", f"{REDUCE}/data_utils.h"], tmp_path))
+    rng = np.random.default_rng(n)
+    x = (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-6, 6, n)).astype(np.float32)
+    z = np.zeros(out_len, np.float32)
+    launch(mod.reduce_custom, 1, x, z, mod.structs.ReduceCustomTilingData(totalLength=n, outLength=out_len))
+    np.testing.assert_array_equal(z, reduce_sample_model(x, out_len))
+
+
+def test_reduce_asc_whole_program_passes_its_own_check(tmp_path, capfd):
+    """The sample's main() unchanged on its own gen_data.py input: CompareResult against golden.bin, 'test pass!'."""
+    from ascend_sim.ascendc.host.run import run_file
+    path = fetch([f"{REDUCE}/reduce.asc", f"{REDUCE}/data_utils.h", f"{REDUCE}/scripts/gen_data.py"], tmp_path)
+    subprocess.run(["python", "gen_data.py"], cwd=tmp_path, check=True, capture_output=True)
+    outcome = run_file(path)
+    assert outcome.returncode == 0 and not outcome.leaks
+    assert [(name, blocks) for name, blocks, _ in outcome.launches] == [("reduce_custom", 1)]
+    assert "CompareResult golden.bin success!\ntest pass!\n" in capfd.readouterr().out
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "output" / "output.bin", np.float32),
+                                  np.fromfile(tmp_path / "output" / "golden.bin", np.float32))

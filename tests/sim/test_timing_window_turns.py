@@ -167,6 +167,26 @@ def test_requests_kept_per_run_give_what_the_windows_arrays_give():
             assert np.array_equal(a, b)
 
 
+def test_a_new_run_kept_as_its_request_gives_what_the_windows_arrays_give():
+    """A request for windows no request asked for before is kept as its request (core, start, moving, hold) until
+    another request asks for the same windows: a second core asking for them during the first one's turns waits
+    exactly as with the per-window arrays (a run of 8 windows and a run of one, each asked for again within and
+    after the turns), and so does a request overlapping them in part (the switch to per window)."""
+    requests = [(0, 4, 1024, 1024, 0, 0.0, 256.0),         # core 0: windows 0-7 (4 KB), turns until ~369
+                (1 << 19, 1, 256, 256, 0, 0.0, 4.0),        # core 0: one window
+                (0, 4, 1024, 1024, 1, 50.0, 256.0),         # core 1, the same windows during core 0's turns
+                (1 << 19, 1, 256, 256, 1, 10.0, 4.0),       # core 1, the one window during core 0's turn
+                (1 << 12, 2, 512, 512, 2, 60.0, 16.0),      # core 2: windows 8-9, a new run
+                (1 << 12, 2, 512, 512, 3, 70.0, 16.0),      # core 3: the same, during core 2's turns
+                (512 * 9, 1, 512, 512, 0, 80.0, 8.0)]       # window 9 alone: part of a run, the switch
+    kept = replay(requests, 4096, switch_at=6)
+    per_window = replay(requests, 0, runs=False)
+    assert all(lag > 0 for lag in per_window[0][2:4]), "the second requests meet the first ones' turns"
+    assert kept[0] == per_window[0]
+    for a, b in zip(kept[1:], per_window[1:]):
+        assert np.array_equal(a, b)
+
+
 def test_a_page_two_cores_held_keeps_their_turns_after_the_switch():
     """When the bookkeeping switches to per window, a page whose windows two cores last held is shared: core 1's
     later request to core 0's window waits out core 0's turn (218 cycles from 0, asked at 100: 118) instead of

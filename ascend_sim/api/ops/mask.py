@@ -136,17 +136,22 @@ def mask_key(op: str, mask, itemsize: int, site):
             raise ArgumentError(f"{op}: {lanes} lanes for a {itemsize}-byte dtype, so mask[1] must be 0, got {hi:#x}",
                                 fix="for 32-bit dtypes only mask[0] selects lanes", site=site)
         return (lo, hi)
+    _no_placeholder(op, mask, site)
+    m = integer(op, "mask", mask, site)
+    if not 1 <= m <= lanes:
+        raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
+                            f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
+    return m
+
+
+def _no_placeholder(op: str, mask, site) -> None:
+    """An isSetMask=True call writes its mask argument: MASK_PLACEHOLDER there would write 0 (in either mode)."""
     if mask.__class__ is _Placeholder:
         raise ArgumentError(f"{op}: mask is MASK_PLACEHOLDER but isSetMask is True, so the instruction would write "
                             "0 into the mask register and compute nothing",
                             fix=f"«pass isSetMask=False ({op}<T, false> in C++)|call {op}<T, false>(...)» to use the mask "
                                 "SetVectorMask set, "
                                 "or pass the mask itself", site=site)
-    m = integer(op, "mask", mask, site)
-    if not 1 <= m <= lanes:
-        raise ArgumentError(f"{op}: continuous mask {m} outside 1..{lanes} (lanes per 256-byte repeat for "
-                            f"{itemsize}-byte elements)", fix=f"use a mask in 1..{lanes}", site=site)
-    return m
 
 
 def count_form_done(core) -> None:
@@ -176,6 +181,7 @@ def counter_count(op: str, core, mask, itemsize: int, set_mask: bool, site) -> i
                 raise ArgumentError(f"{op}: in Counter mode a mask array is [count, 0], got {list(mask)!r}",
                                     fix="pass mask=[count, 0] or an int count", site=site)
             mask = mask[0]
+        _no_placeholder(op, mask, site)
         n = integer(op, "mask (the element count in Counter mode)", mask, site, 0, U64)
         core.vmask = n
         return n

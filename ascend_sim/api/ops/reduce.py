@@ -15,11 +15,10 @@ import enum
 import numpy as np
 
 from ascend_sim.api.checks import integer, member
-from ascend_sim.api.ops.mask import lane_mask, normal_key
+from ascend_sim.api.ops.reduce_rows import binary_tree, check_counter_dst
 from ascend_sim.api.ops.dtype_table import allowed
 from ascend_sim.api.ops.vector import (Access, ReduceOrder, WholeReduceMax, WholeReduceMin, WholeReduceSum,
-                                       check_repeat, issue, lane_index, require_dtype, same_dtype,
-                                       ub_operand)
+                                       issue, reduce_lanes, require_dtype, same_dtype, ub_operand)
 from ascend_sim.engine import context
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.errors import ArgumentError, kernel_point
@@ -28,32 +27,31 @@ _TYPES = allowed("ReduceSum")           # every reduction of this module: half, 
 MAX_STRIDE16 = 2**16 - 1        # these reductions' strides: [0, 2^16 - 1]
 
 
-def _tree(v: np.ndarray, fn) -> np.ndarray:
-    """Reduce the last axis (a power of two) pairwise, rounding in the dtype at every level."""
-    while v.shape[-1] > 1:
-        v = fn(v[..., 0::2], v[..., 1::2]).astype(v.dtype)
-    return v[..., 0]
-
-
 _IDENTITY = {"Sum": 0.0, "Max": -np.inf, "Min": np.inf}
 _FN = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
 
 
 def _operands(op: str, dst, src, repeatTime, mask, strides, isSetMask, site):
-    """Check the operands; (repeats, lanes selected per repeat, src element offsets of every lane, strides)."""
+    """Check the operands; (repeats, ``on[repeats, lanes]``: the lanes each repeat reads, the src access of those
+    lanes in order, dstRepStride) in Normal or Counter mode (reduce_rows.py)."""
     ub_operand(dst, op, "dst", site, align=16 if getattr(dst, "dtype", None) == np.float16 else 32)
     ub_operand(src, op, "src", site)
     same_dtype(op, site, dst, src)
     require_dtype(op, dst, _TYPES, site)
-    isz = src.dtype.itemsize
-    key = normal_key(op, current_core(), mask, isz, isSetMask, site)
-    r = check_repeat(op, repeatTime, site, current_core().chip.vec_max_repeat)
     d_rep, blk, rep = (integer(op, n, v, site, 0, MAX_STRIDE16) for n, v in
                        zip(("dstRepStride", "srcBlkStride", "srcRepStride"), strides))
-    lanes = 256 // isz
-    on = lane_mask(key, lanes)
-    every = lane_index(isz, lanes, r, blk, rep).reshape(r, lanes) if r else np.zeros((0, lanes), int)
-    return r, on, every, d_rep
+    lanes, a = reduce_lanes(op, current_core(), src, mask, repeatTime, isSetMask, blk, rep, site)
+    return lanes, a, d_rep
+
+
+def _dst_positions(op: str, dst, lanes, written: np.ndarray, per_repeat: int, d_rep: int, site) -> np.ndarray:
+    """The dst element of each written result: repeat i's results from ``i * d_rep * per_repeat`` on."""
+    r = lanes.repeats
+    pos = (np.arange(r)[:, None] * d_rep * per_repeat + np.arange(per_repeat)[None, :])[written]
+    if lanes.key is None and pos.size:              # Counter mode: the count decides how far dst is written
+        check_counter_dst(op, dst, lanes.selected, r, f"{per_repeat} results per repeat at dstRepStride {d_rep}",
+                          int(pos.max()), site)
+    return pos
 
 
 def _block(kind: str):
@@ -62,22 +60,21 @@ def _block(kind: str):
     def instr(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlkStride: int = 1, srcRepStride: int = 8,
               *, isSetMask: bool = True) -> None:
         site = kernel_point()
-        r, on, every, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
-                                        isSetMask, site)
+        lanes, a, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
+                                    isSetMask, site)
+        r, on = lanes.repeats, lanes.on
         epb = 32 // src.dtype.itemsize
-        written = on.reshape(8, epb).any(axis=1)            # a block with no lane selected is not written
-        if not r or not on.any():
-            return                                          # mask or repeatTime 0: a no-op
-        a = Access(src, every[:, on].reshape(-1), op, site)
-        pos = (np.arange(r)[:, None] * d_rep * 8 + np.flatnonzero(written)[None, :]).reshape(-1)
-        d = Access(dst, pos, op, site)
+        written = on.reshape(r, 8, epb).any(axis=2)         # a block with no lane selected is not written
+        if not written.any():
+            return                                          # mask, count or repeatTime 0: a no-op
+        d = Access(dst, _dst_positions(op, dst, lanes, written, 8, d_rep, site), op, site)
         issue(op, "reduction", d, [a], r, site)
         if not context.computing():      # launch(..., numerics=False): timing only
             return
-        vals = np.full((r, 256 // src.dtype.itemsize), _IDENTITY[kind], src.dtype)
-        vals[:, on] = a.get().reshape(r, -1)
-        out = _tree(vals.reshape(r, 8, epb), _FN[kind])
-        d.put(out[:, written].reshape(-1))
+        vals = np.full(on.shape, _IDENTITY[kind], src.dtype)
+        vals[on] = a.get()
+        out = binary_tree(vals.reshape(r, 8, epb), _FN[kind])
+        d.put(out[written])
     instr.__name__ = op
     instr.__doc__ = (f"``{op}(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``: the "
                      f"{kind.lower()} of each 32-byte block of each repeat, 8 results per repeat.")
@@ -95,22 +92,21 @@ def PairReduceSum(dst, src, repeatTime: int, mask, dstRepStride: int = 1, srcBlk
     pair of adjacent lanes, 128 bytes of results per repeat."""
     op = "PairReduceSum"
     site = kernel_point()
-    r, on, every, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
-                                    isSetMask, site)
-    if not r or not on.any():
+    lanes, a, d_rep = _operands(op, dst, src, repeatTime, mask, (dstRepStride, srcBlkStride, srcRepStride),
+                                isSetMask, site)
+    r, on = lanes.repeats, lanes.on
+    half_lanes = on.shape[1] // 2
+    written = on.reshape(r, half_lanes, 2).any(axis=2)      # a pair with both bits 0 is not written
+    if not written.any():
         return
-    half_lanes = on.size // 2
-    written = on.reshape(half_lanes, 2).any(axis=1)         # a pair with both bits 0 is not written
-    a = Access(src, every[:, on].reshape(-1), op, site)
-    pos = (np.arange(r)[:, None] * d_rep * half_lanes + np.flatnonzero(written)[None, :]).reshape(-1)
-    d = Access(dst, pos, op, site)
+    d = Access(dst, _dst_positions(op, dst, lanes, written, half_lanes, d_rep, site), op, site)
     issue(op, "reduction", d, [a], r, site)
     if not context.computing():      # launch(..., numerics=False): timing only
         return
-    vals = np.zeros((r, on.size), src.dtype)
-    vals[:, on] = a.get().reshape(r, -1)
+    vals = np.zeros(on.shape, src.dtype)
+    vals[on] = a.get()
     pairs = np.add(vals[:, 0::2], vals[:, 1::2]).astype(src.dtype)
-    d.put(pairs[:, written].reshape(-1))
+    d.put(pairs[written])
 
 
 class ReduceType(enum.Enum):

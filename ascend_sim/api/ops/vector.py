@@ -25,6 +25,8 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import check_fields, field_spec, integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
+from ascend_sim.api.ops.reduce_rows import (Lanes, check_counter_dst, extremes, no_elements, repeat_lanes,
+                                            tree_sum)
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.ops import overlap
@@ -897,7 +899,17 @@ def _index_bits(idx: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return idx.astype(np.uint16 if dtype.itemsize == 2 else np.uint32).view(dtype)
 
 
-def _whole(op: str, fn, arg=None):
+def reduce_lanes(op: str, core, src, mask, repeatTimes, set_mask, blk: int, rep: int, site) -> tuple[Lanes, _Access]:
+    """A repeat-form reduction's lanes (Normal mask, or Counter count) and its src access, in lane order."""
+    r = _check_repeat(op, repeatTimes, site, core.chip.vec_max_repeat)
+    lanes = repeat_lanes(op, core, mask, src, r, set_mask, blk, rep, site)
+    isz = src.dtype.itemsize
+    idx = (_lane_index(isz, lanes.key, r, blk, rep) if lanes.key is not None else
+           _counter_index(isz, lanes.selected, blk, rep))
+    return lanes, _Access(src, idx, op, site)
+
+
+def _whole(op: str, pick=None):
     def instr(dst, src, mask, repeatTimes: int, dstRepStride: int = 1, srcBlkStride: int = 1,
               srcRepStride: int = 8, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX, *,
               isSetMask: bool = True) -> None:
@@ -906,7 +918,7 @@ def _whole(op: str, fn, arg=None):
         # dst alignment (ReduceRepeat page, table 3): the element size for a sum or ORDER_ONLY_VALUE, 4 bytes for
         # ORDER_ONLY_INDEX, a (value, index) pair otherwise
         isz = getattr(dst, "dtype", np.dtype(np.float32)).itemsize
-        _ub(dst, op, "dst", site, align=isz if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE else
+        _ub(dst, op, "dst", site, align=isz if pick is None or order == ReduceOrder.ORDER_ONLY_VALUE else
             4 if order == ReduceOrder.ORDER_ONLY_INDEX else 2 * isz)
         _ub(src, op, "src", site)
         _same(op, site, dst, src)
@@ -914,15 +926,11 @@ def _whole(op: str, fn, arg=None):
         dstRepStride = integer(op, "dstRepStride", dstRepStride, site, 0, MAX_STRIDE)
         srcBlkStride = integer(op, "srcBlkStride", srcBlkStride, site, 0, MAX_STRIDE)
         srcRepStride = integer(op, "srcRepStride", srcRepStride, site, 0, MAX_STRIDE)
-        isz = src.dtype.itemsize
-        key = normal_key(op, current_core(), mask, isz, isSetMask, site)
-        lanes = np.flatnonzero(lane_mask(key, 256 // isz))
-        if lanes.size == 0:
-            raise ArgumentError(f"{op}: the mask selects no lane, so there is nothing to reduce",
-                                fix="set at least one bit of the mask", site=site)
-        r = _check_repeat(op, repeatTimes, site, current_core().chip.vec_max_repeat)
-        a = _Access(src, _lane_index(isz, key, r, srcBlkStride, srcRepStride), op, site)
-        if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:      # one value per repeat
+        core = current_core()
+        lanes, a = reduce_lanes(op, core, src, mask, repeatTimes, isSetMask, srcBlkStride, srcRepStride, site)
+        no_elements(op, core, lanes.selected, site)
+        r, on = lanes.repeats, lanes.on
+        if pick is None or order == ReduceOrder.ORDER_ONLY_VALUE:     # one value per repeat
             out, slots = dst, (0,)
             step = int(dstRepStride)
         elif order == ReduceOrder.ORDER_ONLY_INDEX:                   # one uint32 index per repeat
@@ -932,18 +940,23 @@ def _whole(op: str, fn, arg=None):
             out, slots = dst, (0, 1)
             step = 2 * int(dstRepStride)
         pos = (np.arange(r, dtype=np.int64)[:, None] * step + np.array(slots)).reshape(-1)
+        if core.vmode and r:
+            what = "one value" if len(slots) == 1 else "a (value, index) pair"
+            check_counter_dst(op, out, lanes.selected, r,
+                              f"{what} per repeat at dstRepStride {dstRepStride}", int(pos[-1]), site)
         d = _Access(out, pos, op, site)
         _issue(op, "reduction", d, [a], max(r, 1), site)
         if not context.computing():      # launch(..., numerics=False): timing only
             return
         if not r:
             return
-        rows = a.get().reshape(r, -1)
-        value = fn(rows)
-        if arg is None or order == ReduceOrder.ORDER_ONLY_VALUE:
+        if pick is None:
+            d.put(tree_sum(a.get(), on))
+            return
+        value, index = extremes(a.get(), on, pick)
+        if order == ReduceOrder.ORDER_ONLY_VALUE:
             d.put(value)
             return
-        index = lanes[arg(rows)]
         if order == ReduceOrder.ORDER_ONLY_INDEX:
             d.put(index.astype(np.uint32))
             return
@@ -952,20 +965,17 @@ def _whole(op: str, fn, arg=None):
             pair = pair[::-1]
         d.put(np.stack(pair, axis=1).reshape(-1))
     instr.__name__ = op
-    what = "the sum" if arg is None else f"the {op[11:].lower()} and its lane index (``order``)"
+    what = ("the sum (a binary tree in the dtype)" if pick is None else
+            f"the {op[11:].lower()} and its lane index (``order``)")
     instr.__doc__ = (f"``{op}(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride"
-                     f"{'' if arg is None else ', order'})``: {what} of the masked lanes of each repeat.")
+                     f"{'' if pick is None else ', order'})``: {what} of the masked lanes of each repeat "
+                     "(Normal mode), or of ``count`` elements in whole repeats (Counter mode).")
     return instr
 
 
-def _sum_rows(v: np.ndarray) -> np.ndarray:
-    """Row sums accumulated in fp32 (integers in int64), rounded once to the dtype."""
-    return np.sum(v, axis=1, dtype=np.float32 if is_float(v.dtype) else np.int64).astype(v.dtype)
-
-
-WholeReduceSum = _whole("WholeReduceSum", _sum_rows)
-WholeReduceMax = _whole("WholeReduceMax", lambda v: np.max(v, axis=1), lambda v: np.argmax(v, axis=1))
-WholeReduceMin = _whole("WholeReduceMin", lambda v: np.min(v, axis=1), lambda v: np.argmin(v, axis=1))
+WholeReduceSum = _whole("WholeReduceSum")
+WholeReduceMax = _whole("WholeReduceMax", np.max)
+WholeReduceMin = _whole("WholeReduceMin", np.min)
 
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
