@@ -6,6 +6,9 @@ repeats, the last holding the remainder. WholeReduceSum (ReduceRepeat<SUM>) adds
 neighbour pairs in the dtype (ReduceRepeat.md and ReduceDataBlock.md, 关键特性说明). The models below are written
 lane by lane in plain Python, independent of the simulator's code; each sum test also checks that its data tells
 the tree apart from an fp32 ``np.sum`` rounded once and from a running sum (so a wrong order fails it).
+
+ReduceSum's count form (which runs in Counter mode inside, ReduceSum.md 表1) on Atlas A2 is the page's "方式一":
+"同一repeat内采用二叉树累加，不同repeat的结果按顺序累加", every add in the dtype.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import (MASK_PLACEHOLDER, ArgumentError, BlockReduceMax, BlockReduceSum, MaskMode, OutOfBoundsError,
-                        PairReduceSum, ReduceRepeat, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
+                        PairReduceSum, ReduceMax, ReduceMin, ReduceRepeat, ReduceSum, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
                         WholeReduceMax, WholeReduceMin, WholeReduceSum, float32, half)
 from ascend_sim.api.ops.vector import ReduceOrder
 from kernels_util import assert_same, raises_rule, run_on_ub, vector_result
@@ -287,3 +290,67 @@ def test_counter_mode_placeholder_needs_is_set_mask_false():
         WholeReduceSum(z, src, MASK_PLACEHOLDER, 1, 1, 1, 8)   # <- placeholder, isSetMask true
     with raises_rule(ArgumentError, "mask is MASK_PLACEHOLDER but isSetMask is True", at="<- placeholder"):
         run_on_ub(body, np.zeros(128, half), np.zeros(16, half))
+
+
+# ============================================================================ ReduceSum, count form
+def in_order_model(x: np.ndarray, lanes: int):
+    """ReduceSum.md 方式一 (Atlas A2, tensor前n个数据计算): the per-repeat trees, then the repeat results added one
+    after another from repeat 0, each add rounded to the dtype."""
+    acc, *rest = tree_model(x, lanes)
+    for v in rest:
+        acc = x.dtype.type(acc + v)
+    return acc
+
+
+def count_form_wrong_orders(x: np.ndarray, lanes: int) -> list:
+    """The old code (an fp32 sum rounded once), 方式二 (a tree over the repeat results too: the mask/repeat form's
+    order), and a running sum of every element in the dtype."""
+    tree_of_repeats = tree_model(tree_model(x, lanes), lanes)[0]
+    running = x.dtype.type(0)
+    for v in x:
+        running = x.dtype.type(running + v)
+    return [np.sum(x, dtype=np.float32).astype(x.dtype), tree_of_repeats, running]
+
+
+def reduce_sum(x: np.ndarray, count: int) -> np.ndarray:
+    """``ReduceSum(z, src, work, count)`` into a dst of 16 sevens (only z[0] may change)."""
+    return vector_result(lambda src, w, z: ReduceSum(z, src, w, count), x, np.zeros(x.size, x.dtype),
+                         out_like=np.full(16, 7, x.dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_sum_count_form_adds_the_repeat_trees_in_order(dtype):
+    lanes = lanes_of(dtype)
+    told_apart = [False, False, False]
+    for count in COUNTS[np.dtype(dtype)] + (4000,):
+        x = sample_data(dtype, 4096, count)
+        expected = in_order_model(x[:count], lanes)
+        told_apart = [seen or expected != wrong
+                      for seen, wrong in zip(told_apart, count_form_wrong_orders(x[:count], lanes))]
+        assert_same(reduce_sum(x, count), np.concatenate([[expected], np.full(15, 7)]).astype(dtype))
+    assert all(told_apart)          # the data tells the documented order from all three wrong ones
+
+
+@pytest.mark.parametrize("dtype, big", [(half, 2048), (float32, 2 ** 24)], ids=["half", "float"])
+def test_reduce_sum_count_form_three_orders_three_answers(dtype, big):
+    """Four repeats whose sums are big, 1, 1, 1 (1 is half the spacing at big, a tie that rounds to big): in order
+    big + 1 + 1 + 1 stays big; a tree of the repeats gives big + 2; one rounding of the exact big + 3 gives big + 4."""
+    lanes = lanes_of(dtype)
+    x = np.zeros(4 * lanes, dtype)
+    x[::lanes] = [big, 1, 1, 1]
+    once = x.dtype.type(np.sum(x, dtype=np.float64))             # the exact sum, rounded once
+    tree_of_repeats = count_form_wrong_orders(x, lanes)[1]
+    assert [in_order_model(x, lanes), tree_of_repeats, once] == [big, big + 2, big + 4]
+    assert reduce_sum(x, x.size)[0] == big
+
+
+@pytest.mark.parametrize("instr", [ReduceMax, ReduceMin], ids=["ReduceMax", "ReduceMin"])
+def test_reduce_max_min_count_form_ties_give_the_smallest_index(instr):
+    """"如果存在多个最大值，该指令会将最小索引写入目的操作数" (ReduceMax.md, ReduceMin.md): the extreme sits in three
+    repeats, the index is its first place; the value is exact in any order."""
+    x = sample_data(half, 512, 5)
+    extreme = 99.0 if instr is ReduceMax else -99.0    # sample_data stays inside +-32
+    x[[300, 130, 400]] = extreme
+    z = vector_result(lambda src, w, z: instr(z, src, w, 500, True), x, np.zeros(512, half),
+                      out_like=np.zeros(16, half))
+    assert z[0] == extreme and int(z[1:2].view(np.uint16)[0]) == 130

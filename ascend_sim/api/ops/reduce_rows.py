@@ -40,6 +40,24 @@ def tree_sum(rows: np.ndarray, on: np.ndarray) -> np.ndarray:
     return binary_tree(full, np.add)
 
 
+def count_sum(vals: np.ndarray):
+    """ReduceSum's count form (tensor前n个数据计算) on Atlas A2, "方式一" of the ReduceSum page (关键特性说明):
+    "同一repeat内采用二叉树累加，不同repeat的结果按顺序累加". ``vals`` (the ``count`` elements, in order) fill
+    ``ceil(count / lanes)`` repeats of 256 bytes; each repeat is the tree of ``tree_sum`` (the last one's missing
+    lanes +0), and the repeat results are then added one after another from repeat 0, every add rounding in
+    ``vals.dtype`` (the page names no wider accumulator: chosen here, docs/api_mapping.md)."""
+    lanes = 256 // vals.dtype.itemsize
+    r = -(-vals.size // lanes)
+    on = np.ones((r, lanes), bool)
+    if vals.size % lanes:
+        on[-1, vals.size % lanes:] = False
+    per_repeat = tree_sum(vals, on)
+    acc = per_repeat[0]
+    for x in per_repeat[1:]:
+        acc = (acc + x).astype(vals.dtype)      # a numpy scalar add of the dtype, rounded to it
+    return acc
+
+
 class Lanes(NamedTuple):
     """The lanes of a repeat-form reduction: ``on[repeats, lanes]``, the Normal-mode mask key (None in Counter
     mode), and ``selected``: the lanes of one repeat (Normal) or the element count (Counter)."""

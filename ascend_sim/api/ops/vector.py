@@ -25,8 +25,8 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import check_fields, field_spec, integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
-from ascend_sim.api.ops.reduce_rows import (Lanes, check_counter_dst, extremes, no_elements, repeat_lanes,
-                                            tree_sum)
+from ascend_sim.api.ops.reduce_rows import (Lanes, check_counter_dst, count_sum, extremes, no_elements,
+                                            repeat_lanes, tree_sum)
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.tensor import LocalTensor
@@ -826,7 +826,7 @@ def _reduce(op: str, fn, with_index: bool):
             tier.shadow.mark_init(lo, hi)
         vals = a.get()
         out = np.zeros(out_n, dst.dtype)
-        out[0] = np.asarray(fn(vals)).astype(dst.dtype)     # an integer sum wraps to the dtype
+        out[0] = fn(vals)       # ReduceSum: the page's order (count_sum); Max/Min: exact in any order
         if out_n == 2:           # the index of the extreme value, stored in the bits of a dst element
             idx = int(np.argmax(vals)) if op == "ReduceMax" else int(np.argmin(vals))
             out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
@@ -836,15 +836,9 @@ def _reduce(op: str, fn, with_index: bool):
     return instr
 
 
-def _sum_fp32(v: np.ndarray):
-    """Sum accumulated in fp32 (integers in int64), rounded once to the dtype."""
-    acc = np.float32 if is_float(v.dtype) else np.int64
-    return np.sum(v, dtype=acc)
-
-
 ReduceMax = _reduce("ReduceMax", np.max, True)
 ReduceMin = _reduce("ReduceMin", np.min, True)
-ReduceSum = _reduce("ReduceSum", _sum_fp32, False)
+ReduceSum = _reduce("ReduceSum", count_sum, False)
 
 
 class ReduceOrder(enum.Enum):
