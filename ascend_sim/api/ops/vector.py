@@ -171,10 +171,29 @@ def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
         if len(_PATTERNS) > 4096:       # data-dependent patterns (Gather, GatherMask ...) are new arrays each call
             _PATTERNS.clear()
         g = idx * itemsize // GRANULE
-        rel = runs(np.unique(g)) if idx.size else []
+        rel = _split_at_short_granules(runs(np.unique(g)), idx, g, itemsize) if idx.size else []
         ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
         hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel, ends)
     return hit[1], hit[2], hit[3]
+
+
+def _split_at_short_granules(rel: list, idx: np.ndarray, g: np.ndarray, itemsize: int) -> list:
+    """End a granule run after every granule the lanes leave before its last byte (a tail mask: lanes 0..56 of 64
+    floats in rows 256 bytes apart), so each such granule is a run's last and its ``ends`` byte tells the initcheck
+    that the read stops short of DataCopyPad's unwritten padding there. Whole granules keep their runs as they are."""
+    last = np.zeros(int(g.max()) + 1, np.int64)
+    np.maximum.at(last, g, idx * itemsize + itemsize)
+    short = np.flatnonzero(last[:-1] % GRANULE != 0)            # read, ending inside the granule, not the last one
+    if not short.size:
+        return rel
+    out = []
+    for lo, hi in rel:
+        cut = short[(short >= lo) & (short < hi - 1)]
+        for c in cut.tolist():
+            out.append((lo, c + 1))
+            lo = c + 1
+        out.append((lo, hi))
+    return out
 
 
 class _Access:

@@ -956,6 +956,16 @@ template <typename T>
 struct IsSameType<T, T> {
     static constexpr bool value = true;
 };
+// Conditional<condition, T1, T2>::type: T1 when condition holds, else T2 (std::conditional under AscendC's name:
+// impl/basic_api/utils/kernel_utils_constants.h), e.g. `using T = typename Conditional<isFloat, float, half>::type`.
+template <bool condition, class T1, class T2>
+struct Conditional {
+    using type = T1;
+};
+template <class T1, class T2>
+struct Conditional<false, T1, T2> {
+    using type = T2;
+};
 }  // namespace AscendC
 
 #endif  // ASCEND_SIM_KERNEL_OPERATOR_H
