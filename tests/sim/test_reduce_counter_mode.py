@@ -8,15 +8,16 @@ lane by lane in plain Python, independent of the simulator's code; each sum test
 the tree apart from an fp32 ``np.sum`` rounded once and from a running sum (so a wrong order fails it).
 
 ReduceSum's count form (which runs in Counter mode inside, ReduceSum.md 表1) on Atlas A2 is the page's "方式一":
-"同一repeat内采用二叉树累加，不同repeat的结果按顺序累加", every add in the dtype.
+"同一repeat内采用二叉树累加，不同repeat的结果按顺序累加", every add in the dtype; its mask/repeat form is "方式二":
+"同一repeat内采用二叉树累加，不同repeat的结果也按二叉树累加".
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ascend_sim import (MASK_PLACEHOLDER, ArgumentError, BlockReduceMax, BlockReduceSum, MaskMode, OutOfBoundsError,
-                        PairReduceSum, ReduceMax, ReduceMin, ReduceRepeat, ReduceSum, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
+from ascend_sim import (MASK_PLACEHOLDER, ArgumentError, BlockReduceMax, BlockReduceSum, DtypeError,
+                        GetReduceRepeatSumSpr, HardEvent, MaskMode, SetFlag, WaitFlag, OutOfBoundsError, PairReduceSum, ReduceMax, ReduceMin, ReduceRepeat, ReduceSum, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
                         WholeReduceMax, WholeReduceMin, WholeReduceSum, float32, half)
 from ascend_sim.api.ops.vector import ReduceOrder
 from kernels_util import assert_same, raises_rule, run_on_ub, vector_result
@@ -354,3 +355,94 @@ def test_reduce_max_min_count_form_ties_give_the_smallest_index(instr):
     z = vector_result(lambda src, w, z: instr(z, src, w, 500, True), x, np.zeros(512, half),
                       out_like=np.zeros(16, half))
     assert z[0] == extreme and int(z[1:2].view(np.uint16)[0]) == 130
+
+
+# ============================================================================ ReduceSum/Max/Min, mask/repeat form
+def tree_of_trees_model(rows: list[np.ndarray], lanes: int):
+    """ReduceSum.md 方式二: each repeat's selected values as a tree (tree_model), then the repeat results as a tree."""
+    per_repeat = np.concatenate([tree_model(r, lanes) for r in rows])
+    return tree_model(per_repeat, 1 << (per_repeat.size - 1).bit_length())[0]
+
+
+def masked_rows(x: np.ndarray, lanes: int, mask: int, repeat: int, rep_stride: int) -> list[np.ndarray]:
+    """The first ``mask`` lanes of each repeat, repeats ``rep_stride`` DataBlocks apart."""
+    step = rep_stride * 32 // x.dtype.itemsize
+    return [x[r * step:r * step + mask] for r in range(repeat)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_sum_mask_form_is_a_tree_of_the_repeat_trees(dtype):
+    lanes = lanes_of(dtype)
+    told_apart = [False, False, False]
+    for mask, repeat, stride in [(lanes, 40, 8), (lanes - 9, 5, 10), (lanes // 2 + 1, 3, 9), (lanes - 1, 33, 8)]:
+        x = sample_data(dtype, repeat * stride * 32 // np.dtype(dtype).itemsize, mask + repeat)
+        rows = masked_rows(x, lanes, mask, repeat, stride)
+        expected = tree_of_trees_model(rows, lanes)
+        picked = np.concatenate(rows)
+        in_order = in_order_model(picked, lanes) if mask == lanes else expected
+        wrong = [np.sum(picked, dtype=np.float32).astype(dtype), in_order, count_form_wrong_orders(picked, lanes)[2]]
+        told_apart = [seen or expected != w for seen, w in zip(told_apart, wrong)]
+        z = vector_result(lambda src, w, z: ReduceSum(z, src, w, mask, repeat, stride), x, np.zeros(x.size, dtype),
+                          out_like=np.full(16, 7, dtype))
+        assert_same(z, np.concatenate([[expected], np.full(15, 7)]).astype(dtype))
+    assert all(told_apart)          # fp32 once, in order (方式一) and a running sum each differ somewhere
+
+
+@pytest.mark.parametrize("instr, extreme", [(ReduceMax, 99.0), (ReduceMin, -99.0)], ids=["ReduceMax", "ReduceMin"])
+def test_reduce_max_min_mask_form_index_is_repeat_times_lanes_plus_lane(instr, extreme):
+    """"根据迭代位置和repeat内部索引推导全量数据的最大值索引" (ReduceMax.md): repeat 1 lane 3 -> 1 * 128 + 3 = 131 (its
+    element offset is 163 with srcRepStride 10); the same extreme in repeat 3 loses (the smallest index); lanes past
+    the mask (lane 100 of repeat 0) do not take part."""
+    x = sample_data(half, 4 * 160, 9)
+    x[160 + 3] = x[3 * 160] = extreme
+    x[100] = 2 * extreme
+    z = vector_result(lambda src, w, z: instr(z, src, w, 64, 4, 10, True), x, np.zeros(x.size, half),
+                      out_like=np.zeros(16, half))
+    assert z[0] == extreme and int(z[1:2].view(np.uint16)[0]) == 131
+
+
+def test_reduce_mask_form_repeat_time_zero_is_a_nop():
+    """"当参数count或repeatTime取值为0时，不会执行计算操作，不会对目的操作数进行写入" (Atlas A2)."""
+    z = vector_result(lambda src, w, z: ReduceSum(z, src, w, 128, 0, 8), np.ones(128, half), np.zeros(128, half),
+                      out_like=np.full(16, 7, half))
+    assert_same(z, np.full(16, 7, half))
+
+
+def test_reduce_max_half_index_past_65535_is_refused():
+    def body(src, z):
+        ReduceMax(z, src, src, 128, 513, 8, True)               # <- 65664 lanes
+    with raises_rule(ArgumentError, "reach index 65663", "65535", at="<- 65664 lanes"):
+        run_on_ub(body, np.zeros(513 * 128, half), np.zeros(16, half))
+
+
+# ============================================================================ GetReduceRepeatSumSpr
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_get_reduce_repeat_sum_spr_returns_the_last_count_form_sum(dtype):
+    x = sample_data(dtype, 1000, 3)
+
+    def body(src, w, z):
+        ReduceSum(z, src, w, 1000)
+        ReduceSum(z[8:], src, w, lanes_of(dtype), 2, 8)         # the mask/repeat form leaves the register alone
+        SetFlag(HardEvent.V_S, 0)                               # as the reduce_computation sample: V before S
+        WaitFlag(HardEvent.V_S, 0)
+        z.SetValue(1, GetReduceRepeatSumSpr(dtype))
+        SetFlag(HardEvent.S_MTE3, 0)                            # the scalar write before the copy-out
+        WaitFlag(HardEvent.S_MTE3, 0)
+    z = vector_result(body, x, np.zeros(1000, dtype), out_like=np.zeros(16, dtype))
+    assert z[0] == z[1] == in_order_model(x, lanes_of(dtype))
+
+
+def test_get_reduce_repeat_sum_spr_needs_a_count_form_reduce_sum_before():
+    def body(src, w, z):
+        ReduceSum(z, src, w, 128, 1, 8)
+        z.SetValue(1, GetReduceRepeatSumSpr(half))              # <- nothing summed in the count form
+    with raises_rule(ArgumentError, "no count-form ReduceSum ran on this core", at="<- nothing summed"):
+        run_on_ub(body, np.ones(128, half), np.zeros(128, half), np.zeros(16, half))
+
+
+def test_get_reduce_repeat_sum_spr_reads_the_dtype_summed():
+    def body(src, w, z):
+        ReduceSum(z, src, w, 128)
+        GetReduceRepeatSumSpr(float32)                          # <- half was summed
+    with raises_rule(DtypeError, "the last ReduceSum summed half", at="<- half was summed"):
+        run_on_ub(body, np.ones(128, half), np.zeros(128, half), np.zeros(16, half))
