@@ -70,9 +70,14 @@ def test_count_form_and_get_reduce_repeat_sum_spr():
 def test_mask_forms_continuous_and_bit_mask():
     """ReduceSum<half>(dst, src, tmp, 128, 8, 8) is a tree of the 8 repeat trees (方式二); ReduceMax<half> with a
     bit mask of every other lane over 8 repeats gives the largest even lane and its index repeat * 128 + lane."""
-    x = data(np.float16, 1024, 2)
+    x = data(np.float16, 1024, 3)
     o = run("half", 1024, "ReduceSum<half>(dst, src, dst, 128, 8, 8);", x)
-    assert o[0] == trees(trees(x, 128), 8)[0]
+    per_repeat = trees(x, 128)
+    in_order = per_repeat[0]
+    for v in per_repeat[1:]:
+        in_order = np.float16(in_order + v)
+    assert trees(per_repeat, 8)[0] != in_order              # the data tells 方式二 from 方式一
+    assert o[0] == trees(per_repeat, 8)[0]
     x[3 * 128 + 7] = 50                                      # an odd lane: masked out
     x[5 * 128 + 6] = 40
     o = run("half", 1024, "uint64_t mask[2] = {0x5555555555555555ULL, 0x5555555555555555ULL};\n"
