@@ -414,6 +414,12 @@ def test_reduce_max_half_index_past_65535_is_refused():
     with raises_rule(ArgumentError, "reach index 65663", "65535", at="<- 65664 lanes"):
         run_on_ub(body, np.zeros(513 * 128, half), np.zeros(16, half))
 
+    def count_form(n):
+        return lambda src, z: ReduceMin(z, src, src, n, True)  # <- count form
+    run_on_ub(count_form(65536), np.zeros(65537, half), np.zeros(16, half))      # index 65535 at most: fine
+    with raises_rule(ArgumentError, "reach index 65536", at="<- count form"):
+        run_on_ub(count_form(65537), np.zeros(65537, half), np.zeros(16, half))
+
 
 # ============================================================================ GetReduceRepeatSumSpr
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -860,15 +860,17 @@ def _reduce(op: str, pick=None):
         calIndex = calIndex if positional is None else positional
         if calIndex.__class__ is not bool:
             raise ArgumentError(f"{op}: calIndex must be «True» or «False», got {calIndex!r}",
-                                fix="pass «calIndex=True|calIndex true» to also get the index", site=site)
+                                fix="pass «calIndex=True|calIndex true» to also get the index (the mask/repeat "
+                                    "form takes mask, repeatTime and srcRepStride before it)", site=site)
         if on is None:
             return                                      # repeatTime 0: a NOP
         no_elements(op, current_core(), int(on.sum()), site)
         out_n = 2 if (with_index and calIndex) else 1
-        if out_n == 2 and dst.dtype.itemsize == 2 and on.size > 65536:
+        top = (on.shape[0] - 1) * on.shape[1] + int(np.flatnonzero(on[-1])[-1])     # the largest index possible
+        if out_n == 2 and dst.dtype.itemsize == 2 and top > 65535:
             raise ArgumentError(
                 f"{op}: with calIndex on half the index is a uint16_t, but these {on.shape[0]} repeat(s) of "
-                f"{on.shape[1]} lanes reach index {on.size - 1}: \"只支持获取最大不超过65535（uint16_t能表示的最大值）的索引值\"",
+                f"{on.shape[1]} lanes reach index {top}: \"只支持获取最大不超过65535（uint16_t能表示的最大值）的索引值\"",
                 fix="reduce at most 65536 half elements per call, or use float", site=site)
         _count(op, out_n, site, dst)
         d = _Access(dst, out_n, op, site)
