@@ -32,9 +32,9 @@ from ascend_sim.api.ops.datacopy import (DataCopy, DataCopyExtParams, DataCopyPa
                                          DataCopyPadParams, DataCopyParams, SetAtomicAdd, SetAtomicNone, SetPadValue)
 from ascend_sim.api.ops.cmpmask import Compare, GetCmpMask
 from ascend_sim.api.ops.vector import (CMPMODE, SELMODE, Abs, Add, Adds, Axpy, BinaryRepeatParams, Cast,
-                                       Div, Duplicate, Exp, LeakyRelu, Ln, Max, Maxs, Min, Mins, Mul, Muls,
-                                       Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum, Relu, RoundMode,
-                                       Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,
+                                       Div, Duplicate, Exp, GetReduceRepeatSumSpr, LeakyRelu, Ln, Max, Maxs, Min,
+                                       Mins, Mul, Muls, Reciprocal, ReduceMax, ReduceMin, ReduceOrder, ReduceSum,
+                                       Relu, RoundMode, Rsqrt, Select, Sqrt, Sub, UnaryRepeatParams, WholeReduceMax, WholeReduceMin,
                                        WholeReduceSum)
 from ascend_sim.api.ops.atomic import DisableDmaAtomic, SetAtomicMax, SetAtomicMin
 from ascend_sim.api.ops.bitwise import And, Not, Or, ShiftLeft, ShiftRight

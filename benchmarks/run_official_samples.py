@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EX = Path("examples/01_simd_cpp_api")
 
-#: (family, example folder under examples/01_simd_cpp_api) for the twelve families of issue 27
+#: (family, example folder under examples/01_simd_cpp_api): the twelve families of issue 27 and later ones
 FAMILIES = [
     ("vector add (LocalMemAllocator)", "00_introduction/01_add/add"),
     ("vector add (TQue)", "00_introduction/01_add/add_tpipe_tque"),
@@ -47,6 +47,9 @@ FAMILIES = [
     ("cross-core flags (CrossCoreSetFlag modes 0/1/2)", "03_basic_api/05_sync_control/cross_core_set_wait_flag"),
     ("atomic add", "03_basic_api/06_atomic/data_movement_with_atomic_operations"),
     ("UB bank conflict", "05_best_practices/04_memory_access/bank_conflict_ub"),
+    ("ReduceRepeat", "03_basic_api/01_memory_vector_compute/reduce_repeat"),
+    ("ReducePairElem", "03_basic_api/01_memory_vector_compute/reduce_pair_elem"),
+    ("ReduceMax/ReduceMin/ReduceSum", "03_basic_api/01_memory_vector_compute/reduce_computation"),
 ]
 
 

@@ -44,8 +44,14 @@ def scalar(op: str, name: str, v, dtype: np.dtype, site):
                             fix=f"pass a Python int or float (it is converted to {ascend_name(dtype)})", site=site)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        f = float(v)
-        if not (np.isfinite(f) and f == int(f) and info.min <= int(f) <= info.max):
+        if isinstance(v, (numbers.Integral, np.integer)):   # exact: float(2**63 - 1) rounds up past int64_t
+            whole = True
+            iv = int(v)
+        else:
+            f = float(v)
+            whole = bool(np.isfinite(f) and f == int(f))
+            iv = int(f) if whole else 0
+        if not (whole and info.min <= iv <= info.max):
             raise ArgumentError(f"{op}: {name} {v!r} is not an integer in the {ascend_name(dtype)} range "
                                 f"{info.min}..{info.max}",
                                 fix=f"pass an integer that {ascend_name(dtype)} can hold", site=site)

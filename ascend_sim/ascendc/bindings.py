@@ -43,6 +43,7 @@ TEMPLATE_ARGS = {
     "Fixpipe": (None, None, ""),                       # Fixpipe<float, float, CFG_NZ>(...) -> Fixpipe(CFG_NZ, ...)
     "SetVectorMask": ("dtype", "mode"),                # SetVectorMask<float, MaskMode::COUNTER>(0, n)
     "SyncAll": ("isAIVOnly",),                         # SyncAll<false>()  -> SyncAll(isAIVOnly=False)
+    "GetReduceRepeatSumSpr": ("dtype",),               # GetReduceRepeatSumSpr<half>() -> GetReduceRepeatSumSpr(dtype=half)
 }
 
 #: header functions that the simulator implements in ascend_sim.ascendc.cxx (not part of the public API)

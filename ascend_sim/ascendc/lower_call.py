@@ -37,6 +37,19 @@ class ExternKernel:
     col: int
 
 
+def _dependent_trait(t) -> str | None:
+    """What to say when ``t`` names ``AscendC::Conditional<cond, A, B>::type`` with a condition the template's own
+    parameters decide (a constant condition resolves before lowering and never gets here)."""
+    decl = t.get_declaration()
+    under = decl.underlying_typedef_type.spelling if decl is not None and decl.kind.name in (
+        "TYPE_ALIAS_DECL", "TYPEDEF_DECL") else t.spelling
+    if "Conditional<" not in under:
+        return None
+    return (f"the type {t.spelling!r} = {under}: AscendC::Conditional whose condition depends on a template "
+            "parameter (the simulator picks the type when the condition is a constant, e.g. a constexpr bool "
+            "outside the template)")
+
+
 class CallLowering:
     """Mixin of the Lowerer."""
 
@@ -71,7 +84,7 @@ class CallLowering:
                 return self.api(decl.spelling)
             if not self.is_header(decl):
                 return self.class_ref(decl, c)
-        raise unsupported(c, f"the type {t.spelling!r} as a dtype")
+        raise unsupported(c, _dependent_trait(t) or f"the type {t.spelling!r} as a dtype")
 
     # ------------------------------------------------------------------ classes
     def class_ref(self, decl, c) -> ast.expr:

@@ -71,3 +71,23 @@ int32_t tiles_signed(int32_t n, int32_t tile) { return AscendC::DivCeil(n, tile)
 """, name="divceil")
     assert [mod.tiles(n, 256) for n in (0, 1, 256, 257, 2048)] == [0, 1, 1, 2, 8]
     assert mod.tiles_signed(-9, 4) == -1          # (a + b - 1) / b = -6 / 4 truncates toward zero (floor: -2)
+
+
+def test_limit_macros_of_cstdint_and_climits():
+    """<cstdint>'s INTn_MIN/MAX, UINTn_MAX (reduce_pair_elem's ``uint64_t mask[2] = {UINT64_MAX, UINT64_MAX}``) and
+    <climits>'s, with their C types: UINT64_MAX is unsigned long long, so ``>> 1`` is a logical shift."""
+    out = run_scalars("""
+    out.SetValue(0, (int64_t)UINT64_MAX);
+    out.SetValue(1, UINT32_MAX);
+    out.SetValue(2, INT64_MIN);
+    out.SetValue(3, INT64_MAX);
+    uint64_t m[2] = {UINT64_MAX, UINT64_MAX >> 1};
+    out.SetValue(4, (int64_t)m[1]);
+    out.SetValue(5, INT32_MIN);
+    out.SetValue(6, UINT16_MAX + INT8_MIN + UINT8_MAX + INT16_MAX);
+    out.SetValue(7, INT_MAX);
+    out.SetValue(8, CHAR_BIT);
+    out.SetValue(9, (int64_t)ULLONG_MAX == -1 && LLONG_MIN == INT64_MIN && UINT_MAX == UINT32_MAX ? 1 : 0);
+""", 10, prelude="#include <climits>\n#include <cstdint>\n", name="limits")
+    assert out.tolist() == [-1, 2**32 - 1, -2**63, 2**63 - 1, 2**63 - 1, -2**31, 65535 - 128 + 255 + 32767,
+                            2**31 - 1, 8, 1]

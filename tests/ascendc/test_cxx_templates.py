@@ -118,3 +118,36 @@ int32_t Scenario() {
 }""", name="constexprif")
     assert mod.Scenario() == 20
     assert "SCENARIO == 1" not in mod.python_source and "return 10" not in mod.python_source
+
+
+def test_ascendc_conditional_picks_the_type_of_a_constant_condition():
+    """``AscendC::Conditional<cond, T1, T2>::type`` (the std::conditional of kernel_utils_constants.h), as the
+    reduce_repeat sample uses it: a constexpr bool outside the template, also inside a function template."""
+    out = run_scalars("""
+    using A = Conditional<true, float, half>::type;
+    using B = typename AscendC::Conditional<false, float, half>::type;
+    out.SetValue(0, sizeof(A));
+    out.SetValue(1, sizeof(B));
+    A a = 1.0f / 3;
+    B b = 1.0f / 3;
+    out.SetValue(2, (float)a == 1.0f / 3 ? 1 : 0);        // float keeps 1/3 in float
+    out.SetValue(3, (float)b == 1.0f / 3 ? 1 : 0);        // half rounds it
+    out.SetValue(4, Size<7>());
+""", 5, prelude="constexpr bool IS_FLOAT = false;\n"
+                "template <int N> uint32_t Size() { using T = typename AscendC::Conditional<IS_FLOAT, float, half>::type;"
+                " T v = 0; return sizeof(v) + N; }", name="conditional")
+    assert out.tolist() == [4, 2, 1, 0, 9]
+
+
+def test_ascendc_conditional_on_a_template_parameter_is_unsupported_at_its_line():
+    import pytest
+    from ascend_sim.ascendc import CompileError
+    src = ("template <bool F> __aicore__ inline uint32_t Size()\n{\n"
+           "    using T = typename AscendC::Conditional<F, float, half>::type;\n    T v = 0;\n    return sizeof(v);\n}\n"
+           "__global__ __vector__ void k(__gm__ uint32_t* o) { GlobalTensor<uint32_t> g; g.SetGlobalBuffer(o, 1); "
+           "g.SetValue(0, Size<true>()); }\n")
+    # line 7 (after the 2 header lines): `return sizeof(v);`, the first use that needs T as a dtype
+    with pytest.raises(CompileError, match=r"<ascendc:dependent_conditional>:7:12: unsupported: the type 'T' = "
+                                           r"typename AscendC::Conditional<F, float, half>::type: AscendC::Conditional "
+                                           r"whose condition depends on a template parameter"):
+        load_src(src, name="dependent_conditional")

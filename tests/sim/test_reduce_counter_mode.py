@@ -6,14 +6,18 @@ repeats, the last holding the remainder. WholeReduceSum (ReduceRepeat<SUM>) adds
 neighbour pairs in the dtype (ReduceRepeat.md and ReduceDataBlock.md, 关键特性说明). The models below are written
 lane by lane in plain Python, independent of the simulator's code; each sum test also checks that its data tells
 the tree apart from an fp32 ``np.sum`` rounded once and from a running sum (so a wrong order fails it).
+
+ReduceSum's count form (which runs in Counter mode inside, ReduceSum.md 表1) on Atlas A2 is the page's "方式一":
+"同一repeat内采用二叉树累加，不同repeat的结果按顺序累加", every add in the dtype; its mask/repeat form is "方式二":
+"同一repeat内采用二叉树累加，不同repeat的结果也按二叉树累加".
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ascend_sim import (MASK_PLACEHOLDER, ArgumentError, BlockReduceMax, BlockReduceSum, MaskMode, OutOfBoundsError,
-                        PairReduceSum, ReduceRepeat, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
+from ascend_sim import (MASK_PLACEHOLDER, ArgumentError, BlockReduceMax, BlockReduceSum, DtypeError,
+                        GetReduceRepeatSumSpr, HardEvent, MaskMode, SetFlag, WaitFlag, OutOfBoundsError, PairReduceSum, ReduceMax, ReduceMin, ReduceRepeat, ReduceSum, ReduceType, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask,
                         WholeReduceMax, WholeReduceMin, WholeReduceSum, float32, half)
 from ascend_sim.api.ops.vector import ReduceOrder
 from kernels_util import assert_same, raises_rule, run_on_ub, vector_result
@@ -287,3 +291,164 @@ def test_counter_mode_placeholder_needs_is_set_mask_false():
         WholeReduceSum(z, src, MASK_PLACEHOLDER, 1, 1, 1, 8)   # <- placeholder, isSetMask true
     with raises_rule(ArgumentError, "mask is MASK_PLACEHOLDER but isSetMask is True", at="<- placeholder"):
         run_on_ub(body, np.zeros(128, half), np.zeros(16, half))
+
+
+# ============================================================================ ReduceSum, count form
+def in_order_model(x: np.ndarray, lanes: int):
+    """ReduceSum.md 方式一 (Atlas A2, tensor前n个数据计算): the per-repeat trees, then the repeat results added one
+    after another from repeat 0, each add rounded to the dtype."""
+    acc, *rest = tree_model(x, lanes)
+    for v in rest:
+        acc = x.dtype.type(acc + v)
+    return acc
+
+
+def count_form_wrong_orders(x: np.ndarray, lanes: int) -> list:
+    """The old code (an fp32 sum rounded once), 方式二 (a tree over the repeat results too: the mask/repeat form's
+    order), and a running sum of every element in the dtype."""
+    tree_of_repeats = tree_model(tree_model(x, lanes), lanes)[0]
+    running = x.dtype.type(0)
+    for v in x:
+        running = x.dtype.type(running + v)
+    return [np.sum(x, dtype=np.float32).astype(x.dtype), tree_of_repeats, running]
+
+
+def reduce_sum(x: np.ndarray, count: int) -> np.ndarray:
+    """``ReduceSum(z, src, work, count)`` into a dst of 16 sevens (only z[0] may change)."""
+    return vector_result(lambda src, w, z: ReduceSum(z, src, w, count), x, np.zeros(x.size, x.dtype),
+                         out_like=np.full(16, 7, x.dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_sum_count_form_adds_the_repeat_trees_in_order(dtype):
+    lanes = lanes_of(dtype)
+    told_apart = [False, False, False]
+    for count in COUNTS[np.dtype(dtype)] + (4000,):
+        x = sample_data(dtype, 4096, count)
+        expected = in_order_model(x[:count], lanes)
+        told_apart = [seen or expected != wrong
+                      for seen, wrong in zip(told_apart, count_form_wrong_orders(x[:count], lanes))]
+        assert_same(reduce_sum(x, count), np.concatenate([[expected], np.full(15, 7)]).astype(dtype))
+    assert all(told_apart)          # the data tells the documented order from all three wrong ones
+
+
+@pytest.mark.parametrize("dtype, big", [(half, 2048), (float32, 2 ** 24)], ids=["half", "float"])
+def test_reduce_sum_count_form_three_orders_three_answers(dtype, big):
+    """Four repeats whose sums are big, 1, 1, 1 (1 is half the spacing at big, a tie that rounds to big): in order
+    big + 1 + 1 + 1 stays big; a tree of the repeats gives big + 2; one rounding of the exact big + 3 gives big + 4."""
+    lanes = lanes_of(dtype)
+    x = np.zeros(4 * lanes, dtype)
+    x[::lanes] = [big, 1, 1, 1]
+    once = x.dtype.type(np.sum(x, dtype=np.float64))             # the exact sum, rounded once
+    tree_of_repeats = count_form_wrong_orders(x, lanes)[1]
+    assert [in_order_model(x, lanes), tree_of_repeats, once] == [big, big + 2, big + 4]
+    assert reduce_sum(x, x.size)[0] == big
+
+
+@pytest.mark.parametrize("instr", [ReduceMax, ReduceMin], ids=["ReduceMax", "ReduceMin"])
+def test_reduce_max_min_count_form_ties_give_the_smallest_index(instr):
+    """"如果存在多个最大值，该指令会将最小索引写入目的操作数" (ReduceMax.md, ReduceMin.md): the extreme sits in three
+    repeats, the index is its first place; the value is exact in any order."""
+    x = sample_data(half, 512, 5)
+    extreme = 99.0 if instr is ReduceMax else -99.0    # sample_data stays inside +-32
+    x[[300, 130, 400]] = extreme
+    z = vector_result(lambda src, w, z: instr(z, src, w, 500, True), x, np.zeros(512, half),
+                      out_like=np.zeros(16, half))
+    assert z[0] == extreme and int(z[1:2].view(np.uint16)[0]) == 130
+
+
+# ============================================================================ ReduceSum/Max/Min, mask/repeat form
+def tree_of_trees_model(rows: list[np.ndarray], lanes: int):
+    """ReduceSum.md 方式二: each repeat's selected values as a tree (tree_model), then the repeat results as a tree."""
+    per_repeat = np.concatenate([tree_model(r, lanes) for r in rows])
+    return tree_model(per_repeat, 1 << (per_repeat.size - 1).bit_length())[0]
+
+
+def masked_rows(x: np.ndarray, lanes: int, mask: int, repeat: int, rep_stride: int) -> list[np.ndarray]:
+    """The first ``mask`` lanes of each repeat, repeats ``rep_stride`` DataBlocks apart."""
+    step = rep_stride * 32 // x.dtype.itemsize
+    return [x[r * step:r * step + mask] for r in range(repeat)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_sum_mask_form_is_a_tree_of_the_repeat_trees(dtype):
+    lanes = lanes_of(dtype)
+    told_apart = [False, False, False]
+    for mask, repeat, stride in [(lanes, 40, 8), (lanes - 9, 5, 10), (lanes // 2 + 1, 3, 9), (lanes - 1, 33, 8)]:
+        x = sample_data(dtype, repeat * stride * 32 // np.dtype(dtype).itemsize, mask + repeat)
+        rows = masked_rows(x, lanes, mask, repeat, stride)
+        expected = tree_of_trees_model(rows, lanes)
+        picked = np.concatenate(rows)
+        in_order = in_order_model(picked, lanes) if mask == lanes else expected
+        wrong = [np.sum(picked, dtype=np.float32).astype(dtype), in_order, count_form_wrong_orders(picked, lanes)[2]]
+        told_apart = [seen or expected != w for seen, w in zip(told_apart, wrong)]
+        z = vector_result(lambda src, w, z: ReduceSum(z, src, w, mask, repeat, stride), x, np.zeros(x.size, dtype),
+                          out_like=np.full(16, 7, dtype))
+        assert_same(z, np.concatenate([[expected], np.full(15, 7)]).astype(dtype))
+    assert all(told_apart)          # fp32 once, in order (方式一) and a running sum each differ somewhere
+
+
+@pytest.mark.parametrize("instr, extreme", [(ReduceMax, 99.0), (ReduceMin, -99.0)], ids=["ReduceMax", "ReduceMin"])
+def test_reduce_max_min_mask_form_index_is_repeat_times_lanes_plus_lane(instr, extreme):
+    """"根据迭代位置和repeat内部索引推导全量数据的最大值索引" (ReduceMax.md): repeat 1 lane 3 -> 1 * 128 + 3 = 131 (its
+    element offset is 163 with srcRepStride 10); the same extreme in repeat 3 loses (the smallest index); lanes past
+    the mask (lane 100 of repeat 0) do not take part."""
+    x = sample_data(half, 4 * 160, 9)
+    x[160 + 3] = x[3 * 160] = extreme
+    x[100] = 2 * extreme
+    z = vector_result(lambda src, w, z: instr(z, src, w, 64, 4, 10, True), x, np.zeros(x.size, half),
+                      out_like=np.zeros(16, half))
+    assert z[0] == extreme and int(z[1:2].view(np.uint16)[0]) == 131
+
+
+def test_reduce_mask_form_repeat_time_zero_is_a_nop():
+    """"当参数count或repeatTime取值为0时，不会执行计算操作，不会对目的操作数进行写入" (Atlas A2)."""
+    z = vector_result(lambda src, w, z: ReduceSum(z, src, w, 128, 0, 8), np.ones(128, half), np.zeros(128, half),
+                      out_like=np.full(16, 7, half))
+    assert_same(z, np.full(16, 7, half))
+
+
+def test_reduce_max_half_index_past_65535_is_refused():
+    def body(src, z):
+        ReduceMax(z, src, src, 128, 513, 8, True)               # <- 65664 lanes
+    with raises_rule(ArgumentError, "reach index 65663", "65535", at="<- 65664 lanes"):
+        run_on_ub(body, np.zeros(513 * 128, half), np.zeros(16, half))
+
+    def count_form(n):
+        return lambda src, z: ReduceMin(z, src, src, n, True)  # <- count form
+    run_on_ub(count_form(65536), np.zeros(65537, half), np.zeros(16, half))      # index 65535 at most: fine
+    with raises_rule(ArgumentError, "reach index 65536", at="<- count form"):
+        run_on_ub(count_form(65537), np.zeros(65537, half), np.zeros(16, half))
+
+
+# ============================================================================ GetReduceRepeatSumSpr
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_get_reduce_repeat_sum_spr_returns_the_last_count_form_sum(dtype):
+    x = sample_data(dtype, 1000, 3)
+
+    def body(src, w, z):
+        ReduceSum(z, src, w, 1000)
+        ReduceSum(z[8:], src, w, lanes_of(dtype), 2, 8)         # the mask/repeat form leaves the register alone
+        SetFlag(HardEvent.V_S, 0)                               # as the reduce_computation sample: V before S
+        WaitFlag(HardEvent.V_S, 0)
+        z.SetValue(1, GetReduceRepeatSumSpr(dtype))
+        SetFlag(HardEvent.S_MTE3, 0)                            # the scalar write before the copy-out
+        WaitFlag(HardEvent.S_MTE3, 0)
+    z = vector_result(body, x, np.zeros(1000, dtype), out_like=np.zeros(16, dtype))
+    assert z[0] == z[1] == in_order_model(x, lanes_of(dtype))
+
+
+def test_get_reduce_repeat_sum_spr_needs_a_count_form_reduce_sum_before():
+    def body(src, w, z):
+        ReduceSum(z, src, w, 128, 1, 8)
+        z.SetValue(1, GetReduceRepeatSumSpr(half))              # <- nothing summed in the count form
+    with raises_rule(ArgumentError, "no count-form ReduceSum ran on this core", at="<- nothing summed"):
+        run_on_ub(body, np.ones(128, half), np.zeros(128, half), np.zeros(16, half))
+
+
+def test_get_reduce_repeat_sum_spr_reads_the_dtype_summed():
+    def body(src, w, z):
+        ReduceSum(z, src, w, 128)
+        GetReduceRepeatSumSpr(float32)                          # <- half was summed
+    with raises_rule(DtypeError, "the last ReduceSum summed half", at="<- half was summed"):
+        run_on_ub(body, np.ones(128, half), np.zeros(128, half), np.zeros(16, half))

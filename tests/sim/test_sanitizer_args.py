@@ -235,6 +235,29 @@ def test_padding_reads_that_are_fine(read_count, fill_first, is_pad):
     run(pad_then(read_count, fill_first, is_pad))
 
 
+def rows_then_reduce(mask):
+    """4 rows of 50 halves (100 bytes) padded by DataCopyPad (isPad false) to 128 bytes each, then one WholeReduceSum
+    repeat per row (srcRepStride 4 DataBlocks) with a tail mask: the reduce_repeat sample's scenario 4 in half."""
+    def action(t):
+        DataCopyPad(t.a, t.x, DataCopyExtParams(4, 100, 0, 0, 0), DataCopyPadExtParams(False, 0, 0, 0))
+        SetFlag(HardEvent.MTE2_V, 0)
+        from ascend_sim import WaitFlag, WholeReduceSum
+        WaitFlag(HardEvent.MTE2_V, 0)
+        WholeReduceSum(t.b, t.a, mask, 4, 1, 1, 4)  # <- the masked rows
+    return action
+
+
+def test_a_tail_mask_stops_short_of_the_padding_of_each_row():
+    run(rows_then_reduce(50))                  # lanes 0..49 of each row: the copied bytes only
+
+
+def test_a_mask_one_lane_into_the_padding_of_each_row_is_an_initcheck_error():
+    from ascend_sim import UninitializedReadError
+    with raises_rule(UninitializedReadError, "reads UB bytes past 99: the padding of a DataCopyPad burst (bytes "
+                     "100..127)", "4 such block(s)", at="<- the masked rows"):
+        run(rows_then_reduce(51))
+
+
 @kernel(core="MIX")
 def _cross_flag_kernel():
     CrossCoreSetFlag(2, PIPE_MTE3, 1)

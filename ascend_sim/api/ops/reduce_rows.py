@@ -40,6 +40,51 @@ def tree_sum(rows: np.ndarray, on: np.ndarray) -> np.ndarray:
     return binary_tree(full, np.add)
 
 
+def count_lanes(n: int, lanes: int) -> np.ndarray:
+    """``on[repeats, lanes]`` of ``n`` elements in whole repeats: every lane of each but the last, its first
+    ``n mod lanes`` (all when it divides)."""
+    on = np.ones((-(-n // lanes), lanes), bool)
+    if n % lanes:
+        on[-1, n % lanes:] = False
+    return on
+
+
+def count_sum(vals: np.ndarray):
+    """ReduceSum's count form (tensor前n个数据计算) on Atlas A2, "方式一" of the ReduceSum page (关键特性说明):
+    "同一repeat内采用二叉树累加，不同repeat的结果按顺序累加". ``vals`` (the ``count`` elements, in order) fill
+    ``ceil(count / lanes)`` repeats of 256 bytes; each repeat is the tree of ``tree_sum`` (the last one's missing
+    lanes +0), and the repeat results are then added one after another from repeat 0, every add rounding in
+    ``vals.dtype`` (the page names no wider accumulator: chosen here, docs/api_mapping.md)."""
+    acc, *rest = tree_sum(vals, count_lanes(vals.size, 256 // vals.dtype.itemsize))
+    for x in rest:
+        acc = (acc + x).astype(vals.dtype)      # a numpy scalar add of the dtype, rounded to it
+    return acc
+
+
+def repeat_tree_sum(vals: np.ndarray, on: np.ndarray):
+    """ReduceSum's mask/repeat form (tensor高维切分计算) on Atlas A2, "方式二": "同一repeat内采用二叉树累加，不同repeat的
+    结果也按二叉树累加". The repeat results (``tree_sum``) are padded with +0 to a power of two and added as the same
+    neighbour-pair tree: the page's second rounds (its sharedTmpBuffer holds one result per repeat, reduced again
+    by whole repeats) are that tree, as +0 changes no sum."""
+    per = tree_sum(vals, on)
+    full = np.zeros(1 << (per.size - 1).bit_length(), per.dtype)
+    full[:per.size] = per
+    return binary_tree(full, np.add)
+
+
+def overall_extreme(vals: np.ndarray, on: np.ndarray, pick) -> tuple:
+    """ReduceMax/ReduceMin of every selected lane of every repeat: (value, index). Each repeat gives its extreme
+    and lane (``extremes``), the repeats' extremes are compared again, and "每次repeat迭代获取的最大值索引是repeat
+    内部索引 ... 根据迭代位置和repeat内部索引推导全量数据的最大值索引" (ReduceMax.md): the index is repeat *
+    lanes + lane; "如果存在多个最大值，该指令会将最小索引写入目的操作数": the first repeat holding it."""
+    value, lane = extremes(vals, on, pick)
+    picked = on.any(axis=1)
+    best = pick(value[picked])
+    hit = picked & ((value == best) | (np.isnan(value) & np.isnan(best)))
+    r = int(hit.argmax())
+    return best, r * on.shape[1] + int(lane[r])
+
+
 class Lanes(NamedTuple):
     """The lanes of a repeat-form reduction: ``on[repeats, lanes]``, the Normal-mode mask key (None in Counter
     mode), and ``selected``: the lanes of one repeat (Normal) or the element count (Counter)."""

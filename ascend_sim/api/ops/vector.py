@@ -25,8 +25,8 @@ from ascend_sim.engine.errors import (AlignmentError, ArgumentError, DtypeError,
 from ascend_sim.engine.memory import GRANULE
 from ascend_sim.api.checks import check_fields, field_spec, integer, live, member, scalar as scalar_arg
 from ascend_sim.api.ops.mask import count_form_done, counter_count, lane_mask, normal_key
-from ascend_sim.api.ops.reduce_rows import (Lanes, check_counter_dst, extremes, no_elements, repeat_lanes,
-                                            tree_sum)
+from ascend_sim.api.ops.reduce_rows import (Lanes, check_counter_dst, count_lanes, count_sum, extremes,
+                                            no_elements, overall_extreme, repeat_lanes, repeat_tree_sum, tree_sum)
 from ascend_sim.api.ops.dtype_table import A2, allowed, require as require_a2
 from ascend_sim.api.ops.conversion import RoundMode, check_cast, deq_scale, pack_int4, unpack_int4
 from ascend_sim.api.ops import overlap
@@ -172,10 +172,29 @@ def _pattern(idx: np.ndarray, itemsize: int) -> tuple[int, list, list]:
         if len(_PATTERNS) > 4096:       # data-dependent patterns (Gather, GatherMask ...) are new arrays each call
             _PATTERNS.clear()
         g = idx * itemsize // GRANULE
-        rel = runs(np.unique(g)) if idx.size else []
+        rel = _split_at_short_granules(runs(np.unique(g)), idx, g, itemsize) if idx.size else []
         ends = [int(idx[g == hi - 1].max()) * itemsize + itemsize for _, hi in rel]
         hit = _PATTERNS[key] = (idx, int(idx.max()) if idx.size else -1, rel, ends)
     return hit[1], hit[2], hit[3]
+
+
+def _split_at_short_granules(rel: list, idx: np.ndarray, g: np.ndarray, itemsize: int) -> list:
+    """End a granule run after every granule the lanes leave before its last byte (a tail mask: lanes 0..56 of 64
+    floats in rows 256 bytes apart), so each such granule is a run's last and its ``ends`` byte tells the initcheck
+    that the read stops short of DataCopyPad's unwritten padding there. Whole granules keep their runs as they are."""
+    last = np.zeros(int(g.max()) + 1, np.int64)
+    np.maximum.at(last, g, idx * itemsize + itemsize)
+    short = np.flatnonzero(last[:-1] % GRANULE != 0)            # read, ending inside the granule, not the last one
+    if not short.size:
+        return rel
+    out = []
+    for lo, hi in rel:
+        cut = short[(short >= lo) & (short < hi - 1)]
+        for c in cut.tolist():
+            out.append((lo, c + 1))
+            lo = c + 1
+        out.append((lo, hi))
+    return out
 
 
 class _Access:
@@ -833,8 +852,38 @@ def Select(dst, selMask, src0, src1, selMode: SELMODE, *args) -> None:
 
 
 # ----------------------------------------------------------------------------- reductions
-def _reduce(op: str, fn, with_index: bool):
-    def instr(dst, src, workLocal, count, calIndex: bool = False) -> None:
+MAX_REDUCE_REPEAT = 2**31 - 1     # ReduceSum/Max/Min repeatTime: "保证不超过int32_t的最大值即可" (ReduceSum.md)
+MAX_REDUCE_STRIDE = 2**16 - 1     # their srcRepStride: "取值范围为[0, 2^16-1]"
+
+
+def _reduce_lanes(op: str, src, first, more: tuple, site) -> tuple[np.ndarray | None, _Access | None, object]:
+    """(``on[repeats, lanes]``, the src access, calIndex) of ReduceSum/Max/Min: the count form ``(count[,
+    calIndex])`` or the mask/repeat form ``(mask, repeatTime, srcRepStride[, calIndex])``; ``on`` is None for
+    repeatTime 0 (a NOP on Atlas A2: "不会执行计算操作，不会对目的操作数进行写入")."""
+    lanes = 256 // src.dtype.itemsize
+    if len(more) <= 1:
+        n = _count(op, first, site, src)
+        if n == 0:
+            raise ArgumentError(f"{op}: count must be at least 1", fix="reduce a non-empty range", site=site)
+        return count_lanes(n, lanes), _Access(src, n, op, site), (more[0] if more else None)
+    if len(more) > 3:
+        raise ArgumentError(f"{op}: takes (dst, src, sharedTmpBuffer, count[, calIndex]) or (dst, src, "
+                            f"sharedTmpBuffer, mask, repeatTime, srcRepStride[, calIndex]), got {3 + 1 + len(more)} "
+                            "arguments", fix="drop the extra arguments", site=site)
+    r = integer(op, "repeatTime", more[0], site, 0, MAX_REDUCE_REPEAT)
+    rep = integer(op, "srcRepStride", more[1], site, 0, MAX_REDUCE_STRIDE)
+    key = normal_key(op, current_core(), first, src.dtype.itemsize, True, site)
+    cal = more[2] if len(more) == 3 else None
+    if r == 0:
+        return None, None, cal
+    on = np.broadcast_to(lane_mask(key, lanes), (r, lanes))
+    return on, _Access(src, _lane_index(src.dtype.itemsize, key, r, 1, rep), op, site), cal
+
+
+def _reduce(op: str, pick=None):
+    with_index = pick is not None
+
+    def instr(dst, src, workLocal, count, *more, calIndex: bool = False) -> None:
         site = kernel_point()
         # dst needs element alignment only: 2 elements with the index (ReduceMax/Min), 1 for ReduceSum
         # (the ReduceMax API page: 4 bytes for half, 8 for float); src and workLocal 32 bytes
@@ -844,19 +893,30 @@ def _reduce(op: str, fn, with_index: bool):
         _ub(workLocal, op, "workLocal", site)
         _same(op, site, dst, src)
         require_dtype(op, src, None, site)
+        on, a, positional = _reduce_lanes(op, src, count, more, site)
+        count_form = len(more) <= 1
+        calIndex = calIndex if positional is None else positional
         if calIndex.__class__ is not bool:
             raise ArgumentError(f"{op}: calIndex must be «True» or «False», got {calIndex!r}",
-                                fix="pass «calIndex=True|calIndex true» to also get the index", site=site)
-        n = _count(op, count, site, src)
-        if n == 0:
-            raise ArgumentError(f"{op}: count must be at least 1", fix="reduce a non-empty range", site=site)
+                                fix="pass «calIndex=True|calIndex true» to also get the index (the mask/repeat "
+                                    "form takes mask, repeatTime and srcRepStride before it)", site=site)
+        if on is None:
+            return                                      # repeatTime 0: a NOP
+        no_elements(op, current_core(), int(on.sum()), site)
         out_n = 2 if (with_index and calIndex) else 1
+        top = (on.shape[0] - 1) * on.shape[1] + int(np.flatnonzero(on[-1])[-1])     # the largest index possible
+        if out_n == 2 and dst.dtype.itemsize == 2 and top > 65535:
+            raise ArgumentError(
+                f"{op}: with calIndex on half the index is a uint16_t, but these {on.shape[0]} repeat(s) of "
+                f"{on.shape[1]} lanes reach index {top}: \"只支持获取最大不超过65535（uint16_t能表示的最大值）的索引值\"",
+                fix="reduce at most 65536 half elements per call, or use float", site=site)
         _count(op, out_n, site, dst)
-        d, a = _Access(dst, out_n, op, site), _Access(src, n, op, site)
-        w = _Access(workLocal, min(workLocal.size, max(1, n)), op, site)
-        reps = timing.vector_repeats(n, src.dtype.itemsize)
+        d = _Access(dst, out_n, op, site)
+        w = _Access(workLocal, min(workLocal.size, max(1, a.n)), op, site)
+        reps = timing.vector_repeats(a.n, src.dtype.itemsize) if count_form else on.shape[0]
         _issue(op, "reduction", d, [a], reps, site)
-        count_form_done(current_core())
+        if count_form:
+            count_form_done(current_core())
         if not context.computing():      # launch(..., numerics=False): timing only
             return
         tier, g = w.region
@@ -864,25 +924,45 @@ def _reduce(op: str, fn, with_index: bool):
             tier.shadow.mark_init(lo, hi)
         vals = a.get()
         out = np.zeros(out_n, dst.dtype)
-        out[0] = np.asarray(fn(vals)).astype(dst.dtype)     # an integer sum wraps to the dtype
-        if out_n == 2:           # the index of the extreme value, stored in the bits of a dst element
-            idx = int(np.argmax(vals)) if op == "ReduceMax" else int(np.argmin(vals))
-            out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
+        if pick is None:        # ReduceSum.md on Atlas A2: count form 方式一, mask/repeat form 方式二
+            out[0] = count_sum(vals) if count_form else repeat_tree_sum(vals, on)
+            if count_form:
+                current_core().regs["reduce_sum"] = out[0]      # GetReduceRepeatSumSpr reads it
+        else:
+            out[0], idx = overall_extreme(vals, on, pick)
+            if out_n == 2:       # the index of the extreme value, stored in the bits of a dst element
+                out[1] = np.array([idx], np.uint32 if dst.dtype.itemsize == 4 else np.uint16).view(dst.dtype)[0]
         d.put(out)
     instr.__name__ = op
-    instr.__doc__ = f"``{op}(dst, src, workLocal, count, calIndex=False)``: dst[0] = {op[6:].lower()} of src."
+    instr.__doc__ = (f"``{op}(dst, src, sharedTmpBuffer, count{'' if pick is None else ', calIndex=False'})`` or "
+                     f"``{op}(dst, src, sharedTmpBuffer, mask, repeatTime, srcRepStride"
+                     f"{'' if pick is None else ', calIndex=False'})``: dst[0] = the {op[6:].lower()} of src"
+                     f"{'' if pick is None else ', dst[1] its index (calIndex)'}.")
     return instr
 
 
-def _sum_fp32(v: np.ndarray):
-    """Sum accumulated in fp32 (integers in int64), rounded once to the dtype."""
-    acc = np.float32 if is_float(v.dtype) else np.int64
-    return np.sum(v, dtype=acc)
+ReduceMax = _reduce("ReduceMax", np.max)
+ReduceMin = _reduce("ReduceMin", np.min)
+ReduceSum = _reduce("ReduceSum")
 
 
-ReduceMax = _reduce("ReduceMax", np.max, True)
-ReduceMin = _reduce("ReduceMin", np.min, True)
-ReduceSum = _reduce("ReduceSum", _sum_fp32, False)
+def GetReduceRepeatSumSpr(dtype=None):
+    """``GetReduceRepeatSumSpr<T>()``: the result of the last count-form ReduceSum ("计算结果以全局变量形式存储，可以
+    随时调用获取"; "仅支持配合ReduceSum的tensor前n个数据连续计算接口使用", GetReduceRepeatSumSpr(ISASI).md)."""
+    site = kernel_point()
+    core = current_core()
+    value = core.regs.get("reduce_sum")
+    if value is None:
+        if not context.computing():
+            return np.zeros((), dtype or np.float16)[()]
+        raise ArgumentError("GetReduceRepeatSumSpr: no count-form ReduceSum ran on this core before it",
+                            fix="call «ReduceSum(dst, src, sharedTmpBuffer, count)|ReduceSum<T>(dst, src, "
+                                "sharedTmpBuffer, count)» (the count form) first", site=site)
+    want = value.dtype if dtype is None else as_dtype(dtype)
+    if want != value.dtype:
+        raise DtypeError(f"GetReduceRepeatSumSpr<{ascend_name(want)}>: the last ReduceSum summed "
+                         f"{ascend_name(value.dtype)}", fix=f"read it as «{ascend_name(value.dtype)}»", site=site)
+    return value
 
 
 class ReduceOrder(enum.Enum):
@@ -981,5 +1061,5 @@ WholeReduceMin = _whole("WholeReduceMin", np.min)
 __all__ = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "Exp", "Ln", "Sqrt",
            "Reciprocal", "Abs", "Relu", "LeakyRelu", "Rsqrt", "Axpy", "Duplicate", "Cast", "Select",
            "ReduceMax", "ReduceMin",
-           "ReduceSum", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
+           "ReduceSum", "GetReduceRepeatSumSpr", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "ReduceOrder", "BinaryRepeatParams",
            "UnaryRepeatParams", "RoundMode", "CMPMODE", "SELMODE", "cast_values", "as_dtype"]

@@ -644,6 +644,30 @@ __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>
 template <typename T>
 __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const LocalTensor<T>& workLocal, const int32_t count, bool calIndex = false);
+// tensor高维切分计算 (ReduceSum.md, ReduceMax.md, ReduceMin.md): mask (continuous or bit mode), repeatTime, srcRepStride.
+template <typename T>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t mask, const int32_t repeatTime,
+                                 const int32_t srcRepStride);
+template <typename T>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const uint64_t mask[],
+                                 const int32_t repeatTime, const int32_t srcRepStride);
+#define ASCEND_SIM_REDUCE_EXTREME(NAME)                                                                        \
+    template <typename T>                                                                                       \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                          \
+                                const LocalTensor<T>& sharedTmpBuffer, const int32_t mask,                      \
+                                const int32_t repeatTime, const int32_t srcRepStride, bool calIndex = 0);      \
+    template <typename T>                                                                                       \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                          \
+                                const LocalTensor<T>& sharedTmpBuffer, const uint64_t mask[],                   \
+                                const int32_t repeatTime, const int32_t srcRepStride, bool calIndex = 0);
+ASCEND_SIM_REDUCE_EXTREME(ReduceMax)
+ASCEND_SIM_REDUCE_EXTREME(ReduceMin)
+#undef ASCEND_SIM_REDUCE_EXTREME
+// GetReduceRepeatSumSpr<T>(): the result of the last count-form ReduceSum (GetReduceRepeatSumSpr(ISASI).md).
+template <typename T>
+__aicore__ inline T GetReduceRepeatSumSpr();
 
 #define ASCEND_SIM_WHOLE_REDUCE(NAME)                                                                          \
     template <typename T, bool isSetMask = true>                                                                \
@@ -955,6 +979,16 @@ struct IsSameType {
 template <typename T>
 struct IsSameType<T, T> {
     static constexpr bool value = true;
+};
+// Conditional<condition, T1, T2>::type: T1 when condition holds, else T2 (std::conditional under AscendC's name:
+// impl/basic_api/utils/kernel_utils_constants.h), e.g. `using T = typename Conditional<isFloat, float, half>::type`.
+template <bool condition, class T1, class T2>
+struct Conditional {
+    using type = T1;
+};
+template <class T1, class T2>
+struct Conditional<false, T1, T2> {
+    using type = T2;
 };
 }  // namespace AscendC
 
