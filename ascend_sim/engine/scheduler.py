@@ -610,11 +610,11 @@ def collector_paused():
     ones, and ``Launch.release`` breaks the launch's cycles when it ends, so nothing is left for the
     collector. Nested and concurrent launches share one pause.
 
-    What outlives the launch (its records, tens of thousands of tuples and region lists for LeNet's
-    convolutions) would all sit in the youngest generation when the collector resumes: its first passes
-    would walk them, 10-20 ms each. So the pause ends by moving every tracked object to the oldest
-    generation (``gc.freeze`` then ``gc.unfreeze``: two list splices), which only the full passes walk.
-    Skipped when the program froze objects itself (``gc.get_freeze_count``), whose freeze it keeps.
+    What outlives the launch (its records: a tuple per instruction, with region lists) would all sit in
+    the youngest generation when the collector resumes, and its next young passes would walk them all (the
+    larger part of the collector's time in a LeNet-5 forward). So the pause ends by moving every tracked
+    object to the oldest generation (``gc.freeze`` then ``gc.unfreeze``: two list splices), which only the
+    full passes walk. Skipped when the program froze objects itself (``gc.get_freeze_count``): its freeze stays.
     """
     global _gc_holds, _gc_resume
     with _gc_lock:

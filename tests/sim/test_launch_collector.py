@@ -1,9 +1,9 @@
 """What a launch leaves alive skips the collector's young passes (engine/scheduler.py, ``collector_paused``).
 
 A launch runs with the cyclic collector paused; when it resumes, the launch's survivors (its records: a tuple
-per instruction, with region lists) go straight to the oldest generation, so the first young passes do not walk
-them (LeNet-5 on 64 images: 15-30 ms a forward). The records themselves stay as they were: the same ones, in
-the same order. A freeze the program made itself is kept.
+per instruction, with region lists) go straight to the oldest generation, so the young passes do not walk them.
+The records themselves stay as they were: the same ones, in the same order. A freeze the program made itself is
+kept.
 """
 from __future__ import annotations
 
