@@ -22,6 +22,7 @@ def _young_ids() -> set[int]:
 
 
 def test_launch_records_leave_the_young_generations_unchanged() -> None:
+    assert not gc.get_freeze_count(), "objects left frozen (gc.freeze) before this test: the launch keeps them so"
     run_add_custom()                            # warm: module-level caches
     thresholds = gc.get_threshold()
     gc.set_threshold(1 << 30, 1 << 30, 1 << 30)     # no automatic pass moves objects between the checks
