@@ -611,6 +611,12 @@ def collector_paused():
     them while it runs cost a few percent of a launch. Reference counting frees the short-lived
     ones, and ``Launch.release`` breaks the launch's cycles when it ends, so nothing is left for the
     collector. Nested and concurrent launches share one pause.
+
+    What outlives the launch (its records: a tuple per instruction, with region lists) would all sit in
+    the youngest generation when the collector resumes, and its next young passes would walk them all (the
+    larger part of the collector's time in a LeNet-5 forward). So the pause ends by moving every tracked
+    object to the oldest generation (``gc.freeze`` then ``gc.unfreeze``: two list splices), which only the
+    full passes walk. Skipped when the program froze objects itself (``gc.get_freeze_count``): its freeze stays.
     """
     global _gc_holds, _gc_resume
     with _gc_lock:
@@ -624,6 +630,9 @@ def collector_paused():
         with _gc_lock:
             _gc_holds -= 1
             if _gc_holds == 0 and _gc_resume:
+                if not gc.get_freeze_count():
+                    gc.freeze()         # the young generations (the launch's survivors) into the permanent one
+                    gc.unfreeze()       # and from there into the oldest
                 gc.enable()
 
 

@@ -117,12 +117,14 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
         if waiting > moving:
             moving = waiting
+    if gp == _FIX:                      # Fixpipe: no line fills, no window turns
+        return startup + moving
+    addr, uid = buf.base_addr + off, core.uid
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
-        moving = fills.read((buf.base_addr + off, count, blen, pitch), core.uid, start + startup, moving,
-                            hbm_bytes > 0)
+        moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0)
     turns = launch.turns
-    if turns is not None and gp != _FIX:        # windows other cores hold: wait for their turns (same-address rule)
-        moving += turns.wait(buf.base_addr - GM_BASE + off, count, blen, pitch, nb, core.uid, start, moving,
+    if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
+        moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
                              hbm_bytes / nb if nb else 0.0)
     return startup + moving
 
