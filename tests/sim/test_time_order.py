@@ -107,3 +107,22 @@ def test_the_one_step_turn_makes_the_scheduler_s_choice(monkeypatch):
     assert fast.cycles == general.cycles
     assert trace_hash.digest([fast]) == trace_hash.digest([general])
     assert len({r.core for r in fast.trace.records[:200]}) > 1     # the blocks took turns
+
+
+def test_blocks_in_time_order_each_get_their_own_products(monkeypatch):
+    """Mmad's working arrays are the launch's (api/ops/cube._scratch), shared by every block and plan: blocks that
+    take turns mid-tile still each get their own exact products, and A's and B's arrays stay apart even where
+    their shapes are equal (square L0 tiles: 4 x 4 fractals each)."""
+    import catlass_matmul as cm
+    ordered = []
+    real = scheduler.Launch.time_ordered
+    monkeypatch.setattr(scheduler.Launch, "time_ordered", lambda self: ordered.append(real(self)) or ordered[-1])
+    t = cm.Tiling(64, 64, 64, 64, 256, 256, 128, 4)        # 16 C tiles over 4 blocks, two K steps each
+    rng = np.random.default_rng(30)
+    a = rng.integers(-4, 5, (t.m, t.k)).astype(half)
+    bt = rng.integers(-4, 5, (t.n, t.k)).astype(half)     # B^T (CATLASS's ColumnMajor B)
+    c = np.zeros((t.m, t.n), half)
+    res = launch(cm.catlass_matmul, 4, a, bt, c, t, chip=TINY_HBM, gm_names=["a", "b", "c"])
+    assert ordered == [True]
+    assert len({r.core for r in res.trace.records[:100]}) > 1      # the blocks took turns
+    assert np.array_equal(c, (a.astype(np.float32) @ bt.astype(np.float32).T).astype(half))

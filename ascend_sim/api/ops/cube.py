@@ -424,6 +424,22 @@ def _mmad_unit_flag(core, plan, flag: int, site) -> None:
     unitflag.after(core, M, lo, hi, timed, core.chip.cube_startup, flag, 1, site)
 
 
+def _scratch(core, role: str, shape: tuple, dtype) -> np.ndarray:
+    """Mmad's working array ``role`` (a, b: the inputs widened; c: the product) of ``shape``, one per launch.
+
+    Each Mmad fills it and reads it back within its own call (no block switch in between), so every plan and
+    block of the launch shares one: one set stays warm in the host CPU's caches, where one per plan and block
+    (24 blocks in time order) made a cold set for each Mmad. Kept with the launch's own plans (cleared by
+    ``Launch.release``).
+    """
+    key = ("Mmad scratch", role, shape, dtype)
+    plans = core.launch.plans
+    a = plans.get(key)
+    if a is None:
+        a = plans[key] = np.empty(shape, dtype)
+    return a
+
+
 def _not_fractals(what: str, nd_site, site) -> None:
     raise CubeFormatError(
         f"Mmad reads {what} as fractals, but they were loaded from L1 bytes that the DataCopy at "
@@ -511,7 +527,8 @@ def _mmad_plan(core, dst, fm, filt, bias, params, site) -> CubePlan:
     av = fm.view(mb * kb * m0 * k0).view(raw).reshape(mb, kb, m0, k0).transpose(0, 2, 1, 3)      # ZZ
     bv = filt.view(kb * nb * n0 * k0).view(raw).reshape(kb, nb, n0, k0).transpose(0, 3, 1, 2)    # ZN
     out = writable_view(dst, mb * nb * m0 * n0).reshape(nb, mb, m0, n0)                                    # NZ
-    a32, b32, c32 = np.empty((mb, m0, kb, k0), acc), np.empty((kb, k0, nb, n0), acc), np.empty((mb * m0, nb * n0), acc)
+    a32, b32, c32 = (_scratch(core, "a", (mb, m0, kb, k0), acc), _scratch(core, "b", (kb, k0, nb, n0), acc),
+                     _scratch(core, "c", (mb * m0, nb * n0), acc))
     a2, b2 = a32.reshape(mb * m0, kb * k0)[:, :k], b32.reshape(kb * k0, nb * n0)[:k]    # padding columns ignored
     res = c32.reshape(mb, m0, nb, n0).transpose(2, 0, 1, 3)                             # NZ fractal order
     views = (av, bv, out, a32, b32, c32, a2, b2, res)
