@@ -4,8 +4,10 @@ Source: https://github.com/cannmirror/asc-devkit ``examples/01_simd_cpp_api/05_b
 data_copy/README.md`` (优化点2, GM 到 L1): each AIC copies its 512 rows of a half matrix in [64, 256] tiles with
 Nd2Nz (one L1 buffer, back to back); N = 12288 (rows of 512 B on 512 B windows) took aic_mte2_time 214.519 us,
 N = 12287 (every row 2 B further than the one before: most cross a window) 422.515 us. The simulated figure is
-the mean AIC MTE2 busy time, timing only. A check of the 512 B window rule (engine/timing.aic_window_rows, a
-what-if of hw/chips.py: ``--windows`` turns it on).
+the mean AIC MTE2 busy time, timing only. The rows miss L2 (read once), so each costs the HBM packages of its pieces
+between 512 B windows (``aic_gm_miss_row_packages``, engine/timing.aic_miss_packages): 1 on a window, about 4 across
+one (31.8 cycles a row measured at N = 12287, against 32). ``--windows`` turns on the older 512 B window rule for
+every row (engine/timing.aic_window_rows, a what-if of hw/chips.py).
 
     python benchmarks/data_copy_l1.py [--windows]
 """

@@ -8,9 +8,9 @@ data_copy/README.md`` (优化点4, GM 到 L1): a half matrix [6144, 512], L2 cac
 aic_mte2_time 240.198 us; rotated, block ``(b + blockIdx) % 24`` first (scenario 7): 221.34 us and 209.8 us.
 The simulated figure is the launch's time (msprof's Task Duration), timing only. The contrast is the
 same-address rule (engine/bandwidth.WindowTurns, ``gm_window_turns`` in hw/chips.py; ``--no-turns``): without it both
-orders take the same time. Both orders run short in the model (rotated -41 %): a 128 B row costs the 3-cycle row
-floor ``aic_gm_row_floor_cycles`` [CAL on T2], where CANN's package model charges 8 (with 8: rotated 302.7 us,
-same order with the rule 367.2 us, a gain of +17.6 % against the measured +20.5 %).
+orders take the same time. Every row bypasses L2 (CACHE_MODE_DISABLE), so it costs a whole HBM package, 8 cycles
+(``aic_gm_miss_row_packages``, CANN's GetBandwidthUsageNd2Nz; the chip's aic_mte2_time of the rotated order is
+7.9 cycles a row); before that rule a 128 B row cost the 3-cycle floor of L2 hits and both orders ran 34-41 % short.
 
     python benchmarks/data_copy_same_addr.py [--turns | --no-turns]
 """

@@ -93,13 +93,14 @@ class Recorder:
         startup, rows = path[1], path[9]
         l2b, hbmb = self.last.get("split", (0, nb))
         hit = l2b / nb if nb else 0.0
-        row_cycles = count * timing.aic_row_cycles(rows, blen, hit)
-        odd = 0
-        if rows[4] != 1.0 and ((buf.base_addr + off) % 32 or pitch % 32):
-            odd = timing.unaligned_rows(buf.base_addr + off, count, pitch)
-            row_cycles += odd * (timing.aic_row_cycles(rows, blen * rows[4], hit) - timing.aic_row_cycles(rows, blen, hit))
-        if not aligned:
-            row_cycles /= core.chip.gm_unaligned_efficiency
+        addr = buf.base_addr + off
+        odd = timing.unaligned_rows(addr, count, pitch) if (addr % 32 or pitch % 32) else 0
+        if rows[8] and hit < 1.0:       # the missing share in whole packages per 512 B window piece (timing.gm_cycles)
+            row_cycles = (1.0 - hit) * timing.aic_miss_packages(addr, count, blen, pitch, rows[8]) * rows[2] * 512
+            if hit:
+                row_cycles += hit * timing.aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0, aligned)
+        else:
+            row_cycles = timing.aic_byte_rows(core, rows, addr, count, blen, pitch, hit, aligned)
         turns = self.last.get("turns", 0.0)
         moving = total - startup - turns
         fills_in, fills_out = self.last.get("fills", (moving, moving))

@@ -97,7 +97,7 @@ class L2Cache:
         self.dirty = np.zeros(0 if self.fits else n, np.bool_)
         self.resident = 0
         self.clock = 0
-        self.order: deque = deque()             # (stamp, _Lines | slice | line indices) in use order
+        self.order: deque = deque()             # (stamp, _Lines | slice | (pattern, first line)) in use order
         self.patterns: dict = {}                # (first line offset, count, blen, pitch) -> relative lines
         self.hit_bytes = 0          # transfer bytes served by L2 (read hits and writes into L2)
         self.hbm_read_bytes = 0     # read misses (allocated or not)
@@ -301,7 +301,14 @@ class L2Cache:
             seg.fill(clock)
         else:
             self.stamp[where] = clock
-        self.order.append((clock, where))
+        # an index array is kept as its cached pattern and first line (patterns are shared: an Nd2Nz copy of
+        # rows several lines long, 128 B lines, would otherwise hold one array per transfer: 190 MB at 8192^3)
+        kept = where
+        if where.__class__ is not slice:
+            rel = self.patterns.get((addr % line, count, blen, pitch))
+            if rel is not None and rel.size == where.size:
+                kept = (rel, addr // line)
+        self.order.append((clock, kept))
         self.resident += n - hit
         if write:
             if where.__class__ is slice:
@@ -322,6 +329,8 @@ class L2Cache:
         order, stamp = self.order, self.stamp
         while k > 0 and order:
             s, where = order[0]
+            if where.__class__ is tuple:    # (pattern, first line): the transfer's line indices
+                where = where[0] + where[1]
             seg = stamp[where]          # a view when ``where`` is a slice
             live = seg == s
             n = int(_count_nonzero(live))

@@ -34,13 +34,15 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     """Cycles of a GM transfer starting at ``start``: startup, then the slower of the core's path and its bandwidth share.
 
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
-    package, or one package for the rest), each taking ``l2_line_bytes`` / the core's path rate
+    package, or one package for the rest), each taking ``gm_burst_align`` (512 B) / the core's path rate
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
     (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
-    (:func:`unaligned_rows`), and skips its start when it waited in the MTE2 queue behind the previous copy
+    (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
+    packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each), and skips its
+    start when it waited in the MTE2 queue behind the previous copy
     (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data) or (a what-if,
     ``aic_gm_start_on_misses_only``) pays it in proportion to the bytes that miss L2, and (a what-if, off) starts
     ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
@@ -80,14 +82,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
             moving = aic_window_rows(rows, off, count, blen, pitch, hit)
+        elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
+            moving = (1.0 - hit) * aic_miss_packages(buf.base_addr + off, count, blen, pitch, rows[8]) * rows[2] * 512
+            if hit:
+                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0, aligned)
         else:
-            moving = count * aic_row_cycles(rows, blen, hit)
-            if rows[4] != 1.0 and ((buf.base_addr + off) % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
-                odd = unaligned_rows(buf.base_addr + off, count, pitch)     # rows off a 32 B block take each twice
-                if odd:
-                    moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
-            if not aligned:
-                moving = moving / core.chip.gm_unaligned_efficiency
+            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit, aligned)
         if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
         elif rows[7] and hit:
@@ -162,19 +162,64 @@ def _gm_path(core: Core, pipe: int) -> tuple:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
-                chip.aic_gm_start_on_misses_only)
+                chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
-    return (chip.l2_line_bytes / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
+    return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
             launch.fills if pipe == _MTE2 else None)
+
+
+def aic_byte_rows(core: Core, rows: tuple, addr: int, count: int, blen: int, pitch: int, hit: float,
+                  aligned: bool) -> float:
+    """``count`` rows of a cube core's GM -> L1 copy priced by their bytes (:func:`aic_row_cycles`), a row starting
+    off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes (:func:`unaligned_rows`), the whole at
+    ``gm_unaligned_efficiency`` when the copy's GM start is not 512 B aligned."""
+    moving = count * aic_row_cycles(rows, blen, hit)
+    if rows[4] != 1.0 and (addr % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
+        odd = unaligned_rows(addr, count, pitch)        # rows off a 32 B block take each twice
+        if odd:
+            moving += odd * (aic_row_cycles(rows, blen * rows[4], hit) - aic_row_cycles(rows, blen, hit))
+    if not aligned:
+        moving = moving / core.chip.gm_unaligned_efficiency
+    return moving
+
+
+_MISS_PACKAGES: dict = {}
+
+
+def aic_miss_packages(addr: int, count: int, blen: int, pitch: int, window: int) -> int:
+    """HBM packages of ``count`` rows of ``blen`` bytes ``pitch`` apart from GM address ``addr`` (what-if
+    ``aic_gm_miss_row_packages``): each row cut at the ``window`` (512 B) boundaries it crosses (GM requests are
+    handled per 512 B window: G 避免同地址访问.md), each piece in packages of 512, 256 and 128 B and one for the
+    rest (:func:`_packages`; CANN's ``GetBandwidthUsageNd2Nz``). A 512 B row on a window: 1; a 128 B row inside
+    one: 1; a 512 B row 2 B past a window's start: 3 (510 B: 256 + 128 + the rest) + 1 (2 B) = 4."""
+    first, step = addr % window, pitch % window
+    key = (first, count, blen, step, window)
+    got = _MISS_PACKAGES.get(key)
+    if got is None:
+        period = window // math.gcd(step, window) if step else 1
+        starts = (first + np.arange(min(count, period), dtype=np.int64) * step) % window
+        head = np.minimum(window - starts, blen)                    # the piece up to the first boundary
+        rest = blen - head
+        full, tail = rest // window, rest % window
+        per_row = _vpackages(head) + full + _vpackages(tail)
+        whole, part = divmod(count, len(starts))
+        got = _MISS_PACKAGES[key] = int(whole * per_row.sum() + per_row[:part].sum())
+    return got
+
+
+def _vpackages(n: np.ndarray) -> np.ndarray:
+    """:func:`_packages` of each length in ``n`` (0 for an empty piece)."""
+    return n // 512 + (n % 512) // 256 + (n % 256) // 128 + (n % 128 > 0)
 
 
 def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
-    unaligned row factor, miss latency, 512 B window or 0, start on misses only)."""
+    unaligned row factor, miss latency, 512 B window or 0, start on misses only, 512 B window of the miss packages
+    or 0)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor

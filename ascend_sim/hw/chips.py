@@ -180,6 +180,26 @@ class ChipProfile:
                                                 # -22 % / -18 % and M2 from -10 % to -16 %; with gm_hit_waits_for_fill
                                                 # (below): -19 / -13 % and -3 %; with aic_gm_start_on_misses_only, see
                                                 # there
+    aic_gm_miss_row_packages: bool = True       # [OFF rule, OFF cost] the bytes of a GM->L1 row that miss L2 (or
+                                                # bypass it) cost whole HBM packages, not their bytes: the row is cut
+                                                # at the 512 B windows it touches (gm_burst_align; G 内存访问/
+                                                # 避免同地址访问.md: "地址请求会按照512字节粒度对齐后进行处理"), each piece
+                                                # takes packages of 512, 256, 128 B and one for the rest, each 512 B /
+                                                # aic_gm_read_bytes_per_cycle = 8 cycles (CANN's gemm cycle model:
+                                                # GetBandwidthUsageNd2Nz, kHbmBandwidth = 64, in hicann's cache tiling
+                                                # cycle estimate); the cut replaces gm_unaligned_efficiency and
+                                                # aic_gm_unaligned_row_factor for the missing share (engine/timing.
+                                                # aic_miss_packages); bytes L2 serves keep aic_row_cycles (CANN's
+                                                # MoveL2ToL1: bytes / 110, no packages). The DataCopy sample (DK
+                                                # examples/.../04_memory_access/data_copy, A2, no parameter fitted):
+                                                # 128 B rows bypassing L2, 1 package: 8 cycles (measured 7.9 a row);
+                                                # 512 B rows 2 B off a window, ~4 packages: 32 (31.8); on windows: 1
+                                                # package, HBM-bound. Judged on benchmarks/validate_timing.py
+                                                # (2026-12-07, 20 of 38 points and 10 of 15 steps before): alone 22 /
+                                                # 10; with the A2 L2 line of 128 B (Ascend910B below) 24 / 12: the
+                                                # DataCopy points and both its steps in, split-K -51 -> -34 / -39 %,
+                                                # MTE2 Preload -30 / -24 -> -17 / -10 %, ND2NZ step -27 -> -0.3 points;
+                                                # T1 +60 -> +63 %, T3 +75 -> +84 %, IBShare B +56 / +49 -> +65 / +54 %
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
@@ -187,7 +207,7 @@ class ChipProfile:
     hbm_bytes_per_cycle: float = 865.0      # [OFF] HBM 1.6 TB/s (L2-Cache切分.md; = 865 B/cycle at 1.85 GHz), booked
                                             # by the cores copying (engine/bandwidth.py); was 760 [CAL] as a static share
     # --- L2 cache between GM and every core's MTE2/MTE3/Fixpipe (engine/l2.py) ---
-    l2_line_bytes: int = 512                # [OFF] optimisation.md s3: 512 B GM windows (same-address rule); line [EST]
+    l2_line_bytes: int = 512                # [EST] bytes L2 allocates and hits by (the 512 B GM window); Atlas A2: 128 [DER]
     gm_hit_waits_for_fill: bool = True      # [OFF rule, EST model] a GM read hitting L2 lines that another core's
                                             # miss is still filling ends with that fill (the same-address rule, G
                                             # 内存访问/避免同地址访问.md; engine/bandwidth.LineFills). Judged on
@@ -290,6 +310,13 @@ def Ascend910B() -> ChipProfile:
         l0c_bytes=128 * KB,           # [OFF]
         l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size; [OFF] the L2-Cache切分 guide assumes 192 MB
         gm_bytes=64 * GB,             # [EST] 910B2 platform ini memory_size
+        l2_line_bytes=128,            # [DER] L2 hits and misses count per 128 B: the DataCopy sample's A2 L2Cache
+                                      # counters (DK examples/.../04_memory_access/data_copy, GM->L1 scenario 4:
+                                      # r0 + r1 read_cache_hit + miss_allocate = 9,437,784 for 1,207,959,552 B read,
+                                      # 128.0 B each; GM->UB scenario 5 the same). Was 512 [EST]. Judged with
+                                      # aic_gm_miss_row_packages (see there); alone: 20 / 11 of 38 / 15 (from 20 /
+                                      # 10), no point further off by more than 0.1 (DataCopy N=12287 -39 -> -31 %,
+                                      # ND2NZ before -52 -> -46 %, MTE2 Preload -30 / -24 -> -27 / -21 %)
     )
 
 

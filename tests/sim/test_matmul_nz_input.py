@@ -1,10 +1,11 @@
 """The Matmul API with A or B already NZ in GM (``CubeFormat.NZ``), and the AIV ND2NZ sample built on it (issue 30).
 
 An NZ operand is copied GM -> L1 with one plain DataCopy of its fractal columns (CopyNZ2NZ in asc-devkit's
-data_copy_wrapper_nz.h), not with Nd2Nz rows. By hand, on the default 910B (GM -> L1 at 64 B/cycle, a row at least
-3 cycles, a 210-cycle start), for a 64 (K) x 32 (N) half B:
-    NZ:    2 columns of 64 rows x 32 B = 2 bursts of 2,048 B: 210 + 2 x 2048 / 64 = 274 cycles
-    Nd2Nz: 64 rows of 64 B:                                     210 + 64 x max(3, 64 / 64) = 402 cycles
+data_copy_wrapper_nz.h), not with Nd2Nz rows. By hand, on the default 910B (GM -> L1: the bytes that miss L2 in
+whole packages of at most 512 B, 8 cycles each, per 512 B window piece of a row; a 210-cycle start), for a
+64 (K) x 32 (N) half B, L2 cold:
+    NZ:    2 columns of 64 rows x 32 B = 2 bursts of 2,048 B: 210 + 2 x 4 x 8 = 274 cycles
+    Nd2Nz: 64 rows of 64 B, one package each:                  210 + 64 x 8 = 722 cycles
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import matmul_features as mf  # noqa: E402
 
 CHIP = Ascend910B()
 START, FLOOR, RATE = CHIP.aic_gm_read_startup, CHIP.aic_gm_row_floor_cycles, CHIP.aic_gm_read_bytes_per_cycle
+PACKAGE = 512 / RATE       # a missing row's package (aic_gm_miss_row_packages): 8 cycles
 ND, NZ = mt.CubeFormat.ND, mt.CubeFormat.NZ
 
 
@@ -76,11 +78,11 @@ def _b_copy_cycles(b_format) -> float:
 
 
 def test_an_nz_b_is_copied_as_whole_columns():
-    assert _b_copy_cycles(NZ) == pytest.approx(START + 2 * max(FLOOR, 2048 / RATE))     # 274
+    assert _b_copy_cycles(NZ) == pytest.approx(START + 2 * 4 * PACKAGE)     # 274: 2,048 B = 4 packages a column
 
 
 def test_the_same_b_in_nd_pays_a_row_per_k():
-    assert _b_copy_cycles(ND) == pytest.approx(START + 64 * max(FLOOR, 64 / RATE))      # 402
+    assert _b_copy_cycles(ND) == pytest.approx(START + 64 * PACKAGE)      # 722: one package a 64 B row
 
 
 @pytest.mark.parametrize("fmt, trans, role", [(NZ, True, "B"), (NZ, False, "C")])

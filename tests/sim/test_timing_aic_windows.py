@@ -34,7 +34,8 @@ def test_a_row_costs_the_windows_it_touches(cols, offset, per_row):
 
 
 def test_without_the_rule_an_unaligned_copy_pays_the_flat_efficiency():
-    old = dataclasses.replace(CHIP, aic_gm_unaligned_row_factor=1.0)    # the rule off, rows off 32 B not doubled
+    old = dataclasses.replace(CHIP, aic_gm_unaligned_row_factor=1.0,    # the rule off, rows off 32 B not doubled,
+                              aic_gm_miss_row_packages=False)           # missing bytes at their byte price
     (cycles,) = copy_cycles(64, 256, offsets=(1,), chip=old)
     assert cycles == pytest.approx(START + 64 * W / CHIP.gm_unaligned_efficiency)
     (cycles,) = copy_cycles(64, 64, offsets=(64,), chip=old)          # the whole copy, though no row crosses

@@ -50,23 +50,28 @@ TAIL_BUDGET = 2300
 STREAM_CASE = (8, 33_360)
 STREAM_BUDGET = 4900
 # ex4: Conv(16 -> 64, 3x3, pad 1) on 64 images of 10x10, written NCHW: per image y[i] [64, 100] = w [64, 144] @
-# cols[i]^T, one image per tile on 24 cube cores. The weights kept in L1 for all of a core's images: 7,926 cycles;
-# read from GM again for every image: 8,842 (re-set 2026-12-07 for hw/chips.gm_window_turns, the cores' turns on
+# cols[i]^T, one image per tile on 24 cube cores. The weights kept in L1 for all of a core's images: 10,890 cycles;
+# read from GM again for every image: 11,694 (re-set 2026-12-07 for hw/chips.aic_gm_miss_row_packages and Atlas A2's
+# 128 B L2 lines: the rows that miss L2 cost whole 8-cycle packages, so the first reads, which both answers pay, grew
+# and the re-reads, L2 hits, did not: the gap is 7.4 %; budget 11,400, the solution + 4.7 %, the re-read 2.6 % over;
+# it was 7,926 / 8,842, budget 8,800). Before: re-set 2026-12-07 for hw/chips.gm_window_turns, the cores' turns on
 # the 512 B windows of the weights they all read, and L2 hits at 110 B/cycle: 7,612 / 8,608, budget 8,450; the
 # budget stays between the solution + 10 % and the re-read). Earlier budget +11 % (re-set for issue 30's copy path, 2026-12-06: a GM -> L1
 # row now costs its bytes, not whole 512 B packages, which halved both; it was 14,777 / 17,245, budget 16,300). (The vector conv of kernels/opt/conv_weights.py is
 # vector-bound: there the re-read costs no simulated time, so the exercise uses the cube.)
 CACHE_CASE = (64, 16, 10, 10, 64, 3, 1)
-CACHE_BUDGET = 8800
+CACHE_BUDGET = 11400
 # ex7: Conv(6 -> 16, 5x5) + BN + ReLU on 8 LeNet-5 conv2 inputs (6x14x14): M = 800 pixels, N = 16, K = 150, the
 # folded weights [16, 150] in their own layout (B^T). The solution (24 cores) takes 2,377 cycles, a tiling for 4 of
 # the 24 cores 3,532. Budget: +15 %
 # (re-set 2026-12-06 for issue 30's per-row GM -> L1 costs, 2,992 / 3,450 -> 2,088 / 2,400; then again because the
 # 300 B rows of K = 150 start off 32 B blocks, which the GM -> L1 path takes twice: hw/chips.aic_gm_unaligned_row_factor;
 # then 2,730 -> 2,890 on 2026-12-07: the solution 2,513, the 4-core tiling 3,786, with hw/chips.gm_window_turns and
-# L2 hits at 110 B/cycle).
+# L2 hits at 110 B/cycle); then 2,890 -> 3,780 (+15 %) on 2026-12-07: the solution 3,290, the 4-core tiling 4,816,
+# with hw/chips.aic_gm_miss_row_packages (rows that miss L2 cost whole 8-cycle packages per 512 B window piece; the
+# 300 B rows start off their windows) and Atlas A2's 128 B L2 lines.
 CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
-CONV_BUDGET = 2890
+CONV_BUDGET = 3780
 # ex7: 272 filters are wider than one BT-sized tile (256 floats): two column tiles, several column blocks each
 WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
 CONV_BLOCKS = 24            # the launch's blocks, given to the answer's host tiling function
@@ -82,15 +87,20 @@ CONV_BLOCKS = 24            # the launch's blocks, given to the answer's host ti
 # was 88 % of 4,940 = 4,347 against a solution of 4,215). The default re-measured 2026-12-07 (10,129 -> 9,739) when
 # the Matmul API took the official Atlas A2 L1 -> L0 loads (one LoadData3D per operand and base block instead of one
 # LoadData 2D per 16 rows: fewer MTE1 start-ups); the budget is unchanged (3,300 < 88 % of 9,739).
+# Re-set 2026-12-07 for hw/chips.aic_gm_miss_row_packages and Atlas A2's 128 B L2 lines (rows that miss L2 cost whole
+# 8-cycle packages per 512 B window piece): the default 9,739 -> 11,563, the solution 3,059 -> 4,235, single-buffered
+# 3,597 -> 4,833, choose_tiling 3,438 -> 5,789; budget 3,300 -> 4,550 (the solution + 7.4 %).
 CUBE_CASE = (96, 768, 192)
-DEFAULT_CUBE_CYCLES = 9739
+DEFAULT_CUBE_CYCLES = 11563
 SPEEDUP_TARGET = 0.88
-CUBE_BUDGET = min(3300, int(SPEEDUP_TARGET * DEFAULT_CUBE_CYCLES))
+CUBE_BUDGET = min(4550, int(SPEEDUP_TARGET * DEFAULT_CUBE_CYCLES))
 EX5_BLOCKS = 24             # every cube core; a kernel with fewer tiles leaves the rest idle
 # ex6: relu(x @ w^T + bias) at 512x256x256 with w [256, 256] in Linear's [out, in] layout: whole-K copies of w's
 # rows (48 x 64 tiles, K in one step) take 4,891 cycles; choose_tiling's K steps of 64 (128-byte copies per row)
 # 6,879 (6,804 before hw/chips.gm_window_turns; 13,570 before issue 30 priced a 128 B row by its bytes, not as a
-# 512 B package); the solution now 4,812. Budget: +12 %.
+# 512 B package); the solution now 4,812. Budget: +12 %. With hw/chips.aic_gm_miss_row_packages (2026-12-07) the
+# 128-byte copies that miss L2 cost a whole 8-cycle package a row again: choose_tiling 10,685, the solution 4,816;
+# the budget holds.
 FUSED_CASE = (512, 256, 256)
 FUSED_BUDGET = 5500
 # ex8: 20 repeat-form Adds of 4096 floats: 3,512 cycles without bank conflicts, 4,792 with x and y in one bank
