@@ -17,34 +17,19 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ascend_sim import Ascend910B, DataCopy, GlobalTensor, Nd2NzParams, TPipe, TPosition, TQue, half, kernel, launch
+from ascend_sim import Ascend910B
 from ascend_sim.engine.timing import aic_miss_packages
+from nd2nz_copy_support import COLS
+from nd2nz_copy_support import copy_cycles as nd2nz_copy_cycles
 
 CHIP = Ascend910B()
 START, HIT, FLOOR = CHIP.aic_gm_read_startup, CHIP.aic_gm_l2_hit_bytes_per_cycle, CHIP.aic_gm_row_floor_cycles
 PACKAGE = 512 / CHIP.aic_gm_read_bytes_per_cycle       # 8 cycles
-COLS = 4096                                             # halves per GM row: rows 8 KB apart
-
-
-@kernel(core="AIC")
-def tile_copies(x, rows: int, cols: int, offsets: tuple):
-    """One Nd2Nz copy of a rows x cols half tile per element offset into x, back to back."""
-    xg = GlobalTensor(half)
-    xg.SetGlobalBuffer(x, 64 * COLS)
-    pipe = TPipe()
-    q = TQue(TPosition.A1, len(offsets))
-    pipe.InitBuffer(q, len(offsets), rows * max(cols, 16) * 2)
-    held = []
-    for off in offsets:
-        held.append(q.AllocTensor(half))
-        DataCopy(held[-1], xg[off], Nd2NzParams(1, rows, cols, 0, COLS, rows, 1, 0))
-    for t in held:
-        q.FreeTensor(t)
 
 
 def copy_cycles(cols: int, offsets: tuple, chip=CHIP) -> list[float]:
-    res = launch(tile_copies, 1, np.zeros(64 * COLS, np.float16), 64, cols, offsets, chip=chip, numerics=False)
-    return [r.end - r.start for r in sorted((r for r in res.trace if r.op == "DataCopy"), key=lambda r: r.start)]
+    """Each copy's cycles: one AIC copies a 64-row tile per offset, back to back."""
+    return nd2nz_copy_cycles(64, cols, offsets, chip=chip)
 
 
 def test_the_default_910b_prices_misses_by_packages_and_counts_l2_per_128_bytes():
