@@ -49,18 +49,20 @@ TAIL_BUDGET = 2300
 # 512-byte tiles 13,719. Budget: the solution + about 13 %.
 STREAM_CASE = (8, 33_360)
 STREAM_BUDGET = 4900
-# ex4: Conv(16 -> 64, 3x3, pad 1) on 64 images of 10x10, written NCHW: per image y[i] [64, 100] = w [64, 144] @
-# cols[i]^T, one image per tile on 24 cube cores. The weights kept in L1 for all of a core's images: 10,890 cycles;
-# read from GM again for every image: 11,694 (re-set 2026-12-07 for hw/chips.aic_gm_miss_row_packages and Atlas A2's
-# 128 B L2 lines: the rows that miss L2 cost whole 8-cycle packages, so the first reads, which both answers pay, grew
-# and the re-reads, L2 hits, did not: the gap is 7.4 %; budget 11,400, the solution + 4.7 %, the re-read 2.6 % over;
-# it was 7,926 / 8,842, budget 8,800). Before: re-set 2026-12-07 for hw/chips.gm_window_turns, the cores' turns on
-# the 512 B windows of the weights they all read, and L2 hits at 110 B/cycle: 7,612 / 8,608, budget 8,450; the
-# budget stays between the solution + 10 % and the re-read). Earlier budget +11 % (re-set for issue 30's copy path, 2026-12-06: a GM -> L1
-# row now costs its bytes, not whole 512 B packages, which halved both; it was 14,777 / 17,245, budget 16,300). (The vector conv of kernels/opt/conv_weights.py is
-# vector-bound: there the re-read costs no simulated time, so the exercise uses the cube.)
-CACHE_CASE = (64, 16, 10, 10, 64, 3, 1)
-CACHE_BUDGET = 11400
+# ex4: Conv(16 -> 64, 3x3, pad 1) on 144 images of 4x4, written NCHW: per image y[i] [64, 16] = w [64, 144] @
+# cols[i]^T, one image per tile on 24 cube cores (6 images each). The shape of a late layer (small feature maps,
+# many filters) is chosen so that the lesson is large by construction: the weights (64 x 144 halves) are 4x an
+# image's img2col rows (16 x 144), so reading them again for every image multiplies what MTE2 moves per image.
+# The weights kept in L1 for all of a core's images: 8,426 cycles; read from GM again for every image: 11,455
+# (+36 %; measured 2026-12-07, `python scripts/perturb_answers.py --margins lab02 --ex ex4`). Budget: the solution
+# + 15 % (9,700), which leaves the re-read 18 % over it, so a timing change of a few per cent moves neither verdict
+# (tests/course/test_budget_margins.py holds both margins). History: the case was 64 images of 16x10x10, where the
+# re-read was only 7.4 % slower (10,890 / 11,694, budget 11,400: 2.6 % over) once L2 hits, which the re-reads are,
+# became cheap against the first reads (hw/chips.aic_gm_miss_row_packages, Atlas A2's 128 B L2 lines).
+# (The vector conv of kernels/opt/conv_weights.py is vector-bound: there the re-read costs no simulated time, so the
+# exercise uses the cube.)
+CACHE_CASE = (144, 16, 4, 4, 64, 3, 1)
+CACHE_BUDGET = 9700
 # ex7: Conv(6 -> 16, 5x5) + BN + ReLU on 8 LeNet-5 conv2 inputs (6x14x14): M = 800 pixels, N = 16, K = 150, the
 # folded weights [16, 150] in their own layout (B^T). The solution (24 cores) takes 2,377 cycles, a tiling for 4 of
 # the 24 cores 3,532. Budget: +15 %
@@ -269,10 +271,8 @@ def _ex3(ctx: Context) -> None:
             res = ctx.call(launch, kern, blocks, x, z, n, gm_names=["x", "z"])
             ctx.expect_close(z, golden, sentinel=np.nan, segment=n)
     with ctx.case(f"{STREAM_CASE[0]} blocks of {STREAM_CASE[1]} halves"):
-        if res.cycles > STREAM_BUDGET:
-            advice, key = _stream_diagnosis(res, STREAM_CASE[1])
-            ctx.fail(f"took {res.cycles:,.0f} simulated cycles; the budget is {STREAM_BUDGET:,}: {advice}", key)
-        ctx.expect_cycles(res.cycles, STREAM_BUDGET)
+        advice, key = _stream_diagnosis(res, STREAM_CASE[1]) if res.cycles > STREAM_BUDGET else ("", ("budget",))
+        ctx.expect_cycles(res.cycles, STREAM_BUDGET, advice, key)
 
 
 def _stream_diagnosis(res, n: int) -> tuple[str, tuple[str, ...]]:
