@@ -257,7 +257,7 @@ extern "C" __global__ __aicore__ void scale_stream(GM_ADDR x, GM_ADDR z, uint32_
 // %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often [key: budget/small-copies]
 // replace: constexpr uint32_t TILE = 4096;                   // 8 KB copies -> constexpr uint32_t TILE = 256;
 
-// %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
+// %% ex3 wrong: 32 KB tiles: correct, but a block is only two tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
 // replace: constexpr uint32_t TILE = 4096;                   // 8 KB copies -> constexpr uint32_t TILE = 16384;
 
 // %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB [key: CapacityError]

@@ -151,7 +151,7 @@ def scale_stream(x, z, n):
 # %% ex3 wrong: 512-byte tiles: correct, but every copy and instruction pays its fixed cost 16 times as often [key: budget/small-copies]
 # replace:     BUFFER_NUM, TILE = 2, 4096                    # double buffering, 8 KB copies ->     BUFFER_NUM, TILE = 2, 256
 
-# %% ex3 wrong: 32 KB tiles: correct, but a block is only three tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
+# %% ex3 wrong: 32 KB tiles: correct, but a block is only two tiles, so the first copy in and the last copy out overlap nothing [key: budget/large-tiles]
 # replace: BUFFER_NUM, TILE = 2, 4096 -> BUFFER_NUM, TILE = 2, 16384
 
 # %% ex3 wrong: 64 KB tiles: two queues of two buffers do not fit UB [key: CapacityError]

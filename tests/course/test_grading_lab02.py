@@ -50,9 +50,9 @@ EXPECTED_FEEDBACK = {
     ("ex2", 1): "2068 % 32 = 20",                                   # elements split, not 32-byte DataBlocks
     ("ex2", 2): "the budget is 2,300: balance the cores",           # whole tiles per core, the rest on the last
     ("ex3", 0): "were never written",                               # the last, shorter tile skipped
-    ("ex3", 1): "took 5,519 simulated cycles",                      # one buffer per queue
-    ("ex3", 2): "took 13,719 simulated cycles",                     # 512-byte tiles
-    ("ex3", 3): "the first copy in and the last copy out overlap nothing",   # 32 KB tiles: three per block
+    ("ex3", 1): "took 2,790 simulated cycles",                      # one buffer per queue
+    ("ex3", 2): "took 7,874 simulated cycles",                      # 512-byte tiles
+    ("ex3", 3): "the first copy in and the last copy out overlap nothing",   # 32 KB tiles: two per block
     ("ex3", 4): "CapacityError",                                    # 64 KB tiles do not fit UB
     ("ex4", 0): "GMWriteConflictError",                             # every image's tile at image 0
     ("ex4", 1): "took 11,455 simulated cycles; the budget is 9,700",   # the weights re-read for every image
