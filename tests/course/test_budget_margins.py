@@ -51,9 +51,10 @@ def test_every_budget_keeps_its_margin_both_ways(lab):
 def test_every_slow_answer_is_measured_against_its_budget(lab):
     """A slow wrong answer ([key: budget...]) must reach the budget case: failing earlier would teach nothing."""
     margins = _margins(lab)
-    for ex, sol in parse_solutions(ROOT / "solutions" / f"{lab}.py").items():
-        for label, _ in sol.wrong:
-            if is_slow(label):
+    files = [(ROOT / "solutions" / f"{lab}.py", ""), (ROOT / "solutions" / f"{lab}.cpp", "C++: ")]
+    for path, prefix in (f for f in files if f[0].is_file()):
+        for ex, sol in parse_solutions(path).items():
+            for label in (prefix + label for label, _ in sol.wrong if is_slow(label)):
                 figures = [s.measured for m in margins if m.exercise == ex for s in m.slow if s.label == label]
                 assert any(f is not None for f in figures), f"{lab} {ex}: '{label}' never reached a budget case"
 

@@ -5,7 +5,9 @@ and its slow wrong answers (``[key: budget...]``, ``[key: slow]``) fail, both by
 change will not erase. This module runs each exercise's own check, in process, on the instructor's solution and on
 each wrong answer (the other exercises solved, as in the solved notebook), and reads the figures the check held to
 a budget (``Context.measure``; ``expect_cycles`` calls it). Nothing is typed twice: the cases, budgets and figures
-are the check's.
+are the check's. A lab with C++ answers (``solutions/<lab>.cpp``) has its C++ slow answers measured too (labelled
+``C++: ...``), each bound over the Python solutions as a ``%%ascendc`` cell is (the C++ solutions' figures equal the
+Python ones': tests/course/test_grading_lab0*_cpp.py).
 
 ``tests/course/test_budget_margins.py`` holds every cycle budget to ``MIN_UNDER``/``MIN_OVER``;
 ``python scripts/perturb_answers.py --margins`` prints the table.
@@ -23,6 +25,7 @@ from ascend_sim.course.grading.expectations import wrong_key
 from ascend_sim.course.grading.hints import HintLog
 from ascend_sim.course.grading.labfiles import CHECKS_PACKAGE, find_lab, list_labs
 from ascend_sim.course.grading.notebook import SETUP, role
+from ascend_sim.course.grading.runner import CXX_MAGIC, bind_module
 from ascend_sim.course.grading.solution_file import parse_solutions
 
 __all__ = ["MIN_UNDER", "MIN_OVER", "SLOW_KEYS", "SlowAnswer", "Margin", "lab_margins", "course_margins",
@@ -86,12 +89,18 @@ def setup_code(template: Path) -> str:
     return "\n".join("".join(c["source"]) for c in nb["cells"] if role(c) == SETUP)
 
 
-def measured(lab: Lab, ex: str, setup: str, answers: dict[str, str]) -> tuple[str, list[Measured]]:
-    """Run ``ex``'s check on the setup cell and ``answers`` (exercise -> Python answer): (status, its figures)."""
+def measured(lab: Lab, ex: str, setup: str, answers: dict[str, str], cpp: str | None = None
+             ) -> tuple[str, list[Measured]]:
+    """Run ``ex``'s check on the setup cell and ``answers`` (exercise -> Python answer), then, if given, the C++
+    cell ``cpp`` of ``ex`` bound over them: (status, the check's figures)."""
     ns: dict = {}
     exec(compile(setup, "<setup>", "exec"), ns)  # noqa: S102 - the lab's own setup cell
     for other, code in sorted(answers.items()):
         exec(compile(code, f"<{other}-answer>", "exec"), ns)  # noqa: S102 - the instructor's own solutions
+    if cpp is not None:
+        from ascend_sim.ascendc import load
+        body = cpp.lstrip().partition("\n")[2] if cpp.lstrip().startswith(CXX_MAGIC) else cpp
+        bind_module(load(body, name=f"{ex}-answer", externs=ns), ns)
     ctx = Context(lab.name, ex, ns)
     saved, lab.hint_log = lab.hint_log, HintLog()        # no hint levels spent in the caller's session
     try:
@@ -101,14 +110,17 @@ def measured(lab: Lab, ex: str, setup: str, answers: dict[str, str]) -> tuple[st
     return result.status, ctx.measured
 
 
-def lab_margins(name: str, root: str | Path = ".", exercises: tuple[str, ...] = ()) -> Iterator[Margin]:
-    """The margins of every budget case of lab ``name`` (or of ``exercises`` only), in exercise order.
+def lab_margins(name: str, root: str | Path = ".", exercises: tuple[str, ...] = (), cpp: bool = True
+                ) -> Iterator[Margin]:
+    """The margins of every budget case of lab ``name`` (or of ``exercises`` only), in exercise order; ``cpp``: the
+    slow answers of ``solutions/<lab>.cpp`` too.
 
     Raises ``AssertionError`` naming the exercise when its solution does not pass (no margin means anything then).
     """
     files = find_lab(name, root)
     lab = importlib.import_module(f"{CHECKS_PACKAGE}.{files.name}").LAB
     sols = parse_solutions(files.solutions)
+    cpp_sols = parse_solutions(files.cpp_solutions) if cpp and files.cpp_solutions.is_file() else {}
     setup = setup_code(files.template)
     answers = {ex: s.code for ex, s in sols.items()}
     for ex, sol in sols.items():
@@ -121,6 +133,9 @@ def lab_margins(name: str, root: str | Path = ".", exercises: tuple[str, ...] = 
             raise AssertionError(f"{files.name} {ex}: the solution does not pass its own check ({status})")
         slow_runs = [(label, measured(lab, ex, setup, {**answers, ex: code})[1])
                      for label, code in sol.wrong if is_slow(label)]
+        if ex in cpp_sols:
+            slow_runs += [(f"C++: {label}", measured(lab, ex, setup, answers, code)[1])
+                          for label, code in cpp_sols[ex].wrong if is_slow(label)]
         for fig in figures:
             slow = tuple(SlowAnswer(label, next((f.measured for f in got if f.case == fig.case), None))
                          for label, got in slow_runs)
@@ -160,7 +175,7 @@ def margin_table(margins: list[Margin]) -> str:
     rows = ["| lab | exercise | case | solution | budget | budget over solution | slow answer | slow | over budget |",
             "|---|---|---|---|---|---|---|---|---|"]
     for m in margins:
-        head = (f"| {m.lab} | {m.exercise} | {m.case} | {m.solution:,.0f} {m.unit} | {m.budget:,.0f} | "
+        head = (f"| {m.lab} | {m.exercise} | {m.case or '-'} | {m.solution:,.0f} {m.unit} | {m.budget:,.0f} | "
                 f"{100 * m.under:+.1f} % |")
         shown = [s for s in m.slow if s.measured is not None] or [None]
         for k, s in enumerate(shown):
