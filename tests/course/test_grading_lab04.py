@@ -84,24 +84,6 @@ def test_expected_feedback_pins_existing_wrong_answers():
     assert set(EXPECTED_FEEDBACK) <= {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))}
 
 
-def _cycles(ex: str, name: str, *args, code: str | None = None, **kw) -> float:
-    return ascend_sim.launch(_namespace(code or SOLUTIONS[ex].code)[name], *args, **kw).cycles
-
-
-def test_budgets_have_margin_and_the_slow_answers_miss_them():
-    n, c, h, w = lab04.EPILOGUE_CASE
-    y = np.ones((n, c, h, w), np.float32)
-    s = np.ones(c, np.float32)
-    args = (48, y, y, s, s, np.zeros_like(y), n * c, c, h * w)
-    assert _cycles("ex3", "residual_epilogue", *args) * 1.1 < lab04.EPILOGUE_BUDGET
-    unfused = SOLUTIONS["ex3"].wrong[2][1]
-    assert _cycles("ex3", "residual_epilogue", *args, code=unfused) > 1.15 * lab04.EPILOGUE_BUDGET
-    sq, S, d = lab04.ATTN_CASES[1]
-    q, kt = np.ones((sq, d), np.float32), np.ones((d, S), np.float32)
-    args = (lab04.ATTN_BLOCKS, q, kt, kt, np.zeros_like(q), sq, S, d)
-    assert _cycles("ex4", "flash_row_attention", *args, chip=lab04.attention_chip()) * 1.1 < lab04.ATTN_BUDGET
-
-
 def test_attention_memory_does_not_grow_with_s():
     """The solution's UB use is the same for every S (it fits the capped UB at S = 8,192), and it writes only out."""
     kern = _namespace(SOLUTIONS["ex4"].code)["flash_row_attention"]
