@@ -2,8 +2,8 @@
 
 M 1024, N 576, K 6144, fp16 in and out, on a part with 20 AIC (a 910B3-like profile: the default
 Ascend910B with 20 AIC and 40 AIV). 06_optimized_matmul (L1 and L0 double buffered, preload):
-L1 tile <128, 256, 256>, L0 tile <128, 256, 64> gives 24 blocks (4 cores run two): 72.5 us measured;
-L1 <256, 128, 256>, L0 <256, 128, 64> gives 20 blocks (one each): 48.6 us measured.
+L1 tile <128, 256, 256>, L0 tile <128, 256, 64> gives 24 C tiles (4 of the 20 blocks take two): 72.5 us measured;
+L1 <256, 128, 256>, L0 <256, 128, 64> gives 20 C tiles (one per block): 48.6 us measured.
 
 The kernel here follows the same plan: per block an m1 x n1 tile of C; per L1 step (k1 = 256) A and
 B tiles copied into L1 (two stages, so step i+1 loads while step i computes); per L0 step (k0 = 64)
@@ -12,6 +12,14 @@ The data take CATLASS's formats: RowMajor A and ColumnMajor B (B^T, N x K) in GM
 Nd2Nz (m1 bursts of k1 halves = 512 B, n1 bursts of 512 B); L0A is loaded Nz -> Zz one 16-row block
 per LoadData, and B^T's NZ fractals are already L0B's ZN fractals (one LoadData per L0 step); Fixpipe
 writes NZ -> ND.
+
+How the example launches (``run_case``), as 06_optimized_matmul does (hicann/catlass ``examples/06_optimized_matmul/
+optimized_matmul.cpp`` and ``include/catlass/gemm/kernel/optimized_matmul.hpp``, ``block/block_mmad_preload.hpp``,
+``block/block_swizzle.hpp``): ``RunAdapter(..., aicCoreNum, ...)`` launches one block per AIC (20), and each block
+takes the tiles ``GetBlockIdx(), GetBlockIdx() + GetBlockNum(), ...`` in the order of ``GemmIdentityBlockSwizzle<3,
+0>`` (m > n; ``<3, 1>`` otherwise): with 24 tiles, blocks 0-3 take a second tile, fixed before the launch (not the
+first cores to finish). ``ENABLE_SHUFFLE_K``: block i starts its K loop at L1 tile i % (K / k1) (``startTileIdx =
+GetBlockIdx()``), so blocks sharing A rows or B columns read different K tiles at the same moment.
 
     python benchmarks/catlass_matmul.py         # the table; exits 1 if a case is off by more than 20 %
 """
@@ -46,6 +54,22 @@ class Tiling:
     n: int = N
     k: int = K
     blocks: int = 0     # 0: one block per C tile; else this many blocks, each looping over tiles
+    swizzle: tuple[int, int] | None = None   # GemmIdentityBlockSwizzle<offset, direction>; None: row-major tiles
+    shuffle_k: bool = False                  # ENABLE_SHUFFLE_K: block i starts its K loop at L1 tile i
+
+
+def swizzle_coord(tile: int, loops_m: int, loops_n: int, offset: int, direction: int) -> tuple[int, int]:
+    """``GemmIdentityBlockSwizzle<offset, direction>::GetBlockCoord``: (m, n) of task ``tile`` (CATLASS
+    include/catlass/gemm/block/block_swizzle.hpp). Direction 0 (Zn) walks ``offset`` rows of tiles column by column,
+    every other strip backwards; direction 1 (Nz) the same with the axes swapped."""
+    inner = tile % (loops_m * loops_n)
+    major, minor = (loops_m, loops_n) if direction == 0 else (loops_n, loops_m)
+    strip, within = divmod(inner, offset * minor)
+    width = offset if strip < -(-major // offset) - 1 else major - offset * strip
+    a, b = strip * offset + within % width, within // width
+    if strip % 2 == 1:
+        b = minor - b - 1
+    return (a, b) if direction == 0 else (b, a)
 
 
 @kernel(core="AIC")
@@ -69,11 +93,13 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
     tiles = (M // t.m1) * tiles_n
     # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
     for tile in range(GetBlockIdx(), tiles, t.blocks or tiles):
-        mi, ni = divmod(tile, tiles_n)
+        mi, ni = swizzle_coord(tile, M // t.m1, tiles_n, *t.swizzle) if t.swizzle else divmod(tile, tiles_n)
         n = min(t.n1, N - ni * t.n1)                   # the last column of tiles is narrower (576 = 2 x 256 + 64)
         mb, kb, nb = t.m1 // 16, t.k0 // 16, n // 16      # fractals per L0 tile: rows of A, K, columns of B
         c1 = qc.AllocTensor(float32)
-        for s in range(steps):
+        first = GetBlockIdx() % steps if t.shuffle_k else 0
+        for step in range(steps):
+            s = (first + step) % steps
             a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
             # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
             DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
@@ -89,7 +115,7 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
                 qa2.EnQue(a2)
                 qb2.EnQue(b2)
                 a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
-                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, 0, False, s == 0 and j == 0))
+                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, 0, False, step == 0 and j == 0))
                 qa2.FreeTensor(a2)
                 qb2.FreeTensor(b2)
             qa1.FreeTensor(a1)
@@ -100,16 +126,21 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
         qc.FreeTensor(c1)
 
 
-def run_case(m1: int, n1: int, chip=None):
-    """Launch one tiling; returns (result, max abs error against an fp32 reference)."""
+def run_case(m1: int, n1: int, chip=None, numerics: bool = True):
+    """Launch one tiling as 06_optimized_matmul does (one block per AIC, swizzled tiles, shuffled K); returns
+    (result, max abs error against an fp32 reference; nan without numerics)."""
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float16)
-    blocks = (M // m1) * -(-N // n1)
-    t = Tiling(m1, n1)
-    res = launch(catlass_matmul, blocks, a, np.ascontiguousarray(b.T), c, t, chip=chip or chip_20aic(),
-                 gm_names=["a", "b", "c"])
+    chip = chip or chip_20aic()
+    tiles = (M // m1) * -(-N // n1)
+    blocks = min(tiles, chip.aic_count)
+    t = Tiling(m1, n1, blocks=blocks, swizzle=(3, 0) if M > N else (3, 1), shuffle_k=True)
+    res = launch(catlass_matmul, blocks, a, np.ascontiguousarray(b.T), c, t, chip=chip, gm_names=["a", "b", "c"],
+                 numerics=numerics)
+    if not numerics:
+        return res, float("nan")
     ref = a.astype(np.float32) @ b.astype(np.float32)
     return res, float(np.abs(c.astype(np.float32) - ref).max())
 
