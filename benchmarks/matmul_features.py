@@ -464,11 +464,11 @@ CASES = [
     Case("split-K 1 -> 2 cores", "Matmul高阶API使能多核切K.md", "M16 N16 K1024, 1 / 2 AIC",
          "aic_time (1 core; mean of 2)", "mean", (19.60, 13.70),
          before=lambda: run_split_k(1)[0], after=lambda: run_split_k(2)[0],
-         missing="after: the document's Fill of C before the launch is left out (C starts at zero on the host)",
          note="aic_mte2_time 13.72 us for 64 KB on one core is 2.6 B/cycle, where the MDL document's cores move "
-              "2.75 MB each in 46.24 us (34 B/cycle); the document gives no baseK/stepK, so the copy count is "
-              "GetTiling's here (32 copies of 2 KB). An L2-miss latency per copy (the what-if "
-              "aic_gm_miss_latency_cycles) would explain part of it"),
+              "2.75 MB each in 46.24 us (34 B/cycle). With CANN's base block (split_k_tiling: baseK = the K slice) a "
+              "core makes one copy of A (16 rows of 2 KB) and one of B (1,024 rows of 32 B, 16 to a 512 B window); "
+              "the chip's 13.72 us is ~24 cycles a B row, the model's ~8 (one HBM package a row): the rows of one "
+              "copy that share a 512 B window are not served in turn in the model (mte2_audit.py split-K:before)"),
     Case("MTE2 Preload (N)", "Matmul高阶API使能MTE2-Preload.md", "M128 N24576 K512, 24 AIC, base 128x128x64",
          "aic_time, mean", "mean", (30.88, 28.50),
          before=lambda: run_matmul_api(preload_tiling()),
