@@ -15,6 +15,7 @@ each pipe on one core, against the measured figure: ``split-K:before``, ``split-
 
     python benchmarks/mte2_audit.py T3 [T4 ...] [--what-if FIELD=VALUE ...]
     python benchmarks/mte2_audit.py split-K:before Preload:before CATLASS:128x256
+    python benchmarks/mte2_audit.py --small          # all eight small launches
 """
 from __future__ import annotations
 
@@ -147,39 +148,30 @@ def _small_launches() -> dict:
 
 
 def pipe_table(res) -> None:
-    """Per core type and pipe, the mean over that type's cores: instructions, bytes, the model's busy cycles (the
-    sum of the instructions' spans: a pipe runs one at a time), and the pipe's first start / last end relative to
-    the core's start."""
+    """Per core type and pipe, the mean over that type's cores: instructions, bytes, the model's busy time (the sum
+    of the instructions' spans: a pipe runs one at a time), and the pipe's first start / last end after the core's
+    start."""
     us = res.chip.cycles_to_us
-    starts = {(b, k): s for b, k, s, _e, _busy in res.core_times}
+    core_start = {(b, k): s for b, k, s, _e, _busy in res.core_times}
+    n_cores = collections.Counter(k for _b, k, *_ in res.core_times)
     acc = collections.defaultdict(collections.Counter)
-    firsts, lasts = collections.defaultdict(list), collections.defaultdict(list)
-    per_core = collections.defaultdict(dict)
+    spans = collections.defaultdict(dict)        # (type, pipe) -> core -> [first start, last end]
     for r in res.trace.records:
         key = (r.core_type, r.pipe)
-        c = acc[key]
-        c["instr"] += 1
-        c["bytes"] += r.nbytes or 0
-        c["busy"] += r.end - r.start
-        span = per_core[key].setdefault(r.core, [r.start, r.end])
+        acc[key]["instr"] += 1
+        acc[key]["bytes"] += r.nbytes or 0
+        acc[key]["busy"] += r.end - r.start
+        span = spans[key].setdefault(r.core, [r.start, r.end])
         span[0], span[1] = min(span[0], r.start), max(span[1], r.end)
-    n = collections.Counter(k for _b, k, *_ in res.core_times)
-    blocks = {}
-    for b, k, s, e, _busy in res.core_times:
-        blocks.setdefault(k, []).append((b, s))
     print(f"  {'type':4s} {'pipe':6s} {'instr':>8s} {'bytes':>12s} {'busy us':>9s} {'first us':>9s} {'last us':>9s}"
           "   (mean per core)")
     for (kind, pipe), c in sorted(acc.items()):
-        spans = per_core[(kind, pipe)]
-        base = {}
-        for b, s in blocks.get(kind, []):
-            base[b] = s
-        first = [lo - base.get(core, 0.0) for core, (lo, hi) in spans.items()]
-        last = [hi - base.get(core, 0.0) for core, (lo, hi) in spans.items()]
-        k = n[kind] or 1
+        k = n_cores[kind] or 1
+        rel = [(lo - core_start.get((core, kind), 0.0), hi - core_start.get((core, kind), 0.0))
+               for core, (lo, hi) in spans[(kind, pipe)].items()]
+        first, last = (sum(x[i] for x in rel) / len(rel) for i in (0, 1))
         print(f"  {kind:4s} {pipe:6s} {c['instr'] / k:8.1f} {c['bytes'] / k:12,.0f} {us(c['busy'] / k):9.2f} "
-              f"{us(sum(first) / len(first)):9.2f} {us(sum(last) / len(last)):9.2f}")
-    del starts
+              f"{us(first):9.2f} {us(last):9.2f}")
 
 
 def run_small(name: str, what_if: dict) -> None:
@@ -257,6 +249,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*")
     p.add_argument("--list", action="store_true", help="the launches this audit can run")
+    p.add_argument("--small", action="store_true", help="every small launch (split-K, Preload, ND2NZ, CATLASS)")
     p.add_argument("--what-if", action="append", default=[])
     a = p.parse_args(argv)
     what_if = {}
@@ -266,7 +259,7 @@ def main(argv=None) -> int:
     if a.list:
         print("T1..T4, M1, M2 (matmul_tiling_case.py); " + ", ".join(_small_launches()))
         return 0
-    for name in a.names:
+    for name in a.names + (list(_small_launches()) if a.small else []):
         if ":" in name:
             run_small(name, what_if)
         else:
