@@ -66,3 +66,24 @@ def test_run_case_launches_one_block_per_aic():
     assert res.block_dim == 20
     fixpipes = sorted(sum(1 for r in res.trace.records if r.core == b and r.op == "Fixpipe") for b in range(20))
     assert fixpipes == [1] * 16 + [2] * 4
+
+
+def test_unit_flag_lets_the_fixpipe_drain_l0c_while_the_last_mmad_writes_it():
+    """ENABLE_UNIT_FLAG (06_optimized_matmul: true): Mmads carry unitFlag 2, the tile's last 3, the Fixpipe 3, so the
+    Fixpipe starts once the last Mmad's first 512 B are written (before that Mmad ends; with the M -> FIX flag it
+    starts after it), and the next tile's first Mmad waits only for the blocks the Fixpipe frees. C is exact."""
+    def run(unit_flag: bool):
+        t = cm.Tiling(32, 32, 32, 16, 64, 64, 64, blocks=2, swizzle=(3, 0), shuffle_k=True, unit_flag=unit_flag)
+        rng = np.random.default_rng(2)
+        a = rng.integers(-4, 5, (t.m, t.k)).astype(half)
+        bt = rng.integers(-4, 5, (t.n, t.k)).astype(half)
+        c = np.zeros((t.m, t.n), half)
+        res = launch(cm.catlass_matmul, 2, a, bt, c, t, gm_names=["a", "b", "c"])
+        assert np.array_equal(c, (a.astype(np.float32) @ bt.astype(np.float32).T).astype(half))
+        recs = [r for r in res.trace.records if r.core == 0 and r.op in ("Mmad", "Fixpipe")]
+        first_fix = next(i for i, r in enumerate(recs) if r.op == "Fixpipe")
+        return recs[first_fix - 1], recs[first_fix]       # the tile's last Mmad (32 x 32 fp32 = 8 blocks), its Fixpipe
+    mmad, fix = run(True)
+    assert mmad.start < fix.start < mmad.end
+    mmad, fix = run(False)
+    assert fix.start >= mmad.end
