@@ -44,3 +44,14 @@ def test_split_k_uses_canns_base_block_one_copy_per_operand():
             copies = [r.nbytes for r in recs if r.op == "DataCopy" and r.src == "GM"]
             assert copies == [16 * slice_k * 2, slice_k * 16 * 2]
             assert sum(1 for r in recs if r.op == "Mmad") == 1
+
+
+def test_same_window_rows_study_counts_rows_in_their_predecessors_window():
+    """benchmarks/same_window_rows_study.py, by hand. Back-to-back rows start in the window where the previous row
+    ended unless they start exactly on a window boundary: split-K's B copy (1,024 rows of 32 B from a window start)
+    fills 64 windows with 16 rows each, so 1,023 - 63 = 960 rows count; 8 rows of 128 B from byte 2 never start on
+    a boundary (2 + 128 i), so all 7 count; rows of 512 B at the ND2NZ case's pitch of 8,190 B never share."""
+    import same_window_rows_study as st
+    assert st.rows_in_previous_window(0, 1024, 32, 32) == 960
+    assert st.rows_in_previous_window(2, 8, 128, 128) == 7
+    assert st.rows_in_previous_window(0, 256, 512, 8190) == 0
