@@ -452,6 +452,21 @@ def test_reduce_computation_scenario_5_races_with_auto_sync_off(tmp_path):
     assert z[0] == z[1] == 288
 
 
+def test_reduce_computation_scenario_5_program_with_cce_auto_sync_off(tmp_path):
+    """``ascend-sim run --cce-auto-sync=off``: the whole program (its main() and <<<>>> launch) built without
+    auto-sync stops on the RaceError at the sample's copy-out; with the default it passes its own check."""
+    folder = f"{VEC}/reduce_computation"
+    path = fetch([f"{folder}/reduce_computation.asc", f"{folder}/data_utils.h", f"{folder}/scripts/gen_data.py"],
+                 tmp_path)
+    subprocess.run(["python", "gen_data.py", "-scenarioNum=5"], cwd=tmp_path, check=True, capture_output=True)
+    cli = [os.sys.executable, "-m", "ascend_sim", "run", str(path), "-D", "SCENARIO_NUM=5"]
+    off = subprocess.run([*cli, "--cce-auto-sync=off"], capture_output=True, text=True)
+    assert off.returncode == 1 and "RaceError" not in off.stdout, off.stdout
+    assert "DataCopy on pipe MTE3 reads UB" in off.stderr and "pipe S wrote" in off.stderr, off.stderr
+    on = subprocess.run(cli, capture_output=True, text=True)
+    assert on.returncode == 0 and "reduce_computation_custom<<<1>>>" in on.stdout, on.stderr
+
+
 @pytest.mark.parametrize("scenario, n, dtype", [(1, 288, np.float16), (2, 512, np.float16), (3, 288, np.float16),
                                                 (4, 512, np.float16), (6, 8320, np.float16)])
 def test_reduce_computation_kernel_exact(tmp_path, scenario, n, dtype):
