@@ -10,8 +10,8 @@ needs its own flags (or PipeBarrier(PIPE_ALL)); the racecheck reports a missing 
 ``GlobalTensor.GetValue/SetValue`` ("获取/设置GlobalTensor的相应偏移位置的值", ``__inout_pipe__(S)``) cost
 ``scalar_gm_cycles`` on PIPE_S and go through the GM sanitizer as a one-element read or write on pipe S:
 a read of bytes an MTE3 copy of this block wrote needs a flag (MTE3_S: auto-sync's, or the kernel's when it is
-off), a read or write of bytes another block wrote needs SyncAll; two blocks' SetValue in one 64-byte DCache line is a GMWriteConflictError ("多核操作GM
-地址时，要求不同核操作的地址至少有Cache Line大小的偏移"). Not modelled: the DCache itself (writes reach GM at
+off), a read or write of bytes another block wrote needs SyncAll; two blocks' SetValue in one 64-byte DCache
+line is a GMWriteConflictError ("多核操作GM地址时，要求不同核操作的地址至少有Cache Line大小的偏移"). Not modelled: the DCache itself (writes reach GM at
 once here; on the device they need DataCacheCleanAndInvalid before a DMA or another core sees them).
 """
 from __future__ import annotations
