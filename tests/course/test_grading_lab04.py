@@ -56,6 +56,7 @@ EXPECTED_FEEDBACK = {
     ("ex4", 0): "differ beyond the tolerance",                           # no rescale of the accumulator
     ("ex4", 1): "UB capacity exceeded",                                  # the naive S x S version (BC = S)
     ("ex4", 2): "the budget is 31,000",                                  # key blocks of 16 floats
+    ("ex4", 3): "--cce-auto-sync=off",                                   # no V_S hand-off (the check: auto-sync off)
     ("ex5", 0): "the inverse of the step (hi - lo) / 255",               # the inverse scale
     ("ex5", 1): "one scale per output channel",                          # per input column
     ("ex5", 2): "clips its own calibration values",                      # the offset maps lo to 0, not -128
