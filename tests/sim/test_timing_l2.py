@@ -243,13 +243,27 @@ class _ReferenceLru:
         return (nbytes, written_back) if write else (l2, nbytes - l2 + written_back)
 
 
+def _held_lines(l2) -> dict:
+    """The resident lines of an LRU-path L2Cache -> whether each is dirty, from either bookkeeping."""
+    if l2.per_line:
+        held = np.flatnonzero(l2.stamp)
+        return dict(zip(held.tolist(), l2.dirty[held].tolist()))
+    out = {}
+    for lines in l2.by_lines.values():
+        where = lines.where
+        every = np.arange(where.start, where.stop, where.step or 1) if where.__class__ is slice else where[0] + where[1]
+        out.update((int(every[i]), i >= lines.dirty) for i in range(lines.live, lines.n))
+    return out
+
+
 @pytest.mark.parametrize("max_sets", [None, 20])
 def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
     """Random transfers on tiles (strided rows of one line each or of two, and runs) whose lines are a tile's or no
     one's keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping
     (or, with ``max_sets``, the 21st distinct transfer does). Every transfer's (L2 bytes, HBM bytes), the
     resident and dirty lines, against a per-line reference LRU: a wrong victim (order within a set, or between
-    sets), a lost dirty bit or write-back shows."""
+    sets), a lost dirty bit or write-back shows, and so does a set whose lines (a pattern's) are kept in the wrong
+    order."""
     from ascend_sim.engine import l2 as l2_module
     from ascend_sim.engine.l2 import L2Cache
     if max_sets:
@@ -277,6 +291,7 @@ def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
             assert l2.transfer(*args) == ref.transfer(*args), (capacity, k, args)
             assert l2.resident == len(ref.held)
             assert l2.stats()["dirty_bytes_left"] == 512 * sum(ref.held.values())
+            assert _held_lines(l2) == ref.held, (capacity, k, args)     # the same lines, the same dirty ones
             if k == 999:
                 assert l2.per_line == bool(max_sets)        # the tiles kept the bookkeeping per set
                 kinds = {lines.where.__class__ for lines in l2.by_lines.values()}
