@@ -73,14 +73,14 @@ def strided_units(addr: int, count: int, blen: int, pitch: int, unit: int, patte
 
 
 class _Lines:
-    """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers, or a (pattern,
-    first line) pair: the ascending lines ``pattern + first``, the pattern shared with ``L2Cache.patterns``), their count,
-    the stamp of their last use, and the first of them still resident and the first dirty one (the lines
-    before ``live`` were evicted; those from ``dirty`` on are dirty, and ``dirty >= live``)."""
+    """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers, or a pair (pattern,
+    first line): the ascending lines ``pattern + first``, one pattern array per shape of lines), their count, the
+    stamp of their last use, and the first of them still resident and the first dirty one (the lines before ``live``
+    were evicted; those from ``dirty`` on are dirty, and ``dirty >= live``)."""
 
     __slots__ = ("where", "n", "stamp", "live", "dirty")
 
-    def __init__(self, where: slice, n: int):
+    def __init__(self, where: slice | tuple, n: int):
         self.where, self.n = where, n
         self.stamp, self.live, self.dirty = 0, n, n        # not resident, clean
 
@@ -218,7 +218,7 @@ class L2Cache:
         where = self.lines(addr, count, blen, pitch)
         if where.__class__ is slice:
             key = (where.start, where.stop, where.step or 1)
-        else:                           # ascending lines: kept as a pattern (lines from 0), one per shape, and a first line
+        else:                           # ascending lines: a pattern (lines from 0) shared by shape, and a first line
             first = int(where[0])
             rel = where - first
             if int(rel[-1]) == rel.size - 1:        # distinct lines from 0 to n - 1: a run, as a slice
