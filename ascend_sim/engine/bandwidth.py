@@ -337,11 +337,13 @@ class WindowTurns:
         # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
         run.rec = None                                  # the state in the per-window arrays from now
         where = run.where
-        began = np.where(free >= asked, np.minimum(since, asked), asked)
-        free = np.maximum(free, asked)
-        free += hold
-        self.since[where], self.free[where] = began, free
+        joins = free >= asked
         last = float(asked[-1])                         # the latest request (they are non-decreasing)
+        ends = self.free[where]                         # a view (``free`` itself when the run was in the arrays)
+        np.maximum(free, asked, out=ends)
+        ends += hold
+        np.minimum(since, asked, out=asked, where=joins)     # each window's turn begins: ``asked`` from here
+        self.since[where] = asked
         run.top = (run.top if run.top > last else last) + hold
         return lag
 

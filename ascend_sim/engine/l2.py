@@ -14,10 +14,11 @@ The blocks of a wave advance together in simulated time (engine/scheduler.py), s
 transfers in about the chip's order: the first block to read a line misses and the others hit, as
 when cores share tiles.
 Bookkeeping is per transfer while every transfer's lines are those of an earlier one or lines no
-transfer touched before (a tiled kernel's tiles, e.g. every copy of case (f)): the lines of one
-such set (a ``_Lines``) were used together, so they share one last-use stamp, and since victims
-are taken in line order from the oldest set its resident and its dirty lines are each a suffix of
-its lines; a few Python ints per set say it all. The first transfer that overlaps another's lines
+transfer touched before (a tiled kernel's tiles, e.g. every copy of case (f), whose 512 B rows are four
+128 B lines each): the lines of one such set (a ``_Lines``: a slice of lines, or a shared pattern and
+a first line) were used together, so they share one last-use stamp, and since victims are taken in
+line order from the oldest set its resident and its dirty lines are each a suffix of its lines; a few
+Python ints per set say it all. The first transfer that overlaps another's lines
 in part switches the cache, for good, to per-line bookkeeping with numpy (the same state, spelled
 out): a last-use stamp (0: not resident) and a dirty bit per line. Either way a queue of (stamp,
 lines) per transfer in use order gives the victims.
@@ -72,13 +73,14 @@ def strided_units(addr: int, count: int, blen: int, pitch: int, unit: int, patte
 
 
 class _Lines:
-    """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers), their count,
-    the stamp of their last use, and the first of them still resident and the first dirty one (the lines
-    before ``live`` were evicted; those from ``dirty`` on are dirty, and ``dirty >= live``)."""
+    """The lines of one or more transfers, all used together: ``where`` (a slice of line numbers, or a pair (pattern,
+    first line): the ascending lines ``pattern + first``, one pattern array per shape of lines), their count, the
+    stamp of their last use, and the first of them still resident and the first dirty one (the lines before ``live``
+    were evicted; those from ``dirty`` on are dirty, and ``dirty >= live``)."""
 
     __slots__ = ("where", "n", "stamp", "live", "dirty")
 
-    def __init__(self, where: slice, n: int):
+    def __init__(self, where: slice | tuple, n: int):
         self.where, self.n = where, n
         self.stamp, self.live, self.dirty = 0, n, n        # not resident, clean
 
@@ -114,6 +116,7 @@ class L2Cache:
             self.sets: dict = {}                # (addr, count, blen, pitch) -> _Lines
             self.by_lines: dict = {}            # (start, stop, step) of the lines -> _Lines
             self.claimed = bytearray(n)         # 1: the line belongs to a _Lines
+            self.pattern_ids: dict = {}         # a set's lines from its first (bytes) -> (number, those lines)
             self.transfer = self._transfer_sets
 
     # ------------------------------------------------------------------ lines
@@ -208,19 +211,39 @@ class L2Cache:
         return l2, hbm
 
     def _lines_of(self, addr: int, count: int, blen: int, pitch: int) -> _Lines | None:
-        """The set of a transfer's lines, made when no transfer touched them before; None when they are not
-        a slice of lines, when some but not all of them are another set's, or when there are too many sets."""
-        where = self.lines(addr, count, blen, pitch)
-        if where.__class__ is not slice or len(self.sets) >= MAX_SETS:
+        """The set of a transfer's lines, made when no transfer touched them before; None when some but not all
+        of them are another set's, or when there are too many sets."""
+        if len(self.sets) >= MAX_SETS:
             return None
-        key = (where.start, where.stop, where.step or 1)
+        where = self.lines(addr, count, blen, pitch)
+        if where.__class__ is slice:
+            key = (where.start, where.stop, where.step or 1)
+        else:                           # ascending lines: a pattern (lines from 0) shared by shape, and a first line
+            first = int(where[0])
+            rel = where - first
+            if int(rel[-1]) == rel.size - 1:        # distinct lines from 0 to n - 1: a run, as a slice
+                where = slice(first, first + rel.size)
+                key = (first, where.stop, 1)
+            else:
+                pid, rel = self.pattern_ids.setdefault(rel.tobytes(), (len(self.pattern_ids), rel))
+                key = (-1 - pid, first)             # no slice key has a negative start
+                where = (rel, first)
         lines = self.by_lines.get(key)
         if lines is None:
-            mine = self.claimed[where]
-            if mine.count(1):
-                return None
-            self.claimed[where] = _ONES[:len(mine)]
-            lines = self.by_lines[key] = _Lines(where, len(mine))
+            if where.__class__ is slice:
+                mine = self.claimed[where]
+                if mine.count(1):
+                    return None
+                self.claimed[where] = _ONES[:len(mine)]
+                n = len(mine)
+            else:
+                claimed = np.frombuffer(self.claimed, np.uint8)
+                idx = where[0] + where[1]
+                if claimed[idx].any():
+                    return None
+                claimed[idx] = 1
+                n = idx.size
+            lines = self.by_lines[key] = _Lines(where, n)
         self.sets[(addr, count, blen, pitch)] = lines
         return lines
 
@@ -250,8 +273,14 @@ class L2Cache:
         """Switch to per-line bookkeeping: each set's stamps and dirty bits written into the line arrays."""
         for lines in self.by_lines.values():
             if lines.live < lines.n:
-                self.stamp[lines.where][lines.live:] = lines.stamp
-                self.dirty[lines.where][lines.dirty:] = True
+                where = lines.where
+                if where.__class__ is tuple:        # (pattern, first line)
+                    rel, first = where
+                    self.stamp[rel[lines.live:] + first] = lines.stamp
+                    self.dirty[rel[lines.dirty:] + first] = True
+                else:
+                    self.stamp[where][lines.live:] = lines.stamp
+                    self.dirty[where][lines.dirty:] = True
         self.order = deque((s, lines.where) for s, lines in self.order)
         self.per_line = True
         self.sets = self.by_lines = {}

@@ -137,15 +137,17 @@ def test_the_lines_of_strided_bursts_are_the_lines_their_bytes_touch():
         pitch = blen + int(rng.choice([0, 512, 1024, 16384 - blen % 512, int(rng.integers(0, 5000))]))
         want = sorted({(addr + k * pitch + b) // 512 for k in range(count) for b in range(blen)})
         assert np.arange(1 << 13)[l2.lines(addr, count, blen, pitch)].tolist() == want, (addr, count, blen, pitch)
-    a, b = L2Cache(512, 40 * 512, 1 << 20), L2Cache(512, 40 * 512, 1 << 20)
+    a, b, c = (L2Cache(512, 40 * 512, 1 << 20) for _ in range(3))
     every = np.arange(b.stamp.size)
     b.lines = lambda *args: every[L2Cache.lines(b, *args)]      # b: strided lines as an index array
+    c.lines = lambda *args: every[L2Cache.lines(c, *args)]      # c: the same, bookkept per line from the start
+    c._spell_out()
     for k in range(60):
         addr, write = int(rng.integers(0, 1 << 8)) * 512, bool(k % 3 == 0)
         assert a.lines(addr, 16, 512, 8192).__class__ is slice
-        assert a.transfer(write, addr, 16, 512, 8192, 16 * 512, 1) == b.transfer(write, addr, 16, 512, 8192,
-                                                                                  16 * 512, 1)
-    assert a.stats() == b.stats() and a.resident == b.resident <= 40
+        args = (write, addr, 16, 512, 8192, 16 * 512, 1)
+        assert a.transfer(*args) == b.transfer(*args) == c.transfer(*args)
+    assert a.stats() == b.stats() == c.stats() and a.resident == b.resident == c.resident <= 40
 
 
 @kernel
@@ -241,13 +243,27 @@ class _ReferenceLru:
         return (nbytes, written_back) if write else (l2, nbytes - l2 + written_back)
 
 
+def _held_lines(l2) -> dict:
+    """The resident lines of an LRU-path L2Cache -> whether each is dirty, from either bookkeeping."""
+    if l2.per_line:
+        held = np.flatnonzero(l2.stamp)
+        return dict(zip(held.tolist(), l2.dirty[held].tolist()))
+    out = {}
+    for lines in l2.by_lines.values():
+        where = lines.where
+        every = np.arange(where.start, where.stop, where.step or 1) if where.__class__ is slice else where[0] + where[1]
+        out.update((int(every[i]), i >= lines.dirty) for i in range(lines.live, lines.n))
+    return out
+
+
 @pytest.mark.parametrize("max_sets", [None, 20])
 def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
-    """Random transfers on tiles (strided rows of one line each, and runs) whose lines are a tile's or no one's
-    keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping
+    """Random transfers on tiles (strided rows of one line each or of two, and runs) whose lines are a tile's or no
+    one's keep the LRU per set of lines; then transfers that overlap tiles in part switch it to per-line bookkeeping
     (or, with ``max_sets``, the 21st distinct transfer does). Every transfer's (L2 bytes, HBM bytes), the
     resident and dirty lines, against a per-line reference LRU: a wrong victim (order within a set, or between
-    sets), a lost dirty bit or write-back shows."""
+    sets), a lost dirty bit or write-back shows, and so does a set whose lines (a pattern's) are kept in the wrong
+    order."""
     from ascend_sim.engine import l2 as l2_module
     from ascend_sim.engine.l2 import L2Cache
     if max_sets:
@@ -256,19 +272,28 @@ def test_the_per_set_lru_evicts_like_a_reference_lru(max_sets, monkeypatch):
     tiles = [((rows * 16 + col) * 512, 8, blen, 16 * 512)                      # 8 rows of 16 lines: a column
              for rows in (0, 8) for col in range(8) for blen in (512, 256)]    # (blen 256: the same lines)
     tiles += [((256 + 5 * j) * 512, 1, 5 * 512 - 100, 5 * 512) for j in range(6)]    # runs of 5 lines
+    # rows of two lines each (an index array of lines: a pattern and a first line), the same lines by a second
+    # shape (rows starting mid-line), and four lines asked for as two bursts (an index array that is a run) or one
+    tiles += [((288 + 16 * rows + col) * 512 + skip, 8, blen, 16 * 512)
+              for rows in (0, 8) for col in range(0, 16, 2) for skip, blen in ((0, 1024), (256, 768))]
+    tiles += [(560 * 512 + 4 * 512 * j + 256, 2, 512, 1024) for j in range(4)]
+    tiles += [(560 * 512 + 4 * 512 * j, 1, 2048, 2048) for j in range(4)]
     for capacity in (37, 50, 64):
-        l2, ref = L2Cache(512, capacity * 512, 512 * 512), _ReferenceLru(capacity)
+        l2, ref = L2Cache(512, capacity * 512, 720 * 512), _ReferenceLru(capacity)
         for k in range(1200):
             if k < 1000:
                 addr, count, blen, pitch = tiles[rng.integers(len(tiles))]
             else:                       # anywhere: overlaps tiles in part
-                addr, count, blen, pitch = int(rng.integers(0, 300 * 512)), int(rng.integers(1, 9)), 512, 16 * 512
+                addr, count, blen, pitch = int(rng.integers(0, 580 * 512)), int(rng.integers(1, 9)), 512, 16 * 512
             write = bool(rng.random() < 0.3)
             mode = CacheMode.CACHE_MODE_DISABLE if rng.random() < 0.1 else CacheMode.CACHE_MODE_NORMAL
             args = (write, addr, count, blen, pitch, count * blen, mode)
             assert l2.transfer(*args) == ref.transfer(*args), (capacity, k, args)
             assert l2.resident == len(ref.held)
             assert l2.stats()["dirty_bytes_left"] == 512 * sum(ref.held.values())
+            assert _held_lines(l2) == ref.held, (capacity, k, args)     # the same lines, the same dirty ones
             if k == 999:
                 assert l2.per_line == bool(max_sets)        # the tiles kept the bookkeeping per set
+                kinds = {lines.where.__class__ for lines in l2.by_lines.values()}
+                assert max_sets or kinds == {slice, tuple}  # of both kinds: slices, patterns and first lines
         assert l2.per_line
