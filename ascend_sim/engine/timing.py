@@ -85,13 +85,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
             moving = (1.0 - hit) * aic_miss_packages(buf.base_addr + off, count, blen, pitch, rows[8]) * rows[2] * 512
             if hit:
-                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0, aligned)
+                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0,
+                                              aligned or rows[10])
         else:
-            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit, aligned)
-        if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
-            startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
-        elif rows[7] and hit:
-            startup = startup * (1.0 - hit)     # what-if: the start is the HBM access's; bytes L2 serves skip it
+            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit,
+                                   aligned or (rows[10] and hit == 1.0))
+        startup = aic_copy_start(core, rows, startup, start, hit, hbm_bytes)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
     busy = core.busy
@@ -126,7 +125,31 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
         moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
                              hbm_bytes / nb if nb else 0.0)
+    if rows is not None and rows[9]:    # what-if: remember this copy's transfer for the next one's start
+        core.gm_paths[_PREVIOUS_COPY] = moving
     return startup + moving
+
+
+_PREVIOUS_COPY = "aic_previous_copy"   # core.gm_paths key: the last GM -> L1 copy's transfer cycles (what-if)
+
+
+def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: float, hbm_bytes: int) -> float:
+    """The start (``aic_gm_read_startup``, CANN's kNd2NzStartCost) a cube core's GM -> L1 copy pays, placed at
+    ``start`` with L2 hit share ``hit`` and ``hbm_bytes`` from HBM. By default every copy pays it whole. What-ifs:
+    ``aic_gm_start_hidden_when_queued`` (a copy queued behind the previous one pays none),
+    ``aic_gm_start_overlaps_previous`` (a queued copy's start runs under the previous copy's transfer: it pays
+    what that transfer leaves of it, max(0, start - transfer)), ``aic_gm_start_on_misses_only`` (the start in
+    proportion to the bytes that miss L2: CANN's auto-tiling model prices MoveGmToL1 with a 210-cycle start and
+    MoveL2ToL1 with none; a copy's lines are in L2 whole or not at all, so in practice a copy L2 serves pays none)."""
+    queued = start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0
+    if rows[3] and queued:
+        return 0                        # queued behind the previous copy: its start overlaps that copy's data
+    if rows[9] and queued:
+        left = startup - core.gm_paths.get(_PREVIOUS_COPY, 0.0)
+        startup = left if left > 0.0 else 0.0
+    if rows[7] and hit:
+        startup = startup * (1.0 - hit)     # the start is the HBM access's; bytes L2 serves skip it
+    return startup
 
 
 _PACKAGES: dict = {}
@@ -162,7 +185,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
-                chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0)
+                chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0,
+                chip.aic_gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
