@@ -41,10 +41,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
-    packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each), and skips its
-    start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data) or (a what-if,
-    ``aic_gm_start_on_misses_only``) pays it in proportion to the bytes that miss L2, and (a what-if, off) starts
+    packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each); it pays its
+    start in proportion to the bytes that miss L2 (``aic_gm_start_on_misses_only``: a copy L2 serves whole pays
+    none; :func:`aic_copy_start`, with the what-ifs that hide a queued copy's start), and (a what-if, off) starts
     ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
