@@ -136,18 +136,33 @@ class ChipProfile:
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
                                                 # benchmarks/validate_timing.py: it took M1 from -17 % to -37 % and the
-                                                # M1 -> M2 step from -1 to -27 points, so every copy pays its start
-                                                # (CANN's cycle model). Audit 2026-12-07 (benchmarks/mte2_audit.py,
-                                                # CANN's core split): T1-T4 move the official bytes in the official
-                                                # copies; their excess is this start paid serially (T3: 465 of 1,417
+                                                # M1 -> M2 step from -1 to -27 points, so a queued copy pays its start
+                                                # (CANN's cycle model; its share that misses L2 since
+                                                # aic_gm_start_on_misses_only). Audit 2026-12-07
+                                                # (benchmarks/mte2_audit.py, CANN's core split): T1-T4 move the
+                                                # official bytes in the official copies; their excess is this start paid serially (T3: 465 of 1,417
                                                 # us) and gm_unaligned_efficiency on A rows inside one 512 B window.
                                                 # With aic_gm_row_windows: T1 -1 %, T3 +4 %, T4 +3 %, step T3 -> T4
                                                 # +0.9 points, but M1 -38 %, CATLASS -24 %, unaligned rows faster
                                                 # (19 of 38, 7 of 15); with the window rule and a 450-cycle miss
                                                 # latency 21 / 11, DataCopy and ND2NZ steps the wrong way: off
-    aic_gm_hit_rows_unaligned_free: bool = False  # what-if (tstart): bytes L2 serves skip gm_unaligned_efficiency
-    aic_gm_start_overlaps_previous: bool = False  # what-if (tstart): a queued copy's start overlaps the previous
-                                                # copy's transfer (pays max(0, start - that transfer))
+    aic_gm_start_overlaps_previous: bool = False  # what-if: a copy queued behind the previous one (MTE2 busy when
+                                                # it is issued) starts under that copy's transfer, paying max(0, start
+                                                # - that transfer) (a DMA engine with requests in flight; no public
+                                                # source describes it; engine/timing.aic_copy_start). Judged alone on
+                                                # benchmarks/validate_timing.py (2026-12-07, 24 of 38 and 12 of 15
+                                                # before): T1 +63 -> +24 %, T3 +84 -> +29 %, T4 +15 -> +2 %, IBShare B
+                                                # +65 / +54 -> +40 / +40 %, but M1 -7 / -5 -> -23 / -23 % (its copies
+                                                # stream back to back just as T3's), CATLASS <256,128,256> -12 -> -17 %,
+                                                # K-axis before -7 -> -18 %, step M1 -> M2 out: 20 of 38, 11 of 15: off
+    aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
+                                                # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
+                                                # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has
+                                                # no alignment term, but no source says hits are free of it). On top
+                                                # of aic_gm_start_on_misses_only (validate_timing.py, 2026-12-07): T1
+                                                # +25 -> +3 %, T3 +37 -> +22 %, T2 (calibration) +30 -> +10 %, step T3
+                                                # -> T4 +20 -> +14 points; but M1 -13 / -14 -> -17 / -17 % (out): 23 of
+                                                # 38, 12 of 15, so off
     aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
