@@ -56,13 +56,13 @@ EXPECTED_FEEDBACK = {
     ("ex3", 3): "the first copy in and the last copy out overlap nothing",   # 32 KB tiles: three per block
     ("ex3", 4): "CapacityError",                                    # 64 KB tiles do not fit UB
     ("ex4", 0): "GMWriteConflictError",                             # every image's tile at image 0
-    ("ex4", 1): "took 11,694 simulated cycles; the budget is 11,400",  # the weights re-read for every image
+    ("ex4", 1): "took 10,198 simulated cycles; the budget is 10,000",  # the weights re-read for every image
     ("ex4", 2): "GMWriteConflictError",                             # dstStride = padded tile width, not HW
     ("ex4", 3): "is in the library's tiled_matmul.py; your call: line",   # rp/np_ not rounded up to 16
     ("ex5", 0): "output elements differ beyond the tolerance",      # K = 128
     ("ex5", 1): "Fixpipe dstStride 16 < nSize 128",                 # the copy out's row length
-    ("ex5", 2): "took 5,789 simulated cycles; the budget is 4,550",  # choose_tiling: slower than the default
-    ("ex5", 3): "took 4,833 simulated cycles",                      # no double buffering
+    ("ex5", 2): "took 5,582 simulated cycles; the budget is 4,550",  # choose_tiling: slower than the default
+    ("ex5", 3): "took 4,626 simulated cycles",                      # no double buffering
     ("ex5", 4): "are nSize and mSize swapped?",                     # Fixpipe nSize/mSize swapped
     ("ex5", 5): "32 for mSize 32, not 48",                          # srcStride above the rounded rows
     ("ex6", 0): "got -1.02441 expected 0",                          # no reluEn: negatives pass through
@@ -127,8 +127,9 @@ def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
     cached = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["conv_nchw_kernel"], 24, cols,
                                np.ones((O, C * K * K), np.float16), np.zeros((n, O, hw), np.float16),
                                n, O, hw, C * K * K)
-    # 4 %, not 10 %: the re-read answer is only 7.4 % slower since misses cost whole packages (lab02's comment)
-    assert cached.cycles * 1.04 < lab02.CACHE_BUDGET
+    # 1.5 %, not 10 %: the re-read answer is only 4.0 % slower since its re-reads, L2 hits, pay no copy start and
+    # misses cost whole packages (lab02's comment)
+    assert cached.cycles * 1.015 < lab02.CACHE_BUDGET
     n, C, H, W, O, K, pad = lab02.CONV_CASE
     cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
     ex7 = _namespace(SOLUTIONS["ex7"].code)
