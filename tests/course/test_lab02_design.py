@@ -32,7 +32,7 @@ def matmul_wide(a, b, c):
     op = KernelTiledMatmul()
     op.Init(a, b, None, c, choose_tiling(96, 768, 192))
     op.Process()
-''', "took 5,789 simulated cycles; the budget is 4,550"),
+''', "took 5,582 simulated cycles; the budget is 4,550"),
     # the library's fused MatMul + Add + ReLU: reads w as B [K, N]
     "ex6": ('''
 @kernel(core="AIC")
