@@ -89,7 +89,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         else:
             moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit,
                                    aligned or (rows[10] and hit == 1.0))
-        startup = aic_copy_start(core, rows, startup, start, hit, hbm_bytes)
+        startup = aic_copy_start(core, rows, startup, start, hit)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
     busy = core.busy
@@ -132,9 +132,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
 _PREVIOUS_COPY = "aic_previous_copy"   # core.gm_paths key: the last GM -> L1 copy's transfer cycles (what-if)
 
 
-def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: float, hbm_bytes: int) -> float:
+def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: float) -> float:
     """The start (``aic_gm_read_startup``, CANN's kNd2NzStartCost) a cube core's GM -> L1 copy pays, placed at
-    ``start`` with L2 hit share ``hit`` and ``hbm_bytes`` from HBM. By default every copy pays it whole. What-ifs:
+    ``start`` with L2 hit share ``hit``; with every rule below off, the whole start. On the default chip only
+    ``aic_gm_start_on_misses_only``; the others are what-ifs:
     ``aic_gm_start_hidden_when_queued`` (a copy queued behind the previous one pays none),
     ``aic_gm_start_overlaps_previous`` (a queued copy's start runs under the previous copy's transfer: it pays
     what that transfer leaves of it, max(0, start - transfer)), ``aic_gm_start_on_misses_only`` (the start in
@@ -242,7 +243,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
     unaligned row factor, miss latency, 512 B window or 0, start on misses only, 512 B window of the miss packages
-    or 0)."""
+    or 0, start overlapping the previous copy, L2-hit rows free of the 512 B alignment efficiency)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor
