@@ -2,8 +2,8 @@
 
 M 1024, N 576, K 6144, fp16 in and out, on a part with 20 AIC (a 910B3-like profile: the default
 Ascend910B with 20 AIC and 40 AIV). 06_optimized_matmul (L1 and L0 double buffered, preload):
-L1 tile <128, 256, 256>, L0 tile <128, 256, 64> gives 24 blocks (4 cores run two): 72.5 us measured;
-L1 <256, 128, 256>, L0 <256, 128, 64> gives 20 blocks (one each): 48.6 us measured.
+L1 tile <128, 256, 256>, L0 tile <128, 256, 64> gives 24 C tiles (4 of the 20 blocks take two): 72.5 us measured;
+L1 <256, 128, 256>, L0 <256, 128, 64> gives 20 C tiles (one per block): 48.6 us measured.
 
 The kernel here follows the same plan: per block an m1 x n1 tile of C; per L1 step (k1 = 256) A and
 B tiles copied into L1 (two stages, so step i+1 loads while step i computes); per L0 step (k0 = 64)
@@ -12,6 +12,16 @@ The data take CATLASS's formats: RowMajor A and ColumnMajor B (B^T, N x K) in GM
 Nd2Nz (m1 bursts of k1 halves = 512 B, n1 bursts of 512 B); L0A is loaded Nz -> Zz one 16-row block
 per LoadData, and B^T's NZ fractals are already L0B's ZN fractals (one LoadData per L0 step); Fixpipe
 writes NZ -> ND.
+
+How the example launches (``run_case``), as 06_optimized_matmul does (hicann/catlass ``examples/06_optimized_matmul/
+optimized_matmul.cpp`` and ``include/catlass/gemm/kernel/optimized_matmul.hpp``, ``block/block_mmad_preload.hpp``,
+``block/block_swizzle.hpp``): ``RunAdapter(..., aicCoreNum, ...)`` launches one block per AIC (20), and each block
+takes the tiles ``GetBlockIdx(), GetBlockIdx() + GetBlockNum(), ...`` in the order of ``GemmIdentityBlockSwizzle<3,
+0>`` (m > n; ``<3, 1>`` otherwise): with 24 tiles, blocks 0-3 take a second tile, fixed before the launch (not the
+first cores to finish). ``ENABLE_SHUFFLE_K``: block i starts its K loop at L1 tile i % (K / k1) (``startTileIdx =
+GetBlockIdx()``), so blocks sharing A rows or B columns read different K tiles at the same moment.
+``ENABLE_UNIT_FLAG``: the Mmads carry unitFlag 2 (the tile's last 3) and the Fixpipe 3, so the Fixpipe drains L0C
+per 512 B as the last Mmad writes it, and the next tile's first Mmad refills the blocks the Fixpipe has freed.
 
     python benchmarks/catlass_matmul.py         # the table; exits 1 if a case is off by more than 20 %
 """
@@ -24,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import (Ascend910B, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GlobalTensor, LoadData,
-                        LoadData2DParams, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TPipe, TPosition, TQue, float32,
-                        half, kernel, launch)
+                        LoadData2DParams, Mmad, MmadParams, Nd2NzParams, QuantMode_t, TBuf, TPipe, TPosition, TQue,
+                        float32, half, kernel, launch)
 
 M, N, K = 1024, 576, 6144
 MEASURED = {(128, 256): 72.5, (256, 128): 48.6}      # us, by L1 tile (m1, n1)
@@ -46,6 +56,24 @@ class Tiling:
     n: int = N
     k: int = K
     blocks: int = 0     # 0: one block per C tile; else this many blocks, each looping over tiles
+    swizzle: tuple[int, int] | None = None   # GemmIdentityBlockSwizzle<offset, direction>; None: row-major tiles
+    shuffle_k: bool = False                  # ENABLE_SHUFFLE_K: block i starts its K loop at L1 tile i
+    unit_flag: bool = False                  # ENABLE_UNIT_FLAG: Mmad (2, the tile's last 3) and Fixpipe (3) hand
+                                             # over L0C per 512 B instead of the M -> FIX flag
+
+
+def swizzle_coord(tile: int, loops_m: int, loops_n: int, offset: int, direction: int) -> tuple[int, int]:
+    """``GemmIdentityBlockSwizzle<offset, direction>::GetBlockCoord``: (m, n) of task ``tile`` (CATLASS
+    include/catlass/gemm/block/block_swizzle.hpp). Direction 0 (Zn) walks ``offset`` rows of tiles column by column,
+    every other strip backwards; direction 1 (Nz) the same with the axes swapped."""
+    inner = tile % (loops_m * loops_n)
+    major, minor = (loops_m, loops_n) if direction == 0 else (loops_n, loops_m)
+    strip, within = divmod(inner, offset * minor)
+    width = offset if strip < -(-major // offset) - 1 else major - offset * strip
+    a, b = strip * offset + within % width, within // width
+    if strip % 2 == 1:
+        b = minor - b - 1
+    return (a, b) if direction == 0 else (b, a)
 
 
 @kernel(core="AIC")
@@ -59,21 +87,26 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
     pipe = TPipe()
     qa1, qb1 = TQue(TPosition.A1, 2), TQue(TPosition.B1, 2)
     qa2, qb2 = TQue(TPosition.A2, 2), TQue(TPosition.B2, 2)
-    qc = TQue(TPosition.CO1, 1)
+    qc, c_buf = TQue(TPosition.CO1, 1), TBuf(TPosition.CO1)
     pipe.InitBuffer(qa1, 2, t.m1 * t.k1 * 2)
     pipe.InitBuffer(qb1, 2, t.k1 * t.n1 * 2)
     pipe.InitBuffer(qa2, 2, t.m1 * t.k0 * 2)
     pipe.InitBuffer(qb2, 2, t.k0 * t.n1 * 2)
-    pipe.InitBuffer(qc, 1, t.m1 * t.n1 * 4)
+    if t.unit_flag:
+        pipe.InitBuffer(c_buf, t.m1 * t.n1 * 4)
+    else:
+        pipe.InitBuffer(qc, 1, t.m1 * t.n1 * 4)
     steps, sub = K // t.k1, t.k1 // t.k0
     tiles = (M // t.m1) * tiles_n
     # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
     for tile in range(GetBlockIdx(), tiles, t.blocks or tiles):
-        mi, ni = divmod(tile, tiles_n)
+        mi, ni = swizzle_coord(tile, M // t.m1, tiles_n, *t.swizzle) if t.swizzle else divmod(tile, tiles_n)
         n = min(t.n1, N - ni * t.n1)                   # the last column of tiles is narrower (576 = 2 x 256 + 64)
         mb, kb, nb = t.m1 // 16, t.k0 // 16, n // 16      # fractals per L0 tile: rows of A, K, columns of B
-        c1 = qc.AllocTensor(float32)
-        for s in range(steps):
+        c1 = c_buf.Get(float32) if t.unit_flag else qc.AllocTensor(float32)
+        first = GetBlockIdx() % steps if t.shuffle_k else 0
+        for step in range(steps):
+            s = (first + step) % steps
             a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
             # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
             DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
@@ -89,27 +122,38 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
                 qa2.EnQue(a2)
                 qb2.EnQue(b2)
                 a2, b2 = qa2.DeQue(half), qb2.DeQue(half)
-                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, 0, False, s == 0 and j == 0))
+                last = step == steps - 1 and j == sub - 1
+                flag = (3 if last else 2) if t.unit_flag else 0
+                Mmad(c1, a2, b2, MmadParams(t.m1, n, t.k0, flag, False, step == 0 and j == 0))
                 qa2.FreeTensor(a2)
                 qb2.FreeTensor(b2)
             qa1.FreeTensor(a1)
             qb1.FreeTensor(b1)
+        if t.unit_flag:
+            Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1,
+                    FixpipeParamsV220(n, t.m1, t.m1, N, False, QuantMode_t.F322F16, unitFlag=3))
+            continue
         qc.EnQue(c1)
         c1 = qc.DeQue(float32)
         Fixpipe(cg[mi * t.m1 * N + ni * t.n1], c1, FixpipeParamsV220(n, t.m1, t.m1, N, False, QuantMode_t.F322F16))
         qc.FreeTensor(c1)
 
 
-def run_case(m1: int, n1: int, chip=None):
-    """Launch one tiling; returns (result, max abs error against an fp32 reference)."""
+def run_case(m1: int, n1: int, chip=None, numerics: bool = True):
+    """Launch one tiling as 06_optimized_matmul does (one block per AIC, swizzled tiles, shuffled K, unit flags); returns
+    (result, max abs error against an fp32 reference; nan without numerics)."""
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float16)
-    blocks = (M // m1) * -(-N // n1)
-    t = Tiling(m1, n1)
-    res = launch(catlass_matmul, blocks, a, np.ascontiguousarray(b.T), c, t, chip=chip or chip_20aic(),
-                 gm_names=["a", "b", "c"])
+    chip = chip or chip_20aic()
+    tiles = (M // m1) * -(-N // n1)
+    blocks = min(tiles, chip.aic_count)
+    t = Tiling(m1, n1, blocks=blocks, swizzle=(3, 0) if M > N else (3, 1), shuffle_k=True, unit_flag=True)
+    res = launch(catlass_matmul, blocks, a, np.ascontiguousarray(b.T), c, t, chip=chip, gm_names=["a", "b", "c"],
+                 numerics=numerics)
+    if not numerics:
+        return res, float("nan")
     ref = a.astype(np.float32) @ b.astype(np.float32)
     return res, float(np.abs(c.astype(np.float32) - ref).max())
 

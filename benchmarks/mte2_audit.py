@@ -8,7 +8,14 @@ bytes the official Matmul moves for the same tiling (the Tiling-strategy documen
 totalCnt = N / baseN * M * K + M / baseM * K * N, counted over this run's core split) and the cycles the path needs
 at its published rates.
 
+Small launches (the single-feature documents of ``matmul_features.py`` and CATLASS) are audited the same way,
+with a per-pipe table beside it: instructions, bytes, the model's busy time and the first start / last end of
+each pipe on one core, against the measured figure: ``split-K:before``, ``split-K:after``, ``Preload:before``,
+``ND2NZ:before``, ``ND2NZ:after``, ``CATLASS:128x256``, ``CATLASS:256x128`` (``--list`` prints them all).
+
     python benchmarks/mte2_audit.py T3 [T4 ...] [--what-if FIELD=VALUE ...]
+    python benchmarks/mte2_audit.py split-K:before Preload:before CATLASS:128x256
+    python benchmarks/mte2_audit.py --small          # all eight small launches
 """
 from __future__ import annotations
 
@@ -121,6 +128,89 @@ class Recorder:
         self.rows[(blen, buf.name if hasattr(buf, "name") else "?")] += count
 
 
+def _small_launches() -> dict:
+    """name -> (the run, the measured figure in us, how it is taken: matmul_features.core_us's ``how``, what it is)."""
+    import catlass_matmul as catlass
+    import matmul_features as features
+    return {
+        "split-K:before": (lambda: features.run_split_k(1)[0], 19.60, "mean", "aic_time, 1 AIC (aic_mte2_time 13.72)"),
+        "split-K:after": (lambda: features.run_split_k(2)[0], 13.70, "mean", "aic_time, mean of 2 AIC"),
+        "Preload:before": (lambda: features.run_matmul_api(features.preload_tiling()), 30.88, "mean",
+                           "aic_time, mean of 24 AIC"),
+        "Preload:after": (lambda: features.run_matmul_api(features.preload_tiling(),
+                                                          mm_cfg=features.GetMDLConfig(doMTE2Preload=2)),
+                          28.50, "mean", "aic_time, mean of 24 AIC"),
+        "ND2NZ:before": (next(c for c in features.CASES if c.name.startswith("ND2NZ")).before, 149.04, "max",
+                         "aic_time, max over 24 AIC (AIC_MTE2 mean 130.77)"),
+        "ND2NZ:after": (next(c for c in features.CASES if c.name.startswith("ND2NZ")).after, 90.95, "max_aic",
+                        "aic_time, max over 24 AIC (AIC_MTE2 mean 22.85, AIV_MTE2 mean 10.31)"),
+        "CATLASS:128x256": (lambda: catlass.run_case(128, 256)[0], 72.5, "task", "task time, 24 tiles on 20 AIC"),
+        "CATLASS:256x128": (lambda: catlass.run_case(256, 128)[0], 48.6, "task", "task time, 20 tiles on 20 AIC"),
+    }
+
+
+def pipe_table(res) -> None:
+    """Per core type and pipe, the mean over that type's cores: instructions, bytes, the model's busy time (the sum
+    of the instructions' spans: a pipe runs one at a time), and the pipe's first start / last end after the core's
+    start."""
+    us = res.chip.cycles_to_us
+    core_start = {(b, k): s for b, k, s, _e, _busy in res.core_times}
+    n_cores = collections.Counter(k for _b, k, *_ in res.core_times)
+    acc = collections.defaultdict(collections.Counter)
+    spans = collections.defaultdict(dict)        # (type, pipe) -> core -> [first start, last end]
+    for r in res.trace.records:
+        key = (r.core_type, r.pipe)
+        acc[key]["instr"] += 1
+        acc[key]["bytes"] += r.nbytes or 0
+        acc[key]["busy"] += r.end - r.start
+        span = spans[key].setdefault(r.core, [r.start, r.end])
+        span[0], span[1] = min(span[0], r.start), max(span[1], r.end)
+    print(f"  {'type':4s} {'pipe':6s} {'instr':>8s} {'bytes':>12s} {'busy us':>9s} {'first us':>9s} {'last us':>9s}"
+          "   (mean per core)")
+    for (kind, pipe), c in sorted(acc.items()):
+        k = n_cores[kind] or 1
+        rel = [(lo - core_start.get((core, kind), 0.0), hi - core_start.get((core, kind), 0.0))
+               for core, (lo, hi) in spans[(kind, pipe)].items()]
+        first, last = (sum(x[i] for x in rel) / len(rel) for i in (0, 1))
+        print(f"  {kind:4s} {pipe:6s} {c['instr'] / k:8.1f} {c['bytes'] / k:12,.0f} {us(c['busy'] / k):9.2f} "
+              f"{us(first):9.2f} {us(last):9.2f}")
+
+
+def run_small(name: str, what_if: dict) -> None:
+    """The audit of one small launch (``_small_launches``): the model's per-pipe picture and the MTE2 breakdown."""
+    import matmul_features as features
+    if what_if:
+        import validate_timing
+        validate_timing.use_chip_fields(what_if)
+    launch_fn, measured, how, figure = _small_launches()[name]
+    rec = Recorder()
+    rec.install()
+    try:
+        res = launch_fn()
+    finally:
+        rec.uninstall()
+    us = res.chip.cycles_to_us
+    sim = features.core_us(res, how)
+    print(f"== {name}: {res.kernel_name}, {res.block_dim} blocks; {figure}: measured {measured:.2f} us, simulated "
+          f"{sim:.2f} us ({sim / measured - 1:+.1%}); launch {res.us:.2f} us")
+    times = sorted((e - s, b, k) for b, k, s, e, _ in res.core_times)
+    print(f"  core times (us): min {us(times[0][0]):.2f} max {us(times[-1][0]):.2f} over {len(times)} cores")
+    pipe_table(res)
+    aic = list(rec.per_core.values())
+    if not aic:
+        return
+    tot = collections.Counter()
+    for c in aic:
+        tot.update(c)
+    per = {k: v / len(aic) for k, v in tot.items()}
+    print(f"  GM -> L1 per AIC: {per['copies']:.1f} copies, {per['rows']:.0f} rows ({per['odd_rows']:.0f} off a 32 B "
+          f"block), {per['bytes']:,.0f} B, L2 hit share {tot['l2_bytes'] / max(tot['bytes'], 1):.3f}; rows by length: "
+          + ", ".join(f"{b} B x {r / len(aic):.0f}" for (b, _n), r in sorted(rec.rows.items())))
+    mte2 = per["total"] or 1.0
+    for part in ("start", "row_cost", "share_wait", "fill_wait", "turns"):
+        print(f"    {part:10s} {per[part]:>10,.0f} cycles {us(per[part]):>8,.2f} us {per[part] / mte2:6.1%}")
+
+
 def run(name: str, what_if: dict) -> None:
     cfg = next(c for c in case.CONFIGS if c.name.startswith(name + " "))
     if what_if:
@@ -159,15 +249,23 @@ def run(name: str, what_if: dict) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="+")
+    p.add_argument("names", nargs="*")
+    p.add_argument("--list", action="store_true", help="the launches this audit can run")
+    p.add_argument("--small", action="store_true", help="every small launch (split-K, Preload, ND2NZ, CATLASS)")
     p.add_argument("--what-if", action="append", default=[])
     a = p.parse_args(argv)
     what_if = {}
     for item in a.what_if:
         key, value = item.split("=", 1)
         what_if[key] = eval(value, {})  # noqa: S307 (a developer's command line)
-    for name in a.names:
-        run(name, what_if)
+    if a.list:
+        print("T1..T4, M1, M2 (matmul_tiling_case.py); " + ", ".join(_small_launches()))
+        return 0
+    for name in a.names + (list(_small_launches()) if a.small else []):
+        if ":" in name:
+            run_small(name, what_if)
+        else:
+            run(name, what_if)
     return 0
 
 

@@ -17,6 +17,12 @@ correct, an unused constant) or a gap in the check: read each line of the report
     python scripts/perturb_answers.py                         # every lab, at most 80 mutants per exercise
     python scripts/perturb_answers.py lab04_migration --ex ex5 --max 0       # one exercise, every mutant
     python scripts/perturb_answers.py --out perturb.md        # the report as a Markdown table too
+    python scripts/perturb_answers.py --margins               # budget margins instead (no mutants), every lab
+
+``--margins`` looks at the other way a wrong answer passes: a correct but slow answer whose cycle budget a timing
+change erodes. For every budget case of every exercise it prints the solution's figure, the budget, the budget's
+margin over the solution, each slow wrong answer's figure and its margin over the budget
+(``ascend_sim/course/grading/margins.py``; ``tests/course/test_budget_margins.py`` holds the minimum margins).
 
 Deterministic: the mutants are enumerated in source order and, over ``--max``, taken evenly spaced.
 """
@@ -42,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from ascend_sim.course.grading.check import TIMEOUT_ENV  # noqa: E402
 from ascend_sim.course.grading.hints import HintLog  # noqa: E402
+from ascend_sim.course.grading.margins import lab_margins, margin_problems, margin_table  # noqa: E402
 from ascend_sim.course.grading.solutions import parse_solutions  # noqa: E402
 
 SWAP_OPS = {ast.Add: ast.Sub, ast.Sub: ast.Add}
@@ -147,10 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ex", action="append", help="only these exercises")
     ap.add_argument("--max", type=int, default=80, help="mutants per exercise, evenly spaced (0: all)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds one check may run")
-    ap.add_argument("--out", help="also write the survivors as a Markdown table to this file")
+    ap.add_argument("--out", help="also write the survivors (or the margins) as a Markdown table to this file")
+    ap.add_argument("--margins", action="store_true", help="print every budget's margins instead of mutants")
     args = ap.parse_args(argv)
     os.environ[TIMEOUT_ENV] = str(args.timeout)
     labs = args.labs or sorted(p.stem for p in (ROOT / "solutions").glob("lab*.py"))
+    if args.margins:
+        return print_margins(labs, tuple(args.ex or ()), args.out)
     survivors: list[tuple[str, str, Mutant]] = []
     sols_of: dict[str, dict] = {}
     stubs_of: dict[str, dict] = {}
@@ -177,6 +187,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(table + "\n")
     return 0
+
+
+def print_margins(labs: list[str], exercises: tuple[str, ...], out: str | None) -> int:
+    """The margins table of ``labs``, then each margin under the minimums; 1 when there is one."""
+    margins = []
+    for lab in labs:
+        t0 = time.monotonic()
+        margins += list(lab_margins(lab, ROOT, exercises))
+        print(f"{lab}: {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+    table = margin_table(margins)
+    problems = [p for m in margins for p in margin_problems(m)]
+    print(table + "\n\n" + ("\n".join(problems) if problems else "every margin is wide enough"))
+    if out:
+        Path(out).write_text(table + "\n")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

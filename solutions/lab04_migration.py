@@ -345,6 +345,14 @@ def flash_row_attention(q, kt, vt, out, Sq, S, D):
 # %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key [key: budget]
 # replace:     BC = 64                                         # keys per block: one 256-byte repeat of float32 ->     BC = 16
 
+# %% ex4 wrong: reads the block's max with GetValue before ReduceMax has written it (no V_S hand-off) [key: RaceError]
+# replace:
+#             SetFlag(HardEvent.V_S, 0)
+#             WaitFlag(HardEvent.V_S, 0)
+#             m_new = max(m, red.GetValue(0))         # x_max = max(inmax, rowmax(src))
+# with:
+#             m_new = max(m, red.GetValue(0))         # x_max = max(inmax, rowmax(src))
+
 # %% ex5
 def act_qparams(samples):
     """Asymmetric int8 (scale, offset) of one layer's input from its calibration values: q = rint(x / scale) + offset."""

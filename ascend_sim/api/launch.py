@@ -74,7 +74,7 @@ def launch_hook(hook: Callable) -> Iterator[None]:
 
 
 def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
-           gm_names: list[str] | None = None, numerics: bool = True, **named):
+           gm_names: list[str] | None = None, numerics: bool = True, auto_sync: bool = True, **named):
     """Run ``k`` on ``block_dim`` blocks (the ``<<<blockDim>>>`` launch). Returns a LaunchResult.
 
     numpy arrays among ``args`` become GM buffers (outputs are written in place);
@@ -82,11 +82,21 @@ def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = No
     ``numerics=False`` is the timing-only mode: the same checks, cycles and trace, but no op
     computes or moves values (outputs keep what they held). A kernel whose control flow reads
     data values (GetValue) then sees the buffers' old contents.
+    ``auto_sync=False`` is the compiler option ``--cce-auto-sync=off`` (on by default in the official projects,
+    "auto_sync" in an operator's compile options): a hazard between the scalar (GetValue/SetValue) and the
+    V, MTE2 or MTE3 pipe then needs the kernel's own SetFlag/WaitFlag, else a RaceError; with it on, the
+    simulator makes the wait the compiler would insert (docs/architecture.md, "Auto-sync").
     ``named``: arguments by the parameter names of a C++ kernel (``tiling=...``), after the positional ones.
     """
     if named:
         args = _by_name(k, args, named)
     kw = {} if numerics else {"numerics": False}      # hooks (the grader's) keep launch's old signature
+    if auto_sync is not True:
+        if auto_sync is not False:
+            raise LaunchError(f"auto_sync must be True or False, got {auto_sync!r}",
+                              fix="launch(k, blocks, ..., auto_sync=False) turns the compiler's auto-sync off "
+                                  "(--cce-auto-sync=off); leave it out for the default (on)", site=("<launch>", 0))
+        kw["auto_sync"] = False
     if _HOOKS:
         return _hooked(len(_HOOKS), k, block_dim, *args, chip=chip, gm_names=gm_names, **kw)
     return _simulate(k, block_dim, *args, chip=chip, gm_names=gm_names, **kw)
@@ -118,7 +128,7 @@ def _hooked(n: int, k, block_dim, *args, **kw):
 
 
 def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = None,
-              gm_names: list[str] | None = None, numerics: bool = True):
+              gm_names: list[str] | None = None, numerics: bool = True, auto_sync: bool = True):
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch expects a function marked @kernel, got {type(k).__name__}",
                           fix="decorate the kernel function with «@kernel»", site=("<launch>", 0))
@@ -130,7 +140,7 @@ def _simulate(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None =
         raise LaunchError("launch called from inside a running kernel",
                           fix="launch kernels from host code only")
     with collector_paused():
-        run = Launch(k, int(block_dim), args, chip, gm_names, bool(numerics))
+        run = Launch(k, int(block_dim), args, chip, gm_names, bool(numerics), auto_sync)
         lid = launch_log.begin(run)
         try:
             try:

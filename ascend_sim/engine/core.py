@@ -110,7 +110,7 @@ class Core:
     __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead", "auto_pairs")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -148,6 +148,7 @@ class Core:
                                                   # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
         self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
         self.qslots, self.qhead = instruction_queues(chip)   # bounded per-pipe instruction queues (issue_n)
+        self.auto_pairs = auto_sync_pairs(launch.auto_sync, core_type)     # (producer, consumer) the compiler syncs
 
     # ------------------------------------------------------------------ sanitizer
     def _read_fault(self, q: int, r: Region, op: str, site) -> None:
@@ -182,11 +183,13 @@ class Core:
                 "count and offset of the read", site=site)
 
     def _race_raw(self, q, s, tier, at, op, site, verb):
+        if self.auto_sync(s.wp, q):
+            return
         rec = Instr(*self.records[s.wr])
         raise RaceError(
             f"{op} on pipe {PIPES[q]} {verb} {tier.name} bytes from {at * GRANULE} that "
             f"pipe {PIPES[s.wp]} wrote at {format_site(rec.site)} ({rec.op}), with no synchronisation "
-            f"between the two pipes",
+            f"between the two pipes{self.auto_sync_note(s.wp, q)}",
             fix=_sync_fix(s.wp, q), site=site)
 
     def _war(self, q: int, s, tier: Tier, at: int, op: str, site) -> None:
@@ -211,17 +214,41 @@ class Core:
                         first = g
         if first is None:
             return
+        synced = False
         for p, (seq, r) in s.readers_at(first).items():
             if seq > vcq[p]:
                 self._war_error(q, p, r, w.tier, max(w.lo, first), op, site)
+                synced = True           # (it returned: auto-sync made the write wait for that read)
+        if synced:
+            self._war_part(q, s, w, op, site)      # the next unsynchronised read, if any
 
     def _war_error(self, q: int, p: int, r: int, tier: Tier, at: int, op: str, site) -> None:
+        if self.auto_sync(p, q):
+            return
         rec = Instr(*self.records[r])
         raise RaceError(
             f"{op} on pipe {PIPES[q]} overwrites {tier.name} bytes from {at * GRANULE} "
             f"that pipe {PIPES[p]} read at {format_site(rec.site)} ({rec.op}) and may still be "
-            f"reading, with no synchronisation between them",
+            f"reading, with no synchronisation between them{self.auto_sync_note(p, q)}",
             fix=_sync_fix(p, q, war=True), site=site)
+
+    # ------------------------------------------------------------------ auto-sync (自动同步)
+    def auto_sync(self, producer: int, consumer: int) -> bool:
+        """The sync the compiler inserts (``--cce-auto-sync``, on by default) for a hazard between the scalar and a
+        vector-side pipe: «SetFlag/WaitFlag(producer_consumer)» just before the consumer's instruction, made here
+        as the same happens-before edge and wait a manual pair makes (``snapshot`` + ``wait``). True when made;
+        False when this launch or this pair has no auto-sync (the caller reports the race)."""
+        if (producer, consumer) not in self.auto_pairs:
+            return False
+        self.wait(consumer, self.snapshot(producer))
+        return True
+
+    def auto_sync_note(self, producer: int, consumer: int) -> str:
+        """A race message's note when only ``auto_sync=False`` let this pair through unsynchronised."""
+        if not self.auto_pairs and (producer, consumer) in auto_sync_pairs(True, self.core_type):
+            return (" (the compiler's auto-sync, 自动同步, would insert this flag; this launch has it off: "
+                    "auto_sync=False, as --cce-auto-sync=off)")
+        return ""
 
     # ------------------------------------------------------------------ issue
     def issue(self, pipe: int, op: str, cost, *, reads=(), writes=(), nbytes: int = 0,
@@ -487,6 +514,17 @@ def instruction_queues(chip) -> tuple[list, list]:
         d = depth.get(name, 0)
         slots.append([float("-inf")] * d if d > 0 and name != "S" else None)
     return slots, [0] * NPIPES
+
+
+# The hazards the compiler's auto-sync covers (API 同步控制/核内同步/关键特性说明.md, 表1, NPU架构2201 AIV): PIPE_S
+# with PIPE_V, PIPE_MTE2 and PIPE_MTE3 both ways, "编译器自动同步". The cube side gets none ("Cube侧编译器不支持自动插入
+# 任何类型的同步", 表2: PIPE_S 不涉及); vector <-> copy hazards are the TPipe-TQue framework's (EnQue/DeQue).
+AUTO_SYNC_PAIRS = frozenset((a, b) for s in (V, MTE2, MTE3) for a, b in ((S, s), (s, S)))
+
+
+def auto_sync_pairs(on: bool, core_type: str) -> frozenset:
+    """The (producer, consumer) pipe pairs a core's launch auto-syncs: none with auto-sync off or on an AIC."""
+    return AUTO_SYNC_PAIRS if on and core_type != "AIC" else frozenset()
 
 
 def regions_of(regions) -> list[Region]:

@@ -232,11 +232,14 @@ def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int,
         if pipe == MTE3:            # or an earlier copy of this pipe that may still be running (below)
             _same_pipe_overlap(core, buf, mine & (p == pipe), wps, recs, first, unit, pipe, atomic, span, site)
         if late.any():
+            late = _after_auto_sync(core, late, p, wps, pipe)
+        if late.any():
             i = int(np.flatnonzero(late)[0])
             raise RaceError(
                 f"{_what(core, pipe)} writes GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte "
                 f"{first + i * unit} was written by pipe {PIPES[p[i]]} of this block at {_site(core, recs[i])} "
-                f"with no synchronisation between the two pipes (the later write may land first)",
+                f"with no synchronisation between the two pipes (the later write may land first)"
+                f"{core.auto_sync_note(int(p[i]), pipe)}",
                 fix=f"«SetFlag(HardEvent.{PIPES[p[i]]}_{PIPES[pipe]}, id)» after the first write and WaitFlag before "
                     "the second, or «PipeBarrier(PIPE_ALL)»", site=site)
     other = written & ~mine
@@ -426,12 +429,13 @@ def _check_own_reads(core, buf, off: int, count: int, blen: int, pitch: int, pip
             continue
         for rs, re_ in chunk_runs(roff, rcount, rblen, rpitch):
             for ws, we in mine:
-                if rs < we and ws < re_:
+                if rs < we and ws < re_ and seq > vc[rp] and not core.auto_sync(rp, pipe):
                     r, w = PIPES[rp], PIPES[pipe]
                     raise RaceError(
                         f"pipe {w} writes GM buffer {buf.name!r} bytes {ws}..{we - 1}; byte {max(rs, ws)} was read by "
                         f"pipe {r} of this block at {_site(core, rec)}, with no flag or barrier between that read "
-                        f"and this write (the read may still be running and see the new bytes)",
+                        f"and this write (the read may still be running and see the new bytes)"
+                        f"{core.auto_sync_note(rp, pipe)}",
                         fix=f"«SetFlag(HardEvent.{r}_{w}, id)» after the read and «WaitFlag(HardEvent.{r}_{w}, id)» "
                             "before this write (or the queue hand-off that makes them wait), or «PipeBarrier(PIPE_ALL)»",
                         site=site)
@@ -465,6 +469,11 @@ def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, 
     bad = late | unseen
     if not bad.any():
         return
+    if late.any():
+        late = _after_auto_sync(core, late, p, wps, pipe)
+        bad = late | unseen
+        if not bad.any():
+            return
     i = int(np.flatnonzero(bad)[0])
     at = first + i * unit
     head = (f"{op} on pipe {PIPES[pipe]} reads GM buffer {buf.name!r} bytes {span[0]}..{span[1] - 1}; byte {at} "
@@ -472,7 +481,8 @@ def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, 
     if late[i]:
         w = PIPES[p[i]]
         raise RaceError(f"{head} by pipe {w} of this block at {_site(core, recs[i])}, with no flag or barrier "
-                        f"between the write and this read (the read may see the old bytes)",
+                        f"between the write and this read (the read may see the old bytes)"
+                        f"{core.auto_sync_note(int(p[i]), pipe)}",
                         fix=f"«SetFlag(HardEvent.{w}_{PIPES[pipe]}, id)» after the write and «WaitFlag(HardEvent."
                             f"{w}_{PIPES[pipe]}, id)» before this read, or «PipeBarrier(PIPE_ALL)»", site=site)
     oc = core.launch.cores[int(uid[i])]
@@ -484,6 +494,15 @@ def _check_read(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, 
 
 
 # ----------------------------------------------------------------------------- helpers
+def _after_auto_sync(core, late: np.ndarray, p: np.ndarray, wps: np.ndarray, pipe: int) -> np.ndarray:
+    """``late`` (this block's accesses on pipes ``p`` not ordered before ``pipe``'s) less those the compiler's
+    auto-sync orders: it makes ``pipe`` wait for each such pipe (Core.auto_sync), as for local memory."""
+    if not any([core.auto_sync(q, pipe) for q in set(p[late].tolist())]):
+        return late
+    vc = np.array(core.vc[pipe][:7], np.int64)
+    return late & ((wps >> 4) > vc[p])
+
+
 def _bursts(a: np.ndarray, first: int, count: int, n: int, step: int) -> np.ndarray:
     """A (count, n) view of ``a``: ``count`` runs of ``n`` elements, ``step`` apart, from ``first``."""
     isz = a.itemsize

@@ -90,9 +90,10 @@ class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
     def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None,
-                 numerics: bool = True):
+                 numerics: bool = True, auto_sync: bool = True):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.numerics = numerics        # False: timing only (engine/context.computing)
+        self.auto_sync = auto_sync      # the compiler's auto-sync of scalar hazards (Core.auto_sync); False: off
         self.records = RecordList()     # one tuple per instruction, packed into numpy chunks (engine/records.py)
         self.plans: dict = {}           # a core's plans until it gets its tiers (then theirs: _start)
         self.tier_pool: dict[str, list] = {}    # core type -> (tiers, their plans) free for the next block to start

@@ -54,6 +54,10 @@ def _compile_error() -> type | tuple:
                 arg("--chip", default=None, help="chip profile: Ascend910B (default), Ascend910, Ascend310B"),
                 arg("-D", "--define", dest="defines", action="append", default=None, metavar="NAME[=VALUE]",
                     help="a preprocessor macro, as a compiler's -D (e.g. -D SCENARIO_NUM=1)"),
+                arg("--cce-auto-sync", dest="auto_sync", choices=["on", "off"], default="on",
+                    help="the compiler's auto-sync of the scalar's GetValue/SetValue with the V, MTE2 and MTE3 "
+                         "pipes, as bisheng's option: on (the default of the official projects) or off (the "
+                         "kernels' own SetFlag/WaitFlag, else a RaceError); write --cce-auto-sync=off"),
                 arg("--profile", action="store_true",
                     help="also print each launch's msprof-style profile (pipe utilisation, bound pipe, advice)"),
                 arg("--blocks-profile", action="store_true",
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     chip = get_chip(args.chip) if args.chip else None
     try:
         defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.defines or [])
-        outcome = run_file(path, workdir=args.workdir, chip=chip, defines=defines)
+        outcome = run_file(path, workdir=args.workdir, chip=chip, defines=defines, auto_sync=args.auto_sync == "on")
     except KernelError as e:
         print(f"ascend-sim run: {path.name}: the program stopped on an error\n{e}", file=sys.stderr)
         return 1

@@ -433,14 +433,38 @@ def test_reduce_computation_whole_program_passes_its_own_scripts(tmp_path, scena
                                   np.fromfile(tmp_path / "output" / "golden.bin", np.float16))
 
 
-@pytest.mark.xfail(strict=True, raises=RaceError,
-                   reason="KNOWN GAP, not modelled: scenario 5 writes dst[1] with SetValue (PIPE_S), then EnQue/DeQue "
-                          "(VECOUT: V->MTE3 only in the simulator) and DataCopy on MTE3 with no S_MTE3 flag; the "
-                          "guide's Scalar读写数据 page says auto-sync (on by default) needs no manual flag for "
-                          "SetValue, the simulator reports a RaceError (a decision for the sync checks' owner)")
 def test_reduce_computation_scenario_5_get_reduce_repeat_sum_spr(tmp_path):
+    """Scenario 5 writes dst[1] with SetValue (PIPE_S), then EnQue/DeQue and DataCopy on MTE3 with no S_MTE3 flag:
+    the compiler's auto-sync (on by default, Scalar读写数据.md "Scalar读写数据时的同步") inserts it."""
     verify = run_sample_with_its_scripts(tmp_path, "reduce_computation", 5, [("reduce_computation_custom", 1)])
     assert verify.returncode == 0 and "test pass!" in verify.stdout, verify.stdout
+
+
+def test_reduce_computation_scenario_5_races_with_auto_sync_off(tmp_path):
+    """The same kernel built with --cce-auto-sync=off: the missing S_MTE3 flag is a RaceError at its copy-out."""
+    mod = load(fetch([f"{VEC}/reduce_computation/reduce_computation.asc", f"{VEC}/reduce_computation/data_utils.h"],
+                     tmp_path), defines={"SCENARIO_NUM": "5"})
+    x = np.ones(288, np.float16)           # gen_data.py: 288 ones; dst[0] and dst[1] are their sum
+    with pytest.raises(RaceError, match=r"(?s)DataCopy on pipe MTE3 reads UB.*pipe S wrote.*auto_sync=False"):
+        launch(mod.reduce_computation_custom, 1, x, np.zeros(16, np.float16), auto_sync=False)
+    z = np.zeros(16, np.float16)
+    launch(mod.reduce_computation_custom, 1, x, z)
+    assert z[0] == z[1] == 288
+
+
+def test_reduce_computation_scenario_5_program_with_cce_auto_sync_off(tmp_path):
+    """``ascend-sim run --cce-auto-sync=off``: the whole program (its main() and <<<>>> launch) built without
+    auto-sync stops on the RaceError at the sample's copy-out; with the default it passes its own check."""
+    folder = f"{VEC}/reduce_computation"
+    path = fetch([f"{folder}/reduce_computation.asc", f"{folder}/data_utils.h", f"{folder}/scripts/gen_data.py"],
+                 tmp_path)
+    subprocess.run(["python", "gen_data.py", "-scenarioNum=5"], cwd=tmp_path, check=True, capture_output=True)
+    cli = [os.sys.executable, "-m", "ascend_sim", "run", str(path), "-D", "SCENARIO_NUM=5"]
+    off = subprocess.run([*cli, "--cce-auto-sync=off"], capture_output=True, text=True)
+    assert off.returncode == 1 and "RaceError" not in off.stdout, off.stdout
+    assert "DataCopy on pipe MTE3 reads UB" in off.stderr and "pipe S wrote" in off.stderr, off.stderr
+    on = subprocess.run(cli, capture_output=True, text=True)
+    assert on.returncode == 0 and "reduce_computation_custom<<<1>>>" in on.stdout, on.stderr
 
 
 @pytest.mark.parametrize("scenario, n, dtype", [(1, 288, np.float16), (2, 512, np.float16), (3, 288, np.float16),

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ascend_sim
 from ascend_sim.course.grading.execute import Limits
 from ascend_sim.course.grading.expectations import full_marks, wrong_run_names
 from ascend_sim.course.grading.hints import HintLog
@@ -51,18 +50,18 @@ EXPECTED_FEEDBACK = {
     ("ex2", 1): "2068 % 32 = 20",                                   # elements split, not 32-byte DataBlocks
     ("ex2", 2): "the budget is 2,300: balance the cores",           # whole tiles per core, the rest on the last
     ("ex3", 0): "were never written",                               # the last, shorter tile skipped
-    ("ex3", 1): "took 5,519 simulated cycles",                      # one buffer per queue
-    ("ex3", 2): "took 13,719 simulated cycles",                     # 512-byte tiles
-    ("ex3", 3): "the first copy in and the last copy out overlap nothing",   # 32 KB tiles: three per block
+    ("ex3", 1): "took 2,790 simulated cycles",                      # one buffer per queue
+    ("ex3", 2): "took 7,874 simulated cycles",                      # 512-byte tiles
+    ("ex3", 3): "the first copy in and the last copy out overlap nothing",   # 32 KB tiles: two per block
     ("ex3", 4): "CapacityError",                                    # 64 KB tiles do not fit UB
     ("ex4", 0): "GMWriteConflictError",                             # every image's tile at image 0
-    ("ex4", 1): "took 10,198 simulated cycles; the budget is 10,000",  # the weights re-read for every image
+    ("ex4", 1): "took 11,455 simulated cycles; the budget is 9,700",   # the weights re-read for every image
     ("ex4", 2): "GMWriteConflictError",                             # dstStride = padded tile width, not HW
     ("ex4", 3): "is in the library's tiled_matmul.py; your call: line",   # rp/np_ not rounded up to 16
     ("ex5", 0): "output elements differ beyond the tolerance",      # K = 128
     ("ex5", 1): "Fixpipe dstStride 16 < nSize 128",                 # the copy out's row length
-    ("ex5", 2): "took 5,582 simulated cycles; the budget is 4,550",  # choose_tiling: slower than the default
-    ("ex5", 3): "took 4,626 simulated cycles",                      # no double buffering
+    ("ex5", 2): "took 22,134 simulated cycles; the budget is 15,000",  # choose_tiling: slower than the default
+    ("ex5", 3): "took 17,604 simulated cycles",                     # no double buffering
     ("ex5", 4): "are nSize and mSize swapped?",                     # Fixpipe nSize/mSize swapped
     ("ex5", 5): "32 for mSize 32, not 48",                          # srcStride above the rounded rows
     ("ex6", 0): "got -1.02441 expected 0",                          # no reluEn: negatives pass through
@@ -96,49 +95,11 @@ def test_every_wrong_answer_has_an_expected_feedback():
     assert {(ex, k) for ex, sol in SOLUTIONS.items() for k in range(len(sol.wrong))} == set(EXPECTED_FEEDBACK)
 
 
-def test_budgets_have_margin_and_the_default_is_still_measured_as_documented():
-    n = lab02.VECTOR_CASE
-    x = np.ones(n, np.float16)
-    vec = ascend_sim.launch(_namespace(SOLUTIONS["ex1"].code)["add_relu_vector"], 1, x, x, np.zeros_like(x), n)
-    assert vec.cycles * 1.1 < lab02.VECTOR_BUDGET
+def test_the_default_operator_is_still_measured_as_documented():
+    """ex5's target is relative to the default operator: its cycles as documented, and the budget at most 88 % of
+    them. (Every budget's margins over the solution and under the slow answers: tests/course/test_budget_margins.py.)"""
     M, N, K = lab02.CUBE_CASE
     a, b = np.ones((M, K), np.float16), np.ones((K, N), np.float16)
     _, base = default_matmul(a, b)
     assert base.cycles == pytest.approx(lab02.DEFAULT_CUBE_CYCLES, abs=1)
-    mine = ascend_sim.launch(_namespace(SOLUTIONS["ex5"].code)["matmul_wide"], lab02.EX5_BLOCKS, a, b,
-                             np.zeros((M, N), np.float16))
-    assert mine.cycles * 1.02 < lab02.CUBE_BUDGET <= 0.88 * base.cycles
-    M, N, K = lab02.FUSED_CASE
-    bias = np.zeros(N, np.float32)
-    fused = ascend_sim.launch(_namespace(SOLUTIONS["ex6"].code)["linear_relu"], 24, np.ones((M, K), np.float16),
-                              np.ones((N, K), np.float16), bias, np.zeros((M, N), np.float16), M, N, K)
-    assert fused.cycles * 1.1 < lab02.FUSED_BUDGET
-    cores, total = lab02.TAIL_CASE
-    h = np.ones(total, np.float16)
-    tails = ascend_sim.launch(_namespace(SOLUTIONS["ex2"].code)["add_tails"], cores, h, h, np.zeros_like(h), total)
-    assert tails.cycles * 1.1 < lab02.TAIL_BUDGET
-    blocks, n = lab02.STREAM_CASE
-    h = np.ones(blocks * n, np.float16)
-    stream = ascend_sim.launch(_namespace(SOLUTIONS["ex3"].code)["scale_stream"], blocks, h, np.zeros_like(h), n)
-    assert stream.cycles * 1.1 < lab02.STREAM_BUDGET
-    n, C, H, W, O, K, pad = lab02.CACHE_CASE
-    cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
-    hw = cols.shape[0] // n
-    cached = ascend_sim.launch(_namespace(SOLUTIONS["ex4"].code)["conv_nchw_kernel"], 24, cols,
-                               np.ones((O, C * K * K), np.float16), np.zeros((n, O, hw), np.float16),
-                               n, O, hw, C * K * K)
-    # 1.5 %, not 10 %: the re-read answer is only 4.0 % slower since its re-reads, L2 hits, pay no copy start and
-    # misses cost whole packages (lab02's comment)
-    assert cached.cycles * 1.015 < lab02.CACHE_BUDGET
-    n, C, H, W, O, K, pad = lab02.CONV_CASE
-    cols = lab02.im2col(np.ones((n, C, H, W), np.float16), K, K, pad)
-    ex7 = _namespace(SOLUTIONS["ex7"].code)
-    conv = ascend_sim.launch(ex7["conv_bn_relu_kernel"], lab02.CONV_BLOCKS, cols,
-                             np.ones((O, C * K * K), np.float16), np.zeros(16, np.float32),
-                             np.zeros((cols.shape[0], O), np.float16),
-                             ex7["conv_tiling"](cols.shape[0], O, C * K * K, lab02.CONV_BLOCKS))
-    assert conv.cycles * 1.1 < lab02.CONV_BUDGET
-    f = np.ones(4096, np.float32)
-    banks = ascend_sim.launch(_namespace(SOLUTIONS["ex8"].code)["add_banks"], 1, f, f, np.zeros_like(f),
-                              lab02.BANK_TIMES)
-    assert banks.cycles * 1.1 < lab02.BANK_BUDGET
+    assert lab02.CUBE_BUDGET <= lab02.SPEEDUP_TARGET * base.cycles

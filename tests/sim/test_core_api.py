@@ -250,9 +250,11 @@ def vector_reads_set_value_without_sync(x, seen):
     (vector_reads_set_value_without_sync, ["Add on pipe V reads UB bytes from 0 that pipe S wrote", "HardEvent.S_V"],
      "<- vector reads the scalar's write too early"),
 ], ids=["MTE2-then-GetValue", "SetValue-then-vector"])
-def test_scalar_access_needs_sync(action, words, at):
-    with raises_rule(RaceError, *words, at=at):
-        observe(action)
+def test_scalar_access_needs_sync_with_auto_sync_off(action, words, at):
+    """The compiler's auto-sync off (--cce-auto-sync=off): the kernel's own flag is missing (tests/sim/test_auto_sync.py:
+    with it on, the default, the same kernels run)."""
+    with raises_rule(RaceError, *words, "auto_sync=False", at=at):
+        observe(action, auto_sync=False)
 
 
 @pytest.mark.parametrize("action, error, words", [

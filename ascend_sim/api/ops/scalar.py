@@ -1,14 +1,17 @@
 """Scalar access to local memory and to GM: GetValue/SetValue on PIPE_S.
 
 The scalar unit reads UB directly, so a value a vector instruction or a copy
-wrote must be synchronised to it first (SetFlag/WaitFlag with HardEvent.V_S or
-MTE2_S, or PipeBarrier(PIPE_ALL)); the racecheck reports it otherwise.
+wrote must be synchronised to it first. The compiler's auto-sync (自动同步,
+``--cce-auto-sync``, on by default: guide 内存访问原理/Scalar读写数据.md, "Scalar读写数据时的同步")
+inserts that SetFlag/WaitFlag (V_S, MTE2_S ...; and S_V, S_MTE3 ... before a later pipe's
+access): ``Core.auto_sync`` makes the same wait. With ``launch(..., auto_sync=False)`` the kernel
+needs its own flags (or PipeBarrier(PIPE_ALL)); the racecheck reports a missing one.
 
 ``GlobalTensor.GetValue/SetValue`` ("获取/设置GlobalTensor的相应偏移位置的值", ``__inout_pipe__(S)``) cost
 ``scalar_gm_cycles`` on PIPE_S and go through the GM sanitizer as a one-element read or write on pipe S:
-a read of bytes an MTE3 copy of this block wrote needs a flag (MTE3_S), a read or write of bytes another
-block wrote needs SyncAll; two blocks' SetValue in one 64-byte DCache line is a GMWriteConflictError ("多核操作GM
-地址时，要求不同核操作的地址至少有Cache Line大小的偏移"). Not modelled: the DCache itself (writes reach GM at
+a read of bytes an MTE3 copy of this block wrote needs a flag (MTE3_S: auto-sync's, or the kernel's when it is
+off), a read or write of bytes another block wrote needs SyncAll; two blocks' SetValue in one 64-byte DCache
+line is a GMWriteConflictError ("多核操作GM地址时，要求不同核操作的地址至少有Cache Line大小的偏移"). Not modelled: the DCache itself (writes reach GM at
 once here; on the device they need DataCacheCleanAndInvalid before a DMA or another core sees them).
 """
 from __future__ import annotations
@@ -80,7 +83,7 @@ def gm_get_value(t, index: int):
     isz = t.dtype.itemsize
     if t.buf.written:
         gm_read(core, t.buf, off, 1, isz, isz, S, "GlobalTensor.GetValue", site)
-    record_read(core, t.buf, off, 1, isz, isz)
+    record_read(core, t.buf, off, 1, isz, isz, S)
     core.issue(S, "GetValue(GM)", core.chip.scalar_gm_cycles, nbytes=isz, src="GM", dst="", klass="scalar",
                site=site)
     return t.buf.raw[off:off + isz].view(t.dtype)[0].item()

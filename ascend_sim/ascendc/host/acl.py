@@ -161,6 +161,7 @@ class Runtime:
     """The ACL state of one simulated process: init, device, streams, allocations and the launches run."""
 
     chip: Any = None
+    auto_sync: bool = True                                  # False: as built with --cce-auto-sync=off
     initialized: bool = False
     device: int | None = None
     streams: list = field(default_factory=list)
@@ -186,10 +187,11 @@ def current() -> Runtime:
 
 
 @contextlib.contextmanager
-def session(chip: Any = None) -> Iterator[Runtime]:
-    """A fresh simulated process for the block (``ascend-sim run`` runs each ``main`` in one)."""
+def session(chip: Any = None, auto_sync: bool = True) -> Iterator[Runtime]:
+    """A fresh simulated process for the block (``ascend-sim run`` runs each ``main`` in one); ``auto_sync=False``:
+    its kernels as built with ``--cce-auto-sync=off``."""
     global _state
-    saved, _state = _state, Runtime(chip=chip)
+    saved, _state = _state, Runtime(chip=chip, auto_sync=auto_sync)
     try:
         yield _state
     finally:
@@ -547,7 +549,7 @@ def launch_kernel(k: Any, blocks: int, stream: Any, *args: Any) -> None:
                                "pass the device pointer", kind="host-pointer-launch")
         else:
             gm.append(a)
-    result = launch(k, int(blocks), *gm, chip=_state.chip, gm_names=params or None)
+    result = launch(k, int(blocks), *gm, chip=_state.chip, gm_names=params or None, auto_sync=_state.auto_sync)
     _state.launches.append((name, int(blocks), result))
     for alloc in touched:
         alloc.in_flight = s

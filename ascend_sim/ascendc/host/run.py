@@ -66,8 +66,9 @@ def _status(value: Any) -> int:
 
 
 def run_file(path: str | Path, *, workdir: str | Path | None = None, chip: Any = None,
-             defines: dict | None = None) -> RunOutcome:
+             defines: dict | None = None, auto_sync: bool = True) -> RunOutcome:
     """Load ``path`` (with the macros ``defines``), run its ``main`` in ``workdir`` (default: the file's folder).
+    ``auto_sync=False``: every launch as built with ``--cce-auto-sync=off`` (docs/architecture.md, "Auto-sync").
 
     Errors of the program (a KernelError in a kernel, an AclError in main, a CompileError) propagate.
     """
@@ -75,7 +76,7 @@ def run_file(path: str | Path, *, workdir: str | Path | None = None, chip: Any =
     path = Path(path).resolve()
     module = load(str(path), defines=defines or None)
     main = _entry(module)
-    with acl.session(chip=chip) as state, _working_folder(Path(workdir or path.parent).resolve()):
+    with acl.session(chip=chip, auto_sync=auto_sync) as state, _working_folder(Path(workdir or path.parent).resolve()):
         code = _status(_call_main(main, path))
         sys.stdout.flush()
     return RunOutcome(code, list(state.launches), state.leaks())

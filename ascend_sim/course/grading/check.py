@@ -46,7 +46,7 @@ from ascend_sim.course.grading.stale import stale_note
 from ascend_sim.course.grading.report import fmt_points
 
 __all__ = ["MIME", "CHECK_STATUSES", "Lab", "Context", "CheckResult", "Exercise", "NotAttempted",
-           "CheckFailed", "LearnerError"]
+           "CheckFailed", "LearnerError", "Measured"]
 
 MIME = "application/vnd.ascend-sim.check+json"
 SCHEMA = 1
@@ -169,6 +169,19 @@ class CheckResult:
                               f"padding-left:6px'><ul style='margin:0'>{items}</ul></div>") if details else ""}
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One figure a check held to a budget: the case it was measured in, the figure, the budget and their unit.
+
+    The check's record of how close an answer came (``grading/margins.py`` reads it); nothing the learner sees.
+    """
+
+    case: str
+    measured: float
+    budget: float
+    unit: str = "cycles"
+
+
 # ----------------------------------------------------------------------------- context
 class Context:
     """What a check function gets: the learner's names, a seeded RNG, and failure helpers.
@@ -182,6 +195,8 @@ class Context:
         self.rng = np.random.default_rng(zlib.crc32(f"{lab}/{exercise}".encode()))
         self.notes: list[str] = []
         self.events: list[dict] = []
+        self.measured: list[Measured] = []      # every figure held to a budget, in order (expect_cycles, measure)
+        self._cases: list[str] = []             # the labels of the open ``case`` blocks
         self._answers: dict[int, str] = {}      # id of an answer object -> its name
         self.language = PYTHON                  # the last answer's language: hints are spelled in it (C++: "cpp")
 
@@ -260,10 +275,21 @@ class Context:
     @contextlib.contextmanager
     def case(self, label: str) -> Iterator[None]:
         """Prefix failures raised inside the block with ``case <label>: ``."""
+        self._cases.append(label)
         try:
             yield
         except CheckFailed as e:
             raise CheckFailed(f"case {label}: {e}", e.diagnosis) from e.__cause__
+        finally:
+            self._cases.pop()
+
+    def measure(self, measured: float, budget: float, unit: str = "cycles") -> bool:
+        """Write down a figure held to ``budget`` (lower is better) in the open case; True when it is within it.
+
+        For a check that words its own failure (a diagnosis from the trace); ``expect_cycles`` calls it too.
+        """
+        self.measured.append(Measured(" / ".join(self._cases), float(measured), float(budget), unit))
+        return measured <= budget
 
     def expect_close(self, actual: Any, golden: np.ndarray, *, dtype=None, sentinel=None,
                      segment: int | None = None, tile: int | None = None,
@@ -279,11 +305,12 @@ class Context:
             self.fail(text, (key,))
         return result
 
-    def expect_cycles(self, cycles: float, budget: float, advice: str = "") -> None:
-        """Hold the kernel to a budget in simulated cycles."""
-        if cycles > budget:
+    def expect_cycles(self, cycles: float, budget: float, advice: str = "",
+                      diagnosis: tuple[str, ...] = ("budget",)) -> None:
+        """Hold the kernel to a budget in simulated cycles; ``advice`` and ``diagnosis`` word a failure."""
+        if not self.measure(cycles, budget):
             self.fail(f"took {cycles:,.0f} simulated cycles; the budget is {budget:,.0f}"
-                      + (f": {advice}" if advice else ""), ("budget",))
+                      + (f": {advice}" if advice else ""), diagnosis)
         self.note(f"{cycles:,.0f} simulated cycles (budget {budget:,.0f})")
 
 

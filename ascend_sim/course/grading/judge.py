@@ -218,7 +218,7 @@ class _LaunchReplay:
     def __init__(self, ctx: ReplayContext, launches: list):
         self.ctx, self.launches = ctx, list(launches)
 
-    def hook(self, run, k, block_dim, *args, chip=None, gm_names=None):  # noqa: ANN001 - launch's signature
+    def hook(self, run, k, block_dim, *args, chip=None, gm_names=None, auto_sync=True):  # noqa: ANN001 - launch's
         if not isinstance(k, AnswerToken):
             raise ev.Rejected(f"the check launched {getattr(k, '__name__', k)!r}, which is not an answer")
         if not self.launches:

@@ -172,11 +172,13 @@ def conv_tiling(n: int, C: int, H: int, W: int, O: int, KH: int, KW: int, pad: i
                       _round_up(O, LANES))
 
 
-def run_conv2d(kern, x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, block_dim: int = 4):
+def run_conv2d(kern, x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, block_dim: int = 4,
+               auto_sync: bool = True):
     """Conv2D (stride 1) of fp16 ``x [N, C, H, W]`` with the learner's ``conv2d_custom``; returns (y, result).
 
     The host zero-pads the input and converts it to the chunked layout (TransData); no im2col: the window
-    slide, the weights and the bias are the kernel's job.
+    slide, the weights and the bias are the kernel's job. ``auto_sync=False``: built as with --cce-auto-sync=off
+    (ex3's check: the kernel's own MTE2_S flag is graded).
     """
     from ascend_sim import launch
     x, w, b = (np.asarray(v, np.float16) for v in (x, w, b))
@@ -186,7 +188,7 @@ def run_conv2d(kern, x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int = 0, 
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     y = np.full(t.chunks * t.O * t.OH * t.OW * t.nb, np.nan, np.float16)
     res = launch(kern, block_dim, to_chunks(xp, np.float16, t.nb), _padded(w, t.wLength), _padded(b, t.bLength),
-                 y, t, gm_names=["x", "w", "b", "y"])
+                 y, t, gm_names=["x", "w", "b", "y"], auto_sync=auto_sync)
     return from_chunks(y, n, t.nb, (O, t.OH, t.OW)), res
 
 
@@ -358,7 +360,9 @@ def _ex2(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- ex3 Conv2D
 CONV_SYNC = (
-    "The scalar unit reads the weights (GetValue) while the MTE2 copy that brings them may still be running.",
+    "The scalar unit reads the weights (GetValue) while the MTE2 copy that brings them may still be running. The "
+    "toolchain's auto-sync (on by default) would insert the flag for you; this check builds your kernel with "
+    "--cce-auto-sync=off so that you place it.",
     "TODO 1: after the DataCopy of w and b to UB, the scalar unit may read them only once MTE2 has landed: a "
     "SetFlag/WaitFlag pair on the MTE2 -> S event («SetFlag(HardEvent.MTE2_S, 0)»; «WaitFlag(HardEvent.MTE2_S, 0)»).",
     "TODO 1 in full: the flag pair right after the two DataCopy calls, before the first GetValue. Then «read them "
@@ -391,7 +395,8 @@ def _ex3(ctx: Context) -> None:
     kern = ctx.answer("conv2d_custom")
     bias = 0.5
     with ctx.case("all-ones 28x28 image, 5x5 all-ones filter, pad 2, bias 0.5"):
-        y, _ = ctx.call(run_conv2d, kern, np.ones((1, 1, 28, 28)), np.ones((1, 1, 5, 5)), np.array([bias]), 2)
+        y, _ = ctx.call(run_conv2d, kern, np.ones((1, 1, 28, 28)), np.ones((1, 1, 5, 5)), np.array([bias]), 2,
+                        auto_sync=False)
         ctx.expect_close(y[0, 0], ones_conv_golden(28, 5, 2, bias), sentinel=np.nan)
     cases = [((2, 1, 28, 28), (6, 1, 5, 5), 2, 4), ((40, 6, 14, 14), (16, 6, 5, 5), 0, 2)]
     for _ in range(2):
@@ -405,7 +410,7 @@ def _ex3(ctx: Context) -> None:
         w = ctx.rng.uniform(-0.5, 0.5, ws).astype(np.float16)
         b = ctx.rng.uniform(-1, 1, ws[0]).astype(np.float16)
         with ctx.case(f"x {xs}, w {ws}, pad {pad}, {blocks} blocks"):
-            y, _ = ctx.call(run_conv2d, kern, x, w, b, pad, blocks)
+            y, _ = ctx.call(run_conv2d, kern, x, w, b, pad, blocks, auto_sync=False)
             ctx.expect_close(y, conv2d_ref(x, w, b, pad=pad), sentinel=np.nan)
 
 

@@ -45,25 +45,30 @@ VECTOR_BUDGET = 2400
 # The balanced split takes 2,015 cycles; whole tiles per core with the rest on the last core 11,495. Budget: +15 %.
 TAIL_CASE = (24, 144_112)
 TAIL_BUDGET = 2300
-# ex3: scale_stream on 8 blocks of 33,360 halves: two buffers of 8 KB tiles take 4,341 cycles, one buffer 5,519,
-# 512-byte tiles 13,719. Budget: the solution + about 13 %.
-STREAM_CASE = (8, 33_360)
-STREAM_BUDGET = 4900
-# ex4: Conv(16 -> 64, 3x3, pad 1) on 64 images of 10x10, written NCHW: per image y[i] [64, 100] = w [64, 144] @
-# cols[i]^T, one image per tile on 24 cube cores. The weights kept in L1 for all of a core's images: 9,810 cycles;
-# read from GM again for every image: 10,198 (re-set 2026-12-07 for hw/chips.aic_gm_start_on_misses_only: a GM -> L1
-# copy L2 serves whole no longer pays the 210-cycle Nd2Nz start, as CANN's auto-tiling model prices an L2 -> L1 move;
-# the re-reads are such copies, so the gap is 4.0 %; budget 10,000, the solution + 1.9 %, the re-read 2.0 % over).
-# Before: 10,890 / 11,694 (re-set 2026-12-07 for hw/chips.aic_gm_miss_row_packages and Atlas A2's
-# 128 B L2 lines: the rows that miss L2 cost whole 8-cycle packages, so the first reads, which both answers pay, grew
-# and the re-reads, L2 hits, did not: the gap is 7.4 %; budget 11,400, the solution + 4.7 %, the re-read 2.6 % over;
-# it was 7,926 / 8,842, budget 8,800). Before: re-set 2026-12-07 for hw/chips.gm_window_turns, the cores' turns on
-# the 512 B windows of the weights they all read, and L2 hits at 110 B/cycle: 7,612 / 8,608, budget 8,450; the
-# budget stays between the solution + 10 % and the re-read). Earlier budget +11 % (re-set for issue 30's copy path, 2026-12-06: a GM -> L1
-# row now costs its bytes, not whole 512 B packages, which halved both; it was 14,777 / 17,245, budget 16,300). (The vector conv of kernels/opt/conv_weights.py is
-# vector-bound: there the re-read costs no simulated time, so the exercise uses the cube.)
-CACHE_CASE = (64, 16, 10, 10, 64, 3, 1)
-CACHE_BUDGET = 10000
+# ex3: scale_stream on 8 blocks of 20,480 halves (40 KB each, whole 512 B windows): two buffers of 8 KB tiles (five
+# per block) take 2,174 cycles, one buffer 2,790 (+28 %), 32 KB tiles 2,894 (+33 %), 512-byte tiles 7,874. Budget:
+# the solution + 10 % (2,400), which leaves the slow answers 16 % or more over it (measured 2026-12-07, `python
+# scripts/perturb_answers.py --margins lab02 --ex ex3`; tests/course/test_budget_margins.py holds the margins). The
+# block is 1.25 tiles of 32 KB by design: one huge tile then holds most of the block, so its copy in and copy out
+# overlap nothing. History: 8 blocks of 33,360 halves (3 tiles of 32 KB, the last one 592 halves, whose short drain
+# hid most of the lesson): 4,341 / 5,519 / 5,150, budget 4,900, the 32 KB tiles only 5 % over; and blocks that
+# started off the 512 B windows made every figure depend on the window rule.
+STREAM_CASE = (8, 20_480)
+STREAM_BUDGET = 2400
+# ex4: Conv(16 -> 64, 3x3, pad 1) on 144 images of 4x4, written NCHW: per image y[i] [64, 16] = w [64, 144] @
+# cols[i]^T, one image per tile on 24 cube cores (6 images each). The shape of a late layer (small feature maps,
+# many filters) is chosen so that the lesson is large by construction: the weights (64 x 144 halves) are 4x an
+# image's img2col rows (16 x 144), so reading them again for every image multiplies what MTE2 moves per image.
+# The weights kept in L1 for all of a core's images: 8,426 cycles; read from GM again for every image: 11,455
+# (+36 %; measured 2026-12-07, `python scripts/perturb_answers.py --margins lab02 --ex ex4`). Budget: the solution
+# + 15 % (9,700), which leaves the re-read 18 % over it, so a timing change of a few per cent moves neither verdict
+# (tests/course/test_budget_margins.py holds both margins). History: the case was 64 images of 16x10x10, where the
+# re-read was only 7.4 % slower (10,890 / 11,694, budget 11,400: 2.6 % over) once L2 hits, which the re-reads are,
+# became cheap against the first reads (hw/chips.aic_gm_miss_row_packages, Atlas A2's 128 B L2 lines).
+# (The vector conv of kernels/opt/conv_weights.py is vector-bound: there the re-read costs no simulated time, so the
+# exercise uses the cube.)
+CACHE_CASE = (144, 16, 4, 4, 64, 3, 1)
+CACHE_BUDGET = 9700
 # ex7: Conv(6 -> 16, 5x5) + BN + ReLU on 8 LeNet-5 conv2 inputs (6x14x14): M = 800 pixels, N = 16, K = 150, the
 # folded weights [16, 150] in their own layout (B^T). The solution (24 cores) takes 2,377 cycles, a tiling for 4 of
 # the 24 cores 3,532. Budget: +15 %
@@ -73,40 +78,33 @@ CACHE_BUDGET = 10000
 # L2 hits at 110 B/cycle); then 2,890 -> 3,780 (+15 %) on 2026-12-07: the solution 3,290, the 4-core tiling 4,816,
 # with hw/chips.aic_gm_miss_row_packages (rows that miss L2 cost whole 8-cycle packages per 512 B window piece; the
 # 300 B rows start off their windows) and Atlas A2's 128 B L2 lines.
-# With hw/chips.aic_gm_start_on_misses_only (2026-12-07): the solution 3,290, the 4-core tiling 4,606: it holds.
 CONV_CASE = (8, 6, 14, 14, 16, 5, 0)
 CONV_BUDGET = 3780
 # ex7: 272 filters are wider than one BT-sized tile (256 floats): two column tiles, several column blocks each
 WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
 CONV_BLOCKS = 24            # the launch's blocks, given to the answer's host tiling function
-# ex5: a [96, 192] @ [192, 768] half matmul, a shape choose_tiling handles badly (3,438 cycles: 192-column tiles
-# and K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
-# default on 24 cores) takes 9,739 (tests/course/test_grading_lab02.py re-measures it), 6,541 of them its kernel head
-# (Matmul.Init: the tiling copied from the host and Init's set-up, hw/chips.py); the learner's kernel must take at
-# most 88 % of that (>= 12 % faster) and at most CUBE_BUDGET. The solution (32 x 128 tiles, K steps of 128) takes
-# 3,059; single-buffered 3,597 (re-set 2026-12-07 for hw/chips.gm_window_turns: the 24 cores take turns on the
-# windows of A they all read; it was 2,798 / 3,396 / 3,298 / 9,631, budget 3,050). Budget: the solution + 8 % (3,300);
-# before: the solution + 9 % (re-set for issue 30, 2026-12-06: with the Matmul API's
-# kernel head the default is 3.4x the solution, so 88 % of it no longer separates a good tiling from a poor one; it
-# was 88 % of 4,940 = 4,347 against a solution of 4,215). The default re-measured 2026-12-07 (10,129 -> 9,739) when
-# the Matmul API took the official Atlas A2 L1 -> L0 loads (one LoadData3D per operand and base block instead of one
-# LoadData 2D per 16 rows: fewer MTE1 start-ups); the budget is unchanged (3,300 < 88 % of 9,739).
-# Re-set 2026-12-07 for hw/chips.aic_gm_miss_row_packages and Atlas A2's 128 B L2 lines (rows that miss L2 cost whole
-# 8-cycle packages per 512 B window piece): the default 9,739 -> 11,563, the solution 3,059 -> 4,235, single-buffered
-# 3,597 -> 4,833, choose_tiling 3,438 -> 5,789; budget 3,300 -> 4,550 (the solution + 7.4 %).
-# With hw/chips.aic_gm_start_on_misses_only (2026-12-07; copies L2 serves whole pay no start): the solution 4,065,
-# single-buffered 4,626 (1.7 % over), choose_tiling 5,582, the default 11,563: the budget holds.
-CUBE_CASE = (96, 768, 192)
-DEFAULT_CUBE_CYCLES = 11563
+# ex5: a [96, 1024] @ [1024, 768] half matmul, a shape choose_tiling handles badly (16 x 192 tiles: B read 6 times
+# over, K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
+# default on 24 cores, its kernel head Matmul.Init included) takes 20,830 cycles (tests/course/test_grading_lab02.py
+# re-measures it); the learner's kernel must take at most 88 % of that (>= 12 % faster) and at most CUBE_BUDGET.
+# The solution (32 x 128 tiles, eight K steps of 128, double-buffered) takes 13,641; single-buffered 17,604 (+29 %),
+# choose_tiling 22,134 (slower than the default). Budget: the solution + 10 % (15,000), which leaves single-buffering
+# 17 % over it and choose_tiling 48 % over (measured 2026-12-07, `python scripts/perturb_answers.py --margins lab02
+# --ex ex5`; tests/course/test_budget_margins.py holds the margins). K is 1024 by design: with eight K steps per
+# tile, the copies that double buffering hides are a large share of the time. History: K was 192 (two K steps), where
+# single-buffering was only 14 % slower than the solution and 6 % over the budget (4,235 / 4,833, budget 4,550,
+# default 11,563, choose_tiling 5,789), a margin that each timing change of 2026-12-06/07 moved by several per cent.
+CUBE_CASE = (96, 768, 1024)
+DEFAULT_CUBE_CYCLES = 20830
 SPEEDUP_TARGET = 0.88
-CUBE_BUDGET = min(4550, int(SPEEDUP_TARGET * DEFAULT_CUBE_CYCLES))
+CUBE_BUDGET = min(15000, int(SPEEDUP_TARGET * DEFAULT_CUBE_CYCLES))
 EX5_BLOCKS = 24             # every cube core; a kernel with fewer tiles leaves the rest idle
 # ex6: relu(x @ w^T + bias) at 512x256x256 with w [256, 256] in Linear's [out, in] layout: whole-K copies of w's
 # rows (48 x 64 tiles, K in one step) take 4,891 cycles; choose_tiling's K steps of 64 (128-byte copies per row)
 # 6,879 (6,804 before hw/chips.gm_window_turns; 13,570 before issue 30 priced a 128 B row by its bytes, not as a
 # 512 B package); the solution now 4,812. Budget: +12 %. With hw/chips.aic_gm_miss_row_packages (2026-12-07) the
 # 128-byte copies that miss L2 cost a whole 8-cycle package a row again: choose_tiling 10,685, the solution 4,816;
-# the budget holds; with hw/chips.aic_gm_start_on_misses_only (2026-12-07) 4,729 / 10,685: it holds.
+# the budget holds.
 FUSED_CASE = (512, 256, 256)
 FUSED_BUDGET = 5500
 # ex8: 20 repeat-form Adds of 4096 floats: 3,512 cycles without bank conflicts, 4,792 with x and y in one bank
@@ -192,7 +190,8 @@ STREAM_HINTS = {
         "overlap nothing.",
         "Double buffering hides copies only between tiles: the pipeline fills and drains once per block, and a huge "
         "tile makes that fill and drain long. Several KB per tile is enough to amortise the fixed cost.",
-        "A tile of 4096 halves (8 KB): about eight tiles per block, so MTE2, V and MTE3 overlap on all but one."),
+        "A tile of 4096 halves (8 KB): five tiles per block of 20,480 halves, so MTE2, V and MTE3 overlap on all "
+        "but the first and the last."),
     "CapacityError": (
         "The buffers do not fit UB: add up BUFFER_NUM x tile bytes over both queues and compare with the error's "
         "usable bytes.",
@@ -275,10 +274,8 @@ def _ex3(ctx: Context) -> None:
             res = ctx.call(launch, kern, blocks, x, z, n, gm_names=["x", "z"])
             ctx.expect_close(z, golden, sentinel=np.nan, segment=n)
     with ctx.case(f"{STREAM_CASE[0]} blocks of {STREAM_CASE[1]} halves"):
-        if res.cycles > STREAM_BUDGET:
-            advice, key = _stream_diagnosis(res, STREAM_CASE[1])
-            ctx.fail(f"took {res.cycles:,.0f} simulated cycles; the budget is {STREAM_BUDGET:,}: {advice}", key)
-        ctx.expect_cycles(res.cycles, STREAM_BUDGET)
+        advice, key = _stream_diagnosis(res, STREAM_CASE[1]) if res.cycles > STREAM_BUDGET else ("", ("budget",))
+        ctx.expect_cycles(res.cycles, STREAM_BUDGET, advice, key)
 
 
 def _stream_diagnosis(res, n: int) -> tuple[str, tuple[str, ...]]:
@@ -345,14 +342,14 @@ _EX5_BUDGET_HINTS = (
     "16-row tiles B is read 96 / 16 = 6 times over; how many tiles does your tiling give the 24 cores?",
     "Taller tiles read B fewer times: singleM = 32 reads it 3 times, and singleN = 128 then makes 3 x 6 = 18 tiles, "
     "all running at once on 24 cores (choose_tiling picks 16-row tiles here).",
-    "Fewer, longer K steps: baseK = 128 (two steps, 128 + 64) with depth=2, so the next step is copied while the "
-    "cube works on this one; L0B then holds 2 x 128 x 128 halves = 64 KB.",
+    "Fewer, longer K steps: baseK = 128 (eight steps instead of 13 of 80) with depth=2, so the next step is copied "
+    "while the cube works on this one; L0B then holds 2 x 128 x 128 halves = 64 KB.",
 )
 
 
 @LAB.exercise("ex5", points=3, title="a cube tiling >= 12 % faster than the default", hints={
     "budget": _EX5_BUDGET_HINTS,
-    "values": ("Does the tiling describe the real problem (M, N, K = 96, 768, 192)? A shorter K drops part of "
+    "values": ("Does the tiling describe the real problem (M, N, K = 96, 768, 1024)? A shorter K drops part of "
                "every sum.",),
     **FIXPIPE_HINTS,
     "*": _EX5_BUDGET_HINTS[:1],

@@ -309,6 +309,12 @@ _ATTN_HINTS = {
     "budget": ("How many key blocks per row does your kernel run, and how many instructions per block?",
                "Key blocks of 64 floats fill one 256-byte repeat: smaller blocks pay the per-instruction cost more "
                "often.",),
+    "RaceError": ("The scalar unit reads red[0] (GetValue) that a vector reduction wrote, and the vector unit then "
+                  "writes red again. The toolchain's auto-sync (on by default) would insert both hand-offs; this "
+                  "check builds your kernel with --cce-auto-sync=off, so they are yours to write.",
+                  "After ReduceMax / ReduceSum and before GetValue: «SetFlag(HardEvent.V_S, 0); WaitFlag(HardEvent.V_S, "
+                  "0)|SetFlag<HardEvent::V_S>(0); WaitFlag<HardEvent::V_S>(0);». After GetValue, before the next vector "
+                  "instruction: the same with S_V.",),
     "*": ("Write the per-block update first (max, exp, sum, rescale) and test it on S = BC (one block).",),
 }
 
@@ -324,7 +330,8 @@ def _ex4(ctx: Context) -> None:
         out = np.full((sq, d), np.nan, np.float32)
         with ctx.case(f"{sq} query rows, S = {s}, D = {d}"):
             res = ctx.call(launch, kern, ATTN_BLOCKS, q, np.ascontiguousarray(k.T), np.ascontiguousarray(v.T), out,
-                           sq, s, d, chip=attention_chip(), gm_names=["q", "kt", "vt", "out"])
+                           sq, s, d, chip=attention_chip(), gm_names=["q", "kt", "vt", "out"],
+                           auto_sync=False)     # the V_S / S_V hand-offs are graded (--cce-auto-sync=off)
             ctx.expect_close(out, attention_ref(q, k, v), sentinel=np.nan)
         t = as_table(res)
         written[(sq, s, d)] = int(t.nbytes[t.dst == "GM"].sum())

@@ -430,3 +430,11 @@ extern "C" __global__ __aicore__ void flash_row_attention(GM_ADDR q, GM_ADDR kt,
 
 // %% ex4 wrong: key blocks of 16 floats: correct, but four times the instructions per key [key: budget]
 // replace: constexpr uint32_t BC = 64;                           // keys per block: one 256-byte repeat of float32 -> constexpr uint32_t BC = 16;
+
+// %% ex4 wrong: reads the block's max with GetValue before ReduceMax has written it (no V_S hand-off) [key: RaceError]
+// replace:
+//             SetFlag<HardEvent::V_S>(0);
+//             WaitFlag<HardEvent::V_S>(0);
+//             float rowMax = red.GetValue(0);
+// with:
+//             float rowMax = red.GetValue(0);

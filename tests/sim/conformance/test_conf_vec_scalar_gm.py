@@ -85,14 +85,25 @@ def read_own_copy_out(x, z, sync):
     q.FreeTensor(t)
 
 
-def test_get_value_after_own_copy_out_needs_a_flag():
+def test_get_value_after_own_copy_out_needs_a_flag_with_auto_sync_off():
     x = np.arange(N, dtype=float32)
     z = np.zeros(N, float32)
-    launch(read_own_copy_out, 1, x, z, True)
+    launch(read_own_copy_out, 1, x, z, True, auto_sync=False)
     assert z[0] == 1 and (z[1:] == x[1:]).all()
-    with raises_rule(RaceError, "GlobalTensor.GetValue on pipe S", "pipe MTE3", "MTE3_S",
+    with raises_rule(RaceError, "GlobalTensor.GetValue on pipe S", "pipe MTE3", "MTE3_S", "auto_sync=False",
                      at="zGm.SetValue(0, zGm.GetValue(1))"):
-        launch(read_own_copy_out, 1, x, np.zeros(N, float32), False)
+        launch(read_own_copy_out, 1, x, np.zeros(N, float32), False, auto_sync=False)
+
+
+def test_get_value_after_own_copy_out_is_auto_synced_by_default():
+    """MTE3 -> S is one of the compiler's auto-synced pairs (关键特性说明.md 表1): the GetValue waits for the copy-out."""
+    x = np.arange(N, dtype=float32)
+    z = np.zeros(N, float32)
+    res = launch(read_own_copy_out, 1, x, z, False)
+    assert z[0] == 1 and (z[1:] == x[1:]).all()
+    out = next(r for r in res.trace if r.op == "DataCopy" and r.pipe == "MTE3")
+    get = next(r for r in res.trace if r.op == "GetValue(GM)")
+    assert get.start >= out.end + res.chip.event_latency_cycles
 
 
 @kernel
