@@ -108,6 +108,8 @@ class Recorder:
                 row_cycles += hit * timing.aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0, aligned)
         else:
             row_cycles = timing.aic_byte_rows(core, rows, addr, count, blen, pitch, hit, aligned)
+        if rows[7]:                     # the start paid by the share that misses L2 (aic_gm_start_on_misses_only)
+            startup = startup * (1.0 - hit)
         turns = self.last.get("turns", 0.0)
         moving = total - startup - turns
         fills_in, fills_out = self.last.get("fills", (moving, moving))

@@ -41,10 +41,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
-    packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each), and skips its
-    start when it waited in the MTE2 queue behind the previous copy
-    (``aic_gm_start_hidden_when_queued``: the start overlaps that copy's data) or (a what-if,
-    ``aic_gm_start_on_misses_only``) pays it in proportion to the bytes that miss L2, and (a what-if, off) starts
+    packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each); it pays its
+    start in proportion to the bytes that miss L2 (``aic_gm_start_on_misses_only``: a copy L2 serves whole pays
+    none; :func:`aic_copy_start`, with the what-ifs that hide a queued copy's start), and (a what-if, off) starts
     ``aic_gm_miss_latency_cycles`` later when any of its bytes miss L2. Bandwidth: the bytes L2
     serves (engine/l2.py) at this core's share of the L2 bandwidth, and the bytes that go through HBM (misses, bypassed writes, write-backs
     of dirty victims) at this core's fair share of the HBM bandwidth, within what the blocks simulated
@@ -85,13 +84,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
             moving = (1.0 - hit) * aic_miss_packages(buf.base_addr + off, count, blen, pitch, rows[8]) * rows[2] * 512
             if hit:
-                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0, aligned)
+                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0,
+                                              aligned or rows[10])
         else:
-            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit, aligned)
-        if rows[3] and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
-            startup = 0                 # queued behind the previous copy: its start overlaps that copy's data
-        elif rows[7] and hit:
-            startup = startup * (1.0 - hit)     # what-if: the start is the HBM access's; bytes L2 serves skip it
+            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit,
+                                   aligned or (rows[10] and hit == 1.0))
+        startup = aic_copy_start(core, rows, startup, start, hit)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
     busy = core.busy
@@ -126,7 +124,32 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
         moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
                              hbm_bytes / nb if nb else 0.0)
+    if rows is not None and rows[9]:    # what-if: remember this copy's transfer for the next one's start
+        core.gm_paths[_PREVIOUS_COPY] = moving
     return startup + moving
+
+
+_PREVIOUS_COPY = "aic_previous_copy"   # core.gm_paths key: the last GM -> L1 copy's transfer cycles (what-if)
+
+
+def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: float) -> float:
+    """The start (``aic_gm_read_startup``, CANN's kNd2NzStartCost) a cube core's GM -> L1 copy pays, placed at
+    ``start`` with L2 hit share ``hit``; with every rule below off, the whole start. On the default chip only
+    ``aic_gm_start_on_misses_only``; the others are what-ifs:
+    ``aic_gm_start_hidden_when_queued`` (a copy queued behind the previous one pays none),
+    ``aic_gm_start_overlaps_previous`` (a queued copy's start runs under the previous copy's transfer: it pays
+    what that transfer leaves of it, max(0, start - transfer)), ``aic_gm_start_on_misses_only`` (the start in
+    proportion to the bytes that miss L2: CANN's auto-tiling model prices MoveGmToL1 with a 210-cycle start and
+    MoveL2ToL1 with none; a copy's lines are in L2 whole or not at all, so in practice a copy L2 serves pays none)."""
+    queued = start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0
+    if rows[3] and queued:
+        return 0                        # queued behind the previous copy: its start overlaps that copy's data
+    if rows[9] and queued:
+        left = startup - core.gm_paths.get(_PREVIOUS_COPY, 0.0)
+        startup = left if left > 0.0 else 0.0
+    if rows[7] and hit:
+        startup = startup * (1.0 - hit)     # the start is the HBM access's; bytes L2 serves skip it
+    return startup
 
 
 _PACKAGES: dict = {}
@@ -162,7 +185,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
         rows = (chip.aic_gm_row_floor_cycles, 1.0 / chip.aic_gm_l2_hit_bytes_per_cycle, 1.0 / rate,
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
-                chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0)
+                chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0,
+                chip.aic_gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
@@ -219,7 +243,7 @@ def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
     unaligned row factor, miss latency, 512 B window or 0, start on misses only, 512 B window of the miss packages
-    or 0)."""
+    or 0, start overlapping the previous copy, L2-hit rows free of the 512 B alignment efficiency)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor

@@ -114,29 +114,55 @@ class ChipProfile:
     gm_write_bytes_per_cycle: float = 32.0  # [CAL] one core's MTE3 GM write rate
     aic_gm_read_bytes_per_cycle: float = 64.0   # [OFF] a cube core's MTE2 GM->L1: CANN gemm cycle model
                                                 # (cache_tiling_cycle_model.cc, l0c2out::kHbmBandwidth = 64 B/cycle)
-    aic_gm_start_on_misses_only: bool = False   # what-if (issue 30): the Nd2Nz start (kNd2NzStartCost) is the HBM
-                                                # access's, so a copy pays it in proportion to the bytes that miss L2
-                                                # (engine/timing.gm_cycles). [OFF source: CANN's auto-tiling cost model
-                                                # (https://github.com/hicann/ge, att ascir_api_perf_v1.cc) prices MoveGmToL1 as bytes / rate + 210
-                                                # and MoveL2ToL1 as bytes / 110 with no start.] With the 110 B/cycle hit
-                                                # rate and a fill rule like gm_hit_waits_for_fill (validate_timing.py --what-if,
-                                                # 2026-12-06): T1 +79 -> +22 %, T3 +148 -> +45 %, T4 +106 -> +17 %, L2
-                                                # split +45 / +54 -> +12 / +19 %, T2 +75 -> +20 %; but CATLASS +2.5 /
-                                                # +0.3 -> -19 / -13 %, M1 -16 / -14 -> -26 / -26 %, M1 -> M2 -6 -> -19
-                                                # points: 17 of 30 points, 5 of 10 steps (18 and 6 without), so off
+    aic_gm_start_on_misses_only: bool = True    # [OFF rule] the Nd2Nz start (aic_gm_read_startup) is the HBM
+                                                # access's: a GM->L1 copy pays it in proportion to its bytes that
+                                                # miss L2, so a copy L2 serves whole pays none, queued or not
+                                                # (engine/timing.aic_copy_start; a tile's 128 B lines are in L2 whole
+                                                # or not, so in practice all or nothing). Source: CANN's auto-tiling
+                                                # cost model (https://github.com/hicann/ge, compiler/graph/optimize/
+                                                # autofuse/att/gen_model_info/api_perf_register/v1/
+                                                # ascir_api_perf_v1.cc): MoveGmToL1 = bytes / rate + kNd2NzStartCost
+                                                # (210), MoveL2ToL1 = bytes / 110 with no start. On since 2026-12-07
+                                                # (helper tstart), judged on benchmarks/validate_timing.py: 24 of 38
+                                                # points and 12 of 15 steps either way, none in going out; T1 +62.9 ->
+                                                # +25.4 %, T3 +84.3 -> +37.1 %, T4 +15.0 -> -1.0 %, step T3 -> T4
+                                                # +27.5 -> +20.3 points, L2 split +13.9 / +8.5 -> +6.7 / +6.1 %, IBShare
+                                                # B before +64.6 -> +58.0 %; M1 -6.8 / -5.1 -> -13.2 / -13.8 % (its B
+                                                # tiles stream from HBM and keep their starts), CATLASS <128,256,256>
+                                                # -16.4 -> -17.1 %, ND2NZ before -29.9 -> -32.0 %; the errors of the
+                                                # points out sum to 609 (696 before). Off before 2026-12-07: with
+                                                # 512 B L2 lines and byte-priced misses it took M1 to -26 %
     aic_gm_read_startup: int = 210              # [OFF] same model: kNd2NzStartCost = 210 cycles per GM->L1 copy
     aic_gm_start_hidden_when_queued: bool = False  # what-if: a copy queued behind the previous one overlaps its
                                                 # start with that copy's data (engine/timing.gm_cycles). Judged on
                                                 # benchmarks/validate_timing.py: it took M1 from -17 % to -37 % and the
-                                                # M1 -> M2 step from -1 to -27 points, so every copy pays its start
-                                                # (CANN's cycle model). Audit 2026-12-07 (benchmarks/mte2_audit.py,
-                                                # CANN's core split): T1-T4 move the official bytes in the official
-                                                # copies; their excess is this start paid serially (T3: 465 of 1,417
+                                                # M1 -> M2 step from -1 to -27 points, so a queued copy pays its start
+                                                # (CANN's cycle model; its share that misses L2 since
+                                                # aic_gm_start_on_misses_only). Audit 2026-12-07
+                                                # (benchmarks/mte2_audit.py, CANN's core split): T1-T4 move the
+                                                # official bytes in the official copies; their excess is this start paid serially (T3: 465 of 1,417
                                                 # us) and gm_unaligned_efficiency on A rows inside one 512 B window.
                                                 # With aic_gm_row_windows: T1 -1 %, T3 +4 %, T4 +3 %, step T3 -> T4
                                                 # +0.9 points, but M1 -38 %, CATLASS -24 %, unaligned rows faster
                                                 # (19 of 38, 7 of 15); with the window rule and a 450-cycle miss
                                                 # latency 21 / 11, DataCopy and ND2NZ steps the wrong way: off
+    aic_gm_start_overlaps_previous: bool = False  # what-if: a copy queued behind the previous one (MTE2 busy when
+                                                # it is issued) starts under that copy's transfer, paying max(0, start
+                                                # - that transfer) (a DMA engine with requests in flight; no public
+                                                # source describes it; engine/timing.aic_copy_start). Judged alone on
+                                                # benchmarks/validate_timing.py (2026-12-07, 24 of 38 and 12 of 15
+                                                # before): T1 +63 -> +24 %, T3 +84 -> +29 %, T4 +15 -> +2 %, IBShare B
+                                                # +65 / +54 -> +40 / +40 %, but M1 -7 / -5 -> -23 / -23 % (its copies
+                                                # stream back to back just as T3's), CATLASS <256,128,256> -12 -> -17 %,
+                                                # K-axis before -7 -> -18 %, step M1 -> M2 out: 20 of 38, 11 of 15: off
+    aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
+                                                # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
+                                                # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has
+                                                # no alignment term, but no source says hits are free of it). On top
+                                                # of aic_gm_start_on_misses_only (validate_timing.py, 2026-12-07): T1
+                                                # +25 -> +3 %, T3 +37 -> +22 %, T2 (calibration) +30 -> +10 %, step T3
+                                                # -> T4 +20 -> +14 points; but M1 -13 / -14 -> -17 / -17 % (out): 23 of
+                                                # 38, 12 of 15, so off
     aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2

@@ -134,11 +134,12 @@ def test_sync_all_orders_gm_writes_before_reads_and_releases_every_block_togethe
 # ============================================================================ SyncAll<isAIVOnly> in MIX kernels
 @kernel(core="MIX")
 def aic_busy_then_sync(x, aiv_only):
-    """The AIC loads x into L1 eight times (it arrives late); every core then calls SyncAll(isAIVOnly=aiv_only)."""
+    """The AIC loads eight distinct 512 B pieces of x into L1 (it arrives late: each misses L2 and pays its copy
+    start; a piece L2 already holds would pay none); every core then calls SyncAll(isAIVOnly=aiv_only)."""
     if ASCEND_IS_AIC():
         a1 = scratch(512, half, TPosition.A1)
-        for _ in range(8):
-            DataCopy(a1, gm(x), 256)
+        for i in range(8):
+            DataCopy(a1, gm(x)[i * 256], 256)
         SyncAll(isAIVOnly=aiv_only)  # <- AIC arrives
         return
     SyncAll(isAIVOnly=aiv_only)
@@ -147,7 +148,7 @@ def aic_busy_then_sync(x, aiv_only):
 
 
 def sync_points(aiv_only: bool) -> tuple[float, list[float], float]:
-    result = launch(aic_busy_then_sync, 2, np.zeros(256, half), aiv_only)
+    result = launch(aic_busy_then_sync, 2, np.zeros(8 * 256, half), aiv_only)
     aic_arrive = max(r.end for r in result.trace if r.core_type == "AIC")
     resumes = [r.start for r in records_at(result, "<- AIV goes on").values()]
     return aic_arrive, resumes, result.chip.sync_all_cycles

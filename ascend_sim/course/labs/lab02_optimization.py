@@ -67,6 +67,9 @@ STREAM_BUDGET = 2400
 # became cheap against the first reads (hw/chips.aic_gm_miss_row_packages, Atlas A2's 128 B L2 lines).
 # (The vector conv of kernels/opt/conv_weights.py is vector-bound: there the re-read costs no simulated time, so the
 # exercise uses the cube.)
+# OPEN (helper tstart, 2026-12-07): with hw/chips.aic_gm_start_on_misses_only the re-reads, all L2 hits, pay no
+# copy start and mostly overlap the cube work: the solution 8,121, the re-read 8,480 (+4.4 %), under this budget;
+# the case needs a redesign (weights much larger than an image's rows, or their copy on the critical path).
 CACHE_CASE = (144, 16, 4, 4, 64, 3, 1)
 CACHE_BUDGET = 9700
 # ex7: Conv(6 -> 16, 5x5) + BN + ReLU on 8 LeNet-5 conv2 inputs (6x14x14): M = 800 pixels, N = 16, K = 150, the
@@ -85,17 +88,18 @@ WIDE_CONV_CASE = (1, 1, 4, 4, 272, 3, 1)
 CONV_BLOCKS = 24            # the launch's blocks, given to the answer's host tiling function
 # ex5: a [96, 1024] @ [1024, 768] half matmul, a shape choose_tiling handles badly (16 x 192 tiles: B read 6 times
 # over, K steps of 80). The default operator (kernels/opt/default_matmul: Matmul API with CFG_MDL + GetTiling's
-# default on 24 cores, its kernel head Matmul.Init included) takes 20,830 cycles (tests/course/test_grading_lab02.py
+# default on 24 cores, its kernel head Matmul.Init included) takes 20,823 cycles (tests/course/test_grading_lab02.py
 # re-measures it); the learner's kernel must take at most 88 % of that (>= 12 % faster) and at most CUBE_BUDGET.
-# The solution (32 x 128 tiles, eight K steps of 128, double-buffered) takes 13,641; single-buffered 17,604 (+29 %),
-# choose_tiling 22,134 (slower than the default). Budget: the solution + 10 % (15,000), which leaves single-buffering
-# 17 % over it and choose_tiling 48 % over (measured 2026-12-07, `python scripts/perturb_answers.py --margins lab02
+# The solution (32 x 128 tiles, eight K steps of 128, double-buffered) takes 13,633; single-buffered 17,431 (+28 %),
+# choose_tiling 22,033 (slower than the default). Budget: the solution + 10 % (15,000), which leaves single-buffering
+# 16 % over it and choose_tiling 47 % over (measured 2026-12-07 with hw/chips.aic_gm_start_on_misses_only; before it
+# 20,830 / 13,641 / 17,604 / 22,134; `python scripts/perturb_answers.py --margins lab02
 # --ex ex5`; tests/course/test_budget_margins.py holds the margins). K is 1024 by design: with eight K steps per
 # tile, the copies that double buffering hides are a large share of the time. History: K was 192 (two K steps), where
 # single-buffering was only 14 % slower than the solution and 6 % over the budget (4,235 / 4,833, budget 4,550,
 # default 11,563, choose_tiling 5,789), a margin that each timing change of 2026-12-06/07 moved by several per cent.
 CUBE_CASE = (96, 768, 1024)
-DEFAULT_CUBE_CYCLES = 20830
+DEFAULT_CUBE_CYCLES = 20823
 SPEEDUP_TARGET = 0.88
 CUBE_BUDGET = min(15000, int(SPEEDUP_TARGET * DEFAULT_CUBE_CYCLES))
 EX5_BLOCKS = 24             # every cube core; a kernel with fewer tiles leaves the rest idle
