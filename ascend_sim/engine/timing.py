@@ -67,7 +67,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills = path
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
@@ -78,6 +78,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         moving = count * packages * per_package
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
+        if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
+            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
+                                   window, per_package)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
@@ -141,7 +144,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
     bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
-    the launch's fills in flight for MTE2)."""
+    the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -165,9 +168,23 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
+    window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
-            launch.fills if pipe == _MTE2 else None)
+            launch.fills if pipe == _MTE2 else None, window)
+
+
+def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
+                  per_package: float) -> float:
+    """A vector core's GM -> UB copy (``aiv_gm_miss_row_packages``) whose L2 hit share is ``hit``: the hit share
+    keeps ``moving`` (each burst in packages, at ``gm_unaligned_efficiency`` off a 512 B boundary), the share that
+    misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows
+    (:func:`aic_miss_packages`, the cube path's rule), ``per_package`` cycles each (512 B at the AIV's path rate).
+    A 2,048 B row on a window: 4 packages, as before; 2 B past a window's start: 3 + 3 + 1 = 7, not 4 / 0.7."""
+    if hit >= 1.0:
+        return moving
+    missing = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, window) * per_package
+    return missing + hit * moving if hit else missing
 
 
 def aic_byte_rows(core: Core, rows: tuple, addr: int, count: int, blen: int, pitch: int, hit: float,

@@ -200,6 +200,16 @@ class ChipProfile:
                                                 # DataCopy points and both its steps in, split-K -51 -> -34 / -39 %,
                                                 # MTE2 Preload -30 / -24 -> -17 / -10 %, ND2NZ step -27 -> -0.3 points;
                                                 # T1 +60 -> +63 %, T3 +75 -> +84 %, IBShare B +56 / +49 -> +65 / +54 %
+    aiv_gm_miss_row_packages: bool = False      # what-if [OFF rule]: aic_gm_miss_row_packages on the vector path:
+                                                # the bytes of a GM->UB row (DataCopy/DataCopyPad burst on an AIV)
+                                                # that miss L2 (or bypass it) cost the HBM packages of the row's
+                                                # pieces between 512 B windows, 512 B / gm_read_bytes_per_cycle = 16
+                                                # cycles each, in place of packages per burst / gm_unaligned_
+                                                # efficiency (engine/timing.aiv_miss_rows). Source: G 内存访问/
+                                                # 避免同地址访问.md ("MTE2、MTE3、Scalar等单元访问Global Memory数据时，
+                                                # 其地址请求会按照512字节粒度对齐后进行处理": every MTE2, the AIV's too)
+                                                # and the cube rule's (see there). Judged on benchmarks/
+                                                # validate_timing.py with the DataCopy sample's GM->UB points: TBD
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
