@@ -23,9 +23,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ascend_sim import (Ascend910B, CacheMode, DataCopy, GetBlockIdx, GlobalTensor, LocalTensor,  # noqa: E402
-                        Nd2NzParams, TPosition, half, kernel)
-from data_copy_sample import L1, Scenario, simulate  # noqa: E402
+from ascend_sim import (Ascend910B, DataCopy, GetBlockIdx, LocalTensor, Nd2NzParams, TPosition, half,  # noqa: E402
+                        kernel)
+from data_copy_sample import L1, Scenario, gm_source, simulate  # noqa: E402
 
 #: the figure each scenario is compared on (the README's column)
 FIGURE = {1: "mte2", 2: "mte2", 3: "mte2", 4: "task", 5: "task", 6: "task", 7: "task"}
@@ -35,10 +35,7 @@ MEASURED = {L1[k].n: L1[k].measured["mte2"] for k in (2, 3)}      # aic_mte2_tim
 @kernel(core="AIC")
 def gm_to_l1(src, s: Scenario) -> None:
     """KernelDataCopyGm2L1: this core's tiles (in the scenario's order) into one L1 buffer with Nd2Nz."""
-    g = GlobalTensor(half)
-    g.SetGlobalBuffer(src, s.m * s.n)
-    if s.order in ("same", "rotated"):
-        g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    g = gm_source(src, s)
     l1 = LocalTensor[half](TPosition.A1, 0, s.tile_m * s.tile_n)
     params = {}
     for row, col, cols in s.tiles(GetBlockIdx()):

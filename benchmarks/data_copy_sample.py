@@ -108,6 +108,18 @@ L1 = {
 }
 
 
+def gm_source(src, s: Scenario):
+    """The kernels' Init(): the source matrix as a half GlobalTensor; L2 off for the same-address scenarios (their
+    FullMatrixCopy sets ``CACHE_MODE_DISABLE`` first, to keep the access order apart from the cache's effect)."""
+    from ascend_sim import CacheMode, GlobalTensor, half
+
+    g = GlobalTensor(half)
+    g.SetGlobalBuffer(src, s.m * s.n)
+    if s.order in ("same", "rotated"):
+        g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    return g
+
+
 def simulate(kern, s: Scenario, chip) -> dict[str, float]:
     """Run scenario ``s`` with the replica kernel ``kern(src, s)`` on ``s.blocks`` cores, timing only.
 

@@ -21,9 +21,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ascend_sim import (Ascend910B, CacheMode, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams,  # noqa: E402
-                        GetBlockIdx, GlobalTensor, LocalTensor, TPosition, half, kernel)
-from data_copy_sample import UB, Scenario, simulate  # noqa: E402
+from ascend_sim import (Ascend910B, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, GetBlockIdx,  # noqa: E402
+                        LocalTensor, TPosition, half, kernel)
+from data_copy_sample import UB, Scenario, gm_source, simulate  # noqa: E402
 
 #: the figure each scenario is compared on (the README's column)
 FIGURE = {1: "mte2", 2: "mte2", 3: "mte2", 4: "mte2", 5: "task", 6: "task", 7: "task", 8: "task"}
@@ -32,10 +32,7 @@ FIGURE = {1: "mte2", 2: "mte2", 3: "mte2", 4: "mte2", 5: "task", 6: "task", 7: "
 @kernel(core="AIV")
 def gm_to_ub(src, s: Scenario) -> None:
     """KernelDataCopyPadGm2Ub: this core's tiles (in the scenario's order) into one UB buffer with DataCopyPad."""
-    g = GlobalTensor(half)
-    g.SetGlobalBuffer(src, s.m * s.n)
-    if s.order in ("same", "rotated"):
-        g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    g = gm_source(src, s)
     ub = LocalTensor[half](TPosition.VECIN, 0, s.tile_m * s.tile_n)
     pad = DataCopyPadExtParams(False, 0, 0, 0)
     params = {}
