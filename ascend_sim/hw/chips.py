@@ -200,16 +200,22 @@ class ChipProfile:
                                                 # DataCopy points and both its steps in, split-K -51 -> -34 / -39 %,
                                                 # MTE2 Preload -30 / -24 -> -17 / -10 %, ND2NZ step -27 -> -0.3 points;
                                                 # T1 +60 -> +63 %, T3 +75 -> +84 %, IBShare B +56 / +49 -> +65 / +54 %
-    aiv_gm_miss_row_packages: bool = False      # what-if [OFF rule]: aic_gm_miss_row_packages on the vector path:
-                                                # the bytes of a GM->UB row (DataCopy/DataCopyPad burst on an AIV)
+    aiv_gm_miss_row_packages: bool = True       # [OFF rule, OFF cost] aic_gm_miss_row_packages on the vector path:
+                                                # the bytes of a GM->UB row (a DataCopy/DataCopyPad burst on an AIV)
                                                 # that miss L2 (or bypass it) cost the HBM packages of the row's
                                                 # pieces between 512 B windows, 512 B / gm_read_bytes_per_cycle = 16
-                                                # cycles each, in place of packages per burst / gm_unaligned_
-                                                # efficiency (engine/timing.aiv_miss_rows). Source: G 内存访问/
-                                                # 避免同地址访问.md ("MTE2、MTE3、Scalar等单元访问Global Memory数据时，
-                                                # 其地址请求会按照512字节粒度对齐后进行处理": every MTE2, the AIV's too)
-                                                # and the cube rule's (see there). Judged on benchmarks/
-                                                # validate_timing.py with the DataCopy sample's GM->UB points: TBD
+                                                # cycles each, in place of the burst's packages / gm_unaligned_
+                                                # efficiency (engine/timing.aiv_miss_rows); bytes L2 serves as before.
+                                                # Source: G 内存访问/避免同地址访问.md ("MTE2、MTE3、Scalar等单元访问
+                                                # Global Memory数据时，其地址请求会按照512字节粒度对齐后进行处理": every
+                                                # MTE2, the AIV's too) and the cube rule's (see there); no parameter
+                                                # fitted. Judged on benchmarks/validate_timing.py with the DataCopy
+                                                # sample's GM->UB points (DK examples/.../04_memory_access/data_copy,
+                                                # 2026-12-07; 28 of 49 points, 13 of 22 steps off): 29 / 13. GM->UB 7
+                                                # (128 B rows bypassing L2, 3 of 4 tiles off 512 B) +29.9 -> -1.7 %,
+                                                # 8 +75.9 -> +34.3 %, 2 +170 -> +108 %, 1 +390 -> +365 %, 4 -29.9 ->
+                                                # -28.0 %, ND2NZ on the AIV after -29.6 -> -18.8 % (its step -0.3 ->
+                                                # -9.7 points, still within); Add cases, bank sample unchanged
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);

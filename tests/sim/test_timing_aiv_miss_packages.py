@@ -1,5 +1,5 @@
-"""A vector core's GM -> UB rows that miss L2 cost whole HBM packages per 512 B window piece (issue 30, the what-if
-``aiv_gm_miss_row_packages``), hand-computed.
+"""A vector core's GM -> UB rows that miss L2 cost whole HBM packages per 512 B window piece (issue 30,
+``aiv_gm_miss_row_packages``, on by default), hand-computed.
 
 The cube path's rule (tests/sim/test_timing_aic_miss_packages.py) on the AIV's MTE2: the bytes of a row (burst) L2
 does not serve are cut at the 512 B windows the row touches (the guide's 避免同地址访问 page: "MTE2、MTE3、Scalar等单元
@@ -21,8 +21,8 @@ from ascend_sim import (Ascend910B, CacheMode, DataCopyExtParams, DataCopyPad, G
 
 COLS = 4096                     # halves per GM row: the tile's rows are 8 KB apart
 ROWS = 64
-OFF = Ascend910B()
-ON = dataclasses.replace(OFF, aiv_gm_miss_row_packages=True)
+ON = Ascend910B()
+OFF = dataclasses.replace(ON, aiv_gm_miss_row_packages=False)
 START, PACKAGE, EFF = OFF.gm_read_startup, 512 / OFF.gm_read_bytes_per_cycle, OFF.gm_unaligned_efficiency
 
 
@@ -44,8 +44,8 @@ def copy_cycles(cols: int, offsets: tuple, chip, bypass: bool = False) -> list[f
     return [r.end - r.start for r in res.trace if r.op == "DataCopyPad"]
 
 
-def test_off_by_default_and_sixteen_cycles_a_package():
-    assert not OFF.aiv_gm_miss_row_packages and PACKAGE == 16.0
+def test_on_by_default_and_sixteen_cycles_a_package():
+    assert ON.aiv_gm_miss_row_packages and PACKAGE == 16.0
 
 
 @pytest.mark.parametrize("cols, offset, packages, old", [
