@@ -80,7 +80,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             moving = moving / core.chip.gm_unaligned_efficiency
         if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
             moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
-                                   window, per_package)
+                                   window, per_package, core.chip.gm_unaligned_efficiency)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
@@ -175,16 +175,42 @@ def _gm_path(core: Core, pipe: int) -> tuple:
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
-                  per_package: float) -> float:
+                  per_package: float, efficiency: float) -> float:
     """A vector core's GM -> UB copy (``aiv_gm_miss_row_packages``) whose L2 hit share is ``hit``: the hit share
     keeps ``moving`` (each burst in packages, at ``gm_unaligned_efficiency`` off a 512 B boundary), the share that
-    misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows
-    (:func:`aic_miss_packages`, the cube path's rule), ``per_package`` cycles each (512 B at the AIV's path rate).
-    A 2,048 B row on a window: 4 packages, as before; 2 B past a window's start: 3 + 3 + 1 = 7, not 4 / 0.7."""
+    misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows (the cube path's
+    rule, :func:`aic_miss_packages`), ``per_package`` cycles each (512 B at the AIV's path rate), a row that starts
+    off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`)."""
     if hit >= 1.0:
         return moving
-    missing = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, window) * per_package
+    missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
     return missing + hit * moving if hit else missing
+
+
+_AIV_PACKAGES: dict = {}
+
+
+def aiv_row_packages(addr: int, count: int, blen: int, pitch: int, window: int, efficiency: float) -> float:
+    """Packages of ``count`` GM -> UB rows of ``blen`` bytes ``pitch`` apart from GM address ``addr``: each row cut at
+    the ``window`` (512 B) boundaries it crosses, each piece in packages of 512, 256, 128 B and one for the rest (as
+    :func:`aic_miss_packages`); a row that starts off a window and runs into the next (a split request) at
+    ``efficiency`` (``gm_unaligned_efficiency``: the guide's GM地址尽量512B对齐 page, GM -> UB at 32 B alignment as
+    little as 70 % of 512 B). A row inside one window or starting on one: its packages. A 2,048 B row on a window: 4;
+    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy)."""
+    first, step = addr % window, pitch % window
+    key = (first, count, blen, step, window, efficiency)
+    got = _AIV_PACKAGES.get(key)
+    if got is None:
+        period = window // math.gcd(step, window) if step else 1
+        starts = (first + np.arange(min(count, period), dtype=np.int64) * step) % window
+        head = np.minimum(window - starts, blen)
+        rest = blen - head
+        per_row = (_vpackages(head) + rest // window + _vpackages(rest % window)).astype(np.float64)
+        split = (starts != 0) & (head < blen)
+        per_row[split] /= efficiency
+        whole, part = divmod(count, len(starts))
+        got = _AIV_PACKAGES[key] = float(whole * per_row.sum() + per_row[:part].sum())
+    return got
 
 
 def aic_byte_rows(core: Core, rows: tuple, addr: int, count: int, blen: int, pitch: int, hit: float,
