@@ -36,8 +36,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
     package, or one package for the rest), each taking ``gm_burst_align`` (512 B) / the core's path rate
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
-    GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
-    (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
+    GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
+    pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
+    prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
