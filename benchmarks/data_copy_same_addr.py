@@ -6,48 +6,34 @@ data_copy/README.md`` (优化点4, GM 到 L1): a half matrix [6144, 512], L2 cac
 24 AIC loads the whole matrix, M block by M block (256 rows), each block in [256, 64] tiles with Nd2Nz (rows of
 128 B, 1 KB apart: every row of a tile in its own 512 B window). Same order (scenario 6): Task Duration 278.56 us,
 aic_mte2_time 240.198 us; rotated, block ``(b + blockIdx) % 24`` first (scenario 7): 221.34 us and 209.8 us.
+The kernel is ``data_copy_l1.gm_to_l1`` (the sample's FullMatrixCopy order, ``data_copy_sample.full_matrix``).
 The simulated figure is the launch's time (msprof's Task Duration), timing only. The contrast is the
 same-address rule (engine/bandwidth.WindowTurns, ``gm_window_turns`` in hw/chips.py; ``--no-turns``): without it both
 orders take the same time. Every row bypasses L2 (CACHE_MODE_DISABLE), so it costs a whole HBM package, 8 cycles
 (``aic_gm_miss_row_packages``, CANN's GetBandwidthUsageNd2Nz; the chip's aic_mte2_time of the rotated order is
 7.9 cycles a row); before that rule a 128 B row cost the 3-cycle floor of L2 hits and both orders ran 34-41 % short.
+The GM -> UB pair (scenarios 7, 8 of the UB kernel) is in ``data_copy_ub.py``.
 
     python benchmarks/data_copy_same_addr.py [--turns | --no-turns]
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data_copy_l1  # noqa: E402
+from ascend_sim import Ascend910B  # noqa: E402
+from data_copy_sample import L1  # noqa: E402
 
-from ascend_sim import (Ascend910B, CacheMode, DataCopy, GetBlockIdx, GlobalTensor, LocalTensor, Nd2NzParams,
-                        TPosition, half, kernel, launch)
-
-M, N, TILE_M, TILE_N, BLOCKS = 6144, 512, 256, 64, 24
 #: scenario -> (Task Duration, aic_mte2_time), us; False: same order, True: rotated order
-MEASURED = {False: (278.56, 240.198), True: (221.34, 209.8)}
-
-
-@kernel(core="AIC")
-def full_matrix_to_l1(src, rotate: bool) -> None:
-    """The sample's FullMatrixCopy(offsetAddr): every M block of the matrix, tile by tile, into one L1 buffer."""
-    g = GlobalTensor(half)
-    g.SetGlobalBuffer(src, M * N)
-    g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
-    l1 = LocalTensor[half](TPosition.A1, 0, TILE_M * TILE_N)
-    single = M // BLOCKS
-    for b in range(M // single):
-        block = (b // BLOCKS) * BLOCKS + (b + GetBlockIdx()) % BLOCKS if rotate else b
-        for m in range(block * single, (block + 1) * single, TILE_M):
-            for c in range(0, N, TILE_N):
-                DataCopy(l1, g[m * N + c], Nd2NzParams(1, TILE_M, TILE_N, 0, N, TILE_M, 1, 0))
+MEASURED = {rotate: (L1[k].measured["task"], L1[k].measured["mte2"]) for rotate, k in ((False, 6), (True, 7))}
 
 
 def task_us(rotate: bool, chip) -> float:
     """Simulated Task Duration (us) of scenario 6 (``rotate`` False) or 7 (True)."""
-    res = launch(full_matrix_to_l1, BLOCKS, np.zeros(M * N, np.float16), rotate, chip=chip, numerics=False)
-    return res.us
+    return data_copy_l1.run(7 if rotate else 6, chip)["task"]
 
 
 def main() -> int:

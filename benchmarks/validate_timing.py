@@ -2,8 +2,9 @@
 
 The points and their kernels are the existing benchmarks' (imported, not copied): the Add case study
 (``add_case_study.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
-(``catlass_matmul.py``), the DataCopy sample's GM -> L1 rows on or off 512 B windows (``data_copy_l1.py``) and its
-cores reading one matrix in the same or in rotated order (``data_copy_same_addr.py``), the
+(``catlass_matmul.py``), the DataCopy sample's GM -> L1 scenarios (tile sizes, rows on or off 512 B windows, L2
+reuse: ``data_copy_l1.py``), its cores reading one matrix in the same or in rotated order
+(``data_copy_same_addr.py``) and its GM -> UB scenarios on 48 AIV (``data_copy_ub.py``), the
 Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
 and the single-feature documents of the guide's Matmul tuning chapter, split-K among them
 (``matmul_features.py``). Each module's docstring names its public source and what its figure is.
@@ -45,6 +46,7 @@ import bank_conflicts as bank  # noqa: E402
 import catlass_matmul as catlass  # noqa: E402
 import data_copy_l1 as data_copy  # noqa: E402
 import data_copy_same_addr as same_addr  # noqa: E402
+import data_copy_ub  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
 
@@ -105,6 +107,11 @@ def _same_addr_us(rotate: bool) -> Callable[[], float]:
     return lambda: same_addr.task_us(rotate, bank.Ascend910B())
 
 
+def _sample_run(module, number: int) -> Callable[[], dict]:
+    """The DataCopy sample's scenario ``number`` through ``module`` (data_copy_ub or data_copy_l1): its figures."""
+    return lambda: module.run(number, bank.Ascend910B())
+
+
 @dataclass
 class Point:
     """One published figure: measured, the run that simulates it, and whether it calibrated a parameter."""
@@ -163,6 +170,8 @@ def _runs_table() -> dict:
     table.update({f"catlass{m1}x{n1}": _catlass_us(m1, n1) for m1, n1 in catlass.MEASURED})
     table.update({f"data_copy{n}": _data_copy_us(n) for n in data_copy.MEASURED})
     table.update({f"same_addr{int(r)}": _same_addr_us(r) for r in same_addr.MEASURED})
+    table.update({f"ub{k}": _sample_run(data_copy_ub, k) for k in UB_SCENARIOS})
+    table.update({f"l1_{k}": _sample_run(data_copy, k) for k in L1_SCENARIOS})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
     return table
@@ -185,6 +194,12 @@ def _point_fig(points: dict[str, Point], name: str) -> Callable[[Runs], float | 
 
 
 CLOCK_HZ = bank.Ascend910B().clock_hz
+#: the DataCopy sample's scenarios simulated here beyond GM -> L1 2, 3, 6, 7 (their figure: data_copy_*.FIGURE)
+UB_SCENARIOS = (1, 2, 3, 4, 5, 6, 7, 8)
+L1_SCENARIOS = (1, 4, 5)
+#: scenarios too long for --quick (GM -> UB 1: 2.4 million copies; the whole-matrix-4-times pairs)
+SLOW_SCENARIOS = {("UB", 1), ("UB", 5), ("UB", 6), ("L1", 4), ("L1", 5)}
+FIGURE_NAME = {"mte2": "{core}_mte2_time, mean of {n} {core_u}", "task": "task time, {n} {core_u}"}
 CHEAP_TILING = {"M1", "M2"}
 #: feature documents cheap enough for --quick (the others are launches of many large blocks)
 CHEAP_FEATURES = {"split-K 1 -> 2 cores", "UnitFlag", "pure Cube vs MIX", "const tiling", "NBuffer33",
@@ -209,6 +224,16 @@ def build() -> tuple[list[Point], list[Step]]:
     for rotate, (us, _mte2) in same_addr.MEASURED.items():
         pts.append(Point(f"DataCopy same-address {'after' if rotate else 'before'}",
                          "data_copy_same_addr: task time, 24 AIC", us, "us", _fig(f"same_addr{int(rotate)}"), quick=True))
+    for path, module, numbers, core in (("UB", data_copy_ub, UB_SCENARIOS, "aiv"),
+                                        ("L1", data_copy, L1_SCENARIOS, "aic")):
+        for k in numbers:
+            s = module_scenario(path, k)
+            fig = module.FIGURE[k]
+            what = FIGURE_NAME[fig].format(core=core, core_u=core.upper(), n=s.blocks)
+            pts.append(Point(f"DataCopy GM->{path} {k}: {SCENARIO_TEXT[s.order]} [{s.tile_m},{s.tile_n}] N={s.n}",
+                             f"data_copy_{path.lower()}: {what}", s.measured[fig], "us",
+                             _fig(f"{'ub' if path == 'UB' else 'l1_'}{k}", fig),
+                             quick=(path, k) not in SLOW_SCENARIOS))
     for cfg in tiling.CONFIGS:
         key = cfg.name.split()[0]
         for figure, us in cfg.measured.items():
@@ -240,6 +265,12 @@ def build() -> tuple[list[Point], list[Step]]:
     pb, pa = pair("DataCopy same-address before", "DataCopy same-address after")
     steps.append(Step("DataCopy same-address: cores in rotated order", (pb.measured, pa.measured),
                       _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=True, ends=(pb.name, pa.name)))
+    # the DataCopy sample's other steps: tile sizes, rows on 512 B windows (GM -> UB), L2 reuse, rotated order (UB)
+    for path, before, after, what in SAMPLE_STEPS:
+        pb, pa = pair(sample_point(by_name, path, before), sample_point(by_name, path, after))
+        steps.append(Step(f"DataCopy GM->{path} {before} -> {after}: {what}", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=pb.quick and pa.quick,
+                          ends=(pb.name, pa.name)))
     # the Add case study's what-ifs: the guide's Case 4 -> 5 (L2 bypass) and 5 -> 6 (y 256 B further in UB)
     steps.append(Step("Add: x, y CACHE_MODE_DISABLE (guide Case 4 -> 5)", (264.02, 187.68), _fig("add48"),
                       _fig("add48 bypass")))
@@ -250,6 +281,27 @@ def build() -> tuple[list[Point], list[Step]]:
         steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
                           quick=pb.quick, ends=(pb.name, pa.name)))
     return pts, steps
+
+
+SCENARIO_TEXT = {"process": "tiles", "whole4": "whole matrix 4 times", "split4": "each N quarter 4 times",
+                 "same": "same-address, same order", "rotated": "same-address, rotated order"}
+#: (path, before, after, what): the README's comparisons (优化点1-4) not already a step above
+SAMPLE_STEPS = (("UB", 1, 2, "tile [1,64] -> [64,64]"), ("UB", 2, 3, "tile [64,64] -> [64,1024]"),
+                ("UB", 4, 3, "rows on 512 B windows"), ("UB", 5, 6, "L2 reuse: N split in 4"),
+                ("UB", 7, 8, "cores in rotated order"), ("L1", 1, 2, "tile [64,64] -> [64,256]"),
+                ("L1", 4, 5, "L2 reuse: N split in 4"))
+
+
+def module_scenario(path: str, k: int):
+    """The DataCopy sample's scenario ``k`` of ``path`` (UB or L1)."""
+    return (data_copy_ub.UB if path == "UB" else data_copy.L1)[k]
+
+
+def sample_point(by_name: dict, path: str, k: int) -> str:
+    """The name of the point of the DataCopy sample's scenario ``k`` of ``path`` (the older GM -> L1 points too)."""
+    if path == "L1" and k in (2, 3):
+        return f"DataCopy GM->L1 N={data_copy.L1[k].n}"
+    return next(n for n in by_name if n.startswith(f"DataCopy GM->{path} {k}: "))
 
 
 # ----------------------------------------------------------------------------- evaluate and judge
@@ -357,7 +409,7 @@ def use_chip_fields(fields: dict) -> None:
     def changed():
         return dataclasses.replace(default(), **fields)
 
-    for module in (chips, ascend_sim, add, bank, catlass, data_copy, same_addr, features, tiling):
+    for module in (chips, ascend_sim, add, bank, catlass, data_copy, same_addr, data_copy_ub, features, tiling):
         if hasattr(module, "Ascend910B"):
             module.Ascend910B = changed
 

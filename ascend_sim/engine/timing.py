@@ -36,8 +36,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     Path: each burst moves in packages of a 512 B line (a burst's tail rounds up to a 256 B or 128 B
     package, or one package for the rest), each taking ``gm_burst_align`` (512 B) / the core's path rate
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
-    GM address is not 512 B aligned. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row
-    (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
+    GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
+    pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
+    prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
@@ -66,7 +68,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills = path
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
@@ -77,6 +79,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         moving = count * packages * per_package
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
+        if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
+            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
+                                   window, per_package, core.chip.gm_unaligned_efficiency)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
@@ -164,7 +169,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
     bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
-    the launch's fills in flight for MTE2)."""
+    the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -189,9 +194,49 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
+    window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
-            launch.fills if pipe == _MTE2 else None)
+            launch.fills if pipe == _MTE2 else None, window)
+
+
+def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
+                  per_package: float, efficiency: float) -> float:
+    """A vector core's GM -> UB copy (``aiv_gm_miss_row_packages``) whose L2 hit share is ``hit``: the hit share
+    keeps ``moving`` (each burst in packages, at ``gm_unaligned_efficiency`` off a 512 B boundary), the share that
+    misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows (the cube path's
+    rule, :func:`aic_miss_packages`), ``per_package`` cycles each (512 B at the AIV's path rate), a row that starts
+    off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`)."""
+    if hit >= 1.0:
+        return moving
+    missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
+    return missing + hit * moving if hit else missing
+
+
+_AIV_PACKAGES: dict = {}
+
+
+def aiv_row_packages(addr: int, count: int, blen: int, pitch: int, window: int, efficiency: float) -> float:
+    """Packages of ``count`` GM -> UB rows of ``blen`` bytes ``pitch`` apart from GM address ``addr``: each row cut at
+    the ``window`` (512 B) boundaries it crosses, each piece in packages of 512, 256, 128 B and one for the rest (as
+    :func:`aic_miss_packages`); a row that starts off a window and runs into the next (a split request) at
+    ``efficiency`` (``gm_unaligned_efficiency``: the guide's GM地址尽量512B对齐 page, GM -> UB at 32 B alignment as
+    little as 70 % of 512 B). A row inside one window or starting on one: its packages. A 2,048 B row on a window: 4;
+    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy)."""
+    first, step = addr % window, pitch % window
+    key = (first, count, blen, step, window, efficiency)
+    got = _AIV_PACKAGES.get(key)
+    if got is None:
+        period = window // math.gcd(step, window) if step else 1
+        starts = (first + np.arange(min(count, period), dtype=np.int64) * step) % window
+        head = np.minimum(window - starts, blen)
+        rest = blen - head
+        per_row = (_vpackages(head) + rest // window + _vpackages(rest % window)).astype(np.float64)
+        split = (starts != 0) & (head < blen)
+        per_row[split] /= efficiency
+        whole, part = divmod(count, len(starts))
+        got = _AIV_PACKAGES[key] = float(whole * per_row.sum() + per_row[:part].sum())
+    return got
 
 
 def aic_byte_rows(core: Core, rows: tuple, addr: int, count: int, blen: int, pitch: int, hit: float,

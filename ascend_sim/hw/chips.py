@@ -226,6 +226,26 @@ class ChipProfile:
                                                 # DataCopy points and both its steps in, split-K -51 -> -34 / -39 %,
                                                 # MTE2 Preload -30 / -24 -> -17 / -10 %, ND2NZ step -27 -> -0.3 points;
                                                 # T1 +60 -> +63 %, T3 +75 -> +84 %, IBShare B +56 / +49 -> +65 / +54 %
+    aiv_gm_miss_row_packages: bool = True       # [OFF rule, OFF cost] aic_gm_miss_row_packages on the vector path:
+                                                # the bytes of a GM->UB row (a DataCopy/DataCopyPad burst on an AIV)
+                                                # that miss L2 (or bypass it) cost the HBM packages of the row's
+                                                # pieces between 512 B windows, 512 B / gm_read_bytes_per_cycle = 16
+                                                # cycles each, a row that starts off a window and runs into the next
+                                                # at gm_unaligned_efficiency, in place of the burst's packages at 0.7
+                                                # whenever the copy starts off 512 B (engine/timing.aiv_miss_rows);
+                                                # bytes L2 serves as before. Source: G 内存访问/避免同地址访问.md
+                                                # ("MTE2、MTE3、Scalar等单元访问Global Memory数据时，其地址请求会按照
+                                                # 512字节粒度对齐后进行处理": the AIV's MTE2 too), G 内存访问/GM地址
+                                                # 尽量512B对齐.md (GM->UB at 32 B alignment: as little as 70 %); no
+                                                # parameter fitted. Judged on benchmarks/validate_timing.py with the
+                                                # DataCopy sample's GM->UB points (DK examples/.../04_memory_access/
+                                                # data_copy, 2026-12-07; off: 28 of 49 points, 13 of 22 steps): 31 /
+                                                # 13. GM->UB 4 (2 KB rows off windows) -29.9 -> +0.4 % and its step
+                                                # -26.8 -> +4.9 points; 7 (128 B rows inside windows, L2 off) +29.9 ->
+                                                # -1.7 %, 8 +75.9 -> +34.3 %, 2 +170 -> +108 %, 1 +390 -> +365 %; ND2NZ
+                                                # on the AIV after -29.6 -> -9.4 % but its step -0.3 -> -17.9 points
+                                                # (before stays -30 %). The cut without the 0.7 on split rows: 29 / 13
+                                                # (GM->UB 4 -28 %). Add cases, bank sample unchanged
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);

@@ -48,7 +48,7 @@ EXPECTED_FEEDBACK = {
     ("ex1", 1): "the budget is 2,400: replace the scalar loop",     # correct but slow
     ("ex2", 0): "GMWriteConflictError",                             # a tail core starts inside the former cores
     ("ex2", 1): "2068 % 32 = 20",                                   # elements split, not 32-byte DataBlocks
-    ("ex2", 2): "the budget is 2,300: balance the cores",           # whole tiles per core, the rest on the last
+    ("ex2", 2): "the budget is 2,700: balance the cores",           # whole tiles per core, the rest on the last
     ("ex3", 0): "were never written",                               # the last, shorter tile skipped
     ("ex3", 1): "took 2,790 simulated cycles",                      # one buffer per queue
     ("ex3", 2): "took 7,874 simulated cycles",                      # 512-byte tiles

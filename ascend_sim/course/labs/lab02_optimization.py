@@ -42,9 +42,12 @@ VECTOR_BUDGET = 2400
 # ex2: add_tails on 24 cores, 144,112 halves (9,007 DataBlocks: 7 former cores of 376, 17 tail cores of 375).
 # The split is the Ascend C guide's (programming guide, "尾核&尾块"): "计算整核数量 formerNum = (totalLengthAligned /
 # ALIGN_NUM) % NUM_BLOCKS"; 整核 (former cores) take one DataBlock more than 尾核 (tail cores).
-# The balanced split takes 2,015 cycles; whole tiles per core with the rest on the last core 11,495. Budget: +15 %.
+# The balanced split takes 2,369 cycles; whole tiles per core with the rest on the last core 11,495. Budget: +14 %
+# (re-set 2026-12-07 for hw/chips.aiv_gm_miss_row_packages: the cores start 32 B-aligned, off the 512 B windows, so
+# their copies' rows that miss L2 pay the packages of their window pieces and, split across two windows, the 0.7 of
+# GM addresses off 512 B; it was 2,015, budget 2,300).
 TAIL_CASE = (24, 144_112)
-TAIL_BUDGET = 2300
+TAIL_BUDGET = 2700
 # ex3: scale_stream on 8 blocks of 20,480 halves (40 KB each, whole 512 B windows): two buffers of 8 KB tiles (five
 # per block) take 2,174 cycles, one buffer 2,790 (+28 %), 32 KB tiles 2,894 (+33 %), 512-byte tiles 7,874. Budget:
 # the solution + 10 % (2,400), which leaves the slow answers 16 % or more over it (measured 2026-12-07, `python
