@@ -95,7 +95,8 @@ def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = No
         if auto_sync is not False:
             raise LaunchError(f"auto_sync must be True or False, got {auto_sync!r}",
                               fix="«launch(k, blocks, ..., auto_sync=False)|ascend-sim run prog.asc --cce-auto-sync=off» "
-                                  "turns the compiler's auto-sync off (the build option --cce-auto-sync=off); leave it out for the default (on)", site=("<launch>", 0))
+                                  "turns the compiler's auto-sync off (the build option --cce-auto-sync=off); leave it out for "
+                                  "the default (on)", site=("<launch>", 0))
         kw["auto_sync"] = False
     if _HOOKS:
         return _hooked(len(_HOOKS), k, block_dim, *args, chip=chip, gm_names=gm_names, **kw)
