@@ -17,6 +17,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmar
 import catlass_matmul as cm  # noqa: E402
 
 
+def launch_exact(t, blocks: int, seed: int):
+    """Run the replica on small random integer matrices (exact in half) and check C against numpy."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 5, (t.m, t.k)).astype(half)
+    bt = rng.integers(-4, 5, (t.n, t.k)).astype(half)
+    c = np.zeros((t.m, t.n), half)
+    res = launch(cm.catlass_matmul, blocks, a, bt, c, t, gm_names=["a", "b", "c"])
+    assert np.array_equal(c, (a.astype(np.float32) @ bt.astype(np.float32).T).astype(half))
+    return res
+
+
 def test_swizzle_3_0_on_the_documents_8_by_3_tiles():
     """By hand from GetBlockCoord (Zn, offset 3) for 8 x 3 tiles: strips of 3 tile rows, walked column by column,
     every other strip backwards; the last strip has 2 rows. Tasks 20-23 (the second tiles of blocks 0-3 on 20 AIC)
@@ -46,12 +57,7 @@ def test_blocks_loop_over_swizzled_tiles_from_shuffled_k(monkeypatch):
         copies.append((cm.GetBlockIdx(), src.buf.name if hasattr(src.buf, "name") else id(src.buf), src.offset))
         return real(dst, src, params)
     monkeypatch.setattr(cm, "DataCopy", spy)
-    rng = np.random.default_rng(1)
-    a = rng.integers(-4, 5, (t.m, t.k)).astype(half)
-    bt = rng.integers(-4, 5, (t.n, t.k)).astype(half)
-    c = np.zeros((t.m, t.n), half)
-    res = launch(cm.catlass_matmul, 5, a, bt, c, t, gm_names=["a", "b", "c"])
-    assert np.array_equal(c, (a.astype(np.float32) @ bt.astype(np.float32).T).astype(half))
+    res = launch_exact(t, 5, seed=1)
     fixpipes = [sum(1 for r in res.trace.records if r.core == b and r.op == "Fixpipe") for b in range(5)]
     assert fixpipes == [3, 3, 2, 2, 2]
     for b in range(5):
@@ -74,12 +80,7 @@ def test_unit_flag_lets_the_fixpipe_drain_l0c_while_the_last_mmad_writes_it():
     starts after it), and the next tile's first Mmad waits only for the blocks the Fixpipe frees. C is exact."""
     def run(unit_flag: bool):
         t = cm.Tiling(32, 32, 32, 16, 64, 64, 64, blocks=2, swizzle=(3, 0), shuffle_k=True, unit_flag=unit_flag)
-        rng = np.random.default_rng(2)
-        a = rng.integers(-4, 5, (t.m, t.k)).astype(half)
-        bt = rng.integers(-4, 5, (t.n, t.k)).astype(half)
-        c = np.zeros((t.m, t.n), half)
-        res = launch(cm.catlass_matmul, 2, a, bt, c, t, gm_names=["a", "b", "c"])
-        assert np.array_equal(c, (a.astype(np.float32) @ bt.astype(np.float32).T).astype(half))
+        res = launch_exact(t, 2, seed=2)
         recs = [r for r in res.trace.records if r.core == 0 and r.op in ("Mmad", "Fixpipe")]
         first_fix = next(i for i, r in enumerate(recs) if r.op == "Fixpipe")
         return recs[first_fix - 1], recs[first_fix]       # the tile's last Mmad (32 x 32 fp32 = 8 blocks), its Fixpipe
