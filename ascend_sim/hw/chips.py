@@ -146,10 +146,12 @@ class ChipProfile:
                                                 # +0.9 points, but M1 -38 %, CATLASS -24 %, unaligned rows faster
                                                 # (19 of 38, 7 of 15); with the window rule and a 450-cycle miss
                                                 # latency 21 / 11, DataCopy and ND2NZ steps the wrong way: off
-    aic_gm_start_overlaps_previous: bool = False  # what-if: a copy queued behind the previous one (MTE2 busy when
-                                                # it is issued) starts under that copy's transfer, paying max(0, start
-                                                # - that transfer) (a DMA engine with requests in flight; no public
-                                                # source describes it; engine/timing.aic_copy_start). Judged alone on
+    gm_start_overlaps_previous: bool = False    # what-if: an MTE2 GM read (an AIV's GM -> UB, an AIC's GM -> L1;
+                                                # aic_gm_start_overlaps_previous before 2026-12-07, AIC only) queued
+                                                # behind the previous one (MTE2 busy when it is issued) starts under
+                                                # that read's transfer, paying max(0, start - that transfer) (a DMA
+                                                # engine with requests in flight; engine/timing.overlapped_start).
+                                                # AIC only, judged alone on
                                                 # benchmarks/validate_timing.py (2026-12-07, 24 of 38 and 12 of 15
                                                 # before): T1 +63 -> +24 %, T3 +84 -> +29 %, T4 +15 -> +2 %, IBShare B
                                                 # +65 / +54 -> +40 / +40 %, but M1 -7 / -5 -> -23 / -23 % (its copies
