@@ -68,7 +68,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     path = core.gm_paths.get(gp)
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
-    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window = path
+    per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window, \
+        overlap = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
@@ -82,6 +83,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
             moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
                                    window, per_package, core.chip.gm_unaligned_efficiency)
+        if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
+            startup = overlapped_start(core, startup, start)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
@@ -129,12 +132,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
         moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
                              hbm_bytes / nb if nb else 0.0)
-    if rows is not None and rows[9]:    # what-if: remember this copy's transfer for the next one's start
+    if overlap:                         # what-if: remember this copy's transfer for the next one's start
         core.gm_paths[_PREVIOUS_COPY] = moving
     return startup + moving
 
 
-_PREVIOUS_COPY = "aic_previous_copy"   # core.gm_paths key: the last GM -> L1 copy's transfer cycles (what-if)
+_PREVIOUS_COPY = "mte2_previous_copy"  # core.gm_paths key: the last MTE2 GM read's transfer cycles (what-if)
 
 
 def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: float) -> float:
@@ -142,18 +145,28 @@ def aic_copy_start(core: Core, rows: tuple, startup: float, start: float, hit: f
     ``start`` with L2 hit share ``hit``; with every rule below off, the whole start. On the default chip only
     ``aic_gm_start_on_misses_only``; the others are what-ifs:
     ``aic_gm_start_hidden_when_queued`` (a copy queued behind the previous one pays none),
-    ``aic_gm_start_overlaps_previous`` (a queued copy's start runs under the previous copy's transfer: it pays
-    what that transfer leaves of it, max(0, start - transfer)), ``aic_gm_start_on_misses_only`` (the start in
-    proportion to the bytes that miss L2: CANN's auto-tiling model prices MoveGmToL1 with a 210-cycle start and
+    ``gm_start_overlaps_previous`` (:func:`overlapped_start`, both MTE2 paths), ``aic_gm_start_on_misses_only``
+    (the start in proportion to the bytes that miss L2: CANN's auto-tiling model prices MoveGmToL1 with a 210-cycle start and
     MoveL2ToL1 with none; a copy's lines are in L2 whole or not at all, so in practice a copy L2 serves pays none)."""
     queued = start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0
     if rows[3] and queued:
         return 0                        # queued behind the previous copy: its start overlaps that copy's data
-    if rows[9] and queued:
-        left = startup - core.gm_paths.get(_PREVIOUS_COPY, 0.0)
-        startup = left if left > 0.0 else 0.0
+    if rows[9]:
+        startup = overlapped_start(core, startup, start)
     if rows[7] and hit:
         startup = startup * (1.0 - hit)     # the start is the HBM access's; bytes L2 serves skip it
+    return startup
+
+
+def overlapped_start(core: Core, startup: float, start: float) -> float:
+    """The start an MTE2 GM read (an AIV's GM -> UB or an AIC's GM -> L1, ``gm_start_overlaps_previous``) pays
+    when placed at ``start``: queued behind the previous read (MTE2 busy until ``start``), its start runs under that
+    read's transfer, so it pays what the transfer leaves of it, max(0, startup - transfer); issued to an idle MTE2,
+    the whole start. A DMA engine with two requests in flight: the next one's address phase under the current one's
+    data. 80-cycle start after a 16-cycle 128 B row: 64; after a 1,024-cycle tile: 0."""
+    if start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
+        left = startup - core.gm_paths.get(_PREVIOUS_COPY, 0.0)
+        return left if left > 0.0 else 0.0
     return startup
 
 
@@ -169,7 +182,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     """A GM pipe's constants for one block: (cycles per package, startup, cores of its wave, prior, HBM and L2
     bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
-    the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0)."""
+    the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0, whether
+    an MTE2 read's start overlaps the previous read's transfer)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -191,13 +205,13 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
                 chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0,
-                chip.aic_gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
+                chip.gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
-            launch.fills if pipe == _MTE2 else None, window)
+            launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,

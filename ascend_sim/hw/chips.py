@@ -146,15 +146,30 @@ class ChipProfile:
                                                 # +0.9 points, but M1 -38 %, CATLASS -24 %, unaligned rows faster
                                                 # (19 of 38, 7 of 15); with the window rule and a 450-cycle miss
                                                 # latency 21 / 11, DataCopy and ND2NZ steps the wrong way: off
-    aic_gm_start_overlaps_previous: bool = False  # what-if: a copy queued behind the previous one (MTE2 busy when
-                                                # it is issued) starts under that copy's transfer, paying max(0, start
-                                                # - that transfer) (a DMA engine with requests in flight; no public
-                                                # source describes it; engine/timing.aic_copy_start). Judged alone on
+    gm_start_overlaps_previous: bool = False    # what-if: an MTE2 GM read (an AIV's GM -> UB, an AIC's GM -> L1;
+                                                # aic_gm_start_overlaps_previous before 2026-12-07, AIC only) queued
+                                                # behind the previous one (MTE2 busy when it is issued) starts under
+                                                # that read's transfer, paying max(0, start - that transfer) (a DMA
+                                                # engine with requests in flight; engine/timing.overlapped_start).
+                                                # AIC only, judged alone on
                                                 # benchmarks/validate_timing.py (2026-12-07, 24 of 38 and 12 of 15
                                                 # before): T1 +63 -> +24 %, T3 +84 -> +29 %, T4 +15 -> +2 %, IBShare B
                                                 # +65 / +54 -> +40 / +40 %, but M1 -7 / -5 -> -23 / -23 % (its copies
                                                 # stream back to back just as T3's), CATLASS <256,128,256> -12 -> -17 %,
-                                                # K-axis before -7 -> -18 %, step M1 -> M2 out: 20 of 38, 11 of 15: off
+                                                # K-axis before -7 -> -18 %, step M1 -> M2 out: 20 of 38, 11 of 15: off.
+                                                # Both paths (helper tstream, validate_timing.py --what-if
+                                                # gm_start_overlaps_previous=True, 2026-12-07; 32 of 49 and 13 of 22
+                                                # off): GM->UB [1,64] +365 -> +288 % (a 128 B row's 16 cycles hide 16
+                                                # of the 80-cycle start: 80 cycles a copy, the chip ~20), [64,64] +108
+                                                # -> +93 % (its cost is the 16-cycle package per 128 B row, not the
+                                                # start), GM->L1 [64,64] +111 -> +50 %, T3 +37 -> +29 %, IBShare B
+                                                # +58 / +54 -> +40 / +40 %; but M1 -13 / -14 -> -23 / -23 %, GM->L1 4
+                                                # -11 -> -16 %, K-axis before -10 -> -18 % (4 points out), step M1 ->
+                                                # M2 -5 -> -13 points, Add case (calibration) +3.3 / -4.2 -> -6.9 /
+                                                # -8.6 %: 28 of 49, 12 of 22 (errors of the points out 1,254 -> 1,140
+                                                # %). No public source found that describes MTE2 overlapping the
+                                                # starts of consecutive copies (the DataCopy sample README, 优化点1,
+                                                # names only fewer instruction issues for larger tiles): off
     aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
                                                 # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
                                                 # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has

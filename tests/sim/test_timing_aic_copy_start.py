@@ -8,7 +8,7 @@ with no start. So on the default 910B a copy pays the start in proportion to its
     cycles = 210 x (1 - hit) + rows x ((1 - hit) x 8 + hit x 512 / 110)
 (a copy half in L2 pays half the start: tests/sim/test_timing_aic_copy.py).
 Two what-ifs stay off (chips.py): a queued copy's start hidden whole (``aic_gm_start_hidden_when_queued``) or
-overlapping the previous copy's transfer (``aic_gm_start_overlaps_previous``: max(0, 210 - that transfer)).
+overlapping the previous copy's transfer (``gm_start_overlaps_previous``: max(0, 210 - that transfer)).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ HIT_ROW = 512 / CHIP.aic_gm_l2_hit_bytes_per_cycle      # a 512 B row L2 serves:
 
 def test_the_default_910b_starts_only_the_bytes_that_miss_l2():
     assert CHIP.aic_gm_start_on_misses_only and START == 210
-    assert not CHIP.aic_gm_start_hidden_when_queued and not CHIP.aic_gm_start_overlaps_previous
+    assert not CHIP.aic_gm_start_hidden_when_queued and not CHIP.gm_start_overlaps_previous
 
 
 @pytest.mark.parametrize("idle_between", [False, True])
@@ -56,7 +56,7 @@ def test_without_the_rule_every_copy_pays_its_start():
     (8, START - 8 * MISS_ROW),      # 8 x 8 = 64 cycles: 146 of the start left
 ])
 def test_the_overlap_what_if_hides_what_the_previous_transfer_covers(rows, second_start):
-    chip = dataclasses.replace(CHIP, aic_gm_start_overlaps_previous=True, aic_gm_start_on_misses_only=False)
+    chip = dataclasses.replace(CHIP, gm_start_overlaps_previous=True, aic_gm_start_on_misses_only=False)
     first, second = copy_cycles(rows, 256, offsets=(0, 32 * COLS), chip=chip)      # two cold tiles, back to back
     assert first == pytest.approx(START + rows * MISS_ROW)
     assert second == pytest.approx(second_start + rows * MISS_ROW)
