@@ -90,7 +90,7 @@ def quantise_int4(w):
     return codes.reshape(o, k), scales
     # --- END SOLUTION
 
-# %% ex2 wrong: one group per row (group = K): 4.25 bits a weight but the perplexity goes over the budget [key: int4/perplexity]
+# %% ex2 wrong: one group per row (group = K): 4.25 bits a weight but the perplexity goes over the budget [key: budget/perplexity]
 # replace:     group = 16 ->     group = 256
 
 # %% ex2 wrong: scales of max|w| / 8: each group's largest weight clips at 7 [key: int4/clip]

@@ -27,6 +27,7 @@ class Kernel:
     """A function marked as a kernel (``__global__ __aicore__``)."""
 
     source_language = "python"      # the C++ front end's kernels say "cpp" (engine/spelling.py)
+    auto_sync = True                # as built: False for a C++ kernel compiled with --cce-auto-sync=off
 
     def __init__(self, fn: Callable, core: str = "AIV"):
         if core not in ("AIV", "AIC", "MIX"):
@@ -85,18 +86,20 @@ def launch(k: Kernel, block_dim: int, *args, chip: ChipProfile | str | None = No
     ``auto_sync=False`` is the compiler option ``--cce-auto-sync=off`` (on by default in the official projects,
     "auto_sync" in an operator's compile options): a hazard between the scalar (GetValue/SetValue) and the
     V, MTE2 or MTE3 pipe then needs the kernel's own SetFlag/WaitFlag, else a RaceError; with it on, the
-    simulator makes the wait the compiler would insert (docs/architecture.md, "Auto-sync").
+    simulator makes the wait the compiler would insert (docs/architecture.md, "Auto-sync"). A C++ kernel built
+    with the option off (``%%ascendc --cce-auto-sync=off``, ``load(..., auto_sync=False)``) runs with it off whatever
+    ``auto_sync`` says here.
     ``named``: arguments by the parameter names of a C++ kernel (``tiling=...``), after the positional ones.
     """
     if named:
         args = _by_name(k, args, named)
     kw = {} if numerics else {"numerics": False}      # hooks (the grader's) keep launch's old signature
-    if auto_sync is not True:
-        if auto_sync is not False:
-            raise LaunchError(f"auto_sync must be True or False, got {auto_sync!r}",
-                              fix="«launch(k, blocks, ..., auto_sync=False)|ascend-sim run prog.asc --cce-auto-sync=off» "
-                                  "turns the compiler's auto-sync off (the build option --cce-auto-sync=off); leave it out for "
-                                  "the default (on)", site=("<launch>", 0))
+    if auto_sync is not True and auto_sync is not False:
+        raise LaunchError(f"auto_sync must be True or False, got {auto_sync!r}",
+                          fix="«launch(k, blocks, ..., auto_sync=False)|ascend-sim run prog.asc --cce-auto-sync=off» "
+                              "turns the compiler's auto-sync off (the build option --cce-auto-sync=off); leave it out for "
+                              "the default (on)", site=("<launch>", 0))
+    if auto_sync is False or getattr(k, "auto_sync", True) is False:    # off at launch, or built off (%%ascendc)
         kw["auto_sync"] = False
     if _HOOKS:
         return _hooked(len(_HOOKS), k, block_dim, *args, chip=chip, gm_names=gm_names, **kw)

@@ -20,7 +20,7 @@ from ascend_sim.ascendc.module import AscendCModule, CppKernel, instantiate, reg
 
 
 def load(path_or_source, *, name: str | None = None, defines: dict | None = None,
-         include_dirs=(), externs: Mapping | None = None) -> AscendCModule:
+         include_dirs=(), externs: Mapping | None = None, auto_sync: bool = True) -> AscendCModule:
     """Parse, translate and load a C++ translation unit (a file path, or the source text itself).
 
     ``defines``: macros as ``-D`` gives them (``{"DTYPE_X": "half"}``; None for a bare ``-DNAME``).
@@ -28,6 +28,8 @@ def load(path_or_source, *, name: str | None = None, defines: dict | None = None
     ``externs``: where kernels the source declares and launches but does not define are found, by name (the
     notebook's namespace: ``extern "C" __global__ __aicore__ void k(...);`` then ``k<<<...>>>`` launches the
     ``k`` an earlier cell defined). A missing one is a ``file:line:col: error: undefined kernel`` at the declaration.
+    ``auto_sync=False``: built with ``--cce-auto-sync=off``: its kernels launch with auto-sync off (the scalar's
+    hand-offs to V/MTE2/MTE3 need the kernel's own SetFlag/WaitFlag; docs/architecture.md, "Auto-sync").
     Raises CompileError (its ``str`` is the compiler-style diagnostics) when the source does not translate.
     """
     if isinstance(path_or_source, Path) or (isinstance(path_or_source, str) and "\n" not in path_or_source
@@ -42,7 +44,9 @@ def load(path_or_source, *, name: str | None = None, defines: dict | None = None
         clang_name = os.path.join(os.path.abspath(os.getcwd()), f"__ascendc_{_safe(label)}.cpp")
         register_source(display_file, text)
     code, source, lowered = translate(text, clang_name, display_file, defines, include_dirs)
-    return instantiate(code, source, lowered, display_file, externs)
+    if auto_sync is not True and auto_sync is not False:
+        raise TypeError(f"auto_sync must be True or False (--cce-auto-sync=on|off), got {auto_sync!r}")
+    return instantiate(code, source, lowered, display_file, externs, auto_sync)
 
 
 def _safe(label: str) -> str:

@@ -53,7 +53,7 @@ class CppKernel(Kernel):
                               f"({', '.join(self.template_params)}), got {len(args)}",
                               fix=f"{self.__name__}.template({', '.join(self.template_params)})", site=("<launch>", 0))
         inst = CppKernel(self._factory(*args), self.__name__, self.core, self.params, [])
-        inst.__name__ = self.__name__
+        inst.__name__, inst.auto_sync = self.__name__, self.auto_sync
         return inst
 
     def _needs_template(self, *args):
@@ -148,13 +148,18 @@ def _digest(path: str) -> str:
         return ""
 
 
-def instantiate(code, source: str, lowered, display_file: str, externs: Mapping | None = None) -> AscendCModule:
+def instantiate(code, source: str, lowered, display_file: str, externs: Mapping | None = None,
+                auto_sync: bool = True) -> AscendCModule:
+    """The module of a translated unit; ``auto_sync=False``: its kernels as built with ``--cce-auto-sync=off``."""
     mod_name = "ascendc_" + "".join(ch if ch.isalnum() else "_" for ch in os.path.basename(display_file))
     ns: dict = {"__name__": mod_name, "__file__": display_file}
     ns.update(link_externs(lowered.externs, externs or {}))
     register_cpp_file(display_file)        # errors at its lines speak C++ (engine/spelling.py)
     exec(code, ns)
-    return AscendCModule(display_file, ns, source, lowered.kernels, lowered.structs, lowered.functions)
+    module = AscendCModule(display_file, ns, source, lowered.kernels, lowered.structs, lowered.functions)
+    for k in module.kernels.values():
+        k.auto_sync = auto_sync
+    return module
 
 
 def link_externs(declared: list, externs: Mapping) -> dict:

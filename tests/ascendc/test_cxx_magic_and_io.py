@@ -37,7 +37,9 @@ def test_cell_magic_binds_kernels_structs_and_functions():
 
 
 def test_cell_magic_line_parsing():
-    assert parse_line("mine -D A=1 -DB -I inc -Iother") == ("mine", {"A": "1", "B": None}, ["inc", "other"])
+    assert parse_line("mine -D A=1 -DB -I inc -Iother") == ("mine", {"A": "1", "B": None}, ["inc", "other"], True)
+    assert parse_line("mine --cce-auto-sync=off").auto_sync is False
+    assert parse_line("--cce-auto-sync=on").auto_sync is True
 
 
 def test_a_compile_error_renders_as_compiler_lines():

@@ -67,3 +67,12 @@ def test_only_the_listed_answers_are_exempt_by_construction():
     problems = margin_problems(ring)
     assert len(problems) == 1 and "one extra message per step" in problems[0] and "+1.9 %" in problems[0]
     assert "(by construction)" in margin_table([ring])
+
+
+def test_a_small_figure_keeps_its_digits():
+    """lab04b ex2 holds the perplexity increase in per cent: 6.75 against 8 prints as such, not as 7 against 8."""
+    slow = SlowAnswer("one group per row [key: budget/perplexity]", 8.4)
+    m = Margin("lab04b_llm", "ex2", "", "% more perplexity", 8.0, 7.75, (slow,))
+    problems = margin_problems(m)
+    assert "the solution takes 7.75 % more perplexity, the budget is 8: only 3.2 % headroom" in problems[0]
+    assert "takes 8.4 % more perplexity against a budget of 8: +5.0 %" in problems[1]

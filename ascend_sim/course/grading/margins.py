@@ -28,7 +28,7 @@ from ascend_sim.course.grading.notebook import SETUP, role
 from ascend_sim.course.grading.runner import CXX_MAGIC, bind_module
 from ascend_sim.course.grading.solution_file import parse_solutions
 
-__all__ = ["MIN_UNDER", "MIN_OVER", "SLOW_KEYS", "BY_CONSTRUCTION", "SlowAnswer", "Margin", "is_slow",
+__all__ = ["MIN_UNDER", "MIN_OVER", "SLOW_KEYS", "BY_CONSTRUCTION", "SlowAnswer", "Margin", "is_slow", "figure",
            "by_construction", "lab_margins", "course_margins", "margin_problems", "margin_table"]
 
 # The solution at least 5 % under its budget and every slow answer at least 10 % over it. A timing change of a few
@@ -165,12 +165,17 @@ def course_margins(root: str | Path = ".") -> Iterator[Margin]:
             yield from lab_margins(files.name, root)
 
 
+def figure(x: float) -> str:
+    """A measured figure as the tables print it: whole cycles or microseconds, three digits of a small figure."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def margin_problems(m: Margin, min_under: float = MIN_UNDER, min_over: float = MIN_OVER) -> list[str]:
     """Why ``m`` is too narrow, one sentence each naming the exercise, the figures and the fix ([] when wide)."""
     where = f"{m.lab} {m.exercise} (case {m.case})"
     problems = []
     if m.under < min_under:
-        problems.append(f"{where}: the solution takes {m.solution:,.0f} {m.unit}, the budget is {m.budget:,.0f}: "
+        problems.append(f"{where}: the solution takes {figure(m.solution)} {m.unit}, the budget is {figure(m.budget)}: "
                         f"only {100 * m.under:.1f} % headroom (at least {100 * min_under:.0f} % wanted). Fix: widen "
                         "the exercise by design (a case where the lesson's effect is large), then re-set the budget "
                         "from the solution with its reason beside the constant")
@@ -179,9 +184,9 @@ def margin_problems(m: Margin, min_under: float = MIN_UNDER, min_over: float = M
         if over is None or by_construction(m.lab, m.exercise, s.label):
             continue
         if over < min_over:
-            problems.append(f"{where}: the slow answer '{s.label}' takes {s.measured:,.0f} {m.unit} against a "
-                            f"budget of {m.budget:,.0f}: {100 * over:+.1f} % (at least +{100 * min_over:.0f} % "
-                            f"wanted; the solution {m.solution:,.0f}). Fix: a case where the lesson's effect is "
+            problems.append(f"{where}: the slow answer '{s.label}' takes {figure(s.measured)} {m.unit} against a "
+                            f"budget of {figure(m.budget)}: {100 * over:+.1f} % (at least +{100 * min_over:.0f} % "
+                            f"wanted; the solution {figure(m.solution)}). Fix: a case where the lesson's effect is "
                             "large by construction, so the slow answer is 20 %+ slower than the solution")
     return problems
 
@@ -191,7 +196,7 @@ def margin_table(margins: list[Margin]) -> str:
     rows = ["| lab | exercise | case | solution | budget | budget over solution | slow answer | slow | over budget |",
             "|---|---|---|---|---|---|---|---|---|"]
     for m in margins:
-        head = (f"| {m.lab} | {m.exercise} | {m.case or '-'} | {m.solution:,.0f} {m.unit} | {m.budget:,.0f} | "
+        head = (f"| {m.lab} | {m.exercise} | {m.case or '-'} | {figure(m.solution)} {m.unit} | {figure(m.budget)} | "
                 f"{100 * m.under:+.1f} % |")
         shown = [s for s in m.slow if s.measured is not None] or [None]
         for k, s in enumerate(shown):
@@ -201,5 +206,5 @@ def margin_table(margins: list[Margin]) -> str:
             else:
                 label = s.label.split(" [key:")[0].replace("|", "/")[:70]
                 fixed = " (by construction)" if by_construction(m.lab, m.exercise, s.label) else ""
-                rows.append(f"{lead} {label} | {s.measured:,.0f} | {100 * s.over(m.budget):+.1f} %{fixed} |")
+                rows.append(f"{lead} {label} | {figure(s.measured)} | {100 * s.over(m.budget):+.1f} %{fixed} |")
     return "\n".join(rows)

@@ -149,7 +149,7 @@ def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
     """A ``%%ascendc`` answer: the C++ below the magic line is the answer; its functions, structs and kernels become
     names.
 
-    As in JupyterLab (``magic.run_cell``): line numbers are the cell's and ``-D`` macros of the magic line apply;
+    As in JupyterLab (``magic.run_cell``): line numbers are the cell's; ``-D`` macros and ``--cce-auto-sync=off`` apply;
     the cell's name is its id, and ``-I`` folders are refused (the grader reads no learner-named files).
     """
     try:
@@ -158,10 +158,10 @@ def _run_cxx(source: str, cell_id: str, namespace: dict) -> None:
     except ImportError:
         raise RuntimeError("this grader cannot grade C++ answers yet (ascend_sim.ascendc is not installed)") from None
     head, _, body = source.lstrip().partition("\n")
-    _, defines, includes = parse_line(head[len(CXX_MAGIC):])
-    if includes:
+    opts = parse_line(head[len(CXX_MAGIC):])
+    if opts.includes:
         raise RuntimeError(f"the grader does not take -I folders on the {CXX_MAGIC} line: put the code in the cell")
-    module = load(cell_text(body), name=cell_id, defines=defines, externs=namespace)
+    module = load(cell_text(body), name=cell_id, defines=opts.defines, externs=namespace, auto_sync=opts.auto_sync)
     bind_module(module, namespace)
 
 

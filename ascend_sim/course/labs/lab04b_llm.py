@@ -165,9 +165,9 @@ _INT4_HINTS = {
     "int4/bits": ("How many bits does a weight cost with your group size, counting its share of the scale?",
                   "Bits per weight = 4 + 16 / group (an fp16 scale per group): compute it for your group against "
                   "BITS_BUDGET.",),
-    "int4/perplexity": ("Is your group small enough? Try groups of 64, 32, 16 and watch the perplexity.",
-                        "A smaller group follows the weights' range more closely: fewer weights are far from the "
-                        "group's largest one, so the steps are finer where they matter.",),
+    "budget/perplexity": ("Is your group small enough? Try groups of 64, 32, 16 and watch the perplexity.",
+                          "A smaller group follows the weights' range more closely: fewer weights are far from the "
+                          "group's largest one, so the steps are finer where they matter.",),
     "*": ("Per row, per group of input channels: scale = max|w| / 7, codes = clip(rint(w / scale), -8, 7).",),
 }
 
@@ -226,10 +226,11 @@ def _ex2(ctx: Context) -> None:
         ctx.fail(f"{bits:.3f} bits per weight (4-bit codes + fp16 scales); the budget is {BITS_BUDGET:g}",
                  ("int4/bits",))
     base, ppl = _perplexity(None), _perplexity(replaced)
-    if ppl > base * (1 + PPL_BUDGET):
+    # the budget is on the increase (grading/margins.py holds it; the bits are exact arithmetic, nothing to erode)
+    if not ctx.measure(100 * (ppl / base - 1), 100 * PPL_BUDGET, "% more perplexity"):
         ctx.fail(f"perplexity {ppl:.4f} on the first {PPL_BYTES} held-out bytes against {base:.4f} with the fp16 "
                  f"weights: {100 * (ppl / base - 1):+.1f} %, over the budget of +{100 * PPL_BUDGET:.0f} %",
-                 ("int4/perplexity",))
+                 ("budget/perplexity",))
     ctx.note(f"{bits:.3f} bits per weight ({bits / 16:.0%} of fp16), perplexity {ppl:.4f} vs {base:.4f} "
              f"({100 * (ppl / base - 1):+.1f} %)")
 
