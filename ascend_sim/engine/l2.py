@@ -46,6 +46,7 @@ DISABLE = CacheMode.CACHE_MODE_DISABLE
 _count_nonzero = np.count_nonzero
 _ONES = memoryview(b"\x01" * (1 << 20))
 _F64 = np.float64
+_COLUMNS = 16          # lines per burst at most for the strided-slice path of _transfer_fits (more: numpy)
 MAX_SETS = 1 << 16      # distinct transfers kept per set of lines at most (memory); beyond, bookkeeping per line
 
 
@@ -150,27 +151,37 @@ class L2Cache:
             elif write and hit:             # a bypassed write still updates the lines L2 holds
                 dirt = np.frombuffer(self.dirt, np.uint8)
                 dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
+        elif mode and pitch % line == 0 and -(-(addr % line + blen) // line) <= _COLUMNS:
+            # bursts a whole number of lines apart, each over ``width`` lines (Nd2Nz rows of one line or a few),
+            # allocated: line ``j`` of every burst is one strided slice, so bytearray extended slices, no numpy call
+            # (the lines are distinct: the gaps are a line or more)
+            width, step, lo = -(-(addr % line + blen) // line), pitch // line, addr // line
+            stop = lo + (count - 1) * step + 1
+            cols = [slice(lo + j, stop + j, step) for j in range(width)]
+            n = count * width
+            hit = n
+            for col in cols:
+                hit -= res[col].count(0)
+            ones = _ONES[:count]
+            if hit < n:
+                for col in cols:
+                    res[col] = ones
+            if write:
+                dirt = self.dirt
+                for col in cols:
+                    dirt[col] = ones
         else:
             idx = self.lines(addr, count, blen, pitch)
-            if mode and idx.__class__ is slice:
-                # one line per burst, lines apart (Nd2Nz rows), allocated: bytearray extended slices, no numpy call
-                n = count
-                hit = n - res[idx].count(0)
-                if hit < n:
-                    res[idx] = _ONES[:n]
+            flags = np.frombuffer(res, np.uint8)
+            n = count if idx.__class__ is slice else idx.size
+            hit = int(_count_nonzero(flags[idx]))
+            dirt = np.frombuffer(self.dirt, np.uint8)
+            if mode != DISABLE:
+                flags[idx] = 1
                 if write:
-                    self.dirt[idx] = _ONES[:n]
-            else:
-                flags = np.frombuffer(res, np.uint8)
-                n = count if idx.__class__ is slice else idx.size
-                hit = int(_count_nonzero(flags[idx]))
-                dirt = np.frombuffer(self.dirt, np.uint8)
-                if mode != DISABLE:
-                    flags[idx] = 1
-                    if write:
-                        dirt[idx] = 1
-                elif write and hit:
-                    dirt[idx] |= flags[idx]
+                    dirt[idx] = 1
+            elif write and hit:
+                dirt[idx] |= flags[idx]
         if write and mode != DISABLE:       # write-allocate: the write lands in L2
             self.hit_bytes += nbytes
             return nbytes, 0

@@ -182,6 +182,35 @@ def test_the_no_eviction_fast_path_accounts_like_the_lru_path():
     assert all(type(v) in (int, float) for v in lru.stats().values())    # plain numbers: no np.float64 in a profile
 
 
+@pytest.mark.parametrize("line", [128, 512])
+def test_the_fits_path_on_strided_slices_counts_as_numpy(line, monkeypatch):
+    """``_transfer_fits`` takes bursts a whole number of lines apart (each over one line or a few: case (f)'s 512 B
+    rows of four 128 B lines) as one bytearray slice per line of the burst; with ``_COLUMNS`` 0 every such transfer
+    goes through numpy's index arrays instead. Random transfers (reads, writes, bypassed ones; rows starting
+    mid-line, partly resident lines): the same (L2 bytes, HBM bytes) for each, the same counters, the same
+    resident and dirty lines."""
+    from ascend_sim.engine import l2 as l2_module
+    from ascend_sim.engine.l2 import L2Cache
+    rng = np.random.default_rng(7)
+    seq = []
+    for _ in range(400):
+        count, pitch = int(rng.integers(2, 20)), line * int(rng.integers(2, 24))
+        blen = int(rng.integers(1, pitch - line + 1))
+        addr = int(rng.integers(0, 64 * line))
+        mode = CacheMode.CACHE_MODE_DISABLE if rng.random() < 0.1 else CacheMode.CACHE_MODE_NORMAL
+        seq.append((bool(rng.random() < 0.3), addr, count, blen, pitch, count * blen, mode))
+    caches = []
+    for columns in (l2_module._COLUMNS, 0):
+        monkeypatch.setattr(l2_module, "_COLUMNS", columns)
+        l2 = L2Cache(line, 1 << 24, 1 << 20)
+        assert l2.fits
+        caches.append((l2, [l2.transfer(*t) for t in seq]))
+    (fast, got), (ref, want) = caches
+    assert got == want
+    assert fast.stats() == ref.stats() and fast.res == ref.res and fast.dirt == ref.dirt
+    assert 0 < sum(fast.res) < len(fast.res)
+
+
 @kernel
 def strided_read(x, count, blen_blocks, gap_blocks):
     from ascend_sim import DataCopyParams
