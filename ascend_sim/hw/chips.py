@@ -261,6 +261,22 @@ class ChipProfile:
                                                 # on the AIV after -29.6 -> -9.4 % but its step -0.3 -> -17.9 points
                                                 # (before stays -30 %). The cut without the 0.7 on split rows: 29 / 13
                                                 # (GM->UB 4 -28 %). Add cases, bank sample unchanged
+    aiv_gm_l2_hit_bytes_per_cycle: float = 0.0  # what-if [EST]: a vector core's GM->UB rate for the bytes L2 serves
+                                                # (engine/timing.aiv_miss_rows), in place of its path rate
+                                                # gm_read_bytes_per_cycle; 0: the path rate. No public figure for the
+                                                # AIV: CANN's auto-tiling cost table (ascir_api_perf_v1.cc, see
+                                                # aic_gm_l2_hit_bytes_per_cycle) gives MoveGmToUb and MoveGmToL1 one
+                                                # GM rate (32) and only the cube path an L2 entry (MoveL2ToL1, 110);
+                                                # 110 here is that entry by analogy [EST]. The guide says hits are
+                                                # several times faster (G 内存访问/设置合理的L2-CacheMode.md: "L2
+                                                # Cache的带宽相比GM的带宽有数倍的提升，因此当数据命中L2 Cache时，数据的
+                                                # 搬运耗时会优化数倍"); the bytes still share l2_bytes_per_cycle
+    hbm_streams_by_pipe: bool = False       # what-if: the streams sharing HBM bandwidth are each GM pipe's duty times
+                                            # its own HBM share (MTE2: the launch's read-miss share; MTE3/Fixpipe:
+                                            # the share of written bytes that reached HBM), not every GM pipe's duty
+                                            # times the read-miss share (engine/timing.hbm_streams): writes that
+                                            # land in L2 leave HBM to the reads (add_high_performance README: "z
+                                            # 写数据时会命中 L2 Cache，而 L2 的带宽很高，所以写的带宽较高")
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
