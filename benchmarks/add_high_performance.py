@@ -15,6 +15,7 @@ buffers 256 B further (off x's UB bank groups).
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 
@@ -33,13 +34,15 @@ MEASURED = {3: (268.5, 184.369), 4: (264.02, 250.528), 5: (187.68, 175.997), 6: 
 
 @dataclass(frozen=True)
 class Case:
-    """One case of the sample: copy length (halves), ping-pong buffers, L2 bypass of x and y, UB offsets."""
+    """One case of the sample: copy length (halves), ping-pong buffers, L2 bypass of x and y, UB offsets; ``side``:
+    the matrix's side (8192; smaller in tests)."""
 
     number: int
     copy_len: int
     double: bool
     bypass: bool
     bank_offsets: bool = False
+    side: int = SIDE
 
 
 #: what each case changes (the README's 优化策略)
@@ -49,9 +52,9 @@ CASES = {3: Case(3, MAX_LEN, False, False), 4: Case(4, MAX_LEN, True, False), 5:
          6: Case(6, BANK_LEN, True, True, True)}
 
 
-def _rows(block: int) -> tuple[int, int]:
+def _rows(block: int, side: int) -> tuple[int, int]:
     """(first row, rows) of core ``block``: Init()'s even split, the remainder to the first cores."""
-    base, extra = divmod(SIDE, CORES)
+    base, extra = divmod(side, CORES)
     if block < extra:
         return block * (base + 1), base + 1
     return extra * (base + 1) + (block - extra) * base, base
@@ -72,12 +75,12 @@ def _buffers(c: Case) -> list[tuple[LocalTensor, LocalTensor, LocalTensor]]:
 @kernel(core="AIV")
 def add_custom(x, y, z, c: Case) -> None:
     """KernelAdd: Process() (case 3) or ProcessDoubleBuffer() (4-6), with CACHE_MODE_DISABLE on x, y for 5-6."""
-    start, rows = _rows(GetBlockIdx())
-    total = rows * SIDE
+    start, rows = _rows(GetBlockIdx(), c.side)
+    total = rows * c.side
     xg, yg, zg = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
-    xg.SetGlobalBuffer(x + start * SIDE, total)
-    yg.SetGlobalBuffer(y + start * SIDE, total)
-    zg.SetGlobalBuffer(z + start * SIDE, total)
+    xg.SetGlobalBuffer(x + start * c.side, total)
+    yg.SetGlobalBuffer(y + start * c.side, total)
+    zg.SetGlobalBuffer(z + start * c.side, total)
     if c.bypass:
         xg.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
         yg.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
@@ -115,17 +118,19 @@ def add_custom(x, y, z, c: Case) -> None:
             WaitFlag(HardEvent.MTE3_V, eid)
 
 
-def run(number: int, chip=None, numerics: bool = False):
-    """Launch case ``number`` on 48 AIV (timing only unless ``numerics``); returns (LaunchResult, exact or None)."""
+def run(number: int, chip=None, numerics: bool = False, **changes):
+    """Launch case ``number`` on 48 AIV (timing only unless ``numerics``; ``changes``: Case fields, e.g. a smaller
+    ``side`` and ``copy_len``); returns (LaunchResult, z == x + y or None)."""
+    case = dataclasses.replace(CASES[number], **changes)
     rng = np.random.default_rng(0)
-    shape = SIDE * SIDE
+    shape = case.side * case.side
     if numerics:
         x = rng.standard_normal(shape, np.float32).astype(np.float16)
         y = rng.standard_normal(shape, np.float32).astype(np.float16)
     else:
         x = y = np.zeros(shape, np.float16)
     z = np.zeros(shape, np.float16)
-    res = launch(add_custom, CORES, x, y, z, CASES[number], chip=chip or Ascend910B(), gm_names=["x", "y", "z"], numerics=numerics)
+    res = launch(add_custom, CORES, x, y, z, case, chip=chip or Ascend910B(), gm_names=["x", "y", "z"], numerics=numerics)
     return res, bool(np.array_equal(z, x + y)) if numerics else None
 
 
