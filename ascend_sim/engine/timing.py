@@ -38,7 +38,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
     pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
-    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), and its bytes L2 serves move at
+    ``aiv_gm_l2_hit_bytes_per_cycle`` instead of the path rate (0: the path rate). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
     prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
