@@ -11,7 +11,9 @@ elements are split over the cores in whole tiles (16384 tiles: 342 or 341 per co
 
 The two later fixes of the case study (their measured figures are held back to validate the model, so only the
 simulated ones are printed): ``SetL2CacheHint(CACHE_MODE_DISABLE)`` on the read-once x and y, and y's UB buffer moved
-256 B further (a 256 B ``TBuf`` before it), off the bank groups of x's buffer.
+256 B further (a 256 B ``TBuf`` before it), off the bank groups of x's buffer. The guide measures them on its
+sample's later kernel (Cases 4-6: 32 KB copies, ping-pong buffers): ``add_high_performance.py`` replicates that kernel,
+and benchmarks/validate_timing.py judges the fixes there.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every public timing point in one table: measured, simulated, error, calibration or validation (issue 30).
 
 The points and their kernels are the existing benchmarks' (imported, not copied): the Add case study
-(``add_case_study.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
+(``add_case_study.py``) and its sample's Cases 3-6 (``add_high_performance.py``), the UB bank-conflict sample (``bank_conflicts.py``), CATLASS's matmul
 (``catlass_matmul.py``), the DataCopy sample's GM -> L1 scenarios (tile sizes, rows on or off 512 B windows, L2
 reuse: ``data_copy_l1.py``), its cores reading one matrix in the same or in rotated order
 (``data_copy_same_addr.py``) and its GM -> UB scenarios on 48 AIV (``data_copy_ub.py``), the
@@ -12,8 +12,8 @@ and the single-feature documents of the guide's Matmul tuning chapter, split-K a
 A point whose measurement set a parameter of ``ascend_sim/hw/chips.py`` (a [CAL] tag) is *calibration*
 (``CALIBRATION`` below names the parameters) and stops counting as validation. A step is the gain of one
 optimisation, ``1 - after / before`` in per cent, measured against simulated, in percentage points; the
-what-ifs of the Add case study compare the guide's own before/after (its Case 4 -> 5 and 5 -> 6, on its own
-kernel) with the same change simulated on case 2.
+Add case study's later fixes (double buffer, CACHE_MODE_DISABLE, UB offsets) are steps between the sample's own
+Cases 3-6, each simulated on the sample's kernel.
 
     python benchmarks/validate_timing.py             # every point (minutes: T1-T4 are long launches)
     python benchmarks/validate_timing.py --quick     # the cheap points and the steps between them
@@ -42,6 +42,7 @@ from ascend_sim.hw import chips
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import add_case_study as add  # noqa: E402
+import add_high_performance as add_hp  # noqa: E402
 import bank_conflicts as bank  # noqa: E402
 import catlass_matmul as catlass  # noqa: E402
 import data_copy_l1 as data_copy  # noqa: E402
@@ -85,6 +86,10 @@ def _tiling_figures(cfg_name: str) -> Callable[[], dict]:
 
 def _feature(case: features.Case) -> Callable[[], list]:
     return lambda: features.simulate(case)
+
+
+def _add_hp_us(number: int) -> Callable[[], float]:
+    return lambda: add_hp.run(number, bank.Ascend910B())[0].us
 
 
 def _bank_cycles(k: int) -> Callable[[], float]:
@@ -164,8 +169,7 @@ class Step:
 
 def _runs_table() -> dict:
     table = {f"add{c}": _add_us(c) for c in add.MEASURED}
-    table["add48 bypass"] = _add_us(48, bypass_l2=True)
-    table["add48 bypass pad"] = _add_us(48, bypass_l2=True, y_pad=256)
+    table.update({f"add_hp{k}": _add_hp_us(k) for k in add_hp.MEASURED})
     table.update({f"bank{k}": _bank_cycles(k) for k in bank.SCENARIOS})
     table.update({f"catlass{m1}x{n1}": _catlass_us(m1, n1) for m1, n1 in catlass.MEASURED})
     table.update({f"data_copy{n}": _data_copy_us(n) for n in data_copy.MEASURED})
@@ -212,6 +216,9 @@ def build() -> tuple[list[Point], list[Step]]:
     for cores, (us, _mte2) in add.MEASURED.items():
         pts.append(Point(f"Add case {1 if cores == 1 else 2}", f"add_case_study: {cores} AIV, task time", us, "us",
                          _fig(f"add{cores}"), quick=False))
+    for k, (us, _mte2) in add_hp.MEASURED.items():
+        pts.append(Point(f"Add sample case {k}: {add_hp.CASE_TEXT[k]}", "add_high_performance: 48 AIV, task time", us,
+                         "us", _fig(f"add_hp{k}"), quick=True))
     for k, (*_, ticks, what) in bank.SCENARIOS.items():
         pts.append(Point(f"bank {k}: {what}", "bank_conflicts: 1000 Adds", ticks / bank.TICK_HZ * CLOCK_HZ, "cycles",
                          _fig(f"bank{k}"), quick=True))
@@ -271,11 +278,13 @@ def build() -> tuple[list[Point], list[Step]]:
         steps.append(Step(f"DataCopy GM->{path} {before} -> {after}: {what}", (pb.measured, pa.measured),
                           _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=pb.quick and pa.quick,
                           ends=(pb.name, pa.name)))
-    # the Add case study's what-ifs: the guide's Case 4 -> 5 (L2 bypass) and 5 -> 6 (y 256 B further in UB)
-    steps.append(Step("Add: x, y CACHE_MODE_DISABLE (guide Case 4 -> 5)", (264.02, 187.68), _fig("add48"),
-                      _fig("add48 bypass")))
-    steps.append(Step("Add: y 256 B further in UB (guide Case 5 -> 6)", (187.68, 184.52), _fig("add48 bypass"),
-                      _fig("add48 bypass pad")))
+    # the Add case study's later fixes, on the sample's own kernel: Case 3 -> 4 -> 5 -> 6
+    for before, after, what in ((3, 4, "double buffer"), (4, 5, "x, y CACHE_MODE_DISABLE"),
+                                (5, 6, "y, z 256 B further in UB")):
+        pb, pa = (next(p for p in pts if p.name.startswith(f"Add sample case {k}:")) for k in (before, after))
+        steps.append(Step(f"Add: {what} (guide Case {before} -> {after})", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=True,
+                          ends=(pb.name, pa.name)))
     for case in features.CASES:
         pb, pa = pair(f"{case.name} before", f"{case.name} after")
         steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
@@ -409,7 +418,7 @@ def use_chip_fields(fields: dict) -> None:
     def changed():
         return dataclasses.replace(default(), **fields)
 
-    for module in (chips, ascend_sim, add, bank, catlass, data_copy, same_addr, data_copy_ub, features, tiling):
+    for module in (chips, ascend_sim, add, add_hp, bank, catlass, data_copy, same_addr, data_copy_ub, features, tiling):
         if hasattr(module, "Ascend910B"):
             module.Ascend910B = changed
 

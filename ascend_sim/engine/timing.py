@@ -38,7 +38,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
     pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
-    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), and its bytes L2 serves move at
+    ``aiv_gm_l2_hit_bytes_per_cycle`` instead of the path rate (0: the path rate). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
     prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
     ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
@@ -69,7 +70,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
     per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window, \
-        overlap = path
+        overlap, hit_scale = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
@@ -80,9 +81,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         moving = count * packages * per_package
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
-        if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
+        if window or (hit_scale != 1.0 and l2_bytes):   # a vector core's GM -> UB: misses and hits priced apart
             moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
-                                   window, per_package, core.chip.gm_unaligned_efficiency)
+                                   window, per_package, core.chip.gm_unaligned_efficiency, hit_scale)
         if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
@@ -117,7 +118,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         fair = hbm_bw
         if not first_read:              # the streams reading from HBM: GM streams x the launch's read-miss share
             l2 = held
-            on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
+            if core.chip.hbm_streams_by_pipe:   # what-if: each pipe's duty times its own HBM share
+                on_hbm = hbm_streams(core, l2, active, start, prior)
+            else:
+                on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
             if on_hbm > 1.0:
                 fair = hbm_bw / on_hbm
         waiting = hbm.reserve(start, hbm_bytes, rate if rate < fair else fair)
@@ -135,6 +139,21 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if overlap:                         # what-if: remember this copy's transfer for the next one's start
         core.gm_paths[_PREVIOUS_COPY] = moving
     return startup + moving
+
+
+def hbm_streams(core: Core, l2, active: int, start: float, prior: float) -> float:
+    """The streams moving HBM bytes now, as a core of ``active`` in its wave sees them (``hbm_streams_by_pipe``):
+    the wave's cores times this core's MTE2 duty (from ``prior`` cycles of full duty) times the launch's share of
+    read bytes that missed L2, plus their MTE3 and Fixpipe duty times the share of written bytes that reached HBM
+    (bypassed writes and write-backs of dirty victims over the bytes written). Writes that land in L2 do not
+    compete for HBM: the Add sample's z, written into L2 while x and y bypass it ("z 写数据时会命中 L2 Cache，
+    而 L2 的带宽很高", add_high_performance README). 48 cores reading all from HBM, writing all into L2: 48."""
+    busy = core.busy
+    elapsed = start - core.start_time + prior
+    read = (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
+    written = l2.hit_bytes - l2.read_hit_bytes + l2.hbm_write_bytes - l2.writeback_bytes
+    out = l2.hbm_write_bytes / written if written > 0 else 0.0
+    return active * ((busy[_MTE2] + prior) * read + (busy[_MTE3] + busy[_FIX]) * out) / elapsed
 
 
 _PREVIOUS_COPY = "mte2_previous_copy"  # core.gm_paths key: the last MTE2 GM read's transfer cycles (what-if)
@@ -209,22 +228,32 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0
+    hit_scale = 1.0                     # a vector core's GM -> UB bytes L2 serves: at aiv_gm_l2_hit_bytes_per_cycle
+    if pipe == _MTE2 and rows is None and chip.aiv_gm_l2_hit_bytes_per_cycle:
+        hit_scale = rate / chip.aiv_gm_l2_hit_bytes_per_cycle
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
-            launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous)
+            launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous,
+            hit_scale)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
-                  per_package: float, efficiency: float) -> float:
-    """A vector core's GM -> UB copy (``aiv_gm_miss_row_packages``) whose L2 hit share is ``hit``: the hit share
-    keeps ``moving`` (each burst in packages, at ``gm_unaligned_efficiency`` off a 512 B boundary), the share that
-    misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows (the cube path's
-    rule, :func:`aic_miss_packages`), ``per_package`` cycles each (512 B at the AIV's path rate), a row that starts
-    off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`)."""
+                  per_package: float, efficiency: float, hit_scale: float = 1.0) -> float:
+    """A vector core's GM -> UB copy whose L2 hit share is ``hit``: the hit share keeps ``moving`` (each burst in
+    packages, at ``gm_unaligned_efficiency`` off a 512 B boundary) times ``hit_scale`` (the path rate over
+    ``aiv_gm_l2_hit_bytes_per_cycle``; 1: hits at the path rate); with ``window`` (``aiv_gm_miss_row_packages``)
+    the share that misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows (the
+    cube path's rule, :func:`aic_miss_packages`), ``per_package`` cycles each (512 B at the AIV's path rate), a row
+    that starts off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`), without it
+    ``moving``. A 32 KB copy on windows, 16 cycles a package: 1,024 cycles missing, 1,024 x 32 / 110 = 298 hit."""
     if hit >= 1.0:
-        return moving
-    missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
-    return missing + hit * moving if hit else missing
+        return moving * hit_scale
+    served = hit * moving * hit_scale if hit else 0.0
+    if window:
+        missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
+    else:
+        missing = (1.0 - hit) * moving
+    return missing + served
 
 
 _AIV_PACKAGES: dict = {}

@@ -261,6 +261,35 @@ class ChipProfile:
                                                 # on the AIV after -29.6 -> -9.4 % but its step -0.3 -> -17.9 points
                                                 # (before stays -30 %). The cut without the 0.7 on split rows: 29 / 13
                                                 # (GM->UB 4 -28 %). Add cases, bank sample unchanged
+    aiv_gm_l2_hit_bytes_per_cycle: float = 0.0  # a vector core's GM->UB rate for the bytes L2 serves (engine/
+                                                # timing.aiv_miss_rows: the hit share of a copy's packages at this rate
+                                                # instead of gm_read_bytes_per_cycle); 0: the path rate (the 910 and
+                                                # 310B profiles, and the 910B before 2026-12-07); Ascend910B: 110
+                                                # [EST], on since 2026-12-07. Still bounded by the core's share of
+                                                # l2_bytes_per_cycle (48 AIV copying: 3,784 / 48 = 79 B/cycle each).
+                                                # Source: no public figure for the AIV. CANN's auto-tiling cost table
+                                                # (https://github.com/hicann/ge, compiler/graph/optimize/autofuse/att/
+                                                # gen_model_info/api_perf_register/v1/ascir_api_perf_v1.cc,
+                                                # kBandwidthMap) gives MoveGmToUb and MoveGmToL1 one GM rate (32) and
+                                                # only the cube path an L2 entry, MoveL2ToL1 = 110: 110 is that entry
+                                                # by analogy, not a measurement; the guide says a hit is several times
+                                                # faster on the vector path too (G 内存访问/设置合理的L2-CacheMode.md:
+                                                # "L2 Cache的带宽相比GM的带宽有数倍的提升，因此当数据命中L2 Cache时，
+                                                # 数据的搬运耗时会优化数倍", the Add sample's page). 55 (one 110 B/cycle
+                                                # port shared by 1 AIC + 2 AIV) would be as defensible (UB 6 +1.9 %, step 5 -> 6 -4.7 points); the DataCopy
+                                                # sample's README estimate (L2 ~5.2 TB/s over 48 AIV = 59 B/cycle each)
+                                                # sits between. Judged on benchmarks/validate_timing.py (2026-12-07,
+                                                # helper tl2aiv): 32 -> 33 of 49 points, 13 -> 14 of 22 steps, none
+                                                # lost: DataCopy GM->UB 6 (each N quarter 4 times, 75 % L2 hits)
+                                                # +39.8 -> -11.7 %, step UB 5 -> 6 -22.8 -> +1.8 points; UB 4 +0.4 ->
+                                                # -2.0 %, ND2NZ after -10.1 -> -11.6 %, its step -19.6 -> -18.3 points
+                                                # (still out); Add cases and every cube-only point unchanged
+    hbm_streams_by_pipe: bool = False       # what-if: the streams sharing HBM bandwidth are each GM pipe's duty times
+                                            # its own HBM share (MTE2: the launch's read-miss share; MTE3/Fixpipe:
+                                            # the share of written bytes that reached HBM), not every GM pipe's duty
+                                            # times the read-miss share (engine/timing.hbm_streams): writes that
+                                            # land in L2 leave HBM to the reads (add_high_performance README: "z
+                                            # 写数据时会命中 L2 Cache，而 L2 的带宽很高，所以写的带宽较高")
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
@@ -371,6 +400,7 @@ def Ascend910B() -> ChipProfile:
         l0c_bytes=128 * KB,           # [OFF]
         l2_bytes=192 * MB,            # [EST] 910B2 platform ini l2_size; [OFF] the L2-Cache切分 guide assumes 192 MB
         gm_bytes=64 * GB,             # [EST] 910B2 platform ini memory_size
+        aiv_gm_l2_hit_bytes_per_cycle=110.0,  # [EST] CANN's MoveL2ToL1 rate on the AIV's MTE2 by analogy (see the field)
         l2_line_bytes=128,            # [DER] L2 hits and misses count per 128 B: the DataCopy sample's A2 L2Cache
                                       # counters (DK examples/.../04_memory_access/data_copy, GM->L1 scenario 4:
                                       # r0 + r1 read_cache_hit + miss_allocate = 9,437,784 for 1,207,959,552 B read,

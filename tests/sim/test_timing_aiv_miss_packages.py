@@ -7,12 +7,13 @@ does not serve are cut at the 512 B windows the row touches (the guide's 避免�
 one for the rest, each 512 B / 32 B/cycle = 16 cycles on the AIV; a row that starts off a window and runs into the next
 (a split request) at ``gm_unaligned_efficiency`` (0.7: the guide's GM地址尽量512B对齐 page, GM -> UB). That replaces
 the old price, the burst's packages at 0.7 whenever the copy starts off a 512 B boundary: a row inside one window
-no longer pays the 0.7. Bytes L2 serves keep the old price. The public case: the DataCopy sample (cannmirror/
+no longer pays the 0.7. Bytes L2 serves keep the old price, at the L2-hit rate (``aiv_gm_l2_hit_bytes_per_cycle``:
+32 / 110 of it on the 910B; tests/sim/test_timing_aiv_l2_hits.py). The public case: the DataCopy sample (cannmirror/
 asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy, Atlas A2, GM -> UB): 2 KB rows
 2 B apart from their windows (N = 12287) took 1.28x the rows on windows; here 10 packages a row against 4, HBM-bound
 at 4.
 One AIV, L2 cold, a 64-row tile per copy, rows 8 KB apart (each at the same place in its window), back to back:
-    cycles = 80 + (1 - hit) x 64 x packages x 16 + hit x (the old price)
+    cycles = 80 + (1 - hit) x 64 x packages x 16 + hit x (the old price) x 32 / 110
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ ROWS = 64
 ON = Ascend910B()
 OFF = dataclasses.replace(ON, aiv_gm_miss_row_packages=False)
 START, PACKAGE, EFF = OFF.gm_read_startup, 512 / OFF.gm_read_bytes_per_cycle, OFF.gm_unaligned_efficiency
+HIT = ON.gm_read_bytes_per_cycle / ON.aiv_gm_l2_hit_bytes_per_cycle     # 32 / 110: an L2 hit's share of the price
 
 
 @kernel(core="AIV")
@@ -79,10 +81,11 @@ def test_bytes_bypassing_l2_always_pay_packages():
 
 
 def test_l2_hits_keep_the_old_price():
-    # the same tile twice: a miss (7 packages a row, split), then every byte an L2 hit (4 packages a row at 0.7)
+    # the same tile twice: a miss (7 packages a row, split), then every byte an L2 hit (4 packages a row at 0.7, at
+    # the L2-hit rate: 80 + 64 x 4 x 16 / 0.7 x 32 / 110 = 80 + 1,701.2)
     first, second = copy_cycles(1024, (1, 1), ON)
     assert first == pytest.approx(START + ROWS * SPLIT * PACKAGE)
-    assert second == pytest.approx(START + ROWS * 4 * PACKAGE / EFF)
+    assert second == pytest.approx(START + ROWS * 4 * PACKAGE / EFF * HIT)
 
 
 def test_rows_stepping_through_their_windows_pay_each_its_own_pieces():

@@ -13,8 +13,10 @@ from kernels_util import gm, handoff, scratch
 CHIP = Ascend910B()
 N = 32768                       # halves: 64 KB per copy
 NB = N * 2
-# per-core path rates far above the chip's bandwidths: a single core then sees the bandwidths themselves
-WIDE = dataclasses.replace(CHIP, gm_read_bytes_per_cycle=1e9, gm_write_bytes_per_cycle=1e9)
+# per-core path rates (and the AIV's L2-hit rate) far above the chip's bandwidths: a single core then sees the
+# bandwidths themselves
+WIDE = dataclasses.replace(CHIP, gm_read_bytes_per_cycle=1e9, gm_write_bytes_per_cycle=1e9,
+                           aiv_gm_l2_hit_bytes_per_cycle=1e9)
 
 
 @kernel
