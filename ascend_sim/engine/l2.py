@@ -135,7 +135,10 @@ class L2Cache:
             lo = addr // line
             hi = -(-(addr + (count - 1) * pitch + blen) // line)
             n = hi - lo
-            hit = n - res.count(0, lo, hi)
+            if res.find(1, lo, hi) < 0:     # none resident (the usual streaming copy): a memchr, not a count
+                hit = 0
+            else:
+                hit = n - res.count(0, lo, hi)
             if mode:                        # not CACHE_MODE_DISABLE (0)
                 if hit < n:
                     res[lo:hi] = _ONES[:n]
@@ -397,8 +400,8 @@ class L2Cache:
                 "dirty_bytes_left": self._dirty_lines() * self.line}
 
     def _dirty_lines(self) -> int:
-        if self.fits:
-            return self.dirt.count(1)
+        if self.fits:                   # byte flags 0 / 1: numpy counts them faster than bytearray.count
+            return int(_count_nonzero(np.frombuffer(self.dirt, np.uint8)))
         if self.per_line:
             return int(np.count_nonzero(self.dirty))
         return sum(lines.n - lines.dirty for lines in self.by_lines.values())

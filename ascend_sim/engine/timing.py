@@ -80,9 +80,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         moving = count * packages * per_package
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
-        if window:                      # a vector core's GM -> UB: missing bytes cost packages per window piece
-            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
-                                   window, per_package, core.chip.gm_unaligned_efficiency)
+        if window and l2_bytes < nb:    # a vector core's GM -> UB: missing bytes cost packages per window piece
+            moving = aiv_miss_rows(moving, l2_bytes / nb, buf.base_addr + off, count, blen, pitch, window,
+                                   per_package, core.chip.gm_unaligned_efficiency)
         if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
@@ -223,7 +223,10 @@ def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, p
     off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`)."""
     if hit >= 1.0:
         return moving
-    missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
+    packages = _AIV_PACKAGES.get((addr % window, count, blen, pitch % window, window, efficiency))
+    if packages is None:            # (aiv_row_packages' own look-up, inline: one call less per copy)
+        packages = aiv_row_packages(addr, count, blen, pitch, window, efficiency)
+    missing = (1.0 - hit) * packages * per_package
     return missing + hit * moving if hit else missing
 
 
