@@ -154,7 +154,7 @@ class L2Cache:
                 dirt = np.frombuffer(self.dirt, np.uint8)
                 dirt[lo:hi] |= np.frombuffer(res, np.uint8)[lo:hi]
         else:
-            idx = self.lines(addr, count, blen, pitch)
+            idx = strided_units(addr, count, blen, pitch, line, self.patterns)      # self.lines, one call less
             if mode and idx.__class__ is slice:
                 # one line per burst, lines apart (Nd2Nz rows), allocated: bytearray extended slices, no numpy call
                 n = count

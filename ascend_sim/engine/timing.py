@@ -72,7 +72,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         overlap = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
-    l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
+    addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
+    l2_bytes, hbm_bytes = transfer(gp != _MTE2, addr - GM_BASE, count, blen, pitch, nb, mode)
     if rows is None:
         packages = _PACKAGES.get(blen)
         if packages is None:
@@ -81,7 +82,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
         if window and l2_bytes < nb:    # a vector core's GM -> UB: missing bytes cost packages per window piece
-            moving = aiv_miss_rows(moving, l2_bytes / nb, buf.base_addr + off, count, blen, pitch, window,
+            moving = aiv_miss_rows(moving, l2_bytes / nb, addr, count, blen, pitch, window,
                                    per_package, core.chip.gm_unaligned_efficiency)
         if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
@@ -90,12 +91,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
             moving = aic_window_rows(rows, off, count, blen, pitch, hit)
         elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
-            moving = (1.0 - hit) * aic_miss_packages(buf.base_addr + off, count, blen, pitch, rows[8]) * rows[2] * 512
+            moving = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, rows[8]) * rows[2] * 512
             if hit:
-                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0,
+                moving += hit * aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0,
                                               aligned or rows[10])
         else:
-            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit,
+            moving = aic_byte_rows(core, rows, addr, count, blen, pitch, hit,
                                    aligned or (rows[10] and hit == 1.0))
         startup = aic_copy_start(core, rows, startup, start, hit)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
@@ -125,7 +126,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             moving = waiting
     if gp == _FIX:                      # Fixpipe: no line fills, no window turns
         return startup + moving
-    addr, uid = buf.base_addr + off, core.uid
+    uid = core.uid
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
         moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0)
     turns = launch.turns
