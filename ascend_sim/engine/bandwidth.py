@@ -216,11 +216,11 @@ class WindowTurns:
         """The cycles a transfer (GM offset ``addr``, its bursts) requested from ``start`` and moving for ``moving``
         cycles waits for windows other cores hold; records its own turns. ``missed``: its share of bytes from HBM."""
         window = self.window
-        if self.runs is not None and (count == 1 or pitch - blen < window):
+        runs = self.runs
+        if runs is not None and (count == 1 or pitch - blen < window):
             # one run of windows (strided_units' first case, worked out here: a vector core's copy of a tile)
             first, stop = addr // window, -(-(addr + (count - 1) * pitch + blen) // window)
-            runs = self.runs
-            if len(runs) < self.max_runs and self.claimed.find(1, first, stop) < 0:
+            if self.claimed.find(1, first, stop) < 0 and len(runs) < self.max_runs:
                 # windows no request asked for before (so no run has them): a new run as the idle request below sets
                 # it, kept as its request (core, start, moving, hold) until another request asks for it (_idle_run)
                 n = stop - first
@@ -228,13 +228,13 @@ class WindowTurns:
                 runs[first, stop, 1] = (core, float(start), float(moving),
                                         float(nbytes / n * self.per_byte + missed * self.miss_hold))
                 return 0.0
-            where = slice(first, stop)
+            where, step = slice(first, stop), 1
         else:
             where = strided_units(addr, count, blen, pitch, window, self.patterns)
+            if where.__class__ is slice:
+                first, stop, step = where.start, where.stop, where.step or 1
         if where.__class__ is slice:
-            first, stop, step = where.start, where.stop, where.step or 1
             last, n = stop - 1, (stop - first - 1) // step + 1
-            runs = self.runs
             if runs is not None:
                 run = runs.get((first, stop, step))
                 if run is None:
@@ -321,7 +321,8 @@ class WindowTurns:
         n = run.n
         if n == 1:
             return self._run_wait_one(run, core, start, hold)
-        self._arrays()
+        if self.since is None:
+            self._arrays()
         since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
         asked = self._ramp(n) * moving
         asked += start

@@ -499,7 +499,10 @@ class Core:
 _new_tuple = tuple.__new__
 
 
-def instruction_queues(chip) -> tuple[list, list]:
+_UNBOUNDED_QUEUES = (None,) * NPIPES
+
+
+def instruction_queues(chip) -> tuple[list | tuple, list]:
     """(per pipe: None for an unbounded queue, else the start cycles of its last ``depth`` instructions as a
     ring; each ring's next slot) from ``chip.pipe_queue_depth``.
 
@@ -509,6 +512,8 @@ def instruction_queues(chip) -> tuple[list, list]:
     instruction n - depth has started: ``issue_n`` reads that start from the ring's next slot (O(1)).
     """
     depth = chip.pipe_queue_depth
+    if not depth:                   # every queue unbounded (the default): one shared list of None, only read
+        return _UNBOUNDED_QUEUES, [0] * NPIPES
     slots = []
     for name in PIPES:
         d = depth.get(name, 0)

@@ -136,7 +136,10 @@ class L2Cache:
             lo = addr // line
             hi = -(-(addr + (count - 1) * pitch + blen) // line)
             n = hi - lo
-            hit = n - res.count(0, lo, hi)
+            if res.find(1, lo, hi) < 0:     # none resident (the usual streaming copy): a memchr, not a count
+                hit = 0
+            else:
+                hit = n - res.count(0, lo, hi)
             if mode:                        # not CACHE_MODE_DISABLE (0)
                 if hit < n:
                     res[lo:hi] = _ONES[:n]
@@ -171,7 +174,7 @@ class L2Cache:
                 for col in cols:
                     dirt[col] = ones
         else:
-            idx = self.lines(addr, count, blen, pitch)
+            idx = strided_units(addr, count, blen, pitch, line, self.patterns)      # self.lines, one call less
             flags = np.frombuffer(res, np.uint8)
             n = count if idx.__class__ is slice else idx.size
             hit = int(_count_nonzero(flags[idx]))
@@ -408,8 +411,8 @@ class L2Cache:
                 "dirty_bytes_left": self._dirty_lines() * self.line}
 
     def _dirty_lines(self) -> int:
-        if self.fits:
-            return self.dirt.count(1)
+        if self.fits:                   # byte flags 0 / 1: numpy counts them faster than bytearray.count
+            return int(_count_nonzero(np.frombuffer(self.dirt, np.uint8)))
         if self.per_line:
             return int(np.count_nonzero(self.dirty))
         return sum(lines.n - lines.dirty for lines in self.by_lines.values())

@@ -73,7 +73,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         overlap, hit_scale = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
-    l2_bytes, hbm_bytes = transfer(gp != _MTE2, buf.base_addr - GM_BASE + off, count, blen, pitch, nb, mode)
+    addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
+    l2_bytes, hbm_bytes = transfer(gp != _MTE2, addr - GM_BASE, count, blen, pitch, nb, mode)
     if rows is None:
         packages = _PACKAGES.get(blen)
         if packages is None:
@@ -82,7 +83,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
         if window or (hit_scale != 1.0 and l2_bytes):   # a vector core's GM -> UB: misses and hits priced apart
-            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, buf.base_addr + off, count, blen, pitch,
+            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, addr, count, blen, pitch,
                                    window, per_package, core.chip.gm_unaligned_efficiency, hit_scale)
         if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
@@ -91,12 +92,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
             moving = aic_window_rows(rows, off, count, blen, pitch, hit)
         elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
-            moving = (1.0 - hit) * aic_miss_packages(buf.base_addr + off, count, blen, pitch, rows[8]) * rows[2] * 512
+            moving = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, rows[8]) * rows[2] * 512
             if hit:
-                moving += hit * aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, 1.0,
+                moving += hit * aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0,
                                               aligned or rows[10])
         else:
-            moving = aic_byte_rows(core, rows, buf.base_addr + off, count, blen, pitch, hit,
+            moving = aic_byte_rows(core, rows, addr, count, blen, pitch, hit,
                                    aligned or (rows[10] and hit == 1.0))
         startup = aic_copy_start(core, rows, startup, start, hit)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
@@ -129,7 +130,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             moving = waiting
     if gp == _FIX:                      # Fixpipe: no line fills, no window turns
         return startup + moving
-    addr, uid = buf.base_addr + off, core.uid
+    uid = core.uid
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
         moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0)
     turns = launch.turns
@@ -250,7 +251,10 @@ def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, p
         return moving * hit_scale
     served = hit * moving * hit_scale if hit else 0.0
     if window:
-        missing = (1.0 - hit) * aiv_row_packages(addr, count, blen, pitch, window, efficiency) * per_package
+        packages = _AIV_PACKAGES.get((addr % window, count, blen, pitch % window, window, efficiency))
+        if packages is None:        # (aiv_row_packages' own look-up, inline: one call less per copy)
+            packages = aiv_row_packages(addr, count, blen, pitch, window, efficiency)
+        missing = (1.0 - hit) * packages * per_package
     else:
         missing = (1.0 - hit) * moving
     return missing + served
