@@ -170,6 +170,21 @@ class ChipProfile:
                                                 # %). No public source found that describes MTE2 overlapping the
                                                 # starts of consecutive copies (the DataCopy sample README, 优化点1,
                                                 # names only fewer instruction issues for larger tiles): off
+    gm_read_queued_head_cycles: float = 0.0     # what-if (0: off): a vector core's GM -> UB copy queued behind the
+                                                # previous one (MTE2 busy when it is placed) pays this instruction
+                                                # head instead of gm_read_startup, which only a copy issued to an
+                                                # idle MTE2 pays (engine/timing.gm_cycles). Source: CANN's auto-tiling
+                                                # cost model of DataCopy GM -> UB (https://github.com/hicann/ge,
+                                                # compiler/graph/optimize/autofuse/att/gen_model_info/
+                                                # api_perf_register/v1/ascir_api_perf_v1.cc, LoadApi: total MTE2 =
+                                                # (S / T + h) x calls + H, h = 27.01 "指令头开销" per call, H the
+                                                # "pipe启动头开销" once; perf_param_v1.cpp "Load" h = 27.01)
+    aiv_gm_miss_line_pieces: bool = False       # what-if: with aiv_gm_miss_row_packages, a piece of a GM -> UB row
+                                                # that starts on an L2 line (l2_line_bytes) and covers whole lines
+                                                # costs its lines (bytes / 512 B of a package), not whole packages,
+                                                # when the copy goes through L2 (not CACHE_MODE_DISABLE)
+    aic_gm_miss_line_pieces: bool = False       # what-if: the same for a GM -> L1 row's missing bytes
+                                                # (aic_gm_miss_row_packages)
     aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
                                                 # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
                                                 # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has
