@@ -179,12 +179,35 @@ class ChipProfile:
                                                 # api_perf_register/v1/ascir_api_perf_v1.cc, LoadApi: total MTE2 =
                                                 # (S / T + h) x calls + H, h = 27.01 "指令头开销" per call, H the
                                                 # "pipe启动头开销" once; perf_param_v1.cpp "Load" h = 27.01)
-    aiv_gm_miss_line_pieces: bool = False       # what-if: with aiv_gm_miss_row_packages, a piece of a GM -> UB row
-                                                # that starts on an L2 line (l2_line_bytes) and covers whole lines
-                                                # costs its lines (bytes / 512 B of a package), not whole packages,
-                                                # when the copy goes through L2 (not CACHE_MODE_DISABLE)
+    aiv_gm_miss_line_pieces: bool = True        # [OFF rule, DER size] with aiv_gm_miss_row_packages: a piece of a GM
+                                                # -> UB row that starts on an L2 line (l2_line_bytes; Atlas A2 128 B
+                                                # [DER]) and covers whole lines costs its lines (a 128 B line: 1/4 of
+                                                # a 512 B package), not whole packages, when the copy goes through L2
+                                                # (a copy that bypasses it, CACHE_MODE_DISABLE, keeps whole packages);
+                                                # engine/timing._line_pieces. Source: CANN's auto-tiling cost model
+                                                # prices DataCopy GM -> UB by its bytes, S / T + h, for small blocks
+                                                # too (https://github.com/hicann/ge, compiler/graph/optimize/autofuse/
+                                                # att/gen_model_info/api_perf_register/v1/perf_param_v1.cpp "Load",
+                                                # "LoadSmallBlk"; ascir_api_perf_v1.cc LoadApi), no 512 B package; A2's
+                                                # L2 allocates 128 B lines (the DataCopy sample's counters). The
+                                                # DataCopy sample, GM -> UB tile [64,64] (DK examples/.../
+                                                # 04_memory_access/data_copy, README 优化点1): 128 B rows on lines, 8.3
+                                                # cycles a row measured, 16 with whole packages. Judged on
+                                                # benchmarks/validate_timing.py (helper tsmall3, 2026-12-07; off: 32 of
+                                                # 49 points, 13 of 22 steps): 33 / 14, none lost: GM->UB 2 +107.6 ->
+                                                # +0.5 %, step GM->UB 2 -> 3 +50.2 -> +5.8 points, GM->UB 1 +365 ->
+                                                # +322 %, ND2NZ on the AIV after -10.1 -> -10.3 %; the step GM->UB 1 ->
+                                                # 2 (out) +22.3 -> +30.7 points: GM->UB 1 keeps its 80-cycle starts.
+                                                # False: whole packages (the rule before)
     aic_gm_miss_line_pieces: bool = False       # what-if: the same for a GM -> L1 row's missing bytes
-                                                # (aic_gm_miss_row_packages)
+                                                # (aic_gm_miss_row_packages). CANN's gemm cycle model prices a 128 B
+                                                # Nd2Nz burst as a whole 512 B package (GetBandwidthUsageNd2Nz).
+                                                # With aiv_gm_miss_line_pieces (validate_timing.py, 2026-12-07): 30 of
+                                                # 49, 14 of 22: GM->L1 1 +111 -> +28 % (its 210-cycle starts stay),
+                                                # T1 +25 -> +22 %, T3 +37 -> +25 %, step T3 -> T4 +20 -> +15 points,
+                                                # IBShare B +58 / +54 -> +46 / +47 %; but M1 -13 / -14 -> -22 / -23 %
+                                                # (out), MTE2 Preload after -10 -> -21 % (out), step M1 -> M2 (aic_time)
+                                                # -5 -> -14 points (out): off
     aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
                                                 # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
                                                 # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has

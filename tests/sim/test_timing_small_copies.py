@@ -1,17 +1,17 @@
-"""Two what-ifs for many small copies streamed back to back (issue 30, the DataCopy sample's tile sizes), hand-computed.
+"""Many small copies streamed back to back (issue 30, the DataCopy sample's tile sizes): a rule and a what-if.
 
-``aiv_gm_miss_line_pieces`` / ``aic_gm_miss_line_pieces``: with the miss-package rules (``aiv_gm_miss_row_packages``,
-``aic_gm_miss_row_packages``), a piece of a GM row that starts on an L2 line (Atlas A2: 128 B) and covers whole
-lines costs its share of a 512 B package (a 128 B row: 1/4), when the copy goes through L2; other pieces, and copies
-that bypass L2 (CACHE_MODE_DISABLE), keep whole packages. One AIV, L2 cold, one DataCopyPad of a 64-row tile, rows
-8 KB apart:
+``aiv_gm_miss_line_pieces`` (on) / ``aic_gm_miss_line_pieces`` (what-if, off): with the miss-package rules
+(``aiv_gm_miss_row_packages``, ``aic_gm_miss_row_packages``), a piece of a GM row that starts on an L2 line (Atlas
+A2: 128 B) and covers whole lines costs its share of a 512 B package (a 128 B row: 1/4), when the copy goes through
+L2; other pieces, and copies that bypass L2 (CACHE_MODE_DISABLE), keep whole packages. Hand-computed: one AIV, L2
+cold, one DataCopyPad of a 64-row tile, rows 8 KB apart:
     cycles = 80 + 64 x packages x 16
 
-``gm_read_queued_head_cycles``: a vector core's GM -> UB copy queued behind the previous one (MTE2 busy when it is
-placed) pays this instruction head instead of the 80-cycle start (CANN's auto-tiling cost model of DataCopy GM -> UB,
-``LoadApi`` in hicann/ge ``ascir_api_perf_v1.cc``: per call h = 27.01, the pipe head once). Two copies of one 128 B row
-each, distinct windows:
-    back to back: 80 + 16, then 27.01 + 16;   the scalar waiting between them: 80 + 16 both
+``gm_read_queued_head_cycles`` (what-if, off): a vector core's GM -> UB copy queued behind the previous one (MTE2
+busy when it is placed) pays this instruction head instead of the 80-cycle start (CANN's auto-tiling cost model of
+DataCopy GM -> UB, ``LoadApi`` in hicann/ge ``ascir_api_perf_v1.cc``: per call h = 27.01, the pipe head once). Two
+copies of one 128 B row each (one line: 4 cycles), distinct windows:
+    back to back: 80 + 4, then 27.01 + 4;   the scalar waiting between them: 80 + 4 both
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from ascend_sim.engine.timing import aic_miss_packages
 COLS = 4096                     # halves per GM row: rows 8 KB apart
 ROWS = 64
 CHIP = Ascend910B()
-LINES = dataclasses.replace(CHIP, aiv_gm_miss_line_pieces=True)
+LINES = CHIP
+WHOLE = dataclasses.replace(CHIP, aiv_gm_miss_line_pieces=False)
 HEAD = dataclasses.replace(CHIP, gm_read_queued_head_cycles=27.01)
 START, PACKAGE = CHIP.gm_read_startup, 512 / CHIP.gm_read_bytes_per_cycle      # 80, 16
 
@@ -54,8 +55,8 @@ def copy_cycles(chip, cols: int, offsets: tuple, rows: int = ROWS, bypass: bool 
     return [r.end - r.start for r in sorted((r for r in res.trace if r.op == "DataCopyPad"), key=lambda r: r.start)]
 
 
-def test_both_off_on_the_default_910b():
-    assert not CHIP.aiv_gm_miss_line_pieces and not CHIP.aic_gm_miss_line_pieces and not CHIP.gm_read_queued_head_cycles
+def test_the_vector_rule_on_the_what_ifs_off_on_the_default_910b():
+    assert CHIP.aiv_gm_miss_line_pieces and not CHIP.aic_gm_miss_line_pieces and not CHIP.gm_read_queued_head_cycles
     assert CHIP.l2_line_bytes == 128 and PACKAGE == 16.0
 
 
@@ -72,8 +73,8 @@ def test_a_piece_of_whole_lines_costs_its_lines(cols, offset, packages):
 
 
 def test_without_the_rule_the_same_rows_cost_whole_packages():
-    assert copy_cycles(CHIP, 64, (64,)) == [pytest.approx(START + ROWS * PACKAGE)]
-    assert copy_cycles(CHIP, 192, (64,)) == [pytest.approx(START + ROWS * 2 * PACKAGE)]
+    assert copy_cycles(WHOLE, 64, (64,)) == [pytest.approx(START + ROWS * PACKAGE)]
+    assert copy_cycles(WHOLE, 192, (64,)) == [pytest.approx(START + ROWS * 2 * PACKAGE)]
 
 
 def test_bytes_bypassing_l2_keep_whole_packages():
@@ -89,10 +90,11 @@ def test_the_cube_path_counts_the_same_pieces():
 
 
 def test_a_queued_copy_pays_the_instruction_head():
-    # two one-row copies (128 B, one package) 8 KB apart, back to back: the second is queued behind the first
-    assert copy_cycles(HEAD, 64, (0, 4096), rows=1) == [pytest.approx(START + PACKAGE), pytest.approx(27.01 + PACKAGE)]
-    assert copy_cycles(CHIP, 64, (0, 4096), rows=1) == [pytest.approx(START + PACKAGE)] * 2
+    # two one-row copies (128 B on a line: 4 cycles) 8 KB apart, back to back: the second is queued behind the first
+    line = PACKAGE / 4
+    assert copy_cycles(HEAD, 64, (0, 4096), rows=1) == [pytest.approx(START + line), pytest.approx(27.01 + line)]
+    assert copy_cycles(CHIP, 64, (0, 4096), rows=1) == [pytest.approx(START + line)] * 2
 
 
 def test_a_copy_placed_on_an_idle_mte2_pays_the_whole_start():
-    assert copy_cycles(HEAD, 64, (0, 4096), rows=1, idle_between=True) == [pytest.approx(START + PACKAGE)] * 2
+    assert copy_cycles(HEAD, 64, (0, 4096), rows=1, idle_between=True) == [pytest.approx(START + PACKAGE / 4)] * 2
