@@ -38,11 +38,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
     pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
-    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`; what-ifs: pieces of whole L2 lines at their share of a
-    package, ``aiv_gm_miss_line_pieces`` / ``aic_gm_miss_line_pieces``, :func:`_line_pieces`; a copy queued behind
-    the previous one paying ``gm_read_queued_head_cycles`` in place of its start). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
-    prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
-    ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), a piece of whole L2 lines through L2 at its share of a
+    package (``aiv_gm_miss_line_pieces``, :func:`_line_pieces`; the GM -> L1 twin ``aic_gm_miss_line_pieces`` is a
+    what-if), and (a what-if, off) a copy queued behind the previous one paying ``gm_read_queued_head_cycles`` in place
+    of its start. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row (burst) by its bytes
+    instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and ``aic_gm_read_bytes_per_cycle`` for the
+    rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
     packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each); it pays its
@@ -220,7 +221,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
             launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous,
             chip.gm_read_queued_head_cycles if pipe == _MTE2 and rows is None and chip.gm_read_queued_head_cycles
             else None,
-            chip.l2_line_bytes if (chip.aic_gm_miss_line_pieces if rows else chip.aiv_gm_miss_line_pieces) else 0)
+            chip.l2_line_bytes if (chip.aic_gm_miss_line_pieces if core.core_type == "AIC" else
+                                   chip.aiv_gm_miss_line_pieces) else 0)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
@@ -246,7 +248,8 @@ def aiv_row_packages(addr: int, count: int, blen: int, pitch: int, window: int, 
     :func:`aic_miss_packages`); a row that starts off a window and runs into the next (a split request) at
     ``efficiency`` (``gm_unaligned_efficiency``: the guide's GM地址尽量512B对齐 page, GM -> UB at 32 B alignment as
     little as 70 % of 512 B). A row inside one window or starting on one: its packages. A 2,048 B row on a window: 4;
-    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy)."""
+    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy), with
+    ``line`` (``aiv_gm_miss_line_pieces``) 1/4."""
     first, step = addr % window, pitch % window
     key = (first, count, blen, step, window, efficiency, line)
     got = _AIV_PACKAGES.get(key)

@@ -179,6 +179,14 @@ class ChipProfile:
                                                 # api_perf_register/v1/ascir_api_perf_v1.cc, LoadApi: total MTE2 =
                                                 # (S / T + h) x calls + H, h = 27.01 "指令头开销" per call, H the
                                                 # "pipe启动头开销" once; perf_param_v1.cpp "Load" h = 27.01)
+                                                # 27.01 on top of aiv_gm_miss_line_pieces (helper tsmall3, 2026-12-07,
+                                                # validate_timing.py on every vector point): none in or out; DataCopy
+                                                # GM->UB 1 (one 128 B row a copy) +322 -> +65 %, step GM->UB 1 -> 2
+                                                # +30.7 -> +18.2 points, GM->UB 2 +0.5 -> -9.4 %, GM->UB 7 -1.7 -> -7.1
+                                                # %, the Add calibration +3.3 / -4.2 -> -3.5 / -6.9 % (its y copies
+                                                # queue behind x). CANN's model itself gives 42.9 cycles a 128 B copy
+                                                # on 48 cores where the sample takes 20.6 (2x, as for its larger
+                                                # tiles): its h is not this chip's per-copy cost either. Off
     aiv_gm_miss_line_pieces: bool = True        # [OFF rule, DER size] with aiv_gm_miss_row_packages: a piece of a GM
                                                 # -> UB row that starts on an L2 line (l2_line_bytes; Atlas A2 128 B
                                                 # [DER]) and covers whole lines costs its lines (a 128 B line: 1/4 of
