@@ -38,10 +38,13 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     [OFF, CANN gemm cycle model ``GetBandwidthUsageNd2Nz``], at ``gm_unaligned_efficiency`` when the
     GM address is not 512 B aligned; a vector core's bytes that miss L2 instead cost the packages of each row's
     pieces between 512 B windows, a row split across two windows at ``gm_unaligned_efficiency``
-    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), and its bytes L2 serves move at
-    ``aiv_gm_l2_hit_bytes_per_cycle`` instead of the path rate (0: the path rate). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
-    prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
-    ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
+    (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), a piece of whole L2 lines through L2 at its share of a
+    package (``aiv_gm_miss_line_pieces``, :func:`_line_pieces`; the GM -> L1 twin ``aic_gm_miss_line_pieces`` is a
+    what-if), its bytes L2 serves at ``aiv_gm_l2_hit_bytes_per_cycle`` instead of the path rate (0: the path rate),
+    and (a what-if, off) a copy queued behind the previous one paying ``gm_read_queued_head_cycles`` in place
+    of its start. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row (burst) by its bytes
+    instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and ``aic_gm_read_bytes_per_cycle`` for the
+    rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
     packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each); it pays its
@@ -70,7 +73,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
     per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window, \
-        overlap, hit_scale = path
+        overlap, hit_scale, head, line = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
@@ -83,16 +86,19 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if not aligned:
             moving = moving / core.chip.gm_unaligned_efficiency
         if window or (hit_scale != 1.0 and l2_bytes):   # a vector core's GM -> UB: misses and hits priced apart
-            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, addr, count, blen, pitch,
-                                   window, per_package, core.chip.gm_unaligned_efficiency, hit_scale)
+            moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, addr, count, blen, pitch, window,
+                                   per_package, core.chip.gm_unaligned_efficiency, hit_scale, line if mode else 0)
         if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
+        elif head is not None and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
+            startup = head              # what-if: queued behind the previous copy, only its instruction head
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
             moving = aic_window_rows(rows, off, count, blen, pitch, hit)
         elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
-            moving = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, rows[8]) * rows[2] * 512
+            moving = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, rows[8],
+                                                     line if mode else 0) * rows[2] * 512
             if hit:
                 moving += hit * aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0,
                                               aligned or rows[10])
@@ -235,25 +241,30 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
             launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous,
-            hit_scale)
+            hit_scale,
+            chip.gm_read_queued_head_cycles if pipe == _MTE2 and rows is None and chip.gm_read_queued_head_cycles
+            else None,
+            chip.l2_line_bytes if (chip.aic_gm_miss_line_pieces if core.core_type == "AIC" else
+                                   chip.aiv_gm_miss_line_pieces) else 0)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
-                  per_package: float, efficiency: float, hit_scale: float = 1.0) -> float:
+                  per_package: float, efficiency: float, hit_scale: float = 1.0, line: int = 0) -> float:
     """A vector core's GM -> UB copy whose L2 hit share is ``hit``: the hit share keeps ``moving`` (each burst in
     packages, at ``gm_unaligned_efficiency`` off a 512 B boundary) times ``hit_scale`` (the path rate over
     ``aiv_gm_l2_hit_bytes_per_cycle``; 1: hits at the path rate); with ``window`` (``aiv_gm_miss_row_packages``)
     the share that misses L2 (or bypasses it) costs the HBM packages of each row's pieces between 512 B windows (the
     cube path's rule, :func:`aic_miss_packages`), ``per_package`` cycles each (512 B at the AIV's path rate), a row
-    that starts off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`), without it
-    ``moving``. A 32 KB copy on windows, 16 cycles a package: 1,024 cycles missing, 1,024 x 32 / 110 = 298 hit."""
+    that starts off a window and runs into the next at ``efficiency`` (:func:`aiv_row_packages`; ``line``: pieces of
+    whole L2 lines at their share of a package), without it ``moving``. A 32 KB copy on windows, 16 cycles a
+    package: 1,024 cycles missing, 1,024 x 32 / 110 = 298 hit."""
     if hit >= 1.0:
         return moving * hit_scale
     served = hit * moving * hit_scale if hit else 0.0
     if window:
-        packages = _AIV_PACKAGES.get((addr % window, count, blen, pitch % window, window, efficiency))
+        packages = _AIV_PACKAGES.get((addr % window, count, blen, pitch % window, window, efficiency, line))
         if packages is None:        # (aiv_row_packages' own look-up, inline: one call less per copy)
-            packages = aiv_row_packages(addr, count, blen, pitch, window, efficiency)
+            packages = aiv_row_packages(addr, count, blen, pitch, window, efficiency, line)
         missing = (1.0 - hit) * packages * per_package
     else:
         missing = (1.0 - hit) * moving
@@ -263,22 +274,25 @@ def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, p
 _AIV_PACKAGES: dict = {}
 
 
-def aiv_row_packages(addr: int, count: int, blen: int, pitch: int, window: int, efficiency: float) -> float:
+def aiv_row_packages(addr: int, count: int, blen: int, pitch: int, window: int, efficiency: float,
+                     line: int = 0) -> float:
     """Packages of ``count`` GM -> UB rows of ``blen`` bytes ``pitch`` apart from GM address ``addr``: each row cut at
     the ``window`` (512 B) boundaries it crosses, each piece in packages of 512, 256, 128 B and one for the rest (as
     :func:`aic_miss_packages`); a row that starts off a window and runs into the next (a split request) at
     ``efficiency`` (``gm_unaligned_efficiency``: the guide's GM地址尽量512B对齐 page, GM -> UB at 32 B alignment as
     little as 70 % of 512 B). A row inside one window or starting on one: its packages. A 2,048 B row on a window: 4;
-    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy)."""
+    2 B past a window's start: (3 + 3 + 1) / 0.7 = 10; a 128 B row at byte 128: 1 (was 1 / 0.7 for the copy), with
+    ``line`` (``aiv_gm_miss_line_pieces``) 1/4."""
     first, step = addr % window, pitch % window
-    key = (first, count, blen, step, window, efficiency)
+    key = (first, count, blen, step, window, efficiency, line)
     got = _AIV_PACKAGES.get(key)
     if got is None:
         period = window // math.gcd(step, window) if step else 1
         starts = (first + np.arange(min(count, period), dtype=np.int64) * step) % window
         head = np.minimum(window - starts, blen)
         rest = blen - head
-        per_row = (_vpackages(head) + rest // window + _vpackages(rest % window)).astype(np.float64)
+        per_row = _line_pieces(starts, head, window, line) + rest // window + _line_pieces(0, rest % window, window,
+                                                                                          line)
         split = (starts != 0) & (head < blen)
         per_row[split] /= efficiency
         whole, part = divmod(count, len(starts))
@@ -304,14 +318,14 @@ def aic_byte_rows(core: Core, rows: tuple, addr: int, count: int, blen: int, pit
 _MISS_PACKAGES: dict = {}
 
 
-def aic_miss_packages(addr: int, count: int, blen: int, pitch: int, window: int) -> int:
+def aic_miss_packages(addr: int, count: int, blen: int, pitch: int, window: int, line: int = 0) -> float:
     """HBM packages of ``count`` rows of ``blen`` bytes ``pitch`` apart from GM address ``addr`` (what-if
     ``aic_gm_miss_row_packages``): each row cut at the ``window`` (512 B) boundaries it crosses (GM requests are
     handled per 512 B window: G 避免同地址访问.md), each piece in packages of 512, 256 and 128 B and one for the
     rest (:func:`_packages`; CANN's ``GetBandwidthUsageNd2Nz``). A 512 B row on a window: 1; a 128 B row inside
     one: 1; a 512 B row 2 B past a window's start: 3 (510 B: 256 + 128 + the rest) + 1 (2 B) = 4."""
     first, step = addr % window, pitch % window
-    key = (first, count, blen, step, window)
+    key = (first, count, blen, step, window, line)
     got = _MISS_PACKAGES.get(key)
     if got is None:
         period = window // math.gcd(step, window) if step else 1
@@ -319,9 +333,21 @@ def aic_miss_packages(addr: int, count: int, blen: int, pitch: int, window: int)
         head = np.minimum(window - starts, blen)                    # the piece up to the first boundary
         rest = blen - head
         full, tail = rest // window, rest % window
-        per_row = _vpackages(head) + full + _vpackages(tail)
+        per_row = _line_pieces(starts, head, window, line) + full + _line_pieces(0, tail, window, line)
         whole, part = divmod(count, len(starts))
-        got = _MISS_PACKAGES[key] = int(whole * per_row.sum() + per_row[:part].sum())
+        got = _MISS_PACKAGES[key] = float(whole * per_row.sum() + per_row[:part].sum())
+    return got
+
+
+def _line_pieces(starts, pieces: np.ndarray, window: int, line: int) -> np.ndarray:
+    """Packages of row ``pieces`` (each inside one ``window``) starting at byte ``starts`` of their window: whole
+    packages (:func:`_vpackages`), or with ``line`` (what-ifs ``aiv_gm_miss_line_pieces``,
+    ``aic_gm_miss_line_pieces``) a piece that starts on an L2 line and covers whole lines at its share of a package
+    (a 128 B line: 1/4)."""
+    got = _vpackages(pieces).astype(np.float64)
+    if line:
+        whole = (np.asarray(starts) % line == 0) & (pieces % line == 0)
+        got = np.where(whole, pieces / window, got)
     return got
 
 

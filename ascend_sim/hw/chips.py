@@ -170,6 +170,52 @@ class ChipProfile:
                                                 # %). No public source found that describes MTE2 overlapping the
                                                 # starts of consecutive copies (the DataCopy sample README, 优化点1,
                                                 # names only fewer instruction issues for larger tiles): off
+    gm_read_queued_head_cycles: float = 0.0     # what-if (0: off): a vector core's GM -> UB copy queued behind the
+                                                # previous one (MTE2 busy when it is placed) pays this instruction
+                                                # head instead of gm_read_startup, which only a copy issued to an
+                                                # idle MTE2 pays (engine/timing.gm_cycles). Source: CANN's auto-tiling
+                                                # cost model of DataCopy GM -> UB (https://github.com/hicann/ge,
+                                                # compiler/graph/optimize/autofuse/att/gen_model_info/
+                                                # api_perf_register/v1/ascir_api_perf_v1.cc, LoadApi: total MTE2 =
+                                                # (S / T + h) x calls + H, h = 27.01 "指令头开销" per call, H the
+                                                # "pipe启动头开销" once; perf_param_v1.cpp "Load" h = 27.01)
+                                                # 27.01 on top of aiv_gm_miss_line_pieces (helper tsmall3, 2026-12-07,
+                                                # validate_timing.py on every vector point): none in or out; DataCopy
+                                                # GM->UB 1 (one 128 B row a copy) +322 -> +65 %, step GM->UB 1 -> 2
+                                                # +30.7 -> +18.2 points, GM->UB 2 +0.5 -> -9.4 %, GM->UB 7 -1.7 -> -7.1
+                                                # %, the Add calibration +3.3 / -4.2 -> -3.5 / -6.9 % (its y copies
+                                                # queue behind x). CANN's model itself gives 42.9 cycles a 128 B copy
+                                                # on 48 cores where the sample takes 20.6 (2x, as for its larger
+                                                # tiles): its h is not this chip's per-copy cost either. Off
+    aiv_gm_miss_line_pieces: bool = True        # [OFF rule, DER size] with aiv_gm_miss_row_packages: a piece of a GM
+                                                # -> UB row that starts on an L2 line (l2_line_bytes; Atlas A2 128 B
+                                                # [DER]) and covers whole lines costs its lines (a 128 B line: 1/4 of
+                                                # a 512 B package), not whole packages, when the copy goes through L2
+                                                # (a copy that bypasses it, CACHE_MODE_DISABLE, keeps whole packages);
+                                                # engine/timing._line_pieces. Source: CANN's auto-tiling cost model
+                                                # prices DataCopy GM -> UB by its bytes, S / T + h, for small blocks
+                                                # too (https://github.com/hicann/ge, compiler/graph/optimize/autofuse/
+                                                # att/gen_model_info/api_perf_register/v1/perf_param_v1.cpp "Load",
+                                                # "LoadSmallBlk"; ascir_api_perf_v1.cc LoadApi), no 512 B package; A2's
+                                                # L2 allocates 128 B lines (the DataCopy sample's counters). The
+                                                # DataCopy sample, GM -> UB tile [64,64] (DK examples/.../
+                                                # 04_memory_access/data_copy, README 优化点1): 128 B rows on lines, 8.3
+                                                # cycles a row measured, 16 with whole packages. Judged on
+                                                # benchmarks/validate_timing.py (helper tsmall3, 2026-12-07; off: 32 of
+                                                # 49 points, 13 of 22 steps): 33 / 14, none lost: GM->UB 2 +107.6 ->
+                                                # +0.5 %, step GM->UB 2 -> 3 +50.2 -> +5.8 points, GM->UB 1 +365 ->
+                                                # +322 %, ND2NZ on the AIV after -10.1 -> -10.3 %; the step GM->UB 1 ->
+                                                # 2 (out) +22.3 -> +30.7 points: GM->UB 1 keeps its 80-cycle starts.
+                                                # False: whole packages (the rule before)
+    aic_gm_miss_line_pieces: bool = False       # what-if: the same for a GM -> L1 row's missing bytes
+                                                # (aic_gm_miss_row_packages). CANN's gemm cycle model prices a 128 B
+                                                # Nd2Nz burst as a whole 512 B package (GetBandwidthUsageNd2Nz).
+                                                # With aiv_gm_miss_line_pieces (validate_timing.py, 2026-12-07): 30 of
+                                                # 49, 14 of 22: GM->L1 1 +111 -> +28 % (its 210-cycle starts stay),
+                                                # T1 +25 -> +22 %, T3 +37 -> +25 %, step T3 -> T4 +20 -> +15 points,
+                                                # IBShare B +58 / +54 -> +46 / +47 %; but M1 -13 / -14 -> -22 / -23 %
+                                                # (out), MTE2 Preload after -10 -> -21 % (out), step M1 -> M2 (aic_time)
+                                                # -5 -> -14 points (out): off
     aic_gm_hit_rows_unaligned_free: bool = False  # what-if: the bytes of a GM->L1 copy that L2 serves skip
                                                 # gm_unaligned_efficiency (the 512 B alignment is the HBM request's;
                                                 # Atlas A2's L2 serves 128 B lines; CANN's auto-tiling MoveL2ToL1 has

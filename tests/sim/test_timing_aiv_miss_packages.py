@@ -28,7 +28,8 @@ from ascend_sim.engine.timing import aiv_row_packages
 
 COLS = 4096                     # halves per GM row: the tile's rows are 8 KB apart
 ROWS = 64
-ON = Ascend910B()
+# whole packages for every piece (pieces of whole L2 lines: tests/sim/test_timing_small_copies.py)
+ON = dataclasses.replace(Ascend910B(), aiv_gm_miss_line_pieces=False)
 OFF = dataclasses.replace(ON, aiv_gm_miss_row_packages=False)
 START, PACKAGE, EFF = OFF.gm_read_startup, 512 / OFF.gm_read_bytes_per_cycle, OFF.gm_unaligned_efficiency
 HIT = ON.gm_read_bytes_per_cycle / ON.aiv_gm_l2_hit_bytes_per_cycle     # 32 / 110: an L2 hit's share of the price

@@ -221,10 +221,14 @@ def strided_read(x, count, blen_blocks, gap_blocks):
 
 @pytest.mark.parametrize("blen, packages", [(128, 1), (256, 1), (512, 1), (640, 2), (1024, 2), (896, 3), (1056, 3)])
 def test_each_burst_moves_whole_gm_packages(blen, packages):
-    """A burst costs one 512 B package per whole line, one each for a 256 B and a 128 B piece, one for the rest."""
+    """A burst costs one 512 B package per whole line, one each for a 256 B and a 128 B piece, one for the rest (the
+    rule without ``aiv_gm_miss_line_pieces``, which prices pieces of whole 128 B lines by their lines:
+    tests/sim/test_timing_small_copies.py)."""
     count = 16
     x = np.zeros(count * 4096, half)
-    res = launch(strided_read, 1, x, count, blen // 32, (2048 - blen) // 32)   # bursts 2 KB apart: no two share a line
+    whole = dataclasses.replace(CHIP, aiv_gm_miss_line_pieces=False)
+    res = launch(strided_read, 1, x, count, blen // 32, (2048 - blen) // 32,   # bursts 2 KB apart: no two share a line
+                 chip=whole)
     (c,) = _copy_cycles(res)
     assert c == CHIP.gm_read_startup + count * packages * 512 / CHIP.gm_read_bytes_per_cycle
 

@@ -17,7 +17,7 @@ import pytest
 from ascend_sim import (Ascend910B, DataCopy, GlobalTensor, HardEvent, SetFlag, TPipe, TPosition, TQue, WaitFlag,
                         half, kernel, launch)
 
-CHIP = Ascend910B()
+CHIP = dataclasses.replace(Ascend910B(), aiv_gm_miss_line_pieces=False)    # whole 16-cycle packages for 128 B rows
 START = CHIP.gm_read_startup                            # 80
 PACKAGE = 512 / CHIP.gm_read_bytes_per_cycle            # 16 cycles a 512 B package (or a 128 B / 256 B piece)
 SPAN = 8192                                             # halves between two copies' sources: distinct windows
