@@ -41,6 +41,9 @@ from catlass_matmul import chip_20aic  # noqa: E402
 
 ND, NZ = mt.CubeFormat.ND, mt.CubeFormat.NZ
 C_TYPE = np.dtype(np.float32)       # the samples' C: MatmulKernel<half, half, float, float>
+#: the L1 parameters the pure-Cube, Tiling-constant and UnitFlag documents state ("L1相关Tiling参数：stepM=1，stepN=1，
+#: stepKa=4，stepKb=4，depthA1=8，depthB1=8"), over GetTiling's 1/1/2/2 (K = 64 is one base step: the same copies)
+DOC_L1_M128_N30720 = dict(stepKa=4, stepKb=4, depthA1=8, depthB1=8)
 
 
 # ----------------------------------------------------------------------------- what msprof's figure is
@@ -231,7 +234,8 @@ default_matmul_mix_kernel = kernel(core="MIX")(default_matmul_kernel.fn)
 
 def _mix_48_aiv():
     """The document's MIX run: 128 x 30720 x 64 split over 48 AIV (singleCoreN 640), 24 AI Cores, CFG_NORM."""
-    t = tiling_for(128, 30720, 64, 24, singleCoreN=640, usedCoreNum=48)     # SetDim(GetCoreNumAiv())
+    t = tiling_for(128, 30720, 64, 24, singleCoreN=640, usedCoreNum=48,      # SetDim(GetCoreNumAiv())
+                   **DOC_L1_M128_N30720)
     a, b = np.zeros((t.M, t.Ka), np.float16), np.zeros((t.Kb, t.N), np.float16)
     c = np.zeros((t.M, t.N), C_TYPE)
     return launch(default_matmul_mix_kernel, 24, a, b, None, c, t, C_TYPE, CFG_NORM, numerics=False)
@@ -443,8 +447,15 @@ class Case:
 
 
 def _pure_cube_24(mm_cfg):
-    """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling gives exactly the doc's)."""
-    return run_matmul_api(tiling_for(128, 30720, 64, 24), mm_cfg=mm_cfg)
+    """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling's), the documents' L1 steps."""
+    return run_matmul_api(tiling_for(128, 30720, 64, 24, **DOC_L1_M128_N30720), mm_cfg=mm_cfg)
+
+
+def _unit_flag(on: bool):
+    """The UnitFlag document: 128 x 30720 x 64 on its 20 AIC, singleCoreN 1536, base 128 x 256 x 64, the L1 steps
+    it states; CFG_MDL (before) or its CUSTOM_CFG_MDL, CFG_MDL with enUnitFlag (after)."""
+    t = tiling_for(128, 30720, 64, 20, chip_20aic(), **DOC_L1_M128_N30720)
+    return run_matmul_api(t, chip_20aic(), mm_cfg=GetMDLConfig(enUnitFlag=True) if on else CFG_MDL)
 
 
 def _k_reorder(on: bool):
@@ -479,9 +490,7 @@ CASES = [
                  "'pipe_queue_depth={\"MTE1\": 32, \"M\": 32}', 30.00 -> 27.42 us, +8.6 %)"),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
-         before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
-         after=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic(),
-                                      mm_cfg=GetMDLConfig(enUnitFlag=True)),  # the doc's CUSTOM_CFG_MDL
+         before=lambda: _unit_flag(False), after=lambda: _unit_flag(True),
          note="the pure-Cube and Tiling-constant documents run the same problem (M128 N30720 K64, base 128x256x64, "
               "step/depth 1/1/4/4/8/8, fp32 C) on 24 AIC in 11.21 and 10.62 us; on 20 AIC a core has 6 base "
               "blocks instead of 5 (1.2x the copies, Mmads and Fixpipe bytes; the sample adds a 6 KB bias), yet "
