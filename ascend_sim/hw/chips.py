@@ -99,6 +99,12 @@ class ChipProfile:
                                             # model kernel does; whether SetFlag/WaitFlag take queue entries is not
                                             # published (they run in their pipes' streams: SetFlag-WaitFlag(ISASI)
                                             # page). Off (unbounded): no point gained, the worst error grows
+    sync_queue_entries: bool = True         # [OFF rule] with pipe_queue_depth: the Set/Wait a TQue call emits
+                                            # (EnQue, FreeTensor: Set; DeQue, AllocTensor: Wait) takes an entry in
+                                            # its pipe's queue like any instruction (G 编程模型/AI-Core-SIMD编程/
+                                            # 基于TPipe-TQue框架编程/TPipe-TQue框架编程原理.md: the scalar 发射s each
+                                            # instruction into its unit's 指令队列; EnQue 发射 a Set, DeQue a Wait);
+                                            # engine/core.Core.sync_entry. No effect while pipe_queue_depth is off
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction
