@@ -486,8 +486,10 @@ CASES = [
          after=lambda: run_matmul_api(preload_tiling(), mm_cfg=GetMDLConfig(doMTE2Preload=2)),
          missing="doMTE2Preload = 2 issues tile n+1's B copy before tile n's L0 loads (the official DoPreloadLoad); "
                  "it gains only when the scalar stalls on a full instruction queue, which the default profile does "
-                 "not model (chips.py pipe_queue_depth: with Atlas A2's 32-deep MTE1 and M queues, --what-if "
-                 "'pipe_queue_depth={\"MTE1\": 32, \"M\": 32}', 30.00 -> 27.42 us, +8.6 %)"),
+                 "not model (chips.py pipe_queue_depth: with Atlas A2's 32-deep MTE1 and M queues and the queue "
+                 "calls' Set/Wait entries, --what-if 'pipe_queue_depth={\"MTE1\": 32, \"M\": 32}', 28.87 -> "
+                 "25.54 us, +11.5 %: 48 MTE1 entries a C block fill the queue while MTE1 waits for the block's B "
+                 "copy, so the next copy is issued late: the gaps between MTE2 copies the document shows)"),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: _unit_flag(False), after=lambda: _unit_flag(True),
@@ -495,7 +497,12 @@ CASES = [
               "step/depth 1/1/4/4/8/8, fp32 C) on 24 AIC in 11.21 and 10.62 us; on 20 AIC a core has 6 base "
               "blocks instead of 5 (1.2x the copies, Mmads and Fixpipe bytes; the sample adds a 6 KB bias), yet "
               "37.39 us is 3.3x. Nothing in the text (chip, profiling, tiling) explains the rest, and the 20-AIC "
-              "CATLASS point holds within 3 % with the 24-AIC memory parameters"),
+              "CATLASS point holds within 10 % with the 24-AIC memory parameters. The gain itself does not fit "
+              "the stated shape: UnitFlag can hide at most the Mmads under the Fixpipes, 6 Mmads of 128x256x64 = "
+              "6 x 512 cycles = 1.66 us at 1.85 GHz, while the document gains 2.73 us. The sample the document "
+              "cites (matmul_unitflag.asc) is another problem (M1024 N4096 K1024, bias, GetTiling on the chip's "
+              "AIC): 64.85 -> 63.30 us max on 20 AIC in the model, not the document's figures either; the sample's "
+              "bias on the document's shape: +0.03 us"),
     Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
          "aic_time, max over cores", "max", (17.85, 11.21), before=_mix_48_aiv,
          after=lambda: _pure_cube_24(CFG_NORM)),
@@ -517,7 +524,9 @@ CASES = [
          note="a core here loads 256 + 192 GM rows (192 KB) and writes 256 KB of fp32 C in 34.01 us; a pure-Cube "
               "core loads 128 + 320 rows (176 KB) and writes 640 KB in 11.21 us, and IBShare's one AIC (B 384 x "
               "256, 192 KB, even with MIX mode's scalar cost) takes 10.29 us. The text says only that MTE2 is long "
-              "and the pipeline serial; the step (+4.0 %) is simulated (+4.1 %), the level is not explained"),
+              "and the pipeline serial; the step (+4.0 %) is simulated (+9.9 %), the level is not explained. The "
+              "sample (matmul_nbuffer33.asc) is the document's problem (its GetTiling on 24 AIC gives 2 cores of "
+              "256 x 256); its bias adds 0.03 us in the model"),
     Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+24 AIV after)",
          "aic_time, max over cores", "max_aic", (149.04, 90.95),
          before=lambda: run_matmul_api(tiling_for(1024, 4095, 1024, 24, singleCoreM=128, singleCoreN=1408)),
@@ -530,7 +539,12 @@ CASES = [
          "aic_time", "max", (10.29, 9.93),
          before=lambda: run_ibshare_b(False)[0], after=lambda: run_ibshare_b(True)[0],
          missing="the A-and-B document (…共享A和B矩阵数据.md, 27.11 -> 22.44 us, mean of runs) is not run: its "
-                 "'before' kernel (split by AIV along K) is not given in full"),
+                 "'before' kernel (split by AIV along K) is not given in full",
+         note="the document's aic_mte2_time, 5.56 -> 4.71 us (-15.5 %), is simulated within 14 % (6.34 -> 5.37 us, "
+              "-15.3 %): the excess is the AIC's scalar, 11.6 us of KFC serving ([CAL] kfc_serve_cycles on the "
+              "pure-Cube document's 48-AIV MIX run) where the whole aic_time is 10.29 us. The document's code "
+              "defines ASCENDC_CUBE_ONLY, but its text (AIV0 and AIV1's copies on one AIC) and the sample's default "
+              "scenario are MIX; the sample's scenario 2 (pure Cube, CFG_NORM, 2 AIC) is another kernel"),
 ]
 
 
