@@ -86,8 +86,8 @@ def test_a_queue_deep_enough_for_the_three_adds_changes_nothing():
 
 def test_atlas_a2_mte1_and_m_queues_hold_32_as_a_what_if():
     assert ATLAS_A2_QUEUE_DEPTH == {"MTE1": 32, "M": 32}
-    assert Ascend910B().pipe_queue_depth == {}      # off by default (chips.py: the table gets worse with it)
-    assert Ascend910B().sync_queue_entries          # the Set/Wait entries, once a depth is set
+    assert Ascend910B().pipe_queue_depth == ATLAS_A2_QUEUE_DEPTH     # on in the default profile (RESULTS 1c)
+    assert Ascend910B().sync_queue_entries          # with the queue calls' Set/Wait entries
 
 
 def test_the_dequeue_wait_takes_a_queue_entry():
