@@ -485,11 +485,11 @@ CASES = [
          before=lambda: run_matmul_api(preload_tiling()),
          after=lambda: run_matmul_api(preload_tiling(), mm_cfg=GetMDLConfig(doMTE2Preload=2)),
          missing="doMTE2Preload = 2 issues tile n+1's B copy before tile n's L0 loads (the official DoPreloadLoad); "
-                 "it gains only when the scalar stalls on a full instruction queue, which the default profile does "
-                 "not model (chips.py pipe_queue_depth: with Atlas A2's 32-deep MTE1 and M queues and the queue "
-                 "calls' Set/Wait entries, --what-if 'pipe_queue_depth={\"MTE1\": 32, \"M\": 32}', 28.87 -> "
-                 "25.54 us, +11.5 %: 48 MTE1 entries a C block fill the queue while MTE1 waits for the block's B "
-                 "copy, so the next copy is issued late: the gaps between MTE2 copies the document shows)"),
+                 "it gains only when the scalar stalls on a full instruction queue (chips.py pipe_queue_depth: Atlas "
+                 "A2's 32-deep MTE1 and M queues, with the queue calls' Set/Wait entries: 48 MTE1 entries a C block "
+                 "fill the queue while MTE1 waits for the block's B copy, so without preload the next copy is "
+                 "issued late, the gaps between MTE2 copies the document shows; 28.87 -> 25.54 us, +11.5 %; "
+                 "--what-if 'pipe_queue_depth={}': 25.54 us both)"),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
          before=lambda: _unit_flag(False), after=lambda: _unit_flag(True),
