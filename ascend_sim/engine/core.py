@@ -480,10 +480,14 @@ class Core:
         ring = self.qslots[pipe]
         k = self.qhead[pipe]
         t = self.scalar_time
-        if ring[k] > t:
-            self.scalar_time = t = ring[k]
-        tail, gate = self.tail[pipe], self.gate[pipe]
-        ring[k] = max(t, tail, gate)
+        left = ring[k]
+        if left > t:
+            self.scalar_time = t = left
+        tail = self.tail[pipe]
+        if tail > t:
+            t = tail
+        gate = self.gate[pipe]
+        ring[k] = gate if gate > t else t
         k += 1
         self.qhead[pipe] = k if k < len(ring) else 0
 
