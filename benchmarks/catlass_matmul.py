@@ -6,7 +6,9 @@ L1 tile <128, 256, 256>, L0 tile <128, 256, 64> gives 24 C tiles (4 of the 20 bl
 L1 <256, 128, 256>, L0 <256, 128, 64> gives 20 C tiles (one per block): 48.6 us measured.
 
 The kernel here follows the same plan: per block an m1 x n1 tile of C; per L1 step (k1 = 256) A and
-B tiles copied into L1 (two stages, so step i+1 loads while step i computes); per L0 step (k0 = 64)
+B tiles copied into L1 (two stages, so step i+1 loads while step i computes; as MmadAtlasA2Preload does,
+block/block_mmad_preload.hpp, step i+1's copies, or at the last step the next C tile's first, are issued before
+step i's L0 loads: the order matters once the scalar can stall on a full MTE1 queue); per L0 step (k0 = 64)
 LoadData into L0A/L0B (two stages) and Mmad accumulating in L0C; one Fixpipe (fp32 -> fp16) at the end.
 The data take CATLASS's formats: RowMajor A and ColumnMajor B (B^T, N x K) in GM, copied into L1 with
 Nd2Nz (m1 bursts of k1 halves = 512 B, n1 bursts of 512 B); L0A is loaded Nz -> Zz one 16-row block
@@ -98,21 +100,38 @@ def catlass_matmul(a, b, c, t: Tiling) -> None:
         pipe.InitBuffer(qc, 1, t.m1 * t.n1 * 4)
     steps, sub = K // t.k1, t.k1 // t.k0
     tiles = (M // t.m1) * tiles_n
-    # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
-    for tile in range(GetBlockIdx(), tiles, t.blocks or tiles):
+    first = GetBlockIdx() % steps if t.shuffle_k else 0
+
+    def coord(tile: int) -> tuple[int, int, int]:
+        """(m, n) of a C tile and its width (the last column of tiles is narrower: 576 = 2 x 256 + 64)."""
         mi, ni = swizzle_coord(tile, M // t.m1, tiles_n, *t.swizzle) if t.swizzle else divmod(tile, tiles_n)
-        n = min(t.n1, N - ni * t.n1)                   # the last column of tiles is narrower (576 = 2 x 256 + 64)
+        return mi, ni, min(t.n1, N - ni * t.n1)
+
+    def copy_in(tile: int, s: int) -> None:
+        """K tile ``s`` of C tile ``tile``'s A rows and B^T rows into the next L1 stage."""
+        mi, ni, n = coord(tile)
+        a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
+        # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
+        DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
+        DataCopy(b1, bg[ni * t.n1 * K + s * t.k1], Nd2NzParams(1, n, t.k1, 0, K, n, 1, 0))     # B^T rows
+        qa1.EnQue(a1)
+        qb1.EnQue(b1)
+
+    # one C tile per block, or (blocks < tiles, as in scale_matmul.py) tiles block, block + blocks, ...
+    mine = list(range(GetBlockIdx(), tiles, t.blocks or tiles))
+    for idx, tile in enumerate(mine):
+        mi, ni, n = coord(tile)
         mb, kb, nb = t.m1 // 16, t.k0 // 16, n // 16      # fractals per L0 tile: rows of A, K, columns of B
         c1 = c_buf.Get(float32) if t.unit_flag else qc.AllocTensor(float32)
-        first = GetBlockIdx() % steps if t.shuffle_k else 0
+        if idx == 0:
+            copy_in(tile, first)
         for step in range(steps):
-            s = (first + step) % steps
-            a1, b1 = qa1.AllocTensor(half), qb1.AllocTensor(half)
-            # {ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride}
-            DataCopy(a1, ag[mi * t.m1 * K + s * t.k1], Nd2NzParams(1, t.m1, t.k1, 0, K, t.m1, 1, 0))
-            DataCopy(b1, bg[ni * t.n1 * K + s * t.k1], Nd2NzParams(1, n, t.k1, 0, K, n, 1, 0))     # B^T rows
-            qa1.EnQue(a1)
-            qb1.EnQue(b1)
+            # MmadAtlasA2Preload (block_mmad_preload.hpp): the next K tile's copies, or at the last K tile the next
+            # C tile's first, are issued before this K tile's L0 loads
+            if step < steps - 1:
+                copy_in(tile, (first + step + 1) % steps)
+            elif idx + 1 < len(mine):
+                copy_in(mine[idx + 1], first)
             a1, b1 = qa1.DeQue(half), qb1.DeQue(half)
             for j in range(sub):
                 a2, b2 = qa2.AllocTensor(half), qb2.AllocTensor(half)

@@ -41,6 +41,9 @@ from catlass_matmul import chip_20aic  # noqa: E402
 
 ND, NZ = mt.CubeFormat.ND, mt.CubeFormat.NZ
 C_TYPE = np.dtype(np.float32)       # the samples' C: MatmulKernel<half, half, float, float>
+#: the L1 parameters the pure-Cube, Tiling-constant and UnitFlag documents state ("L1相关Tiling参数：stepM=1，stepN=1，
+#: stepKa=4，stepKb=4，depthA1=8，depthB1=8"), over GetTiling's 1/1/2/2 (K = 64 is one base step: the same copies)
+DOC_L1_M128_N30720 = dict(stepKa=4, stepKb=4, depthA1=8, depthB1=8)
 
 
 # ----------------------------------------------------------------------------- what msprof's figure is
@@ -231,7 +234,8 @@ default_matmul_mix_kernel = kernel(core="MIX")(default_matmul_kernel.fn)
 
 def _mix_48_aiv():
     """The document's MIX run: 128 x 30720 x 64 split over 48 AIV (singleCoreN 640), 24 AI Cores, CFG_NORM."""
-    t = tiling_for(128, 30720, 64, 24, singleCoreN=640, usedCoreNum=48)     # SetDim(GetCoreNumAiv())
+    t = tiling_for(128, 30720, 64, 24, singleCoreN=640, usedCoreNum=48,      # SetDim(GetCoreNumAiv())
+                   **DOC_L1_M128_N30720)
     a, b = np.zeros((t.M, t.Ka), np.float16), np.zeros((t.Kb, t.N), np.float16)
     c = np.zeros((t.M, t.N), C_TYPE)
     return launch(default_matmul_mix_kernel, 24, a, b, None, c, t, C_TYPE, CFG_NORM, numerics=False)
@@ -443,8 +447,15 @@ class Case:
 
 
 def _pure_cube_24(mm_cfg):
-    """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling gives exactly the doc's)."""
-    return run_matmul_api(tiling_for(128, 30720, 64, 24), mm_cfg=mm_cfg)
+    """128 x 30720 x 64 on 24 AIC, singleCoreN 1280, base 128 x 256 x 64 (GetTiling's), the documents' L1 steps."""
+    return run_matmul_api(tiling_for(128, 30720, 64, 24, **DOC_L1_M128_N30720), mm_cfg=mm_cfg)
+
+
+def _unit_flag(on: bool):
+    """The UnitFlag document: 128 x 30720 x 64 on its 20 AIC, singleCoreN 1536, base 128 x 256 x 64, the L1 steps
+    it states; CFG_MDL (before) or its CUSTOM_CFG_MDL, CFG_MDL with enUnitFlag (after)."""
+    t = tiling_for(128, 30720, 64, 20, chip_20aic(), **DOC_L1_M128_N30720)
+    return run_matmul_api(t, chip_20aic(), mm_cfg=GetMDLConfig(enUnitFlag=True) if on else CFG_MDL)
 
 
 def _k_reorder(on: bool):
@@ -474,19 +485,24 @@ CASES = [
          before=lambda: run_matmul_api(preload_tiling()),
          after=lambda: run_matmul_api(preload_tiling(), mm_cfg=GetMDLConfig(doMTE2Preload=2)),
          missing="doMTE2Preload = 2 issues tile n+1's B copy before tile n's L0 loads (the official DoPreloadLoad); "
-                 "it gains only when the scalar stalls on a full instruction queue, which the default profile does "
-                 "not model (chips.py pipe_queue_depth: with Atlas A2's 32-deep MTE1 and M queues, --what-if "
-                 "'pipe_queue_depth={\"MTE1\": 32, \"M\": 32}', 30.00 -> 27.42 us, +8.6 %)"),
+                 "it gains only when the scalar stalls on a full instruction queue (chips.py pipe_queue_depth: Atlas "
+                 "A2's 32-deep MTE1 and M queues, with the queue calls' Set/Wait entries: 48 MTE1 entries a C block "
+                 "fill the queue while MTE1 waits for the block's B copy, so without preload the next copy is "
+                 "issued late, the gaps between MTE2 copies the document shows; 28.87 -> 25.54 us, +11.5 %; "
+                 "--what-if 'pipe_queue_depth={}': 25.54 us both)"),
     Case("UnitFlag", "Matmul高阶API使能UnitFlag.md", "M128 N30720 K64, 20 AIC, base 128x256x64",
          "aic_time, max over cores", "max", (37.39, 34.66),
-         before=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic()),
-         after=lambda: run_matmul_api(tiling_for(128, 30720, 64, 20, chip_20aic()), chip_20aic(),
-                                      mm_cfg=GetMDLConfig(enUnitFlag=True)),  # the doc's CUSTOM_CFG_MDL
+         before=lambda: _unit_flag(False), after=lambda: _unit_flag(True),
          note="the pure-Cube and Tiling-constant documents run the same problem (M128 N30720 K64, base 128x256x64, "
               "step/depth 1/1/4/4/8/8, fp32 C) on 24 AIC in 11.21 and 10.62 us; on 20 AIC a core has 6 base "
               "blocks instead of 5 (1.2x the copies, Mmads and Fixpipe bytes; the sample adds a 6 KB bias), yet "
               "37.39 us is 3.3x. Nothing in the text (chip, profiling, tiling) explains the rest, and the 20-AIC "
-              "CATLASS point holds within 3 % with the 24-AIC memory parameters"),
+              "CATLASS point holds within 10 % with the 24-AIC memory parameters. The gain itself does not fit "
+              "the stated shape: UnitFlag can hide at most the Mmads under the Fixpipes, 6 Mmads of 128x256x64 = "
+              "6 x 512 cycles = 1.66 us at 1.85 GHz, while the document gains 2.73 us. The sample the document "
+              "cites (matmul_unitflag.asc) is another problem (M1024 N4096 K1024, bias, GetTiling on the chip's "
+              "AIC): 64.85 -> 63.30 us max on 20 AIC in the model, not the document's figures either; the sample's "
+              "bias on the document's shape: +0.03 us"),
     Case("pure Cube vs MIX", "Matmul高阶API使能纯Cube模式.md", "M128 N30720 K64, 48 AIV / 24 AIC",
          "aic_time, max over cores", "max", (17.85, 11.21), before=_mix_48_aiv,
          after=lambda: _pure_cube_24(CFG_NORM)),
@@ -508,7 +524,9 @@ CASES = [
          note="a core here loads 256 + 192 GM rows (192 KB) and writes 256 KB of fp32 C in 34.01 us; a pure-Cube "
               "core loads 128 + 320 rows (176 KB) and writes 640 KB in 11.21 us, and IBShare's one AIC (B 384 x "
               "256, 192 KB, even with MIX mode's scalar cost) takes 10.29 us. The text says only that MTE2 is long "
-              "and the pipeline serial; the step (+4.0 %) is simulated (+4.1 %), the level is not explained"),
+              "and the pipeline serial; the step (+4.0 %) is simulated (+9.9 %), the level is not explained. The "
+              "sample (matmul_nbuffer33.asc) is the document's problem (its GetTiling on 24 AIC gives 2 cores of "
+              "256 x 256); its bias adds 0.03 us in the model"),
     Case("ND2NZ on the AIV", "AIV核上的ND2NZ格式转换.md", "M1024 N4095 K1024, 24 AIC (+24 AIV after)",
          "aic_time, max over cores", "max_aic", (149.04, 90.95),
          before=lambda: run_matmul_api(tiling_for(1024, 4095, 1024, 24, singleCoreM=128, singleCoreN=1408)),
@@ -521,7 +539,12 @@ CASES = [
          "aic_time", "max", (10.29, 9.93),
          before=lambda: run_ibshare_b(False)[0], after=lambda: run_ibshare_b(True)[0],
          missing="the A-and-B document (…共享A和B矩阵数据.md, 27.11 -> 22.44 us, mean of runs) is not run: its "
-                 "'before' kernel (split by AIV along K) is not given in full"),
+                 "'before' kernel (split by AIV along K) is not given in full",
+         note="the document's aic_mte2_time, 5.56 -> 4.71 us (-15.5 %), is simulated within 14 % (6.34 -> 5.37 us, "
+              "-15.3 %): the excess is the AIC's scalar, 11.6 us of KFC serving ([CAL] kfc_serve_cycles on the "
+              "pure-Cube document's 48-AIV MIX run) where the whole aic_time is 10.29 us. The document's code "
+              "defines ASCENDC_CUBE_ONLY, but its text (AIV0 and AIV1's copies on one AIC) and the sample's default "
+              "scenario are MIX; the sample's scenario 2 (pure Cube, CFG_NORM, 2 AIC) is another kernel"),
 ]
 
 

@@ -157,6 +157,8 @@ class TQue:
             slot = self._next_free()
         if slot.free_event is not None:
             core.wait(self.producer, slot.free_event)
+            if core.qsync is not None and core.qsync[self.producer] is not None:
+                core.sync_entry(self.producer)          # the Wait takes a queue entry (Core.sync_entry)
         slot.state = "alloc"
         slot.alloc_site = kernel_point()
         core.scalar_time += core.tick
@@ -208,6 +210,8 @@ class TQue:
         p = self.producer       # the point after the producer's last instruction (Core.snapshot, inlined)
         t, tail = core.scalar_time, core.tail[p]
         fifo.append((slot, tensor, (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)))
+        if core.qsync is not None and core.qsync[p] is not None:
+            core.sync_entry(p)                          # the Set takes a queue entry (Core.sync_entry)
         core.scalar_time += core.tick
         core.calls += 1
         return True
@@ -224,6 +228,8 @@ class TQue:
                                  f"«{self.name}.DeQue()» in Compute", kind="deque-empty")
         slot, tensor, ev = self.fifo.popleft()
         core.wait(self.consumer, ev)
+        if core.qsync is not None and core.qsync[self.consumer] is not None:
+            core.sync_entry(self.consumer)              # the Wait takes a queue entry (Core.sync_entry)
         slot.state = "dequeued"
         core.scalar_time += core.tick
         core.calls += 1
@@ -248,6 +254,8 @@ class TQue:
         p = self.consumer       # the point after the consumer's last instruction (Core.snapshot, inlined)
         t, tail = core.scalar_time, core.tail[p]
         slot.free_event = (core.vc[p][:], tail if tail > t else t, core.last_rec[p], None)
+        if core.qsync is not None and core.qsync[p] is not None:
+            core.sync_entry(p)                          # the Set takes a queue entry (Core.sync_entry)
         slot.state = "free"
         freed = self.tier.freed_view    # the handles now point to the freed tier: a later use is reported
         tensor.tier = freed

@@ -110,7 +110,7 @@ class Core:
     __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead", "auto_pairs")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead", "qsync", "auto_pairs")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -148,6 +148,8 @@ class Core:
                                                   # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
         self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
         self.qslots, self.qhead = instruction_queues(chip)   # bounded per-pipe instruction queues (issue_n)
+        # the queue calls' Set/Wait take entries too (sync_entry): the rings, or None when no pipe has one
+        self.qsync = self.qslots if chip.sync_queue_entries and any(self.qslots) else None
         self.auto_pairs = auto_sync_pairs(launch.auto_sync, core_type)     # (producer, consumer) the compiler syncs
 
     # ------------------------------------------------------------------ sanitizer
@@ -467,6 +469,27 @@ class Core:
             if t > gate[pipe]:
                 gate[pipe] = t
                 self.gate_rec[pipe] = rec
+
+    def sync_entry(self, pipe: int) -> None:
+        """The Set or Wait a queue call emits (EnQue, FreeTensor: Set; DeQue, AllocTensor of a used buffer: Wait)
+        takes an entry in ``pipe``'s bounded instruction queue (``instruction_queues``; only called when the pipe
+        has one): the scalar stalls while the queue is full, and the entry leaves once the pipe reaches it, after
+        its earlier instructions and, for a Wait, its event (G 编程模型/AI-Core-SIMD编程/基于TPipe-TQue框架编程/
+        TPipe-TQue框架编程原理.md: the scalar 发射 every instruction into its unit's 指令队列; EnQue/FreeTensor 发射
+        Set, DeQue/AllocTensor 发射 Wait). Off with ``chip.sync_queue_entries`` False."""
+        ring = self.qslots[pipe]
+        k = self.qhead[pipe]
+        t = self.scalar_time
+        left = ring[k]
+        if left > t:
+            self.scalar_time = t = left
+        tail = self.tail[pipe]
+        if tail > t:
+            t = tail
+        gate = self.gate[pipe]
+        ring[k] = gate if gate > t else t
+        k += 1
+        self.qhead[pipe] = k if k < len(ring) else 0
 
     def after_own_work(self, clock: list) -> None:
         """Every pipe happens after this core's work up to ``clock`` (a vector clock of one of its pipes), known

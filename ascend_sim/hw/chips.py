@@ -40,8 +40,8 @@ DATA_BLOCK_BYTES = 32
 
 #: The instruction queues of Atlas A2/A3 (arch 2201) whose depth is published: the scalar stalls, and issues nothing
 #: to any pipe, while one is full. [OFF, HW 硬件约束/NPU架构版本2201.md: "MTE1和MMAD指令队列的深度为32",
-#: "对应指令队列容易满，会阻塞其他指令下发"]; the V, MTE2, MTE3 and FIX depths are not published. A what-if of
-#: ChipProfile.pipe_queue_depth (off by default: see there).
+#: "对应指令队列容易满，会阻塞其他指令下发"]; the V, MTE2, MTE3 and FIX depths are not published.
+#: Ascend910B()'s ChipProfile.pipe_queue_depth (see there).
 ATLAS_A2_QUEUE_DEPTH = {"MTE1": 32, "M": 32}
 
 
@@ -83,22 +83,24 @@ class ChipProfile:
     system_counter_hz: float | None = None
     # --- cycle model (all [EST] unless marked; [CAL] = fitted to the Add case) ---
     scalar_issue_cycles: int = 2            # [EST] scalar cost to issue one instruction
-    pipe_queue_depth: dict = field(default_factory=dict)  # what-if: per pipe name, how many issued instructions
-                                            # its queue holds before the scalar stalls (engine/core.
-                                            # instruction_queues); a pipe not listed: unbounded. Atlas A2's depths
-                                            # are ATLAS_A2_QUEUE_DEPTH [OFF]. Re-judged 2026-12-07 once the Matmul
-                                            # API issues the official loads (one LoadData3D per operand and base
-                                            # block, impl/adv_api/detail/matmul/stage/split/ in cannmirror/asc-devkit;
-                                            # the same 2201 page: LoadData 2D "需要发射32条指令", LoadData3D "只需要
-                                            # 一条指令"): on benchmarks/validate_timing.py (--what-if
-                                            # 'pipe_queue_depth={"MTE1": 32, "M": 32}') only the CATLASS points move,
-                                            # <128,256,256> -16.4 -> -13.3 %, <256,128,256> -11.7 -> +23.1 %: 19 of 38
-                                            # points and 10 of 15 steps either way; the MTE2 Preload step stays +0.0 %
-                                            # (measured +7.7): no Matmul-API queue fills any more. CATLASS's own
-                                            # CopyL1ToL0A (zN -> zZ) does issue one LoadData 2D per 16 rows, as its
-                                            # model kernel does; whether SetFlag/WaitFlag take queue entries is not
-                                            # published (they run in their pipes' streams: SetFlag-WaitFlag(ISASI)
-                                            # page). Off (unbounded): no point gained, the worst error grows
+    pipe_queue_depth: dict = field(default_factory=dict)  # per pipe name, how many issued instructions its
+                                            # queue holds before the scalar stalls (engine/core.instruction_queues);
+                                            # a pipe not listed: unbounded. Atlas A2's depths are
+                                            # ATLAS_A2_QUEUE_DEPTH [OFF] (the guide's NPU架构版本2201 hardware-
+                                            # constraints page), on in Ascend910B() since 2026-12-07: with the queue
+                                            # calls' Set/Wait taking entries (sync_queue_entries) and CATLASS's
+                                            # replica issuing its copies as MmadAtlasA2Preload does, the validation
+                                            # table gains the MTE2 Preload "before" point and step (-17.3 -> -6.5 %,
+                                            # step +0.0 -> +11.5 % vs +7.7) and moves no other point (33 of 49, 14 of
+                                            # 22; RESULTS 1c). Before: the instructions alone never filled a
+                                            # Matmul-API queue (one LoadData3D per operand and base block) and
+                                            # CATLASS's copies queued behind its LoadData 2D per 16 rows
+    sync_queue_entries: bool = True         # [OFF rule] with pipe_queue_depth: the Set/Wait a TQue call emits
+                                            # (EnQue, FreeTensor: Set; DeQue, AllocTensor: Wait) takes an entry in
+                                            # its pipe's queue like any instruction (G 编程模型/AI-Core-SIMD编程/
+                                            # 基于TPipe-TQue框架编程/TPipe-TQue框架编程原理.md: the scalar 发射s each
+                                            # instruction into its unit's 指令队列; EnQue 发射 a Set, DeQue a Wait);
+                                            # engine/core.Core.sync_entry. No effect while pipe_queue_depth is off
     scalar_mem_cycles: int = 10             # [EST] GetValue/SetValue on local memory
     scalar_gm_cycles: int = 200             # [EST] GetValue/SetValue on GM (uncached)
     flag_cycles: int = 1                    # [EST] SetFlag/WaitFlag instruction
@@ -435,6 +437,7 @@ def Ascend910B() -> ChipProfile:
         system_counter_hz=50e6,       # [OFF] GetSystemCycle(ISASI).md (Atlas A2)
         npu_arch=2201,
         separated=True,
+        pipe_queue_depth=dict(ATLAS_A2_QUEUE_DEPTH),    # [OFF] the 2201 page's 32-deep MTE1 and M queues
         aic_count=24,                 # [OFF] torchair limit_core_num.md; 910B2 ini ai_core_cnt=24
         aiv_count=48,                 # [OFF] same; vector_core_cnt=48 (1:2 ratio)
         clock_ghz=1.85,               # [DER] Add case study implies ~1.85 GHz (ini cube_freq 1800 [EST])

@@ -88,3 +88,18 @@ def test_unit_flag_lets_the_fixpipe_drain_l0c_while_the_last_mmad_writes_it():
     assert mmad.start < fix.start < mmad.end
     mmad, fix = run(False)
     assert fix.start >= mmad.end
+
+
+def test_the_next_k_tile_and_the_next_c_tile_are_copied_before_this_k_tiles_l0_loads():
+    """MmadAtlasA2Preload (block/block_mmad_preload.hpp): at each K tile the next K tile's A and B copies are issued
+    before this tile's LoadData; at the last K tile, the next C tile's first. Block 0 of 5 on 4 x 3 tiles, K = 3 L1
+    tiles: C tiles 0, 5, 10, so by hand its program order is copy, copy (K tile 0), then per K tile two copies
+    (the next tile) before its loads, and the last K tile of the last C tile copies nothing."""
+    t = cm.Tiling(16, 16, 32, 16, 64, 48, 96, blocks=5, swizzle=(3, 0), shuffle_k=True)
+    res = launch_exact(t, 5, seed=3)
+    ops = [r.op for r in res.trace.records if r.core == 0 and r.op in ("DataCopy", "LoadData2D", "LoadData")]
+    kinds = "".join("C" if op == "DataCopy" else "L" for op in ops)
+    loads = kinds.count("L") // 9           # the same loads at each of the 3 C tiles x 3 K tiles
+    assert loads == 4                       # L0 steps of 16: 2 a K tile, an A and a B load each
+    k_tile = "CC" + "L" * loads             # a K tile: the next one's two copies, then its own loads
+    assert kinds == "CC" + k_tile * 8 + "L" * loads

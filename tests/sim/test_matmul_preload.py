@@ -17,7 +17,8 @@ from ascend_sim.hw.chips import ATLAS_A2_QUEUE_DEPTH
 from test_matmul_api import host_tiling, matmul_api_kernel, types
 
 CFG = (half, float32, False, False, float32, False, 0.0)
-A2_QUEUES = dataclasses.replace(Ascend910B(), pipe_queue_depth=ATLAS_A2_QUEUE_DEPTH)    # the what-if: MTE1, M 32
+A2_QUEUES = dataclasses.replace(Ascend910B(), pipe_queue_depth=ATLAS_A2_QUEUE_DEPTH)    # MTE1, M 32 (the default)
+UNBOUNDED = dataclasses.replace(Ascend910B(), pipe_queue_depth={})
 
 
 def _tiling(mode: int, steps_k: int = 8, base_k: int = 64):
@@ -59,14 +60,18 @@ def test_the_next_tile_is_copied_before_this_blocks_l0_loads(mode):
 def test_preload_gains_only_through_a_full_mte1_queue(mode):
     """48 MTE1 instructions a C block (24 K steps of 2 LoadData): with Atlas A2's 32-deep queues and no preload,
     the next tile's copy is issued once the scalar got past them, i.e. after MTE1 started this block's loads;
-    unbounded queues (the default profile) issue it at once, so preload changes nothing there. With 8 K steps (16
-    MTE1 instructions a block) the queue never fills and preload gains nothing either."""
+    unbounded queues issue it at once, so preload changes nothing there. With 8 K steps (16
+    MTE1 instructions a block) the instructions alone never fill the queue and preload gains nothing either; with the
+    queue calls' Set/Wait entries (``sync_queue_entries``: AllocTensor's Wait, LoadData, EnQue's Set per operand, 48
+    entries a block) it fills and preload gains."""
     deep = dict(steps_k=24, base_k=32)
     plain, _, _ = _run(mode, False, A2_QUEUES, **deep)
     pre, _, _ = _run(mode, True, A2_QUEUES, **deep)
     assert pre.cycles < plain.cycles
-    assert _run(mode, True, **deep)[0].cycles == _run(mode, False, **deep)[0].cycles     # unbounded queues
-    assert _run(mode, True, A2_QUEUES)[0].cycles == _run(mode, False, A2_QUEUES)[0].cycles
+    assert _run(mode, True, UNBOUNDED, **deep)[0].cycles == _run(mode, False, UNBOUNDED, **deep)[0].cycles
+    bare = dataclasses.replace(A2_QUEUES, sync_queue_entries=False)
+    assert _run(mode, True, bare)[0].cycles == _run(mode, False, bare)[0].cycles
+    assert _run(mode, True, A2_QUEUES)[0].cycles < _run(mode, False, A2_QUEUES)[0].cycles
 
 
 def test_k_not_whole_in_l1_is_refused_with_the_fix():

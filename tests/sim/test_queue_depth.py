@@ -9,6 +9,13 @@ Hand-computed case: a queue of depth 2 on V. A copy fills x; three Adds wait for
 copy's flag, at cycle G = the first Add's start). The first two fill the queue; the third is issued when the first
 starts, at G + tick; the scalar's next instruction, a copy on MTE2, is issued one tick later, at G + 2 ticks, where
 an unbounded queue lets the scalar issue it at once (it then starts when MTE2 is free, at the first copy's end).
+These cases count the instructions alone (``sync_queue_entries`` off).
+
+The queue calls' Set and Wait take entries too (``sync_queue_entries``, on by default; TPipe-TQue框架编程原理.md:
+EnQue/FreeTensor 发射 a Set, DeQue/AllocTensor a Wait, into the instruction queues). Hand-computed: the same kernel
+with depth 2 on V. DeQue's Wait is V's first entry; it leaves when its event comes, at G. The first Add takes the
+second slot (starts at G); the second Add needs the Wait's slot: issued at G + tick; the third needs the first
+Add's slot (left at G): issued at G + 2 ticks; the copy one tick later, G + 3 ticks (G + 2 without the Wait's entry).
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ import pytest
 from ascend_sim import Add, Ascend910B, DataCopy, GlobalTensor, TPipe, TPosition, TQue, half, kernel, launch
 from ascend_sim.hw.chips import ATLAS_A2_QUEUE_DEPTH
 
-CHIP = Ascend910B()
+CHIP = dataclasses.replace(Ascend910B(), sync_queue_entries=False)     # the instructions alone
 N = 4096
 
 
@@ -79,7 +86,24 @@ def test_a_queue_deep_enough_for_the_three_adds_changes_nothing():
 
 def test_atlas_a2_mte1_and_m_queues_hold_32_as_a_what_if():
     assert ATLAS_A2_QUEUE_DEPTH == {"MTE1": 32, "M": 32}
-    assert CHIP.pipe_queue_depth == {}          # off by default (chips.py: the table gets worse with it)
+    assert Ascend910B().pipe_queue_depth == ATLAS_A2_QUEUE_DEPTH     # on in the default profile (RESULTS 1c)
+    assert Ascend910B().sync_queue_entries          # with the queue calls' Set/Wait entries
+
+
+def test_the_dequeue_wait_takes_a_queue_entry():
+    """Depth 2 on V with the queue calls' entries: the copy after the three Adds is issued at G + 3 ticks."""
+    chip = dataclasses.replace(CHIP, pipe_queue_depth={"V": 2}, sync_queue_entries=True)
+    adds, (first, second) = records(chip)
+    g, tick = adds[0].start, chip.scalar_issue_cycles
+    assert g > first.end
+    assert adds[1].ready == adds[0].end and adds[2].ready == adds[1].end     # the Adds run back to back as before
+    assert second.ready == g + 3 * tick
+
+
+def test_the_entries_change_nothing_without_a_bounded_queue():
+    on = records(dataclasses.replace(CHIP, pipe_queue_depth={}, sync_queue_entries=True))
+    off = records(dataclasses.replace(CHIP, pipe_queue_depth={}))
+    assert [(r.ready, r.start, r.end) for r in on[0] + on[1]] == [(r.ready, r.start, r.end) for r in off[0] + off[1]]
 
 
 @pytest.mark.parametrize("depth", [1, 2])
