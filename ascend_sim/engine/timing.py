@@ -301,11 +301,12 @@ def _vpackages(n: np.ndarray) -> np.ndarray:
 
 
 def nd2nz_inner_rows(count: int, blen: int, pitch: int, extra: float, align: int) -> float:
-    """Extra cycles of ``count`` Nd2Nz rows of ``blen`` bytes ``pitch`` apart (``aic_nd2nz_unaligned_inner_row_cycles``):
-    ``extra`` a row when the source matrix's inner axis (the pitch) is not a multiple of ``align`` (256 B; the
-    guide's AIV核上的ND2NZ格式转换 page: on-path ND2NZ uses the bandwidth poorly then); none for a single row or
-    for contiguous rows of 64-256 B, which CANN's gemm cycle model merges into one burst. 1,024 contiguous rows
-    of 32 B at 16: 16,384; 16 rows of 128 B, pitch 128: 0; 8 rows of 512 B, pitch 8,190: 128."""
+    """Extra cycles of ``count`` Nd2Nz rows of ``blen`` bytes ``pitch`` apart (what-if
+    ``aic_nd2nz_unaligned_inner_row_cycles``): ``extra`` a row when the source matrix's inner axis (the pitch) is
+    not a multiple of ``align`` (256 B; the guide's AIV核上的ND2NZ格式转换 page: on-path ND2NZ uses the bandwidth
+    poorly then); none for a single row or for contiguous rows of 64-256 B, which CANN's gemm cycle model merges
+    into one burst. 1,024 contiguous rows of 32 B at 16: 16,384; 16 rows of 128 B, pitch 128: 0; 8 rows of 512 B,
+    pitch 8,190: 128."""
     if count < 2 or not pitch % align or (pitch == blen and 64 <= blen <= 256):
         return 0.0
     return count * extra

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
-from ascend_sim import Ascend910B
+from ascend_sim import Ascend910B, DataCopy, GlobalTensor, Nd2NzParams, TPipe, TPosition, TQue, half, kernel, launch
 from ascend_sim.engine.timing import nd2nz_inner_rows
 
 CHIP = Ascend910B()
@@ -36,9 +37,6 @@ def test_extra_cycles(count, blen, pitch, expected):
 
 def test_turned_on_prices_a_copy_higher():
     """Through gm_cycles: split-K's B copy on a chip with the rule at 16 costs 1,024 x 16 cycles more."""
-    from ascend_sim import DataCopy, GlobalTensor, Nd2NzParams, TPipe, TPosition, TQue, half, kernel, launch
-    import numpy as np
-
     @kernel(core="AIC")
     def copy_b(x):
         xg = GlobalTensor(half)
