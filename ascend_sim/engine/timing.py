@@ -105,6 +105,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         else:
             moving = aic_byte_rows(core, rows, addr, count, blen, pitch, hit,
                                    aligned or (rows[10] and hit == 1.0))
+        if rows[11]:                    # what-if: rows of a matrix whose inner axis is off 256 B cost more
+            moving += nd2nz_inner_rows(count, blen, pitch, rows[11], rows[12])
         startup = aic_copy_start(core, rows, startup, start, hit)
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
@@ -231,7 +233,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_start_hidden_when_queued, chip.aic_gm_unaligned_row_factor,
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
                 chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0,
-                chip.gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free)
+                chip.gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free,
+                chip.aic_nd2nz_unaligned_inner_row_cycles, chip.aic_nd2nz_inner_align)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0
@@ -356,12 +359,25 @@ def _vpackages(n: np.ndarray) -> np.ndarray:
     return n // 512 + (n % 512) // 256 + (n % 256) // 128 + (n % 128 > 0)
 
 
+def nd2nz_inner_rows(count: int, blen: int, pitch: int, extra: float, align: int) -> float:
+    """Extra cycles of ``count`` Nd2Nz rows of ``blen`` bytes ``pitch`` apart (what-if
+    ``aic_nd2nz_unaligned_inner_row_cycles``): ``extra`` a row when the source matrix's inner axis (the pitch) is
+    not a multiple of ``align`` (256 B; the guide's AIV核上的ND2NZ格式转换 page: on-path ND2NZ uses the bandwidth
+    poorly then); none for a single row or for contiguous rows of 64-256 B, which CANN's gemm cycle model merges
+    into one burst. 1,024 contiguous rows of 32 B at 16: 16,384; 16 rows of 128 B, pitch 128: 0; 8 rows of 512 B,
+    pitch 8,190: 128."""
+    if count < 2 or not pitch % align or (pitch == blen and 64 <= blen <= 256):
+        return 0.0
+    return count * extra
+
+
 def aic_row_cycles(rows: tuple, blen: int, hit: float) -> float:
     """One row (burst) of a cube core's GM -> L1 copy: its bytes at the L2-hit and the miss rates, in the copy's
     L2 hit share ``hit``, and at least ``aic_gm_row_floor_cycles`` (not whole 512 B packages: a 128 B row costs
     what its bytes cost, or the floor). ``rows``: (floor, cycles per hit byte, cycles per miss byte, hidden start,
     unaligned row factor, miss latency, 512 B window or 0, start on misses only, 512 B window of the miss packages
-    or 0, start overlapping the previous copy, L2-hit rows free of the 512 B alignment efficiency)."""
+    or 0, start overlapping the previous copy, L2-hit rows free of the 512 B alignment efficiency, extra cycles of a
+    row of a matrix whose inner axis is off 256 B, that alignment)."""
     floor, per_hit, per_miss = rows[:3]
     cycles = blen * (hit * per_hit + (1.0 - hit) * per_miss)
     return cycles if cycles > floor else floor

@@ -226,12 +226,24 @@ class ChipProfile:
                                                 # +25 -> +3 %, T3 +37 -> +22 %, T2 (calibration) +30 -> +10 %, step T3
                                                 # -> T4 +20 -> +14 points; but M1 -13 / -14 -> -17 / -17 % (out): 23 of
                                                 # 38, 12 of 15, so off
-    aic_gm_row_floor_cycles: float = 3.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
+    aic_nd2nz_unaligned_inner_row_cycles: float = 0.0  # what-if: an Nd2Nz GM->L1 row of a matrix whose inner
+                                                # axis (the row pitch) is not a multiple of aic_nd2nz_inner_align
+                                                # costs this many cycles more (engine/timing.nd2nz_inner_rows): G
+                                                # Matmul性能调优案例/AIV核上的ND2NZ格式转换.md ("内轴非256字节对齐"
+                                                # ... "随路ND2NZ指令存在带宽利用率低的问题"), which names the effect,
+                                                # not its size; rows that are one contiguous run of 64-256 B merge
+                                                # into one burst (CANN's gemm cycle model, GetMte2Al1Cycle
+                                                # can_merge_min/max_burst_length) and pay nothing more
+    aic_nd2nz_inner_align: int = 256            # [OFF] the same page: the inner-axis alignment on-path ND2NZ needs
+    aic_gm_row_floor_cycles: float = 2.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2
-                                                # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: 128 B rows, MTE2
-                                                # 2,452 us allows at most ~3.3 cycles a row; T2 still runs +75 %:
-                                                # its 210-cycle starts dominate); 0: whole packages
+                                                # (G Matmul性能调优案例/Matmul算子优化Tiling策略.md: its B rows are
+                                                # 1.06 M L2-hit rows of 128 B a core, 3 in 4 off 512 B, beside 0.26 M
+                                                # of 512 B). Re-fitted 2026-12-07 on today's model (3.0, fitted when
+                                                # the 210-cycle start was paid by every copy, left T2 at +27 / +30 %):
+                                                # 1.9 -> T2 aic_time / aic_mte2_time -3.1 / -0.8 %, 2.0 -> -0.4 /
+                                                # +2.0 %, 2.1 -> +2.3 / +4.7 %; 0: whole packages
     aic_gm_unaligned_row_factor: float = 2.0    # [EST] a GM->L1 (Nd2Nz) row whose GM start is not 32 B aligned
                                                 # moves this many times its bytes on the path: each 32 B C0 piece
                                                 # it puts in L1 spans two 32 B GM blocks (DATA_BLOCK_BYTES) and

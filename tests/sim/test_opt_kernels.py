@@ -170,8 +170,10 @@ def test_conv_weights_cached_or_reread_give_the_same_numbers(dtype):
 def test_resident_weights_and_depth_one_are_exact_and_the_knobs_matter():
     """B (the weights) kept in L1 across a core's tiles, and single buffering: same numbers, other times."""
     rng = np.random.default_rng(9)
-    a, b, bias = ints(rng, (3000, 150)), ints(rng, (150, 16)), rng.integers(-9, 9, 16).astype(np.float32)
-    t = choose_tiling(3000, 16, 150, bias=True, relu=True)
+    # 6,000 rows: 63 tiles of 96 on 24 cores, 2-3 a core, so keeping B resident saves 1-2 re-reads a core (with
+    # 3,000, 1-2 tiles a core, resident and streamed were 7 cycles apart and the order hung on the row floor)
+    a, b, bias = ints(rng, (6000, 150)), ints(rng, (150, 16)), rng.integers(-9, 9, 16).astype(np.float32)
+    t = choose_tiling(6000, 16, 150, bias=True, relu=True)
     assert t.resident_b and t.tiles > t.block_dim
     want = matmul_reference(a, b, bias, relu=True)
     times = {}

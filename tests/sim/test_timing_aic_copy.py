@@ -1,9 +1,9 @@
 """The cube core's GM -> L1 copy path (issue 30, deliverable 2), with hand-computed expectations.
 
 Per copy of ``rows`` rows (Nd2Nz bursts) of ``blen`` bytes on the default 910B (path 64 B/cycle for misses, 110 for
-L2 hits; a row at least 3 cycles; the 210-cycle start paid by the share that misses L2; a copy of a tile another
+L2 hits; a row at least 2 cycles; the 210-cycle start paid by the share that misses L2; a copy of a tile another
 core is still filling ends with that fill):
-    cycles = start x (1 - hit) + rows x max(3, blen x (hit / HIT + (1 - hit) / 64))
+    cycles = start x (1 - hit) + rows x max(2, blen x (hit / HIT + (1 - hit) / 64))
 and the Matmul API's kernel head (Matmul.Init) before its first copy.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ START, FLOOR = CHIP.aic_gm_read_startup, CHIP.aic_gm_row_floor_cycles
 MISS, HIT = CHIP.aic_gm_read_bytes_per_cycle, CHIP.aic_gm_l2_hit_bytes_per_cycle
 
 
-@pytest.mark.parametrize("cols, per_row", [(64, max(FLOOR, 128 / MISS)),      # 128 B rows: 3 cycles, not 8
+@pytest.mark.parametrize("cols, per_row", [(64, max(FLOOR, 128 / MISS)),      # 128 B rows: 2 cycles, not 8
                                            (16, FLOOR),                        # 32 B rows: the floor
                                            (256, 512 / MISS),                  # 512 B rows: 8 cycles, as before
                                            (512, 1024 / MISS)])

@@ -3,7 +3,7 @@
 The bytes of a row that L2 does not serve are cut at the 512 B windows the row touches (GM requests are handled per
 512 B window: the guide's 避免同地址访问 page, "地址请求会按照512字节粒度对齐后进行处理"), and each piece takes
 packages of 512, 256 and 128 B and one for the rest, each 512 B / 64 B/cycle = 8 cycles (CANN's gemm cycle model,
-``GetBandwidthUsageNd2Nz``). Bytes L2 serves cost their bytes at 110 B/cycle (at least the 3-cycle floor). On the
+``GetBandwidthUsageNd2Nz``). Bytes L2 serves cost their bytes at 110 B/cycle (at least the 2-cycle floor). On the
 default 910B, one AIC, L2 cold (every first read misses), rows 8 KB apart (each at the same place in its window):
     cycles = 210 x (1 - hit) + (1 - hit) x packages x 8 + hit x rows x (the byte price of a hit row)
 (the start paid by the share that misses L2: tests/sim/test_timing_aic_copy_start.py)
@@ -38,7 +38,7 @@ def test_the_default_910b_prices_misses_by_packages_and_counts_l2_per_128_bytes(
 
 
 @pytest.mark.parametrize("cols, offset, packages", [
-    (64, 0, 1),         # a 128 B row: one package, 8 cycles (its bytes at 64 B/cycle: 2, the floor 3)
+    (64, 0, 1),         # a 128 B row: one package, 8 cycles (its bytes at 64 B/cycle: 2, the floor 2)
     (16, 0, 1),         # a 32 B row: one package
     (256, 0, 1),        # a 512 B row on a window: one, its bytes' price as before
     (1024, 0, 4),       # a 2 KB row on windows: four

@@ -2,9 +2,9 @@
 
 Each 32 B C0 piece such a row puts in L1 spans two 32 B GM blocks, so the row moves ``aic_gm_unaligned_row_factor``
 (2 on the default 910B) times its bytes on the path; a copy whose first row is not 512 B aligned also runs at
-``gm_unaligned_efficiency`` (70 %), as before. On the default 910B (path 64 B/cycle, a row at least 3 cycles, a
+``gm_unaligned_efficiency`` (70 %), as before. On the default 910B (path 64 B/cycle, a row at least 2 cycles, a
 210-cycle start):
-    cycles = start + (aligned rows x max(3, blen / 64) + unaligned rows x max(3, 2 x blen / 64)) [/ 0.7]
+    cycles = start + (aligned rows x max(2, blen / 64) + unaligned rows x max(2, 2 x blen / 64)) [/ 0.7]
 The guide's ND2NZ document (B of 1024 x 4095 half: rows 8,190 B apart) is the public case.
 This is the byte price of a row: what the bytes L2 serves pay. The bytes that miss L2 cost whole packages per 512 B
 window piece instead (``aic_gm_miss_row_packages``, tests/sim/test_timing_aic_miss_packages.py), so the cold copies
@@ -78,7 +78,7 @@ def test_the_factor_one_what_if_turns_it_off():
 
 
 def test_tiny_rows_stay_at_the_floor():
-    # 32 B rows: 2 x 32 / 64 = 1 cycle, still under the 3-cycle floor
+    # 32 B rows: 2 x 32 / 64 = 1 cycle, still under the 2-cycle floor
     assert copy_cycles(64, 16, 4096, 1) == pytest.approx(START + 64 * FLOOR / WINDOW)
 
 
