@@ -25,7 +25,7 @@ EXPECTED_FEEDBACK = {
     "ex2-wrong-5": "row 0 is all 0 and gets scales [0.0",
     "ex3-wrong-1": "induction scores differ",
     "ex3-wrong-2": "the planted retrieval heads are",
-    "ex4-wrong-1": "the budget is 12,870",
+    "ex4-wrong-1": "the budget is 12,860",
     "ex4-wrong-2": "used the scales of tile 0",
     "ex4-wrong-3": "OutOfBoundsError",
     "ex5-wrong-1": "scales of group 0",

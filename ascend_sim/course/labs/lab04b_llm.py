@@ -369,12 +369,13 @@ def int4_reference(x: np.ndarray, codes: np.ndarray, scales: np.ndarray, group: 
 EX4_CASES = ((64, 192, 16), (256, 64, 32), (96, 80, 32), (128, 200, 64))
 # The budget case: the tiny model's second MLP projection l1.fc2 (256 -> 64) at decode batch 1, quantised by
 # round-to-nearest in groups of 16 (migrate/llm_quant.rtn_groups), tiling int4_gemv_tiling(256, 64, 16): one core
-# streams 32 chunks of 8 rows. The reference solution (two buffers for the codes) takes 11,190 cycles on the
-# default chip (Ascend910B); one buffer 14,551 (tests/course/test_grading_lab04b.py measures both). Budget: +15 %.
+# streams 32 chunks of 8 rows. The reference solution (two buffers for the codes) takes 11,182 cycles on the
+# default chip (Ascend910B); one buffer 14,185 (tests/course/test_grading_lab04b.py measures both). Budget: +15 %
+# (12,870 -> 12,860 on 2026-12-07: GM -> UB rows of whole L2 lines cost their lines, the solution 11,190 -> 11,182).
 # At this size the kernel is bound by its vector work (Cast + one Axpy per row), not by the weight bytes: the
 # unfused route (kernels/m4/antiquant on 16 cores, then an fp16 weight_gemv) takes 775 + 8,969 cycles, less.
 EX4_BUDGET_WEIGHT, EX4_BUDGET_GROUP = "l1.fc2.w", 16
-EX4_BUDGET = 12_870
+EX4_BUDGET = 12_860
 
 
 def budget_weight() -> tuple[np.ndarray, np.ndarray]:
