@@ -209,8 +209,8 @@ class ChipProfile:
                                                 # stream of reads costs (160 + transfer) / 8 a read, the DataCopy
                                                 # sample's GM->UB 1 (one 128 B row a read) +322 -> +1.2 % and step
                                                 # GM->UB 1 -> 2 +30.7 -> +6.3 points: 8 is fitted there ([CAL], GM->UB
-                                                # 1 would become calibration; by that arithmetic 6 gives ~27 cycles
-                                                # a read, 16 ~10). No point or step in goes out, but GM->UB 2 +0.5 -> -14.5 %, GM->UB 6 -11.7 ->
+                                                # 1 would become calibration; GM->UB 1 with 4 / 6 / 16 in flight:
+                                                # +102.5 / +35.0 / -49.4 %). No point or step in goes out, but GM->UB 2 +0.5 -> -14.5 %, GM->UB 6 -11.7 ->
                                                 # -14.3 %, GM->UB 7 -1.7 -> -7.7 %, step GM->UB 2 -> 3 +5.8 -> -8.2
                                                 # points (the sample's [64,64] reads pay ~75 cycles each over the HBM
                                                 # share, which hidden starts no longer give); UB 8 +34 -> +29 %, Add
