@@ -62,9 +62,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     duty; with the what-if ``hbm_streams_exclude_starts`` less the starts they paid), for HBM times the launch's share
     so far of GM read bytes that missed L2 (the streams reading from HBM): two cores streaming from HBM at once get
     half each, a core alone all of it (up to its path rate). When the launch's GM data fits in L2, its first read has
-    no miss share to go by and streams alone: when the blocks read one tile, its misses are what the others then hit. Where blocks run one
-    after another (engine/scheduler.Launch.time_ordered), every transfer of the first block streams
-    alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
+    no miss share to go by and streams alone: when the blocks read one tile, its misses are what the others then
+    hit. Where blocks run one after another (engine/scheduler.Launch.time_ordered), every transfer of the first block
+    streams alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
     still hold (``gm_window_turns``: engine/bandwidth.WindowTurns).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
@@ -246,7 +246,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
     the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0, whether
-    an MTE2 read's start overlaps the previous read's transfer)."""
+    an MTE2 read's start overlaps the previous read's transfer, the L2-hit rate scale, the queued head, the L2 line of
+    the line pieces, the GM -> UB reads in flight (0: off), whether the HBM streams leave out the starts)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
