@@ -6,6 +6,7 @@ is in core.Core.issue; this module only prices instructions.
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -41,10 +42,11 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     (``aiv_gm_miss_row_packages``, :func:`aiv_miss_rows`), a piece of whole L2 lines through L2 at its share of a
     package (``aiv_gm_miss_line_pieces``, :func:`_line_pieces`; the GM -> L1 twin ``aic_gm_miss_line_pieces`` is a
     what-if), its bytes L2 serves at ``aiv_gm_l2_hit_bytes_per_cycle`` instead of the path rate (0: the path rate),
-    and (a what-if, off) a copy queued behind the previous one paying ``gm_read_queued_head_cycles`` in place
-    of its start. A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30) prices each row (burst) by its bytes
-    instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and ``aic_gm_read_bytes_per_cycle`` for the
-    rest, at least ``aic_gm_row_floor_cycles`` a row
+    and (what-ifs, off) a copy queued behind the previous one paying ``gm_read_queued_head_cycles`` in place
+    of its start, or ``gm_read_requests_in_flight`` reads in flight, each paying only the start (a latency) that
+    earlier reads' transfers leave (:func:`in_flight_start`). A cube core's GM -> L1 copy (MTE2 on an AIC, issue 30)
+    prices each row (burst) by its bytes instead, at ``aic_gm_l2_hit_bytes_per_cycle`` for the share L2 serves and
+    ``aic_gm_read_bytes_per_cycle`` for the rest, at least ``aic_gm_row_floor_cycles`` a row
     (:func:`aic_row_cycles`), a row starting off a 32 B block at ``aic_gm_unaligned_row_factor`` times its bytes
     (:func:`unaligned_rows`), except the share that misses L2 (``aic_gm_miss_row_packages``): that costs whole HBM
     packages of the row's pieces between 512 B windows (:func:`aic_miss_packages`, 8 cycles each); it pays its
@@ -57,12 +59,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     evenly among the streams copying at the time, estimated (the other blocks' copies of the same moment
     may not be priced yet: the scheduler keeps them within a time slice) as the cores of this block's
     wave times this core's own GM duty cycle so far (busy GM cycles over elapsed cycles, starting from ``hbm_share_prior_cycles`` of full
-    duty), for HBM times the launch's share so far of GM read bytes that missed L2 (the streams reading
-    from HBM): two cores streaming from HBM at once get half each, a core alone all of it (up to its path
-    rate). When the launch's GM data fits in L2, its first read has no miss share to go by and streams
-    alone: when the blocks read one tile, its misses are what the others then hit. Where blocks run one
-    after another (engine/scheduler.Launch.time_ordered), every transfer of the first block streams
-    alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
+    duty; with the what-if ``hbm_streams_exclude_starts`` less the starts they paid), for HBM times the launch's share
+    so far of GM read bytes that missed L2 (the streams reading from HBM): two cores streaming from HBM at once get
+    half each, a core alone all of it (up to its path rate). When the launch's GM data fits in L2, its first read has
+    no miss share to go by and streams alone: when the blocks read one tile, its misses are what the others then
+    hit. Where blocks run one after another (engine/scheduler.Launch.time_ordered), every transfer of the first block
+    streams alone, for the same reason. Last, an MTE2/MTE3 transfer waits for the 512 B windows other cores' requests
     still hold (``gm_window_turns``: engine/bandwidth.WindowTurns).
     """
     gp, nb, count, aligned, buf, off, blen, pitch, mode = cost
@@ -73,7 +75,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
     per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window, \
-        overlap, hit_scale, head, line = path
+        overlap, hit_scale, head, line, in_flight, starts_apart = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
@@ -88,7 +90,9 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if window or (hit_scale != 1.0 and l2_bytes):   # a vector core's GM -> UB: misses and hits priced apart
             moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, addr, count, blen, pitch, window,
                                    per_package, core.chip.gm_unaligned_efficiency, hit_scale, line if mode else 0)
-        if overlap:                     # what-if: a queued GM -> UB copy starts under the previous one's transfer
+        if in_flight:                   # what-if: reads in flight, the start a latency under earlier transfers
+            startup = in_flight_start(core, startup, start, in_flight)
+        elif overlap:                   # what-if: a queued GM -> UB copy starts under the previous one's transfer
             startup = overlapped_start(core, startup, start)
         elif head is not None and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
             startup = head              # what-if: queued behind the previous copy, only its instruction head
@@ -111,7 +115,12 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         if rows[5] and hbm_bytes:       # what-if: bytes missing L2 wait one HBM round trip more
             startup = startup + rows[5]
     busy = core.busy
-    streams = active * (busy[_MTE2] + busy[_MTE3] + busy[_FIX] + prior) / (start - core.start_time + prior)
+    duty = busy[_MTE2] + busy[_MTE3] + busy[_FIX]
+    if starts_apart:                    # what-if: a GM pipe moves no bytes during a start (the request's latency)
+        paid = core.gm_paths.get(_STARTS_PAID, 0.0)
+        duty -= paid
+        core.gm_paths[_STARTS_PAID] = paid + startup
+    streams = active * (duty + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
     if l2_bytes:
@@ -147,6 +156,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
                              hbm_bytes / nb if nb else 0.0)
     if overlap:                         # what-if: remember this copy's transfer for the next one's start
         core.gm_paths[_PREVIOUS_COPY] = moving
+    elif in_flight:                     # what-if: this read's end, for the read in_flight places later
+        core.gm_paths[_IN_FLIGHT].append(start + startup + moving)
     return startup + moving
 
 
@@ -198,6 +209,30 @@ def overlapped_start(core: Core, startup: float, start: float) -> float:
     return startup
 
 
+_STARTS_PAID = "gm_starts_paid"      # core.gm_paths key: the start cycles this core's GM pipes paid (what-if)
+_IN_FLIGHT = "mte2_reads_in_flight"  # core.gm_paths key: the ends of the last gm_read_requests_in_flight GM reads
+
+
+def in_flight_start(core: Core, startup: float, start: float, in_flight: int) -> float:
+    """The part of its start (``startup``, a latency: request to first data) a vector core's GM -> UB read placed at
+    ``start`` pays, with ``in_flight`` reads in flight at once (``gm_read_requests_in_flight``): its request leaves
+    when the scalar issues it, after the flag it waits on, and once the read ``in_flight`` places back has ended; its
+    data follows the earlier reads' (``start``), so it pays max(0, request + startup - start). With 1 the request
+    leaves at ``start``: the whole start. Reads issued faster than they move: (startup + transfer) / in_flight cycles
+    a read when that exceeds the transfer (8 in flight, an 80-cycle start, 4-cycle reads: 10.5)."""
+    ends = core.gm_paths.get(_IN_FLIGHT)
+    if ends is None:
+        ends = core.gm_paths[_IN_FLIGHT] = deque(maxlen=in_flight)
+    request = core.scalar_time
+    gate = core.gate[_MTE2]
+    if gate > request:
+        request = gate
+    if len(ends) == in_flight and ends[0] > request:
+        request = ends[0]
+    left = request + startup - start
+    return left if left > 0.0 else 0.0
+
+
 _PACKAGES: dict = {}
 
 
@@ -211,7 +246,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     bandwidths, the L2 access, the HBM bookings, the L2 when this block is held to a fair share of HBM, the cube
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
     the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0, whether
-    an MTE2 read's start overlaps the previous read's transfer)."""
+    an MTE2 read's start overlaps the previous read's transfer, the L2-hit rate scale, the queued head, the L2 line of
+    the line pieces, the GM -> UB reads in flight (0: off), whether the HBM streams leave out the starts)."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -248,7 +284,9 @@ def _gm_path(core: Core, pipe: int) -> tuple:
             chip.gm_read_queued_head_cycles if pipe == _MTE2 and rows is None and chip.gm_read_queued_head_cycles
             else None,
             chip.l2_line_bytes if (chip.aic_gm_miss_line_pieces if core.core_type == "AIC" else
-                                   chip.aiv_gm_miss_line_pieces) else 0)
+                                   chip.aiv_gm_miss_line_pieces) else 0,
+            chip.gm_read_requests_in_flight if pipe == _MTE2 and rows is None and chip.gm_read_requests_in_flight > 1
+            else 0, chip.hbm_streams_exclude_starts)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,

@@ -189,6 +189,33 @@ class ChipProfile:
                                                 # queue behind x). CANN's model itself gives 42.9 cycles a 128 B copy
                                                 # on 48 cores where the sample takes 20.6 (2x, as for its larger
                                                 # tiles): its h is not this chip's per-copy cost either. Off
+    gm_read_requests_in_flight: int = 1         # what-if (1: off): a vector core's GM -> UB reads (MTE2) in flight
+                                                # at once. A read's start (gm_read_startup) is then a latency, request
+                                                # to first data: its request leaves when the scalar issues it (and
+                                                # any flag it waits on allows), once fewer than this many earlier
+                                                # reads are unfinished, and its start runs under their transfers; the
+                                                # pipe pays only what is left of it (engine/timing.in_flight_start).
+                                                # 1: each read waits for the previous one to end, then pays its whole
+                                                # start (the model before). No public figure for the MTE2's
+                                                # outstanding requests was found (the guide publishes only the MTE1 and
+                                                # M queue depths: ATLAS_A2_QUEUE_DEPTH; the DataCopy sample's README,
+                                                # 优化点1, names "指令发射开销" and "循环控制开销", no size). With reads
+                                                # in flight the Add case's y read runs its start under x's transfer, so
+                                                # the Add calibration asks for gm_read_startup = 160 (one start a tile
+                                                # where it paid two of 80: cases 1 / 2 +3.3 / -4.2 %, unchanged; with 80:
+                                                # -6.9 / -8.6 %). 8 with 160 (helper tstream, 2026-12-07,
+                                                # validate_timing.py --what-if gm_read_requests_in_flight=8 --what-if
+                                                # gm_read_startup=160 --only on every point a vector core moves): a
+                                                # stream of reads costs (160 + transfer) / 8 a read, the DataCopy
+                                                # sample's GM->UB 1 (one 128 B row a read) +322 -> +1.2 % and step
+                                                # GM->UB 1 -> 2 +30.7 -> +6.3 points: 8 is fitted there ([CAL], GM->UB
+                                                # 1 would become calibration; GM->UB 1 with 4 / 6 / 16 in flight:
+                                                # +102.5 / +35.0 / -49.4 %). No point or step in goes out, but GM->UB 2 +0.5 -> -14.5 %, GM->UB 6 -11.7 ->
+                                                # -14.3 %, GM->UB 7 -1.7 -> -7.7 %, step GM->UB 2 -> 3 +5.8 -> -8.2
+                                                # points (the sample's [64,64] reads pay ~75 cycles each over the HBM
+                                                # share, which hidden starts no longer give); UB 8 +34 -> +29 %, Add
+                                                # sample 5 / 6 +14.4 / +20.0 -> +11.1 / +16.7 %: off (a fitted depth, two
+                                                # points at the edge)
     aiv_gm_miss_line_pieces: bool = True        # [OFF rule, DER size] with aiv_gm_miss_row_packages: a piece of a GM
                                                 # -> UB row that starts on an L2 line (l2_line_bytes; Atlas A2 128 B
                                                 # [DER]) and covers whole lines costs its lines (a 128 B line: 1/4 of
@@ -350,6 +377,14 @@ class ChipProfile:
                                             # times the read-miss share (engine/timing.hbm_streams): writes that
                                             # land in L2 leave HBM to the reads (add_high_performance README: "z
                                             # 写数据时会命中 L2 Cache，而 L2 的带宽很高，所以写的带宽较高")
+    hbm_streams_exclude_starts: bool = False  # what-if: the streams sharing HBM (engine/timing.gm_cycles) count a
+                                            # core's GM pipes busy moving bytes, not the starts they paid (a start
+                                            # is the request's latency: no bytes move on HBM for it), so cores that
+                                            # spend much of their time in starts leave the HBM bandwidth to those
+                                            # moving data. With aic_gm_miss_line_pieces (helper tstream,
+                                            # 2026-12-07): DataCopy GM->L1 1 +111 -> -0.9 % (210 + 64 x 2 cycles a
+                                            # copy, the chip's 341), but the Add calibration case 2 -4.2 -> -16.1 %
+                                            # (its 80-cycle starts no longer count as streams on HBM): off
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);

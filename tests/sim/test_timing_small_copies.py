@@ -98,3 +98,31 @@ def test_a_queued_copy_pays_the_instruction_head():
 
 def test_a_copy_placed_on_an_idle_mte2_pays_the_whole_start():
     assert copy_cycles(HEAD, 64, (0, 4096), rows=1, idle_between=True) == [pytest.approx(START + PACKAGE / 4)] * 2
+
+
+def in_flight(k: int):
+    return dataclasses.replace(CHIP, gm_read_requests_in_flight=k)
+
+
+@pytest.mark.parametrize("k, expected", [
+    # one-row copies (128 B on a line: 4 cycles), 8 KB apart, issued 2 cycles apart while the first still moves.
+    # 1 in flight (the model before): each waits for the previous one's end, then pays 80 + 4.
+    (1, [84, 84, 84, 84]),
+    # 2: copy 1's request leaves at its issue, its 80 under copy 0's; copy 2's request waits for copy 0's end D0
+    # and starts D0 + 4 (after copy 1): 80 - 4 = 76 left + 4; copy 3 leaves at copy 1's end D0 + 4, data from
+    # D0 + 84 = copy 2's end: 0 left + 4
+    (2, [84, 4, 80, 4]),
+    # 8: every request leaves at its issue, each latency under copy 0's
+    (8, [84, 4, 4, 4]),
+])
+def test_reads_in_flight_pay_only_the_latency_left_after_earlier_reads(k, expected):
+    assert copy_cycles(in_flight(k), 64, (0, 4096, 8192, 12288), rows=1) == pytest.approx(expected)
+
+
+def test_a_read_issued_after_the_previous_one_ended_pays_its_whole_latency():
+    # the scalar waits for each copy (MTE2_S): each request leaves after the previous read's end: 80 + 4 each
+    assert copy_cycles(in_flight(8), 64, (0, 4096), rows=1, idle_between=True) == [pytest.approx(84)] * 2
+
+
+def test_reads_in_flight_off_on_the_default_910b():
+    assert CHIP.gm_read_requests_in_flight == 1
