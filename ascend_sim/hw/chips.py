@@ -350,6 +350,12 @@ class ChipProfile:
                                             # times the read-miss share (engine/timing.hbm_streams): writes that
                                             # land in L2 leave HBM to the reads (add_high_performance README: "z
                                             # 写数据时会命中 L2 Cache，而 L2 的带宽很高，所以写的带宽较高")
+    l2_warm_launch: bool = False            # what-if: the launch is measured as a profiler measures it, after the same
+                                            # kernel ran on the same buffers (msopprof's warm-up and replay run the
+                                            # kernel "在同一块GM内存上重复执行": the official atomic_add_perf sample's
+                                            # README, examples/03_simt_api/.../atomic_add_perf): it starts with the L2
+                                            # that run left (resident lines, dirty ones too), not a cold one
+                                            # (api/launch._warm_l2: one timing-only run first)
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
