@@ -90,7 +90,7 @@ class Launch:
     """One kernel launch: the cores, GM buffers, records and the scheduler."""
 
     def __init__(self, k: Kernel, block_dim: int, args: tuple, chip: ChipProfile, gm_names=None,
-                 numerics: bool = True, auto_sync: bool = True):
+                 numerics: bool = True, auto_sync: bool = True, l2: L2Cache | None = None):
         self.kernel, self.chip, self.block_dim = k, chip, block_dim
         self.numerics = numerics        # False: timing only (engine/context.computing)
         self.auto_sync = auto_sync      # the compiler's auto-sync of scalar hazards (Core.auto_sync); False: off
@@ -101,7 +101,8 @@ class Launch:
         self.gm_buffers: list[GmBuffer] = []
         self.args = [self._wrap_arg(a, i, gm_names) for i, a in enumerate(args)]
         span = max((b.base_addr - GM_BASE + b.nbytes for b in self.gm_buffers), default=0)
-        self.l2 = L2Cache(chip.l2_line_bytes, chip.l2_bytes, span)     # the chip's L2, cold at launch
+        # the chip's L2: cold at launch, or ``l2``, what an earlier run of the same launch left (l2_warm_launch)
+        self.l2 = l2 if l2 is not None else L2Cache(chip.l2_line_bytes, chip.l2_bytes, span)
         self.blocks: list[_Block] = []
         self.cores: list[Core] = []
         self.aborting = False
@@ -114,6 +115,7 @@ class Launch:
         self.fills = LineFills.needed(chip, self.concurrency)   # L2 fills in flight (same-address reads)
         self.turns = WindowTurns.needed(chip, self.concurrency, span)     # 512 B windows served in turn
         self.waves = -(-block_dim // self.physical)
+        self.pipe_bytes: dict[int, float] = {}     # GM pipe -> bytes, -1 - pipe -> HBM bytes (hbm_streams_by_pipe)
 
     def _wrap_arg(self, a, i: int, names) -> Any:
         if isinstance(a, np.ndarray):

@@ -80,6 +80,10 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, addr - GM_BASE, count, blen, pitch, nb, mode)
+    if core.chip.hbm_streams_by_pipe:   # what-if: each pipe's bytes and the HBM bytes its transfers moved
+        moved = launch.pipe_bytes
+        moved[gp] = moved.get(gp, 0.0) + nb
+        moved[-1 - gp] = moved.get(-1 - gp, 0.0) + hbm_bytes
     if rows is None:
         packages = _PACKAGES.get(blen)
         if packages is None:
@@ -163,17 +167,22 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
 
 def hbm_streams(core: Core, l2, active: int, start: float, prior: float) -> float:
     """The streams moving HBM bytes now, as a core of ``active`` in its wave sees them (``hbm_streams_by_pipe``):
-    the wave's cores times this core's MTE2 duty (from ``prior`` cycles of full duty) times the launch's share of
-    read bytes that missed L2, plus their MTE3 and Fixpipe duty times the share of written bytes that reached HBM
-    (bypassed writes and write-backs of dirty victims over the bytes written). Writes that land in L2 do not
-    compete for HBM: the Add sample's z, written into L2 while x and y bypass it ("z 写数据时会命中 L2 Cache，
-    而 L2 的带宽很高", add_high_performance README). 48 cores reading all from HBM, writing all into L2: 48."""
+    the wave's cores times each GM pipe's duty on this core (MTE2 from ``prior`` cycles of full duty) times that
+    pipe's own HBM share so far in the launch: the HBM bytes its transfers moved (misses, bypassed writes, and the
+    write-backs of the dirty victims their allocations evicted) over its bytes, at most 1. Writes that land in L2
+    and evict nothing dirty do not compete for HBM: the Add sample's z, written into L2 while x and y bypass it
+    ("z 写数据时会命中 L2 Cache，而 L2 的带宽很高", add_high_performance README). 48 cores reading all from HBM,
+    writing all into L2: 48 x the MTE2 duty."""
     busy = core.busy
     elapsed = start - core.start_time + prior
-    read = (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
-    written = l2.hit_bytes - l2.read_hit_bytes + l2.hbm_write_bytes - l2.writeback_bytes
-    out = l2.hbm_write_bytes / written if written > 0 else 0.0
-    return active * ((busy[_MTE2] + prior) * read + (busy[_MTE3] + busy[_FIX]) * out) / elapsed
+    moved = core.launch.pipe_bytes
+    total = 0.0
+    for pipe, duty in ((_MTE2, busy[_MTE2] + prior), (_MTE3, busy[_MTE3]), (_FIX, busy[_FIX])):
+        nb = moved.get(pipe)
+        if nb:
+            share = moved[-1 - pipe] / nb
+            total += duty * (share if share < 1.0 else 1.0)
+    return active * total / elapsed
 
 
 _PREVIOUS_COPY = "mte2_previous_copy"  # core.gm_paths key: the last MTE2 GM read's transfer cycles (what-if)

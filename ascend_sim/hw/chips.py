@@ -372,11 +372,14 @@ class ChipProfile:
                                                 # -2.0 %, ND2NZ after -10.1 -> -11.6 %, its step -19.6 -> -18.3 points
                                                 # (still out); Add cases and every cube-only point unchanged
     hbm_streams_by_pipe: bool = False       # what-if: the streams sharing HBM bandwidth are each GM pipe's duty times
-                                            # its own HBM share (MTE2: the launch's read-miss share; MTE3/Fixpipe:
-                                            # the share of written bytes that reached HBM), not every GM pipe's duty
-                                            # times the read-miss share (engine/timing.hbm_streams): writes that
-                                            # land in L2 leave HBM to the reads (add_high_performance README: "z
-                                            # 写数据时会命中 L2 Cache，而 L2 的带宽很高，所以写的带宽较高")
+                                            # its own HBM share (the HBM bytes its transfers moved, write-backs of
+                                            # the dirty victims they evicted included, over its bytes; at most 1),
+                                            # not every GM pipe's duty times the read-miss share (engine/timing.
+                                            # hbm_streams): writes that land in L2 leave HBM to the reads
+                                            # (add_high_performance README: "z 写数据时会命中 L2 Cache，而 L2 的带宽
+                                            # 很高，所以写的带宽较高"). Judged 2026-12-07 (RESULTS 1c): alone 36 of
+                                            # 53 / 17 of 23 (Add Cases 3-4 and M1 out); with l2_warm_launch the Add
+                                            # points all in, the cube documents out
     hbm_streams_exclude_starts: bool = False  # what-if: the streams sharing HBM (engine/timing.gm_cycles) count a
                                             # core's GM pipes busy moving bytes, not the starts they paid (a start
                                             # is the request's latency: no bytes move on HBM for it), so cores that
@@ -385,6 +388,14 @@ class ChipProfile:
                                             # 2026-12-07): DataCopy GM->L1 1 +111 -> -0.9 % (210 + 64 x 2 cycles a
                                             # copy, the chip's 341), but the Add calibration case 2 -4.2 -> -16.1 %
                                             # (its 80-cycle starts no longer count as streams on HBM): off
+    l2_warm_launch: bool = False            # what-if: the launch is measured as a profiler measures it, after the same
+                                            # kernel ran on the same buffers (msopprof's warm-up and replay run the
+                                            # kernel "在同一块GM内存上重复执行": the official atomic_add_perf sample's
+                                            # README, examples/03_simt_api/.../atomic_add_perf): it starts with the L2
+                                            # that run left (resident lines, dirty ones too), not a cold one
+                                            # (api/launch._warm_l2: one timing-only run first). Judged 2026-12-07
+                                            # (RESULTS 1c): 28 of 53 / 13 of 23: every cube launch whose inputs fit
+                                            # in L2 then reads hits (M1 -61 %)
     atomic_rmw_at_l2: bool = True           # [EST] an atomic write to GM (SetAtomicAdd + Fixpipe/DataCopy) first reads
                                             # its lines through L2, filling what L2 lacks from HBM, then writes
                                             # (engine/atomics.py; same-window atomics of several cores in turn);
