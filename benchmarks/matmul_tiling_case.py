@@ -138,9 +138,25 @@ def simulate(cfg: Config, *, m=None, n=None, k=None, numerics=False, inputs=None
                                               np.zeros((cfg.k, cfg.n), np.float16))
     c = np.zeros((cfg.m, cfg.n), np.float32)
     res = launch(default_matmul_kernel, t.usedCoreNum, a, b, None, c, t, np.dtype(np.float32),
-                 TEMPLATES[cfg.template], chip=launch_chip(cfg.cores), gm_names=["a", "b", "bias", "c"],
-                 numerics=numerics)
+                 TEMPLATES[cfg.template], mix_pairs(t.usedCoreNum, cfg.cores) if PAIRED_WAVES else None,
+                 chip=launch_chip(cfg.cores), gm_names=["a", "b", "bias", "c"], numerics=numerics)
     return res, t, c
+
+
+PAIRED_WAVES = False   # mix_pairs: the MIX tiling's tiles in the order the AIC serves them (what-if, RESULTS 1c)
+
+
+def mix_pairs(blocks: int, cores: int) -> tuple | None:
+    """The C tile each launched block runs when a MIX tiling's ``blocks`` tiles (one per AIV) run on ``cores``
+    AIC: an AIV's GetBlockIdx is its AIC's index x 2 + its sub-block (impl/basic_api/dav_c220/
+    kernel_operator_sys_var_impl.h, GetBlockIdxImpl), so AIC i serves tiles 2i and 2i + 1, one after the other:
+    the first wave (blocks 0 .. cores - 1 on AIC 0 .. cores - 1) runs tiles 0, 2, 4, ..., the second 1, 3, 5, ....
+    None when there is one block per AIC."""
+    if blocks <= cores:
+        return None
+    if blocks != 2 * cores:
+        raise ValueError(f"a MIX tiling of {blocks} tiles on {cores} AIC: expected 2 x {cores} (1 AIC : 2 AIV)")
+    return tuple(2 * (b % cores) + b // cores for b in range(blocks))
 
 
 def mean_aic_busy(res, cores: int) -> np.ndarray:

@@ -13,7 +13,7 @@ with a per-pipe table beside it: instructions, bytes, the model's busy time and 
 each pipe on one core, against the measured figure: ``split-K:before``, ``split-K:after``, ``Preload:before``,
 ``ND2NZ:before``, ``ND2NZ:after``, ``CATLASS:128x256``, ``CATLASS:256x128`` (``--list`` prints them all).
 
-    python benchmarks/mte2_audit.py T3 [T4 ...] [--what-if FIELD=VALUE ...]
+    python benchmarks/mte2_audit.py T3 [T4 ...] [--what-if FIELD=VALUE ...] [--paired-waves]
     python benchmarks/mte2_audit.py split-K:before Preload:before CATLASS:128x256
     python benchmarks/mte2_audit.py --small          # all eight small launches
 """
@@ -57,8 +57,8 @@ class Recorder:
             rec.last["turns"] = got
             return got
 
-        def t_read(self, key, reader, start, moving, missed):
-            got = read(self, key, reader, start, moving, missed)
+        def t_read(self, key, reader, start, moving, missed, *a):
+            got = read(self, key, reader, start, moving, missed, *a)
             rec.last["fills"] = (moving, got)
             return got
 
@@ -253,7 +253,10 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="the launches this audit can run")
     p.add_argument("--small", action="store_true", help="every small launch (split-K, Preload, ND2NZ, CATLASS)")
     p.add_argument("--what-if", action="append", default=[])
+    p.add_argument("--paired-waves", action="store_true",
+                   help="T1-T4: each AIC serves its two AIVs' tiles 2i, 2i+1 (matmul_tiling_case.mix_pairs)")
     a = p.parse_args(argv)
+    case.PAIRED_WAVES = a.paired_waves
     what_if = {}
     for item in a.what_if:
         key, value = item.split("=", 1)

@@ -81,24 +81,40 @@ class LineFills:
     tile: the same GM address, bursts, burst length and pitch); one dict lookup per read.
     """
 
-    __slots__ = ("fills",)
+    __slots__ = ("fills", "time_order")
 
-    def __init__(self):
-        self.fills: dict = {}           # lines -> (reader, end cycle) of the latest read that missed in L2
+    def __init__(self, time_order: bool = False):
+        self.fills: dict = {}           # lines -> (reader, end cycle, request cycle) of the latest read that missed
+        self.time_order = time_order    # gm_fill_wait_in_time_order (what-if)
 
     @staticmethod
     def needed(chip, concurrency: int) -> "LineFills | None":
         """A tracker when several blocks run at once and the chip's rule is on (``gm_hit_waits_for_fill``)."""
-        return LineFills() if chip.gm_hit_waits_for_fill and concurrency > 1 else None
+        if not chip.gm_hit_waits_for_fill or concurrency <= 1:
+            return None
+        return LineFills(chip.gm_fill_wait_in_time_order)
 
-    def read(self, key, reader: int, start: float, moving: float, missed: bool) -> float:
+    def read(self, key, reader: int, start: float, moving: float, missed: bool, request: float | None = None) -> float:
         """The cycles a read of lines ``key`` takes from ``start`` (``moving``: its own time), given the fills in
-        flight; a read that ``missed`` (some bytes from HBM) is recorded as the lines' fill."""
+        flight; a read that ``missed`` (some bytes from HBM) is recorded as the lines' fill. ``request``: the cycle
+        the read was issued (before its start-up; default ``start``).
+
+        With ``time_order`` (``gm_fill_wait_in_time_order``): L2 decides hit and miss in the order the reads are
+        priced, which runs up to a scheduler time slice ahead of simulated time, so a "hit" may have been issued
+        before the read that filled its lines. In the chip's order the earlier request fetches them: the lines
+        are there one fill time (the filler's request to its end) after the earlier of the two requests, so a
+        waiter issued first waits at most that long from its own request."""
+        if request is None:
+            request = start
         fill = self.fills.get(key)
         if fill is not None and fill[0] != reader and fill[1] > start + moving:
-            moving = fill[1] - start        # the lines it hit are still arriving: it ends with that fill
+            end = fill[1]                   # the lines it hit are still arriving: it ends with that fill
+            if self.time_order and request < fill[2]:
+                end = request + (fill[1] - fill[2])     # issued first: the fill's time from its own request
+            if end > start + moving:
+                moving = end - start
         if missed:
-            self.fills[key] = (reader, start + moving)
+            self.fills[key] = (reader, start + moving, request)
         return moving
 
 

@@ -152,12 +152,20 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if gp == _FIX:                      # Fixpipe: no line fills, no window turns
         return startup + moving
     uid = core.uid
+    own = moving
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
-        moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0)
+        moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0, start)
     turns = launch.turns
     if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
-        moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
-                             hbm_bytes / nb if nb else 0.0)
+        if moving > own and core.chip.gm_fill_wait_joins_turns:
+            # what-if: the fill it waits for is the other core's turn on these windows: one wait, the later end
+            turned = own + turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, own,
+                                      hbm_bytes / nb if nb else 0.0)
+            if turned > moving:
+                moving = turned
+        else:
+            moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
+                                 hbm_bytes / nb if nb else 0.0)
     if overlap:                         # what-if: remember this copy's transfer for the next one's start
         core.gm_paths[_PREVIOUS_COPY] = moving
     elif in_flight:                     # what-if: this read's end, for the read in_flight places later

@@ -412,6 +412,16 @@ class ChipProfile:
                                             # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
                                             # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
                                             # before back within 15 %, the K-axis step within 10 points)
+    gm_fill_wait_in_time_order: bool = False    # what-if [EST model]: the fill wait (gm_hit_waits_for_fill) in
+                                            # simulated time order: L2 decides hit and miss in the order reads are
+                                            # priced (up to engine/scheduler.TIME_SLICE ahead of simulated time), so a
+                                            # read issued before the one that filled its lines waits at most one fill
+                                            # time from its own request (engine/bandwidth.LineFills.read)
+    gm_fill_wait_joins_turns: bool = False  # what-if [EST model]: a read that waits for another core's fill and for
+                                            # that core's turns on the same 512 B windows (gm_window_turns) waits
+                                            # once, to the later of the two ends, not their sum: the fill is the
+                                            # other request's turn (G 内存访问/避免同地址访问.md: requests to one
+                                            # window are processed serially); engine/timing.gm_cycles
     gm_window_turns: bool = True            # [OFF rule, EST model] MTE2/MTE3 GM requests of several cores to one
                                             # 512 B window (gm_burst_align) at once are served in turn (G 内存访问/
                                             # 避免同地址访问.md: "多个请求会被串行处理"; engine/bandwidth.

@@ -43,3 +43,16 @@ def test_each_documented_step_goes_the_documented_way():
     assert t4[1] < t3[1] / 2 and t4[2] == t3[2]     # MDL: the same bytes in fewer, larger copies
     assert t4[3] < t3[3]                            # ... and fewer MTE2 cycles
     assert np.isclose(t2[2] / t3[2], 2.7, rtol=0.2)  # the doc's 2.7x, within this split's tails
+
+
+def test_mix_pairs_puts_each_aics_two_tiles_in_different_waves():
+    """A MIX tiling's AIV 2i and 2i + 1 belong to AIC i (GetBlockIdxImpl on dav_c220), which serves one, then the
+    other: 8 tiles on 4 AIC run 0, 2, 4, 6 in the first wave (blocks 0-3 on AIC 0-3) and 1, 3, 5, 7 in the second."""
+    assert case.mix_pairs(8, 4) == (0, 2, 4, 6, 1, 3, 5, 7)
+    assert case.mix_pairs(24, 24) is None                       # one block per AIC: the tiles in block order
+    try:
+        case.mix_pairs(6, 4)
+    except ValueError as e:
+        assert "6 tiles on 4 AIC" in str(e)
+    else:
+        raise AssertionError("6 tiles on 4 AIC accepted")

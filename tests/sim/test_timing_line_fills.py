@@ -79,3 +79,41 @@ def test_one_core_rereading_its_own_fill_is_not_held():
     miss, hit = START + ROWS * 512 / MISS, ROWS * 512 / HIT
     t0 = on[0][0][0]
     assert on[0] == [(t0, pytest.approx(t0 + miss)), (pytest.approx(t0 + miss), pytest.approx(t0 + miss + hit))]
+
+
+@pytest.mark.parametrize("time_order", [False, True])
+def test_a_hit_issued_before_its_filler_waits_one_fill_time_in_time_order(time_order):
+    """``gm_fill_wait_in_time_order`` (a what-if, engine/bandwidth.LineFills.read). Core 0's read of the lines is
+    priced first and misses: issued at cycle 100, start-up to 310, 256 cycles of rows, in L2 at 566. Core 1's read
+    of the same lines was issued earlier in simulated time, at 50 (a hit: no start-up, 128 cycles of rows), but
+    priced second. Booking order (the rule off): it ends with core 0's fill, 566 - 50 = 516 cycles. Time order:
+    the earlier request fetches the lines, one fill time after it: 50 + (566 - 100) = 516 cycles from 50, so it
+    takes 466."""
+    from ascend_sim.engine.bandwidth import LineFills
+    fills = LineFills(time_order)
+    key = (4096, 32, 512, 8192)
+    assert fills.read(key, 0, 310.0, 256.0, True, 100.0) == 256.0        # the filler: its own time
+    took = fills.read(key, 1, 50.0, 128.0, False, 50.0)
+    assert took == (466.0 if time_order else 516.0)
+    # a hit issued after the filler's request waits for the fill end either way: 566 - 200 = 366
+    assert fills.read(key, 2, 200.0, 128.0, False, 200.0) == 366.0
+
+
+@pytest.mark.parametrize("joins", [False, True])
+def test_the_fill_wait_and_the_fillers_window_turns_are_one_wait(joins):
+    """``gm_fill_wait_joins_turns`` (a what-if, engine/timing.gm_cycles), with the windows' turns on (64 B/cycle a
+    window, 210 cycles more for a miss). Two cores read one tile (32 rows of 512 B, a row per 512 B window) at t0.
+    Core 0 misses: START + 256 = 466 cycles; its windows are asked at t0 + 8 i (over its 256 cycles of rows) and
+    each held 512 / 64 + 210 = 218 cycles, to t0 + 8 i + 218. Core 1 hits (128 cycles of rows) lines still
+    filling: it ends with the fill, 466. Summed (the rule off), its windows asked over those 466 cycles
+    (t0 + 14.5625 i) find window 0 held 218 cycles more: 466 + 218 = 684. One wait (the rule on): its own 128
+    cycles, windows asked at t0 + 4 i; only window 0's turn (asked at t0) began before its request (window i > 0:
+    core 0 asks at t0 + 8 i, after core 1's t0 + 4 i), so it waits 218: 128 + 218 = 346, earlier than the fill's
+    466: it ends with the fill, 466."""
+    chip = dataclasses.replace(CHIP, gm_window_turns=True, gm_window_bytes_per_cycle=64.0,
+                               gm_window_miss_hold_cycles=210.0, gm_fill_wait_joins_turns=joins)
+    res = launch(copies_per_block, 2, np.zeros(64 * COLS, np.float16), ((0,), (0,)), chip=chip, numerics=False)
+    spans = {r.core: (r.start, r.end) for r in res.trace if r.op == "DataCopy"}
+    t0 = spans[0][0]
+    assert spans[0] == (t0, pytest.approx(t0 + START + 256))
+    assert spans[1] == (t0, pytest.approx(t0 + (466 if joins else 684)))

@@ -52,14 +52,17 @@ def _gm(ptr, dtype) -> GlobalTensor:
 
 
 @kernel(core="AIC")
-def default_matmul_kernel(a, b, bias, c, tiling: mt.TCubeTiling, out_dtype, mm_cfg=CFG_NORM) -> None:
+def default_matmul_kernel(a, b, bias, c, tiling: mt.TCubeTiling, out_dtype, mm_cfg=CFG_NORM,
+                          block_tiles: tuple | None = None) -> None:
+    """One block's C tile (``block_tiles[block]`` when given, else the block's index) through the Matmul API."""
     t = tiling
     pipe = TPipe()
     mm = Matmul(MatmulType(TPosition.GM, ND, half), MatmulType(TPosition.GM, ND, half),
                 MatmulType(TPosition.GM, ND, out_dtype), MatmulType(TPosition.GM, ND, float32), mm_cfg)
     REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
     blocks_m = -(-t.M // t.singleCoreM)
-    mIdx, nIdx = GetBlockIdx() % blocks_m, GetBlockIdx() // blocks_m
+    tile = GetBlockIdx() if block_tiles is None else block_tiles[GetBlockIdx()]
+    mIdx, nIdx = tile % blocks_m, tile // blocks_m
     mm.SetTail(min(t.singleCoreM, t.M - mIdx * t.singleCoreM), min(t.singleCoreN, t.N - nIdx * t.singleCoreN))
     mm.SetTensorA(_gm(a, half)[mIdx * t.singleCoreM * t.Ka])
     mm.SetTensorB(_gm(b, half)[nIdx * t.singleCoreN])
