@@ -94,7 +94,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             startup = head              # what-if: queued behind the previous copy, only its instruction head
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
-        priced = hit                    # the hit share priced as hits (what-if: not for rows off a 32 B block)
+        priced = hit                    # the share priced as hits: none off a 32 B block (offblock_hits_as_misses)
         if rows[13] and hit and (addr % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
             priced = 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
