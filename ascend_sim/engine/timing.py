@@ -102,14 +102,17 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             startup = head              # what-if: queued behind the previous copy, only its instruction head
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
+        priced = hit                    # the share priced as hits: none off a 32 B block (offblock_hits_as_misses)
+        if rows[13] and hit and (addr % DATA_BLOCK_BYTES or pitch % DATA_BLOCK_BYTES):
+            priced = 0.0
         if rows[6]:                     # rows crossing a 512 B window cost the windows they touch
             moving = aic_window_rows(rows, off, count, blen, pitch, hit)
-        elif rows[8] and hit < 1.0:     # what-if: missing bytes cost HBM packages per window piece
-            moving = (1.0 - hit) * aic_miss_packages(addr, count, blen, pitch, rows[8],
-                                                     line if mode else 0) * rows[2] * 512
-            if hit:
-                moving += hit * aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0,
-                                              aligned or rows[10])
+        elif rows[8] and priced < 1.0:  # what-if: missing bytes cost HBM packages per window piece
+            moving = (1.0 - priced) * aic_miss_packages(addr, count, blen, pitch, rows[8],
+                                                        line if mode else 0) * rows[2] * 512
+            if priced:
+                moving += priced * aic_byte_rows(core, rows, addr, count, blen, pitch, 1.0,
+                                                 aligned or rows[10])
         else:
             moving = aic_byte_rows(core, rows, addr, count, blen, pitch, hit,
                                    aligned or (rows[10] and hit == 1.0))
@@ -287,7 +290,8 @@ def _gm_path(core: Core, pipe: int) -> tuple:
                 chip.aic_gm_miss_latency_cycles, chip.gm_burst_align if chip.aic_gm_row_windows else 0,
                 chip.aic_gm_start_on_misses_only, chip.gm_burst_align if chip.aic_gm_miss_row_packages else 0,
                 chip.gm_start_overlaps_previous, chip.aic_gm_hit_rows_unaligned_free,
-                chip.aic_nd2nz_unaligned_inner_row_cycles, chip.aic_nd2nz_inner_align)
+                chip.aic_nd2nz_unaligned_inner_row_cycles, chip.aic_nd2nz_inner_align,
+                chip.aic_gm_offblock_hits_as_misses)
     held = None if alone else l2
     first_probe = held if launch.unset < 0.0 and l2.fits else None     # both fixed while the launch runs
     window = chip.gm_burst_align if pipe == _MTE2 and rows is None and chip.aiv_gm_miss_row_packages else 0

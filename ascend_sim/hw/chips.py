@@ -262,6 +262,18 @@ class ChipProfile:
                                                 # into one burst (CANN's gemm cycle model, GetMte2Al1Cycle
                                                 # can_merge_min/max_burst_length) and pay nothing more
     aic_nd2nz_inner_align: int = 256            # [OFF] the same page: the inner-axis alignment on-path ND2NZ needs
+    aic_gm_offblock_hits_as_misses: bool = True   # [EST rule, no number]: a GM->L1 copy whose rows start
+                                                # off a 32 B block (DATA_BLOCK_BYTES) gets no faster path from L2:
+                                                # its bytes L2 serves cost what missing ones do (the 512 B window
+                                                # pieces, aic_gm_miss_row_packages) in place of aic_row_cycles (G
+                                                # Matmul性能调优案例/AIV核上的ND2NZ格式转换.md: the on-path Nd2Nz
+                                                # "存在带宽利用率低的问题" off alignment, no size). The ND2NZ case's
+                                                # AIC_MTE2 mean (130.77 us, 91 % of its rows L2 hits in the model)
+                                                # is what the DataCopy sample's all-miss rows cost (RESULTS 1c).
+                                                # benchmarks/validate_timing.py (2026-12-07 16:55-17:08 UTC): 38 of
+                                                # 53 points either way, 16 -> 17 of 23 steps: ND2NZ step -18.1 ->
+                                                # -9.8 points (in), ND2NZ before -32.0 -> -24.0 % (out), DataCopy
+                                                # N=12287 -4.1 -> +8.2 %, its window step -6.6 -> -0.0 points
     aic_gm_row_floor_cycles: float = 2.0        # [CAL] a GM->L1 row (burst) costs its bytes at the path rate, at
                                                 # least this (CANN's GetBandwidthUsageNd2Nz prices a 128 B row as a
                                                 # 512 B package: 8 cycles); fitted to the Tiling-strategy case T2

@@ -69,8 +69,9 @@ def test_l2_hits_keep_their_byte_price():
 
 def test_a_tile_next_to_another_hits_only_the_128_byte_line_they_share():
     # two 512 B-row tiles side by side, 2 B into their windows (the sample's N = 12287): the second tile's rows touch
-    # five 128 B lines, one of which the first tile brought in: a fifth of its bytes hit, the rest miss
-    first, second = copy_cycles(256, (1, 257))
+    # five 128 B lines, one of which the first tile brought in: a fifth of its bytes hit, the rest miss (the hit
+    # share at its L2 byte price: aic_gm_offblock_hits_as_misses off; on: tests/sim/test_timing_offblock_hits.py)
+    first, second = copy_cycles(256, (1, 257), chip=dataclasses.replace(CHIP, aic_gm_offblock_hits_as_misses=False))
     assert first == pytest.approx(START + 64 * 4 * PACKAGE)
     hit = 1 / 5
     hit_row = max(FLOOR, 2 * 512 / HIT) / CHIP.gm_unaligned_efficiency     # off a 32 B block and off a window
