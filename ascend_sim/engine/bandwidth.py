@@ -339,8 +339,18 @@ class WindowTurns:
             return self._run_wait_one(run, core, start, hold)
         if self.since is None:
             self._arrays()
-        since, free = self._run_arrays(run)             # another core's turns (owner != core for every window)
-        asked = self._ramp(n) * moving
+        ramp = self.ramps.get(n)                        # (self._ramp inline, and the run's arrays: their views, or
+                                                        # made from its request's parameters when it has them)
+        if ramp is None:
+            ramp = self._ramp(n)
+        rec = run.rec                                   # another core's turns (owner != core for every window)
+        if rec is None:
+            since, free = self.since[run.where], self.free[run.where]
+        else:
+            since = ramp * rec[1]
+            since += rec[0]
+            free = since + rec[2]
+        asked = ramp * moving
         asked += start
         late = free - asked
         run.owner = core
@@ -349,7 +359,8 @@ class WindowTurns:
             run.top = (n - 1) / n * moving + start + hold
             return 0.0
         lag = float(_max(late, where=since <= asked, initial=0.0))     # waits out the turns it is in (or none)
-        asked += lag
+        if lag:
+            asked += lag
         # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
         # else its turn begins when asked: the per-window form's np.where(queued, free, asked) is the maximum
         run.rec = None                                  # the state in the per-window arrays from now
@@ -380,16 +391,6 @@ class WindowTurns:
         run.top = run.free
         return lag
 
-    def _run_arrays(self, run: _Run) -> tuple:
-        """The run's (since, free) per window as arrays: views of the per-window arrays, or made from its request's
-        parameters when it has them."""
-        if run.rec is None:
-            return self.since[run.where], self.free[run.where]
-        start, moving, hold = run.rec
-        since = self._ramp(run.n) * moving
-        since += start
-        return since, since + hold
-
     def _spell_out(self) -> None:
         """Write every run into the per-window arrays; per window from now on. Runs set as idle requests are
         written together, one numpy pass per run length. A page whose runs one core last held becomes that core's
@@ -411,7 +412,7 @@ class WindowTurns:
         for n, rows in idle.items():
             first, step, start, moving, hold, owner = (np.array(col) for col in zip(*rows))
             where = first[:, None] + step[:, None] * np.arange(n)
-            asked = self._ramp(n)[None, :] * moving[:, None]       # element by element as _run_arrays
+            asked = self._ramp(n)[None, :] * moving[:, None]       # element by element as _run_wait
             asked += start[:, None]
             self.since[where] = asked
             asked += hold[:, None]

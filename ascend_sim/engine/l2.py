@@ -160,7 +160,7 @@ class L2Cache:
             # (the lines are distinct: the gaps are a line or more)
             width, step, lo = -(-(addr % line + blen) // line), pitch // line, addr // line
             stop = lo + (count - 1) * step + 1
-            cols = [slice(lo + j, stop + j, step) for j in range(width)]
+            cols = [slice(lo, stop, step)] if width == 1 else [slice(lo + j, stop + j, step) for j in range(width)]
             n = count * width
             hit = n
             for col in cols:

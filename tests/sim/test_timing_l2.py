@@ -213,6 +213,19 @@ def test_the_fits_path_on_strided_slices_counts_as_numpy(line, monkeypatch):
     assert 0 < sum(fast.res) < len(fast.res)
 
 
+def test_rows_of_one_line_mark_the_lines_they_touch():
+    """The fits path's strided slices for rows inside one line each (an Nd2Nz tile's 128 B rows, 512 B apart): the
+    four lines 0, 4, 8 and 12 (128 B lines) become resident, and only those: a read of line 0 then hits whole, one
+    of line 1 misses whole. Hand-computed: 4 rows x 128 B miss (0, 512), then (128, 0), then (0, 128)."""
+    from ascend_sim.engine.l2 import L2Cache
+    l2 = L2Cache(128, 1 << 24, 1 << 20)
+    assert l2.fits
+    assert l2.transfer(False, 0, 4, 128, 512, 512, CacheMode.CACHE_MODE_NORMAL) == (0.0, 512)
+    assert bytes(l2.res[:16]) == b"\x01\x00\x00\x00" * 4
+    assert l2.transfer(False, 0, 1, 128, 128, 128, CacheMode.CACHE_MODE_NORMAL) == (128.0, 0)
+    assert l2.transfer(False, 128, 1, 128, 128, 128, CacheMode.CACHE_MODE_NORMAL) == (0.0, 128)
+
+
 @kernel
 def strided_read(x, count, blen_blocks, gap_blocks):
     from ascend_sim import DataCopyParams
