@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ascend_sim import (CFG_IBSHARE_NORM, CFG_NORM, REGIST_MATMUL_OBJ, DataCopy, Duplicate, GetBlockIdx,
-                        GetSubBlockIdx, GetSysWorkSpacePtr, HardEvent, LayoutMode, Matmul, MatmulType, SetFlag, TBuf,
-                        TPipe, TPosition, WaitFlag, float32, half, kernel, launch)
+                        GetSubBlockIdx, GetSysWorkSpacePtr, HardEvent, LayoutMode, Matmul, MatmulType, PIPE_ALL,
+                        PipeBarrier, SetFlag, TBuf, TPipe, TPosition, WaitFlag, float32, half, kernel, launch)
 from ascend_sim import matmul_tiling as mt
 from ascend_sim.engine.errors import ArgumentError, PositionError
 from ascend_sim.hw.chips import get_chip
@@ -230,6 +230,17 @@ def test_a_and_b_shared_the_second_aiv_sends_no_message():
     assert (_posted(only_b, 0), _posted(only_b, 1), _served(only_b)) == (3, 3, 8)
 
 
+def _busy_mte3(pipe: TPipe, scratch, times: int) -> None:
+    """This AIV's MTE3 busy: 64 KB of UB filled once, written to GM ``times`` times (2,128 cycles each)."""
+    buf = TBuf(TPosition.VECCALC)
+    pipe.InitBuffer(buf, 65536)
+    Duplicate(buf.Get(half), 0.0, 32768)
+    SetFlag(HardEvent.V_MTE3, 0)
+    WaitFlag(HardEvent.V_MTE3, 0)
+    for i in range(times):
+        DataCopy(_gm(scratch, half)[i * 32768], buf.Get(half), 32768)
+
+
 @kernel(core="MIX")
 def late_second_aiv_kernel(a, b, c, scratch, t: mt.TCubeTiling) -> None:
     """A and B shared; AIV 1 first fills 64 KB of UB and writes it to GM 8 times (its MTE3 busy), then calls
@@ -240,13 +251,7 @@ def late_second_aiv_kernel(a, b, c, scratch, t: mt.TCubeTiling) -> None:
     pipe = TPipe()
     REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
     if GetSubBlockIdx() == 1:
-        buf = TBuf(TPosition.VECCALC)
-        pipe.InitBuffer(buf, 65536)
-        Duplicate(buf.Get(half), 0.0, 32768)
-        SetFlag(HardEvent.V_MTE3, 0)
-        WaitFlag(HardEvent.V_MTE3, 0)
-        for i in range(8):
-            DataCopy(_gm(scratch, half)[i * 32768], buf.Get(half), 32768)
+        _busy_mte3(pipe, scratch, 8)
     mm.SetTensorA(_gm(a, half))
     mm.SetTensorB(_gm(b, half))
     mm.IterateAll(_gm(c, float32))
@@ -338,3 +343,49 @@ def test_a_and_b_shared_with_different_jobs_is_named():
     with pytest.raises(ArgumentError, match="asked for different jobs") as err:
         launch(k, 1, a, b, np.zeros((M, N), F32), _ibshare_tiling())
     assert "same A, B and C" in str(err.value)
+
+
+@kernel(core="MIX")
+def iterate_then_work_kernel(a, b, c, scratch, t: mt.TCubeTiling) -> None:
+    """Each AIV: its 32 rows of C block by block (Iterate / GetTensorC); AIV 0 then writes 64 KB of UB to GM four
+    times before End."""
+    mm = Matmul(MatmulType(TPosition.GM, ND, half), MatmulType(TPosition.GM, ND, half),
+                MatmulType(TPosition.GM, ND, float32), None, CFG_NORM)
+    pipe = TPipe()
+    REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t)
+    mi = GetBlockIdx()
+    mm.SetTensorA(_gm(a, half)[mi * t.singleCoreM * t.Ka])
+    mm.SetTensorB(_gm(b, half))
+    cg = _gm(c, float32)[mi * t.singleCoreM * t.N]
+    while mm.Iterate():
+        mm.GetTensorC(cg)
+    if GetSubBlockIdx() == 0:
+        _busy_mte3(pipe, scratch, 4)
+        PipeBarrier(PIPE_ALL)
+    mm.End()
+
+
+def test_an_iterate_sequence_holds_the_server_until_its_end():
+    """kernel_kfc.h Run switches queue only after a message whose Process returns true: a synchronous
+    MMFUN_ITERATE and MMFUN_GET_TENSOR_C return false, MMFUN_END true. So AIV 1's first ITERATE (posted at once)
+    waits until AIV 0 has posted END after its UB -> GM work: the server's serves run INIT, INIT, then AIV 0's
+    ITERATE / GET_C / END in one run, and AIV 1's ITERATE starts kfc_serve_cycles after AIV 0's END is served."""
+    M, N, K = 64, 256, 64
+    a, b = _inputs(M, N, K, seed=9)
+    t = dataclasses.replace(default_tiling(M, N, K, cores=1, out_dtype=F32), usedCoreNum=2, singleCoreM=32,
+                            singleCoreN=256, singleCoreK=64, baseM=32, baseN=256, baseK=64)
+    c = np.zeros((M, N), F32)
+    res = launch(iterate_then_work_kernel, 1, a, b, c, np.zeros(4 * 32768, np.float16), t)
+    rows = _table(res)
+    end_post = max(e for core, ct, _, op, _, e in rows if ct == "AIV" and core == 0 and op == "KfcPostMessage")
+    serves = sorted((s, e) for _, ct, _, op, s, e in rows if ct == "AIC" and op == "KfcServer")
+    # INIT, INIT (+ its tiling copy), AIV 0's ITERATE and GET_C, then nothing until AIV 0's END is in GM at
+    # end_post (= 24,997: its four 2,128-cycle copies end at 24,792, a barrier, a 200-cycle post): END is served
+    # one scalar slot later, [end_post + 2, end_post + 2 + 1,490]; only then AIV 1's ITERATE (after the END's
+    # L1 release, a few scalar ticks), GET_C and END, and the two quits: 10 serves
+    assert end_post == 24997 and len(serves) == 10
+    assert serves[4] == (end_post + 2, end_post + 2 + res.chip.kfc_serve_cycles)
+    assert 0 <= serves[5][0] - serves[4][1] <= 3 * res.chip.scalar_issue_cycles
+    first_copy_job2 = min(s for _, ct, p, _, s, _ in rows if ct == "AIC" and p == "MTE2" and s > serves[3][1])
+    assert first_copy_job2 > serves[5][1]
+    assert np.abs(c - a.astype(np.float32) @ b.astype(np.float32)).max() < 1e-3

@@ -17,8 +17,10 @@ Costs (hw/chips.py): the AIV's scalar writes a message (``kfc_post_cycles``); th
 (``kfc_serve_cycles``: polling the queues, reading the message past the data cache, dispatching); a MMFUN_INIT
 copies the client's TCubeTiling from GM and runs Init again on the AIC (matmul_server_impl_c220.h ``Init(msg)``:
 ``matmul_tiling_copy_cycles + matmul_init_cycles``); the answer is a cross-core flag (``cross_core_flag_cycles``).
-The server has one Matmul object per registration and serves one AIV's Iterate sequence to its end before it
-takes the other AIV's messages (kernel_kfc.h: the queue stays locked while a message sequence is open).
+The server has one Matmul object per registration (the real one has one per AIV, matmul_server_aux.h
+``cubeObj[MIX_NUM]``, each set up again on its MMFUN_INIT) and serves one AIV's Iterate sequence up to that AIV's
+MMFUN_END before it takes the other AIV's messages (kernel_kfc.h Run polls the other queue only after a message
+whose Process returns true: not a synchronous MMFUN_ITERATE nor MMFUN_GET_TENSOR_C).
 
 IBShare (CFG_IBSHARE_NORM with ``MatmulType(..., ibShare=True)`` (C++: ``MatmulType<..., LayoutMode::NONE, true>``), Matmul高阶API使能IBShare模板共享B矩阵数据.md):
 the shared matrix's L1 tile stays in L1 after the first AIV's job, and the second AIV's job with the same GM
@@ -293,6 +295,7 @@ class KfcServer:
         self.clients = [b for b in launch.blocks if b.core.group == core.group and b.core.core_type == "AIV"]
         self.quit = [False] * len(self.clients)
         self.owner: int | None = None           # the AIV whose Iterate sequence holds the objects
+        self.locked_by: int | None = None       # the AIV whose queue the server polls alone (an Iterate sequence)
         self.ab_served = 0                      # A+B shared jobs started (each waited for both AIV's IterateAll)
 
     def run(self) -> None:
@@ -320,7 +323,7 @@ class KfcServer:
         when both AIV have quit. Waits until no AIV that might still post an earlier message is running."""
         queues = self.grp.queues
         launch = self.core.launch
-        subs = [self.owner] if self._locked() else range(len(self.clients))
+        subs = [self.locked_by] if self._locked() else range(len(self.clients))
 
         def settled(i: int) -> bool:
             b = self.clients[i]
@@ -350,11 +353,10 @@ class KfcServer:
         return sub, msg
 
     def _locked(self) -> bool:
-        """The owner's Iterate sequence is open (blocks left or a block waiting for GetTensorC)."""
-        if self.owner is None or self.quit[self.owner]:
-            return False
-        return any(impl.tiling is not None and (impl._next < len(impl._blocks) or impl._pending is not None)
-                   for impl in self.impls)
+        """An AIV's Iterate sequence holds the server until its MMFUN_END (or its quit): kernel_kfc.h Run polls
+        the other queue only after a message whose Process returns true, and MMFUN_ITERATE (synchronous) and
+        MMFUN_GET_TENSOR_C return false (matmul_server_impl_c220.h StartIterate, GetTensorC), MMFUN_END true."""
+        return self.locked_by is not None and not self.quit[self.locked_by]
 
     def _serve(self, sub: int, msg: KfcMsg) -> None:
         core, impl = self.core, self.impls[msg.inst]
@@ -366,6 +368,7 @@ class KfcServer:
                 impl.start_job(body)
                 self.owner = sub
             impl.Iterate()
+            self.locked_by = sub
         elif msg.fun == GET_C:
             impl.GetTensorC(body["gm"], body["enAtomic"], body["enSequentialWrite"])
             self._answer(sub)
@@ -384,6 +387,8 @@ class KfcServer:
         elif msg.fun == ORG_SHAPE:
             impl.org = body["org"]
         elif msg.fun == END:
+            if self.locked_by == sub:
+                self.locked_by = None
             if self.owner == sub:
                 impl._release_l1()          # an IBShare tile stays for the other AIV
                 self.owner = None
