@@ -541,8 +541,9 @@ CASES = [
          missing="the A-and-B document (…共享A和B矩阵数据.md, 27.11 -> 22.44 us, mean of runs) is not run: its "
                  "'before' kernel (split by AIV along K) is not given in full",
          note="the document's aic_mte2_time, 5.56 -> 4.71 us (-15.5 %), is simulated within 14 % (6.34 -> 5.37 us, "
-              "-15.3 %): the excess is the AIC's scalar, 11.6 us of KFC serving ([CAL] kfc_serve_cycles on the "
-              "pure-Cube document's 48-AIV MIX run) where the whole aic_time is 10.29 us. The document's code "
+              "-15.3 %): the excess is the AIC's scalar, 11.6 us (8 KFC messages x kfc_serve_cycles, [CAL] on the "
+              "pure-Cube document's 48-AIV MIX run, and the Init head, [CAL] on the const-tiling document) where "
+              "the whole aic_time is 10.29 us; the messages are the real client's 8 (RESULTS 1c). The document's code "
               "defines ASCENDC_CUBE_ONLY, but its text (AIV0 and AIV1's copies on one AIC) and the sample's default "
               "scenario are MIX; the sample's scenario 2 (pure Cube, CFG_NORM, 2 AIC) is another kernel"),
 ]

@@ -493,7 +493,9 @@ class ChipProfile:
                                             # invalidates and reads the message, dispatches it (asc-devkit
                                             # impl/adv_api/detail/kfc/kernel_kfc.h, KfcServer::Run); fitted on
                                             # G Matmul性能调优案例/Matmul高阶API使能纯Cube模式.md (MIX aic_time
-                                            # 17.85 us, M128 N30720 K64 on 48 AIV / 24 AIC; 13.8 us with 0)
+                                            # 17.85 us, M128 N30720 K64 on 48 AIV / 24 AIC; 12.7 us with 0).
+                                            # The IBShare document's one-AI-Core MIX run, with the same 8 messages,
+                                            # leaves far less (benchmarks/RESULTS.md 1c): not one constant
     cube_fractals_per_cycle: float = 1.0    # [OFF] 4096 fp16 MAC/cycle = one 16x16x16 fractal
 
     @property

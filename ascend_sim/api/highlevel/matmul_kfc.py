@@ -17,13 +17,22 @@ Costs (hw/chips.py): the AIV's scalar writes a message (``kfc_post_cycles``); th
 (``kfc_serve_cycles``: polling the queues, reading the message past the data cache, dispatching); a MMFUN_INIT
 copies the client's TCubeTiling from GM and runs Init again on the AIC (matmul_server_impl_c220.h ``Init(msg)``:
 ``matmul_tiling_copy_cycles + matmul_init_cycles``); the answer is a cross-core flag (``cross_core_flag_cycles``).
-The server has one Matmul object per registration and serves one AIV's Iterate sequence to its end before it
-takes the other AIV's messages (kernel_kfc.h: the queue stays locked while a message sequence is open).
+The server has one Matmul object per registration (the real one has one per AIV, matmul_server_aux.h
+``cubeObj[MIX_NUM]``, each set up again on its MMFUN_INIT) and serves one AIV's Iterate sequence up to that AIV's
+MMFUN_END before it takes the other AIV's messages (kernel_kfc.h Run polls the other queue only after a message
+whose Process returns true: not a synchronous MMFUN_ITERATE nor MMFUN_GET_TENSOR_C).
 
 IBShare (CFG_IBSHARE_NORM with ``MatmulType(..., ibShare=True)`` (C++: ``MatmulType<..., LayoutMode::NONE, true>``), Matmul高阶API使能IBShare模板共享B矩阵数据.md):
 the shared matrix's L1 tile stays in L1 after the first AIV's job, and the second AIV's job with the same GM
 address finds it there (no MTE2 copy). With A and B both shared (…共享A和B矩阵数据.md) only ``IterateAll`` is
-allowed, and the second AIV's identical job is answered with the first one's result: the cube computes once.
+allowed and the cube computes once for both AIV: the second AIV sends no message at all, only its SERVICE_QUIT
+(matmul_client.h: ``Init`` returns on sub-block 1 and ``PostMessage`` "Do not send v1's message to cube"); each
+AIV's ``IterateAll`` reports cross-core flag 9 and the server starts the job once both have (matmul_utils.h
+``SyncCubeWithVec``: NotifyEvent<PIPE_MTE3>(9) on the AIV, WaitEvent(9) on the AIC); both AIV take its answer.
+
+``SetOrgShape`` is a message of its own on Atlas A2 (MMFUN_SET_ORG_SHAPE: matmul_client.h's non-SSBUF branch, the
+one arch 2201 builds, ``USE_WORKSPACE`` in matmul_utils.h); ``SetTail``, ``SetTensorA/B`` and ``SetBias`` only fill
+the next message's body.
 
 Not modelled: ``ASCENDC_CUBE_ONLY`` inside a MIX kernel (there the AIV returns at REGIST_MATMUL_OBJ and the AIC
 runs the Matmul itself: write that as a kernel launched with ``core="AIC"``), the asynchronous forms
@@ -46,8 +55,9 @@ from ascend_sim.engine.scheduler import KernelReturn
 _S, _FIX = PIPE_INDEX["S"], PIPE_INDEX["FIX"]
 MIX_NUM = 2                     # AIV per AIC in a MIX 1:2 kernel: the server's message queues
 
-INIT, ITERATE, GET_C, ITERATE_ALL, END = ("MMFUN_INIT", "MMFUN_ITERATE", "MMFUN_GET_TENSOR_C", "MMFUN_ITERATE_ALL",
-                                          "MMFUN_END")
+INIT, ITERATE, GET_C, ITERATE_ALL, END, ORG_SHAPE = ("MMFUN_INIT", "MMFUN_ITERATE", "MMFUN_GET_TENSOR_C",
+                                                     "MMFUN_ITERATE_ALL", "MMFUN_END", "MMFUN_SET_ORG_SHAPE")
+AB_SYNC_FLAG = 9                # matmul_utils.h SyncCubeWithVec: the event both AIV report before an A+B shared job
 
 
 @dataclass
@@ -67,6 +77,7 @@ class _Group:
     def __init__(self):
         self.queues: list[list[KfcMsg]] = [[] for _ in range(MIX_NUM)]
         self.answers: list[list[tuple]] = [[] for _ in range(MIX_NUM)]      # (cycle, GM happens-before)
+        self.ab_jobs: list[list[tuple]] = [[] for _ in range(MIX_NUM)]    # each AIV's A+B shared IterateAll (C, A, B)
 
 
 _GROUPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()      # launch -> {group: _Group}
@@ -129,6 +140,11 @@ class MatmulClient(Matmul):
         self._reset()
         self._post(INIT, {"tiling": cubeTiling})
 
+    def SetOrgShape(self, orgM: int, orgN: int, orgKa: int, orgKb: int | None = None, orgKc: int | None = None) -> None:
+        """MMFUN_SET_ORG_SHAPE: on Atlas A2 a message of its own, not part of the next job's body."""
+        Matmul.SetOrgShape(self, orgM, orgN, orgKa, orgKb, orgKc)
+        self._post(ORG_SHAPE, {"org": self.org})
+
     def _job_body(self, **extra) -> dict:
         """What SetTensorA/B, SetBias, SetTail, SetOrgShape and SetQuantScalar put in the message body."""
         return {"a": self._a, "b": self._b, "bias": self._bias, "single": list(self.single), "org": self.org,
@@ -167,6 +183,10 @@ class MatmulClient(Matmul):
             raise ArgumentError(f"IterateAll enAtomic {enAtomic!r} is not 0, 1, 2 or 3",
                                 fix="0: overwrite C; 1: AtomicAdd (split-K partial sums); 2: AtomicMax; 3: AtomicMin")
         self._post(ITERATE_ALL, self._job_body(gm=gm, enAtomic=enAtomic, enSequentialWrite=enSequentialWrite))
+        if all(self.shares()):      # SyncCubeWithVec: NotifyEvent<PIPE_MTE3>(9), mode 2 (the AIC waits for both AIV)
+            self._grp.ab_jobs[self._sub].append(tuple((id(g.buf), g.offset) for g in (gm, self._a[0], self._b[0])))
+            core = self._core
+            core.launch.cross_core_set(core, 2, PIPE_INDEX["MTE3"], AB_SYNC_FLAG, resolve_site(kernel_point()))
         self._wait("IterateAll")
         self._job = True
 
@@ -179,6 +199,10 @@ class MatmulClient(Matmul):
 
     # --- the message queue ------------------------------------------------------------------------
     def _post(self, fun: str, body: dict) -> None:
+        """Write one message to this AIV's queue; none on the second AIV of an A+B shared object (matmul_client.h
+        PostMessage: "Do not send v1's message to cube")."""
+        if self._sub == 1 and all(self.shares()):
+            return
         core = self._core
         core.issue(_S, "KfcPostMessage", core.chip.kfc_post_cycles, klass="scalar", site=kernel_point())
         t = max(core.tail[_S], core.scalar_time)
@@ -271,7 +295,8 @@ class KfcServer:
         self.clients = [b for b in launch.blocks if b.core.group == core.group and b.core.core_type == "AIV"]
         self.quit = [False] * len(self.clients)
         self.owner: int | None = None           # the AIV whose Iterate sequence holds the objects
-        self.last_shared: tuple | None = None   # (job key, answer) of the last IBShare A+B job
+        self.locked_by: int | None = None       # the AIV whose queue the server polls alone (an Iterate sequence)
+        self.ab_served = 0                      # A+B shared jobs started (each waited for both AIV's IterateAll)
 
     def run(self) -> None:
         while True:
@@ -298,7 +323,7 @@ class KfcServer:
         when both AIV have quit. Waits until no AIV that might still post an earlier message is running."""
         queues = self.grp.queues
         launch = self.core.launch
-        subs = [self.owner] if self._locked() else range(len(self.clients))
+        subs = [self.locked_by] if self._locked() else range(len(self.clients))
 
         def settled(i: int) -> bool:
             b = self.clients[i]
@@ -328,11 +353,10 @@ class KfcServer:
         return sub, msg
 
     def _locked(self) -> bool:
-        """The owner's Iterate sequence is open (blocks left or a block waiting for GetTensorC)."""
-        if self.owner is None or self.quit[self.owner]:
-            return False
-        return any(impl.tiling is not None and (impl._next < len(impl._blocks) or impl._pending is not None)
-                   for impl in self.impls)
+        """An AIV's Iterate sequence holds the server until its MMFUN_END (or its quit): kernel_kfc.h Run polls
+        the other queue only after a message whose Process returns true, and MMFUN_ITERATE (synchronous) and
+        MMFUN_GET_TENSOR_C return false (matmul_server_impl_c220.h StartIterate, GetTensorC), MMFUN_END true."""
+        return self.locked_by is not None and not self.quit[self.locked_by]
 
     def _serve(self, sub: int, msg: KfcMsg) -> None:
         core, impl = self.core, self.impls[msg.inst]
@@ -344,25 +368,55 @@ class KfcServer:
                 impl.start_job(body)
                 self.owner = sub
             impl.Iterate()
+            self.locked_by = sub
         elif msg.fun == GET_C:
             impl.GetTensorC(body["gm"], body["enAtomic"], body["enSequentialWrite"])
             self._answer(sub)
         elif msg.fun == ITERATE_ALL:
-            key = (id(body["gm"].buf), body["gm"].offset, impl._shared_key(body["a"]), impl._shared_key(body["b"]))
-            if all(impl.shares()) and self.last_shared is not None and self.last_shared[0] == key:
-                self.grp.answers[sub].append(self.last_shared[1])       # computed once for both AIV
-                return
+            both = all(impl.shares())
+            if both:                # SyncCubeWithVec: WaitEvent(9) until both AIV have reached IterateAll
+                self._both_aiv_called()
+                core.launch.cross_core_wait(core, AB_SYNC_FLAG, resolve_site(kernel_point()))
             impl.start_job(body)
             self.owner = sub
             while impl.Iterate():
                 impl.GetTensorC(body["gm"], body["enAtomic"], body["enSequentialWrite"])
             answer = self._answer(sub)
-            if all(impl.shares()):
-                self.last_shared = (key, answer)
+            if both:                # the one job's flag answers the second AIV too (it sent no message)
+                self.grp.answers[1 - sub].append(answer)
+        elif msg.fun == ORG_SHAPE:
+            impl.org = body["org"]
         elif msg.fun == END:
+            if self.locked_by == sub:
+                self.locked_by = None
             if self.owner == sub:
                 impl._release_l1()          # an IBShare tile stays for the other AIV
                 self.owner = None
+
+    def _both_aiv_called(self) -> None:
+        """Wait until each AIV has called IterateAll once more (A+B shared); name the hang if one AIV ended first,
+        and a second AIV that asked for another job (the AIC computes the first AIV's only)."""
+        jobs = self.grp.ab_jobs
+        n = self.ab_served = self.ab_served + 1
+
+        def ready() -> bool:
+            return all(len(j) >= n or b.done for j, b in zip(jobs, self.clients))
+        ready.what = "both AIV's IterateAll on an A and B shared Matmul (SyncCubeWithVec)"
+        ready.site = resolve_site(kernel_point())
+        self.core.launch.block_wait(ready)
+        late = [i for i, j in enumerate(jobs) if len(j) < n]
+        if late:
+            raise ArgumentError(
+                f"IBShare on A and B: AIV {late[0]} ended without calling IterateAll, but the AIC starts the shared "
+                "job only when both AIV have (matmul_utils.h SyncCubeWithVec: WaitEvent(9) on the AIC); on the chip "
+                "this hangs", fix="call «mm.IterateAll(cGlobal)» on both AIV of the AI Core (the same C), or "
+                "drop IBShare on A or on B")
+        if len({j[n - 1] for j in jobs}) > 1:
+            raise ArgumentError(
+                "IBShare on A and B: the two AIV asked for different jobs (another C, A or B GlobalTensor), but only "
+                "AIV 0's message reaches the AIC (matmul_client.h PostMessage: \"Do not send v1's message to "
+                "cube\"): AIV 1's C would never be written", fix="give both AIV the same A, B and C (IBShare on A "
+                "and B is for two AIV that need the same result), or drop IBShare on A or on B")
 
     def _init(self, impl: MatmulServerImpl, tiling) -> None:
         """MMFUN_INIT: the server copies the client's tiling from GM (matmul_server_impl_c220.h ``Init(msg)``).
