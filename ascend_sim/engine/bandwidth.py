@@ -16,7 +16,7 @@ import numpy as np
 from ascend_sim.engine.l2 import strided_units
 
 BIN = 128       # cycles per booking bin
-_max = np.maximum.reduce     # ndarray.max without its Python wrapper: the same result
+_putmask = np.putmask
 
 
 class HbmTimeline:
@@ -354,11 +354,15 @@ class WindowTurns:
         asked += start
         late = free - asked
         run.owner = core
-        if _max(late) < 0.0:                            # every window idle when asked
+        if late.item(late.argmax()) < 0.0:              # every window idle when asked (argmax: the maximum without
+                                                        # a ufunc reduction, a third of its cost)
             run.rec = (start, moving, hold)
             run.top = (n - 1) / n * moving + start + hold
             return 0.0
-        lag = float(_max(late, where=since <= asked, initial=0.0))     # waits out the turns it is in (or none)
+        _putmask(late, since > asked, 0.0)              # waits out the turns it is in (or none)
+        lag = late.item(late.argmax())
+        if lag < 0.0:
+            lag = 0.0
         if lag:
             asked += lag
         # a window whose turns still run when asked joins them (its turn begins with theirs, ends after them),
@@ -366,11 +370,11 @@ class WindowTurns:
         run.rec = None                                  # the state in the per-window arrays from now
         where = run.where
         joins = free >= asked
-        last = float(asked[-1])                         # the latest request (they are non-decreasing)
+        last = asked.item(-1)                           # the latest request (they are non-decreasing)
         ends = self.free[where]                         # a view (``free`` itself when the run was in the arrays)
         np.maximum(free, asked, out=ends)
         ends += hold
-        np.minimum(since, asked, out=asked, where=joins)     # each window's turn begins: ``asked`` from here
+        _putmask(asked, joins, np.minimum(since, asked))     # each window's turn begins: ``asked`` from here
         self.since[where] = asked
         run.top = (run.top if run.top > last else last) + hold
         return lag

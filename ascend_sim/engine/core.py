@@ -7,6 +7,7 @@ then does its numpy work.
 """
 from __future__ import annotations
 
+from collections import deque
 from operator import itemgetter
 
 from ascend_sim.engine.errors import RaceError, UninitializedReadError, caller_site, format_site
@@ -110,7 +111,7 @@ class Core:
     __slots__ = ("cmpmask", "launch", "chip", "block_idx", "core_type", "sub_block_idx", "group", "tiers", "buffers", "vc",
                  "start_time", "tail", "busy", "calls", "gate", "gate_rec", "last_rec", "scalar_time", "tick",
                  "event_latency", "gm_paths", "flags", "queues", "pipes_objs", "atomic", "plans", "records", "uid",
-                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qhead", "qsync", "auto_pairs")
+                 "epoch", "seen", "vmode", "vmask", "regs", "done", "numerics", "qslots", "qsync", "auto_pairs")
 
     def __init__(self, launch, block_idx: int, core_type: str, start: float,
                  sub_block_idx: int = 0, group: int = 0):
@@ -147,7 +148,7 @@ class Core:
         self.done = [0] * NPIPES                  # per pipe: its own last instruction known finished (a wait or a
                                                   # barrier): the same-pipe overlap rule of PipeBarrier(ISASI).md
         self.numerics: bool = launch.numerics     # False: timing only, the ops skip their values (context.computing)
-        self.qslots, self.qhead = instruction_queues(chip)   # bounded per-pipe instruction queues (issue_n)
+        self.qslots = instruction_queues(chip)    # bounded per-pipe instruction queues (issue_n)
         # the queue calls' Set/Wait take entries too (sync_entry): the rings, or None when no pipe has one
         self.qsync = self.qslots if chip.sync_queue_entries and any(self.qslots) else None
         self.auto_pairs = auto_sync_pairs(launch.auto_sync, core_type)     # (producer, consumer) the compiler syncs
@@ -355,10 +356,8 @@ class Core:
         # (instruction_queues): the scalar stalls until the instruction ``depth`` places back has left it (started)
         issue_t = self.scalar_time
         ring = self.qslots[pipe]
-        if ring is not None:
-            k = self.qhead[pipe]
-            if ring[k] > issue_t:
-                issue_t = ring[k]
+        if ring is not None and ring[0] > issue_t:
+            issue_t = ring[0]
         issue_t += self.tick
         self.scalar_time = issue_t
         self.calls += 1
@@ -377,9 +376,7 @@ class Core:
             c = cost(start)
         end = start + c
         if ring is not None:
-            ring[k] = start
-            k += 1
-            self.qhead[pipe] = k if k < len(ring) else 0
+            ring.append(start)      # (the oldest entry leaves the ring)
         self.tail[pipe] = end
         self.busy[pipe] += c
         self.last_rec[pipe] = idx
@@ -478,18 +475,13 @@ class Core:
         TPipe-TQue框架编程原理.md: the scalar 发射 every instruction into its unit's 指令队列; EnQue/FreeTensor 发射
         Set, DeQue/AllocTensor 发射 Wait). Off with ``chip.sync_queue_entries`` False."""
         ring = self.qslots[pipe]
-        k = self.qhead[pipe]
         t = self.scalar_time
-        left = ring[k]
-        if left > t:
-            self.scalar_time = t = left
-        tail = self.tail[pipe]
+        if ring[0] > t:
+            self.scalar_time = t = ring[0]
+        tail, gate = self.tail[pipe], self.gate[pipe]
         if tail > t:
             t = tail
-        gate = self.gate[pipe]
-        ring[k] = gate if gate > t else t
-        k += 1
-        self.qhead[pipe] = k if k < len(ring) else 0
+        ring.append(gate if gate > t else t)
 
     def after_own_work(self, clock: list) -> None:
         """Every pipe happens after this core's work up to ``clock`` (a vector clock of one of its pipes), known
@@ -525,23 +517,23 @@ _new_tuple = tuple.__new__
 _UNBOUNDED_QUEUES = (None,) * NPIPES
 
 
-def instruction_queues(chip) -> tuple[list | tuple, list]:
-    """(per pipe: None for an unbounded queue, else the start cycles of its last ``depth`` instructions as a
-    ring; each ring's next slot) from ``chip.pipe_queue_depth``.
+def instruction_queues(chip) -> list | tuple:
+    """Per pipe: None for an unbounded queue, else the start cycles of its last ``depth`` instructions, oldest
+    first (a deque of ``depth``: appending a start drops the oldest), from ``chip.pipe_queue_depth``.
 
     The scalar unit issues each instruction into its pipe's queue and stalls while that queue is full (G
     编程模型/AI-Core-SIMD编程/抽象硬件架构.md; HW 硬件约束/NPU架构版本2201.md: "对应指令队列容易满，会阻塞其他指令
     下发"). An entry leaves the queue when its instruction starts, so instruction n may be issued once
-    instruction n - depth has started: ``issue_n`` reads that start from the ring's next slot (O(1)).
+    instruction n - depth has started: ``issue_n`` reads that start from the ring's oldest entry (O(1)).
     """
     depth = chip.pipe_queue_depth
-    if not depth:                   # every queue unbounded (the default): one shared list of None, only read
-        return _UNBOUNDED_QUEUES, [0] * NPIPES
+    if not depth:                   # every queue unbounded: one shared tuple of None, only read
+        return _UNBOUNDED_QUEUES
     slots = []
     for name in PIPES:
         d = depth.get(name, 0)
-        slots.append([float("-inf")] * d if d > 0 and name != "S" else None)
-    return slots, [0] * NPIPES
+        slots.append(deque([float("-inf")] * d, maxlen=d) if d > 0 and name != "S" else None)
+    return slots
 
 
 # The hazards the compiler's auto-sync covers (API 同步控制/核内同步/关键特性说明.md, 表1, NPU架构2201 AIV): PIPE_S

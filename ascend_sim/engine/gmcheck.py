@@ -130,8 +130,8 @@ def in_time_order(core, pipe: int) -> None:
         return
     start = core.scalar_time
     ring = core.qslots[pipe]
-    if ring is not None and ring[core.qhead[pipe]] > start:
-        start = ring[core.qhead[pipe]]
+    if ring is not None and ring[0] > start:
+        start = ring[0]
     start += core.tick
     t = core.tail[pipe]
     if t > start:

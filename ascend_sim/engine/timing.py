@@ -75,31 +75,21 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if path is None:
         path = core.gm_paths[gp] = _gm_path(core, gp)
     per_package, startup, active, prior, hbm_bw, l2_bw, transfer, hbm, held, rows, first_probe, fills, window, \
-        overlap, hit_scale, head, line, in_flight, starts_apart = path
+        overlap, hit_scale, head, line, in_flight, starts_apart, by_pipe, efficiency, turns, joins, what_ifs = path
     if hbm is not None:                 # streams alone (the launch's first read of GM data that fits in L2)?
         first_read = held is None or (first_probe is not None and not first_probe.read_bytes)
     addr = buf.base_addr + off          # the copy's GM address (L2 and the window turns take its offset in the span)
     l2_bytes, hbm_bytes = transfer(gp != _MTE2, addr - GM_BASE, count, blen, pitch, nb, mode)
-    if core.chip.hbm_streams_by_pipe:   # what-if: each pipe's bytes and the HBM bytes its transfers moved
-        moved = launch.pipe_bytes
-        moved[gp] = moved.get(gp, 0.0) + nb
-        moved[-1 - gp] = moved.get(-1 - gp, 0.0) + hbm_bytes
     if rows is None:
         packages = _PACKAGES.get(blen)
         if packages is None:
             packages = _PACKAGES[blen] = _packages(blen)
         moving = count * packages * per_package
         if not aligned:
-            moving = moving / core.chip.gm_unaligned_efficiency
+            moving = moving / efficiency
         if window or (hit_scale != 1.0 and l2_bytes):   # a vector core's GM -> UB: misses and hits priced apart
             moving = aiv_miss_rows(moving, l2_bytes / nb if nb else 1.0, addr, count, blen, pitch, window,
-                                   per_package, core.chip.gm_unaligned_efficiency, hit_scale, line if mode else 0)
-        if in_flight:                   # what-if: reads in flight, the start a latency under earlier transfers
-            startup = in_flight_start(core, startup, start, in_flight)
-        elif overlap:                   # what-if: a queued GM -> UB copy starts under the previous one's transfer
-            startup = overlapped_start(core, startup, start)
-        elif head is not None and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
-            startup = head              # what-if: queued behind the previous copy, only its instruction head
+                                   per_package, efficiency, hit_scale, line if mode else 0)
     else:                               # a cube core's GM -> L1 copy: rows by their bytes (aic_row_cycles)
         hit = l2_bytes / nb if nb else 0.0
         priced = hit                    # the share priced as hits: none off a 32 B block (offblock_hits_as_misses)
@@ -123,17 +113,15 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
             startup = startup + rows[5]
     busy = core.busy
     duty = busy[_MTE2] + busy[_MTE3] + busy[_FIX]
-    if starts_apart:                    # what-if: a GM pipe moves no bytes during a start (the request's latency)
-        paid = core.gm_paths.get(_STARTS_PAID, 0.0)
-        duty -= paid
-        core.gm_paths[_STARTS_PAID] = paid + startup
+    if what_ifs:                        # the what-ifs of _what_ifs (all off on the default chip: one test)
+        startup, duty = _what_ifs(core, path, gp, nb, hbm_bytes, start, startup, duty)
     streams = active * (duty + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
     if l2_bytes:
         shared = l2_bytes / l2_bw * streams
         if not aligned:
-            shared = shared / core.chip.gm_unaligned_efficiency
+            shared = shared / efficiency
         if shared > moving:
             moving = shared
     if hbm_bytes and hbm is not None:
@@ -143,7 +131,7 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         fair = hbm_bw
         if not first_read:              # the streams reading from HBM: GM streams x the launch's read-miss share
             l2 = held
-            if core.chip.hbm_streams_by_pipe:   # what-if: each pipe's duty times its own HBM share
+            if by_pipe:                 # what-if: each pipe's duty times its own HBM share
                 on_hbm = hbm_streams(core, l2, active, start, prior)
             else:
                 on_hbm = streams * (l2.read_bytes - l2.read_hit_bytes) / l2.read_bytes
@@ -158,9 +146,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     own = moving
     if fills is not None:               # MTE2: lines another core is still bringing in: wait for them
         moving = fills.read((addr, count, blen, pitch), uid, start + startup, moving, hbm_bytes > 0, start)
-    turns = launch.turns
     if turns is not None:               # windows other cores hold: wait for their turns (same-address rule)
-        if moving > own and core.chip.gm_fill_wait_joins_turns:
+        if moving > own and joins:
             # what-if: the fill it waits for is the other core's turn on these windows: one wait, the later end
             turned = own + turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, own,
                                       hbm_bytes / nb if nb else 0.0)
@@ -169,11 +156,38 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
         else:
             moving += turns.wait(addr - GM_BASE, count, blen, pitch, nb, uid, start, moving,
                                  hbm_bytes / nb if nb else 0.0)
-    if overlap:                         # what-if: remember this copy's transfer for the next one's start
-        core.gm_paths[_PREVIOUS_COPY] = moving
-    elif in_flight:                     # what-if: this read's end, for the read in_flight places later
-        core.gm_paths[_IN_FLIGHT].append(start + startup + moving)
+    if what_ifs:
+        if overlap:                     # what-if: remember this copy's transfer for the next one's start
+            core.gm_paths[_PREVIOUS_COPY] = moving
+        elif in_flight:                 # what-if: this read's end, for the read in_flight places later
+            core.gm_paths[_IN_FLIGHT].append(start + startup + moving)
     return startup + moving
+
+
+def _what_ifs(core: Core, path: tuple, gp: int, nb: int, hbm_bytes: float, start: float, startup: float,
+              duty: float) -> tuple[float, float]:
+    """:func:`gm_cycles`' what-ifs before the bandwidth shares, on the transfer's ``path`` (:func:`_gm_path`):
+    ``hbm_streams_by_pipe`` (each pipe's bytes and the HBM bytes its transfers moved), a vector core's GM -> UB
+    start (``gm_read_requests_in_flight``, ``gm_start_overlaps_previous``, ``gm_read_queued_head_cycles``) and
+    ``hbm_streams_exclude_starts`` (a GM pipe moves no bytes during a start: the GM ``duty`` less the starts paid).
+    Returns (startup, duty)."""
+    rows, overlap, head, in_flight, starts_apart, by_pipe = path[9], path[13], path[15], path[17], path[18], path[19]
+    if by_pipe:
+        moved = core.launch.pipe_bytes
+        moved[gp] = moved.get(gp, 0.0) + nb
+        moved[-1 - gp] = moved.get(-1 - gp, 0.0) + hbm_bytes
+    if rows is None:
+        if in_flight:                   # reads in flight, the start a latency under earlier transfers
+            startup = in_flight_start(core, startup, start, in_flight)
+        elif overlap:                   # a queued GM -> UB copy starts under the previous one's transfer
+            startup = overlapped_start(core, startup, start)
+        elif head is not None and start == core.tail[_MTE2] and core.busy[_MTE2] > 0.0:
+            startup = head              # queued behind the previous copy, only its instruction head
+    if starts_apart:
+        paid = core.gm_paths.get(_STARTS_PAID, 0.0)
+        duty -= paid
+        core.gm_paths[_STARTS_PAID] = paid + startup
+    return startup, duty
 
 
 def hbm_streams(core: Core, l2, active: int, start: float, prior: float) -> float:
@@ -267,7 +281,9 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     copy's row constants, the L2 whose first read streams alone (blocks in time order, GM data that fits in L2),
     the launch's fills in flight for MTE2, the 512 B window of a vector core's GM -> UB miss packages or 0, whether
     an MTE2 read's start overlaps the previous read's transfer, the L2-hit rate scale, the queued head, the L2 line of
-    the line pieces, the GM -> UB reads in flight (0: off), whether the HBM streams leave out the starts)."""
+    the line pieces, the GM -> UB reads in flight (0: off), whether the HBM streams leave out the starts, whether
+    they go by pipe, ``gm_unaligned_efficiency``, the launch's window turns (MTE2, MTE3), whether a fill wait joins
+    them, whether any what-if of :func:`_what_ifs` is on): looked up once per block, not per transfer."""
     chip, launch = core.chip, core.launch
     if pipe == _MTE2:
         aic = core.core_type == "AIC"
@@ -298,16 +314,20 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     hit_scale = 1.0                     # a vector core's GM -> UB bytes L2 serves: at aiv_gm_l2_hit_bytes_per_cycle
     if pipe == _MTE2 and rows is None and chip.aiv_gm_l2_hit_bytes_per_cycle:
         hit_scale = rate / chip.aiv_gm_l2_hit_bytes_per_cycle
+    overlap = pipe == _MTE2 and chip.gm_start_overlaps_previous
+    head = chip.gm_read_queued_head_cycles if pipe == _MTE2 and rows is None and chip.gm_read_queued_head_cycles \
+        else None
+    in_flight = chip.gm_read_requests_in_flight if pipe == _MTE2 and rows is None and \
+        chip.gm_read_requests_in_flight > 1 else 0
+    what_ifs = bool(overlap or head is not None or in_flight or chip.hbm_streams_exclude_starts
+                    or chip.hbm_streams_by_pipe)
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
-            launch.fills if pipe == _MTE2 else None, window, pipe == _MTE2 and chip.gm_start_overlaps_previous,
-            hit_scale,
-            chip.gm_read_queued_head_cycles if pipe == _MTE2 and rows is None and chip.gm_read_queued_head_cycles
-            else None,
+            launch.fills if pipe == _MTE2 else None, window, overlap, hit_scale, head,
             chip.l2_line_bytes if (chip.aic_gm_miss_line_pieces if core.core_type == "AIC" else
                                    chip.aiv_gm_miss_line_pieces) else 0,
-            chip.gm_read_requests_in_flight if pipe == _MTE2 and rows is None and chip.gm_read_requests_in_flight > 1
-            else 0, chip.hbm_streams_exclude_starts)
+            in_flight, chip.hbm_streams_exclude_starts, chip.hbm_streams_by_pipe, chip.gm_unaligned_efficiency,
+            launch.turns if pipe != _FIX else None, chip.gm_fill_wait_joins_turns, what_ifs)
 
 
 def aiv_miss_rows(moving: float, hit: float, addr: int, count: int, blen: int, pitch: int, window: int,
