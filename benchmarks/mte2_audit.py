@@ -110,9 +110,13 @@ class Recorder:
             row_cycles = timing.aic_byte_rows(core, rows, addr, count, blen, pitch, hit, aligned)
         if rows[7]:                     # the start paid by the share that misses L2 (aic_gm_start_on_misses_only)
             startup = startup * (1.0 - hit)
-        turns = self.last.get("turns", 0.0)
-        moving = total - startup - turns
-        fills_in, fills_out = self.last.get("fills", (moving, moving))
+        fills = self.last.get("fills")
+        if fills is None:
+            turns = self.last.get("turns", 0.0)
+            fills_in = fills_out = total - startup - turns
+        else:                           # the turns' share: what they added after the fill wait (joined or summed)
+            fills_in, fills_out = fills
+            turns = total - startup - fills_out
         c = self.per_core[(core.block_idx, core.uid)]
         c["copies"] += 1
         c["rows"] += count

@@ -85,7 +85,7 @@ class LineFills:
 
     def __init__(self, time_order: bool = False):
         self.fills: dict = {}           # lines -> (reader, end cycle, request cycle) of the latest read that missed
-        self.time_order = time_order    # gm_fill_wait_in_time_order (what-if)
+        self.time_order = time_order    # gm_fill_wait_in_time_order (causal order; on by default)
 
     @staticmethod
     def needed(chip, concurrency: int) -> "LineFills | None":
@@ -99,18 +99,23 @@ class LineFills:
         flight; a read that ``missed`` (some bytes from HBM) is recorded as the lines' fill. ``request``: the cycle
         the read was issued (before its start-up; default ``start``).
 
-        With ``time_order`` (``gm_fill_wait_in_time_order``): L2 decides hit and miss in the order the reads are
-        priced, which runs up to a scheduler time slice ahead of simulated time, so a "hit" may have been issued
-        before the read that filled its lines. In the chip's order the earlier request fetches them: the lines
-        are there one fill time (the filler's request to its end) after the earlier of the two requests, so a
-        waiter issued first waits at most that long from its own request."""
+        With ``time_order`` (``gm_fill_wait_in_time_order``, on by default): L2 decides hit and miss in the order
+        the reads are priced, which runs up to a scheduler time slice ahead of simulated time, so a "hit" may have
+        been issued before the read that filled its lines. In the chip's order the earlier request fetches them:
+        the lines are there one fill time (the filler's request to its end) after the earlier of the two requests,
+        so a waiter issued first waits at most that long from its own request, and it becomes the lines' fill that
+        reads issued after it wait for (the filler priced first keeps its own time: it is already booked)."""
         if request is None:
             request = start
         fill = self.fills.get(key)
-        if fill is not None and fill[0] != reader and fill[1] > start + moving:
+        if fill is not None and fill[0] != reader:
             end = fill[1]                   # the lines it hit are still arriving: it ends with that fill
             if self.time_order and request < fill[2]:
-                end = request + (fill[1] - fill[2])     # issued first: the fill's time from its own request
+                # issued first: on the chip this request fetched the lines, one fill time from its own request,
+                # and it is the fill a read issued after it waits for
+                end = request + (fill[1] - fill[2])
+                if not missed:
+                    self.fills[key] = (reader, end, request)
             if end > start + moving:
                 moving = end - start
         if missed:

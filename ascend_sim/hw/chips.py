@@ -424,16 +424,25 @@ class ChipProfile:
                                             # hash; with a hit rate of 110 it turns that what-if's 15/30 points and
                                             # 6/10 steps into 17/30 and 7/10 (CATLASS <256,128,256> and K-axis
                                             # before back within 15 %, the K-axis step within 10 points)
-    gm_fill_wait_in_time_order: bool = False    # what-if [EST model]: the fill wait (gm_hit_waits_for_fill) in
-                                            # simulated time order: L2 decides hit and miss in the order reads are
+    gm_fill_wait_in_time_order: bool = True     # [EST model] the fill wait (gm_hit_waits_for_fill) in simulated
+                                            # time order (causality): L2 decides hit and miss in the order reads are
                                             # priced (up to engine/scheduler.TIME_SLICE ahead of simulated time), so a
-                                            # read issued before the one that filled its lines waits at most one fill
-                                            # time from its own request (engine/bandwidth.LineFills.read)
-    gm_fill_wait_joins_turns: bool = False  # what-if [EST model]: a read that waits for another core's fill and for
-                                            # that core's turns on the same 512 B windows (gm_window_turns) waits
-                                            # once, to the later of the two ends, not their sum: the fill is the
-                                            # other request's turn (G 内存访问/避免同地址访问.md: requests to one
-                                            # window are processed serially); engine/timing.gm_cycles
+                                            # "hit" may be issued before the read that filled its lines; on the chip
+                                            # that earlier request fetches them: its lines land one fill time after
+                                            # its own request, and reads issued after it wait for that, not for the
+                                            # later request's fill (engine/bandwidth.LineFills.read). On since
+                                            # 2026-12-07 (helper tfill2): T3 +17.2 -> +16.3 %, M1 aic_time -14.6 ->
+                                            # -18.1 % (out: a point traded for causality, RESULTS 1c); False: the
+                                            # wait in pricing order
+    gm_fill_wait_joins_turns: bool = True   # [EST model] a read that waits for another core's fill and for that
+                                            # core's turns on the same 512 B windows (gm_window_turns) waits once,
+                                            # to the later of the two ends, not their sum: the fill is the other
+                                            # request's turn (G 内存访问/避免同地址访问.md: requests to one window
+                                            # are processed serially), whose hold already holds the HBM round trip
+                                            # (gm_window_miss_hold_cycles) the fill waits for; engine/timing.
+                                            # gm_cycles. On since 2026-12-07 (helper tfill2): no point or step
+                                            # moves in or out (T3 +16.3 -> +15.9 %, step T3 -> T4 +10.9 -> +10.3);
+                                            # False: the two waits summed
     gm_window_turns: bool = True            # [OFF rule, EST model] MTE2/MTE3 GM requests of several cores to one
                                             # 512 B window (gm_burst_align) at once are served in turn (G 内存访问/
                                             # 避免同地址访问.md: "多个请求会被串行处理"; engine/bandwidth.

@@ -83,7 +83,7 @@ def test_one_core_rereading_its_own_fill_is_not_held():
 
 @pytest.mark.parametrize("time_order", [False, True])
 def test_a_hit_issued_before_its_filler_waits_one_fill_time_in_time_order(time_order):
-    """``gm_fill_wait_in_time_order`` (a what-if, engine/bandwidth.LineFills.read). Core 0's read of the lines is
+    """``gm_fill_wait_in_time_order`` (on by default, engine/bandwidth.LineFills.read). Core 0's read of the lines is
     priced first and misses: issued at cycle 100, start-up to 310, 256 cycles of rows, in L2 at 566. Core 1's read
     of the same lines was issued earlier in simulated time, at 50 (a hit: no start-up, 128 cycles of rows), but
     priced second. Booking order (the rule off): it ends with core 0's fill, 566 - 50 = 516 cycles. Time order:
@@ -95,13 +95,14 @@ def test_a_hit_issued_before_its_filler_waits_one_fill_time_in_time_order(time_o
     assert fills.read(key, 0, 310.0, 256.0, True, 100.0) == 256.0        # the filler: its own time
     took = fills.read(key, 1, 50.0, 128.0, False, 50.0)
     assert took == (466.0 if time_order else 516.0)
-    # a hit issued after the filler's request waits for the fill end either way: 566 - 200 = 366
-    assert fills.read(key, 2, 200.0, 128.0, False, 200.0) == 366.0
+    # a hit issued at 200, after both requests: in booking order it waits for core 0's fill, 566 - 200 = 366; in
+    # time order core 1's earlier request is the lines' fill, in L2 at 516: 516 - 200 = 316
+    assert fills.read(key, 2, 200.0, 128.0, False, 200.0) == (316.0 if time_order else 366.0)
 
 
 @pytest.mark.parametrize("joins", [False, True])
 def test_the_fill_wait_and_the_fillers_window_turns_are_one_wait(joins):
-    """``gm_fill_wait_joins_turns`` (a what-if, engine/timing.gm_cycles), with the windows' turns on (64 B/cycle a
+    """``gm_fill_wait_joins_turns`` (on by default, engine/timing.gm_cycles), with the windows' turns on (64 B/cycle a
     window, 210 cycles more for a miss). Two cores read one tile (32 rows of 512 B, a row per 512 B window) at t0.
     Core 0 misses: START + 256 = 466 cycles; its windows are asked at t0 + 8 i (over its 256 cycles of rows) and
     each held 512 / 64 + 210 = 218 cycles, to t0 + 8 i + 218. Core 1 hits (128 cycles of rows) lines still
