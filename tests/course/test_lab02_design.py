@@ -32,7 +32,7 @@ def matmul_wide(a, b, c):
     op = KernelTiledMatmul()
     op.Init(a, b, None, c, choose_tiling(96, 768, 1024))
     op.Process()
-''', "took 22,033 simulated cycles; the budget is 15,000"),
+''', "took 21,979 simulated cycles; the budget is 15,000"),
     # the library's fused MatMul + Add + ReLU: reads w as B [K, N]
     "ex6": ('''
 @kernel(core="AIC")
