@@ -114,7 +114,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     busy = core.busy
     duty = busy[_MTE2] + busy[_MTE3] + busy[_FIX]
     if what_ifs:                        # the what-ifs of _what_ifs (all off on the default chip: one test)
-        startup, duty = _what_ifs(core, path, gp, nb, hbm_bytes, start, startup, duty)
+        startup, duty = _what_ifs(core, gp, nb, hbm_bytes, start, startup, duty, rows, overlap, head, in_flight,
+                                  starts_apart, by_pipe)
     streams = active * (duty + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
@@ -164,14 +165,15 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     return startup + moving
 
 
-def _what_ifs(core: Core, path: tuple, gp: int, nb: int, hbm_bytes: float, start: float, startup: float,
-              duty: float) -> tuple[float, float]:
-    """:func:`gm_cycles`' what-ifs before the bandwidth shares, on the transfer's ``path`` (:func:`_gm_path`):
+def _what_ifs(core: Core, gp: int, nb: int, hbm_bytes: float, start: float, startup: float, duty: float,
+              rows, overlap: bool, head: float | None, in_flight: int, starts_apart: bool,
+              by_pipe: bool) -> tuple[float, float]:
+    """:func:`gm_cycles`' what-ifs before the bandwidth shares, with the fields of the transfer's path
+    (:func:`_gm_path`) that :func:`gm_cycles` unpacked:
     ``hbm_streams_by_pipe`` (each pipe's bytes and the HBM bytes its transfers moved), a vector core's GM -> UB
     start (``gm_read_requests_in_flight``, ``gm_start_overlaps_previous``, ``gm_read_queued_head_cycles``) and
     ``hbm_streams_exclude_starts`` (a GM pipe moves no bytes during a start: the GM ``duty`` less the starts paid).
     Returns (startup, duty)."""
-    rows, overlap, head, in_flight, starts_apart, by_pipe = path[9], path[13], path[15], path[17], path[18], path[19]
     if by_pipe:
         moved = core.launch.pipe_bytes
         moved[gp] = moved.get(gp, 0.0) + nb

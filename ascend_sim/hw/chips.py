@@ -431,9 +431,10 @@ class ChipProfile:
                                             # that earlier request fetches them: its lines land one fill time after
                                             # its own request, and reads issued after it wait for that, not for the
                                             # later request's fill (engine/bandwidth.LineFills.read). On since
-                                            # 2026-12-07 (helper tfill2): T3 +17.2 -> +16.3 %, M1 aic_time -14.6 ->
-                                            # -18.1 % (out: a point traded for causality, RESULTS 1c); False: the
-                                            # wait in pricing order
+                                            # 2026-12-07 (helper tfill2): alone T3 +17.2 -> +16.3 %, M1 aic_time
+                                            # -14.6 -> -18.1 %; with gm_fill_wait_joins_turns +15.9 / -16.4 % (M1
+                                            # out: a point traded for causality, RESULTS 1c); False: the wait in
+                                            # pricing order
     gm_fill_wait_joins_turns: bool = True   # [EST model] a read that waits for another core's fill and for that
                                             # core's turns on the same 512 B windows (gm_window_turns) waits once,
                                             # to the later of the two ends, not their sum: the fill is the other
