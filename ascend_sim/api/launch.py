@@ -221,13 +221,14 @@ class LaunchResult:
 
     @property
     def us(self) -> float:
-        """The kernel's time on the device (msprof's task duration): first block start to last block end."""
-        return self.chip.cycles_to_us(self.cycles)
+        """The kernel's time on the device (msprof's task duration): first block start to last block end, plus the
+        chip's task head when that what-if is on (``task_head_cycles``)."""
+        return self.chip.cycles_to_us(self.cycles + self.chip.task_head_cycles)
 
     @property
     def launch_us(self) -> float:
         """What a host timer around the launch would see: ``us`` plus the chip's fixed launch overhead."""
-        return self.chip.cycles_to_us(self.cycles + self.chip.launch_overhead_cycles)
+        return self.chip.cycles_to_us(self.cycles + self.chip.task_head_cycles + self.chip.launch_overhead_cycles)
 
     def __repr__(self) -> str:
         return (f"LaunchResult({self.kernel_name}, blocks={self.block_dim}, cycles={self.cycles:,.0f}, "

@@ -468,6 +468,15 @@ class ChipProfile:
     launch_overhead_cycles: int = 1850      # [EST] host launch to the kernel starting on the device (1 us); not part of
                                             # the kernel's device time (LaunchResult.us, what msprof and the calibration
                                             # figures report) but of LaunchResult.launch_us; no published figure found
+    task_head_cycles: int = 0               # what-if (0: off): the head overhead a profiled Task Duration holds before
+                                            # the kernel computes (core start, instruction-fetch TLB misses, same-
+                                            # address conflicts, resource set-up), added to LaunchResult.us, not to any
+                                            # core's time. [OFF figure] "以Atlas A2...为例，满核头开销约为20~21微秒"
+                                            # (the Task Duration of an empty kernel on every core): the guide's
+                                            # 分析性能数据 page, 方法四 (docs/zh/guide/算子实践参考/性能分析/ in
+                                            # https://github.com/cannmirror/asc-devkit); 20.5 us = 37,925 cycles.
+                                            # Off: the [CAL] Add figures are task times, so the fitted rates hold the
+                                            # head already; judged in benchmarks/RESULTS.md 1c
     gm_unaligned_efficiency: float = 0.7    # [OFF] 32 B- vs 512 B-aligned GM: as little as 70 %
     burst_overhead_cycles: int = 8          # [EST] extra cost per burst of a strided on-chip copy (GM copies: packages)
     l1_to_l0a_bytes_per_cycle: float = 256.0  # [OFF] CANN gemm cycle model, l0c2out (A2): kMte1L0aBandWidth

@@ -61,3 +61,15 @@ def test_the_launch_overhead_is_added_to_the_host_time_not_to_the_kernel():
     assert float(as_table(res).start.min()) < CHIP.launch_overhead_cycles      # the blocks start at once
     assert res.launch_us - res.us == pytest.approx(CHIP.launch_overhead_cycles / (CHIP.clock_ghz * 1e3))
     assert CHIP.launch_overhead_cycles > 0
+
+
+def test_the_task_head_what_if_adds_to_the_task_duration_only():
+    # task_head_cycles (off by default): a Task Duration's head overhead, 20.5 us on a full-core A2 launch
+    # (asc-devkit guide, 分析性能数据, 方法四) = 37,925 cycles at 1.85 GHz; the cores' own times do not move
+    x = np.zeros(2 * COPIES * N, half)
+    off = launch(stream_in, 2, x, chip=CHIP)
+    on = launch(stream_in, 2, x, chip=dataclasses.replace(CHIP, task_head_cycles=37925))
+    assert CHIP.task_head_cycles == 0
+    assert on.us - off.us == pytest.approx(37925 / 1850.0)              # 20.5 us
+    assert on.cycles == off.cycles and on.core_times == off.core_times
+    assert on.launch_us - on.us == pytest.approx(CHIP.launch_overhead_cycles / 1850.0)
