@@ -12,8 +12,10 @@ PipeBarrier<PIPE_V> between them; x and y in ping and pong buffers (``xAddrPing`
 each tile one ``DataCopyPad`` of copyRows rows of singleCoreN floats in (GM stride (N - singleCoreN) x 4 bytes) and
 one out. The A2 row's split is not in the sources: the replica takes ``gelu.asc``'s singleCoreN = 4096 and tileLen
 = 2 x singleCoreN and splits M in 24 (singleCoreM = ceil(8192 / 24) = 342, the last core 326 rows) for 24 x 2 = 48
-blocks. (The fused kernel's own AIV path, ``GeluFromGM``, has one xUB and one geluOutUB and waits for the vector
-before each next copy; it cannot give the row's aiv_time 358.9 us < aiv_mte2_time + aiv_vec_time = 553 us.)
+blocks. (The fused kernel's own AIV path, ``GeluFromGM``, is no stand-alone kernel: one xUB and one geluOutUB with
+no V_MTE2 or MTE3_V flag between tiles, so run alone the next tile's DataCopyPad overwrites the xUB the Gelu before
+may still read; the simulator's race check stops it there. In the fused kernel only the wait for the AIC's next
+block, CrossCoreWaitFlag, stands between them.)
 
 Simulated figures (us): ``task`` the launch's device time (Task Duration); ``vec``, ``mte2``, ``mte3``, ``scalar``
 the mean over the 48 AIV of each pipe's busy time (aiv_vec_time, ...); ``time`` the mean AIV time (aiv_time).
