@@ -50,6 +50,7 @@ import data_copy_same_addr as same_addr  # noqa: E402
 import data_copy_ub  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
+import bank_conflict_nd2nz as nd2nz, gelu_vector as gelu  # noqa: E402,E401
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -178,6 +179,9 @@ def _runs_table() -> dict:
     table.update({f"l1_{k}": _sample_run(data_copy, k) for k in L1_SCENARIOS})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
+    # --- ND2NZ bank conflicts and the A2 vector Gelu (helper tbanknz)
+    table.update({**{f"nd2nz{k}": (lambda k=k: nd2nz.run(k, bank.Ascend910B())) for k in nd2nz.CASES},
+                  "gelu_a2": lambda: gelu.run(bank.Ascend910B())})
     return table
 
 
@@ -254,6 +258,15 @@ def build() -> tuple[list[Point], list[Step]]:
             pts.append(Point(f"{case.name} {when}", f"matmul_features: {case.figure}", case.measured[i], "us",
                              _fig(f"feature {case.name}", index=i), quick=case.name in CHEAP_FEATURES,
                              missing=missing))
+    # --- ND2NZ bank conflicts and the A2 vector Gelu (helper tbanknz)
+    for k in nd2nz.CASES:
+        for fig in nd2nz.FIGURES:
+            pts.append(Point(f"ND2NZ bank case {k} {nd2nz.FIGURE_TEXT[fig]}: {nd2nz.CASE_TEXT[k]}",
+                             f"bank_conflict_nd2nz: {nd2nz.FIGURE_TEXT[fig]}, 48 AIV", nd2nz.MEASURED[k][fig], "us",
+                             _fig(f"nd2nz{k}", fig), quick=True))
+    for fig in gelu.FIGURES:
+        pts.append(Point(f"Gelu A2 vector {nd2nz.FIGURE_TEXT[fig]}", f"gelu_vector: {nd2nz.FIGURE_TEXT[fig]}, 48 AIV",
+                         gelu.MEASURED[fig], "us", _fig("gelu_a2", fig), quick=False))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -289,6 +302,12 @@ def build() -> tuple[list[Point], list[Step]]:
         pb, pa = pair(f"{case.name} before", f"{case.name} after")
         steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
                           quick=pb.quick, ends=(pb.name, pa.name)))
+    # --- ND2NZ bank conflicts and the A2 vector Gelu (helper tbanknz)
+    for fig in ("task", "vec"):
+        pb, pa = (by_name[f"ND2NZ bank case {k} {nd2nz.FIGURE_TEXT[fig]}: {nd2nz.CASE_TEXT[k]}"] for k in (1, 2))
+        steps.append(Step(f"ND2NZ bank: C0 stride 144 -> 145 ({nd2nz.FIGURE_TEXT[fig]})", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=True,
+                          ends=(pb.name, pa.name)))
     return pts, steps
 
 
