@@ -50,6 +50,7 @@ import data_copy_same_addr as same_addr  # noqa: E402
 import data_copy_ub  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
+import catlass_tuning  # noqa: E402
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -178,6 +179,8 @@ def _runs_table() -> dict:
     table.update({f"l1_{k}": _sample_run(data_copy, k) for k in L1_SCENARIOS})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    table.update({f"catlass_tuning {c.key}": (lambda key=c.key: catlass_tuning.run(key)) for c in catlass_tuning.CASES})
     return table
 
 
@@ -254,6 +257,10 @@ def build() -> tuple[list[Point], list[Step]]:
             pts.append(Point(f"{case.name} {when}", f"matmul_features: {case.figure}", case.measured[i], "us",
                              _fig(f"feature {case.name}", index=i), quick=case.name in CHEAP_FEATURES,
                              missing=missing))
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    for c in catlass_tuning.CASES:
+        pts.append(Point(f"CATLASS tuning {c.key}", f"catlass_tuning: {c.text}, task time", c.measured_us, "us",
+                         _fig(f"catlass_tuning {c.key}"), quick=c.k < 10000))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -289,6 +296,11 @@ def build() -> tuple[list[Point], list[Step]]:
         pb, pa = pair(f"{case.name} before", f"{case.name} after")
         steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
                           quick=pb.quick, ends=(pb.name, pa.name)))
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    for before, after, what in catlass_tuning.STEPS:
+        pb, pa = pair(f"CATLASS tuning {before}", f"CATLASS tuning {after}")
+        steps.append(Step(f"CATLASS tuning: {what}", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
+                          _point_fig(by_name, pa.name), quick=pb.quick and pa.quick, ends=(pb.name, pa.name)))
     return pts, steps
 
 
