@@ -25,6 +25,13 @@ GetBlockIdx()``), so blocks sharing A rows or B columns read different K tiles a
 ``ENABLE_UNIT_FLAG``: the Mmads carry unitFlag 2 (the tile's last 3) and the Fixpipe 3, so the Fixpipe drains L0C
 per 512 B as the last Mmad writes it, and the next tile's first Mmad refills the blocks the Fixpipe has freed.
 
+The same kernel runs the page's other cases (``catlass_tuning.py``): ``Tiling.b_layout`` takes B RowMajor (K x N,
+Nd2Nz of k1 rows of n into L1 zN) or zN (one DataCopy of N / 16 strips of k1 rows x 32 B, CopyGmToL1<zN>), both
+reaching L0B through LoadData's fractal transpose per 16-row K block (copy_l1_to_l0b.hpp, zN -> nZ); ``dtype``
+float32 (C0 8, Fixpipe without a cast; B ColumnMajor); a last row of tiles shorter than m1 (rows rounded up to 16 in
+L0, ``mRound``); ``preload=False`` for 00_basic_matmul's MmadAtlasA2Pingpong (block_mmad_pingpong.hpp: each C tile
+copies its first K tile when it starts).
+
     python benchmarks/catlass_matmul.py         # the table; exits 1 if a case is off by more than 20 %
 """
 from __future__ import annotations
