@@ -103,3 +103,26 @@ def test_nd_rows_rule(count, blen, pitch, nd):
     """engine/layout.ND_ROWS: a GM -> L1 DataCopy of several bursts wider than 32 B is ND rows, unless bursts and
     gaps are whole 512 B fractals with a gap (a zN / nZ matrix's strips, CATLASS's CopyGmToL1<zN>)."""
     assert _nd_rows(BurstPlan(count, blen, pitch, blen, blen)) is nd
+
+
+def test_live_blocks_counts_the_waves_blocks_still_running():
+    """``hbm_streams_live_blocks`` (what-if, off): the streams sharing HBM are the wave's blocks still running at the
+    copy's start. By hand: wave 0 = blocks 0-3 (4 physical cores), 4-7 the next wave. At cycle 200 block 0 ended
+    (at 100), block 1 ended later (at 300: it was still streaming), blocks 2 and 3 run: 3 of the 4. A block alone
+    counts itself, and never more than the wave's ``active``."""
+    from types import SimpleNamespace as NS
+
+    from ascend_sim.engine.timing import live_blocks
+
+    def block(group, done, end):
+        return NS(done=done, core=NS(group=group, end_time=lambda: end))
+    blocks = [block(0, True, 100), block(1, True, 300), block(2, False, 150), block(3, False, 250)]
+    blocks += [block(g, False, 0.0) for g in range(4, 8)]
+    launch_ = NS(physical=4, blocks=blocks)
+    me = NS(group=3, launch=launch_)
+    assert live_blocks(me, 200.0, 4) == 3
+    assert live_blocks(me, 400.0, 4) == 2        # both ended by then
+    assert live_blocks(me, 200.0, 2) == 2        # at most active
+    assert live_blocks(NS(group=5, launch=launch_), 200.0, 4) == 4   # wave 1: its own four
+    alone = NS(physical=4, blocks=[block(0, True, 50)])
+    assert live_blocks(NS(group=0, launch=alone), 200.0, 4) == 1
