@@ -51,6 +51,7 @@ import data_copy_ub  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
 import bank_conflict_nd2nz as nd2nz, gelu_vector as gelu  # noqa: E402,E401
+import catlass_tuning  # noqa: E402
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -182,6 +183,8 @@ def _runs_table() -> dict:
     # --- ND2NZ bank conflicts and the A2 vector Gelu (helper tbanknz)
     table.update({**{f"nd2nz{k}": (lambda k=k: nd2nz.run(k, bank.Ascend910B())) for k in nd2nz.CASES},
                   "gelu_a2": lambda: gelu.run(bank.Ascend910B())})
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    table.update({f"catlass_tuning {c.key}": (lambda key=c.key: catlass_tuning.run(key)) for c in catlass_tuning.CASES})
     return table
 
 
@@ -267,6 +270,10 @@ def build() -> tuple[list[Point], list[Step]]:
     for fig in gelu.FIGURES:
         pts.append(Point(f"Gelu A2 vector {nd2nz.FIGURE_TEXT[fig]}", f"gelu_vector: {nd2nz.FIGURE_TEXT[fig]}, 48 AIV",
                          gelu.MEASURED[fig], "us", _fig("gelu_a2", fig), quick=False))
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    for c in catlass_tuning.CASES:
+        pts.append(Point(f"CATLASS tuning {c.key}", f"catlass_tuning: {c.text}, task time", c.measured_us, "us",
+                         _fig(f"catlass_tuning {c.key}"), quick=c.k < 10000))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -308,6 +315,11 @@ def build() -> tuple[list[Point], list[Step]]:
         steps.append(Step(f"ND2NZ bank: C0 stride 144 -> 145 ({nd2nz.FIGURE_TEXT[fig]})", (pb.measured, pa.measured),
                           _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), quick=True,
                           ends=(pb.name, pa.name)))
+    # --- CATLASS Matmul tuning page (helper tcat2)
+    for before, after, what in catlass_tuning.STEPS:
+        pb, pa = pair(f"CATLASS tuning {before}", f"CATLASS tuning {after}")
+        steps.append(Step(f"CATLASS tuning: {what}", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
+                          _point_fig(by_name, pa.name), quick=pb.quick and pa.quick, ends=(pb.name, pa.name)))
     return pts, steps
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 GRANULE = 32
-ND_ROWS = 1         # L1: ND rows (a strided DataCopy with rows longer than C0), not a fractal layout
+ND_ROWS = 1         # L1: ND rows (a strided DataCopy with rows longer than C0, not whole-fractal strips with
+                    # whole-fractal gaps: api/ops/datacopy._nd_rows), not a fractal layout
 FROM_ND = 2         # L0A/L0B: fractals LoadData cut out of ND_ROWS bytes
 
 

@@ -116,6 +116,8 @@ def gm_cycles(core: Core, start: float, cost: tuple) -> float:
     if what_ifs:                        # the what-ifs of _what_ifs (all off on the default chip: one test)
         startup, duty = _what_ifs(core, gp, nb, hbm_bytes, start, startup, duty, rows, overlap, head, in_flight,
                                   starts_apart, by_pipe)
+        if core.chip.hbm_streams_live_blocks:   # what-if: blocks of the wave that have finished stream no more
+            active = live_blocks(core, start, active)
     streams = active * (duty + prior) / (start - core.start_time + prior)
     if streams < 1.0:
         streams = 1.0
@@ -190,6 +192,16 @@ def _what_ifs(core: Core, gp: int, nb: int, hbm_bytes: float, start: float, star
         duty -= paid
         core.gm_paths[_STARTS_PAID] = paid + startup
     return startup, duty
+
+
+def live_blocks(core: Core, start: float, active: int) -> int:
+    """``hbm_streams_live_blocks``: the cores of ``core``'s wave still running at ``start`` (a block whose kernel ended
+    before it reads nothing more), at most ``active`` and at least this one."""
+    launch = core.launch
+    wave = core.group // launch.physical
+    live = sum(1 for b in launch.blocks
+               if b.core.group // launch.physical == wave and not (b.done and b.core.end_time() <= start))
+    return max(1, min(active, live))
 
 
 def hbm_streams(core: Core, l2, active: int, start: float, prior: float) -> float:
@@ -322,7 +334,7 @@ def _gm_path(core: Core, pipe: int) -> tuple:
     in_flight = chip.gm_read_requests_in_flight if pipe == _MTE2 and rows is None and \
         chip.gm_read_requests_in_flight > 1 else 0
     what_ifs = bool(overlap or head is not None or in_flight or chip.hbm_streams_exclude_starts
-                    or chip.hbm_streams_by_pipe)
+                    or chip.hbm_streams_by_pipe or chip.hbm_streams_live_blocks)
     return (chip.gm_burst_align / rate, startup, active, chip.hbm_share_prior_cycles, chip.hbm_bytes_per_cycle,
             chip.l2_bytes_per_cycle, launch.l2.transfer, launch.hbm, held, rows, first_probe,
             launch.fills if pipe == _MTE2 else None, window, overlap, hit_scale, head,

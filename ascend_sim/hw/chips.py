@@ -392,6 +392,14 @@ class ChipProfile:
                                             # 很高，所以写的带宽较高"). Judged 2026-12-07 (RESULTS 1c): alone 36 of
                                             # 53 / 17 of 23 (Add Cases 3-4 and M1 out); with l2_warm_launch the Add
                                             # points all in, the cube documents out
+    hbm_streams_live_blocks: bool = False   # what-if: the streams sharing HBM (engine/timing.gm_cycles) are the
+                                            # blocks of the wave still running at the copy's start (engine/timing.
+                                            # live_blocks), not every block of the wave: when a launch's tiles do
+                                            # not divide among the cores, the blocks with one more tile stream alone
+                                            # at their path rate (aic_gm_read_bytes_per_cycle) once the others end.
+                                            # Source: CATLASS docs/zh/1_Practice/11_matmul_optimization.md,
+                                            # TileShape调整 (24 tiles on 20 AIC: "4个需要计算两个基本块"); the HBM
+                                            # is one shared bandwidth (hbm_bytes_per_cycle, L2-Cache切分.md)
     hbm_streams_exclude_starts: bool = False  # what-if: the streams sharing HBM (engine/timing.gm_cycles) count a
                                             # core's GM pipes busy moving bytes, not the starts they paid (a start
                                             # is the request's latency: no bytes move on HBM for it), so cores that

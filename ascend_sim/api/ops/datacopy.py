@@ -22,6 +22,7 @@ from ascend_sim.api.checks import check_fields, dtype_arg, field_spec, integer, 
 from ascend_sim.api.tensor import GlobalTensor, LocalTensor, bytes_not_elements, check_aligned
 from ascend_sim.engine.context import current_core
 from ascend_sim.engine.memory import note_gm_write
+from ascend_sim.api.ops.fractal import FRACTAL_BYTES
 
 BLOCK = 32  # bytes per DataBlock
 
@@ -295,6 +296,16 @@ def _copy(dst, src, op: str, shape, bursts, params, site, pad: DataCopyPadExtPar
     cp.run(core, dst, src, cp, op, site, pad)
 
 
+def _nd_rows(plan: BurstPlan) -> bool:
+    """Whether a GM -> L1 copy's bursts look like ND rows (layout.ND_ROWS): several bursts wider than 32 B, unless
+    the bursts and the gaps between them are whole 512 B fractals with a gap: strips of a zN / nZ matrix (CATLASS's
+    CopyGmToL1<zN>, tile/atlasa2/copy_gm_to_l1.hpp: one DataCopy of N / 16 strips of k rows x 32 B)."""
+    if plan.count <= 1 or plan.blen <= BLOCK:
+        return False
+    gap = plan.src_pitch - plan.blen
+    return not (plan.blen % FRACTAL_BYTES == 0 and gap > 0 and gap % FRACTAL_BYTES == 0)
+
+
 def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
     """Every rule of the copy that does not depend on the GM offset; the plan of the copy."""
     dst_gm, src_gm = isinstance(dst, GlobalTensor), isinstance(src, GlobalTensor)
@@ -315,7 +326,7 @@ def _check_copy(core, dst, src, op: str, plan: BurstPlan, site) -> _CopyPlan:
         local = _local_bursts(dst, plan.count, plan.blen, plan.dst_pitch, plan.lead)
         cp = _CopyPlan(_copy_in, plan, MTE2, regions, src_span, local, "GM", dst.tier.name)
         if dst.tier.name == "L1":       # rows wider than one fractal row (32 B) copied as they are: ND, not NZ
-            cp.tag = (dst.addr, dst.addr + dst_span, layout.ND_ROWS if plan.count > 1 and plan.blen > BLOCK else 0)
+            cp.tag = (dst.addr, dst.addr + dst_span, layout.ND_ROWS if _nd_rows(plan) else 0)
         return cp
     if dst_gm:
         if not isinstance(src, LocalTensor) or src.tier.name != "UB":
