@@ -23,7 +23,8 @@ order. tests/sim/test_matmul_basic_api_hp.py checks it against the sample's own 
 end (``ascend_sim.ascendc.load``, unchanged; the host's ``NPU_ARCH`` macro is 2201, as ``-DCMAKE_ASC_ARCHITECTURES=
 dav-2201`` sets it) at a reduced size when ASCEND_SIM_ASC_DEVKIT names a checkout: the same cycles.
 
-Figures (README's msprof columns): Task Duration is the launch's device time (``LaunchResult.us``); aic_mte2_time,
+Figures (README's msprof columns): Task Duration is the launch's device time (``LaunchResult.us``); aicore_time the
+mean core time (start to last instruction's end, "Average AI Core execution time"); aic_mte2_time,
 aic_mte1_time, aic_mac_time (the cube, pipe M), aic_fixpipe_time and aic_scalar_time the mean over the 24 AICs of
 each pipe's busy time. Timing only (``numerics=False``: the same cycles, no 8192^3 product).
 
@@ -228,11 +229,14 @@ def simulate(t: Tiling, chip=None, numerics: bool = False, blocks: int = BLOCKS)
 
 
 def figures(res, chip=None) -> dict[str, float]:
-    """Task Duration (``task``) and each pipe's mean busy time over the 24 AICs, in us."""
-    busy = np.sum([pipe_busy for *_, pipe_busy in res.core_times], axis=0) / BLOCKS
+    """Task Duration (``task``), aicore_time (the mean core time, start to last instruction's end) and each pipe's
+    mean busy time over the AICs, in us; ``core_min`` / ``core_max``: the shortest and longest core time."""
+    busy = np.mean([pipe_busy for *_, pipe_busy in res.core_times], axis=0)
     per_us = (chip or chips.Ascend910B()).clock_hz / 1e6
-    out = {"task": res.us}
+    spans = [end - begin for _b, _t, begin, end, _busy in res.core_times]
+    out = {"task": res.us, "aicore_time": float(np.mean(spans)) / per_us}
     out.update({fig: float(busy[PIPES.index(pipe)]) / per_us for fig, pipe in PIPE_OF.items()})
+    out.update(core_min=min(spans) / per_us, core_max=max(spans) / per_us)
     return out
 
 
@@ -252,10 +256,11 @@ def main(argv: list[str]) -> int:
     print("|---|---|---|---|---|")
     for k in numbers:
         sim = run(k)
-        for fig in ("task", *PIPE_OF):
+        for fig in ("task", "aicore_time", *PIPE_OF):
             meas = MEASURED[k][fig]
             print(f"| {k} ({SCENARIO_TEXT[k]}) | {fig} | {meas:,.1f} | {sim[fig]:,.1f} | {sim[fig] / meas - 1:+.1%} |")
-        print(f"(scenario {k}: {sim['wall_s']:.0f} s to simulate)")
+        print(f"(scenario {k}: core times {sim['core_min']:,.1f} .. {sim['core_max']:,.1f} us; "
+              f"{sim['wall_s']:.0f} s to simulate)")
     return 0
 
 

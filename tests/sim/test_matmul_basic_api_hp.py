@@ -27,6 +27,7 @@ def test_the_cores_tile_c_as_the_sample_splits_it():
     t1 = hp.scenario_tiling(1)
     assert (t1.single_m, t1.single_n) == (2048, 1536)
     assert hp.scenario_tiling(1, *SMALL).single_n == 256
+    assert t1.cores_tiles(5) == [(1, 1)] and t1.cores_tiles(23) == [(3, 5)]
     assert sorted(tile for b in range(24) for tile in t1.cores_tiles(b)) == [(m, n) for m in range(4) for n in range(6)]
     # scenario 2: singleCoreM 1024 (8 x 6 tiles); round r gives block b the M tile b % 4 + 4 r: the 24 cores read
     # rows 0..4095 of A in round 0 and 4096..8191 in round 1, all of B in each
