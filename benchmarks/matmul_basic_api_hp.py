@@ -7,6 +7,11 @@ C = A x B^T with M = N = K = 8192, half in and out, B given transposed (N x K, `
 
 - Scenario 1: a 4 x 6 split of C, singleCoreM 2048, singleCoreN 1536 (``Process``): 6 x 1536 = 9216 > 8192, so
   the six cores of the last column get 512 columns and the other 18 cores 1536 (three times their work).
+- "Scenario" 3: the Matmul+Gelu sample's Matmul alone (``03_fusion_compute/matmul_gelu_high_performance/``,
+  README "Atlas A2训练系列芯片", row "Matmul计算", AI_CORE on 24 blocks, fp32 out): ``mmad_gelu.asc``'s AIC side
+  (``ProcessLoopAic``) issues scenario 1's calls tile for tile, with ``Fixpipe<float, float>`` (no F322F16): C is
+  float, twice the bytes written. The README does not print that standalone kernel: this is scenario 1 with the
+  fp32 Fixpipe, the AIC's CrossCoreSetFlag to the AIVs left out.
 - Scenario 2 (L2Cache 切分): singleCoreM 1024, two rounds of the 24 cores, each round the same half of A's rows
   with the whole of B (``ProcessL2Cache``, README 优化点 9).
 
@@ -50,8 +55,11 @@ MEASURED = {
         "aic_mte1_time": 2538.348, "aic_mte2_time": 3552.248, "aic_fixpipe_time": 160.405},
     2: {"task": 4081.64, "aicore_time": 3636.85, "aic_mac_time": 3082.158, "aic_scalar_time": 345.139,
         "aic_mte1_time": 2553.064, "aic_mte2_time": 3487.068, "aic_fixpipe_time": 161.812},
+    # matmul_gelu_high_performance README, Atlas A2 table, row "Matmul计算" (AI_CORE, 24 blocks)
+    3: {"task": 4227.605, "aicore_time": 3760.55, "aic_mac_time": 3083.197, "aic_scalar_time": 338.636,
+        "aic_mte1_time": 2516.081, "aic_mte2_time": 3685.713, "aic_fixpipe_time": 193.704},
 }
-SCENARIO_TEXT = {1: "no L2 split", 2: "L2 split (2 rounds)"}
+SCENARIO_TEXT = {1: "no L2 split", 2: "L2 split (2 rounds)", 3: "fp32 out, Matmul+Gelu's Matmul row"}
 #: simulated figure -> the pipe whose mean busy time it is
 PIPE_OF = {"aic_mac_time": "M", "aic_scalar_time": "S", "aic_mte1_time": "MTE1", "aic_mte2_time": "MTE2",
            "aic_fixpipe_time": "FIX"}
@@ -76,6 +84,7 @@ class Tiling:
     step_ka: int = 8
     step_kb: int = 4
     l2_split: bool = False      # scenario 2: ProcessL2Cache
+    fp32_out: bool = False      # "3": C in float (Fixpipe<float, float>, no F322F16), as mmad_gelu.asc's AIC side
 
     def cores_tiles(self, block: int) -> list[tuple[int, int]]:
         """(mIterIdx, nIterIdx) of the single-core tiles ``block`` computes, in order (InitComputeParams, or
@@ -94,17 +103,18 @@ def scenario_tiling(number: int, m: int = 8192, k: int = 8192, n: int = 8192) ->
     (8 in scenario 2), N in 6 rounded up to whole baseN (the sample's 1536 for 8192, 512 B aligned rows, so the
     sixth column of cores gets the 512 left over)."""
     if number not in MEASURED:
-        raise ValueError(f"scenario {number}: the sample has scenarios 1 (no L2 split) and 2 (L2 split); pass 1 or 2")
+        raise ValueError(f"scenario {number}: the sample has scenarios 1 (no L2 split) and 2 (L2 split), and 3 is "
+                         "the Matmul+Gelu sample's Matmul alone (fp32 out); pass 1, 2 or 3")
     base_n = Tiling.base_n
-    return Tiling(m=m, k=k, n=n, single_m=m // (4 if number == 1 else 8), single_n=-(-n // (6 * base_n)) * base_n,
-                  l2_split=number == 2)
+    return Tiling(m=m, k=k, n=n, single_m=m // (8 if number == 2 else 4), single_n=-(-n // (6 * base_n)) * base_n,
+                  l2_split=number == 2, fp32_out=number == 3)
 
 
 @kernel(core="AIC")
 def mmad_basic_hp(a, b, c, t: Tiling) -> None:
     """KernelMmad (mmad.asc): ping-pong L1 packets and L0 tiles, hand-set flags, UnitFlag; B^T (N x K) in GM."""
     bm, bk, bn, ska, skb = t.base_m, t.base_k, t.base_n, t.step_ka, t.step_kb
-    a_ori, b_ori, c_ori = GlobalTensor(half), GlobalTensor(half), GlobalTensor(half)
+    a_ori, b_ori, c_ori = GlobalTensor(half), GlobalTensor(half), GlobalTensor(float32 if t.fp32_out else half)
     a_ori.SetGlobalBuffer(a, t.m * t.k)
     b_ori.SetGlobalBuffer(b, t.n * t.k)
     c_ori.SetGlobalBuffer(c, t.m * t.n)
@@ -116,6 +126,7 @@ def mmad_basic_hp(a, b, c, t: Tiling) -> None:
     b2 = (LocalTensor[half](TPosition.B2, 0, bk * bn), LocalTensor[half](TPosition.B2, L0_PINGPONG_BYTES, bk * bn))
     c_loc = LocalTensor[float32](TPosition.CO1, 0, bm * bn)
     k_loops = -(-t.k // bk)
+    quant = QuantMode_t.NoQuant if t.fp32_out else QuantMode_t.F322F16
     l0 = 0                                      # mte1DBFlag: the L0 buffer in use
 
     for mi, ni in t.cores_tiles(GetBlockIdx()):
@@ -196,10 +207,10 @@ def mmad_basic_hp(a, b, c, t: Tiling) -> None:
                         copy_a(a1[a_w], a_next, mb)
                         SetFlag(HardEvent.MTE2_MTE1, a_w)
                         a_next, a_w = a_next + ska, a_w ^ 1
-                # CopyOut: L0C -> GM, fp32 -> fp16
+                # CopyOut: L0C -> GM, fp32 -> fp16 (or fp32 as it is)
                 fp = FixpipeParamsV220()
                 fp.nSize, fp.mSize, fp.srcStride, fp.dstStride = cur_n, cur_m, m_align, t.n
-                fp.quantPre, fp.ndNum, fp.srcNdStride, fp.dstNdStride, fp.unitFlag = QuantMode_t.F322F16, 1, 0, 0, 3
+                fp.quantPre, fp.ndNum, fp.srcNdStride, fp.dstNdStride, fp.unitFlag = quant, 1, 0, 0, 3
                 Fixpipe(cg[mb * bm * t.n + nb * bn], c_loc, fp)
         WaitFlag(HardEvent.M_MTE1, 0)
         WaitFlag(HardEvent.M_MTE1, 1)
@@ -210,13 +221,14 @@ def mmad_basic_hp(a, b, c, t: Tiling) -> None:
 
 
 def inputs(t: Tiling, numerics: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A (M x K), B^T (N x K) and C (M x N), half: random with numerics, zeros otherwise (timing only)."""
+    """A (M x K), B^T (N x K), half, and C (M x N, half or float): random with numerics, zeros otherwise."""
+    c = np.zeros((t.m, t.n), np.float32 if t.fp32_out else np.float16)
     if not numerics:
-        return (np.zeros((t.m, t.k), np.float16), np.zeros((t.n, t.k), np.float16), np.zeros((t.m, t.n), np.float16))
+        return np.zeros((t.m, t.k), np.float16), np.zeros((t.n, t.k), np.float16), c
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (t.m, t.k)).astype(np.float16)
     bt = rng.uniform(-1, 1, (t.n, t.k)).astype(np.float16)
-    return a, bt, np.zeros((t.m, t.n), np.float16)
+    return a, bt, c
 
 
 def simulate(t: Tiling, chip=None, numerics: bool = False, blocks: int = BLOCKS):

@@ -35,8 +35,11 @@ def test_the_cores_tile_c_as_the_sample_splits_it():
     assert t2.single_m == 1024
     assert t2.cores_tiles(0) == [(0, 0), (4, 0)] and t2.cores_tiles(23) == [(3, 5), (7, 5)]
     assert sorted(tile for b in range(24) for tile in t2.cores_tiles(b)) == [(m, n) for m in range(8) for n in range(6)]
-    with pytest.raises(ValueError, match="scenarios 1 .* and 2"):
-        hp.scenario_tiling(3)
+    # "3", the Matmul+Gelu sample's Matmul alone: scenario 1's split, C in float
+    t3 = hp.scenario_tiling(3)
+    assert (t3.single_m, t3.single_n, t3.l2_split, t3.fp32_out) == (2048, 1536, False, True)
+    with pytest.raises(ValueError, match="pass 1, 2 or 3"):
+        hp.scenario_tiling(4)
 
 
 @pytest.mark.parametrize("number", [1, 2])
@@ -57,10 +60,12 @@ def test_copies_loads_and_mmads_per_core(number):
     assert res.profile().traffic["GM->L1"]["bytes"] == (n // 256 * m * k + m // 128 * k * n) * 2
 
 
-def test_it_multiplies():
-    # blocks 0-3 of scenario 2: M tiles 0-3 in round 0 and 4-7 in round 1, N tile 0: every row of C, columns 0..255
-    # (every path of scenario 1 and the second round; all 24 blocks: the .asc test below)
-    res, (a, bt, c) = hp.simulate(hp.scenario_tiling(2, *SMALL), numerics=True, blocks=4)
+@pytest.mark.parametrize("number", [2, 3])
+def test_it_multiplies(number):
+    # blocks 0-3: every row of C, columns 0..255 (scenario 2: M tiles 0-3 in round 0 and 4-7 in round 1, every path
+    # of scenario 1 and the second round; 3: scenario 1's tiles, C in float; all 24 blocks: the .asc test below)
+    res, (a, bt, c) = hp.simulate(hp.scenario_tiling(number, *SMALL), numerics=True, blocks=4)
+    assert c.dtype == (np.float32 if number == 3 else np.float16)
     ref = a.astype(np.float32) @ bt.astype(np.float32).T
     np.testing.assert_allclose(c[:, :256].astype(np.float32), ref[:, :256], atol=0.05)
     assert not c[:, 256:].any()
