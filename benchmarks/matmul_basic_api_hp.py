@@ -242,13 +242,14 @@ def simulate(t: Tiling, chip=None, numerics: bool = False, blocks: int = BLOCKS)
 
 def figures(res, chip=None) -> dict[str, float]:
     """Task Duration (``task``), aicore_time (the mean core time, start to last instruction's end) and each pipe's
-    mean busy time over the AICs, in us; ``core_min`` / ``core_max``: the shortest and longest core time."""
+    mean busy time over the AICs, in us; ``core_min`` / ``core_max``: the shortest and longest core time; ``l2_hit``:
+    the L2 read hit rate."""
     busy = np.mean([pipe_busy for *_, pipe_busy in res.core_times], axis=0)
     per_us = (chip or chips.Ascend910B()).clock_hz / 1e6
     spans = [end - begin for _b, _t, begin, end, _busy in res.core_times]
     out = {"task": res.us, "aicore_time": float(np.mean(spans)) / per_us}
     out.update({fig: float(busy[PIPES.index(pipe)]) / per_us for fig, pipe in PIPE_OF.items()})
-    out.update(core_min=min(spans) / per_us, core_max=max(spans) / per_us)
+    out.update(core_min=min(spans) / per_us, core_max=max(spans) / per_us, l2_hit=res.l2.get("l2_hit_rate", 0.0))
     return out
 
 
@@ -271,7 +272,8 @@ def main(argv: list[str]) -> int:
         for fig in ("task", "aicore_time", *PIPE_OF):
             meas = MEASURED[k][fig]
             print(f"| {k} ({SCENARIO_TEXT[k]}) | {fig} | {meas:,.1f} | {sim[fig]:,.1f} | {sim[fig] / meas - 1:+.1%} |")
-        print(f"(scenario {k}: core times {sim['core_min']:,.1f} .. {sim['core_max']:,.1f} us; "
+        print(f"(scenario {k}: core times {sim['core_min']:,.1f} .. {sim['core_max']:,.1f} us; L2 read hit rate "
+              f"{sim['l2_hit']:.1%}; "
               f"{sim['wall_s']:.0f} s to simulate)")
     return 0
 
