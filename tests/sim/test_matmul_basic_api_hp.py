@@ -75,7 +75,8 @@ def test_a_small_run_is_deterministic():
     t = hp.scenario_tiling(2, *SMALL)
     first, second = hp.simulate(t)[0], hp.simulate(t)[0]
     assert first.cycles == second.cycles and hp.figures(first) == hp.figures(second)
-    assert [(r.core, r.op, r.start, r.end) for r in first.trace] == [(r.core, r.op, r.start, r.end) for r in second.trace]
+    rows = [[(r.core, r.op, r.start, r.end) for r in res.trace] for res in (first, second)]
+    assert rows[0] == rows[1]
 
 
 @pytest.mark.skipif(not DEVKIT, reason="set ASCEND_SIM_ASC_DEVKIT to an asc-devkit checkout")
