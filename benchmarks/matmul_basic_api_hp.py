@@ -5,20 +5,21 @@ matmul_basic_api_high_performance/`` (``mmad.asc``; README.md "性能数据分�
 C = A x B^T with M = N = K = 8192, half in and out, B given transposed (N x K, ``IS_B_TRANSPOSE = true``), one
 ``mmad_custom`` launch of 24 blocks on 24 AIC (910B1, 1.85 GHz):
 
-- Scenario 1: a 4 x 6 split of C, singleCoreM 2048, singleCoreN 1536 (``Process``): 6 x 1536 = 9216 > 8192, so
-  the six cores of the last column get 512 columns and the other 18 cores 1536 (three times their work).
+- Scenario 1: a 4 x 6 split of C (4 along M, 6 along N), singleCoreM 2048, singleCoreN 1536 (``Process``):
+  6 x 1536 = 9216 > 8192, so the 4 cores of the sixth N column get 512 columns and the other 20 cores 1536 (three
+  times their work): Task Duration is the 20 full cores'.
+- Scenario 2 (L2Cache 切分): singleCoreM 1024, two rounds of the 24 cores, each round the same half of A's rows
+  with the whole of B (``ProcessL2Cache``, README 优化点 9).
 - "Scenario" 3: the Matmul+Gelu sample's Matmul alone (``03_fusion_compute/matmul_gelu_high_performance/``,
   README "Atlas A2训练系列芯片", row "Matmul计算", AI_CORE on 24 blocks, fp32 out): ``mmad_gelu.asc``'s AIC side
   (``ProcessLoopAic``) issues scenario 1's calls tile for tile, with ``Fixpipe<float, float>`` (no F322F16): C is
   float, twice the bytes written. The README does not print that standalone kernel: this is scenario 1 with the
   fp32 Fixpipe, the AIC's CrossCoreSetFlag to the AIVs left out.
-- Scenario 2 (L2Cache 切分): singleCoreM 1024, two rounds of the 24 cores, each round the same half of A's rows
-  with the whole of B (``ProcessL2Cache``, README 优化点 9).
 
-Per core and per (mBlock, nBlock) base tile of C (baseM 128, baseN 256, baseK 64; 16 x 6 tiles a core in scenario
-1, 2 x (8 x 6) in 2): A in "large packets" of stepKa = 8 baseK (one Nd2Nz DataCopy of 128 rows x 512 halves into an
-L1 ping-pong half) and B^T in packets of stepKb = 4 (256 rows x 256 halves); per baseK, one LoadData3DV2 into L0A
-and four LoadData2D (one per 16 columns of K) into L0B, ping-pong; one Mmad 128 x 256 x 64 (unitFlag 2, the last
+Per core and per (mBlock, nBlock) base tile of C (baseM 128, baseN 256, baseK 64; a full core's 16 x 6 tiles in
+scenario 1, 2 x (8 x 6) in 2): A in "large packets" of stepKa = 8 baseK (one Nd2Nz DataCopy of 128 rows x 512
+halves into an L1 ping-pong half) and B^T in packets of stepKb = 4 (256 rows x 256 halves); per baseK, one
+LoadData3DV2 into L0A and four LoadData2D (one per 16 columns of K) into L0B, ping-pong; one Mmad 128 x 256 x 64 (unitFlag 2, the last
 3); one Fixpipe fp32 -> fp16 (unitFlag 3) per base tile. Flags as the sample hand-sets them: MTE2_MTE1 forward and
 MTE1_MTE2 reverse per L1 buffer (waited and set once per packet), MTE1_M / M_MTE1 per L0 buffer; the next packets'
 copies issued after the Mmad, B before A (优化点 4).
