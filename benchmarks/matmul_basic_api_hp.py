@@ -19,8 +19,8 @@ C = A x B^T with M = N = K = 8192, half in and out, B given transposed (N x K, `
 Per core and per (mBlock, nBlock) base tile of C (baseM 128, baseN 256, baseK 64; a full core's 16 x 6 tiles in
 scenario 1, 2 x (8 x 6) in 2): A in "large packets" of stepKa = 8 baseK (one Nd2Nz DataCopy of 128 rows x 512
 halves into an L1 ping-pong half) and B^T in packets of stepKb = 4 (256 rows x 256 halves); per baseK, one
-LoadData3DV2 into L0A and four LoadData2D (one per 16 columns of K) into L0B, ping-pong; one Mmad 128 x 256 x 64 (unitFlag 2, the last
-3); one Fixpipe fp32 -> fp16 (unitFlag 3) per base tile. Flags as the sample hand-sets them: MTE2_MTE1 forward and
+LoadData3DV2 into L0A and four LoadData2D (one per 16 columns of K) into L0B, ping-pong; one Mmad 128 x 256 x 64
+(unitFlag 2, the last 3); one Fixpipe fp32 -> fp16 (unitFlag 3) per base tile. Flags as the sample hand-sets them: MTE2_MTE1 forward and
 MTE1_MTE2 reverse per L1 buffer (waited and set once per packet), MTE1_M / M_MTE1 per L0 buffer; the next packets'
 copies issued after the Mmad, B before A (优化点 4).
 
