@@ -20,9 +20,9 @@ Per core and per (mBlock, nBlock) base tile of C (baseM 128, baseN 256, baseK 64
 scenario 1, 2 x (8 x 6) in 2): A in "large packets" of stepKa = 8 baseK (one Nd2Nz DataCopy of 128 rows x 512
 halves into an L1 ping-pong half) and B^T in packets of stepKb = 4 (256 rows x 256 halves); per baseK, one
 LoadData3DV2 into L0A and four LoadData2D (one per 16 columns of K) into L0B, ping-pong; one Mmad 128 x 256 x 64
-(unitFlag 2, the last 3); one Fixpipe fp32 -> fp16 (unitFlag 3) per base tile. Flags as the sample hand-sets them: MTE2_MTE1 forward and
-MTE1_MTE2 reverse per L1 buffer (waited and set once per packet), MTE1_M / M_MTE1 per L0 buffer; the next packets'
-copies issued after the Mmad, B before A (优化点 4).
+(unitFlag 2, the last 3); one Fixpipe fp32 -> fp16 (unitFlag 3) per base tile. Flags as the sample hand-sets
+them: MTE2_MTE1 forward and MTE1_MTE2 reverse per L1 buffer (waited and set once per packet), MTE1_M / M_MTE1 per
+L0 buffer; the next packets' copies issued after the Mmad, B before A (优化点 4).
 
 The kernel below is the sample's kernel in the Python API: the same calls with the same parameters in the same
 order. tests/sim/test_matmul_basic_api_hp.py checks it against the sample's own ``mmad.asc`` run by the C++ front
