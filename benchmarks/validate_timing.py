@@ -52,6 +52,7 @@ import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
 import bank_conflict_nd2nz as nd2nz, gelu_vector as gelu  # noqa: E402,E401
 import catlass_tuning  # noqa: E402
+import matmul_basic_api_hp as basic_mm  # noqa: E402
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -185,6 +186,7 @@ def _runs_table() -> dict:
                   "gelu_a2": lambda: gelu.run(bank.Ascend910B())})
     # --- CATLASS Matmul tuning page (helper tcat2)
     table.update({f"catlass_tuning {c.key}": (lambda key=c.key: catlass_tuning.run(key)) for c in catlass_tuning.CASES})
+    table.update({f"basic_mm{k}": (lambda k=k: basic_mm.run(k)) for k in basic_mm.MEASURED})
     return table
 
 
@@ -212,6 +214,8 @@ L1_SCENARIOS = (1, 4, 5)
 SLOW_SCENARIOS = {("UB", 1), ("UB", 5), ("UB", 6), ("L1", 4), ("L1", 5)}
 FIGURE_NAME = {"mte2": "{core}_mte2_time, mean of {n} {core_u}", "task": "task time, {n} {core_u}"}
 CHEAP_TILING = {"M1", "M2"}
+#: the basic-API Matmul sample's figures compared (the README's columns; both launches are minutes long)
+BASIC_MM_FIGURES = {"task": "Task Duration", "aic_mte2_time": "aic_mte2_time"}
 #: feature documents cheap enough for --quick (the others are launches of many large blocks)
 CHEAP_FEATURES = {"split-K 1 -> 2 cores", "UnitFlag", "pure Cube vs MIX", "const tiling", "NBuffer33",
                   "MTE2 Preload (N)", "IBShare B"}
@@ -274,6 +278,12 @@ def build() -> tuple[list[Point], list[Step]]:
     for c in catlass_tuning.CASES:
         pts.append(Point(f"CATLASS tuning {c.key}", f"catlass_tuning: {c.text}, task time", c.measured_us, "us",
                          _fig(f"catlass_tuning {c.key}"), quick=c.k < 10000))
+    # --- matmul_basic_api_high_performance (helper tbasicmm)
+    for k in basic_mm.MEASURED:
+        for fig, what in BASIC_MM_FIGURES.items():
+            pts.append(Point(f"basic-API matmul {k} ({basic_mm.SCENARIO_TEXT[k]}) {what}",
+                             f"matmul_basic_api_hp: 8192^3 half, 24 AIC, {what}{'' if fig == 'task' else ', mean'}",
+                             basic_mm.MEASURED[k][fig], "us", _fig(f"basic_mm{k}", fig)))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -320,6 +330,11 @@ def build() -> tuple[list[Point], list[Step]]:
         pb, pa = pair(f"CATLASS tuning {before}", f"CATLASS tuning {after}")
         steps.append(Step(f"CATLASS tuning: {what}", (pb.measured, pa.measured), _point_fig(by_name, pb.name),
                           _point_fig(by_name, pa.name), quick=pb.quick and pa.quick, ends=(pb.name, pa.name)))
+    # --- matmul_basic_api_high_performance (helper tbasicmm)
+    for what in BASIC_MM_FIGURES.values():
+        pb, pa = pair(*(f"basic-API matmul {k} ({basic_mm.SCENARIO_TEXT[k]}) {what}" for k in (1, 2)))
+        steps.append(Step(f"basic-API matmul: L2 split, scenario 1 -> 2 ({what})", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), ends=(pb.name, pa.name)))
     return pts, steps
 
 
