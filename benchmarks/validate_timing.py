@@ -50,6 +50,7 @@ import data_copy_same_addr as same_addr  # noqa: E402
 import data_copy_ub  # noqa: E402
 import matmul_features as features  # noqa: E402
 import matmul_tiling_case as tiling  # noqa: E402
+import matmul_high_performance as mmhp  # noqa: E402
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -178,6 +179,7 @@ def _runs_table() -> dict:
     table.update({f"l1_{k}": _sample_run(data_copy, k) for k in L1_SCENARIOS})
     table.update({c.name.split()[0]: _tiling_figures(c.name.split()[0]) for c in tiling.CONFIGS})
     table.update({f"feature {c.name}": _feature(c) for c in features.CASES})
+    table.update({f"mmhp{n}": (lambda n=n: mmhp.run(n)) for n in mmhp.CASES if n not in mmhp.LONG_CASES})
     return table
 
 
@@ -254,6 +256,12 @@ def build() -> tuple[list[Point], list[Step]]:
             pts.append(Point(f"{case.name} {when}", f"matmul_features: {case.figure}", case.measured[i], "us",
                              _fig(f"feature {case.name}", index=i), quick=case.name in CHEAP_FEATURES,
                              missing=missing))
+    # --- Matmul best-practice sample, Cases 0-8 (helper tmhp)
+    for n, measured in mmhp.MEASURED.items():
+        for figure in mmhp.POINT_FIGURES:
+            pts.append(Point(f"Matmul HP case {n} {figure}", f"matmul_high_performance: {mmhp.CASES[n].text}, "
+                             f"{mmhp.FIGURE_TEXT[figure]}", measured[figure], "us", _fig(f"mmhp{n}", figure),
+                             missing=mmhp.MISSING.get(n, "")))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -289,6 +297,11 @@ def build() -> tuple[list[Point], list[Step]]:
         pb, pa = pair(f"{case.name} before", f"{case.name} after")
         steps.append(Step(f"{case.name}", case.measured, _point_fig(by_name, pb.name), _point_fig(by_name, pa.name),
                           quick=pb.quick, ends=(pb.name, pa.name)))
+    # --- Matmul best-practice sample, Cases 0-8 (helper tmhp)
+    for b, a, figure in mmhp.STEPS:
+        pb, pa = pair(f"Matmul HP case {b} {figure}", f"Matmul HP case {a} {figure}")
+        steps.append(Step(f"Matmul HP case {b} -> {a} ({figure})", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), ends=(pb.name, pa.name)))
     return pts, steps
 
 
