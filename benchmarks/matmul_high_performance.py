@@ -29,7 +29,7 @@ Figures (README tables, Atlas A2 only): Task Duration is the launch's device tim
 aic_<pipe>_time is the mean over the launched AIC of the pipe's busy time (S: scalar, M: mac, MTE1, MTE2, FIX:
 fixpipe). Timing only (``numerics=False``); ``check_numerics`` runs every kernel once at a small size.
 
-    python benchmarks/matmul_high_performance.py [CASE ...]    # default: Cases 1-8 (Case 0: --case0, ~N minutes)
+    python benchmarks/matmul_high_performance.py [CASE ...]    # default: Cases 1-8 (Case 0 by name: ~12 minutes)
 """
 from __future__ import annotations
 
@@ -112,8 +112,9 @@ CASES = {
 }
 #: Case 0 launches ~2.1 million 64^3 Mmads on one core: too long for the validation table (see RESULTS 1c)
 LONG_CASES = (0,)
-MISSING = {0: "too long to simulate: 2.1 million 64^3 Mmads and 4.2 million copies on one core (Case 1's launch, "
-              "a quarter of the copies, takes minutes); run it with `python benchmarks/matmul_high_performance.py 0`"}
+MISSING = {0: "too long to simulate (~12 minutes): 2.1 million 64^3 Mmads and 4.2 million copies on one core "
+              "(at K = 128 / 256 the launch takes 14.7 / 25.9 s, 2026-12-07 on a loaded machine: ~11 s per 128 of "
+              "K); run it with `python benchmarks/matmul_high_performance.py 0`"}
 #: the validation points of each case (validate_timing.py) and what each is
 POINT_FIGURES = ("task", "aic_mte2_time", "aic_mac_time")
 FIGURE_TEXT = {"task": "Task Duration", "aic_mte2_time": "aic_mte2_time, mean of the AIC",
