@@ -30,6 +30,7 @@ aic_<pipe>_time is the mean over the launched AIC of the pipe's busy time (S: sc
 fixpipe). Timing only (``numerics=False``); ``check_numerics`` runs every kernel once at a small size.
 
     python benchmarks/matmul_high_performance.py [CASE ...]    # default: Cases 1-8 (Case 0 by name: ~12 minutes)
+    python benchmarks/matmul_high_performance.py --audit 2 3   # MTE2 per AIC split into its parts (mte2_audit.py)
 """
 from __future__ import annotations
 
@@ -238,7 +239,35 @@ def check_numerics(k: int = 128) -> float:
     return worst
 
 
+def audit(number: int, k: int = SIDE) -> dict[str, float]:
+    """Case ``number``'s MTE2 time per AIC split as ``mte2_audit.py`` splits it (copy starts, rows at the path
+    rates, the wait for the L2 / HBM share, the wait for lines another core fills, window turns), in us, with the
+    bytes, rows and copies per AIC, the L2 hit share and the case's figures (``figures``)."""
+    import mte2_audit
+    case = CASES[number]
+    rec = mte2_audit.Recorder()
+    rec.install()
+    try:
+        res, _, _ = simulate(case, k)
+    finally:
+        rec.uninstall()
+    tot: dict = {}
+    for c in rec.per_core.values():
+        for key, v in c.items():
+            tot[key] = tot.get(key, 0) + v
+    us = res.chip.cycles_to_us
+    out = {part: us(tot[part] / case.cores) for part in ("start", "row_cost", "share_wait", "fill_wait", "turns")}
+    out.update(mb_per_aic=tot["bytes"] / case.cores / 1e6, l2_hit=tot["l2_bytes"] / tot["bytes"],
+               rows_per_aic=tot["rows"] / case.cores, copies_per_aic=tot["copies"] / case.cores,
+               **figures(res, case.cores))
+    return out
+
+
 def main(argv: list[str]) -> int:
+    if "--audit" in argv:
+        for n in (int(x) for x in argv if x.isdigit()):
+            print(n, {k: round(v, 3) for k, v in audit(n).items()})
+        return 0
     numbers = [int(x) for x in argv if x.isdigit()] or [n for n in CASES if n not in LONG_CASES]
     names = ["task", *PIPE_OF]
     print("| case | figure | measured (us) | simulated (us) | error |")
