@@ -53,6 +53,7 @@ import matmul_tiling_case as tiling  # noqa: E402
 import bank_conflict_nd2nz as nd2nz, gelu_vector as gelu  # noqa: E402,E401
 import catlass_tuning  # noqa: E402
 import matmul_basic_api_hp as basic_mm  # noqa: E402
+import matmul_high_performance as mmhp  # noqa: E402
 
 POINT_TOLERANCE = 0.15      # a validation point: |simulated / measured - 1| <= 15 %
 STEP_TOLERANCE = 10.0       # a step: the simulated gain within 10 percentage points of the measured one
@@ -187,6 +188,7 @@ def _runs_table() -> dict:
     # --- CATLASS Matmul tuning page (helper tcat2)
     table.update({f"catlass_tuning {c.key}": (lambda key=c.key: catlass_tuning.run(key)) for c in catlass_tuning.CASES})
     table.update({f"basic_mm{k}": (lambda k=k: basic_mm.run(k)) for k in basic_mm.MEASURED})
+    table.update({f"mmhp{n}": (lambda n=n: mmhp.run(n)) for n in mmhp.CASES if n not in mmhp.LONG_CASES})
     return table
 
 
@@ -284,6 +286,12 @@ def build() -> tuple[list[Point], list[Step]]:
             pts.append(Point(f"basic-API matmul {k} ({basic_mm.SCENARIO_TEXT[k]}) {what}",
                              f"matmul_basic_api_hp: 8192^3 half, 24 AIC, {what}{'' if fig == 'task' else ', mean'}",
                              basic_mm.MEASURED[k][fig], "us", _fig(f"basic_mm{k}", fig)))
+    # --- Matmul best-practice sample, Cases 0-8 (helper tmhp)
+    for n, measured in mmhp.MEASURED.items():
+        for figure in mmhp.POINT_FIGURES:
+            pts.append(Point(f"Matmul HP case {n} {figure}", f"matmul_high_performance: {mmhp.CASES[n].text}, "
+                             f"{mmhp.FIGURE_TEXT[figure]}", measured[figure], "us", _fig(f"mmhp{n}", figure),
+                             missing=mmhp.MISSING.get(n, "")))
     by_name = {p.name: p for p in pts}
 
     def pair(before: str, after: str):
@@ -334,6 +342,10 @@ def build() -> tuple[list[Point], list[Step]]:
     for what in BASIC_MM_FIGURES.values():
         pb, pa = pair(*(f"basic-API matmul {k} ({basic_mm.SCENARIO_TEXT[k]}) {what}" for k in (1, 2)))
         steps.append(Step(f"basic-API matmul: L2 split, scenario 1 -> 2 ({what})", (pb.measured, pa.measured),
+    # --- Matmul best-practice sample, Cases 0-8 (helper tmhp)
+    for b, a, figure in mmhp.STEPS:
+        pb, pa = pair(f"Matmul HP case {b} {figure}", f"Matmul HP case {a} {figure}")
+        steps.append(Step(f"Matmul HP case {b} -> {a} ({figure})", (pb.measured, pa.measured),
                           _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), ends=(pb.name, pa.name)))
     return pts, steps
 

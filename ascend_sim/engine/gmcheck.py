@@ -193,7 +193,7 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
             _check_write(core, buf, sh, sh.wid[c0:c1], c0 * CHUNK, CHUNK, pipe, atomic, (start, end), dtype, site)
             if atomic:
                 _rebase(core, buf, sh, sh.wid[c0:c1], _base(sh)[c0:c1], c0 * CHUNK, CHUNK, (start, end), dtype, site)
-            for c in [c for c in sh.partial if c0 <= c < c1]:
+            for c in _partial_in(sh.partial, c0, c1):
                 p = sh.partial.pop(c)
                 _check_write(core, buf, sh, p, c * CHUNK, 1, pipe, atomic, (start, end), dtype, site)
                 pb = sh.pbase.pop(c, None)
@@ -216,6 +216,18 @@ def gm_write(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, 
                     pb = sh.pbase[c] = _part_base(sh, c)
                 _rebase(core, buf, sh, p[a:b], pb[a:b], c * CHUNK + a, 1, (start, end), dtype, site)
             p[a:b] = w
+
+
+def _partial_in(partial: dict, c0: int, c1: int) -> list[int]:
+    """The chunks in ``c0 .. c1 - 1`` written in part, in ``partial``'s order: by lookup when the range is
+    shorter than the dict (a launch of unaligned C rows holds hundreds of thousands), else by a scan of it."""
+    if c1 - c0 >= len(partial):
+        return [c for c in partial if c0 <= c < c1]
+    hits = [c for c in range(c0, c1) if c in partial]
+    if len(hits) > 1:
+        order = {c: i for i, c in enumerate(partial)}
+        hits.sort(key=order.__getitem__)
+    return hits
 
 
 def _check_write(core, buf, sh: GmShadow, ids, first: int, unit: int, pipe: int, atomic: bool, span, dtype,
@@ -363,7 +375,7 @@ def gm_read(core, buf, off: int, count: int, blen: int, pitch: int, pipe: int, o
     for start, end in chunk_runs(off, count, blen, pitch):
         c0, c1 = start // CHUNK, -(-end // CHUNK)
         _check_read(core, buf, sh, sh.wid[c0:c1], c0 * CHUNK, CHUNK, pipe, op, (start, end), site)
-        for c in [c for c in sh.partial if c0 <= c < c1]:
+        for c in _partial_in(sh.partial, c0, c1):
             a, b = max(start, c * CHUNK) - c * CHUNK, min(end, (c + 1) * CHUNK) - c * CHUNK
             _check_read(core, buf, sh, sh.partial[c][a:b], c * CHUNK + a, 1, pipe, op, (start, end), site)
 
