@@ -342,6 +342,7 @@ def build() -> tuple[list[Point], list[Step]]:
     for what in BASIC_MM_FIGURES.values():
         pb, pa = pair(*(f"basic-API matmul {k} ({basic_mm.SCENARIO_TEXT[k]}) {what}" for k in (1, 2)))
         steps.append(Step(f"basic-API matmul: L2 split, scenario 1 -> 2 ({what})", (pb.measured, pa.measured),
+                          _point_fig(by_name, pb.name), _point_fig(by_name, pa.name), ends=(pb.name, pa.name)))
     # --- Matmul best-practice sample, Cases 0-8 (helper tmhp)
     for b, a, figure in mmhp.STEPS:
         pb, pa = pair(f"Matmul HP case {b} {figure}", f"Matmul HP case {a} {figure}")
