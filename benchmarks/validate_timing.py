@@ -7,7 +7,11 @@ reuse: ``data_copy_l1.py``), its cores reading one matrix in the same or in rota
 (``data_copy_same_addr.py``) and its GM -> UB scenarios on 48 AIV (``data_copy_ub.py``), the
 Tiling-strategy case T1-T4 and the MDL document M1/M2 (``matmul_tiling_case.py``)
 and the single-feature documents of the guide's Matmul tuning chapter, split-K among them
-(``matmul_features.py``). Each module's docstring names its public source and what its figure is.
+(``matmul_features.py``); the best-practice samples' Atlas A2 tables: the Matmul API's tuning path, Cases 1-8
+(``matmul_high_performance.py``), the basic-API Matmul and its L2 split (``matmul_basic_api_hp.py``), the ND -> NZ
+bank-conflict sample (``bank_conflict_nd2nz.py``) and the vector Gelu (``gelu_vector.py``); and the rest of
+CATLASS's tuning page (``catlass_tuning.py``). Each module's docstring names its public source and what its figure
+is.
 
 A point whose measurement set a parameter of ``ascend_sim/hw/chips.py`` (a [CAL] tag) is *calibration*
 (``CALIBRATION`` below names the parameters) and stops counting as validation. A step is the gain of one
@@ -15,7 +19,7 @@ optimisation, ``1 - after / before`` in per cent, measured against simulated, in
 Add case study's later fixes (double buffer, CACHE_MODE_DISABLE, UB offsets) are steps between the sample's own
 Cases 3-6, each simulated on the sample's kernel.
 
-    python benchmarks/validate_timing.py             # every point (minutes: T1-T4 are long launches)
+    python benchmarks/validate_timing.py             # every point (~13 minutes: the 8192^3 samples, T1-T4)
     python benchmarks/validate_timing.py --quick     # the cheap points and the steps between them
     python benchmarks/validate_timing.py --only T3 --only T4   # the points and steps naming T3 or T4
     python benchmarks/validate_timing.py --quick --inject "*=0" --inject "bank 1=+16"   # exits 1
